@@ -1,0 +1,23 @@
+//===- RowRedOps.h - Row-wise reduction ops ---------------------*- C++ -*-===//
+//
+// Part of the softmax kernel compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ROWRED_DIALECT_ROWRED_IR_ROWREDOPS_H
+#define ROWRED_DIALECT_ROWRED_IR_ROWREDOPS_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/APFloat.h"
+
+#include "rowred/Dialect/RowRed/IR/RowRedDialect.h"
+#include "rowred/Dialect/RowRed/IR/RowRedEnums.h.inc"
+
+#define GET_OP_CLASSES
+#include "rowred/Dialect/RowRed/IR/RowRedOps.h.inc"
+
+#endif // ROWRED_DIALECT_ROWRED_IR_ROWREDOPS_H

@@ -1,0 +1,29 @@
+//===- Passes.h - RowRed transformation passes ------------------*- C++ -*-===//
+//
+// Part of the softmax kernel compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ROWRED_DIALECT_ROWRED_TRANSFORMS_PASSES_H
+#define ROWRED_DIALECT_ROWRED_TRANSFORMS_PASSES_H
+
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+class RewritePatternSet;
+namespace rowred {
+
+#define GEN_PASS_DECL
+#include "rowred/Dialect/RowRed/Transforms/Passes.h.inc"
+
+/// Adds the patterns that rewrite `rowred.softmax` and `rowred.log_softmax`
+/// into `rowred.reduce` and `rowred.map`.
+void populateDecomposeSoftmaxPatterns(RewritePatternSet &patterns);
+
+#define GEN_PASS_REGISTRATION
+#include "rowred/Dialect/RowRed/Transforms/Passes.h.inc"
+
+} // namespace rowred
+} // namespace mlir
+
+#endif // ROWRED_DIALECT_ROWRED_TRANSFORMS_PASSES_H

@@ -1,0 +1,209 @@
+// RUN: softmax-opt %s -split-input-file -verify-diagnostics
+
+func.func @rank(%x: memref<4xf32>, %y: memref<4xf32>) {
+  // expected-error @+1 {{'rowred.softmax' op input must be a rank-2 memref, got rank 1}}
+  rowred.softmax dimension(0) ins(%x : memref<4xf32>) outs(%y : memref<4xf32>)
+  return
+}
+
+// -----
+
+func.func @rank3(%x: memref<2x4x8xf32>, %y: memref<2x4x8xf32>) {
+  // expected-error @+1 {{'rowred.log_softmax' op input must be a rank-2 memref, got rank 3}}
+  rowred.log_softmax dimension(2) ins(%x : memref<2x4x8xf32>) outs(%y : memref<2x4x8xf32>)
+  return
+}
+
+// -----
+
+func.func @element_type(%x: memref<4x8xf64>, %y: memref<4x8xf64>) {
+  // expected-error @+1 {{'rowred.softmax' op input element type must be f32, f16 or bf16, got 'f64'}}
+  rowred.softmax dimension(1) ins(%x : memref<4x8xf64>) outs(%y : memref<4x8xf64>)
+  return
+}
+
+// -----
+
+func.func @int_type(%x: memref<4x8xi32>, %y: memref<4x8xf32>) {
+  // expected-error @+1 {{'rowred.softmax' op input element type must be f32, f16 or bf16, got 'i32'}}
+  rowred.softmax dimension(1) ins(%x : memref<4x8xi32>) outs(%y : memref<4x8xf32>)
+  return
+}
+
+// -----
+
+func.func @type_mismatch(%x: memref<4x8xf32>, %y: memref<4x8xf16>) {
+  // expected-error @+1 {{'rowred.softmax' op input and output element types differ: 'f32' vs 'f16'}}
+  rowred.softmax dimension(1) ins(%x : memref<4x8xf32>) outs(%y : memref<4x8xf16>)
+  return
+}
+
+// -----
+
+func.func @shape_mismatch(%x: memref<4x8xf32>, %y: memref<4x9xf32>) {
+  // expected-error @+1 {{'rowred.softmax' op input and output shapes differ: 'memref<4x8xf32>' vs 'memref<4x9xf32>'}}
+  rowred.softmax dimension(1) ins(%x : memref<4x8xf32>) outs(%y : memref<4x9xf32>)
+  return
+}
+
+// -----
+
+func.func @dim_out_of_range(%x: memref<4x8xf32>, %y: memref<4x8xf32>) {
+  // expected-error @+1 {{'rowred.softmax' op dimension 2 is out of range for a rank-2 input}}
+  rowred.softmax dimension(2) ins(%x : memref<4x8xf32>) outs(%y : memref<4x8xf32>)
+  return
+}
+
+// -----
+
+func.func @dim_negative(%x: memref<4x8xf32>, %y: memref<4x8xf32>) {
+  // expected-error @+1 {{'rowred.log_softmax' op dimension -1 is out of range for a rank-2 input}}
+  rowred.log_softmax dimension(-1) ins(%x : memref<4x8xf32>) outs(%y : memref<4x8xf32>)
+  return
+}
+
+// -----
+
+func.func @dim_outer(%x: memref<4x8xf32>, %y: memref<4x8xf32>) {
+  // expected-error @+1 {{'rowred.softmax' op only the innermost dimension (1) can be reduced, got 0}}
+  rowred.softmax dimension(0) ins(%x : memref<4x8xf32>) outs(%y : memref<4x8xf32>)
+  return
+}
+
+// -----
+
+func.func @reduce_init_type(%x: memref<4x8xf32>, %m: memref<4xf16>) {
+  // expected-error @+1 {{'rowred.reduce' op init must be a rank-1 memref of f32 (one per row), got 'memref<4xf16>'}}
+  rowred.reduce max ins(%x : memref<4x8xf32>) outs(%m : memref<4xf16>) {
+  ^bb0(%xj: f32):
+    rowred.yield %xj : f32
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_init_rows(%x: memref<4x8xf32>, %m: memref<5xf32>) {
+  // expected-error @+1 {{'rowred.reduce' op init has 5 elements but the input has 4 rows}}
+  rowred.reduce max ins(%x : memref<4x8xf32>) outs(%m : memref<5xf32>) {
+  ^bb0(%xj: f32):
+    rowred.yield %xj : f32
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_rows_operand(%x: memref<4x8xf32>, %m: memref<4x2xf32>, %s: memref<4xf32>) {
+  // expected-error @+1 {{'rowred.reduce' op rows operand #0 must be a rank-1 memref of f32 (one per row), got 'memref<4x2xf32>'}}
+  rowred.reduce sum ins(%x : memref<4x8xf32>) rows(%m : memref<4x2xf32>) outs(%s : memref<4xf32>) {
+  ^bb0(%xj: f32, %mi: f32):
+    rowred.yield %xj : f32
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_body_arity(%x: memref<4x8xf32>, %m: memref<4xf32>, %s: memref<4xf32>) {
+  // expected-error @+1 {{'rowred.reduce' op body must have 2 arguments (the element and one per row scalar), got 1}}
+  rowred.reduce sum ins(%x : memref<4x8xf32>) rows(%m : memref<4xf32>) outs(%s : memref<4xf32>) {
+  ^bb0(%xj: f32):
+    rowred.yield %xj : f32
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_body_type(%x: memref<4x8xf16>, %m: memref<4xf32>) {
+  // expected-error @+1 {{'rowred.reduce' op body argument #0 must be f32, got 'f16'}}
+  rowred.reduce max ins(%x : memref<4x8xf16>) outs(%m : memref<4xf32>) {
+  ^bb0(%xj: f16):
+    %e = arith.extf %xj : f16 to f32
+    rowred.yield %e : f32
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_unknown_combiner(%x: memref<4x8xf32>, %m: memref<4xf32>) {
+  // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'combiner' [max, sum]}}
+  rowred.reduce min ins(%x : memref<4x8xf32>) outs(%m : memref<4xf32>) {
+  ^bb0(%xj: f32):
+    rowred.yield %xj : f32
+  }
+  return
+}
+
+// -----
+
+func.func @yield_type(%x: memref<4x8xf32>, %m: memref<4xf32>) {
+  rowred.reduce max ins(%x : memref<4x8xf32>) outs(%m : memref<4xf32>) {
+  ^bb0(%xj: f32):
+    %t = arith.truncf %xj : f32 to f16
+    // expected-error @+1 {{'rowred.yield' op operand #0 must be 32-bit float, but got 'f16'}}
+    rowred.yield %t : f16
+  }
+  return
+}
+
+// -----
+
+func.func @yield_outside(%v: f32) {
+  // expected-error @+1 {{'rowred.yield' op expects parent op to be one of 'rowred.reduce, rowred.map'}}
+  rowred.yield %v : f32
+}
+
+// -----
+
+func.func @map_shape(%x: memref<4x8xf32>, %y: memref<4x16xf32>) {
+  // expected-error @+1 {{'rowred.map' op input and output shapes differ: 'memref<4x8xf32>' vs 'memref<4x16xf32>'}}
+  rowred.map ins(%x : memref<4x8xf32>) outs(%y : memref<4x16xf32>) {
+  ^bb0(%xj: f32):
+    rowred.yield %xj : f32
+  }
+  return
+}
+
+// -----
+
+func.func @map_output_type(%x: memref<4x8xf32>, %y: memref<4x8xi8>) {
+  // expected-error @+1 {{'rowred.map' op output element type must be f32, f16 or bf16, got 'i8'}}
+  rowred.map ins(%x : memref<4x8xf32>) outs(%y : memref<4x8xi8>) {
+  ^bb0(%xj: f32):
+    rowred.yield %xj : f32
+  }
+  return
+}
+
+// -----
+
+func.func @map_rows_count(%x: memref<4x8xf32>, %m: memref<3xf32>, %y: memref<4x8xf32>) {
+  // expected-error @+1 {{'rowred.map' op rows operand #0 has 3 elements but the input has 4 rows}}
+  rowred.map ins(%x : memref<4x8xf32>) rows(%m : memref<3xf32>) outs(%y : memref<4x8xf32>) {
+  ^bb0(%xj: f32, %mi: f32):
+    rowred.yield %xj : f32
+  }
+  return
+}
+
+// -----
+
+func.func @map_body_terminator(%x: memref<4x8xf32>, %y: memref<4x8xf32>) {
+  rowred.map ins(%x : memref<4x8xf32>) outs(%y : memref<4x8xf32>) {
+  ^bb0(%xj: f32):
+    // expected-error @+1 {{block with no terminator}}
+    %a = arith.addf %xj, %xj : f32
+  }
+  return
+}
+
+// -----
+
+func.func @not_memref(%x: tensor<4x8xf32>, %y: memref<4x8xf32>) {
+  // expected-error @+1 {{invalid kind of type specified: expected builtin.memref, but found 'tensor<4x8xf32>'}}
+  rowred.softmax dimension(1) ins(%x : tensor<4x8xf32>) outs(%y : memref<4x8xf32>)
+  return
+}
