@@ -1,0 +1,82 @@
+//===- Passes.td - RowRed conversion passes ----------------*- tablegen -*-===//
+//
+// Part of the softmax kernel compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ROWRED_CONVERSION_PASSES
+#define ROWRED_CONVERSION_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Fuse rowred.reduce chains and their rowred.map into GPU kernels";
+  let description = [{
+    Finds every *group*: a `rowred.map` together with the `rowred.reduce` ops
+    that produce its row scalars (directly or through each other), all over
+    the same input, whose row-scalar buffers are `memref.alloc`s used by the
+    group alone. Each group becomes one `gpu.func` kernel in its own
+    `gpu.module`, and the group is replaced on the host by a
+    `gpu.launch_func` (the buffers are no longer needed).
+
+    Kernel structure (`docs/kernels.md` has the details):
+
+    * a persistent grid-stride loop over rows: block `b` handles rows
+      `b, b + gridDim.x, ...`, so a launcher can size the grid by occupancy;
+    * a power-of-two block of `block-size` elements covers the row (the whole
+      row for `fused`, a tile for `online`); lanes past the end of the row are
+      masked: they contribute the reduction's identity (`-inf` for max, `0`
+      for sum) and store nothing;
+    * reductions in-thread, then `gpu.shuffle xor` butterflies, then one
+      shared-memory step across warps followed by one `gpu.barrier`;
+    * `fused`: the row stays in registers (one read, one write per element);
+      `online`: a first pass keeps a running (max, sum) pair merged with the
+      online combiner, a second pass writes the output (two reads);
+    * global memory is accessed through `!llvm.ptr<1>` parameters with 16-byte
+      vector loads and stores when the row length, both row strides and both
+      base pointers allow it (checked once per launch), scalar ones otherwise;
+    * with `fast-exp`, `exp(x)` becomes `exp2(x * log2(e))` with `afn` (PTX
+      `ex2.approx`), `log` becomes `log2(x) * ln(2)`, and a division by a row
+      scalar becomes one reciprocal per row and a multiplication.
+
+    The kernel ABI (`docs/abi.md`) is `(ptr x, ptr y, i64 rows, i64 cols,
+    i64 x_row_stride, i64 y_row_stride)`, strides in elements. Launch metadata
+    is recorded in the `rowred.kernels` attribute of the module.
+  }];
+  let options = [
+    Option<"strategy", "strategy", "std::string", /*default=*/"\"auto\"",
+           "Kernel strategy: fused | online | auto (fused when the row fits "
+           "in registers)">,
+    Option<"cols", "cols", "int64_t", /*default=*/"0",
+           "Number of columns the kernel is compiled for, when the input "
+           "type does not say it (0: unknown)">,
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"0",
+           "Elements per block: a power of two >= cols for fused, the tile "
+           "for online (0: derived)">,
+    Option<"numWarps", "num-warps", "int64_t", /*default=*/"0",
+           "Warps per block, 1 to 32 (0: derived from the block size)">,
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"0",
+           "Elements per vector access, a power of two (0: 16 bytes; 1: "
+           "scalar only)">,
+    Option<"reverseSecondPass", "reverse-second-pass", "bool",
+           /*default=*/"false",
+           "Online: walk the second pass from the last tile to the first, "
+           "whose tiles are the most likely to still be in cache">,
+    Option<"fastExp", "fast-exp", "bool", /*default=*/"true",
+           "Use ex2.approx / lg2.approx and a per-row reciprocal">,
+    Option<"maxElementsPerThread", "max-elements-per-thread", "int64_t",
+           /*default=*/"64",
+           "Fused: refuse blocks that hold more elements per thread than "
+           "this in registers">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
+#endif // ROWRED_CONVERSION_PASSES

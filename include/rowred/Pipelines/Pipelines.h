@@ -1,0 +1,74 @@
+//===- Pipelines.h - From the rowred dialect to PTX -------------*- C++ -*-===//
+//
+// Part of the softmax kernel compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ROWRED_PIPELINES_PIPELINES_H
+#define ROWRED_PIPELINES_PIPELINES_H
+
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir {
+class DialectRegistry;
+class OpPassManager;
+namespace rowred {
+
+/// Options of the `rowred-to-ptx` pipeline: those of convert-rowred-to-gpu,
+/// the target chip, and where to write the PTX and metadata.
+struct RowRedToPTXOptions : public PassPipelineOptions<RowRedToPTXOptions> {
+  PassOptions::Option<std::string> strategy{
+      *this, "strategy", llvm::cl::desc("fused | online | auto"),
+      llvm::cl::init("auto")};
+  PassOptions::Option<int64_t> cols{
+      *this, "cols",
+      llvm::cl::desc("Columns the kernel is compiled for (0: unknown)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> blockSize{
+      *this, "block-size",
+      llvm::cl::desc("Elements per block, a power of two (0: derived)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> numWarps{
+      *this, "num-warps", llvm::cl::desc("Warps per block (0: derived)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> vectorWidth{
+      *this, "vector-width",
+      llvm::cl::desc("Elements per vector access (0: 16 bytes)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<bool> reverseSecondPass{
+      *this, "reverse-second-pass",
+      llvm::cl::desc("Online: second pass from the last tile"),
+      llvm::cl::init(false)};
+  PassOptions::Option<bool> fastExp{
+      *this, "fast-exp", llvm::cl::desc("ex2.approx and per-row reciprocal"),
+      llvm::cl::init(true)};
+  PassOptions::Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("Target chip (sm_80, sm_90, ...)"),
+      llvm::cl::init("sm_90")};
+  PassOptions::Option<std::string> cudaPath{
+      *this, "cuda-path",
+      llvm::cl::desc("CUDA toolkit, for libdevice when fast-exp=0"),
+      llvm::cl::init("/usr/local/cuda")};
+  PassOptions::Option<std::string> outputDir{
+      *this, "output-dir",
+      llvm::cl::desc("Write <kernel>.ptx and <kernel>.json here (empty: "
+                     "do not write files)"),
+      llvm::cl::init("")};
+};
+
+/// Adds the passes from the rowred dialect to `gpu.binary` ops holding PTX
+/// (and, with an output directory, to files).
+void buildRowRedToPTXPipeline(OpPassManager &pm,
+                              const RowRedToPTXOptions &options);
+
+/// Registers `rowred-to-ptx` with the pass pipeline registry.
+void registerRowRedPipelines();
+
+/// Adds to `registry` what the pipeline needs beyond the dialects it names:
+/// the LLVM IR translations and the lowering-to-LLVM interfaces.
+void registerRowRedPipelineExtensions(DialectRegistry &registry);
+
+} // namespace rowred
+} // namespace mlir
+
+#endif // ROWRED_PIPELINES_PIPELINES_H

@@ -1,0 +1,1088 @@
+//===- RowRedToGPU.cpp - Lower rowred groups to GPU kernels ---------------===//
+//
+// Part of the softmax kernel compiler.
+//
+// Fuses a rowred.map and the rowred.reduce ops that feed it into one gpu.func
+// kernel (fused or online strategy) and replaces them on the host by a
+// gpu.launch_func. docs/kernels.md describes the generated kernels.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rowred/Conversion/RowRedToGPU/RowRedToGPU.h"
+#include "rowred/Dialect/RowRed/IR/RowRedOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <cmath>
+
+namespace mlir {
+namespace rowred {
+#define GEN_PASS_DEF_CONVERTROWREDTOGPU
+#include "rowred/Conversion/Passes.h.inc"
+} // namespace rowred
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::rowred;
+
+namespace {
+
+/// How a kernel covers a row.
+enum class Strategy { Fused, Online };
+
+static StringRef stringify(Strategy s) {
+  return s == Strategy::Fused ? "fused" : "online";
+}
+
+/// A rowred.map with the rowred.reduce ops that produce its row scalars, all
+/// reading the same input. Lowered to one kernel.
+struct Group {
+  /// The reduces, in program order.
+  SmallVector<ReduceOp> reduces;
+  MapOp map;
+  /// The memref.alloc ops of the row-scalar buffers and their deallocs.
+  SmallVector<Operation *> allocs;
+  SmallVector<Operation *> deallocs;
+};
+
+/// Everything the kernel emitter needs to know, resolved from the pass
+/// options and the group's types.
+struct KernelPlan {
+  Strategy strategy;
+  /// Elements covered by one block: the whole row (fused) or one tile
+  /// (online). A power of two, at least one per thread.
+  int64_t blockElements;
+  int64_t numWarps;
+  /// Widest vector access (elements); the kernel falls back to 1 at run time
+  /// when lengths, strides or pointers do not allow it.
+  int64_t vectorWidth;
+  bool reverseSecondPass;
+  bool fastExp;
+  Type inType, outType;
+  /// Largest row the kernel handles (0: no limit).
+  int64_t maxCols;
+
+  int64_t numThreads() const { return numWarps * 32; }
+  int64_t elementsPerThread() const { return blockElements / numThreads(); }
+  /// f32 slots per warp in shared memory: one per block-level reduction.
+  int64_t sharedSlots(size_t numReduces) const {
+    return strategy == Strategy::Online ? 2 : std::max<int64_t>(numReduces, 1);
+  }
+};
+
+static int64_t byteWidth(Type type) { return type.getIntOrFloatBitWidth() / 8; }
+
+static std::string typeName(Type type) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  type.print(os);
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// Group collection
+//===----------------------------------------------------------------------===//
+
+/// Checks that the body of a reduce or map only holds side-effect-free ops
+/// and captures nothing but constants from above.
+static LogicalResult verifyLowerableBody(Operation *op, Region &body) {
+  WalkResult result = body.walk([&](Operation *inner) {
+    if (isa<YieldOp>(inner))
+      return WalkResult::advance();
+    if (!isPure(inner) || inner->getNumRegions() != 0) {
+      inner->emitOpError()
+          << "cannot be lowered to a GPU kernel: rowred bodies may only "
+             "hold side-effect-free ops without regions";
+      return WalkResult::interrupt();
+    }
+    for (Value operand : inner->getOperands()) {
+      if (body.isAncestor(operand.getParentRegion()))
+        continue;
+      Operation *def = operand.getDefiningOp();
+      if (!def || !def->hasTrait<OpTrait::ConstantLike>()) {
+        inner->emitOpError() << "uses a value defined outside the rowred body; "
+                                "only constants can be captured";
+        return WalkResult::interrupt();
+      }
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+/// Collects the group that ends in `map`, or reports why it cannot be lowered.
+static FailureOr<Group> collectGroup(MapOp map) {
+  Group group;
+  group.map = map;
+  Value input = map.getInput();
+  SetVector<Value> buffers;
+  SmallVector<Value> worklist(map.getRows().begin(), map.getRows().end());
+  while (!worklist.empty()) {
+    Value buffer = worklist.pop_back_val();
+    if (!buffers.insert(buffer))
+      continue;
+    auto alloc = buffer.getDefiningOp<memref::AllocOp>();
+    if (!alloc || alloc->getBlock() != map->getBlock())
+      return map.emitOpError()
+             << "row scalars must come from a memref.alloc in the same block "
+                "to be fused into a GPU kernel";
+    group.allocs.push_back(alloc);
+    ReduceOp writer;
+    for (Operation *user : buffer.getUsers()) {
+      if (auto reduce = dyn_cast<ReduceOp>(user);
+          reduce && reduce.getInit() == buffer) {
+        if (writer)
+          return reduce.emitOpError()
+                 << "writes a row-scalar buffer that another reduce also "
+                    "writes";
+        writer = reduce;
+      }
+    }
+    if (!writer || writer->getBlock() != map->getBlock() ||
+        !writer->isBeforeInBlock(map))
+      return map.emitOpError() << "row scalar has no rowred.reduce writing it "
+                                  "before the map";
+    if (writer.getInput() != input)
+      return writer.emitOpError()
+             << "reduces a different input than the rowred.map it feeds; "
+                "only reductions of the mapped input can be fused";
+    if (!llvm::is_contained(group.reduces, writer))
+      group.reduces.push_back(writer);
+    worklist.append(writer.getRows().begin(), writer.getRows().end());
+  }
+  llvm::sort(group.reduces, [](ReduceOp a, ReduceOp b) {
+    return a->isBeforeInBlock(b);
+  });
+
+  // Every use of a buffer must be inside the group (or its dealloc): the
+  // buffers disappear, their values live in registers.
+  for (Value buffer : buffers) {
+    for (Operation *user : buffer.getUsers()) {
+      if (isa<memref::DeallocOp>(user)) {
+        group.deallocs.push_back(user);
+        continue;
+      }
+      auto reduce = dyn_cast<ReduceOp>(user);
+      if (user == map.getOperation() ||
+          (reduce && llvm::is_contained(group.reduces, reduce))) {
+        continue;
+      }
+      return user->emitOpError()
+             << "uses a row-scalar buffer of a fused group; the buffer "
+                "is not materialized by the GPU kernel";
+    }
+  }
+  // Each reduce must read only row scalars produced before it.
+  for (ReduceOp reduce : group.reduces)
+    for (Value row : reduce.getRows()) {
+      Operation *writer = nullptr;
+      for (ReduceOp other : group.reduces)
+        if (other.getInit() == row)
+          writer = other;
+      if (!writer || !writer->isBeforeInBlock(reduce))
+        return reduce.emitOpError()
+               << "reads a row scalar that is not computed before it";
+    }
+
+  if (failed(verifyLowerableBody(map, map.getBody())))
+    return failure();
+  for (ReduceOp reduce : group.reduces)
+    if (failed(verifyLowerableBody(reduce, reduce.getBody())))
+      return failure();
+  return group;
+}
+
+/// Returns true when the group is `m = max(x); s = sum(exp(x - m))`, the pair
+/// the online combiner merges into one pass.
+static bool isOnlineSoftmaxPair(const Group &group) {
+  if (group.reduces.size() != 2)
+    return false;
+  ReduceOp maxOp = group.reduces[0], sumOp = group.reduces[1];
+  if (maxOp.getCombiner() != Combiner::max ||
+      sumOp.getCombiner() != Combiner::sum || !maxOp.getRows().empty() ||
+      sumOp.getRows().size() != 1 || sumOp.getRows()[0] != maxOp.getInit())
+    return false;
+  // max body: yield %x.
+  Block &maxBody = maxOp.getBody().front();
+  if (maxBody.getOperations().size() != 1 ||
+      cast<YieldOp>(maxBody.back()).getValue() != maxBody.getArgument(0))
+    return false;
+  // sum body: %d = subf %x, %m; %e = exp %d; yield %e.
+  Block &sumBody = sumOp.getBody().front();
+  auto exp = cast<YieldOp>(sumBody.back()).getValue().getDefiningOp<math::ExpOp>();
+  if (!exp || sumBody.getOperations().size() != 3)
+    return false;
+  auto sub = exp.getOperand().getDefiningOp<arith::SubFOp>();
+  return sub && sub.getLhs() == sumBody.getArgument(0) &&
+         sub.getRhs() == sumBody.getArgument(1);
+}
+
+//===----------------------------------------------------------------------===//
+// Planning
+//===----------------------------------------------------------------------===//
+
+/// Pass options, gathered so the planner does not depend on the pass class.
+struct PlanOptions {
+  std::string strategy;
+  int64_t cols, blockSize, numWarps, vectorWidth, maxElementsPerThread;
+  bool reverseSecondPass, fastExp;
+};
+
+/// Default threads for a fused block: about eight elements per thread, from
+/// one warp (no barriers) up to 1024 threads.
+static int64_t defaultFusedWarps(int64_t blockElements) {
+  return std::clamp<int64_t>(blockElements / 8, 32, 1024) / 32;
+}
+
+/// Resolves the options against the group, with a diagnostic on the map for
+/// anything invalid.
+static FailureOr<KernelPlan> planKernel(const Group &group,
+                                        const PlanOptions &opts) {
+  MapOp map = group.map;
+  auto inType = cast<MemRefType>(map.getInput().getType());
+  auto outType = cast<MemRefType>(map.getOutput().getType());
+  KernelPlan plan;
+  plan.inType = inType.getElementType();
+  plan.outType = outType.getElementType();
+  plan.reverseSecondPass = opts.reverseSecondPass;
+  plan.fastExp = opts.fastExp;
+
+  int64_t cols = opts.cols;
+  if (cols < 0)
+    return map.emitOpError() << "cols must be positive, got " << cols;
+  if (!inType.isDynamicDim(1)) {
+    if (cols != 0 && cols != inType.getDimSize(1))
+      return map.emitOpError()
+             << "cols=" << cols << " contradicts the input type, which has "
+             << inType.getDimSize(1) << " columns";
+    cols = inType.getDimSize(1);
+  }
+
+  // Vector width: 16 bytes of input by default.
+  int64_t vector = opts.vectorWidth;
+  if (vector == 0)
+    vector = 16 / byteWidth(plan.inType);
+  if (vector < 0 || !llvm::isPowerOf2_64(vector) ||
+      vector * byteWidth(plan.inType) > 16 ||
+      vector * byteWidth(plan.outType) > 16)
+    return map.emitOpError()
+           << "vector-width must be a power of two with accesses of at most "
+              "16 bytes (at most "
+           << 16 / std::max(byteWidth(plan.inType), byteWidth(plan.outType))
+           << " elements here), got " << vector;
+
+  if (opts.numWarps != 0 &&
+      (opts.numWarps < 0 || opts.numWarps > 32 ||
+       !llvm::isPowerOf2_64(opts.numWarps)))
+    return map.emitOpError()
+           << "num-warps must be a power of two from 1 to 32, got "
+           << opts.numWarps;
+  if (opts.blockSize != 0 &&
+      (opts.blockSize < 0 || !llvm::isPowerOf2_64(opts.blockSize)))
+    return map.emitOpError()
+           << "block-size must be a power of two, got " << opts.blockSize;
+
+  bool canOnline = isOnlineSoftmaxPair(group);
+  if (opts.strategy == "fused") {
+    plan.strategy = Strategy::Fused;
+  } else if (opts.strategy == "online") {
+    if (!canOnline)
+      return map.emitOpError()
+             << "the online strategy needs a max reduce followed by a sum of "
+                "exp(x - max), as produced by rowred-decompose";
+    plan.strategy = Strategy::Online;
+  } else if (opts.strategy == "auto") {
+    // Fused when the row is known and fits in registers, else online.
+    bool fits = false;
+    if (cols != 0 || opts.blockSize != 0) {
+      int64_t block = opts.blockSize ? opts.blockSize
+                                     : (int64_t)llvm::PowerOf2Ceil(cols);
+      int64_t warps = opts.numWarps ? opts.numWarps : defaultFusedWarps(block);
+      fits = std::max<int64_t>(block / (warps * 32), 1) <=
+             opts.maxElementsPerThread;
+    }
+    plan.strategy = (fits || !canOnline) ? Strategy::Fused : Strategy::Online;
+  } else {
+    return map.emitOpError() << "unknown strategy '" << opts.strategy
+                             << "'; expected fused, online or auto";
+  }
+
+  if (plan.strategy == Strategy::Fused) {
+    if (cols == 0 && opts.blockSize == 0)
+      return map.emitOpError()
+             << "the fused strategy holds the whole row in registers and "
+                "needs its length: set cols=N or block-size=B (or use "
+                "strategy=online)";
+    int64_t block = opts.blockSize ? opts.blockSize
+                                   : (int64_t)llvm::PowerOf2Ceil(cols);
+    if (cols > block)
+      return map.emitOpError()
+             << "block-size " << block << " is smaller than the " << cols
+             << " columns; the fused kernel holds the whole row";
+    plan.numWarps = opts.numWarps ? opts.numWarps : defaultFusedWarps(block);
+    // At least one element per thread.
+    plan.blockElements = std::max(block, plan.numThreads());
+    plan.maxCols = plan.blockElements;
+    if (plan.elementsPerThread() > opts.maxElementsPerThread)
+      return map.emitOpError()
+             << "a fused block of " << plan.blockElements << " elements over "
+             << plan.numThreads() << " threads keeps "
+             << plan.elementsPerThread()
+             << " elements per thread in registers (limit "
+             << opts.maxElementsPerThread
+             << "); use more warps or strategy=online for rows this long";
+  } else {
+    plan.numWarps = opts.numWarps ? opts.numWarps : 8;
+    plan.blockElements =
+        opts.blockSize ? opts.blockSize : plan.numThreads() * vector * 4;
+    plan.maxCols = 0;
+    if (plan.blockElements < plan.numThreads())
+      return map.emitOpError()
+             << "the online tile (block-size " << plan.blockElements
+             << ") must hold at least one element per thread ("
+             << plan.numThreads() << ")";
+    if (plan.elementsPerThread() > opts.maxElementsPerThread)
+      return map.emitOpError()
+             << "an online tile of " << plan.blockElements << " elements keeps "
+             << plan.elementsPerThread() << " elements per thread in "
+             << "registers (limit " << opts.maxElementsPerThread << ")";
+  }
+  plan.vectorWidth = std::min(vector, plan.elementsPerThread());
+  return plan;
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel emission
+//===----------------------------------------------------------------------===//
+
+/// The values one thread holds for a vector (or scalar) access of a row.
+struct Chunk {
+  /// Column of the first element (i32).
+  Value col;
+  /// Whether the access is inside the row (i1); all-or-nothing per chunk.
+  Value valid;
+  /// The elements, extended to f32.
+  SmallVector<Value> values;
+};
+
+/// Per-row clones of the parts of a body that do not depend on the element.
+struct RowContext {
+  Region *body;
+  /// Block arguments for row scalars and element-independent results.
+  IRMapping uniform;
+  /// Reciprocals of row-uniform divisors, for `a / s` -> `a * (1 / s)`.
+  DenseMap<Value, Value> reciprocals;
+  /// Ops that depend on the element, in order.
+  SmallVector<Operation *> varying;
+};
+
+/// Emits the body of one kernel. The kernel handles every row
+/// `blockIdx.x + k * gridDim.x` with `numThreads` threads; each thread holds
+/// `elementsPerThread` elements of the block, as chunks of `vectorWidth`
+/// elements interleaved across threads so that a warp's accesses coalesce.
+class KernelEmitter {
+public:
+  KernelEmitter(ImplicitLocOpBuilder &b, Group group,
+                const KernelPlan &plan, gpu::GPUFuncOp func)
+      : b(b), group(group), plan(plan) {
+    Block &entry = func.getBody().front();
+    x = entry.getArgument(0);
+    y = entry.getArgument(1);
+    rows = entry.getArgument(2);
+    cols = arith::TruncIOp::create(b, b.getI32Type(), entry.getArgument(3));
+    xStride = entry.getArgument(4);
+    yStride = entry.getArgument(5);
+    if (!func.getWorkgroupAttributions().empty())
+      shared = func.getWorkgroupAttributions().front();
+    f32 = b.getF32Type();
+    i32 = b.getI32Type();
+    i64 = b.getI64Type();
+    Value tidIndex = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+    tid = arith::IndexCastOp::create(b, i32, tidIndex);
+    lane = arith::RemUIOp::create(b, tid, constI32(32));
+    warp = arith::IndexCastOp::create(
+        b, b.getIndexType(), arith::DivUIOp::create(b, tid, constI32(32)));
+  }
+
+  /// Emits the whole kernel: a run-time choice between the vector path and
+  /// the scalar path, each a grid-stride loop over rows.
+  void emit() {
+    int64_t vec = plan.vectorWidth;
+    if (vec == 1) {
+      emitRowLoop(1);
+      return;
+    }
+    Value ok = isAligned(x, xStride, plan.inType, vec);
+    ok = arith::AndIOp::create(b, ok,
+                               isAligned(y, yStride, plan.outType, vec));
+    Value colsOk = arith::CmpIOp::create(
+        b, arith::CmpIPredicate::eq,
+        arith::RemUIOp::create(b, cols, constI32(vec)), constI32(0));
+    ok = arith::AndIOp::create(b, ok, colsOk);
+    auto ifOp = scf::IfOp::create(b, ok, /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      emitRowLoop(vec);
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      emitRowLoop(1);
+    }
+  }
+
+private:
+  Value constI32(int64_t v) { return arith::ConstantIntOp::create(b, v, 32); }
+  Value constI64(int64_t v) { return arith::ConstantIntOp::create(b, v, 64); }
+  Value constF32(double v) {
+    return arith::ConstantFloatOp::create(b, f32, APFloat((float)v));
+  }
+  Value negInf() {
+    return arith::ConstantFloatOp::create(
+        b, f32, APFloat::getInf(APFloat::IEEEsingle(), /*Negative=*/true));
+  }
+
+  /// True (i1) when `ptr` and every row start `ptr + k * stride` are aligned
+  /// for `vec`-element accesses.
+  Value isAligned(Value ptr, Value stride, Type elem, int64_t vec) {
+    Value addr = LLVM::PtrToIntOp::create(b, i64, ptr);
+    Value addrOk = arith::CmpIOp::create(
+        b, arith::CmpIPredicate::eq,
+        arith::RemUIOp::create(b, addr, constI64(vec * byteWidth(elem))),
+        constI64(0));
+    Value strideOk = arith::CmpIOp::create(
+        b, arith::CmpIPredicate::eq,
+        arith::RemUIOp::create(b, stride, constI64(vec)), constI64(0));
+    return arith::AndIOp::create(b, addrOk, strideOk);
+  }
+
+  /// `exp(v)`, as `exp2(v * log2(e))` on ex2.approx with fast-exp.
+  Value emitExp(Value v) {
+    if (!plan.fastExp)
+      return math::ExpOp::create(b, v);
+    Value scaled = arith::MulFOp::create(b, v, constF32(M_LOG2E));
+    return math::Exp2Op::create(b, scaled, arith::FastMathFlags::afn);
+  }
+
+  /// `log(v)`, as `log2(v) * ln(2)` on lg2.approx with fast-exp.
+  Value emitLog(Value v) {
+    if (!plan.fastExp)
+      return math::LogOp::create(b, v);
+    Value l2 = math::Log2Op::create(b, v, arith::FastMathFlags::afn);
+    return arith::MulFOp::create(b, l2, constF32(M_LN2));
+  }
+
+  Value combine(Combiner c, Value lhs, Value rhs) {
+    if (c == Combiner::max)
+      return arith::MaximumFOp::create(b, lhs, rhs);
+    return arith::AddFOp::create(b, lhs, rhs);
+  }
+
+  /// Pairwise tree over `values`, for instruction-level parallelism.
+  template <typename T>
+  static T treeReduce(ArrayRef<T> input, function_ref<T(T, T)> fn) {
+    assert(!input.empty() && "nothing to reduce");
+    std::vector<T> values(input.begin(), input.end());
+    for (size_t width = values.size(); width > 1; width = (width + 1) / 2) {
+      for (size_t i = 0; i < width / 2; ++i)
+        values[i] = fn(values[2 * i], values[2 * i + 1]);
+      if (width % 2)
+        values[width / 2] = values[width - 1];
+    }
+    return values[0];
+  }
+
+  /// Loads the `vec`-wide chunk at column `col` of the row at `rowPtr`;
+  /// masked-off chunks load nothing and read as zeros.
+  Chunk loadChunk(Value rowPtr, Value col, int64_t vec) {
+    Chunk chunk;
+    chunk.col = col;
+    chunk.valid = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, col, cols);
+    Type loadType =
+        vec == 1 ? plan.inType : VectorType::get({vec}, plan.inType);
+    auto ifOp = scf::IfOp::create(b, loadType, chunk.valid,
+                                  /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      Value ptr = LLVM::GEPOp::create(b, rowPtr.getType(), plan.inType, rowPtr,
+                                      ValueRange{col},
+                                      LLVM::GEPNoWrapFlags::inbounds);
+      Value loaded = LLVM::LoadOp::create(b, loadType, ptr,
+                                          vec * byteWidth(plan.inType));
+      scf::YieldOp::create(b, loaded);
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      Value zero = arith::ConstantOp::create(b, b.getZeroAttr(loadType));
+      scf::YieldOp::create(b, zero);
+    }
+    Value loaded = ifOp.getResult(0);
+    for (int64_t i = 0; i < vec; ++i) {
+      Value v = loaded;
+      if (vec > 1)
+        v = LLVM::ExtractElementOp::create(b, loaded, constI32(i));
+      if (plan.inType != f32)
+        v = arith::ExtFOp::create(b, f32, v);
+      chunk.values.push_back(v);
+    }
+    return chunk;
+  }
+
+  /// Rounds `values` to the output type and stores them at column `col` of
+  /// the row at `rowPtr` when `valid`.
+  void storeChunk(Value rowPtr, Value col, Value valid,
+                  ArrayRef<Value> values) {
+    int64_t vec = values.size();
+    auto ifOp = scf::IfOp::create(b, valid, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    SmallVector<Value> rounded;
+    for (Value v : values)
+      rounded.push_back(plan.outType == f32
+                            ? v
+                            : arith::TruncFOp::create(b, plan.outType, v));
+    Value toStore = rounded.front();
+    if (vec > 1) {
+      toStore = LLVM::PoisonOp::create(
+          b, VectorType::get({vec}, plan.outType));
+      for (int64_t i = 0; i < vec; ++i)
+        toStore = LLVM::InsertElementOp::create(b, toStore, rounded[i],
+                                                constI32(i));
+    }
+    Value ptr = LLVM::GEPOp::create(b, rowPtr.getType(), plan.outType, rowPtr,
+                                    ValueRange{col},
+                                    LLVM::GEPNoWrapFlags::inbounds);
+    LLVM::StoreOp::create(b, toStore, ptr, vec * byteWidth(plan.outType));
+  }
+
+  /// Loads the chunks a thread holds of a block starting at column `start`.
+  SmallVector<Chunk> loadBlock(Value rowPtr, Value start, int64_t vec) {
+    SmallVector<Chunk> chunks;
+    int64_t numChunks = plan.elementsPerThread() / vec;
+    Value first = arith::MulIOp::create(b, tid, constI32(vec));
+    if (start)
+      first = arith::AddIOp::create(b, first, start);
+    for (int64_t k = 0; k < numChunks; ++k) {
+      Value col = arith::AddIOp::create(
+          b, first, constI32(k * plan.numThreads() * vec));
+      chunks.push_back(loadChunk(rowPtr, col, vec));
+    }
+    return chunks;
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Bodies
+  //===--------------------------------------------------------------------===//
+
+  /// Clones the element-independent part of `body` for the current row, with
+  /// the row-scalar arguments bound to `scalars`.
+  RowContext prepareBody(Region &body, ValueRange scalars) {
+    RowContext ctx;
+    ctx.body = &body;
+    Block &block = body.front();
+    for (auto [arg, value] : llvm::zip(block.getArguments().drop_front(),
+                                       scalars))
+      ctx.uniform.map(arg, value);
+    DenseSet<Value> dependsOnElement = {block.getArgument(0)};
+    for (Operation &op : block.without_terminator()) {
+      bool varying = llvm::any_of(op.getOperands(), [&](Value v) {
+        return dependsOnElement.contains(v);
+      });
+      if (!varying) {
+        emitOp(op, ctx.uniform, ctx);
+        continue;
+      }
+      ctx.varying.push_back(&op);
+      for (Value r : op.getResults())
+        dependsOnElement.insert(r);
+      // a / s with s uniform: one reciprocal per row.
+      if (auto div = dyn_cast<arith::DivFOp>(op);
+          div && plan.fastExp && !dependsOnElement.contains(div.getRhs()) &&
+          !ctx.reciprocals.count(div.getRhs())) {
+        Value rhs = lookupOrClone(div.getRhs(), ctx.uniform);
+        ctx.reciprocals[div.getRhs()] =
+            arith::DivFOp::create(b, constF32(1.0), rhs);
+      }
+    }
+    return ctx;
+  }
+
+  /// Evaluates `ctx`'s body on one element.
+  Value emitElement(RowContext &ctx, Value element) {
+    IRMapping mapping = ctx.uniform;
+    Block &block = ctx.body->front();
+    mapping.map(block.getArgument(0), element);
+    for (Operation *op : ctx.varying)
+      emitOp(*op, mapping, ctx);
+    return lookupOrClone(cast<YieldOp>(block.back()).getValue(), mapping);
+  }
+
+  /// Maps `v` through `mapping`, cloning constants captured from above.
+  Value lookupOrClone(Value v, IRMapping &mapping) {
+    if (Value mapped = mapping.lookupOrNull(v))
+      return mapped;
+    Operation *def = v.getDefiningOp();
+    assert(def && def->hasTrait<OpTrait::ConstantLike>() &&
+           "body captures a non-constant");
+    Value cloned = b.clone(*def)->getResult(0);
+    mapping.map(v, cloned);
+    return cloned;
+  }
+
+  /// Clones one body op, rewriting exp, log and divisions by row scalars into
+  /// their fast forms.
+  void emitOp(Operation &op, IRMapping &mapping, RowContext &ctx) {
+    for (Value operand : op.getOperands())
+      lookupOrClone(operand, mapping);
+    Value result;
+    if (auto exp = dyn_cast<math::ExpOp>(op); exp && plan.fastExp)
+      result = emitExp(mapping.lookup(exp.getOperand()));
+    else if (auto log = dyn_cast<math::LogOp>(op); log && plan.fastExp)
+      result = emitLog(mapping.lookup(log.getOperand()));
+    else if (auto div = dyn_cast<arith::DivFOp>(op);
+             div && ctx.reciprocals.count(div.getRhs()))
+      result = arith::MulFOp::create(b, mapping.lookup(div.getLhs()),
+                                     ctx.reciprocals[div.getRhs()]);
+    if (result) {
+      mapping.map(op.getResult(0), result);
+      return;
+    }
+    b.clone(op, mapping);
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Cross-thread reductions
+  //===--------------------------------------------------------------------===//
+
+  /// Butterfly over the warp: every lane ends with the warp's result.
+  Value warpReduce(Value v, function_ref<Value(Value, Value)> fn) {
+    for (int32_t offset = 16; offset >= 1; offset /= 2) {
+      Value other =
+          gpu::ShuffleOp::create(b, v, offset, 32, gpu::ShuffleMode::XOR)
+              .getShuffleResult();
+      v = fn(v, other);
+    }
+    return v;
+  }
+
+  /// Publishes each warp's `values` (lane 0) in shared memory slots
+  /// `firstSlot...`, waits at one barrier, and returns, per value, the
+  /// per-warp partials every thread reads back.
+  SmallVector<SmallVector<Value>> exchangeAcrossWarps(ArrayRef<Value> values,
+                                                      int64_t firstSlot) {
+    Value isLane0 =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, constI32(0));
+    auto ifOp = scf::IfOp::create(b, isLane0, /*withElseRegion=*/false);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      for (auto [i, v] : llvm::enumerate(values)) {
+        Value slot = arith::ConstantIndexOp::create(b, firstSlot + i);
+        memref::StoreOp::create(b, v, shared, ValueRange{slot, warp});
+      }
+    }
+    gpu::BarrierOp::create(b);
+    SmallVector<SmallVector<Value>> partials(values.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+      Value slot = arith::ConstantIndexOp::create(b, firstSlot + i);
+      for (int64_t w = 0; w < plan.numWarps; ++w)
+        partials[i].push_back(memref::LoadOp::create(
+            b, shared, ValueRange{slot, arith::ConstantIndexOp::create(b, w)}));
+    }
+    return partials;
+  }
+
+  /// Reduces `v` over the block with `c`: warp shuffles, then one
+  /// shared-memory step in slot `slot`. Every thread gets the result.
+  Value blockReduce(Value v, Combiner c, int64_t slot) {
+    auto fn = [&](Value l, Value r) { return combine(c, l, r); };
+    v = warpReduce(v, fn);
+    if (plan.numWarps == 1)
+      return v;
+    return treeReduce<Value>(exchangeAcrossWarps({v}, slot)[0], fn);
+  }
+
+  /// Online combiner: (m_a, d_a) + (m_b, d_b) = (m, d_a e^(m_a - m) +
+  /// d_b e^(m_b - m)), with both scales taken as 0 when m = -inf (then both
+  /// sums are 0 and the exponents would be NaN).
+  std::pair<Value, Value> combinePair(std::pair<Value, Value> a,
+                                      std::pair<Value, Value> c) {
+    Value m = arith::MaximumFOp::create(b, a.first, c.first);
+    Value isNegInf =
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, m, negInf());
+    Value da = arith::MulFOp::create(
+        b, a.second, emitExp(arith::SubFOp::create(b, a.first, m)));
+    Value dc = arith::MulFOp::create(
+        b, c.second, emitExp(arith::SubFOp::create(b, c.first, m)));
+    Value scaled = arith::AddFOp::create(b, da, dc);
+    Value plain = arith::AddFOp::create(b, a.second, c.second);
+    return {m, arith::SelectOp::create(b, isNegInf, plain, scaled)};
+  }
+
+  /// Reduces a (max, sum) pair over the block with the online combiner.
+  std::pair<Value, Value> blockReducePair(Value m, Value d) {
+    for (int32_t offset = 16; offset >= 1; offset /= 2) {
+      Value om = gpu::ShuffleOp::create(b, m, offset, 32, gpu::ShuffleMode::XOR)
+                     .getShuffleResult();
+      Value od = gpu::ShuffleOp::create(b, d, offset, 32, gpu::ShuffleMode::XOR)
+                     .getShuffleResult();
+      std::tie(m, d) = combinePair({m, d}, {om, od});
+    }
+    if (plan.numWarps == 1)
+      return {m, d};
+    auto partials = exchangeAcrossWarps({m, d}, 0);
+    SmallVector<std::pair<Value, Value>> pairs;
+    for (int64_t w = 0; w < plan.numWarps; ++w)
+      pairs.push_back({partials[0][w], partials[1][w]});
+    using Pair = std::pair<Value, Value>;
+    return treeReduce<Pair>(
+        pairs, [&](Pair l, Pair r) { return combinePair(l, r); });
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Rows
+  //===--------------------------------------------------------------------===//
+
+  /// The persistent loop: rows blockIdx.x, blockIdx.x + gridDim.x, ...
+  void emitRowLoop(int64_t vec) {
+    Value bid = arith::IndexCastOp::create(
+        b, i64, gpu::BlockIdOp::create(b, gpu::Dimension::x));
+    Value grid = arith::IndexCastOp::create(
+        b, i64, gpu::GridDimOp::create(b, gpu::Dimension::x));
+    auto loop = scf::ForOp::create(b, bid, rows, grid);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    Value row = loop.getInductionVar();
+    Value xRow = LLVM::GEPOp::create(
+        b, x.getType(), plan.inType, x,
+        ValueRange{arith::MulIOp::create(b, row, xStride)});
+    Value yRow = LLVM::GEPOp::create(
+        b, y.getType(), plan.outType, y,
+        ValueRange{arith::MulIOp::create(b, row, yStride)});
+    if (plan.strategy == Strategy::Fused)
+      emitFusedRow(xRow, yRow, vec);
+    else
+      emitOnlineRow(xRow, yRow, vec);
+    // With a single block-level reduction per row, the next row's write of
+    // the same shared slot must wait until every thread has read this one.
+    if (plan.numWarps > 1 && plan.sharedSlots(group.reduces.size()) == 1)
+      gpu::BarrierOp::create(b);
+    if (plan.numWarps > 1 && plan.strategy == Strategy::Online)
+      gpu::BarrierOp::create(b);
+  }
+
+  /// Applies the map to `chunks` and stores the results.
+  void emitMap(Value yRow, ArrayRef<Chunk> chunks,
+               DenseMap<Value, Value> &scalars) {
+    SmallVector<Value> mapScalars;
+    for (Value row : group.map.getRows())
+      mapScalars.push_back(scalars.lookup(row));
+    RowContext ctx = prepareBody(group.map.getBody(), mapScalars);
+    for (const Chunk &chunk : chunks) {
+      SmallVector<Value> outs;
+      for (Value v : chunk.values)
+        outs.push_back(emitElement(ctx, v));
+      storeChunk(yRow, chunk.col, chunk.valid, outs);
+    }
+  }
+
+  /// Fused: the row is loaded once into registers; every reduce runs over
+  /// the registers, then the map writes the row.
+  void emitFusedRow(Value xRow, Value yRow, int64_t vec) {
+    SmallVector<Chunk> chunks = loadBlock(xRow, Value(), vec);
+    DenseMap<Value, Value> scalars;
+    for (auto [slot, reduce] : llvm::enumerate(group.reduces)) {
+      SmallVector<Value> rowScalars;
+      for (Value row : reduce.getRows())
+        rowScalars.push_back(scalars.lookup(row));
+      RowContext ctx = prepareBody(reduce.getBody(), rowScalars);
+      Value identity = arith::ConstantFloatOp::create(b, f32,
+                                                      reduce.getIdentity());
+      SmallVector<Value> values;
+      for (const Chunk &chunk : chunks)
+        for (Value v : chunk.values)
+          values.push_back(arith::SelectOp::create(
+              b, chunk.valid, emitElement(ctx, v), identity));
+      Combiner c = reduce.getCombiner();
+      Value partial =
+          treeReduce<Value>(
+          values, [&](Value l, Value r) { return combine(c, l, r); });
+      scalars[reduce.getInit()] = blockReduce(partial, c, slot);
+    }
+    emitMap(yRow, chunks, scalars);
+  }
+
+  /// Online: pass 1 walks the row tile by tile keeping a running (max, sum)
+  /// per thread; pass 2 reads the row again and writes the output.
+  void emitOnlineRow(Value xRow, Value yRow, int64_t vec) {
+    Value tile = constI32(plan.blockElements);
+    auto pass1 = scf::ForOp::create(b, constI32(0), cols, tile,
+                                    ValueRange{negInf(), constF32(0.0)});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(pass1.getBody());
+      Value m = pass1.getRegionIterArg(0), d = pass1.getRegionIterArg(1);
+      SmallVector<Chunk> chunks =
+          loadBlock(xRow, pass1.getInductionVar(), vec);
+      SmallVector<Value> masked;
+      for (const Chunk &chunk : chunks)
+        for (Value v : chunk.values)
+          masked.push_back(arith::SelectOp::create(b, chunk.valid, v, negInf()));
+      Value tileMax = treeReduce<Value>(masked, [&](Value l, Value r) {
+        return combine(Combiner::max, l, r);
+      });
+      Value mNew = arith::MaximumFOp::create(b, m, tileMax);
+      // While the running max is -inf every contribution so far is 0.
+      Value finite =
+          arith::CmpFOp::create(b, arith::CmpFPredicate::ONE, mNew, negInf());
+      Value zero = constF32(0.0);
+      Value scale = arith::SelectOp::create(
+          b, finite, emitExp(arith::SubFOp::create(b, m, mNew)), zero);
+      SmallVector<Value> terms;
+      for (const Chunk &chunk : chunks) {
+        Value use = arith::AndIOp::create(b, chunk.valid, finite);
+        for (Value v : chunk.values)
+          terms.push_back(arith::SelectOp::create(
+              b, use, emitExp(arith::SubFOp::create(b, v, mNew)), zero));
+      }
+      Value tileSum = treeReduce<Value>(terms, [&](Value l, Value r) {
+        return combine(Combiner::sum, l, r);
+      });
+      Value dNew = arith::AddFOp::create(
+          b, arith::MulFOp::create(b, d, scale), tileSum);
+      scf::YieldOp::create(b, ValueRange{mNew, dNew});
+    }
+    auto [rowMax, rowSum] =
+        blockReducePair(pass1.getResult(0), pass1.getResult(1));
+    DenseMap<Value, Value> scalars;
+    scalars[group.reduces[0].getInit()] = rowMax;
+    scalars[group.reduces[1].getInit()] = rowSum;
+
+    // Pass 2, forwards or from the last tile back to the first.
+    Value numTiles = arith::CeilDivUIOp::create(b, cols, tile);
+    auto pass2 = scf::ForOp::create(b, constI32(0), numTiles, constI32(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(pass2.getBody()->getTerminator());
+    Value index = pass2.getInductionVar();
+    if (plan.reverseSecondPass)
+      index = arith::SubIOp::create(
+          b, arith::SubIOp::create(b, numTiles, constI32(1)), index);
+    Value start = arith::MulIOp::create(b, index, tile);
+    emitMap(yRow, loadBlock(xRow, start, vec), scalars);
+  }
+
+  ImplicitLocOpBuilder &b;
+  Group group;
+  const KernelPlan &plan;
+  Value x, y, rows, cols, xStride, yStride, shared;
+  Value tid, lane, warp;
+  FloatType f32;
+  Type i32, i64;
+};
+
+//===----------------------------------------------------------------------===//
+// Host side
+//===----------------------------------------------------------------------===//
+
+/// Returns a `!llvm.ptr<1>` to the first element of `memref`.
+static Value hostPointer(ImplicitLocOpBuilder &b, Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  auto md = memref::ExtractStridedMetadataOp::create(b, memref);
+  Value base =
+      memref::ExtractAlignedPointerAsIndexOp::create(b, md.getBaseBuffer());
+  Value offsetBytes = arith::MulIOp::create(
+      b, md.getOffset(),
+      arith::ConstantIndexOp::create(b, byteWidth(type.getElementType())));
+  Value addr = arith::IndexCastOp::create(
+      b, b.getI64Type(), arith::AddIOp::create(b, base, offsetBytes));
+  return LLVM::IntToPtrOp::create(
+      b, LLVM::LLVMPointerType::get(b.getContext(), 1), addr);
+}
+
+/// Returns the stride of dimension 0 of `memref`, as i64.
+static Value rowStride(ImplicitLocOpBuilder &b, Value memref) {
+  auto md = memref::ExtractStridedMetadataOp::create(b, memref);
+  return arith::IndexCastOp::create(b, b.getI64Type(), md.getStrides()[0]);
+}
+
+/// The launch metadata recorded for a kernel (docs/abi.md).
+static DictionaryAttr kernelMetadata(Builder &b, Group &group,
+                                     const KernelPlan &plan) {
+  StringRef origin = "custom";
+  if (auto attr = group.map->getAttrOfType<StringAttr>("rowred.origin"))
+    origin = attr.getValue();
+  int64_t sharedBytes =
+      plan.numWarps > 1
+          ? plan.sharedSlots(group.reduces.size()) * plan.numWarps * 4
+          : 0;
+  SmallVector<NamedAttribute> attrs = {
+      b.getNamedAttr("op", b.getStringAttr(origin)),
+      b.getNamedAttr("strategy", b.getStringAttr(stringify(plan.strategy))),
+      b.getNamedAttr("input_type", b.getStringAttr(typeName(plan.inType))),
+      b.getNamedAttr("output_type", b.getStringAttr(typeName(plan.outType))),
+      b.getNamedAttr("block_threads", b.getI64IntegerAttr(plan.numThreads())),
+      b.getNamedAttr("block_elements",
+                     b.getI64IntegerAttr(plan.blockElements)),
+      b.getNamedAttr("elements_per_thread",
+                     b.getI64IntegerAttr(plan.elementsPerThread())),
+      b.getNamedAttr("vector_width", b.getI64IntegerAttr(plan.vectorWidth)),
+      b.getNamedAttr("shared_bytes", b.getI64IntegerAttr(sharedBytes)),
+      b.getNamedAttr("min_cols", b.getI64IntegerAttr(1)),
+      b.getNamedAttr("max_cols", b.getI64IntegerAttr(plan.maxCols)),
+      b.getNamedAttr("reverse_second_pass",
+                     b.getBoolAttr(plan.strategy == Strategy::Online &&
+                                   plan.reverseSecondPass)),
+      b.getNamedAttr("fast_exp", b.getBoolAttr(plan.fastExp)),
+  };
+  return b.getDictionaryAttr(attrs);
+}
+
+//===----------------------------------------------------------------------===//
+// Pass
+//===----------------------------------------------------------------------===//
+
+struct ConvertRowRedToGPUPass
+    : rowred::impl::ConvertRowRedToGPUBase<ConvertRowRedToGPUPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    // The high-level ops must be decomposed first.
+    WalkResult undecomposed = module.walk([](Operation *op) {
+      if (isa<SoftmaxOp, LogSoftmaxOp>(op)) {
+        op->emitOpError() << "must be decomposed before the GPU lowering "
+                             "(run --rowred-decompose first)";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (undecomposed.wasInterrupted())
+      return signalPassFailure();
+
+    PlanOptions opts{strategy,    cols,
+                     blockSize,   numWarps,
+                     vectorWidth, maxElementsPerThread,
+                     reverseSecondPass, fastExp};
+    SmallVector<MapOp> maps;
+    module.walk([&](MapOp map) { maps.push_back(map); });
+
+    SmallVector<NamedAttribute> kernels;
+    if (auto existing = module->getAttrOfType<DictionaryAttr>(kKernelsAttrName))
+      llvm::append_range(kernels, existing.getValue());
+    SymbolTable symbols(module);
+    for (MapOp map : maps) {
+      FailureOr<Group> group = collectGroup(map);
+      if (failed(group))
+        return signalPassFailure();
+      FailureOr<KernelPlan> plan = planKernel(*group, opts);
+      if (failed(plan))
+        return signalPassFailure();
+      std::string name = kernelName(map);
+      lowerGroup(*group, *plan, name, symbols);
+      Builder builder(&getContext());
+      kernels.push_back(builder.getNamedAttr(
+          name, kernelMetadata(builder, *group, *plan)));
+      eraseGroup(*group);
+    }
+    // Reduces whose results no map consumes have no kernel yet.
+    WalkResult leftover = module.walk([](ReduceOp reduce) {
+      reduce.emitOpError() << "is not consumed by a rowred.map; only "
+                              "reduce chains that feed a map are lowered";
+      return WalkResult::interrupt();
+    });
+    if (leftover.wasInterrupted())
+      return signalPassFailure();
+    if (!kernels.empty()) {
+      module->setAttr(kKernelsAttrName,
+                      DictionaryAttr::get(&getContext(), kernels));
+      module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                      UnitAttr::get(&getContext()));
+    }
+  }
+
+  /// `<function>_kernel<N>`, unique in the module.
+  std::string kernelName(MapOp map) {
+    std::string prefix = "kernel";
+    if (auto func = map->getParentOfType<FunctionOpInterface>())
+      prefix = (func.getName() + "_kernel").str();
+    return prefix + std::to_string(counter++);
+  }
+
+  /// Builds the kernel for `group` and launches it in place of the group.
+  void lowerGroup(Group &group, const KernelPlan &plan, StringRef name,
+                  SymbolTable &symbols) {
+    MLIRContext *ctx = &getContext();
+    ModuleOp module = getOperation();
+    Location loc = group.map.getLoc();
+    ImplicitLocOpBuilder b(loc, ctx);
+
+    // Kernel.
+    b.setInsertionPointToEnd(module.getBody());
+    auto gpuModule = gpu::GPUModuleOp::create(b, name);
+    symbols.insert(gpuModule);
+    b.setInsertionPointToStart(gpuModule.getBody());
+    auto ptr = LLVM::LLVMPointerType::get(ctx, 1);
+    Type i64 = b.getI64Type();
+    auto funcType = FunctionType::get(ctx, {ptr, ptr, i64, i64, i64, i64}, {});
+    SmallVector<Type> workgroup;
+    if (plan.numWarps > 1)
+      workgroup.push_back(MemRefType::get(
+          {plan.sharedSlots(group.reduces.size()), plan.numWarps},
+          b.getF32Type(), MemRefLayoutAttrInterface(),
+          gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup)));
+    auto func = gpu::GPUFuncOp::create(b, name, funcType, workgroup);
+    func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+    func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
+        {static_cast<int32_t>(plan.numThreads()), 1, 1}));
+    b.setInsertionPointToStart(&func.getBody().front());
+    KernelEmitter(b, group, plan, func).emit();
+    gpu::ReturnOp::create(b);
+
+    // Host launch, guarded against empty inputs (a zero-sized grid is a
+    // launch error).
+    b.setInsertionPoint(group.map);
+    Value input = group.map.getInput(), output = group.map.getOutput();
+    Value rowsIdx = memref::DimOp::create(b, input, 0);
+    Value colsIdx = memref::DimOp::create(b, input, 1);
+    Value zero = arith::ConstantIndexOp::create(b, 0);
+    Value nonEmpty = arith::AndIOp::create(
+        b, arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, rowsIdx, zero),
+        arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, colsIdx, zero));
+    auto ifOp = scf::IfOp::create(b, nonEmpty, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    SmallVector<Value> args = {
+        hostPointer(b, input),
+        hostPointer(b, output),
+        arith::IndexCastOp::create(b, i64, rowsIdx),
+        arith::IndexCastOp::create(b, i64, colsIdx),
+        rowStride(b, input),
+        rowStride(b, output)};
+    Value one = arith::ConstantIndexOp::create(b, 1);
+    Value threads = arith::ConstantIndexOp::create(b, plan.numThreads());
+    gpu::LaunchFuncOp::create(b, func, gpu::KernelDim3{rowsIdx, one, one},
+                              gpu::KernelDim3{threads, one, one},
+                              /*dynamicSharedMemorySize=*/Value(), args);
+  }
+
+  /// Erases the group's ops and its row-scalar buffers.
+  void eraseGroup(Group &group) {
+    group.map->erase();
+    for (ReduceOp reduce : llvm::reverse(group.reduces))
+      reduce->erase();
+    for (Operation *op : group.deallocs)
+      op->erase();
+    for (Operation *op : group.allocs)
+      op->erase();
+  }
+
+  unsigned counter = 0;
+};
+
+} // namespace

@@ -1,0 +1,148 @@
+//===- ExportKernels.cpp - Write PTX and launch metadata ------------------===//
+//
+// Part of the softmax kernel compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rowred/Conversion/RowRedToGPU/RowRedToGPU.h"
+#include "rowred/Target/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir {
+namespace rowred {
+#define GEN_PASS_DEF_ROWREDEXPORTKERNELS
+#include "rowred/Target/Passes.h.inc"
+} // namespace rowred
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::rowred;
+
+/// Version of the kernel ABI and metadata format in docs/abi.md.
+static constexpr int64_t kAbiVersion = 1;
+
+/// Converts a metadata dictionary entry to JSON.
+static llvm::json::Value toJSON(Attribute attr) {
+  if (auto s = dyn_cast<StringAttr>(attr))
+    return s.getValue().str();
+  if (auto b = dyn_cast<BoolAttr>(attr))
+    return b.getValue();
+  if (auto i = dyn_cast<IntegerAttr>(attr))
+    return i.getInt();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  attr.print(os);
+  return text;
+}
+
+/// The kernel parameters, in order (docs/abi.md).
+static llvm::json::Array abiParams(StringRef inType, StringRef outType) {
+  // json::Value keeps StringRefs unowned: pass owned strings.
+  auto param = [](std::string name, std::string type, std::string meaning) {
+    return llvm::json::Object{{"name", std::move(name)},
+                              {"type", std::move(type)},
+                              {"meaning", std::move(meaning)}};
+  };
+  return llvm::json::Array{
+      param("x", ("const " + inType + " *").str(),
+            "input, global memory, row i at x + i * x_row_stride"),
+      param("y", (outType + " *").str(),
+            "output, global memory, row i at y + i * y_row_stride"),
+      param("rows", "int64", "number of rows (M)"),
+      param("cols", "int64", "number of columns (N), 1 <= N < 2^31"),
+      param("x_row_stride", "int64", "elements between rows of x"),
+      param("y_row_stride", "int64", "elements between rows of y"),
+  };
+}
+
+/// Writes `contents` to `path`, reporting failures on `loc`.
+static LogicalResult writeFile(Location loc, StringRef path,
+                               StringRef contents) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_Text);
+  if (ec)
+    return emitError(loc) << "cannot write '" << path << "': " << ec.message();
+  os << contents;
+  os.close();
+  if (os.has_error())
+    return emitError(loc) << "cannot write '" << path
+                          << "': " << os.error().message();
+  return success();
+}
+
+namespace {
+/// Writes `<kernel>.ptx` and `<kernel>.json` for every rowred kernel binary.
+struct RowRedExportKernelsPass
+    : rowred::impl::RowRedExportKernelsBase<RowRedExportKernelsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto kernels = module->getAttrOfType<DictionaryAttr>(kKernelsAttrName);
+    if (!kernels) {
+      module.emitError() << "no rowred kernels to export: run "
+                            "convert-rowred-to-gpu first";
+      return signalPassFailure();
+    }
+    if (std::error_code ec = llvm::sys::fs::create_directories(outputDir)) {
+      module.emitError() << "cannot create output directory '" << outputDir
+                         << "': " << ec.message();
+      return signalPassFailure();
+    }
+    unsigned written = 0;
+    for (auto binary : module.getOps<gpu::BinaryOp>()) {
+      auto metadata = kernels.getAs<DictionaryAttr>(binary.getSymName());
+      if (!metadata)
+        continue;
+      if (failed(exportBinary(binary, metadata)))
+        return signalPassFailure();
+      ++written;
+    }
+    if (written != kernels.size()) {
+      module.emitError() << "expected a gpu.binary for each of the "
+                         << kernels.size() << " rowred kernels, found "
+                         << written << ": run gpu-module-to-binary first";
+      return signalPassFailure();
+    }
+  }
+
+  LogicalResult exportBinary(gpu::BinaryOp binary, DictionaryAttr metadata) {
+    if (binary.getObjects().size() != 1)
+      return binary.emitError() << "expected one object per kernel binary";
+    auto object = cast<gpu::ObjectAttr>(binary.getObjects()[0]);
+    if (object.getFormat() != gpu::CompilationTarget::Assembly)
+      return binary.emitError()
+             << "holds no PTX text: compile with "
+                "gpu-module-to-binary{format=isa}";
+    StringRef name = binary.getSymName();
+    SmallString<128> ptxPath(outputDir), jsonPath(outputDir);
+    llvm::sys::path::append(ptxPath, name + ".ptx");
+    llvm::sys::path::append(jsonPath, name + ".json");
+    if (failed(writeFile(binary.getLoc(), ptxPath,
+                         object.getObject().getValue())))
+      return failure();
+
+    llvm::json::Object json;
+    json["abi_version"] = kAbiVersion;
+    json["kernel"] = name.str();
+    json["ptx"] = (name + ".ptx").str();
+    if (auto target = dyn_cast<NVVM::NVVMTargetAttr>(object.getTarget()))
+      json["chip"] = target.getChip().str();
+    for (NamedAttribute entry : metadata)
+      json[entry.getName().strref()] = toJSON(entry.getValue());
+    json["params"] = abiParams(metadata.getAs<StringAttr>("input_type").getValue(),
+                               metadata.getAs<StringAttr>("output_type").getValue());
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << llvm::formatv("{0:2}", llvm::json::Value(std::move(json))) << "\n";
+    return writeFile(binary.getLoc(), jsonPath, text);
+  }
+};
+} // namespace
