@@ -5,7 +5,10 @@ Each variant is a small .mlir function (softmax or log_softmax over a dynamic
 2-D memref of one element type) compiled with softmax-opt's rowred-to-ptx
 pipeline. The GPU suite and the ptxas checks run over this set.
 
-usage: gen_kernels.py SOFTMAX_OPT OUTPUT_DIR [--quick]
+usage: gen_kernels.py SOFTMAX_OPT OUTPUT_DIR [--set suite|bench]
+
+`suite` is the correctness set below; `bench` compiles one softmax kernel per
+benchmark shape (cols=N, strategy=auto) for f32 and bf16.
 """
 import argparse
 import json
@@ -35,11 +38,21 @@ VARIANTS = [
 ]
 
 
+BENCH_NS = [256, 512, 781, 1024, 2048, 4096, 8192, 12288, 16384, 32768,
+            65536, 131072, 262144, 1048576]
+
+
+def bench_variants():
+    for dtype in ("f32", "bf16"):
+        for n in BENCH_NS:
+            yield ("softmax", dtype, "auto", f"cols={n}")
+
+
 def variant_name(op, dtype, strategy, options):
     name = f"{op}_{dtype}_{strategy}"
     for opt in filter(None, options.split()):
         key, value = opt.split("=")
-        name += "_" + {"block-size": "b", "reverse-second-pass": "rev"}.get(
+        name += "_" + {"block-size": "b", "reverse-second-pass": "rev", "cols": "n"}.get(
             key, key.replace("-", "")) + value
     return name
 
@@ -55,11 +68,13 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("softmax_opt")
     parser.add_argument("output_dir")
+    parser.add_argument("--set", choices=["suite", "bench"], default="suite")
     args = parser.parse_args()
+    variants = VARIANTS if args.set == "suite" else list(bench_variants())
     os.makedirs(args.output_dir, exist_ok=True)
     manifest = []
     with tempfile.TemporaryDirectory() as tmp:
-        for op, dtype, strategy, options in VARIANTS:
+        for op, dtype, strategy, options in variants:
             name = variant_name(op, dtype, strategy, options)
             src = os.path.join(tmp, name + ".mlir")
             with open(src, "w") as f:

@@ -65,7 +65,7 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
     Option<"fastExp", "fast-exp", "bool", /*default=*/"true",
            "Use ex2.approx / lg2.approx and a per-row reciprocal">,
     Option<"maxElementsPerThread", "max-elements-per-thread", "int64_t",
-           /*default=*/"64",
+           /*default=*/"32",
            "Fused: refuse blocks that hold more elements per thread than "
            "this in registers">
   ];

@@ -1,0 +1,261 @@
+#!/usr/bin/env python3
+"""Times our generated softmax kernels against the peers on one GPU.
+
+Peers: torch.softmax, the Triton tutorial's fused persistent softmax, and a
+Triton online (two-read) softmax. All are timed alike with
+triton.testing.do_bench (CUDA events, L2 flushed before every run, median),
+and every output is checked against torch in float64 before it is timed.
+GB/s = 2 * M * N * bytes / time. The copy ceiling is measured in the same run.
+
+usage: bench.py KERNEL_DIR [--json OUT] [--png OUT]
+KERNEL_DIR holds the kernels from `scripts/gen_kernels.py --set bench`.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+
+import cupy as cp
+import numpy as np
+import torch
+import triton
+import triton.language as tl
+from triton.runtime import driver
+
+DEVICE = torch.device("cuda")
+SHAPES = [(4096, n) for n in (256, 512, 781, 1024, 2048, 4096, 8192, 12288,
+                              16384, 32768, 65536, 131072)]
+SHAPES += [(1024, 262144), (1024, 1048576), (32768, 4096)]
+
+
+# --- Peer: the Triton tutorial's fused softmax (one program per row block,
+# persistent over rows, whole row in one BLOCK_SIZE). ---
+@triton.jit
+def tutorial_softmax_kernel(output_ptr, input_ptr, input_row_stride,
+                            output_row_stride, n_rows, n_cols,
+                            BLOCK_SIZE: tl.constexpr,
+                            num_stages: tl.constexpr):
+    row_start = tl.program_id(0)
+    row_step = tl.num_programs(0)
+    for row_idx in tl.range(row_start, n_rows, row_step,
+                            num_stages=num_stages):
+        row_start_ptr = input_ptr + row_idx * input_row_stride
+        col_offsets = tl.arange(0, BLOCK_SIZE)
+        input_ptrs = row_start_ptr + col_offsets
+        mask = col_offsets < n_cols
+        row = tl.load(input_ptrs, mask=mask, other=-float("inf"))
+        row_minus_max = row - tl.max(row, axis=0)
+        numerator = tl.exp(row_minus_max)
+        denominator = tl.sum(numerator, axis=0)
+        softmax_output = numerator / denominator
+        output_row_start_ptr = output_ptr + row_idx * output_row_stride
+        output_ptrs = output_row_start_ptr + col_offsets
+        tl.store(output_ptrs, softmax_output, mask=mask)
+
+
+TUTORIAL_MAX_N = 16384
+_PROPS = driver.active.utils.get_device_properties(torch.cuda.current_device())
+_kernels = {}
+
+
+def tutorial_softmax(x):
+    n_rows, n_cols = x.shape
+    BLOCK_SIZE = triton.next_power_of_2(n_cols)
+    num_warps = 8
+    num_stages = 4 if _PROPS["max_shared_mem"] > 200000 else 2
+    y = torch.empty_like(x)
+    key = (BLOCK_SIZE, x.dtype)
+    if key not in _kernels:
+        kernel = tutorial_softmax_kernel.warmup(
+            y, x, x.stride(0), y.stride(0), n_rows, n_cols,
+            BLOCK_SIZE=BLOCK_SIZE, num_stages=num_stages, num_warps=num_warps,
+            grid=(1,))
+        kernel._init_handles()
+        n_regs, size_smem = kernel.n_regs, kernel.metadata.shared
+        occupancy = _PROPS["max_num_regs"] // (n_regs * 32 * num_warps)
+        if size_smem > 0:
+            occupancy = min(occupancy, _PROPS["max_shared_mem"] // size_smem)
+        _kernels[key] = (kernel, occupancy * _PROPS["multiprocessor_count"])
+    kernel, programs = _kernels[key]
+    kernel[(min(programs, n_rows), 1, 1)](y, x, x.stride(0), y.stride(0),
+                                          n_rows, n_cols, BLOCK_SIZE,
+                                          num_stages)
+    return y
+
+
+# --- Peer: online softmax in Triton (seed 001's kernel, two reads). ---
+@triton.jit
+def online_softmax_kernel(x_ptr, y_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    x_row = x_ptr + row * n_cols
+    y_row = y_ptr + row * n_cols
+    m = tl.full((BLOCK,), -float("inf"), tl.float32)
+    d = tl.zeros((BLOCK,), tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        x = tl.load(x_row + cols, mask=cols < n_cols,
+                    other=-float("inf")).to(tl.float32)
+        m_new = tl.maximum(m, x)
+        alpha = tl.where(m_new == -float("inf"), 0.0, tl.exp(m - m_new))
+        d = d * alpha + tl.where(m_new == -float("inf"), 0.0, tl.exp(x - m_new))
+        m = m_new
+    m_row = tl.max(m, axis=0)
+    d_row = tl.sum(d * tl.where(m == -float("inf"), 0.0, tl.exp(m - m_row)),
+                   axis=0)
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        x = tl.load(x_row + cols, mask=cols < n_cols,
+                    other=-float("inf")).to(tl.float32)
+        y = tl.exp(x - m_row) / d_row
+        tl.store(y_row + cols, y.to(y_ptr.dtype.element_ty), mask=cols < n_cols)
+
+
+def triton_online_softmax(x):
+    n_rows, n_cols = x.shape
+    y = torch.empty_like(x)
+    block = min(triton.next_power_of_2(n_cols), 4096)
+    num_warps = 4 if block <= 1024 else 8 if block <= 2048 else 16
+    online_softmax_kernel[(n_rows,)](x, y, n_cols, BLOCK=block,
+                                     num_warps=num_warps)
+    return y
+
+
+# --- Ours: the generated PTX launched through the documented ABI. ---
+class Ours:
+    def __init__(self, kernel_dir, dtype, n):
+        tag = {torch.float32: "f32", torch.bfloat16: "bf16"}[dtype]
+        base = f"softmax_{tag}_auto_n{n}_kernel0"
+        with open(os.path.join(kernel_dir, base + ".json")) as f:
+            self.meta = json.load(f)
+        self.module = cp.RawModule(path=os.path.join(kernel_dir,
+                                                     self.meta["ptx"]))
+        self.fn = self.module.get_function(base)
+        self.threads = self.meta["block_threads"]
+        sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+        per_sm = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
+            self.fn.kernel.ptr, self.threads, 0)
+        self.resident = sms * per_sm
+        self.per_sm = per_sm
+
+    def __call__(self, x):
+        y = torch.empty_like(x)
+        rows, cols = x.shape
+        grid = max(1, min(rows, self.resident))
+        self.fn((grid,), (self.threads,),
+                (np.uint64(x.data_ptr()), np.uint64(y.data_ptr()),
+                 np.int64(rows), np.int64(cols), np.int64(x.stride(0)),
+                 np.int64(y.stride(0))))
+        return y
+
+
+def copy_bandwidth():
+    a = torch.empty(1 << 28, dtype=torch.float32, device=DEVICE)
+    b = torch.empty_like(a)
+    ms = triton.testing.do_bench(lambda: b.copy_(a), return_mode="median")
+    return 2 * a.numel() * 4 / ms / 1e6
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("kernel_dir")
+    parser.add_argument("--json")
+    parser.add_argument("--png")
+    parser.add_argument("--dtypes", default="f32,bf16")
+    args = parser.parse_args()
+    torch.manual_seed(0)
+    ceiling = copy_bandwidth()
+    name = torch.cuda.get_device_name()
+    print(f"device: {name}; copy bandwidth {ceiling:.0f} GB/s")
+    providers = {"torch": lambda x: torch.softmax(x, dim=-1),
+                 "triton-tutorial": tutorial_softmax,
+                 "triton-online": triton_online_softmax}
+    rows = []
+    for tag in args.dtypes.split(","):
+        dtype = {"f32": torch.float32, "bf16": torch.bfloat16}[tag]
+        for m, n in SHAPES:
+            x = torch.randn(m, n, device=DEVICE, dtype=dtype)
+            ref = torch.softmax(x.double(), dim=-1)
+            result = {"dtype": tag, "M": m, "N": n}
+            ours = Ours(args.kernel_dir, dtype, n)
+            result["ours_strategy"] = ours.meta["strategy"]
+            for pname, fn in list(providers.items()) + [("ours", ours)]:
+                if pname == "triton-tutorial" and n > TUTORIAL_MAX_N:
+                    # Its whole row lives in registers: compiling a block of
+                    # 64K+ elements takes minutes and fails out of resources
+                    # (DESIGN.md section 4 measured 32768 and up).
+                    result[pname] = None
+                    result[pname + "_error"] = "not run (row > 16384)"
+                    continue
+                try:
+                    y = fn(x)
+                    torch.cuda.synchronize()
+                    err = (y.double() - ref).abs().max().item()
+                    tol = 1e-5 if dtype == torch.float32 else 1e-2
+                    if not err <= tol:
+                        result[pname] = None
+                        result[pname + "_error"] = f"max abs err {err:.2e}"
+                        continue
+                    ms = triton.testing.do_bench(lambda: fn(x),
+                                                 return_mode="median")
+                    result[pname] = 2 * m * n * x.element_size() / ms / 1e6
+                except Exception as e:  # a peer that fails is reported
+                    result[pname] = None
+                    result[pname + "_error"] = type(e).__name__
+            rows.append(result)
+            print("  " + json.dumps(result), flush=True)
+            del x, ref
+            torch.cuda.empty_cache()
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": name, "copy_gbps": ceiling, "rows": rows},
+                      f, indent=1)
+    names = ["torch", "triton-tutorial", "triton-online", "ours"]
+    print(f"{'dtype':5} {'M x N':>15} {'strategy':8} " +
+          " ".join(f"{p:>15}" for p in names) + f" {'%copy':>6} {'vs best':>7}")
+    ratios_best, ratios_torch = [], []
+    for r in rows:
+        cells = []
+        for p in names:
+            v = r.get(p)
+            cells.append(f"{v:15.0f}" if v else f"{'fail':>15}")
+        peers = [r[p] for p in names[:3] if r.get(p)]
+        best = max(peers) if peers else None
+        ours = r.get("ours")
+        pct = f"{100 * ours / ceiling:6.1f}" if ours else f"{'-':>6}"
+        vs = f"{ours / best:7.2f}" if ours and best else f"{'-':>7}"
+        if ours and best:
+            ratios_best.append(ours / best)
+        if ours and r.get("torch"):
+            ratios_torch.append(ours / r["torch"])
+        print(f"{r['dtype']:5} {str(r['M']) + ' x ' + str(r['N']):>15} "
+              f"{r['ours_strategy']:8} " + " ".join(cells) + f" {pct} {vs}")
+    if ratios_torch:
+        g = math.exp(sum(map(math.log, ratios_torch)) / len(ratios_torch))
+        print(f"geomean ours/torch {g:.2f}; min ours/best-peer "
+              f"{min(ratios_best):.2f}")
+    if args.png:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, axes = plt.subplots(1, len(args.dtypes.split(",")),
+                                 figsize=(13, 4.5), squeeze=False)
+        for ax, tag in zip(axes[0], args.dtypes.split(",")):
+            sel = [r for r in rows if r["dtype"] == tag and r["M"] == 4096]
+            for p in names:
+                pts = [(r["N"], r[p]) for r in sel if r.get(p)]
+                if pts:
+                    ax.plot(*zip(*pts), marker="o", label=p)
+            ax.axhline(ceiling, color="gray", ls="--", label="copy")
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel("N (M = 4096)")
+            ax.set_ylabel("GB/s")
+            ax.set_title(f"softmax {tag} on {name}")
+            ax.legend()
+        fig.tight_layout()
+        fig.savefig(args.png, dpi=110)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
