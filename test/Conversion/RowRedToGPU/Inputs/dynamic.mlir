@@ -1,0 +1,5 @@
+// A softmax whose row length is only known at run time.
+func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  rowred.softmax dimension(1) ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>)
+  return
+}

@@ -1,0 +1,98 @@
+// RUN: softmax-opt %s -split-input-file -verify-diagnostics --convert-rowred-to-gpu
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=fused cols=100000" 2>&1 | FileCheck %s --check-prefix=TOO-LONG
+// RUN: not softmax-opt %S/Inputs/not-softmax.mlir --convert-rowred-to-gpu="strategy=online" 2>&1 | FileCheck %s --check-prefix=ONLINE
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=fused" 2>&1 | FileCheck %s --check-prefix=NEEDS-COLS
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=fused cols=1000 block-size=512" 2>&1 | FileCheck %s --check-prefix=SMALL-BLOCK
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=fused block-size=1000" 2>&1 | FileCheck %s --check-prefix=POW2
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=fastest" 2>&1 | FileCheck %s --check-prefix=STRATEGY
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="num-warps=3" 2>&1 | FileCheck %s --check-prefix=WARPS
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="vector-width=8" 2>&1 | FileCheck %s --check-prefix=VECTOR
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online num-warps=8 block-size=128" 2>&1 | FileCheck %s --check-prefix=TILE
+// RUN: not softmax-opt %S/Inputs/static.mlir --rowred-decompose --convert-rowred-to-gpu="cols=512" 2>&1 | FileCheck %s --check-prefix=CONTRADICT
+
+// TOO-LONG: error: 'rowred.map' op a fused block of 131072 elements over 1024 threads keeps 128 elements per thread in registers (limit 32); use more warps or strategy=online for rows this long
+// NEEDS-COLS: dynamic.mlir:3:3: error: 'rowred.map' op the fused strategy holds the whole row in registers and needs its length: set cols=N or block-size=B (or use strategy=online)
+// SMALL-BLOCK: error: 'rowred.map' op block-size 512 is smaller than the 1000 columns; the fused kernel holds the whole row
+// POW2: error: 'rowred.map' op block-size must be a power of two, got 1000
+// STRATEGY: error: 'rowred.map' op unknown strategy 'fastest'; expected fused, online or auto
+// WARPS: error: 'rowred.map' op num-warps must be a power of two from 1 to 32, got 3
+// VECTOR: error: 'rowred.map' op vector-width must be a power of two with accesses of at most 16 bytes (at most 4 elements here), got 8
+// TILE: error: 'rowred.map' op the online tile (block-size 128) must hold at least one element per thread (256)
+// ONLINE: not-softmax.mlir:8:3: error: 'rowred.map' op the online strategy needs a max reduce followed by a sum of exp(x - max), as produced by rowred-decompose
+// CONTRADICT: error: 'rowred.map' op cols=512 contradicts the input type, which has 1024 columns
+
+func.func @undecomposed(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  // expected-error @+1 {{'rowred.softmax' op must be decomposed before the GPU lowering (run --rowred-decompose first)}}
+  rowred.softmax dimension(1) ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>)
+  return
+}
+
+// -----
+
+func.func @reduce_without_map(%x: memref<4x8xf32>, %m: memref<4xf32>) {
+  // expected-error @+1 {{'rowred.reduce' op is not consumed by a rowred.map; only reduce chains that feed a map are lowered}}
+  rowred.reduce max ins(%x : memref<4x8xf32>) outs(%m : memref<4xf32>) {
+  ^bb0(%xj: f32):
+    rowred.yield %xj : f32
+  }
+  return
+}
+
+// -----
+
+func.func @scalars_from_argument(%x: memref<4x8xf32>, %m: memref<4xf32>, %y: memref<4x8xf32>) {
+  // expected-error @+1 {{'rowred.map' op row scalars must come from a memref.alloc in the same block to be fused into a GPU kernel}}
+  rowred.map ins(%x : memref<4x8xf32>) rows(%m : memref<4xf32>) outs(%y : memref<4x8xf32>) {
+  ^bb0(%xj: f32, %mi: f32):
+    %d = arith.subf %xj, %mi : f32
+    rowred.yield %d : f32
+  }
+  return
+}
+
+// -----
+
+func.func @escaping_scalars(%x: memref<4x8xf32>, %y: memref<4x8xf32>, %out: memref<4xf32>) {
+  %m = memref.alloc() : memref<4xf32>
+  rowred.reduce max ins(%x : memref<4x8xf32>) outs(%m : memref<4xf32>) {
+  ^bb0(%xj: f32):
+    rowred.yield %xj : f32
+  }
+  rowred.map ins(%x : memref<4x8xf32>) rows(%m : memref<4xf32>) outs(%y : memref<4x8xf32>) {
+  ^bb0(%xj: f32, %mi: f32):
+    %d = arith.subf %xj, %mi : f32
+    rowred.yield %d : f32
+  }
+  // expected-error @+1 {{'memref.copy' op uses a row-scalar buffer of a fused group; the buffer is not materialized by the GPU kernel}}
+  memref.copy %m, %out : memref<4xf32> to memref<4xf32>
+  return
+}
+
+// -----
+
+func.func @other_input(%x: memref<4x8xf32>, %z: memref<4x8xf32>, %y: memref<4x8xf32>) {
+  %m = memref.alloc() : memref<4xf32>
+  // expected-error @+1 {{'rowred.reduce' op reduces a different input than the rowred.map it feeds; only reductions of the mapped input can be fused}}
+  rowred.reduce max ins(%z : memref<4x8xf32>) outs(%m : memref<4xf32>) {
+  ^bb0(%xj: f32):
+    rowred.yield %xj : f32
+  }
+  rowred.map ins(%x : memref<4x8xf32>) rows(%m : memref<4xf32>) outs(%y : memref<4x8xf32>) {
+  ^bb0(%xj: f32, %mi: f32):
+    rowred.yield %mi : f32
+  }
+  return
+}
+
+// -----
+
+func.func @captures(%x: memref<4x8xf32>, %y: memref<4x8xf32>, %c: f32) {
+  rowred.map ins(%x : memref<4x8xf32>) outs(%y : memref<4x8xf32>) {
+  ^bb0(%xj: f32):
+    // expected-error @+1 {{'arith.mulf' op uses a value defined outside the rowred body; only constants can be captured}}
+    %r = arith.mulf %xj, %c : f32
+    rowred.yield %r : f32
+  }
+  return
+}
+

@@ -1,0 +1,85 @@
+// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=1024" | FileCheck %s
+
+// The fused kernel for a 1024-column f32 softmax: 128 threads (4 warps), 8
+// elements per thread as two 16-byte chunks, the row held in registers.
+
+// Host side: the group is replaced by a launch guarded against empty inputs,
+// and the row-scalar buffers are gone.
+// CHECK: module attributes {gpu.container_module, rowred.kernels = {softmax_kernel0 = {block_elements = 1024 : i64, block_threads = 128 : i64, elements_per_thread = 8 : i64, fast_exp = true, input_type = "f32", max_cols = 1024 : i64, min_cols = 1 : i64, op = "softmax", output_type = "f32", reverse_second_pass = false, shared_bytes = 32 : i64, strategy = "fused", vector_width = 4 : i64}}}
+// CHECK-LABEL: func.func @softmax
+// CHECK-NOT: memref.alloc
+// CHECK-NOT: rowred.
+// CHECK: scf.if
+// CHECK: memref.extract_aligned_pointer_as_index
+// CHECK: llvm.inttoptr %{{.*}} : i64 to !llvm.ptr<1>
+// CHECK: gpu.launch_func @softmax_kernel0::@softmax_kernel0 blocks in (%[[ROWS:.*]], %{{.*}}, %{{.*}}) threads in (%[[T:.*]], %{{.*}}, %{{.*}}) args(%{{.*}} : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64)
+// CHECK-NOT: memref.dealloc
+
+// The kernel: documented ABI, one f32 slot per warp per reduction.
+// CHECK: gpu.module @softmax_kernel0
+// CHECK: gpu.func @softmax_kernel0(%[[X:.*]]: !llvm.ptr<1>, %[[Y:.*]]: !llvm.ptr<1>, %[[M:.*]]: i64, %[[N:.*]]: i64, %[[SX:.*]]: i64, %[[SY:.*]]: i64) workgroup(%[[SMEM:.*]] : memref<2x4xf32, #gpu.address_space<workgroup>>) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
+
+// Vector path only when pointers, strides and N allow 16-byte accesses.
+// CHECK: llvm.ptrtoint %[[X]]
+// CHECK: arith.remui %[[SX]], %{{.*}} : i64
+// CHECK: llvm.ptrtoint %[[Y]]
+// CHECK: arith.remui %[[SY]], %{{.*}} : i64
+// CHECK: arith.remui %{{.*}}, %{{.*}} : i32
+// CHECK: arith.cmpi eq
+// CHECK-NEXT: %[[VEC_OK:.*]] = arith.andi
+// CHECK: scf.if %[[VEC_OK]] {
+
+// Persistent grid-stride loop over rows.
+// CHECK: %[[BID:.*]] = gpu.block_id x
+// CHECK: %[[BID64:.*]] = arith.index_cast %[[BID]] : index to i64
+// CHECK: %[[GRID:.*]] = gpu.grid_dim x
+// CHECK: %[[GRID64:.*]] = arith.index_cast %[[GRID]] : index to i64
+// CHECK: scf.for %[[ROW:.*]] = %[[BID64]] to %[[M]] step %[[GRID64]] : i64 {
+// CHECK: arith.muli %[[ROW]], %[[SX]] : i64
+
+// Masked 16-byte loads: out-of-range chunks load nothing.
+// CHECK: %[[VALID:.*]] = arith.cmpi slt, %{{.*}}, %{{.*}} : i32
+// CHECK: scf.if %[[VALID]] -> (vector<4xf32>) {
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK: } else {
+// CHECK: scf.yield %{{.*}} : vector<4xf32>
+
+// Max: masked lanes contribute -inf, then in-thread, warp and block steps.
+// CHECK: arith.select %[[VALID]], %{{.*}}, %[[NEG_INF:.*]] : f32
+// CHECK: arith.maximumf
+// CHECK: gpu.shuffle xor %{{.*}}, %{{.*}}, %{{.*}} : f32
+// CHECK-COUNT-4: gpu.shuffle xor
+// CHECK: %[[LANE0:.*]] = arith.cmpi eq, %{{.*}}, %{{.*}} : i32
+// CHECK: scf.if %[[LANE0]] {
+// CHECK: memref.store %{{.*}}, %[[SMEM]][%{{.*}}, %{{.*}}]
+// CHECK: gpu.barrier
+// CHECK-COUNT-4: memref.load %[[SMEM]]
+
+// Sum of exp(x - m) as exp2((x - m) * log2 e); masked lanes contribute 0.
+// CHECK: %[[D:.*]] = arith.subf %{{.*}}, %{{.*}} : f32
+// CHECK: %[[S:.*]] = arith.mulf %[[D]], %{{.*}} : f32
+// CHECK: math.exp2 %[[S]] fastmath<afn> : f32
+// CHECK: arith.select %[[VALID]], %{{.*}}, %{{.*}} : f32
+// CHECK: arith.addf
+// CHECK-COUNT-5: gpu.shuffle xor
+// CHECK: gpu.barrier
+
+// The map: one reciprocal per row, a multiply per element, masked stores.
+// CHECK: %[[RCP:.*]] = arith.divf %{{.*}}, %{{.*}} : f32
+// CHECK-NOT: arith.divf
+// CHECK: arith.mulf %{{.*}}, %[[RCP]] : f32
+// CHECK: scf.if %[[VALID]] {
+// CHECK: llvm.insertelement
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+
+// The scalar path handles unaligned rows with 4-byte accesses.
+// CHECK: } else {
+// CHECK: scf.for
+// CHECK: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<1> -> f32
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr<1>
+// CHECK: gpu.return
+
+func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  rowred.softmax dimension(1) ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>)
+  return
+}

@@ -1,0 +1,43 @@
+// RUN: softmax-opt %s --convert-rowred-to-gpu="cols=4096" | FileCheck %s
+
+// Any reduce chain feeding a map is fused, not just softmax: here every row
+// is scaled by the reciprocal root of its sum of squares, with constants
+// captured from the function.
+
+// CHECK: rowred.kernels = {l2norm_kernel0 = {{{.*}}op = "custom"{{.*}}shared_bytes = 64 : i64, strategy = "fused"
+// CHECK: gpu.func @l2norm_kernel0
+// CHECK-SAME: workgroup(%[[SMEM:.*]] : memref<1x16xf32, #gpu.address_space<workgroup>>)
+// CHECK: scf.for
+// The reduce body squares each element; masked lanes add 0.
+// CHECK: %[[SQ:.*]] = arith.mulf %[[E:.*]], %[[E]] : f32
+// CHECK: arith.select %{{.*}}, %[[SQ]], %{{.*}} : f32
+// CHECK: gpu.barrier
+// The row-uniform part of the map (the root) is computed once per row.
+// CHECK: %[[R:.*]] = math.rsqrt %{{.*}} : f32
+// CHECK-NOT: math.rsqrt
+// CHECK: arith.mulf %{{.*}}, %[[R]] : f32
+// A single block-level reduction per row: a barrier before the next row
+// reuses its shared slot.
+// CHECK: llvm.store
+// CHECK: gpu.barrier
+// CHECK-NEXT: }
+func.func @l2norm(%x: memref<?x4096xf32>, %y: memref<?x4096xf32>) {
+  %c0 = arith.constant 0 : index
+  %eps = arith.constant 1.0e-6 : f32
+  %rows = memref.dim %x, %c0 : memref<?x4096xf32>
+  %s = memref.alloc(%rows) : memref<?xf32>
+  rowred.reduce sum ins(%x : memref<?x4096xf32>) outs(%s : memref<?xf32>) {
+  ^bb0(%xj: f32):
+    %sq = arith.mulf %xj, %xj : f32
+    rowred.yield %sq : f32
+  }
+  rowred.map ins(%x : memref<?x4096xf32>) rows(%s : memref<?xf32>) outs(%y : memref<?x4096xf32>) {
+  ^bb0(%xj: f32, %si: f32):
+    %t = arith.addf %si, %eps : f32
+    %r = math.rsqrt %t : f32
+    %o = arith.mulf %xj, %r : f32
+    rowred.yield %o : f32
+  }
+  memref.dealloc %s : memref<?xf32>
+  return
+}

@@ -1,0 +1,62 @@
+// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="strategy=online num-warps=2 block-size=256" | FileCheck %s
+// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="strategy=online num-warps=2 block-size=256 reverse-second-pass=1" | FileCheck %s --check-prefix=REV
+// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="strategy=online fast-exp=0" | FileCheck %s --check-prefix=EXACT
+
+// The online kernel: pass 1 walks the row in tiles keeping a running
+// (max, sum) per thread, merged across threads with the online combiner;
+// pass 2 reads the row again and writes it.
+
+// CHECK: max_cols = 0
+// CHECK-SAME: strategy = "online"
+// CHECK: gpu.func @softmax_kernel0
+// CHECK-SAME: workgroup(%[[SMEM:.*]] : memref<2x2xf32, #gpu.address_space<workgroup>>)
+// CHECK: scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %{{.*}} : i64 {
+
+// Pass 1: tile max, new running max, rescale of the running sum (0 while the
+// running max is -inf), masked exp terms.
+// CHECK: %[[P1:.*]]:2 = scf.for %{{.*}} = %{{.*}} to %[[COLS:.*]] step %{{.*}} iter_args(%[[M:.*]] = %[[NEG_INF:.*]], %[[D:.*]] = %{{.*}}) -> (f32, f32) : i32 {
+// CHECK: %[[MNEW:.*]] = arith.maximumf %[[M]], %{{.*}} : f32
+// CHECK: %[[FINITE:.*]] = arith.cmpf one, %[[MNEW]], %{{.*}} : f32
+// CHECK: %[[OLD:.*]] = arith.subf %[[M]], %[[MNEW]] : f32
+// CHECK: math.exp2
+// CHECK: %[[SCALE:.*]] = arith.select %[[FINITE]], %{{.*}}, %{{.*}} : f32
+// CHECK: arith.andi %{{.*}}, %[[FINITE]] : i1
+// CHECK: arith.mulf %[[D]], %[[SCALE]] : f32
+// CHECK: scf.yield %[[MNEW]], %{{.*}} : f32, f32
+
+// Cross-thread merge of (m, d) pairs: both halves shuffled, the sums
+// rescaled to the common max, plain sum when that max is -inf.
+// CHECK: gpu.shuffle xor %[[P1]]#0, %{{.*}}, %{{.*}} : f32
+// CHECK: gpu.shuffle xor %[[P1]]#1, %{{.*}}, %{{.*}} : f32
+// CHECK: %[[CM:.*]] = arith.maximumf
+// CHECK: arith.cmpf oeq, %[[CM]], %{{.*}} : f32
+// CHECK: arith.select
+// CHECK: memref.store %{{.*}}, %[[SMEM]]
+// CHECK: memref.store %{{.*}}, %[[SMEM]]
+// CHECK: gpu.barrier
+
+// Pass 2 over ceil(N / tile) tiles, forwards.
+// CHECK: %[[TILES:.*]] = arith.ceildivui %{{.*}}, %{{.*}} : i32
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %[[TILES]] step %{{.*}} : i32 {
+// CHECK-NEXT: arith.muli %[[I]], %{{.*}} : i32
+// CHECK: llvm.store
+// The pair exchange uses both slots once per row: a barrier before the next
+// row may overwrite them.
+// CHECK: gpu.barrier
+// CHECK-NEXT: }
+
+// REV: reverse_second_pass = true
+// REV: %[[TILES:.*]] = arith.ceildivui
+// REV: scf.for %[[I:.*]] = %{{.*}} to %[[TILES]] step %{{.*}} : i32 {
+// REV: %[[LAST:.*]] = arith.subi %[[TILES]], %{{.*}} : i32
+// REV-NEXT: %[[IDX:.*]] = arith.subi %[[LAST]], %[[I]] : i32
+// REV-NEXT: arith.muli %[[IDX]], %{{.*}} : i32
+
+// Without fast-exp the exponentials stay math.exp and the division stays.
+// EXACT-NOT: math.exp2
+// EXACT: math.exp
+// EXACT: arith.divf
+func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  rowred.softmax dimension(1) ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>)
+  return
+}
