@@ -48,11 +48,37 @@ def bench_variants():
             yield ("softmax", dtype, "auto", f"cols={n}")
 
 
+SWEEP_NS = [256, 512, 781, 1024, 2048, 4096, 8192, 12288, 16384, 32768]
+
+
+def sweep_variants():
+    """One fused softmax per (dtype, N, warps) with 4..64 elements/thread."""
+    for dtype in ("f32", "bf16"):
+        for n in SWEEP_NS:
+            block = 1 << (n - 1).bit_length()
+            for warps in (1, 2, 4, 8, 16, 32):
+                per_thread = block // (warps * 32)
+                if 4 <= per_thread <= 64:
+                    yield ("softmax", dtype, "fused",
+                           f"cols={n} num-warps={warps} "
+                           "max-elements-per-thread=64")
+    for dtype in ("f32", "bf16"):
+        for n in (65536, 262144):
+            for warps in (4, 8, 16, 32):
+                for tile_vectors in (2, 4, 8):
+                    vec = 4 if dtype == "f32" else 8
+                    yield ("softmax", dtype, "online",
+                           f"cols={n} num-warps={warps} "
+                           f"block-size={warps * 32 * vec * tile_vectors} "
+                           "max-elements-per-thread=64")
+
+
 def variant_name(op, dtype, strategy, options):
     name = f"{op}_{dtype}_{strategy}"
     for opt in filter(None, options.split()):
         key, value = opt.split("=")
-        name += "_" + {"block-size": "b", "reverse-second-pass": "rev", "cols": "n"}.get(
+        name += "_" + {"block-size": "b", "reverse-second-pass": "rev", "cols": "n",
+         "num-warps": "w", "max-elements-per-thread": "e"}.get(
             key, key.replace("-", "")) + value
     return name
 
@@ -68,9 +94,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("softmax_opt")
     parser.add_argument("output_dir")
-    parser.add_argument("--set", choices=["suite", "bench"], default="suite")
+    parser.add_argument("--set", choices=["suite", "bench", "sweep"],
+                        default="suite")
     args = parser.parse_args()
-    variants = VARIANTS if args.set == "suite" else list(bench_variants())
+    variants = {"suite": VARIANTS, "bench": list(bench_variants()),
+                "sweep": list(sweep_variants())}[args.set]
     os.makedirs(args.output_dir, exist_ok=True)
     manifest = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -46,6 +46,7 @@ void mlir::rowred::buildRowRedToPTXPipeline(OpPassManager &pm,
   lowering.vectorWidth = options.vectorWidth;
   lowering.reverseSecondPass = options.reverseSecondPass;
   lowering.fastExp = options.fastExp;
+  lowering.maxElementsPerThread = options.maxElementsPerThread;
   pm.addPass(createConvertRowRedToGPU(lowering));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -1,5 +1,5 @@
 // The named pipeline from the dialect to PTX text, and the files it writes.
-// RUN: rm -rf %t && softmax-opt %s --rowred-to-ptx="cols=1024 output-dir=%t" | FileCheck %s --check-prefix=IR
+// RUN: rm -rf %t && softmax-opt %s --rowred-to-ptx="cols=1024 num-warps=4 output-dir=%t" | FileCheck %s --check-prefix=IR
 // RUN: FileCheck %s --check-prefix=PTX --input-file=%t/softmax_kernel0.ptx
 // RUN: FileCheck %s --check-prefix=JSON --input-file=%t/softmax_kernel0.json
 // RUN: softmax-opt %s --rowred-to-ptx="strategy=online output-dir=%t/online" -o /dev/null
@@ -57,7 +57,7 @@
 // JSON: "vector_width": 4
 
 // The online kernel works for any N.
-// ONLINE: .maxntid 256, 1, 1
+// ONLINE: .maxntid 1024, 1, 1
 // ONLINE-DAG: ld.global.v4.b32
 // ONLINE-DAG: ex2.approx.f32
 // ONLINE-DAG: shfl.sync.bfly.b32

@@ -42,6 +42,10 @@ struct RowRedToPTXOptions : public PassPipelineOptions<RowRedToPTXOptions> {
   PassOptions::Option<bool> fastExp{
       *this, "fast-exp", llvm::cl::desc("ex2.approx and per-row reciprocal"),
       llvm::cl::init(true)};
+  PassOptions::Option<int64_t> maxElementsPerThread{
+      *this, "max-elements-per-thread",
+      llvm::cl::desc("Fused: largest row share one thread keeps in registers"),
+      llvm::cl::init(32)};
   PassOptions::Option<std::string> chip{
       *this, "chip", llvm::cl::desc("Target chip (sm_80, sm_90, ...)"),
       llvm::cl::init("sm_90")};

@@ -238,10 +238,29 @@ struct PlanOptions {
   bool reverseSecondPass, fastExp;
 };
 
-/// Default threads for a fused block: about eight elements per thread, from
-/// one warp (no barriers) up to 1024 threads.
-static int64_t defaultFusedWarps(int64_t blockElements) {
-  return std::clamp<int64_t>(blockElements / 8, 32, 1024) / 32;
+/// Default warps for a fused block of `blockElements` elements of
+/// `elementBytes` bytes, from a sweep of warps per row length on an H200
+/// (docs/performance.md): about 16 elements per thread up to 1024 columns and
+/// 32 beyond for f32 (1024-thread blocks leave one block per SM and lose up to
+/// 40% at N = 4096..16384); 16-bit rows keep 16 elements per thread past 4096,
+/// where 32 makes ptxas spill.
+static int64_t defaultFusedWarps(int64_t blockElements, int64_t elementBytes) {
+  int64_t perThread = 16;
+  if (blockElements > 1024 && (elementBytes == 4 || blockElements <= 4096))
+    perThread = 32;
+  return std::clamp<int64_t>(blockElements / perThread, 32, 1024) / 32;
+}
+
+/// Largest fused block `auto` picks: beyond it the online kernel is faster or
+/// the fused one spills (16-bit types at 16384).
+static int64_t maxAutoFusedBlock(int64_t elementBytes) {
+  return elementBytes == 4 ? 32768 : 8192;
+}
+
+/// Default warps for the online kernel: 1024 threads for f32 (with 512, ptxas
+/// caps registers at 40 to fit three blocks and spills), 512 for 16-bit types.
+static int64_t defaultOnlineWarps(int64_t elementBytes) {
+  return elementBytes == 4 ? 32 : 16;
 }
 
 /// Resolves the options against the group, with a diagnostic on the map for
@@ -257,6 +276,7 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
   plan.reverseSecondPass = opts.reverseSecondPass;
   plan.fastExp = opts.fastExp;
 
+  int64_t elementBytes = std::max(byteWidth(plan.inType), byteWidth(plan.outType));
   int64_t cols = opts.cols;
   if (cols < 0)
     return map.emitOpError() << "cols must be positive, got " << cols;
@@ -307,9 +327,11 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
     if (cols != 0 || opts.blockSize != 0) {
       int64_t block = opts.blockSize ? opts.blockSize
                                      : (int64_t)llvm::PowerOf2Ceil(cols);
-      int64_t warps = opts.numWarps ? opts.numWarps : defaultFusedWarps(block);
+      int64_t warps = opts.numWarps ? opts.numWarps
+                                    : defaultFusedWarps(block, elementBytes);
       fits = std::max<int64_t>(block / (warps * 32), 1) <=
-             opts.maxElementsPerThread;
+                 opts.maxElementsPerThread &&
+             (opts.blockSize != 0 || block <= maxAutoFusedBlock(elementBytes));
     }
     plan.strategy = (fits || !canOnline) ? Strategy::Fused : Strategy::Online;
   } else {
@@ -329,7 +351,8 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
       return map.emitOpError()
              << "block-size " << block << " is smaller than the " << cols
              << " columns; the fused kernel holds the whole row";
-    plan.numWarps = opts.numWarps ? opts.numWarps : defaultFusedWarps(block);
+    plan.numWarps =
+        opts.numWarps ? opts.numWarps : defaultFusedWarps(block, elementBytes);
     // At least one element per thread.
     plan.blockElements = std::max(block, plan.numThreads());
     plan.maxCols = plan.blockElements;
@@ -342,7 +365,8 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
              << opts.maxElementsPerThread
              << "); use more warps or strategy=online for rows this long";
   } else {
-    plan.numWarps = opts.numWarps ? opts.numWarps : 8;
+    plan.numWarps =
+        opts.numWarps ? opts.numWarps : defaultOnlineWarps(elementBytes);
     plan.blockElements =
         opts.blockSize ? opts.blockSize : plan.numThreads() * vector * 4;
     plan.maxCols = 0;

@@ -1,6 +1,6 @@
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=1024" | FileCheck %s
+// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=1024 num-warps=4" | FileCheck %s
 
-// The fused kernel for a 1024-column f32 softmax: 128 threads (4 warps), 8
+// The fused kernel for a 1024-column f32 softmax on 4 warps (128 threads): 8
 // elements per thread as two 16-byte chunks, the row held in registers.
 
 // Host side: the group is replaced by a launch guarded against empty inputs,

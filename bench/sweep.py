@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Times every kernel in a directory (checked against torch first).
+
+Used to choose the default block shape: the kernels are one softmax per
+(dtype, N, num-warps), compiled by `scripts/gen_kernels.py --set sweep`.
+Prints GB/s per kernel, sorted by (dtype, N, warps).
+
+usage: sweep.py KERNEL_DIR [--rows M] [--json OUT]
+"""
+import argparse
+import json
+import os
+import sys
+
+import cupy as cp
+import numpy as np
+import torch
+import triton
+
+DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("kernel_dir")
+    p.add_argument("--rows", type=int, default=4096)
+    p.add_argument("--json")
+    args = p.parse_args()
+    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+    with open(os.path.join(args.kernel_dir, "manifest.json")) as f:
+        manifest = json.load(f)
+    results = []
+    for meta_file in manifest:
+        with open(os.path.join(args.kernel_dir, meta_file)) as f:
+            meta = json.load(f)
+        fn = cp.RawModule(path=os.path.join(args.kernel_dir, meta["ptx"])) \
+            .get_function(meta["kernel"])
+        threads = meta["block_threads"]
+        per_sm = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
+            fn.kernel.ptr, threads, 0)
+        n = meta["max_cols"]
+        n = int(meta_file.split("_n")[1].split("_")[0]) if "_n" in meta_file else n
+        dtype = DTYPES[meta["input_type"]]
+        x = torch.randn(args.rows, n, device="cuda", dtype=dtype)
+        ref = torch.softmax(x.double(), dim=-1)
+
+        def run():
+            y = torch.empty_like(x)
+            grid = max(1, min(args.rows, sms * per_sm))
+            fn((grid,), (threads,), (np.uint64(x.data_ptr()),
+                                     np.uint64(y.data_ptr()),
+                                     np.int64(args.rows), np.int64(n),
+                                     np.int64(n), np.int64(n)))
+            return y
+        err = (run().double() - ref).abs().max().item()
+        ok = err <= (1e-5 if dtype == torch.float32 else 1e-2)
+        ms = triton.testing.do_bench(run, return_mode="median") if ok else None
+        gbps = 2 * args.rows * n * x.element_size() / ms / 1e6 if ms else None
+        results.append({"kernel": meta["kernel"], "dtype": meta["input_type"],
+                        "N": n, "threads": threads, "per_sm": per_sm,
+                        "E": meta["elements_per_thread"],
+                        "strategy": meta["strategy"], "gbps": gbps,
+                        "max_abs_err": err})
+    results.sort(key=lambda r: (r["dtype"], r["N"], r["threads"]))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+    print(f"{'dtype':5} {'N':>7} {'strategy':8} {'thr':>5} {'E':>4} "
+          f"{'blk/SM':>6} {'GB/s':>7}")
+    for r in results:
+        g = f"{r['gbps']:7.0f}" if r["gbps"] else "  WRONG"
+        print(f"{r['dtype']:5} {r['N']:7} {r['strategy']:8} {r['threads']:5} "
+              f"{r['E']:4} {r['per_sm']:6} {g}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
