@@ -118,15 +118,14 @@ struct RowRedExportKernelsPass
       return binary.emitError() << "expected one object per kernel binary";
     auto object = cast<gpu::ObjectAttr>(binary.getObjects()[0]);
     if (object.getFormat() != gpu::CompilationTarget::Assembly)
-      return binary.emitError()
-             << "holds no PTX text: compile with "
-                "gpu-module-to-binary{format=isa}";
+      return binary.emitError() << "holds no PTX text: compile with "
+                                   "gpu-module-to-binary{format=isa}";
     StringRef name = binary.getSymName();
     SmallString<128> ptxPath(outputDir), jsonPath(outputDir);
     llvm::sys::path::append(ptxPath, name + ".ptx");
     llvm::sys::path::append(jsonPath, name + ".json");
-    if (failed(writeFile(binary.getLoc(), ptxPath,
-                         object.getObject().getValue())))
+    if (failed(
+            writeFile(binary.getLoc(), ptxPath, object.getObject().getValue())))
       return failure();
 
     llvm::json::Object json;
@@ -137,8 +136,9 @@ struct RowRedExportKernelsPass
       json["chip"] = target.getChip().str();
     for (NamedAttribute entry : metadata)
       json[entry.getName().strref()] = toJSON(entry.getValue());
-    json["params"] = abiParams(metadata.getAs<StringAttr>("input_type").getValue(),
-                               metadata.getAs<StringAttr>("output_type").getValue());
+    json["params"] =
+        abiParams(metadata.getAs<StringAttr>("input_type").getValue(),
+                  metadata.getAs<StringAttr>("output_type").getValue());
     std::string text;
     llvm::raw_string_ostream os(text);
     os << llvm::formatv("{0:2}", llvm::json::Value(std::move(json))) << "\n";

@@ -7,12 +7,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rowred/Dialect/RowRed/IR/RowRedOps.h"
 #include "rowred/Conversion/Passes.h"
+#include "rowred/Dialect/RowRed/IR/RowRedOps.h"
 #include "rowred/Dialect/RowRed/Transforms/Passes.h"
 #include "rowred/Pipelines/Pipelines.h"
 #include "rowred/Target/Passes.h"
 
+#include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -26,7 +27,6 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
-#include "mlir/Conversion/Passes.h"
 #include "mlir/Transforms/Passes.h"
 
 int main(int argc, char **argv) {

@@ -96,27 +96,29 @@ static std::string typeName(Type type) {
 /// Checks that the body of a reduce or map only holds side-effect-free ops
 /// and captures nothing but constants from above.
 static LogicalResult verifyLowerableBody(Operation *op, Region &body) {
-  WalkResult result = body.walk([&](Operation *inner) {
-    if (isa<YieldOp>(inner))
-      return WalkResult::advance();
-    if (!isPure(inner) || inner->getNumRegions() != 0) {
-      inner->emitOpError()
-          << "cannot be lowered to a GPU kernel: rowred bodies may only "
-             "hold side-effect-free ops without regions";
-      return WalkResult::interrupt();
-    }
-    for (Value operand : inner->getOperands()) {
-      if (body.isAncestor(operand.getParentRegion()))
-        continue;
-      Operation *def = operand.getDefiningOp();
-      if (!def || !def->hasTrait<OpTrait::ConstantLike>()) {
-        inner->emitOpError() << "uses a value defined outside the rowred body; "
-                                "only constants can be captured";
-        return WalkResult::interrupt();
-      }
-    }
-    return WalkResult::advance();
-  });
+  WalkResult result =
+      body.walk([&](Operation *inner) {
+        if (isa<YieldOp>(inner))
+          return WalkResult::advance();
+        if (!isPure(inner) || inner->getNumRegions() != 0) {
+          inner->emitOpError()
+              << "cannot be lowered to a GPU kernel: rowred bodies may only "
+                 "hold side-effect-free ops without regions";
+          return WalkResult::interrupt();
+        }
+        for (Value operand : inner->getOperands()) {
+          if (body.isAncestor(operand.getParentRegion()))
+            continue;
+          Operation *def = operand.getDefiningOp();
+          if (!def || !def->hasTrait<OpTrait::ConstantLike>()) {
+            inner->emitOpError()
+                << "uses a value defined outside the rowred body; "
+                   "only constants can be captured";
+            return WalkResult::interrupt();
+          }
+        }
+        return WalkResult::advance();
+      });
   return failure(result.wasInterrupted());
 }
 
@@ -160,9 +162,8 @@ static FailureOr<Group> collectGroup(MapOp map) {
       group.reduces.push_back(writer);
     worklist.append(writer.getRows().begin(), writer.getRows().end());
   }
-  llvm::sort(group.reduces, [](ReduceOp a, ReduceOp b) {
-    return a->isBeforeInBlock(b);
-  });
+  llvm::sort(group.reduces,
+             [](ReduceOp a, ReduceOp b) { return a->isBeforeInBlock(b); });
 
   // Every use of a buffer must be inside the group (or its dealloc): the
   // buffers disappear, their values live in registers.
@@ -219,7 +220,8 @@ static bool isOnlineSoftmaxPair(const Group &group) {
     return false;
   // sum body: %d = subf %x, %m; %e = exp %d; yield %e.
   Block &sumBody = sumOp.getBody().front();
-  auto exp = cast<YieldOp>(sumBody.back()).getValue().getDefiningOp<math::ExpOp>();
+  auto exp =
+      cast<YieldOp>(sumBody.back()).getValue().getDefiningOp<math::ExpOp>();
   if (!exp || sumBody.getOperations().size() != 3)
     return false;
   auto sub = exp.getOperand().getDefiningOp<arith::SubFOp>();
@@ -276,7 +278,8 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
   plan.reverseSecondPass = opts.reverseSecondPass;
   plan.fastExp = opts.fastExp;
 
-  int64_t elementBytes = std::max(byteWidth(plan.inType), byteWidth(plan.outType));
+  int64_t elementBytes =
+      std::max(byteWidth(plan.inType), byteWidth(plan.outType));
   int64_t cols = opts.cols;
   if (cols < 0)
     return map.emitOpError() << "cols must be positive, got " << cols;
@@ -301,9 +304,8 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
            << 16 / std::max(byteWidth(plan.inType), byteWidth(plan.outType))
            << " elements here), got " << vector;
 
-  if (opts.numWarps != 0 &&
-      (opts.numWarps < 0 || opts.numWarps > 32 ||
-       !llvm::isPowerOf2_64(opts.numWarps)))
+  if (opts.numWarps != 0 && (opts.numWarps < 0 || opts.numWarps > 32 ||
+                             !llvm::isPowerOf2_64(opts.numWarps)))
     return map.emitOpError()
            << "num-warps must be a power of two from 1 to 32, got "
            << opts.numWarps;
@@ -325,8 +327,8 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
     // Fused when the row is known and fits in registers, else online.
     bool fits = false;
     if (cols != 0 || opts.blockSize != 0) {
-      int64_t block = opts.blockSize ? opts.blockSize
-                                     : (int64_t)llvm::PowerOf2Ceil(cols);
+      int64_t block =
+          opts.blockSize ? opts.blockSize : (int64_t)llvm::PowerOf2Ceil(cols);
       int64_t warps = opts.numWarps ? opts.numWarps
                                     : defaultFusedWarps(block, elementBytes);
       fits = std::max<int64_t>(block / (warps * 32), 1) <=
@@ -345,8 +347,8 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
              << "the fused strategy holds the whole row in registers and "
                 "needs its length: set cols=N or block-size=B (or use "
                 "strategy=online)";
-    int64_t block = opts.blockSize ? opts.blockSize
-                                   : (int64_t)llvm::PowerOf2Ceil(cols);
+    int64_t block =
+        opts.blockSize ? opts.blockSize : (int64_t)llvm::PowerOf2Ceil(cols);
     if (cols > block)
       return map.emitOpError()
              << "block-size " << block << " is smaller than the " << cols
@@ -416,8 +418,8 @@ struct RowContext {
 /// elements interleaved across threads so that a warp's accesses coalesce.
 class KernelEmitter {
 public:
-  KernelEmitter(ImplicitLocOpBuilder &b, Group group,
-                const KernelPlan &plan, gpu::GPUFuncOp func)
+  KernelEmitter(ImplicitLocOpBuilder &b, Group group, const KernelPlan &plan,
+                gpu::GPUFuncOp func)
       : b(b), group(group), plan(plan) {
     Block &entry = func.getBody().front();
     x = entry.getArgument(0);
@@ -447,8 +449,7 @@ public:
       return;
     }
     Value ok = isAligned(x, xStride, plan.inType, vec);
-    ok = arith::AndIOp::create(b, ok,
-                               isAligned(y, yStride, plan.outType, vec));
+    ok = arith::AndIOp::create(b, ok, isAligned(y, yStride, plan.outType, vec));
     Value colsOk = arith::CmpIOp::create(
         b, arith::CmpIPredicate::eq,
         arith::RemUIOp::create(b, cols, constI32(vec)), constI32(0));
@@ -529,7 +530,8 @@ private:
   Chunk loadChunk(Value rowPtr, Value col, int64_t vec) {
     Chunk chunk;
     chunk.col = col;
-    chunk.valid = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, col, cols);
+    chunk.valid =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::slt, col, cols);
     Type loadType =
         vec == 1 ? plan.inType : VectorType::get({vec}, plan.inType);
     auto ifOp = scf::IfOp::create(b, loadType, chunk.valid,
@@ -537,11 +539,11 @@ private:
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      Value ptr = LLVM::GEPOp::create(b, rowPtr.getType(), plan.inType, rowPtr,
-                                      ValueRange{col},
-                                      LLVM::GEPNoWrapFlags::inbounds);
-      Value loaded = LLVM::LoadOp::create(b, loadType, ptr,
-                                          vec * byteWidth(plan.inType));
+      Value ptr =
+          LLVM::GEPOp::create(b, rowPtr.getType(), plan.inType, rowPtr,
+                              ValueRange{col}, LLVM::GEPNoWrapFlags::inbounds);
+      Value loaded =
+          LLVM::LoadOp::create(b, loadType, ptr, vec * byteWidth(plan.inType));
       scf::YieldOp::create(b, loaded);
       b.setInsertionPointToStart(&ifOp.getElseRegion().front());
       Value zero = arith::ConstantOp::create(b, b.getZeroAttr(loadType));
@@ -574,15 +576,14 @@ private:
                             : arith::TruncFOp::create(b, plan.outType, v));
     Value toStore = rounded.front();
     if (vec > 1) {
-      toStore = LLVM::PoisonOp::create(
-          b, VectorType::get({vec}, plan.outType));
+      toStore = LLVM::PoisonOp::create(b, VectorType::get({vec}, plan.outType));
       for (int64_t i = 0; i < vec; ++i)
-        toStore = LLVM::InsertElementOp::create(b, toStore, rounded[i],
-                                                constI32(i));
+        toStore =
+            LLVM::InsertElementOp::create(b, toStore, rounded[i], constI32(i));
     }
-    Value ptr = LLVM::GEPOp::create(b, rowPtr.getType(), plan.outType, rowPtr,
-                                    ValueRange{col},
-                                    LLVM::GEPNoWrapFlags::inbounds);
+    Value ptr =
+        LLVM::GEPOp::create(b, rowPtr.getType(), plan.outType, rowPtr,
+                            ValueRange{col}, LLVM::GEPNoWrapFlags::inbounds);
     LLVM::StoreOp::create(b, toStore, ptr, vec * byteWidth(plan.outType));
   }
 
@@ -594,8 +595,8 @@ private:
     if (start)
       first = arith::AddIOp::create(b, first, start);
     for (int64_t k = 0; k < numChunks; ++k) {
-      Value col = arith::AddIOp::create(
-          b, first, constI32(k * plan.numThreads() * vec));
+      Value col = arith::AddIOp::create(b, first,
+                                        constI32(k * plan.numThreads() * vec));
       chunks.push_back(loadChunk(rowPtr, col, vec));
     }
     return chunks;
@@ -611,8 +612,8 @@ private:
     RowContext ctx;
     ctx.body = &body;
     Block &block = body.front();
-    for (auto [arg, value] : llvm::zip(block.getArguments().drop_front(),
-                                       scalars))
+    for (auto [arg, value] :
+         llvm::zip(block.getArguments().drop_front(), scalars))
       ctx.uniform.map(arg, value);
     DenseSet<Value> dependsOnElement = {block.getArgument(0)};
     for (Operation &op : block.without_terminator()) {
@@ -766,8 +767,8 @@ private:
     for (int64_t w = 0; w < plan.numWarps; ++w)
       pairs.push_back({partials[0][w], partials[1][w]});
     using Pair = std::pair<Value, Value>;
-    return treeReduce<Pair>(
-        pairs, [&](Pair l, Pair r) { return combinePair(l, r); });
+    return treeReduce<Pair>(pairs,
+                            [&](Pair l, Pair r) { return combinePair(l, r); });
   }
 
   //===--------------------------------------------------------------------===//
@@ -784,12 +785,12 @@ private:
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(loop.getBody()->getTerminator());
     Value row = loop.getInductionVar();
-    Value xRow = LLVM::GEPOp::create(
-        b, x.getType(), plan.inType, x,
-        ValueRange{arith::MulIOp::create(b, row, xStride)});
-    Value yRow = LLVM::GEPOp::create(
-        b, y.getType(), plan.outType, y,
-        ValueRange{arith::MulIOp::create(b, row, yStride)});
+    Value xRow =
+        LLVM::GEPOp::create(b, x.getType(), plan.inType, x,
+                            ValueRange{arith::MulIOp::create(b, row, xStride)});
+    Value yRow =
+        LLVM::GEPOp::create(b, y.getType(), plan.outType, y,
+                            ValueRange{arith::MulIOp::create(b, row, yStride)});
     if (plan.strategy == Strategy::Fused)
       emitFusedRow(xRow, yRow, vec);
     else
@@ -827,16 +828,15 @@ private:
       for (Value row : reduce.getRows())
         rowScalars.push_back(scalars.lookup(row));
       RowContext ctx = prepareBody(reduce.getBody(), rowScalars);
-      Value identity = arith::ConstantFloatOp::create(b, f32,
-                                                      reduce.getIdentity());
+      Value identity =
+          arith::ConstantFloatOp::create(b, f32, reduce.getIdentity());
       SmallVector<Value> values;
       for (const Chunk &chunk : chunks)
         for (Value v : chunk.values)
           values.push_back(arith::SelectOp::create(
               b, chunk.valid, emitElement(ctx, v), identity));
       Combiner c = reduce.getCombiner();
-      Value partial =
-          treeReduce<Value>(
+      Value partial = treeReduce<Value>(
           values, [&](Value l, Value r) { return combine(c, l, r); });
       scalars[reduce.getInit()] = blockReduce(partial, c, slot);
     }
@@ -853,12 +853,12 @@ private:
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(pass1.getBody());
       Value m = pass1.getRegionIterArg(0), d = pass1.getRegionIterArg(1);
-      SmallVector<Chunk> chunks =
-          loadBlock(xRow, pass1.getInductionVar(), vec);
+      SmallVector<Chunk> chunks = loadBlock(xRow, pass1.getInductionVar(), vec);
       SmallVector<Value> masked;
       for (const Chunk &chunk : chunks)
         for (Value v : chunk.values)
-          masked.push_back(arith::SelectOp::create(b, chunk.valid, v, negInf()));
+          masked.push_back(
+              arith::SelectOp::create(b, chunk.valid, v, negInf()));
       Value tileMax = treeReduce<Value>(masked, [&](Value l, Value r) {
         return combine(Combiner::max, l, r);
       });
@@ -879,8 +879,8 @@ private:
       Value tileSum = treeReduce<Value>(terms, [&](Value l, Value r) {
         return combine(Combiner::sum, l, r);
       });
-      Value dNew = arith::AddFOp::create(
-          b, arith::MulFOp::create(b, d, scale), tileSum);
+      Value dNew =
+          arith::AddFOp::create(b, arith::MulFOp::create(b, d, scale), tileSum);
       scf::YieldOp::create(b, ValueRange{mNew, dNew});
     }
     auto [rowMax, rowSum] =
@@ -952,8 +952,7 @@ static DictionaryAttr kernelMetadata(Builder &b, Group &group,
       b.getNamedAttr("input_type", b.getStringAttr(typeName(plan.inType))),
       b.getNamedAttr("output_type", b.getStringAttr(typeName(plan.outType))),
       b.getNamedAttr("block_threads", b.getI64IntegerAttr(plan.numThreads())),
-      b.getNamedAttr("block_elements",
-                     b.getI64IntegerAttr(plan.blockElements)),
+      b.getNamedAttr("block_elements", b.getI64IntegerAttr(plan.blockElements)),
       b.getNamedAttr("elements_per_thread",
                      b.getI64IntegerAttr(plan.elementsPerThread())),
       b.getNamedAttr("vector_width", b.getI64IntegerAttr(plan.vectorWidth)),
@@ -990,9 +989,8 @@ struct ConvertRowRedToGPUPass
     if (undecomposed.wasInterrupted())
       return signalPassFailure();
 
-    PlanOptions opts{strategy,    cols,
-                     blockSize,   numWarps,
-                     vectorWidth, maxElementsPerThread,
+    PlanOptions opts{strategy,          cols,        blockSize,
+                     numWarps,          vectorWidth, maxElementsPerThread,
                      reverseSecondPass, fastExp};
     SmallVector<MapOp> maps;
     module.walk([&](MapOp map) { maps.push_back(map); });
@@ -1011,8 +1009,8 @@ struct ConvertRowRedToGPUPass
       std::string name = kernelName(map);
       lowerGroup(*group, *plan, name, symbols);
       Builder builder(&getContext());
-      kernels.push_back(builder.getNamedAttr(
-          name, kernelMetadata(builder, *group, *plan)));
+      kernels.push_back(
+          builder.getNamedAttr(name, kernelMetadata(builder, *group, *plan)));
       eraseGroup(*group);
     }
     // Reduces whose results no map consumes have no kernel yet.
@@ -1081,13 +1079,12 @@ struct ConvertRowRedToGPUPass
         arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, colsIdx, zero));
     auto ifOp = scf::IfOp::create(b, nonEmpty, /*withElseRegion=*/false);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    SmallVector<Value> args = {
-        hostPointer(b, input),
-        hostPointer(b, output),
-        arith::IndexCastOp::create(b, i64, rowsIdx),
-        arith::IndexCastOp::create(b, i64, colsIdx),
-        rowStride(b, input),
-        rowStride(b, output)};
+    SmallVector<Value> args = {hostPointer(b, input),
+                               hostPointer(b, output),
+                               arith::IndexCastOp::create(b, i64, rowsIdx),
+                               arith::IndexCastOp::create(b, i64, colsIdx),
+                               rowStride(b, input),
+                               rowStride(b, output)};
     Value one = arith::ConstantIndexOp::create(b, 1);
     Value threads = arith::ConstantIndexOp::create(b, plan.numThreads());
     gpu::LaunchFuncOp::create(b, func, gpu::KernelDim3{rowsIdx, one, one},

@@ -35,12 +35,11 @@ static bool isRowElementType(Type type) {
 }
 
 /// Checks that `value` is a rank-2 memref of f32, f16 or bf16.
-static LogicalResult verifyMatrix(Operation *op, Value value,
-                                  StringRef name) {
+static LogicalResult verifyMatrix(Operation *op, Value value, StringRef name) {
   auto type = dyn_cast<MemRefType>(value.getType());
   if (!type)
-    return op->emitOpError() << name << " must be a memref, got "
-                             << value.getType();
+    return op->emitOpError()
+           << name << " must be a memref, got " << value.getType();
   if (type.getRank() != 2)
     return op->emitOpError()
            << name << " must be a rank-2 memref, got rank " << type.getRank();
@@ -64,8 +63,7 @@ static LogicalResult verifyRowScalars(Operation *op, Value value,
                                    matrix.getShape().take_front())))
     return op->emitOpError()
            << name << " has " << type.getDimSize(0)
-           << " elements but the input has " << matrix.getDimSize(0)
-           << " rows";
+           << " elements but the input has " << matrix.getDimSize(0) << " rows";
   return success();
 }
 
@@ -94,8 +92,8 @@ static LogicalResult verifyBody(Operation *op, Region &body,
 //===----------------------------------------------------------------------===//
 
 /// Verifies the operands shared by softmax and log_softmax.
-static LogicalResult verifySoftmaxLike(Operation *op, Value input,
-                                       Value output, int64_t dimension) {
+static LogicalResult verifySoftmaxLike(Operation *op, Value input, Value output,
+                                       int64_t dimension) {
   if (failed(verifyMatrix(op, input, "input")) ||
       failed(verifyMatrix(op, output, "output")))
     return failure();
@@ -106,12 +104,12 @@ static LogicalResult verifySoftmaxLike(Operation *op, Value input,
            << "input and output element types differ: "
            << inType.getElementType() << " vs " << outType.getElementType();
   if (failed(verifyCompatibleShape(inType.getShape(), outType.getShape())))
-    return op->emitOpError() << "input and output shapes differ: " << inType
-                             << " vs " << outType;
+    return op->emitOpError()
+           << "input and output shapes differ: " << inType << " vs " << outType;
   if (dimension < 0 || dimension >= inType.getRank())
-    return op->emitOpError() << "dimension " << dimension
-                             << " is out of range for a rank-"
-                             << inType.getRank() << " input";
+    return op->emitOpError()
+           << "dimension " << dimension << " is out of range for a rank-"
+           << inType.getRank() << " input";
   if (dimension != inType.getRank() - 1)
     return op->emitOpError()
            << "only the innermost dimension (" << inType.getRank() - 1

@@ -1,4 +1,5 @@
-//===- Decompose.cpp - Softmax into reduce and map -------------------------===//
+//===- Decompose.cpp - Softmax into reduce and map
+//-------------------------===//
 //
 // Part of the softmax kernel compiler.
 //
@@ -83,8 +84,8 @@ struct DecomposeSoftmaxLike : OpRewritePattern<OpTy> {
                 return shiftedExp(b, loc, args[0], args[1]);
               });
 
-    auto mapOp = MapOp::create(rewriter, loc, input,
-                               ValueRange{maxBuf, sumBuf}, output);
+    auto mapOp =
+        MapOp::create(rewriter, loc, input, ValueRange{maxBuf, sumBuf}, output);
     buildBody(rewriter, mapOp, 2,
               [](OpBuilder &b, Location loc, ValueRange args) -> Value {
                 if (IsLog) {
@@ -95,7 +96,8 @@ struct DecomposeSoftmaxLike : OpRewritePattern<OpTy> {
                 Value e = shiftedExp(b, loc, args[0], args[1]);
                 return arith::DivFOp::create(b, loc, e, args[2]);
               });
-    mapOp->setAttr(kOriginAttr, rewriter.getStringAttr(op->getName().stripDialect()));
+    mapOp->setAttr(kOriginAttr,
+                   rewriter.getStringAttr(op->getName().stripDialect()));
 
     memref::DeallocOp::create(rewriter, loc, sumBuf);
     memref::DeallocOp::create(rewriter, loc, maxBuf);
@@ -119,6 +121,5 @@ struct RowRedDecomposePass
 void mlir::rowred::populateDecomposeSoftmaxPatterns(
     RewritePatternSet &patterns) {
   patterns.add<DecomposeSoftmaxLike<SoftmaxOp, false>,
-               DecomposeSoftmaxLike<LogSoftmaxOp, true>>(
-      patterns.getContext());
+               DecomposeSoftmaxLike<LogSoftmaxOp, true>>(patterns.getContext());
 }
