@@ -130,26 +130,6 @@ addEffects(SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
                          SideEffects::DefaultResource::get());
 }
 
-LogicalResult SoftmaxOp::verify() {
-  return verifySoftmaxLike(*this, getInput(), getOutput(), getDimension());
-}
-
-void SoftmaxOp::getEffects(
-    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
-        &effects) {
-  addEffects(effects, {&getInputMutable()}, {&getOutputMutable()});
-}
-
-LogicalResult LogSoftmaxOp::verify() {
-  return verifySoftmaxLike(*this, getInput(), getOutput(), getDimension());
-}
-
-void LogSoftmaxOp::getEffects(
-    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
-        &effects) {
-  addEffects(effects, {&getInputMutable()}, {&getOutputMutable()});
-}
-
 //===----------------------------------------------------------------------===//
 // ReduceOp
 //===----------------------------------------------------------------------===//

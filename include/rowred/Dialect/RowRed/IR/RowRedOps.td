@@ -85,6 +85,17 @@ class RowRed_SoftmaxLikeOp<string mnemonic> :
     attr-dict
   }];
   let hasVerifier = 1;
+  // Shared by softmax and log_softmax; the helpers are in RowRedOps.cpp.
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() {
+      return verifySoftmaxLike(*this, getInput(), getOutput(), getDimension());
+    }
+    void $cppClass::getEffects(
+        ::llvm::SmallVectorImpl<::mlir::SideEffects::EffectInstance<
+            ::mlir::MemoryEffects::Effect>> &effects) {
+      addEffects(effects, {&getInputMutable()}, {&getOutputMutable()});
+    }
+  }];
   let extraClassDeclaration = [{
     mlir::MemRefType getInputType() {
       return mlir::cast<mlir::MemRefType>(getInput().getType());
