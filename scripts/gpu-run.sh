@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# On a GPU machine: runs the GPU suite over pre-generated kernels and then the
-# benchmark, printing the short tables last. Needs python3 with CuPy (and
-# torch + triton for the benchmark). Kernels come from scripts/gen_kernels.py
-# on a machine with the compiler.
+# The whole GPU check in one call, on a GPU machine (no LLVM needed there):
+# builds softmax-run without the compiler, runs the GPU suites over
+# pre-generated kernels (CuPy harness, then softmax-run --check with
+# compute-sanitizer), optionally the benchmark, and prints the short tables
+# last. Kernels come from scripts/gen_kernels.py on a machine with the
+# compiler.
 #
 # usage: scripts/gpu-run.sh SUITE_KERNEL_DIR [BENCH_KERNEL_DIR] [RESULTS_DIR]
 set -uo pipefail
@@ -10,16 +12,41 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 suite=$1
 bench=${2:-}
 results=${3:-${OUT:-/tmp}}
+runner_build=${RUNNER_BUILD:-/tmp/softmax-runner}
 mkdir -p "$results"
 export PYTHONUNBUFFERED=1
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+echo "== building softmax-run (SOFTMAX_RUNNER_ONLY)"
+if ! { cmake -S "$root" -B "$runner_build" -G Ninja -DSOFTMAX_RUNNER_ONLY=ON \
+         -DCMAKE_BUILD_TYPE=Release >"$results/runner-build.txt" 2>&1 &&
+       cmake --build "$runner_build" >>"$results/runner-build.txt" 2>&1; }; then
+  tail -30 "$results/runner-build.txt"
+  echo "softmax-run failed to build"
+  exit 1
+fi
+runner=$runner_build/bin/softmax-run
+
 python3 "$root/test/GPU/check_kernels.py" "$suite" --json "$results/suite.json" \
-  2>&1 | tee "$results/suite.txt"
-suite_rc=${PIPESTATUS[0]}
+  >"$results/suite.txt" 2>&1
+suite_rc=$?
+python3 "$root/test/GPU/runner_suite.py" "$runner" "$suite" \
+  --json "$results/runner-suite.json" >"$results/runner-suite.txt" 2>&1
+runner_rc=$?
+"$runner" "$suite/softmax_f32_fused_b4096_kernel0.json" --explain --rows 4096 \
+  >"$results/explain.txt" 2>&1
 if [ -n "$bench" ]; then
   timeout 420 python3 "$root/bench/bench.py" "$bench" --json "$results/bench.json" \
-    --png "$results/bench.png" 2>&1 | tee "$results/bench.txt"
+    --png "$results/bench.png" >"$results/bench.txt" 2>&1
+  for n in 4096 65536; do
+    "$runner" "$bench/softmax_f32_auto_n${n}_kernel0.json" --rows 4096 --cols $n \
+      --bench --iters 50 >>"$results/runner-bench.txt" 2>&1
+  done
 fi
-echo "GPU suite exit status: $suite_rc"
-exit "$suite_rc"
+
+cat "$results/explain.txt"
+[ -n "$bench" ] && { grep -v '^  {' "$results/bench.txt"; cat "$results/runner-bench.txt"; }
+tail -22 "$results/suite.txt"
+tail -30 "$results/runner-suite.txt"
+echo "GPU suite exit status: CuPy harness $suite_rc, softmax-run $runner_rc"
+[ "$suite_rc" -eq 0 ] && [ "$runner_rc" -eq 0 ]

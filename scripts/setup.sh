@@ -9,7 +9,7 @@
 # the PTX cannot be assembled into machine code.
 set -euo pipefail
 
-packages=(cmake ninja-build g++ python3
+packages=(cmake ninja-build g++ python3 libgtest-dev
           llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools)
 
 missing=()

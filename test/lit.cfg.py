@@ -26,7 +26,16 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.softmax_tools_dir, config.llvm_tools_dir]
 tools = [ToolSubst("softmax-opt", unresolved="fatal")]
+# softmax-run is built only where the CUDA toolkit's headers are.
+if os.path.exists(os.path.join(config.softmax_tools_dir, "softmax-run")):
+    config.available_features.add("softmax-run")
+    tools.append(ToolSubst("softmax-run", unresolved="fatal"))
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# A usable GPU changes what softmax-run does; its no-GPU tests skip there.
+nvidia_smi = shutil.which("nvidia-smi")
+if nvidia_smi and os.system(nvidia_smi + " -L > /dev/null 2>&1") == 0:
+    config.available_features.add("gpu")
 
 # ptxas backs the register and spill checks of the generated PTX.
 if config.ptxas_executable and os.path.exists(config.ptxas_executable):

@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Runs `softmax-run --check` over every kernel variant and shape.
+
+For each kernel of KERNEL_DIR/manifest.json: N in the suite's list (within the
+kernel's range), M in {1, 7, 1823, 4096 (N <= 4096)}; contiguous normal data, and strided
+rows with a misaligned base holding normal data or special rows (NaN / -inf). Then
+compute-sanitizer memcheck and racecheck on a small subset. Prints a summary
+table last; exits 1 on any failure.
+
+usage: runner_suite.py SOFTMAX_RUN KERNEL_DIR [--json OUT]
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+NS = [1, 2, 3, 31, 32, 33, 255, 256, 257, 781, 1000, 1024, 1025, 4096, 8191,
+      12288, 16384, 32768, 65536, 131072, 262144]
+MS = [1, 7, 1823, 4096]
+
+
+def cases(meta):
+    max_cols = meta["max_cols"] or NS[-1]
+    for n in NS:
+        if n > max_cols:
+            continue
+        for m in MS:
+            if m * n > 32 * 1024 * 1024 or (m == 4096 and n > 4096):
+                continue
+            yield n, m, "contiguous", "normal"
+            yield n, m, "strided", "normal"
+            yield n, m, "strided", "special"
+
+
+def run(cmd):
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("softmax_run")
+    ap.add_argument("kernel_dir")
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    with open(os.path.join(args.kernel_dir, "manifest.json")) as f:
+        manifest = json.load(f)
+    jobs = []
+    for meta_file in manifest:
+        path = os.path.join(args.kernel_dir, meta_file)
+        with open(path) as f:
+            meta = json.load(f)
+        for n, m, layout, dist in cases(meta):
+            cmd = [args.softmax_run, path, "--check", "--json",
+                   f"--rows={m}", f"--cols={n}", f"--dist={dist}",
+                   f"--seed={n * 31 + m}"]
+            if layout == "strided":
+                cmd += [f"--x-stride={n + 3}", f"--y-stride={n + 5}",
+                        "--offset=1"]
+            jobs.append((meta["kernel"], n, m, layout, dist, cmd))
+    start = time.time()
+    results = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+        for job, (rc, out, err) in zip(jobs, pool.map(lambda j: run(j[5]),
+                                                     jobs)):
+            kernel, n, m, layout, dist, cmd = job
+            record = {"kernel": kernel, "cols": n, "rows": m,
+                      "layout": layout, "dist": dist, "rc": rc}
+            try:
+                record.update(json.loads(out.strip().splitlines()[-1]))
+            except (ValueError, IndexError):
+                record["stderr"] = err.strip()
+            results.append(record)
+    elapsed = time.time() - start
+
+    # compute-sanitizer on one fused multi-warp, one single-warp and one
+    # online kernel, small shapes.
+    sanitizer = shutil.which("compute-sanitizer")
+    san_rows = []
+    if sanitizer:
+        picks = [k for k in manifest if k in (
+            "softmax_f32_fused_b1024_kernel0.json",
+            "softmax_f32_fused_b4096_kernel0.json",
+            "softmax_bf16_fused_b1024_kernel0.json",
+            "softmax_f32_online_kernel0.json",
+            "softmax_f32_online_rev1_kernel0.json")]
+        for k in picks:
+            for tool in ("memcheck", "racecheck"):
+                cmd = [sanitizer, f"--tool={tool}", "--error-exitcode=3",
+                       args.softmax_run, os.path.join(args.kernel_dir, k),
+                       "--check", "--rows=37", "--cols=1000",
+                       "--x-stride=1003", "--offset=1", "--dist=special"]
+                rc, out, err = run(cmd)
+                summary = [l for l in (out + err).splitlines()
+                           if "ERROR SUMMARY" in l or "RACECHECK SUMMARY" in l]
+                san_rows.append((k.replace("_kernel0.json", ""), tool, rc,
+                                 summary[-1].strip() if summary else "?"))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"cases": results, "sanitizer": san_rows}, f, indent=1)
+
+    by_kernel = {}
+    for r in results:
+        s = by_kernel.setdefault(r["kernel"], [0, 0, 0.0, None])
+        ok = r["rc"] == 0 and r.get("check_passed")
+        s[0 if ok else 1] += 1
+        s[2] = max(s[2], r.get("rel_l2") or 0.0)
+        if not ok and s[3] is None:
+            s[3] = (r["cols"], r["rows"], r["layout"], r["dist"],
+                    r.get("problems") or r.get("stderr"))
+    failed = sum(s[1] for s in by_kernel.values())
+    print(f"softmax-run --check: {len(results) - failed}/{len(results)} cases "
+          f"passed in {elapsed:.0f} s")
+    print(f"{'kernel':44} {'pass':>5} {'fail':>5} {'max relL2':>10}")
+    for k, (p, fl, l2, first) in by_kernel.items():
+        print(f"{k:44} {p:5} {fl:5} {l2:10.2e}" +
+              (f"  first failure: {first}" if first else ""))
+    if sanitizer:
+        print("compute-sanitizer (M=37, N=1000, strided, misaligned, special):")
+        for k, tool, rc, line in san_rows:
+            print(f"  {k:36} {tool:9} rc={rc} {line}")
+    else:
+        print("compute-sanitizer not found: memcheck/racecheck not run")
+    bad_san = any(rc != 0 for _, _, rc, _ in san_rows)
+    return 1 if failed or bad_san else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

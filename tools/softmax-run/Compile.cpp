@@ -1,0 +1,129 @@
+//===- Compile.cpp - In-process compilation of .mlir kernels --------------===//
+//
+// Part of the softmax kernel compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Compile.h"
+
+#include "rowred/Dialect/RowRed/IR/RowRedOps.h"
+#include "rowred/Pipelines/Pipelines.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/xxhash.h"
+
+using namespace mlir;
+
+/// The directory compiled variants are kept in.
+static std::string cacheRoot(const std::string &requested) {
+  if (!requested.empty())
+    return requested;
+  SmallString<256> dir;
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"))
+    dir = xdg;
+  else if (const char *home = std::getenv("HOME"))
+    llvm::sys::path::append(dir, home, ".cache");
+  else
+    dir = "/tmp";
+  llvm::sys::path::append(dir, "softmax-run");
+  return std::string(dir);
+}
+
+bool softmax_run::compileMlir(const CompileRequest &req, std::string &jsonPath,
+                              std::string &error) {
+  auto buffer = llvm::MemoryBuffer::getFile(req.mlirPath);
+  if (!buffer) {
+    error = "cannot open '" + req.mlirPath + "': " + buffer.getError().message();
+    return false;
+  }
+  // The variant is identified by the source and every option.
+  std::string pipeline = llvm::formatv("cols={0} strategy={1} chip={2}",
+                                       req.cols, req.strategy, req.chip);
+  uint64_t key = llvm::xxh3_64bits((*buffer)->getBuffer().str() + "\n" +
+                                   pipeline);
+  SmallString<256> dir(cacheRoot(req.cacheDir));
+  llvm::sys::path::append(dir, llvm::utohexstr(key, /*LowerCase=*/true));
+  SmallString<256> done(dir);
+  llvm::sys::path::append(done, "kernel.path");
+
+  auto readDone = [&]() {
+    auto marker = llvm::MemoryBuffer::getFile(done);
+    if (!marker)
+      return false;
+    jsonPath = (*marker)->getBuffer().trim().str();
+    return llvm::sys::fs::exists(jsonPath);
+  };
+  if (readDone())
+    return true;
+
+  DialectRegistry registry;
+  registry.insert<rowred::RowRedDialect, arith::ArithDialect,
+                  cf::ControlFlowDialect, func::FuncDialect, gpu::GPUDialect,
+                  LLVM::LLVMDialect, math::MathDialect, memref::MemRefDialect,
+                  NVVM::NVVMDialect, scf::SCFDialect>();
+  rowred::registerRowRedPipelineExtensions(registry);
+  MLIRContext context(registry);
+  std::string diagnostics;
+  llvm::raw_string_ostream diagStream(diagnostics);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context, diagStream);
+
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module) {
+    error = "cannot parse '" + req.mlirPath + "':\n" + diagnostics;
+    return false;
+  }
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
+    error = "cannot create the cache directory '" + std::string(dir) +
+            "': " + ec.message();
+    return false;
+  }
+  rowred::RowRedToPTXOptions options;
+  options.cols = req.cols;
+  options.strategy = req.strategy;
+  options.chip = req.chip;
+  options.outputDir = std::string(dir);
+  PassManager pm(&context);
+  rowred::buildRowRedToPTXPipeline(pm, options);
+  if (failed(pm.run(*module))) {
+    error = "cannot compile '" + req.mlirPath + "' (" + pipeline + "):\n" +
+            diagnostics;
+    return false;
+  }
+  auto kernels =
+      (*module)->getAttrOfType<DictionaryAttr>("rowred.kernels");
+  if (!kernels || kernels.size() != 1) {
+    error = "'" + req.mlirPath + "' holds " +
+            std::to_string(kernels ? kernels.size() : 0) +
+            " rowred kernels; softmax-run runs exactly one";
+    return false;
+  }
+  SmallString<256> json(dir);
+  llvm::sys::path::append(json, kernels.begin()->getName().strref() + ".json");
+  jsonPath = std::string(json);
+  std::error_code ec;
+  llvm::raw_fd_ostream marker(done, ec);
+  if (!ec)
+    marker << jsonPath << "\n";
+  return true;
+}

@@ -1,0 +1,73 @@
+//===- CudaDriver.h - The CUDA driver API, loaded at run time ---*- C++ -*-===//
+//
+// Part of the softmax kernel compiler.
+//
+// softmax-run does not link against libcuda: it loads libcuda.so.1 with
+// dlopen, so that it starts (and explains what is missing) on machines
+// without a GPU or driver. Only the handful of entry points it uses are
+// resolved.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SOFTMAX_RUN_CUDADRIVER_H
+#define SOFTMAX_RUN_CUDADRIVER_H
+
+#include <cuda.h>
+
+#include <string>
+
+namespace softmax_run {
+
+/// The driver entry points softmax-run calls, by their exported names.
+#define SOFTMAX_RUN_CUDA_FUNCTIONS(X)                                          \
+  X(cuInit)                                                                    \
+  X(cuDriverGetVersion)                                                        \
+  X(cuDeviceGetCount)                                                          \
+  X(cuDeviceGet)                                                               \
+  X(cuDeviceGetName)                                                           \
+  X(cuDeviceGetAttribute)                                                      \
+  X(cuDevicePrimaryCtxRetain)                                                  \
+  X(cuDevicePrimaryCtxRelease_v2)                                              \
+  X(cuCtxSetCurrent)                                                           \
+  X(cuCtxSynchronize)                                                          \
+  X(cuModuleLoadDataEx)                                                        \
+  X(cuModuleGetFunction)                                                       \
+  X(cuModuleUnload)                                                            \
+  X(cuFuncGetAttribute)                                                        \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor)                               \
+  X(cuMemGetInfo_v2)                                                           \
+  X(cuMemAlloc_v2)                                                             \
+  X(cuMemFree_v2)                                                              \
+  X(cuMemcpyHtoD_v2)                                                           \
+  X(cuMemcpyDtoH_v2)                                                           \
+  X(cuMemcpyDtoD_v2)                                                           \
+  X(cuMemsetD32_v2)                                                            \
+  X(cuLaunchKernel)                                                            \
+  X(cuEventCreate)                                                             \
+  X(cuEventRecord)                                                             \
+  X(cuEventSynchronize)                                                        \
+  X(cuEventElapsedTime_v2)                                                     \
+  X(cuEventDestroy_v2)                                                         \
+  X(cuGetErrorName)                                                            \
+  X(cuGetErrorString)
+
+/// The loaded driver: one function pointer per entry point.
+struct CudaDriver {
+#define SOFTMAX_RUN_DECLARE(name) decltype(&::name) name = nullptr;
+  SOFTMAX_RUN_CUDA_FUNCTIONS(SOFTMAX_RUN_DECLARE)
+#undef SOFTMAX_RUN_DECLARE
+
+  /// Loads libcuda.so.1 and resolves every entry point. On failure returns
+  /// false and sets `error` to a message naming what is missing.
+  bool load(std::string &error);
+
+  /// "CUDA_ERROR_X: description" for `result`.
+  std::string describe(CUresult result) const;
+
+private:
+  void *handle = nullptr;
+};
+
+} // namespace softmax_run
+
+#endif // SOFTMAX_RUN_CUDADRIVER_H

@@ -1,0 +1,313 @@
+//===- KernelSpec.cpp - Kernel launch metadata ----------------------------===//
+//
+// Part of the softmax kernel compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelSpec.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+using namespace softmax_run;
+
+namespace {
+/// Recursive-descent JSON reader over `text`.
+class JsonParser {
+public:
+  explicit JsonParser(const std::string &text) : text(text) {}
+
+  bool parseDocument(Json &out, std::string &error) {
+    if (!parseValue(out, 0) || (skipSpace(), pos != text.size())) {
+      error = message.empty() ? "unexpected trailing characters" : message;
+      error += " at offset " + std::to_string(pos);
+      return false;
+    }
+    return true;
+  }
+
+private:
+  void skipSpace() {
+    while (pos < text.size() && std::strchr(" \t\r\n", text[pos]))
+      ++pos;
+  }
+  bool fail(const std::string &why) {
+    message = why;
+    return false;
+  }
+  bool literal(const char *word) {
+    size_t n = std::strlen(word);
+    if (text.compare(pos, n, word) != 0)
+      return fail("invalid literal");
+    pos += n;
+    return true;
+  }
+
+  bool parseString(std::string &out) {
+    ++pos; // opening quote
+    while (pos < text.size() && text[pos] != '"') {
+      char c = text[pos++];
+      if (c != '\\') {
+        out += c;
+        continue;
+      }
+      if (pos >= text.size())
+        return fail("unterminated escape");
+      char e = text[pos++];
+      switch (e) {
+      case 'n': out += '\n'; break;
+      case 't': out += '\t'; break;
+      case 'r': out += '\r'; break;
+      case 'b': out += '\b'; break;
+      case 'f': out += '\f'; break;
+      case 'u': {
+        if (pos + 4 > text.size())
+          return fail("truncated \\u escape");
+        std::string hex = text.substr(pos, 4);
+        char *end = nullptr;
+        unsigned code = std::strtoul(hex.c_str(), &end, 16);
+        if (end != hex.c_str() + 4)
+          return fail("invalid \\u escape");
+        pos += 4;
+        if (code < 0x80) {
+          out += static_cast<char>(code);
+        } else if (code < 0x800) {
+          out += static_cast<char>(0xC0 | (code >> 6));
+          out += static_cast<char>(0x80 | (code & 0x3F));
+        } else {
+          out += static_cast<char>(0xE0 | (code >> 12));
+          out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+          out += static_cast<char>(0x80 | (code & 0x3F));
+        }
+        break;
+      }
+      default: out += e; break;
+      }
+    }
+    if (pos >= text.size())
+      return fail("unterminated string");
+    ++pos;
+    return true;
+  }
+
+  bool parseValue(Json &out, int depth) {
+    if (depth > 64)
+      return fail("nesting too deep");
+    skipSpace();
+    if (pos >= text.size())
+      return fail("unexpected end of input");
+    char c = text[pos];
+    if (c == '{') {
+      out.kind = Json::Kind::Object;
+      ++pos;
+      skipSpace();
+      if (pos < text.size() && text[pos] == '}')
+        return ++pos, true;
+      while (true) {
+        skipSpace();
+        if (pos >= text.size() || text[pos] != '"')
+          return fail("expected a string key");
+        std::string key;
+        if (!parseString(key))
+          return false;
+        skipSpace();
+        if (pos >= text.size() || text[pos] != ':')
+          return fail("expected ':'");
+        ++pos;
+        if (!parseValue(out.object[key], depth + 1))
+          return false;
+        skipSpace();
+        if (pos < text.size() && text[pos] == ',') {
+          ++pos;
+          continue;
+        }
+        if (pos < text.size() && text[pos] == '}')
+          return ++pos, true;
+        return fail("expected ',' or '}'");
+      }
+    }
+    if (c == '[') {
+      out.kind = Json::Kind::Array;
+      ++pos;
+      skipSpace();
+      if (pos < text.size() && text[pos] == ']')
+        return ++pos, true;
+      while (true) {
+        out.array.emplace_back();
+        if (!parseValue(out.array.back(), depth + 1))
+          return false;
+        skipSpace();
+        if (pos < text.size() && text[pos] == ',') {
+          ++pos;
+          continue;
+        }
+        if (pos < text.size() && text[pos] == ']')
+          return ++pos, true;
+        return fail("expected ',' or ']'");
+      }
+    }
+    if (c == '"') {
+      out.kind = Json::Kind::String;
+      return parseString(out.string);
+    }
+    if (c == 't' || c == 'f') {
+      out.kind = Json::Kind::Bool;
+      out.boolean = c == 't';
+      return literal(c == 't' ? "true" : "false");
+    }
+    if (c == 'n') {
+      out.kind = Json::Kind::Null;
+      return literal("null");
+    }
+    const char *begin = text.c_str() + pos;
+    char *end = nullptr;
+    errno = 0;
+    out.number = std::strtod(begin, &end);
+    if (end == begin || errno == ERANGE)
+      return fail("invalid value");
+    out.kind = Json::Kind::Number;
+    pos += end - begin;
+    return true;
+  }
+
+  const std::string &text;
+  size_t pos = 0;
+  std::string message;
+};
+} // namespace
+
+std::optional<Json> Json::parse(const std::string &text, std::string &error) {
+  Json value;
+  if (!JsonParser(text).parseDocument(value, error))
+    return std::nullopt;
+  return value;
+}
+
+const Json *Json::get(const std::string &key) const {
+  auto it = object.find(key);
+  return it == object.end() ? nullptr : &it->second;
+}
+
+std::optional<DType> softmax_run::parseDType(const std::string &name) {
+  if (name == "f32")
+    return DType::F32;
+  if (name == "f16")
+    return DType::F16;
+  if (name == "bf16")
+    return DType::BF16;
+  return std::nullopt;
+}
+
+const char *softmax_run::dtypeName(DType type) {
+  switch (type) {
+  case DType::F32:
+    return "f32";
+  case DType::F16:
+    return "f16";
+  case DType::BF16:
+    return "bf16";
+  }
+  return "?";
+}
+
+int softmax_run::dtypeBytes(DType type) { return type == DType::F32 ? 4 : 2; }
+
+bool softmax_run::readFile(const std::string &path, std::string &contents,
+                           std::string &error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = "cannot open '" + path + "': " + std::strerror(errno);
+    return false;
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  contents = ss.str();
+  return true;
+}
+
+std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
+                                           std::string &error) {
+  std::string text;
+  if (!readFile(jsonPath, text, error))
+    return std::nullopt;
+  std::string parseError;
+  std::optional<Json> json = Json::parse(text, parseError);
+  if (!json || json->kind != Json::Kind::Object) {
+    error = "'" + jsonPath + "' is not kernel metadata: " +
+            (json ? "not a JSON object" : parseError);
+    return std::nullopt;
+  }
+  auto missing = [&](const char *field) {
+    error = "'" + jsonPath + "' lacks the field '" + field +
+            "' (see docs/abi.md)";
+    return std::nullopt;
+  };
+  auto str = [&](const char *field, std::string &out) {
+    const Json *v = json->get(field);
+    if (!v || v->kind != Json::Kind::String)
+      return false;
+    out = v->string;
+    return true;
+  };
+  auto num = [&](const char *field, int64_t &out) {
+    const Json *v = json->get(field);
+    if (!v || v->kind != Json::Kind::Number)
+      return false;
+    out = static_cast<int64_t>(v->number);
+    return true;
+  };
+  KernelSpec spec;
+  int64_t abi = 0;
+  if (!num("abi_version", abi))
+    return missing("abi_version");
+  if (abi != 1) {
+    error = "'" + jsonPath + "' has ABI version " + std::to_string(abi) +
+            "; this runner knows version 1";
+    return std::nullopt;
+  }
+  std::string in, out, ptxName;
+  if (!str("kernel", spec.kernel))
+    return missing("kernel");
+  if (!str("ptx", ptxName))
+    return missing("ptx");
+  if (!str("op", spec.op))
+    return missing("op");
+  if (!str("strategy", spec.strategy))
+    return missing("strategy");
+  if (!str("input_type", in))
+    return missing("input_type");
+  if (!str("output_type", out))
+    return missing("output_type");
+  str("chip", spec.chip);
+  if (!num("block_threads", spec.blockThreads))
+    return missing("block_threads");
+  if (!num("block_elements", spec.blockElements))
+    return missing("block_elements");
+  if (!num("max_cols", spec.maxCols))
+    return missing("max_cols");
+  num("min_cols", spec.minCols);
+  num("vector_width", spec.vectorWidth);
+  num("shared_bytes", spec.sharedBytes);
+  std::optional<DType> inType = parseDType(in), outType = parseDType(out);
+  if (!inType || !outType) {
+    error = "'" + jsonPath + "' names an unknown element type";
+    return std::nullopt;
+  }
+  spec.inputType = *inType;
+  spec.outputType = *outType;
+  if (spec.blockThreads < 1 || spec.blockThreads > 1024) {
+    error = "'" + jsonPath + "' has an invalid block_threads";
+    return std::nullopt;
+  }
+  // The PTX file sits next to the JSON.
+  size_t slash = jsonPath.find_last_of('/');
+  spec.ptxPath = (slash == std::string::npos ? std::string()
+                                             : jsonPath.substr(0, slash + 1)) +
+                 ptxName;
+  if (!readFile(spec.ptxPath, spec.ptx, error))
+    return std::nullopt;
+  return spec;
+}

@@ -1,0 +1,70 @@
+//===- KernelSpec.h - Kernel launch metadata --------------------*- C++ -*-===//
+//
+// Part of the softmax kernel compiler.
+//
+// Reads the <kernel>.json written by rowred-export-kernels (docs/abi.md).
+// The runner-only build has no LLVM, so this holds its own small JSON reader.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SOFTMAX_RUN_KERNELSPEC_H
+#define SOFTMAX_RUN_KERNELSPEC_H
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace softmax_run {
+
+/// A parsed JSON value (null, bool, number, string, array or object).
+struct Json {
+  enum class Kind { Null, Bool, Number, String, Array, Object } kind =
+      Kind::Null;
+  bool boolean = false;
+  double number = 0;
+  std::string string;
+  std::vector<Json> array;
+  std::map<std::string, Json> object;
+
+  /// Parses `text`; on failure returns nullopt and sets `error` (with the
+  /// offset of the problem).
+  static std::optional<Json> parse(const std::string &text,
+                                   std::string &error);
+  const Json *get(const std::string &key) const;
+};
+
+/// Element types the kernels read and write.
+enum class DType { F32, F16, BF16 };
+
+std::optional<DType> parseDType(const std::string &name);
+const char *dtypeName(DType type);
+int dtypeBytes(DType type);
+
+/// What softmax-run needs to know about a kernel (docs/abi.md).
+struct KernelSpec {
+  std::string kernel;   ///< PTX entry point.
+  std::string ptxPath;  ///< Resolved path of the PTX file.
+  std::string ptx;      ///< The PTX text.
+  std::string op;       ///< softmax | log_softmax | custom.
+  std::string strategy; ///< fused | online.
+  std::string chip;
+  DType inputType = DType::F32, outputType = DType::F32;
+  int64_t blockThreads = 0, blockElements = 0, vectorWidth = 1;
+  int64_t sharedBytes = 0, minCols = 1, maxCols = 0;
+
+  /// Loads `<jsonPath>` and the PTX it names. On failure returns nullopt and
+  /// sets `error`.
+  static std::optional<KernelSpec> load(const std::string &jsonPath,
+                                        std::string &error);
+};
+
+/// Reads a whole file; false (with `error`) when it cannot.
+bool readFile(const std::string &path, std::string &contents,
+              std::string &error);
+
+} // namespace softmax_run
+
+#endif // SOFTMAX_RUN_KERNELSPEC_H

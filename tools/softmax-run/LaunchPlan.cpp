@@ -1,0 +1,131 @@
+//===- LaunchPlan.cpp - Persistent grid from occupancy --------------------===//
+//
+// Part of the softmax kernel compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LaunchPlan.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <regex>
+#include <sstream>
+#include <sys/wait.h>
+
+using namespace softmax_run;
+
+std::optional<DeviceInfo> softmax_run::builtinDevice(const std::string &chip) {
+  DeviceInfo d;
+  if (chip == "sm_80") {
+    d.name = "sm_80 (A100 SXM, built-in description)";
+    d.computeMajor = 8;
+    d.sms = 108;
+    d.sharedPerSM = 167936; // 164 KiB
+  } else if (chip == "sm_90") {
+    d.name = "sm_90 (H100/H200 SXM, built-in description)";
+    d.computeMajor = 9;
+    d.sms = 132;
+    d.sharedPerSM = 233472; // 228 KiB
+  } else {
+    return std::nullopt;
+  }
+  d.registersPerSM = 65536;
+  d.sharedReservedPerBlock = 1024;
+  d.maxThreadsPerSM = 2048;
+  d.maxBlocksPerSM = 32;
+  return d;
+}
+
+std::optional<KernelResources>
+softmax_run::parsePtxasReport(const std::string &report) {
+  std::smatch m;
+  KernelResources r;
+  if (!std::regex_search(report, m, std::regex("Used (\\d+) registers")))
+    return std::nullopt;
+  r.registers = std::stoi(m[1]);
+  if (std::regex_search(report, m, std::regex("(\\d+) bytes smem")))
+    r.sharedBytes = std::stoi(m[1]);
+  if (std::regex_search(report, m, std::regex("(\\d+) bytes stack frame")))
+    r.localBytes = std::stoi(m[1]);
+  if (std::regex_search(report, m, std::regex("(\\d+) bytes spill stores")))
+    r.spillBytes = std::stoi(m[1]);
+  r.source = "ptxas -v";
+  return r;
+}
+
+std::optional<KernelResources>
+softmax_run::runPtxas(const std::string &ptxas, const std::string &ptxPath,
+                      const std::string &chip, std::string &error) {
+  std::string cmd = "'" + ptxas + "' -arch=" + chip + " -v '" + ptxPath +
+                    "' -o /dev/null 2>&1";
+  FILE *pipe = popen(cmd.c_str(), "r");
+  if (!pipe) {
+    error = "cannot run ptxas";
+    return std::nullopt;
+  }
+  std::string out;
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
+    out.append(buffer.data(), n);
+  int status = pclose(pipe);
+  if (status != 0) {
+    error = "ptxas failed on '" + ptxPath + "':\n" + out;
+    return std::nullopt;
+  }
+  std::optional<KernelResources> r = parsePtxasReport(out);
+  if (!r)
+    error = "cannot read ptxas' resource report:\n" + out;
+  return r;
+}
+
+LaunchPlan softmax_run::planLaunch(const DeviceInfo &device,
+                                   const KernelResources &res, int threads,
+                                   int64_t rows) {
+  LaunchPlan p;
+  p.threads = threads;
+  int warps = (threads + 31) / 32;
+  int gran = device.registerGranularity;
+  int regsPerWarp = (std::max(res.registers, 1) * 32 + gran - 1) / gran * gran;
+  p.byRegisters = device.registersPerSM / (regsPerWarp * warps);
+  int sharedPerBlock = res.sharedBytes + device.sharedReservedPerBlock;
+  p.byShared = device.sharedPerSM / sharedPerBlock;
+  p.byThreads = device.maxThreadsPerSM / threads;
+  p.byBlocks = device.maxBlocksPerSM;
+  p.blocksPerSM = std::min({p.byRegisters, p.byShared, p.byThreads,
+                            p.byBlocks});
+  p.grid = std::max<int64_t>(
+      1, std::min<int64_t>(rows, int64_t(p.blocksPerSM) * device.sms));
+  return p;
+}
+
+std::string LaunchPlan::explain(const DeviceInfo &device,
+                                const KernelResources &res,
+                                int64_t rows) const {
+  std::ostringstream os;
+  int warps = (threads + 31) / 32;
+  os << "device: " << device.name << ", " << device.sms << " SMs, "
+     << device.registersPerSM << " registers/SM, " << device.sharedPerSM
+     << " B shared/SM, " << device.maxThreadsPerSM << " threads/SM, "
+     << device.maxBlocksPerSM << " blocks/SM\n";
+  os << "kernel: " << threads << " threads (" << warps << " warps), "
+     << res.registers << " registers/thread, " << res.sharedBytes
+     << " B shared/block, " << res.localBytes << " B local, "
+     << res.spillBytes << " B spilled (from " << res.source << ")\n";
+  os << "blocks per SM allowed by registers: " << device.registersPerSM
+     << " / (" << warps << " warps x " << res.registers
+     << " registers x 32, rounded up to " << device.registerGranularity
+     << " per warp) = " << byRegisters << "\n";
+  os << "blocks per SM allowed by shared memory: " << device.sharedPerSM
+     << " / (" << res.sharedBytes << " + " << device.sharedReservedPerBlock
+     << " reserved) = " << byShared << "\n";
+  os << "blocks per SM allowed by threads: " << device.maxThreadsPerSM << " / "
+     << threads << " = " << byThreads << "\n";
+  os << "blocks per SM allowed by the block limit: " << byBlocks << "\n";
+  os << "resident blocks per SM: " << blocksPerSM << "\n";
+  os << "programs launched: min(" << rows << " rows, " << blocksPerSM
+     << " x " << device.sms << " SMs) = " << grid
+     << " (each handles rows b, b + " << grid << ", ...)\n";
+  return os.str();
+}

@@ -1,0 +1,65 @@
+//===- LaunchPlan.h - Persistent grid from occupancy ------------*- C++ -*-===//
+//
+// Part of the softmax kernel compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SOFTMAX_RUN_LAUNCHPLAN_H
+#define SOFTMAX_RUN_LAUNCHPLAN_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace softmax_run {
+
+/// What occupancy depends on, per streaming multiprocessor.
+struct DeviceInfo {
+  std::string name;
+  int computeMajor = 0, computeMinor = 0;
+  int sms = 0;
+  int registersPerSM = 0;
+  int sharedPerSM = 0;       ///< Bytes usable by blocks on one SM.
+  int sharedReservedPerBlock = 0;
+  int maxThreadsPerSM = 0;
+  int maxBlocksPerSM = 0;
+  int registerGranularity = 256; ///< Registers are allocated per warp in these.
+};
+
+/// The built-in descriptions: "sm_80" (A100 SXM) and "sm_90" (H100/H200 SXM).
+std::optional<DeviceInfo> builtinDevice(const std::string &chip);
+
+/// A kernel's resources, from the driver or from `ptxas -v`.
+struct KernelResources {
+  int registers = 0, sharedBytes = 0, localBytes = 0, spillBytes = 0;
+  std::string source; ///< Where the numbers came from.
+};
+
+/// Parses the report of `ptxas -v` for one entry point.
+std::optional<KernelResources> parsePtxasReport(const std::string &report);
+
+/// Runs `ptxas -arch=<chip> -v` on `ptxPath`; nullopt (with `error`) when
+/// ptxas is missing or fails.
+std::optional<KernelResources> runPtxas(const std::string &ptxas,
+                                        const std::string &ptxPath,
+                                        const std::string &chip,
+                                        std::string &error);
+
+/// Resident blocks per SM allowed by each limit, and the grid.
+struct LaunchPlan {
+  int threads = 0;
+  int byRegisters = 0, byShared = 0, byThreads = 0, byBlocks = 0;
+  int blocksPerSM = 0;
+  int64_t grid = 0;
+  /// The derivation, as the Triton tutorial reasons about occupancy.
+  std::string explain(const DeviceInfo &device, const KernelResources &res,
+                      int64_t rows) const;
+};
+
+/// Derives the persistent grid: min(rows, SMs x resident blocks per SM).
+LaunchPlan planLaunch(const DeviceInfo &device, const KernelResources &res,
+                      int threads, int64_t rows);
+
+} // namespace softmax_run
+
+#endif // SOFTMAX_RUN_LAUNCHPLAN_H

@@ -1,0 +1,666 @@
+//===- softmax-run.cpp - JIT, launch, check and time softmax kernels ------===//
+//
+// Part of the softmax kernel compiler.
+//
+// Runs a kernel produced by softmax-opt (PTX + launch metadata, docs/abi.md)
+// through the CUDA driver: JIT-compiles the PTX, derives a persistent grid
+// from occupancy, checks the output against a float64 reference and times it.
+// Built with the compiler, it also takes a .mlir file and compiles it
+// in-process. The runner-only build (SOFTMAX_RUNNER_ONLY) needs no LLVM, so
+// this file parses its own flags.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaDriver.h"
+#include "HostData.h"
+#include "KernelSpec.h"
+#include "LaunchPlan.h"
+
+#ifdef SOFTMAX_RUN_WITH_COMPILER
+#include "Compile.h"
+#endif
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <unistd.h>
+#include <vector>
+
+using namespace softmax_run;
+
+namespace {
+
+const char *kUsage = R"(usage: softmax-run [options] KERNEL
+
+KERNEL is a kernel's launch metadata (<kernel>.json next to its .ptx, as
+written by softmax-opt --rowred-to-ptx="output-dir=DIR")%s.
+
+Data:
+  --rows=M               rows (default 4096, or the .npy input's)
+  --cols=N               columns (default: the kernel's max_cols for fused
+                         kernels, else 4096, or the .npy input's)
+  --dtype=f32|f16|bf16   element type; must match the kernel's
+  --strategy=S           fused|online|auto: must match a .json kernel; picks
+                         the strategy when compiling a .mlir (default auto)
+  --x-stride=S --y-stride=S
+                         row strides in elements (default N)
+  --offset=K             start both buffers K elements past an aligned address
+  --seed=S               random seed (default 0)
+  --dist=D               normal|uniform|large|special (rows with NaN / -inf)
+  --input=FILE.npy       use this 2-D array (<f4, <f2, <f8; <u2 bf16 bits)
+  --output=FILE.npy      write the output (<f4, <f2, or <u2 bf16 bits)
+Actions (default: --check):
+  --check                poison the output, launch, compare with float64
+  --bench                time with CUDA events, L2 flushed before each launch
+  --explain              show the occupancy derivation and the grid; works
+                         without a GPU from --chip and ptxas' report
+  --iters=K --warmup=K   timed and warm-up launches (default 100, 10)
+  --grid=G               launch G blocks instead of the occupancy grid
+  --json                 machine-readable output
+Device description for --explain without a GPU:
+  --chip=sm_80|sm_90     built-in description (default: the kernel's chip)
+  --ptxas=PATH           ptxas for the resource report (default: PATH or
+                         /usr/local/cuda/bin/ptxas)
+)";
+
+/// Command-line options.
+struct Options {
+  std::string kernel;
+  int64_t rows = 0, cols = 0, xStride = 0, yStride = 0, offset = 0;
+  uint64_t seed = 0;
+  std::string dtype, strategy, dist = "normal", input, output, chip, ptxas;
+  bool check = false, bench = false, explain = false, json = false;
+  int iters = 100, warmup = 10;
+  int64_t grid = 0;
+  std::string compileCache;
+};
+
+[[noreturn]] void usageError(const std::string &message) {
+  std::fprintf(stderr, "softmax-run: error: %s\n", message.c_str());
+  std::fprintf(stderr, "run 'softmax-run --help' for the options\n");
+  std::exit(2);
+}
+
+[[noreturn]] void fatal(const std::string &message) {
+  std::fprintf(stderr, "softmax-run: error: %s\n", message.c_str());
+  std::exit(1);
+}
+
+/// Parses a whole decimal integer in [lo, hi], or exits with a usage error.
+int64_t parseInt(const std::string &flag, const std::string &text, int64_t lo,
+                 int64_t hi) {
+  char *end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end || errno == ERANGE || v < lo || v > hi)
+    usageError("--" + flag + " expects an integer in [" + std::to_string(lo) +
+               ", " + std::to_string(hi) + "], got '" + text + "'");
+  return v;
+}
+
+Options parseOptions(int argc, char **argv) {
+  Options o;
+  const int64_t kMax = int64_t(1) << 40;
+  std::map<std::string, std::function<void(const std::string &)>> valued = {
+      {"rows", [&](auto &v) { o.rows = parseInt("rows", v, 1, kMax); }},
+      {"cols", [&](auto &v) { o.cols = parseInt("cols", v, 1, INT32_MAX); }},
+      {"x-stride",
+       [&](auto &v) { o.xStride = parseInt("x-stride", v, 1, kMax); }},
+      {"y-stride",
+       [&](auto &v) { o.yStride = parseInt("y-stride", v, 1, kMax); }},
+      {"offset", [&](auto &v) { o.offset = parseInt("offset", v, 0, 1024); }},
+      {"seed", [&](auto &v) { o.seed = parseInt("seed", v, 0, INT64_MAX); }},
+      {"iters", [&](auto &v) { o.iters = parseInt("iters", v, 1, 100000); }},
+      {"warmup", [&](auto &v) { o.warmup = parseInt("warmup", v, 0, 100000); }},
+      {"grid", [&](auto &v) { o.grid = parseInt("grid", v, 1, INT32_MAX); }},
+      {"dtype", [&](auto &v) { o.dtype = v; }},
+      {"strategy", [&](auto &v) { o.strategy = v; }},
+      {"dist", [&](auto &v) { o.dist = v; }},
+      {"input", [&](auto &v) { o.input = v; }},
+      {"output", [&](auto &v) { o.output = v; }},
+      {"chip", [&](auto &v) { o.chip = v; }},
+      {"ptxas", [&](auto &v) { o.ptxas = v; }},
+      {"cache", [&](auto &v) { o.compileCache = v; }},
+  };
+  std::map<std::string, bool *> flags = {{"check", &o.check},
+                                         {"bench", &o.bench},
+                                         {"explain", &o.explain},
+                                         {"json", &o.json}};
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+#ifdef SOFTMAX_RUN_WITH_COMPILER
+      const char *mlir = ", or a .mlir file holding one rowred softmax, "
+                         "compiled in-process\n(cached in --cache=DIR, "
+                         "default $XDG_CACHE_HOME/softmax-run)";
+#else
+      const char *mlir = "";
+#endif
+      std::printf(kUsage, mlir);
+      std::exit(0);
+    }
+    if (arg.rfind("--", 0) != 0) {
+      if (!o.kernel.empty())
+        usageError("more than one kernel given: '" + o.kernel + "' and '" +
+                   arg + "'");
+      o.kernel = arg;
+      continue;
+    }
+    std::string name = arg.substr(2), value;
+    size_t eq = name.find('=');
+    bool hasValue = eq != std::string::npos;
+    if (hasValue) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+    }
+    if (auto f = flags.find(name); f != flags.end()) {
+      if (hasValue)
+        usageError("--" + name + " takes no value");
+      *f->second = true;
+      continue;
+    }
+    auto v = valued.find(name);
+    if (v == valued.end())
+      usageError("unknown option '--" + name + "'");
+    if (!hasValue) {
+      if (i + 1 >= argc)
+        usageError("--" + name + " expects a value");
+      value = argv[++i];
+    }
+    v->second(value);
+  }
+  if (o.kernel.empty())
+    usageError("no kernel given (a .json kernel description"
+#ifdef SOFTMAX_RUN_WITH_COMPILER
+               " or a .mlir file"
+#endif
+               ")");
+  if (!o.check && !o.bench && !o.explain)
+    o.check = true;
+  return o;
+}
+
+/// Tiny JSON writer for --json output.
+class JsonOut {
+public:
+  void field(const std::string &key, const std::string &value) {
+    sep();
+    os << '"' << key << "\": \"" << value << '"';
+  }
+  void field(const std::string &key, double value) {
+    sep();
+    if (std::isfinite(value))
+      os << '"' << key << "\": " << value;
+    else
+      os << '"' << key << "\": null";
+  }
+  void field(const std::string &key, int64_t value) {
+    sep();
+    os << '"' << key << "\": " << value;
+  }
+  void field(const std::string &key, bool value) {
+    sep();
+    os << '"' << key << "\": " << (value ? "true" : "false");
+  }
+  void raw(const std::string &key, const std::string &json) {
+    sep();
+    os << '"' << key << "\": " << json;
+  }
+  std::string str() const { return "{" + os.str() + "}"; }
+
+private:
+  void sep() {
+    if (!first)
+      os << ", ";
+    first = false;
+  }
+  std::ostringstream os;
+  bool first = true;
+};
+
+std::string findPtxas(const std::string &explicitPath) {
+  if (!explicitPath.empty())
+    return explicitPath;
+  if (const char *path = std::getenv("PATH")) {
+    std::stringstream ss(path);
+    std::string dir;
+    while (std::getline(ss, dir, ':'))
+      if (!dir.empty() && access((dir + "/ptxas").c_str(), X_OK) == 0)
+        return dir + "/ptxas";
+  }
+  const char *cuda = std::getenv("CUDA_PATH");
+  std::string fallback =
+      std::string(cuda ? cuda : "/usr/local/cuda") + "/bin/ptxas";
+  return access(fallback.c_str(), X_OK) == 0 ? fallback : "";
+}
+
+/// A GPU session: driver, context, module and function.
+class Gpu {
+public:
+  CudaDriver cu;
+  CUdevice device = 0;
+  CUcontext context = nullptr;
+  CUmodule module = nullptr;
+  CUfunction function = nullptr;
+  DeviceInfo info;
+
+  /// Loads the driver and opens device 0; on failure returns false with a
+  /// message in `error`.
+  bool open(std::string &error) {
+    if (!cu.load(error))
+      return false;
+    CUresult r = cu.cuInit(0);
+    if (r != CUDA_SUCCESS) {
+      error = "cannot initialize the CUDA driver: " + cu.describe(r);
+      return false;
+    }
+    int count = 0;
+    r = cu.cuDeviceGetCount(&count);
+    if (r != CUDA_SUCCESS || count == 0) {
+      error = "no CUDA device found" +
+              (r != CUDA_SUCCESS ? ": " + cu.describe(r) : std::string());
+      return false;
+    }
+    checked(cu.cuDeviceGet(&device, 0), "cuDeviceGet");
+    checked(cu.cuDevicePrimaryCtxRetain(&context, device),
+            "cuDevicePrimaryCtxRetain");
+    checked(cu.cuCtxSetCurrent(context), "cuCtxSetCurrent");
+    char name[256] = {0};
+    cu.cuDeviceGetName(name, sizeof(name), device);
+    info.name = name;
+    info.computeMajor = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+    info.computeMinor = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+    info.sms = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    info.registersPerSM =
+        attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR);
+    info.sharedPerSM =
+        attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
+    info.sharedReservedPerBlock =
+        attr(CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK);
+    info.maxThreadsPerSM =
+        attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
+    info.maxBlocksPerSM =
+        attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR);
+    return true;
+  }
+
+  int attr(CUdevice_attribute a) {
+    int v = 0;
+    checked(cu.cuDeviceGetAttribute(&v, a, device), "cuDeviceGetAttribute");
+    return v;
+  }
+
+  void checked(CUresult r, const char *what) {
+    if (r != CUDA_SUCCESS)
+      fatal(std::string(what) + " failed: " + cu.describe(r));
+  }
+
+  /// JIT-compiles the PTX, showing the JIT logs on failure.
+  void load(const KernelSpec &spec) {
+    std::vector<char> errorLog(16384, 0), infoLog(16384, 0);
+    CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER,
+                              CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                              CU_JIT_INFO_LOG_BUFFER,
+                              CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+                              CU_JIT_LOG_VERBOSE};
+    void *values[] = {errorLog.data(),
+                      reinterpret_cast<void *>(errorLog.size()),
+                      infoLog.data(), reinterpret_cast<void *>(infoLog.size()),
+                      reinterpret_cast<void *>(1)};
+    CUresult r = cu.cuModuleLoadDataEx(&module, spec.ptx.c_str(), 5, options,
+                                       values);
+    if (r != CUDA_SUCCESS)
+      fatal("the CUDA driver cannot JIT-compile '" + spec.ptxPath +
+            "': " + cu.describe(r) + "\nJIT error log:\n" + errorLog.data() +
+            "\nJIT info log:\n" + infoLog.data());
+    r = cu.cuModuleGetFunction(&function, module, spec.kernel.c_str());
+    if (r != CUDA_SUCCESS)
+      fatal("'" + spec.ptxPath + "' has no kernel named '" + spec.kernel +
+            "': " + cu.describe(r));
+  }
+
+  KernelResources resources() {
+    KernelResources res;
+    auto get = [&](CUfunction_attribute a) {
+      int v = 0;
+      checked(cu.cuFuncGetAttribute(&v, a, function), "cuFuncGetAttribute");
+      return v;
+    };
+    res.registers = get(CU_FUNC_ATTRIBUTE_NUM_REGS);
+    res.sharedBytes = get(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
+    res.localBytes = get(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
+    res.source = "the CUDA driver after JIT";
+    return res;
+  }
+
+  int maxThreads() {
+    int v = 0;
+    checked(cu.cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                                  function),
+            "cuFuncGetAttribute");
+    return v;
+  }
+};
+
+/// Device memory freed on scope exit.
+struct DeviceBuffer {
+  CudaDriver *cu = nullptr;
+  CUdeviceptr ptr = 0;
+  size_t bytes = 0;
+  DeviceBuffer(Gpu &gpu, size_t bytes) : cu(&gpu.cu), bytes(bytes) {
+    CUresult r = cu->cuMemAlloc_v2(&ptr, std::max<size_t>(bytes, 16));
+    if (r != CUDA_SUCCESS)
+      fatal("cannot allocate " + std::to_string(bytes) +
+            " bytes on the device: " + cu->describe(r));
+  }
+  ~DeviceBuffer() {
+    if (ptr)
+      cu->cuMemFree_v2(ptr);
+  }
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+};
+
+struct Timing {
+  double medianMs = 0, minMs = 0, maxMs = 0;
+};
+
+Timing summarize(std::vector<float> ms) {
+  std::sort(ms.begin(), ms.end());
+  Timing t;
+  t.minMs = ms.front();
+  t.maxMs = ms.back();
+  size_t n = ms.size();
+  t.medianMs = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
+  return t;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options opts = parseOptions(argc, argv);
+
+  // --- The kernel: a .json description, or a .mlir compiled here. ---
+  std::string error, jsonPath = opts.kernel;
+  bool isMlir = opts.kernel.size() > 5 &&
+                opts.kernel.compare(opts.kernel.size() - 5, 5, ".mlir") == 0;
+  if (isMlir) {
+#ifdef SOFTMAX_RUN_WITH_COMPILER
+    if (opts.cols == 0)
+      usageError("compiling a .mlir needs --cols (the block size follows it)");
+    CompileRequest req{opts.kernel, opts.cols,
+                       opts.strategy.empty() ? "auto" : opts.strategy,
+                       opts.chip.empty() ? "sm_90" : opts.chip,
+                       opts.compileCache};
+    if (!compileMlir(req, jsonPath, error))
+      fatal(error);
+    opts.strategy.clear(); // chosen by the compile
+#else
+    usageError("this softmax-run was built without the compiler "
+               "(SOFTMAX_RUNNER_ONLY); give a .json kernel description "
+               "written by softmax-opt");
+#endif
+  }
+  std::optional<KernelSpec> spec = KernelSpec::load(jsonPath, error);
+  if (!spec)
+    fatal(error);
+
+  // --- Validate the request against the kernel before touching a GPU. ---
+  if (!opts.dtype.empty()) {
+    std::optional<DType> t = parseDType(opts.dtype);
+    if (!t)
+      usageError("--dtype must be f32, f16 or bf16, got '" + opts.dtype + "'");
+    if (*t != spec->inputType)
+      fatal("--dtype " + opts.dtype + " does not match the kernel, which "
+            "reads " + dtypeName(spec->inputType) +
+            " (compile a kernel for that type)");
+  }
+  if (!opts.strategy.empty() && opts.strategy != "auto" &&
+      opts.strategy != spec->strategy) {
+    if (opts.strategy != "fused" && opts.strategy != "online")
+      usageError("--strategy must be fused, online or auto");
+    fatal("--strategy " + opts.strategy + " does not match the kernel, which "
+          "is " + spec->strategy);
+  }
+  Distribution dist;
+  if (!parseDistribution(opts.dist, dist))
+    usageError("--dist must be normal, uniform, large or special, got '" +
+               opts.dist + "'");
+  Matrix x;
+  if (!opts.input.empty()) {
+    if (!readNpy(opts.input, spec->inputType, x, error))
+      fatal(error);
+    if ((opts.rows && opts.rows != x.rows) ||
+        (opts.cols && opts.cols != x.cols))
+      fatal("--rows/--cols contradict the shape of '" + opts.input + "' (" +
+            std::to_string(x.rows) + " x " + std::to_string(x.cols) + ")");
+    opts.rows = x.rows;
+    opts.cols = x.cols;
+  }
+  if (!opts.rows)
+    opts.rows = 4096;
+  if (!opts.cols)
+    opts.cols = spec->maxCols ? spec->maxCols : 4096;
+  if (opts.cols < spec->minCols ||
+      (spec->maxCols && opts.cols > spec->maxCols))
+    fatal("kernel '" + spec->kernel + "' (" + spec->strategy + ") handles " +
+          std::to_string(spec->minCols) + " to " +
+          std::to_string(spec->maxCols) + " columns, not " +
+          std::to_string(opts.cols) +
+          "; compile one with a larger block-size or strategy=online");
+  int64_t sx = opts.xStride ? opts.xStride : opts.cols;
+  int64_t sy = opts.yStride ? opts.yStride : opts.cols;
+  if (sx < opts.cols || sy < opts.cols)
+    usageError("row strides must be at least --cols (" +
+               std::to_string(opts.cols) + ")");
+
+  // --- A GPU, or an explanation from a device description. ---
+  Gpu gpu;
+  bool haveGpu = gpu.open(error);
+  if (!haveGpu) {
+    if (opts.check || opts.bench)
+      fatal(error + "\n(--explain works without a GPU)");
+    std::string chip = !opts.chip.empty()     ? opts.chip
+                       : !spec->chip.empty() ? spec->chip
+                                             : "sm_90";
+    std::optional<DeviceInfo> device = builtinDevice(chip);
+    if (!device)
+      usageError("no built-in description of '" + chip +
+                 "' (known: sm_80, sm_90)");
+    std::string ptxas = findPtxas(opts.ptxas);
+    if (ptxas.empty())
+      fatal("no GPU (" + error + ") and no ptxas to read the kernel's "
+            "resources from; install the CUDA toolkit or pass --ptxas");
+    std::string ptxasError;
+    std::optional<KernelResources> res =
+        runPtxas(ptxas, spec->ptxPath, chip, ptxasError);
+    if (!res)
+      fatal(ptxasError);
+    LaunchPlan plan =
+        planLaunch(*device, *res, spec->blockThreads, opts.rows);
+    std::printf("no GPU here (%s); launch plan from the device description\n",
+                error.c_str());
+    std::printf("%s", plan.explain(*device, *res, opts.rows).c_str());
+    return 0;
+  }
+
+  gpu.load(*spec);
+  KernelResources res = gpu.resources();
+  if (gpu.maxThreads() < spec->blockThreads)
+    fatal("kernel '" + spec->kernel + "' cannot launch " +
+          std::to_string(spec->blockThreads) + " threads per block on " +
+          gpu.info.name + " (at most " + std::to_string(gpu.maxThreads()) +
+          " with its " + std::to_string(res.registers) + " registers)");
+  int perSM = 0;
+  gpu.checked(gpu.cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                  &perSM, gpu.function, spec->blockThreads, 0),
+              "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  LaunchPlan plan = planLaunch(gpu.info, res, spec->blockThreads, opts.rows);
+  int64_t grid = std::max<int64_t>(
+      1, std::min<int64_t>(opts.rows, int64_t(perSM) * gpu.info.sms));
+  if (opts.grid)
+    grid = opts.grid;
+  if (opts.explain) {
+    std::printf("%s", plan.explain(gpu.info, res, opts.rows).c_str());
+    std::printf("driver occupancy: %d blocks per SM -> grid %ld%s\n", perSM,
+                static_cast<long>(grid), opts.grid ? " (overridden)" : "");
+    if (plan.blocksPerSM != perSM)
+      std::printf("note: the derivation and the driver disagree\n");
+  }
+  if (!opts.check && !opts.bench)
+    return 0;
+
+  // --- Buffers. ---
+  int inSize = dtypeBytes(spec->inputType),
+      outSize = dtypeBytes(spec->outputType);
+  if (x.bytes.empty()) {
+    x = Matrix(spec->inputType, opts.rows, opts.cols, sx);
+    generate(x, dist, opts.seed);
+  } else if (sx != x.cols) {
+    Matrix strided(spec->inputType, x.rows, x.cols, sx);
+    for (int64_t r = 0; r < x.rows; ++r)
+      std::memcpy(strided.bytes.data() + r * sx * inSize,
+                  x.bytes.data() + r * x.cols * inSize, x.cols * inSize);
+    x = std::move(strided);
+  }
+  Matrix y(spec->outputType, opts.rows, opts.cols, sy);
+  y.fill(kPoison);
+  size_t xBytes = x.bytes.size() + opts.offset * inSize;
+  size_t yBytes = y.bytes.size() + opts.offset * outSize;
+  size_t flushBytes = opts.bench ? (size_t(256) << 20) : 0;
+  size_t copyBytes = opts.bench ? (size_t(512) << 20) : 0;
+  size_t freeMem = 0, totalMem = 0;
+  gpu.checked(gpu.cu.cuMemGetInfo_v2(&freeMem, &totalMem), "cuMemGetInfo");
+  size_t need = xBytes + yBytes + flushBytes + 2 * copyBytes;
+  if (need > freeMem)
+    fatal("the problem needs " + std::to_string(need >> 20) + " MiB of device "
+          "memory; " + std::to_string(freeMem >> 20) + " MiB are free on " +
+          gpu.info.name);
+  DeviceBuffer dx(gpu, xBytes), dy(gpu, yBytes);
+  CUdeviceptr px = dx.ptr + opts.offset * inSize,
+              py = dy.ptr + opts.offset * outSize;
+  gpu.checked(gpu.cu.cuMemcpyHtoD_v2(px, x.bytes.data(), x.bytes.size()),
+              "cuMemcpyHtoD");
+  gpu.checked(gpu.cu.cuMemcpyHtoD_v2(py, y.bytes.data(), y.bytes.size()),
+              "cuMemcpyHtoD");
+
+  int64_t rows = opts.rows, cols = opts.cols, xs = sx, ys = sy;
+  void *params[] = {&px, &py, &rows, &cols, &xs, &ys};
+  auto launch = [&]() {
+    return gpu.cu.cuLaunchKernel(gpu.function, grid, 1, 1, spec->blockThreads,
+                                 1, 1, 0, nullptr, params, nullptr);
+  };
+  gpu.checked(launch(), "cuLaunchKernel");
+  gpu.checked(gpu.cu.cuCtxSynchronize(), "the kernel");
+  gpu.checked(gpu.cu.cuMemcpyDtoH_v2(y.bytes.data(), py, y.bytes.size()),
+              "cuMemcpyDtoH");
+
+  JsonOut json;
+  json.field("kernel", spec->kernel);
+  json.field("device", gpu.info.name);
+  json.field("op", spec->op);
+  json.field("strategy", spec->strategy);
+  json.field("dtype", std::string(dtypeName(spec->inputType)));
+  json.field("rows", opts.rows);
+  json.field("cols", opts.cols);
+  json.field("x_row_stride", sx);
+  json.field("y_row_stride", sy);
+  json.field("block_threads", spec->blockThreads);
+  json.field("registers", int64_t(res.registers));
+  json.field("local_bytes", int64_t(res.localBytes));
+  json.field("blocks_per_sm", int64_t(perSM));
+  json.field("grid", grid);
+
+  bool ok = true;
+  if (!opts.output.empty() && !writeNpy(opts.output, y, error))
+    fatal(error);
+  if (opts.check) {
+    CheckResult c = check(y, reference(x, spec->op), spec->op, kPoison);
+    ok = c.passed;
+    json.field("check_passed", c.passed);
+    json.field("rel_l2", c.relL2);
+    json.field("max_abs_err", c.maxAbsError);
+    json.field("max_row_sum_err", c.maxRowSumError);
+    std::string problems = "[";
+    for (size_t i = 0; i < c.problems.size(); ++i)
+      problems += (i ? ", \"" : "\"") + c.problems[i] + "\"";
+    json.raw("problems", problems + "]");
+    if (!opts.json) {
+      std::printf("%s %s %ldx%ld %s on %s (grid %ld x %ld threads): %s\n",
+                  spec->kernel.c_str(), dtypeName(spec->inputType),
+                  static_cast<long>(rows), static_cast<long>(cols),
+                  spec->strategy.c_str(), gpu.info.name.c_str(),
+                  static_cast<long>(grid),
+                  static_cast<long>(spec->blockThreads),
+                  c.passed ? "PASS" : "FAIL");
+      std::printf("  rel L2 %.3g, max abs err %.3g, max |row sum - 1| %.3g\n",
+                  c.relL2, c.maxAbsError, c.maxRowSumError);
+      for (const std::string &p : c.problems)
+        std::printf("  problem: %s\n", p.c_str());
+    }
+  }
+
+  if (opts.bench) {
+    CUevent start, stop;
+    gpu.checked(gpu.cu.cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
+    gpu.checked(gpu.cu.cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
+    DeviceBuffer flush(gpu, flushBytes);
+    auto timeOnce = [&](const std::function<CUresult()> &work) {
+      // Overwrite a buffer larger than L2 so every timed run starts cold.
+      gpu.checked(gpu.cu.cuMemsetD32_v2(flush.ptr, 0, flushBytes / 4),
+                  "cuMemsetD32");
+      gpu.checked(gpu.cu.cuEventRecord(start, nullptr), "cuEventRecord");
+      gpu.checked(work(), "timed launch");
+      gpu.checked(gpu.cu.cuEventRecord(stop, nullptr), "cuEventRecord");
+      gpu.checked(gpu.cu.cuEventSynchronize(stop), "cuEventSynchronize");
+      float ms = 0;
+      gpu.checked(gpu.cu.cuEventElapsedTime_v2(&ms, start, stop),
+                  "cuEventElapsedTime");
+      return ms;
+    };
+    for (int i = 0; i < opts.warmup; ++i)
+      gpu.checked(launch(), "cuLaunchKernel");
+    std::vector<float> samples;
+    for (int i = 0; i < opts.iters; ++i)
+      samples.push_back(timeOnce(launch));
+    Timing t = summarize(samples);
+    double bytes = double(rows) * cols * (inSize + outSize);
+    double gbps = bytes / (t.medianMs * 1e6);
+    // The ceiling: a device-to-device copy, read + write.
+    DeviceBuffer a(gpu, copyBytes), b(gpu, copyBytes);
+    std::vector<float> copies;
+    for (int i = 0; i < 20; ++i)
+      copies.push_back(timeOnce([&] {
+        return gpu.cu.cuMemcpyDtoD_v2(b.ptr, a.ptr, copyBytes);
+      }));
+    double copyGbps = 2.0 * copyBytes / (summarize(copies).medianMs * 1e6);
+    json.field("median_ms", t.medianMs);
+    json.field("min_ms", t.minMs);
+    json.field("max_ms", t.maxMs);
+    json.field("gbps", gbps);
+    json.field("copy_gbps", copyGbps);
+    json.field("fraction_of_copy", gbps / copyGbps);
+    if (!opts.json) {
+      std::printf("%-12s %-8s %-16s %9s %9s %9s %8s %8s %7s\n", "kernel",
+                  "dtype", "M x N", "median ms", "min ms", "max ms", "GB/s",
+                  "copy", "%copy");
+      std::string shape = std::to_string(rows) + " x " + std::to_string(cols);
+      std::printf("%-12s %-8s %-16s %9.4f %9.4f %9.4f %8.0f %8.0f %6.1f%%\n",
+                  spec->strategy.c_str(), dtypeName(spec->inputType),
+                  shape.c_str(), t.medianMs, t.minMs, t.maxMs, gbps, copyGbps,
+                  100 * gbps / copyGbps);
+    }
+    gpu.cu.cuEventDestroy_v2(start);
+    gpu.cu.cuEventDestroy_v2(stop);
+  }
+  if (opts.json)
+    std::printf("%s\n", json.str().c_str());
+  gpu.cu.cuModuleUnload(gpu.module);
+  gpu.cu.cuDevicePrimaryCtxRelease_v2(gpu.device);
+  return ok ? 0 : 1;
+}

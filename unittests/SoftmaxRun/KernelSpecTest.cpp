@@ -1,0 +1,81 @@
+//===- KernelSpecTest.cpp - JSON reader and kernel metadata ---------------===//
+//
+// Part of the softmax kernel compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelSpec.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+using namespace softmax_run;
+
+TEST(Json, ParsesNestedValues) {
+  std::string error;
+  auto v = Json::parse(
+      R"({"a": [1, 2.5, -3e2], "b": {"c": "x\"y\u00e9"}, "t": true, "n": null})",
+      error);
+  ASSERT_TRUE(v) << error;
+  ASSERT_EQ(v->get("a")->array.size(), 3u);
+  EXPECT_EQ(v->get("a")->array[2].number, -300);
+  EXPECT_EQ(v->get("b")->get("c")->string, "x\"y\xc3\xa9");
+  EXPECT_TRUE(v->get("t")->boolean);
+  EXPECT_EQ(v->get("n")->kind, Json::Kind::Null);
+}
+
+TEST(Json, ReportsErrorsWithOffsets) {
+  std::string error;
+  EXPECT_FALSE(Json::parse(R"({"a": [1, 2)", error));
+  EXPECT_NE(error.find("at offset"), std::string::npos) << error;
+  EXPECT_FALSE(Json::parse(R"({"a": 1} trailing)", error));
+  EXPECT_FALSE(Json::parse(R"({"a": tru})", error));
+  EXPECT_FALSE(Json::parse(std::string(100, '['), error));
+}
+
+static std::string writeKernel(const std::string &json, bool withPtx = true) {
+  std::string dir = ::testing::TempDir();
+  std::ofstream(dir + "/k.json") << json;
+  if (withPtx)
+    std::ofstream(dir + "/k.ptx") << ".version 7.8\n";
+  else
+    std::remove((dir + "/k.ptx").c_str());
+  return dir + "/k.json";
+}
+
+static const char *kGood = R"({"abi_version": 1, "kernel": "k", "ptx": "k.ptx",
+  "op": "softmax", "strategy": "fused", "input_type": "bf16",
+  "output_type": "bf16", "block_threads": 64, "block_elements": 1024,
+  "max_cols": 1024, "min_cols": 1, "vector_width": 8, "shared_bytes": 16,
+  "chip": "sm_90"})";
+
+TEST(KernelSpec, LoadsMetadataAndPtx) {
+  std::string error;
+  auto spec = KernelSpec::load(writeKernel(kGood), error);
+  ASSERT_TRUE(spec) << error;
+  EXPECT_EQ(spec->kernel, "k");
+  EXPECT_EQ(spec->inputType, DType::BF16);
+  EXPECT_EQ(spec->blockThreads, 64);
+  EXPECT_EQ(spec->maxCols, 1024);
+  EXPECT_EQ(spec->ptx, ".version 7.8\n");
+}
+
+TEST(KernelSpec, RejectsMissingFieldsVersionsAndFiles) {
+  std::string error, good = kGood;
+  std::string noKernel = good;
+  noKernel.replace(noKernel.find("\"kernel\""), 4, "\"kern");
+  EXPECT_FALSE(KernelSpec::load(writeKernel(noKernel), error));
+  EXPECT_NE(error.find("lacks the field 'kernel'"), std::string::npos) << error;
+
+  std::string v2 = good;
+  v2.replace(v2.find("1, \"kernel\""), 1, "2");
+  EXPECT_FALSE(KernelSpec::load(writeKernel(v2), error));
+  EXPECT_NE(error.find("ABI version 2"), std::string::npos) << error;
+
+  EXPECT_FALSE(KernelSpec::load(writeKernel(kGood, false), error));
+  EXPECT_NE(error.find("cannot open"), std::string::npos) << error;
+
+  EXPECT_FALSE(KernelSpec::load(writeKernel("[1, 2]"), error));
+  EXPECT_NE(error.find("not a JSON object"), std::string::npos) << error;
+}

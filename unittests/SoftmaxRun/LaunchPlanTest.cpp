@@ -1,0 +1,56 @@
+//===- LaunchPlanTest.cpp - Occupancy derivation --------------------------===//
+//
+// Part of the softmax kernel compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LaunchPlan.h"
+
+#include <gtest/gtest.h>
+
+using namespace softmax_run;
+
+TEST(LaunchPlan, RegistersLimitLikeTheDriver) {
+  // Seen on an H200: a 64-thread kernel with 56 registers runs 18 blocks/SM.
+  DeviceInfo h200 = *builtinDevice("sm_90");
+  KernelResources res;
+  res.registers = 56;
+  res.sharedBytes = 16;
+  LaunchPlan p = planLaunch(h200, res, 64, 4096);
+  EXPECT_EQ(p.byRegisters, 18);
+  EXPECT_EQ(p.byThreads, 32);
+  EXPECT_EQ(p.blocksPerSM, 18);
+  EXPECT_EQ(p.grid, 18 * 132);
+}
+
+TEST(LaunchPlan, GridIsCappedByRowsAndIsAtLeastOne) {
+  DeviceInfo a100 = *builtinDevice("sm_80");
+  KernelResources res;
+  res.registers = 32;
+  LaunchPlan p = planLaunch(a100, res, 1024, 7);
+  EXPECT_EQ(p.byThreads, 2);
+  EXPECT_EQ(p.grid, 7);
+  EXPECT_EQ(planLaunch(a100, res, 1024, 0).grid, 1);
+}
+
+TEST(LaunchPlan, SharedMemoryLimits) {
+  DeviceInfo h = *builtinDevice("sm_90");
+  KernelResources res;
+  res.registers = 16;
+  res.sharedBytes = 100 * 1024;
+  EXPECT_EQ(planLaunch(h, res, 128, 1 << 20).blocksPerSM, 2);
+}
+
+TEST(LaunchPlan, ParsesPtxasReports) {
+  auto r = parsePtxasReport(
+      "ptxas info    : Function properties for k\n"
+      "    8 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads\n"
+      "ptxas info    : Used 40 registers, used 1 barriers, 128 bytes smem\n");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->registers, 40);
+  EXPECT_EQ(r->sharedBytes, 128);
+  EXPECT_EQ(r->localBytes, 8);
+  EXPECT_EQ(r->spillBytes, 4);
+  EXPECT_FALSE(parsePtxasReport("nothing here"));
+  EXPECT_FALSE(builtinDevice("sm_75"));
+}
