@@ -9,8 +9,9 @@ GPU. Every combination of row length, row count, layout and grid is one case.
 
 Checks per case: the output buffer is poisoned before the launch, every
 element must be written and padding between rows must stay untouched;
-relative L2 error and elementwise |out - ref| <= atol + rtol * |ref| per
-dtype; softmax rows sum to 1; rows holding NaN or only -inf are NaN and
+relative L2 error (within the dtype's limit or twice the error of the
+reference rounded to the output type) and elementwise
+|out - ref| <= atol + rtol * |ref| per dtype; softmax rows sum to 1; rows holding NaN or only -inf are NaN and
 partly -inf rows are finite, as torch.softmax does.
 
 usage: check_kernels.py KERNEL_DIR [--quick] [--json OUT]
@@ -170,8 +171,13 @@ def run_case(kernel, rng, rows, cols, layout, grid_kind):
         num = float(cp.linalg.norm(cp.where(fin, o - r, 0.0)))
         den = float(cp.linalg.norm(cp.where(fin, r, 0.0))) or 1.0
         l2 = num / den
-        if l2 > l2tol:
-            problems.append(f"relative L2 error {l2:.3g} > {l2tol}")
+        # No kernel beats the reference rounded to the output type (f16
+        # softmax outputs of long rows are subnormal): allow twice that.
+        rounded = decode(encode(cp.where(fin, r, 0.0), out_t), out_t)
+        limit = max(l2tol, 2 * float(cp.linalg.norm(
+            cp.where(fin, rounded - r, 0.0))) / den)
+        if l2 > limit:
+            problems.append(f"relative L2 error {l2:.3g} > {limit:.3g}")
         if op == "softmax":
             sums = o.sum(axis=1)
             dev = float(cp.abs(sums - 1.0).max())

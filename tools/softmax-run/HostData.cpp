@@ -239,7 +239,9 @@ CheckResult softmax_run::check(const Matrix &y, const std::vector<double> &ref,
   Matrix probe(y.type, 1, 1, 1);
   probe.set(0, 0, poison);
   double stored = probe.get(0, 0);
-  double errNorm = 0, refNorm = 0;
+  // The error of the reference merely rounded to the output type: no kernel
+  // can do better (f16 softmax outputs of long rows are subnormal).
+  double errNorm = 0, refNorm = 0, roundNorm = 0;
   for (int64_t r = 0; r < y.rows; ++r) {
     const double *rr = ref.data() + r * y.cols;
     bool rowIsNaN = std::isnan(rr[0]);
@@ -261,8 +263,11 @@ CheckResult softmax_run::check(const Matrix &y, const std::vector<double> &ref,
       if (!(err <= tol.atol + tol.rtol * std::fabs(e)))
         ++result.outOfTolerance;
       if (std::isfinite(e)) {
+        probe.set(0, 0, e);
+        double rounding = probe.get(0, 0) - e;
         errNorm += err * err;
         refNorm += e * e;
+        roundNorm += rounding * rounding;
       }
       sum += o;
     }
@@ -275,6 +280,8 @@ CheckResult softmax_run::check(const Matrix &y, const std::vector<double> &ref,
       result.paddingTouched += y.get(r, c) != stored;
   }
   result.relL2 = refNorm > 0 ? std::sqrt(errNorm / refNorm) : 0;
+  double roundingL2 = refNorm > 0 ? std::sqrt(roundNorm / refNorm) : 0;
+  double l2Limit = std::max(tol.relL2, 2 * roundingL2);
   auto problem = [&](int64_t count, const std::string &what) {
     if (count)
       result.problems.push_back(std::to_string(count) + " " + what);
@@ -284,10 +291,10 @@ CheckResult softmax_run::check(const Matrix &y, const std::vector<double> &ref,
   problem(result.nanMismatches, "elements NaN in one of output and reference");
   problem(result.outOfTolerance, "elements out of tolerance");
   problem(result.badRowSums, "rows whose sum is not 1");
-  if (result.relL2 > tol.relL2)
+  if (result.relL2 > l2Limit)
     result.problems.push_back("relative L2 error " +
                               std::to_string(result.relL2) + " above " +
-                              std::to_string(tol.relL2));
+                              std::to_string(l2Limit));
   result.passed = result.problems.empty();
   return result;
 }

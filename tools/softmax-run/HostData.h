@@ -65,7 +65,11 @@ struct CheckResult {
   std::vector<std::string> problems;
 };
 
-/// Compares `y` (poisoned with `poison` before the launch) with `ref`.
+/// Compares `y` (poisoned with `poison` before the launch) with `ref`:
+/// every element within atol + rtol * |ref|, softmax rows summing to 1, NaN
+/// exactly where the reference has NaN, and a relative L2 error within the
+/// type's limit or twice the error of the reference rounded to the output
+/// type, whichever is larger (f16 outputs of long rows are subnormal).
 CheckResult check(const Matrix &y, const std::vector<double> &ref,
                   const std::string &op, double poison);
 

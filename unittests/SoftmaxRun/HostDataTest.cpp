@@ -155,3 +155,23 @@ TEST(Npy, RejectsBadFiles) {
   EXPECT_NE(error.find("cannot open"), std::string::npos) << error;
   std::remove(path.c_str());
 }
+
+// Seen on an H200: an f16 softmax of one 262144-column row failed the plain
+// 2e-3 relative-L2 limit although every element was the reference correctly
+// rounded: the outputs (~4e-6) are f16 subnormals. The limit accounts for
+// what the output type can represent.
+TEST(Check, LongF16RowsAreJudgedAgainstRepresentableValues) {
+  Matrix x(DType::F16, 1, 262144, 262144);
+  generate(x, Distribution::Normal, 0);
+  std::vector<double> ref = reference(x, "softmax");
+  Matrix y(DType::F16, 1, 262144, 262144);
+  for (int64_t c = 0; c < y.cols; ++c)
+    y.set(0, c, ref[c]);
+  CheckResult exact = check(y, ref, "softmax", kPoison);
+  EXPECT_GT(exact.relL2, toleranceFor(DType::F16).relL2);
+  EXPECT_TRUE(exact.passed);
+  // A real error on top of the rounding still fails.
+  for (int64_t c = 0; c < y.cols; c += 2)
+    y.set(0, c, ref[c] * 1.01);
+  EXPECT_FALSE(check(y, ref, "softmax", kPoison).passed);
+}
