@@ -2,7 +2,8 @@
 # The main job on the bundled example: builds the compiler if needed, compiles
 # examples/softmax.mlir (an f32 softmax, here for rows of 1024 columns) down
 # to PTX with softmax-opt, writes the PTX and its launch metadata to
-# build/example/, and shows the kernel's resource usage from ptxas.
+# build/example/, shows the kernel's resource usage from ptxas, and runs it
+# with softmax-run: checked and timed on a GPU, or its launch plan without one.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
@@ -42,4 +43,16 @@ if [ -x "$ptxas" ]; then
   done
 else
   echo "ptxas not found (no CUDA toolkit at $cuda): resource usage not shown"
+fi
+
+echo
+runner=$build/bin/softmax-run
+if [ ! -x "$runner" ]; then
+  echo "softmax-run was not built (no CUDA toolkit headers): nothing to launch"
+elif command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+  echo "== on the GPU (softmax-run --explain --check --bench)"
+  "$runner" "$out/softmax_kernel0.json" --rows 4096 --cols "$cols" --explain --check --bench
+else
+  echo "== launch plan (softmax-run --explain; no GPU here)"
+  "$runner" "$out/softmax_kernel0.json" --rows 4096 --cols "$cols" --explain
 fi
