@@ -51,14 +51,15 @@ bool softmax_run::compileMlir(const CompileRequest &req, std::string &jsonPath,
                               std::string &error) {
   auto buffer = llvm::MemoryBuffer::getFile(req.mlirPath);
   if (!buffer) {
-    error = "cannot open '" + req.mlirPath + "': " + buffer.getError().message();
+    error =
+        "cannot open '" + req.mlirPath + "': " + buffer.getError().message();
     return false;
   }
   // The variant is identified by the source and every option.
   std::string pipeline = llvm::formatv("cols={0} strategy={1} chip={2}",
                                        req.cols, req.strategy, req.chip);
-  uint64_t key = llvm::xxh3_64bits((*buffer)->getBuffer().str() + "\n" +
-                                   pipeline);
+  uint64_t key =
+      llvm::xxh3_64bits((*buffer)->getBuffer().str() + "\n" + pipeline);
   SmallString<256> dir(cacheRoot(req.cacheDir));
   llvm::sys::path::append(dir, llvm::utohexstr(key, /*LowerCase=*/true));
   SmallString<256> done(dir);
@@ -87,8 +88,7 @@ bool softmax_run::compileMlir(const CompileRequest &req, std::string &jsonPath,
   sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
   SourceMgrDiagnosticHandler handler(sourceMgr, &context, diagStream);
 
-  OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module) {
     error = "cannot parse '" + req.mlirPath + "':\n" + diagnostics;
     return false;
@@ -110,8 +110,7 @@ bool softmax_run::compileMlir(const CompileRequest &req, std::string &jsonPath,
             diagnostics;
     return false;
   }
-  auto kernels =
-      (*module)->getAttrOfType<DictionaryAttr>("rowred.kernels");
+  auto kernels = (*module)->getAttrOfType<DictionaryAttr>("rowred.kernels");
   if (!kernels || kernels.size() != 1) {
     error = "'" + req.mlirPath + "' holds " +
             std::to_string(kernels ? kernels.size() : 0) +

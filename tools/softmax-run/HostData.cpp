@@ -177,8 +177,7 @@ void softmax_run::generate(Matrix &m, Distribution dist, uint64_t seed) {
 }
 
 /// Runs `fn(begin, end)` over row ranges on every hardware thread.
-template <typename Fn>
-static void parallelRows(int64_t rows, Fn fn) {
+template <typename Fn> static void parallelRows(int64_t rows, Fn fn) {
   int64_t workers = std::max(1u, std::thread::hardware_concurrency());
   workers = std::min(workers, std::max<int64_t>(rows, 1));
   std::vector<std::thread> threads;
@@ -364,7 +363,8 @@ bool softmax_run::readNpy(const std::string &path, DType type, Matrix &m,
   else if (descr == "'<u2'" && type == DType::BF16)
     size = 2;
   else
-    return bad("dtype " + descr + " (use <f4, <f2, <f8, or <u2 bfloat16 bits "
+    return bad("dtype " + descr +
+               " (use <f4, <f2, <f8, or <u2 bfloat16 bits "
                "with --dtype bf16)");
   size_t payload = headerStart + headerLen;
   if (data.size() - payload < static_cast<size_t>(rows * cols * size))
@@ -395,8 +395,9 @@ bool softmax_run::readNpy(const std::string &path, DType type, Matrix &m,
 
 bool softmax_run::writeNpy(const std::string &path, const Matrix &m,
                            std::string &error) {
-  const char *descr =
-      m.type == DType::F32 ? "<f4" : m.type == DType::F16 ? "<f2" : "<u2";
+  const char *descr = m.type == DType::F32   ? "<f4"
+                      : m.type == DType::F16 ? "<f2"
+                                             : "<u2";
   std::string header = std::string("{'descr': '") + descr +
                        "', 'fortran_order': False, 'shape': (" +
                        std::to_string(m.rows) + ", " + std::to_string(m.cols) +

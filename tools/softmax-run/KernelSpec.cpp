@@ -58,11 +58,21 @@ private:
         return fail("unterminated escape");
       char e = text[pos++];
       switch (e) {
-      case 'n': out += '\n'; break;
-      case 't': out += '\t'; break;
-      case 'r': out += '\r'; break;
-      case 'b': out += '\b'; break;
-      case 'f': out += '\f'; break;
+      case 'n':
+        out += '\n';
+        break;
+      case 't':
+        out += '\t';
+        break;
+      case 'r':
+        out += '\r';
+        break;
+      case 'b':
+        out += '\b';
+        break;
+      case 'f':
+        out += '\f';
+        break;
       case 'u': {
         if (pos + 4 > text.size())
           return fail("truncated \\u escape");
@@ -84,7 +94,9 @@ private:
         }
         break;
       }
-      default: out += e; break;
+      default:
+        out += e;
+        break;
       }
     }
     if (pos >= text.size())
@@ -241,8 +253,8 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
     return std::nullopt;
   }
   auto missing = [&](const char *field) {
-    error = "'" + jsonPath + "' lacks the field '" + field +
-            "' (see docs/abi.md)";
+    error =
+        "'" + jsonPath + "' lacks the field '" + field + "' (see docs/abi.md)";
     return std::nullopt;
   };
   auto str = [&](const char *field, std::string &out) {

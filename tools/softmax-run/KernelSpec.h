@@ -21,8 +21,14 @@ namespace softmax_run {
 
 /// A parsed JSON value (null, bool, number, string, array or object).
 struct Json {
-  enum class Kind { Null, Bool, Number, String, Array, Object } kind =
-      Kind::Null;
+  enum class Kind {
+    Null,
+    Bool,
+    Number,
+    String,
+    Array,
+    Object
+  } kind = Kind::Null;
   bool boolean = false;
   double number = 0;
   std::string string;
@@ -31,8 +37,7 @@ struct Json {
 
   /// Parses `text`; on failure returns nullopt and sets `error` (with the
   /// offset of the problem).
-  static std::optional<Json> parse(const std::string &text,
-                                   std::string &error);
+  static std::optional<Json> parse(const std::string &text, std::string &error);
   const Json *get(const std::string &key) const;
 };
 

@@ -54,9 +54,10 @@ softmax_run::parsePtxasReport(const std::string &report) {
   return r;
 }
 
-std::optional<KernelResources>
-softmax_run::runPtxas(const std::string &ptxas, const std::string &ptxPath,
-                      const std::string &chip, std::string &error) {
+std::optional<KernelResources> softmax_run::runPtxas(const std::string &ptxas,
+                                                     const std::string &ptxPath,
+                                                     const std::string &chip,
+                                                     std::string &error) {
   std::string cmd = "'" + ptxas + "' -arch=" + chip + " -v '" + ptxPath +
                     "' -o /dev/null 2>&1";
   FILE *pipe = popen(cmd.c_str(), "r");
@@ -93,8 +94,8 @@ LaunchPlan softmax_run::planLaunch(const DeviceInfo &device,
   p.byShared = device.sharedPerSM / sharedPerBlock;
   p.byThreads = device.maxThreadsPerSM / threads;
   p.byBlocks = device.maxBlocksPerSM;
-  p.blocksPerSM = std::min({p.byRegisters, p.byShared, p.byThreads,
-                            p.byBlocks});
+  p.blocksPerSM =
+      std::min({p.byRegisters, p.byShared, p.byThreads, p.byBlocks});
   p.grid = std::max<int64_t>(
       1, std::min<int64_t>(rows, int64_t(p.blocksPerSM) * device.sms));
   return p;
@@ -111,8 +112,8 @@ std::string LaunchPlan::explain(const DeviceInfo &device,
      << device.maxBlocksPerSM << " blocks/SM\n";
   os << "kernel: " << threads << " threads (" << warps << " warps), "
      << res.registers << " registers/thread, " << res.sharedBytes
-     << " B shared/block, " << res.localBytes << " B local, "
-     << res.spillBytes << " B spilled (from " << res.source << ")\n";
+     << " B shared/block, " << res.localBytes << " B local, " << res.spillBytes
+     << " B spilled (from " << res.source << ")\n";
   os << "blocks per SM allowed by registers: " << device.registersPerSM
      << " / (" << warps << " warps x " << res.registers
      << " registers x 32, rounded up to " << device.registerGranularity
@@ -124,8 +125,8 @@ std::string LaunchPlan::explain(const DeviceInfo &device,
      << threads << " = " << byThreads << "\n";
   os << "blocks per SM allowed by the block limit: " << byBlocks << "\n";
   os << "resident blocks per SM: " << blocksPerSM << "\n";
-  os << "programs launched: min(" << rows << " rows, " << blocksPerSM
-     << " x " << device.sms << " SMs) = " << grid
-     << " (each handles rows b, b + " << grid << ", ...)\n";
+  os << "programs launched: min(" << rows << " rows, " << blocksPerSM << " x "
+     << device.sms << " SMs) = " << grid << " (each handles rows b, b + "
+     << grid << ", ...)\n";
   return os.str();
 }

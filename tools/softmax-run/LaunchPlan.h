@@ -19,7 +19,7 @@ struct DeviceInfo {
   int computeMajor = 0, computeMinor = 0;
   int sms = 0;
   int registersPerSM = 0;
-  int sharedPerSM = 0;       ///< Bytes usable by blocks on one SM.
+  int sharedPerSM = 0; ///< Bytes usable by blocks on one SM.
   int sharedReservedPerBlock = 0;
   int maxThreadsPerSM = 0;
   int maxBlocksPerSM = 0;

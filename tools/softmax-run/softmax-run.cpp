@@ -303,17 +303,16 @@ public:
   /// JIT-compiles the PTX, showing the JIT logs on failure.
   void load(const KernelSpec &spec) {
     std::vector<char> errorLog(16384, 0), infoLog(16384, 0);
-    CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER,
-                              CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-                              CU_JIT_INFO_LOG_BUFFER,
-                              CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
-                              CU_JIT_LOG_VERBOSE};
+    CUjit_option options[] = {
+        CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+        CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+        CU_JIT_LOG_VERBOSE};
     void *values[] = {errorLog.data(),
-                      reinterpret_cast<void *>(errorLog.size()),
-                      infoLog.data(), reinterpret_cast<void *>(infoLog.size()),
+                      reinterpret_cast<void *>(errorLog.size()), infoLog.data(),
+                      reinterpret_cast<void *>(infoLog.size()),
                       reinterpret_cast<void *>(1)};
-    CUresult r = cu.cuModuleLoadDataEx(&module, spec.ptx.c_str(), 5, options,
-                                       values);
+    CUresult r =
+        cu.cuModuleLoadDataEx(&module, spec.ptx.c_str(), 5, options, values);
     if (r != CUDA_SUCCESS)
       fatal("the CUDA driver cannot JIT-compile '" + spec.ptxPath +
             "': " + cu.describe(r) + "\nJIT error log:\n" + errorLog.data() +
@@ -393,10 +392,9 @@ int main(int argc, char **argv) {
 #ifdef SOFTMAX_RUN_WITH_COMPILER
     if (opts.cols == 0)
       usageError("compiling a .mlir needs --cols (the block size follows it)");
-    CompileRequest req{opts.kernel, opts.cols,
-                       opts.strategy.empty() ? "auto" : opts.strategy,
-                       opts.chip.empty() ? "sm_90" : opts.chip,
-                       opts.compileCache};
+    CompileRequest req{
+        opts.kernel, opts.cols, opts.strategy.empty() ? "auto" : opts.strategy,
+        opts.chip.empty() ? "sm_90" : opts.chip, opts.compileCache};
     if (!compileMlir(req, jsonPath, error))
       fatal(error);
     opts.strategy.clear(); // chosen by the compile
@@ -416,16 +414,19 @@ int main(int argc, char **argv) {
     if (!t)
       usageError("--dtype must be f32, f16 or bf16, got '" + opts.dtype + "'");
     if (*t != spec->inputType)
-      fatal("--dtype " + opts.dtype + " does not match the kernel, which "
-            "reads " + dtypeName(spec->inputType) +
-            " (compile a kernel for that type)");
+      fatal("--dtype " + opts.dtype +
+            " does not match the kernel, which "
+            "reads " +
+            dtypeName(spec->inputType) + " (compile a kernel for that type)");
   }
   if (!opts.strategy.empty() && opts.strategy != "auto" &&
       opts.strategy != spec->strategy) {
     if (opts.strategy != "fused" && opts.strategy != "online")
       usageError("--strategy must be fused, online or auto");
-    fatal("--strategy " + opts.strategy + " does not match the kernel, which "
-          "is " + spec->strategy);
+    fatal("--strategy " + opts.strategy +
+          " does not match the kernel, which "
+          "is " +
+          spec->strategy);
   }
   Distribution dist;
   if (!parseDistribution(opts.dist, dist))
@@ -446,8 +447,7 @@ int main(int argc, char **argv) {
     opts.rows = 4096;
   if (!opts.cols)
     opts.cols = spec->maxCols ? spec->maxCols : 4096;
-  if (opts.cols < spec->minCols ||
-      (spec->maxCols && opts.cols > spec->maxCols))
+  if (opts.cols < spec->minCols || (spec->maxCols && opts.cols > spec->maxCols))
     fatal("kernel '" + spec->kernel + "' (" + spec->strategy + ") handles " +
           std::to_string(spec->minCols) + " to " +
           std::to_string(spec->maxCols) + " columns, not " +
@@ -465,7 +465,7 @@ int main(int argc, char **argv) {
   if (!haveGpu) {
     if (opts.check || opts.bench)
       fatal(error + "\n(--explain works without a GPU)");
-    std::string chip = !opts.chip.empty()     ? opts.chip
+    std::string chip = !opts.chip.empty()    ? opts.chip
                        : !spec->chip.empty() ? spec->chip
                                              : "sm_90";
     std::optional<DeviceInfo> device = builtinDevice(chip);
@@ -474,15 +474,15 @@ int main(int argc, char **argv) {
                  "' (known: sm_80, sm_90)");
     std::string ptxas = findPtxas(opts.ptxas);
     if (ptxas.empty())
-      fatal("no GPU (" + error + ") and no ptxas to read the kernel's "
+      fatal("no GPU (" + error +
+            ") and no ptxas to read the kernel's "
             "resources from; install the CUDA toolkit or pass --ptxas");
     std::string ptxasError;
     std::optional<KernelResources> res =
         runPtxas(ptxas, spec->ptxPath, chip, ptxasError);
     if (!res)
       fatal(ptxasError);
-    LaunchPlan plan =
-        planLaunch(*device, *res, spec->blockThreads, opts.rows);
+    LaunchPlan plan = planLaunch(*device, *res, spec->blockThreads, opts.rows);
     std::printf("no GPU here (%s); launch plan from the device description\n",
                 error.c_str());
     std::printf("%s", plan.explain(*device, *res, opts.rows).c_str());
@@ -538,9 +538,10 @@ int main(int argc, char **argv) {
   gpu.checked(gpu.cu.cuMemGetInfo_v2(&freeMem, &totalMem), "cuMemGetInfo");
   size_t need = xBytes + yBytes + flushBytes + 2 * copyBytes;
   if (need > freeMem)
-    fatal("the problem needs " + std::to_string(need >> 20) + " MiB of device "
-          "memory; " + std::to_string(freeMem >> 20) + " MiB are free on " +
-          gpu.info.name);
+    fatal("the problem needs " + std::to_string(need >> 20) +
+          " MiB of device "
+          "memory; " +
+          std::to_string(freeMem >> 20) + " MiB are free on " + gpu.info.name);
   DeviceBuffer dx(gpu, xBytes), dy(gpu, yBytes);
   CUdeviceptr px = dx.ptr + opts.offset * inSize,
               py = dy.ptr + opts.offset * outSize;
@@ -607,7 +608,8 @@ int main(int argc, char **argv) {
 
   if (opts.bench) {
     CUevent start, stop;
-    gpu.checked(gpu.cu.cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
+    gpu.checked(gpu.cu.cuEventCreate(&start, CU_EVENT_DEFAULT),
+                "cuEventCreate");
     gpu.checked(gpu.cu.cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
     DeviceBuffer flush(gpu, flushBytes);
     auto timeOnce = [&](const std::function<CUresult()> &work) {
@@ -635,9 +637,8 @@ int main(int argc, char **argv) {
     DeviceBuffer a(gpu, copyBytes), b(gpu, copyBytes);
     std::vector<float> copies;
     for (int i = 0; i < 20; ++i)
-      copies.push_back(timeOnce([&] {
-        return gpu.cu.cuMemcpyDtoD_v2(b.ptr, a.ptr, copyBytes);
-      }));
+      copies.push_back(timeOnce(
+          [&] { return gpu.cu.cuMemcpyDtoD_v2(b.ptr, a.ptr, copyBytes); }));
     double copyGbps = 2.0 * copyBytes / (summarize(copies).medianMs * 1e6);
     json.field("median_ms", t.medianMs);
     json.field("min_ms", t.minMs);

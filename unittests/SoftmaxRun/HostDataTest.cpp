@@ -49,8 +49,8 @@ TEST(Conversions, BF16RoundsToNearestEvenAndKeepsNaN) {
 TEST(Reference, SoftmaxFollowsTorchOnSpecialValues) {
   const double inf = std::numeric_limits<double>::infinity();
   Matrix x(DType::F32, 4, 3, 3);
-  double rows[4][3] = {{1, 2, 3}, {0, std::nan(""), 1}, {-inf, -inf, -inf},
-                       {-inf, 0, 0}};
+  double rows[4][3] = {
+      {1, 2, 3}, {0, std::nan(""), 1}, {-inf, -inf, -inf}, {-inf, 0, 0}};
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 3; ++c)
       x.set(r, c, rows[r][c]);
