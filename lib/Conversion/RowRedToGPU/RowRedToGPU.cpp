@@ -74,9 +74,17 @@ struct KernelPlan {
 
   int64_t numThreads() const { return numWarps * 32; }
   int64_t elementsPerThread() const { return blockElements / numThreads(); }
-  /// f32 slots per warp in shared memory: one per block-level reduction.
+  /// Block-level exchanges through shared memory per row: one per reduce
+  /// (fused), one for the (max, sum) pair (online); none with one warp.
+  int64_t exchangesPerRow(size_t numReduces) const {
+    if (numWarps == 1)
+      return 0;
+    return strategy == Strategy::Online ? 1 : numReduces;
+  }
+  /// f32 slots per warp in shared memory: one per exchanged value.
   int64_t sharedSlots(size_t numReduces) const {
-    return strategy == Strategy::Online ? 2 : std::max<int64_t>(numReduces, 1);
+    return exchangesPerRow(numReduces) *
+           (strategy == Strategy::Online ? 2 : 1);
   }
 };
 
@@ -795,11 +803,10 @@ private:
       emitFusedRow(xRow, yRow, vec);
     else
       emitOnlineRow(xRow, yRow, vec);
-    // With a single block-level reduction per row, the next row's write of
-    // the same shared slot must wait until every thread has read this one.
-    if (plan.numWarps > 1 && plan.sharedSlots(group.reduces.size()) == 1)
-      gpu::BarrierOp::create(b);
-    if (plan.numWarps > 1 && plan.strategy == Strategy::Online)
+    // With a single exchange per row, the next row's write of the same shared
+    // slots must wait until every thread has read this row's. (With two or
+    // more, the barrier of the next exchange orders them.)
+    if (plan.exchangesPerRow(group.reduces.size()) == 1)
       gpu::BarrierOp::create(b);
   }
 
@@ -943,9 +950,7 @@ static DictionaryAttr kernelMetadata(Builder &b, Group &group,
   if (auto attr = group.map->getAttrOfType<StringAttr>("rowred.origin"))
     origin = attr.getValue();
   int64_t sharedBytes =
-      plan.numWarps > 1
-          ? plan.sharedSlots(group.reduces.size()) * plan.numWarps * 4
-          : 0;
+      plan.sharedSlots(group.reduces.size()) * plan.numWarps * 4;
   SmallVector<NamedAttribute> attrs = {
       b.getNamedAttr("op", b.getStringAttr(origin)),
       b.getNamedAttr("strategy", b.getStringAttr(stringify(plan.strategy))),
@@ -1054,7 +1059,7 @@ struct ConvertRowRedToGPUPass
     Type i64 = b.getI64Type();
     auto funcType = FunctionType::get(ctx, {ptr, ptr, i64, i64, i64, i64}, {});
     SmallVector<Type> workgroup;
-    if (plan.numWarps > 1)
+    if (plan.sharedSlots(group.reduces.size()) > 0)
       workgroup.push_back(MemRefType::get(
           {plan.sharedSlots(group.reduces.size()), plan.numWarps},
           b.getF32Type(), MemRefLayoutAttrInterface(),

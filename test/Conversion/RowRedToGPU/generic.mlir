@@ -1,4 +1,4 @@
-// RUN: softmax-opt %s --convert-rowred-to-gpu="cols=4096" | FileCheck %s
+// RUN: softmax-opt %s -split-input-file --convert-rowred-to-gpu="cols=4096" | FileCheck %s
 
 // Any reduce chain feeding a map is fused, not just softmax: here every row
 // is scaled by the reciprocal root of its sum of squares, with constants
@@ -39,5 +39,25 @@ func.func @l2norm(%x: memref<?x4096xf32>, %y: memref<?x4096xf32>) {
     rowred.yield %o : f32
   }
   memref.dealloc %s : memref<?xf32>
+  return
+}
+
+// -----
+
+// A map with no reduction (a type conversion) exchanges nothing between
+// warps: no shared memory and no barrier, even with four warps.
+// CHECK-LABEL: gpu.module @convert_kernel0
+// CHECK: gpu.func @convert_kernel0
+// CHECK-NOT: workgroup
+// CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
+// CHECK-NOT: gpu.barrier
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.return
+func.func @convert(%x: memref<?x4096xf32>, %y: memref<?x4096xbf16>) {
+  rowred.map ins(%x : memref<?x4096xf32>) outs(%y : memref<?x4096xbf16>) {
+  ^bb0(%xj: f32):
+    rowred.yield %xj : f32
+  }
   return
 }
