@@ -947,7 +947,7 @@ static Value rowStride(ImplicitLocOpBuilder &b, Value memref) {
 static DictionaryAttr kernelMetadata(Builder &b, Group &group,
                                      const KernelPlan &plan) {
   StringRef origin = "custom";
-  if (auto attr = group.map->getAttrOfType<StringAttr>("rowred.origin"))
+  if (auto attr = group.map->getAttrOfType<StringAttr>(kOriginAttrName))
     origin = attr.getValue();
   int64_t sharedBytes =
       plan.sharedSlots(group.reduces.size()) * plan.numWarps * 4;

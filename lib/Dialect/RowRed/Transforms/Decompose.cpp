@@ -21,10 +21,6 @@ namespace rowred {
 using namespace mlir;
 using namespace mlir::rowred;
 
-/// Name of the discardable attribute that records which high-level op a
-/// `rowred.map` came from; the GPU lowering copies it into kernel metadata.
-static constexpr StringLiteral kOriginAttr = "rowred.origin";
-
 /// Creates the body block of `op` (a reduce or map) with one f32 argument per
 /// element and row scalar, and fills it with `buildBody`, which returns the
 /// value to yield.
@@ -96,7 +92,7 @@ struct DecomposeSoftmaxLike : OpRewritePattern<OpTy> {
                 Value e = shiftedExp(b, loc, args[0], args[1]);
                 return arith::DivFOp::create(b, loc, e, args[2]);
               });
-    mapOp->setAttr(kOriginAttr,
+    mapOp->setAttr(kOriginAttrName,
                    rewriter.getStringAttr(op->getName().stripDialect()));
 
     memref::DeallocOp::create(rewriter, loc, sumBuf);

@@ -20,4 +20,12 @@
 #define GET_OP_CLASSES
 #include "rowred/Dialect/RowRed/IR/RowRedOps.h.inc"
 
+namespace mlir {
+namespace rowred {
+/// Discardable attribute on a `rowred.map` naming the high-level op it was
+/// decomposed from (`softmax`, `log_softmax`); kernels record it as `op`.
+inline constexpr llvm::StringLiteral kOriginAttrName = "rowred.origin";
+} // namespace rowred
+} // namespace mlir
+
 #endif // ROWRED_DIALECT_ROWRED_IR_ROWREDOPS_H
