@@ -57,20 +57,23 @@ def main():
         ms = triton.testing.do_bench(run, return_mode="median") if ok else None
         gbps = 2 * args.rows * n * x.element_size() / ms / 1e6 if ms else None
         results.append({"kernel": meta["kernel"], "dtype": meta["input_type"],
+                        "reverse": meta.get("reverse_second_pass", False),
                         "N": n, "threads": threads, "per_sm": per_sm,
                         "E": meta["elements_per_thread"],
                         "strategy": meta["strategy"], "gbps": gbps,
                         "max_abs_err": err})
-    results.sort(key=lambda r: (r["dtype"], r["N"], r["threads"]))
+    results.sort(key=lambda r: (r["dtype"], r["N"], r["threads"],
+                                r["reverse"]))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
-    print(f"{'dtype':5} {'N':>7} {'strategy':8} {'thr':>5} {'E':>4} "
-          f"{'blk/SM':>6} {'GB/s':>7}")
+    print(f"{'dtype':5} {'N':>7} {'strategy':8} {'rev':>3} {'thr':>5} "
+          f"{'E':>4} {'blk/SM':>6} {'GB/s':>7}")
     for r in results:
         g = f"{r['gbps']:7.0f}" if r["gbps"] else "  WRONG"
-        print(f"{r['dtype']:5} {r['N']:7} {r['strategy']:8} {r['threads']:5} "
-              f"{r['E']:4} {r['per_sm']:6} {g}")
+        print(f"{r['dtype']:5} {r['N']:7} {r['strategy']:8} "
+              f"{int(r['reverse']):3} {r['threads']:5} {r['E']:4} "
+              f"{r['per_sm']:6} {g}")
     return 0
 
 

@@ -62,6 +62,14 @@ def sweep_variants():
                     yield ("softmax", dtype, "fused",
                            f"cols={n} num-warps={warps} "
                            "max-elements-per-thread=64")
+    # The online default, forwards and with the second pass reversed (seed
+    # 004's cache argument), for the rows where the last tiles may still be
+    # in L2.
+    for dtype in ("f32", "bf16"):
+        for n in (32768, 65536, 262144, 1048576):
+            for rev in (0, 1):
+                yield ("softmax", dtype, "online",
+                       f"cols={n} reverse-second-pass={rev}")
     for dtype in ("f32", "bf16"):
         for n in (65536, 262144):
             for warps in (4, 8, 16, 32):
