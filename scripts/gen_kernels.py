@@ -35,6 +35,12 @@ VARIANTS = [
     ("log_softmax", "f32", "fused", "block-size=1024"),
     ("log_softmax", "f32", "online", ""),
     ("log_softmax", "bf16", "fused", "block-size=4096"),
+    # The re-reading scalar fallback (not a default yet: verify, then time).
+    ("softmax", "f32", "fused", "block-size=16384 num-warps=16 "
+     "scalar-fallback=reread"),
+    ("softmax", "bf16", "fused", "block-size=16384 num-warps=8 "
+     "scalar-fallback=reread max-elements-per-thread=64"),
+    ("log_softmax", "f16", "fused", "block-size=4096 scalar-fallback=reread"),
 ]
 
 
@@ -62,6 +68,14 @@ def sweep_variants():
                     yield ("softmax", dtype, "fused",
                            f"cols={n} num-warps={warps} "
                            "max-elements-per-thread=64")
+    # Fused with the re-reading scalar fallback, which leaves the vector path
+    # more registers.
+    for dtype, warps_list in (("f32", (8, 16)), ("bf16", (4, 8, 16))):
+        for n in (8192, 12288, 16384):
+            for warps in warps_list:
+                yield ("softmax", dtype, "fused",
+                       f"cols={n} num-warps={warps} scalar-fallback=reread "
+                       "max-elements-per-thread=64")
     # The online default, forwards and with the second pass reversed (seed
     # 004's cache argument), for the rows where the last tiles may still be
     # in L2.
@@ -86,7 +100,8 @@ def variant_name(op, dtype, strategy, options):
     for opt in filter(None, options.split()):
         key, value = opt.split("=")
         name += "_" + {"block-size": "b", "reverse-second-pass": "rev", "cols": "n",
-         "num-warps": "w", "max-elements-per-thread": "e"}.get(
+         "num-warps": "w", "max-elements-per-thread": "e",
+         "scalar-fallback": "fb"}.get(
             key, key.replace("-", "")) + value
     return name
 

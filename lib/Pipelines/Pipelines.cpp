@@ -47,6 +47,7 @@ void mlir::rowred::buildRowRedToPTXPipeline(OpPassManager &pm,
   lowering.reverseSecondPass = options.reverseSecondPass;
   lowering.fastExp = options.fastExp;
   lowering.maxElementsPerThread = options.maxElementsPerThread;
+  lowering.scalarFallback = options.scalarFallback;
   pm.addPass(createConvertRowRedToGPU(lowering));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

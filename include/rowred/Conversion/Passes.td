@@ -62,6 +62,12 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
            /*default=*/"false",
            "Online: walk the second pass from the last tile to the first, "
            "whose tiles are the most likely to still be in cache">,
+    Option<"scalarFallback", "scalar-fallback", "std::string",
+           /*default=*/"\"registers\"",
+           "Fused: how rows that do not allow vector accesses are handled: "
+           "registers (the row held in registers, one read) or reread (the "
+           "row read again for each reduction and the map, so that the "
+           "vector path keeps the register budget)">,
     Option<"fastExp", "fast-exp", "bool", /*default=*/"true",
            "Use ex2.approx / lg2.approx and a per-row reciprocal">,
     Option<"maxElementsPerThread", "max-elements-per-thread", "int64_t",

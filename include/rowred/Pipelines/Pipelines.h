@@ -42,6 +42,10 @@ struct RowRedToPTXOptions : public PassPipelineOptions<RowRedToPTXOptions> {
   PassOptions::Option<bool> fastExp{
       *this, "fast-exp", llvm::cl::desc("ex2.approx and per-row reciprocal"),
       llvm::cl::init(true)};
+  PassOptions::Option<std::string> scalarFallback{
+      *this, "scalar-fallback",
+      llvm::cl::desc("Fused, unaligned rows: registers | reread"),
+      llvm::cl::init("registers")};
   PassOptions::Option<int64_t> maxElementsPerThread{
       *this, "max-elements-per-thread",
       llvm::cl::desc("Fused: largest row share one thread keeps in registers"),

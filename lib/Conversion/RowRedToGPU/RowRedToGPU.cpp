@@ -68,6 +68,9 @@ struct KernelPlan {
   int64_t vectorWidth;
   bool reverseSecondPass;
   bool fastExp;
+  /// Fused: the scalar fallback re-reads the row once per reduction and for
+  /// the map instead of holding it in registers.
+  bool rereadFallback;
   Type inType, outType;
   /// Largest row the kernel handles (0: no limit).
   int64_t maxCols;
@@ -83,8 +86,7 @@ struct KernelPlan {
   }
   /// f32 slots per warp in shared memory: one per exchanged value.
   int64_t sharedSlots(size_t numReduces) const {
-    return exchangesPerRow(numReduces) *
-           (strategy == Strategy::Online ? 2 : 1);
+    return exchangesPerRow(numReduces) * (strategy == Strategy::Online ? 2 : 1);
   }
 };
 
@@ -246,6 +248,7 @@ struct PlanOptions {
   std::string strategy;
   int64_t cols, blockSize, numWarps, vectorWidth, maxElementsPerThread;
   bool reverseSecondPass, fastExp;
+  std::string scalarFallback;
 };
 
 /// Default warps for a fused block of `blockElements` elements of
@@ -285,6 +288,11 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
   plan.outType = outType.getElementType();
   plan.reverseSecondPass = opts.reverseSecondPass;
   plan.fastExp = opts.fastExp;
+  if (opts.scalarFallback != "registers" && opts.scalarFallback != "reread")
+    return map.emitOpError()
+           << "unknown scalar-fallback '" << opts.scalarFallback
+           << "'; expected registers or reread";
+  plan.rereadFallback = opts.scalarFallback == "reread";
 
   int64_t elementBytes =
       std::max(byteWidth(plan.inType), byteWidth(plan.outType));
@@ -595,10 +603,13 @@ private:
     LLVM::StoreOp::create(b, toStore, ptr, vec * byteWidth(plan.outType));
   }
 
-  /// Loads the chunks a thread holds of a block starting at column `start`.
-  SmallVector<Chunk> loadBlock(Value rowPtr, Value start, int64_t vec) {
+  /// Loads the chunks a thread holds of a block starting at column `start`:
+  /// all of its elements, or `numChunks` chunks when given.
+  SmallVector<Chunk> loadBlock(Value rowPtr, Value start, int64_t vec,
+                               int64_t numChunks = 0) {
     SmallVector<Chunk> chunks;
-    int64_t numChunks = plan.elementsPerThread() / vec;
+    if (numChunks == 0)
+      numChunks = plan.elementsPerThread() / vec;
     Value first = arith::MulIOp::create(b, tid, constI32(vec));
     if (start)
       first = arith::AddIOp::create(b, first, start);
@@ -799,10 +810,12 @@ private:
     Value yRow =
         LLVM::GEPOp::create(b, y.getType(), plan.outType, y,
                             ValueRange{arith::MulIOp::create(b, row, yStride)});
-    if (plan.strategy == Strategy::Fused)
-      emitFusedRow(xRow, yRow, vec);
-    else
+    if (plan.strategy == Strategy::Online)
       emitOnlineRow(xRow, yRow, vec);
+    else if (vec == 1 && plan.vectorWidth > 1 && plan.rereadFallback)
+      emitFusedRowReread(xRow, yRow);
+    else
+      emitFusedRow(xRow, yRow, vec);
     // With a single exchange per row, the next row's write of the same shared
     // slots must wait until every thread has read this row's. (With two or
     // more, the barrier of the next exchange orders them.)
@@ -810,13 +823,24 @@ private:
       gpu::BarrierOp::create(b);
   }
 
-  /// Applies the map to `chunks` and stores the results.
-  void emitMap(Value yRow, ArrayRef<Chunk> chunks,
-               DenseMap<Value, Value> &scalars) {
+  /// Clones the row-uniform part of the map for the current row.
+  RowContext prepareMap(DenseMap<Value, Value> &scalars) {
     SmallVector<Value> mapScalars;
     for (Value row : group.map.getRows())
       mapScalars.push_back(scalars.lookup(row));
-    RowContext ctx = prepareBody(group.map.getBody(), mapScalars);
+    return prepareBody(group.map.getBody(), mapScalars);
+  }
+
+  /// Clones the row-uniform part of `reduce` for the current row.
+  RowContext prepareReduce(ReduceOp reduce, DenseMap<Value, Value> &scalars) {
+    SmallVector<Value> rowScalars;
+    for (Value row : reduce.getRows())
+      rowScalars.push_back(scalars.lookup(row));
+    return prepareBody(reduce.getBody(), rowScalars);
+  }
+
+  /// Applies the map to `chunks` and stores the results.
+  void emitMap(Value yRow, ArrayRef<Chunk> chunks, RowContext &ctx) {
     for (const Chunk &chunk : chunks) {
       SmallVector<Value> outs;
       for (Value v : chunk.values)
@@ -831,10 +855,7 @@ private:
     SmallVector<Chunk> chunks = loadBlock(xRow, Value(), vec);
     DenseMap<Value, Value> scalars;
     for (auto [slot, reduce] : llvm::enumerate(group.reduces)) {
-      SmallVector<Value> rowScalars;
-      for (Value row : reduce.getRows())
-        rowScalars.push_back(scalars.lookup(row));
-      RowContext ctx = prepareBody(reduce.getBody(), rowScalars);
+      RowContext ctx = prepareReduce(reduce, scalars);
       Value identity =
           arith::ConstantFloatOp::create(b, f32, reduce.getIdentity());
       SmallVector<Value> values;
@@ -847,7 +868,59 @@ private:
           values, [&](Value l, Value r) { return combine(c, l, r); });
       scalars[reduce.getInit()] = blockReduce(partial, c, slot);
     }
-    emitMap(yRow, chunks, scalars);
+    RowContext ctx = prepareMap(scalars);
+    emitMap(yRow, chunks, ctx);
+  }
+
+  /// Elements per thread and tile of the re-reading fallback.
+  static constexpr int64_t kRereadChunks = 4;
+
+  /// Emits `scf.for start = 0 to cols step tile` and calls `body(start,
+  /// iterArgs)`, which returns the values to yield.
+  scf::ForOp
+  emitTileLoop(ValueRange inits,
+               function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+    Value tile = constI32(kRereadChunks * plan.numThreads());
+    auto loop = scf::ForOp::create(b, constI32(0), cols, tile, inits);
+    OpBuilder::InsertionGuard guard(b);
+    if (!inits.empty()) {
+      b.setInsertionPointToStart(loop.getBody());
+      scf::YieldOp::create(
+          b, body(loop.getInductionVar(), loop.getRegionIterArgs()));
+    } else {
+      b.setInsertionPoint(loop.getBody()->getTerminator());
+      body(loop.getInductionVar(), {});
+    }
+    return loop;
+  }
+
+  /// Fused, scalar fallback without the row in registers: each reduce and the
+  /// map walk the row in tiles of `kRereadChunks` elements per thread, reading
+  /// it again (mostly from L2) each time. Used for rows whose pointers or
+  /// strides do not allow vector accesses, so that the vector path keeps the
+  /// register budget.
+  void emitFusedRowReread(Value xRow, Value yRow) {
+    DenseMap<Value, Value> scalars;
+    for (auto [slot, reduce] : llvm::enumerate(group.reduces)) {
+      RowContext ctx = prepareReduce(reduce, scalars);
+      Combiner c = reduce.getCombiner();
+      Value identity =
+          arith::ConstantFloatOp::create(b, f32, reduce.getIdentity());
+      auto loop = emitTileLoop({identity}, [&](Value start, ValueRange acc) {
+        SmallVector<Value> values = {acc[0]};
+        for (const Chunk &chunk : loadBlock(xRow, start, 1, kRereadChunks))
+          values.push_back(arith::SelectOp::create(
+              b, chunk.valid, emitElement(ctx, chunk.values[0]), identity));
+        return SmallVector<Value>{treeReduce<Value>(
+            values, [&](Value l, Value r) { return combine(c, l, r); })};
+      });
+      scalars[reduce.getInit()] = blockReduce(loop.getResult(0), c, slot);
+    }
+    RowContext ctx = prepareMap(scalars);
+    emitTileLoop({}, [&](Value start, ValueRange) {
+      emitMap(yRow, loadBlock(xRow, start, 1, kRereadChunks), ctx);
+      return SmallVector<Value>{};
+    });
   }
 
   /// Online: pass 1 walks the row tile by tile keeping a running (max, sum)
@@ -906,7 +979,10 @@ private:
       index = arith::SubIOp::create(
           b, arith::SubIOp::create(b, numTiles, constI32(1)), index);
     Value start = arith::MulIOp::create(b, index, tile);
-    emitMap(yRow, loadBlock(xRow, start, vec), scalars);
+    // Prepared inside the tile loop; LLVM hoists the row-uniform part (one
+    // reciprocal per row in the PTX).
+    RowContext ctx = prepareMap(scalars);
+    emitMap(yRow, loadBlock(xRow, start, vec), ctx);
   }
 
   ImplicitLocOpBuilder &b;
@@ -996,7 +1072,7 @@ struct ConvertRowRedToGPUPass
 
     PlanOptions opts{strategy,          cols,        blockSize,
                      numWarps,          vectorWidth, maxElementsPerThread,
-                     reverseSecondPass, fastExp};
+                     reverseSecondPass, fastExp,     scalarFallback};
     SmallVector<MapOp> maps;
     module.walk([&](MapOp map) { maps.push_back(map); });
 
