@@ -38,6 +38,29 @@ private:
     message = why;
     return false;
   }
+  /// Skips space and consumes `c` if it is next.
+  bool consume(char c) {
+    skipSpace();
+    if (pos < text.size() && text[pos] == c) {
+      ++pos;
+      return true;
+    }
+    return false;
+  }
+
+  /// After an element of an object or array: true at ',' (another element
+  /// follows), false with `closed` set at `close`, false on anything else.
+  bool nextElement(char close, bool &closed) {
+    closed = false;
+    if (consume(','))
+      return true;
+    if (consume(close)) {
+      closed = true;
+      return false;
+    }
+    return fail(std::string("expected ',' or '") + close + "'");
+  }
+
   bool literal(const char *word) {
     size_t n = std::strlen(word);
     if (text.compare(pos, n, word) != 0)
@@ -115,51 +138,35 @@ private:
     if (c == '{') {
       out.kind = Json::Kind::Object;
       ++pos;
-      skipSpace();
-      if (pos < text.size() && text[pos] == '}')
-        return ++pos, true;
-      while (true) {
+      if (consume('}'))
+        return true;
+      bool closed = false;
+      do {
         skipSpace();
         if (pos >= text.size() || text[pos] != '"')
           return fail("expected a string key");
         std::string key;
         if (!parseString(key))
           return false;
-        skipSpace();
-        if (pos >= text.size() || text[pos] != ':')
+        if (!consume(':'))
           return fail("expected ':'");
-        ++pos;
         if (!parseValue(out.object[key], depth + 1))
           return false;
-        skipSpace();
-        if (pos < text.size() && text[pos] == ',') {
-          ++pos;
-          continue;
-        }
-        if (pos < text.size() && text[pos] == '}')
-          return ++pos, true;
-        return fail("expected ',' or '}'");
-      }
+      } while (nextElement('}', closed));
+      return closed;
     }
     if (c == '[') {
       out.kind = Json::Kind::Array;
       ++pos;
-      skipSpace();
-      if (pos < text.size() && text[pos] == ']')
-        return ++pos, true;
-      while (true) {
+      if (consume(']'))
+        return true;
+      bool closed = false;
+      do {
         out.array.emplace_back();
         if (!parseValue(out.array.back(), depth + 1))
           return false;
-        skipSpace();
-        if (pos < text.size() && text[pos] == ',') {
-          ++pos;
-          continue;
-        }
-        if (pos < text.size() && text[pos] == ']')
-          return ++pos, true;
-        return fail("expected ',' or ']'");
-      }
+      } while (nextElement(']', closed));
+      return closed;
     }
     if (c == '"') {
       out.kind = Json::Kind::String;
