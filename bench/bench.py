@@ -23,6 +23,10 @@ import triton
 import triton.language as tl
 from triton.runtime import driver
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "test", "GPU"))
+from rowred_kernel import Kernel  # noqa: E402
+
 DEVICE = torch.device("cuda")
 SHAPES = [(4096, n) for n in (256, 512, 781, 1024, 2048, 4096, 8192, 12288,
                               16384, 32768, 65536, 131072)]
@@ -125,27 +129,15 @@ def triton_online_softmax(x):
 class Ours:
     def __init__(self, kernel_dir, dtype, n):
         tag = {torch.float32: "f32", torch.bfloat16: "bf16"}[dtype]
-        base = f"softmax_{tag}_auto_n{n}_kernel0"
-        with open(os.path.join(kernel_dir, base + ".json")) as f:
-            self.meta = json.load(f)
-        self.module = cp.RawModule(path=os.path.join(kernel_dir,
-                                                     self.meta["ptx"]))
-        self.fn = self.module.get_function(base)
-        self.threads = self.meta["block_threads"]
-        sms = cp.cuda.Device().attributes["MultiProcessorCount"]
-        per_sm = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
-            self.fn.kernel.ptr, self.threads, 0)
-        self.resident = sms * per_sm
-        self.per_sm = per_sm
+        self.kernel = Kernel(kernel_dir, f"softmax_{tag}_auto_n{n}_kernel0.json")
+        self.meta = self.kernel.meta
+        self.per_sm = self.kernel.per_sm
 
     def __call__(self, x):
         y = torch.empty_like(x)
         rows, cols = x.shape
-        grid = max(1, min(rows, self.resident))
-        self.fn((grid,), (self.threads,),
-                (np.uint64(x.data_ptr()), np.uint64(y.data_ptr()),
-                 np.int64(rows), np.int64(cols), np.int64(x.stride(0)),
-                 np.int64(y.stride(0))))
+        self.kernel.launch(x.data_ptr(), y.data_ptr(), rows, cols,
+                           x.stride(0), y.stride(0))
         return y
 
 

@@ -17,6 +17,10 @@ import numpy as np
 import torch
 import triton
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "test", "GPU"))
+from rowred_kernel import Kernel  # noqa: E402
+
 DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16}
 
 
@@ -26,18 +30,12 @@ def main():
     p.add_argument("--rows", type=int, default=4096)
     p.add_argument("--json")
     args = p.parse_args()
-    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
     with open(os.path.join(args.kernel_dir, "manifest.json")) as f:
         manifest = json.load(f)
     results = []
     for meta_file in manifest:
-        with open(os.path.join(args.kernel_dir, meta_file)) as f:
-            meta = json.load(f)
-        fn = cp.RawModule(path=os.path.join(args.kernel_dir, meta["ptx"])) \
-            .get_function(meta["kernel"])
-        threads = meta["block_threads"]
-        per_sm = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
-            fn.kernel.ptr, threads, 0)
+        kernel = Kernel(args.kernel_dir, meta_file)
+        meta = kernel.meta
         n = meta["max_cols"]
         n = int(meta_file.split("_n")[1].split("_")[0]) if "_n" in meta_file else n
         dtype = DTYPES[meta["input_type"]]
@@ -48,11 +46,7 @@ def main():
 
         def run():
             y = torch.empty_like(x)
-            grid = max(1, min(rows, sms * per_sm))
-            fn((grid,), (threads,), (np.uint64(x.data_ptr()),
-                                     np.uint64(y.data_ptr()),
-                                     np.int64(rows), np.int64(n),
-                                     np.int64(n), np.int64(n)))
+            kernel.launch(x.data_ptr(), y.data_ptr(), rows, n, n, n)
             return y
         err = (run().double() - ref).abs().max().item()
         ok = err <= (1e-5 if dtype == torch.float32 else 1e-2)
@@ -60,21 +54,26 @@ def main():
         gbps = 2 * rows * n * x.element_size() / ms / 1e6 if ms else None
         results.append({"kernel": meta["kernel"], "dtype": meta["input_type"],
                         "reverse": meta.get("reverse_second_pass", False),
-                        "M": rows, "N": n, "threads": threads, "per_sm": per_sm,
+                        "M": rows, "N": n, "threads": kernel.threads,
+                        "per_sm": kernel.per_sm,
+                        "rows_per_block": kernel.rows_per_block,
+                        "cluster": kernel.cluster,
                         "E": meta["elements_per_thread"],
                         "strategy": meta["strategy"], "gbps": gbps,
                         "max_abs_err": err})
-    results.sort(key=lambda r: (r["dtype"], r["N"], r["threads"],
-                                r["reverse"]))
+    results.sort(key=lambda r: (r["dtype"], r["N"], r["strategy"],
+                                r["cluster"], r["rows_per_block"],
+                                r["threads"], r["reverse"]))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
-    print(f"{'dtype':5} {'N':>7} {'strategy':8} {'rev':>3} {'thr':>5} "
-          f"{'E':>4} {'blk/SM':>6} {'GB/s':>7}")
+    print(f"{'dtype':5} {'N':>7} {'strategy':8} {'rev':>3} {'R':>2} {'C':>2} "
+          f"{'thr':>5} {'E':>4} {'blk/SM':>6} {'GB/s':>7}")
     for r in results:
         g = f"{r['gbps']:7.0f}" if r["gbps"] else "  WRONG"
         print(f"{r['dtype']:5} {r['N']:7} {r['strategy']:8} "
-              f"{int(r['reverse']):3} {r['threads']:5} {r['E']:4} "
+              f"{int(r['reverse']):3} {r['rows_per_block']:2} "
+              f"{r['cluster']:2} {r['threads']:5} {r['E']:4} "
               f"{r['per_sm']:6} {g}")
     return 0
 

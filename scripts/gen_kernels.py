@@ -5,7 +5,7 @@ Each variant is a small .mlir function (softmax or log_softmax over a dynamic
 2-D memref of one element type) compiled with softmax-opt's rowred-to-ptx
 pipeline. The GPU suite and the ptxas checks run over this set.
 
-usage: gen_kernels.py SOFTMAX_OPT OUTPUT_DIR [--set suite|bench]
+usage: gen_kernels.py SOFTMAX_OPT OUTPUT_DIR [--set suite|bench|sweep] [--match RE]
 
 `suite` is the correctness set below; `bench` compiles one softmax kernel per
 benchmark shape (cols=N, strategy=auto) for f32 and bf16.
@@ -13,6 +13,7 @@ benchmark shape (cols=N, strategy=auto) for f32 and bf16.
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -41,6 +42,20 @@ VARIANTS = [
     ("softmax", "bf16", "fused", "block-size=16384 num-warps=8 "
      "scalar-fallback=reread max-elements-per-thread=64"),
     ("log_softmax", "f16", "fused", "block-size=4096 scalar-fallback=reread"),
+    # Several rows per block, each by a group of at most a warp.
+    ("softmax", "f32", "fused", "block-size=256 rows-per-block=8"),
+    ("softmax", "bf16", "fused", "block-size=1024 rows-per-block=4 "
+     "num-warps=4"),
+    ("log_softmax", "f32", "fused", "block-size=128 rows-per-block=16 "
+     "num-warps=4"),
+    ("softmax", "f16", "fused", "block-size=32 rows-per-block=32 num-warps=1"),
+    # Rows split over thread-block clusters.
+    ("softmax", "f32", "cluster", "block-size=65536"),
+    ("softmax", "f32", "cluster", "block-size=65536 cluster-size=2 "
+     "scalar-fallback=registers"),
+    ("softmax", "bf16", "cluster", "block-size=131072"),
+    ("softmax", "f16", "cluster", "block-size=262144"),
+    ("log_softmax", "f32", "cluster", "block-size=32768 cluster-size=2"),
 ]
 
 
@@ -73,9 +88,32 @@ def sweep_variants():
     for dtype, warps_list in (("f32", (8, 16)), ("bf16", (4, 8, 16))):
         for n in (8192, 12288, 16384):
             for warps in warps_list:
+                block = 1 << (n - 1).bit_length()
+                if block // (warps * 32) > 64:
+                    continue
                 yield ("softmax", dtype, "fused",
                        f"cols={n} num-warps={warps} scalar-fallback=reread "
                        "max-elements-per-thread=64")
+    # Several rows per block for short rows: T threads per row (a warp or
+    # less), blocks of 128 or 256 threads.
+    for dtype in ("f32", "bf16"):
+        for n in (256, 512, 781, 1024):
+            block = 1 << (n - 1).bit_length()
+            for per_row in (8, 16, 32):
+                if block // per_row > 32:
+                    continue
+                for threads in (128, 256):
+                    yield ("softmax", dtype, "fused",
+                           f"cols={n} num-warps={threads // 32} "
+                           f"rows-per-block={threads // per_row}")
+    # Clusters: 2 to 8 blocks per row, slices of 8192 to 32768 elements.
+    for dtype in ("f32", "bf16"):
+        for n in (32768, 65536, 131072, 262144):
+            for cluster in (2, 4, 8):
+                if not 8192 <= n // cluster <= 32768:
+                    continue
+                yield ("softmax", dtype, "cluster",
+                       f"cols={n} cluster-size={cluster}")
     # The online default, forwards and with the second pass reversed (seed
     # 004's cache argument), for the rows where the last tiles may still be
     # in L2.
@@ -101,7 +139,8 @@ def variant_name(op, dtype, strategy, options):
         key, value = opt.split("=")
         name += "_" + {"block-size": "b", "reverse-second-pass": "rev", "cols": "n",
          "num-warps": "w", "max-elements-per-thread": "e",
-         "scalar-fallback": "fb"}.get(
+         "scalar-fallback": "fb", "rows-per-block": "r",
+         "cluster-size": "c"}.get(
             key, key.replace("-", "")) + value
     return name
 
@@ -119,6 +158,9 @@ def main():
     parser.add_argument("output_dir")
     parser.add_argument("--set", choices=["suite", "bench", "sweep"],
                         default="suite")
+    parser.add_argument("--match", default="",
+                        help="only the variants whose name matches this "
+                        "regular expression")
     args = parser.parse_args()
     variants = {"suite": VARIANTS, "bench": list(bench_variants()),
                 "sweep": list(sweep_variants())}[args.set]
@@ -127,6 +169,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for op, dtype, strategy, options in variants:
             name = variant_name(op, dtype, strategy, options)
+            if not re.search(args.match, name):
+                continue
             src = os.path.join(tmp, name + ".mlir")
             with open(src, "w") as f:
                 f.write(mlir_source(name, op, dtype))

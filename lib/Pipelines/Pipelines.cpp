@@ -44,6 +44,9 @@ void mlir::rowred::buildRowRedToPTXPipeline(OpPassManager &pm,
   lowering.blockSize = options.blockSize;
   lowering.numWarps = options.numWarps;
   lowering.vectorWidth = options.vectorWidth;
+  lowering.rowsPerBlock = options.rowsPerBlock;
+  lowering.clusterSize = options.clusterSize;
+  lowering.chip = options.chip;
   lowering.reverseSecondPass = options.reverseSecondPass;
   lowering.fastExp = options.fastExp;
   lowering.maxElementsPerThread = options.maxElementsPerThread;

@@ -35,6 +35,7 @@ namespace softmax_run {
   X(cuModuleUnload)                                                            \
   X(cuFuncGetAttribute)                                                        \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor)                               \
+  X(cuOccupancyMaxActiveClusters)                                              \
   X(cuMemGetInfo_v2)                                                           \
   X(cuMemAlloc_v2)                                                             \
   X(cuMemFree_v2)                                                              \

@@ -310,6 +310,8 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
   num("min_cols", spec.minCols);
   num("vector_width", spec.vectorWidth);
   num("shared_bytes", spec.sharedBytes);
+  num("rows_per_block", spec.rowsPerBlock);
+  num("cluster_blocks", spec.clusterBlocks);
   std::optional<DType> inType = parseDType(in), outType = parseDType(out);
   if (!inType || !outType) {
     error = "'" + jsonPath + "' names an unknown element type";
@@ -319,6 +321,13 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
   spec.outputType = *outType;
   if (spec.blockThreads < 1 || spec.blockThreads > 1024) {
     error = "'" + jsonPath + "' has an invalid block_threads";
+    return std::nullopt;
+  }
+  if (spec.rowsPerBlock < 1 || spec.rowsPerBlock > spec.blockThreads ||
+      spec.clusterBlocks < 1 || spec.clusterBlocks > 16) {
+    error = "'" + jsonPath +
+            "' has an invalid rows_per_block or "
+            "cluster_blocks";
     return std::nullopt;
   }
   // The PTX file sits next to the JSON.

@@ -54,11 +54,14 @@ struct KernelSpec {
   std::string ptxPath;  ///< Resolved path of the PTX file.
   std::string ptx;      ///< The PTX text.
   std::string op;       ///< softmax | log_softmax | custom.
-  std::string strategy; ///< fused | online.
+  std::string strategy; ///< fused | cluster | online.
   std::string chip;
   DType inputType = DType::F32, outputType = DType::F32;
   int64_t blockThreads = 0, blockElements = 0, vectorWidth = 1;
   int64_t sharedBytes = 0, minCols = 1, maxCols = 0;
+  /// Rows one block works on at once; blocks per cluster (a compiled-in
+  /// cluster size: the grid must be a multiple of it).
+  int64_t rowsPerBlock = 1, clusterBlocks = 1;
 
   /// Loads `<jsonPath>` and the PTX it names. On failure returns nullopt and
   /// sets `error`.

@@ -82,10 +82,14 @@ std::optional<KernelResources> softmax_run::runPtxas(const std::string &ptxas,
 }
 
 LaunchPlan softmax_run::planLaunch(const DeviceInfo &device,
-                                   const KernelResources &res, int threads,
-                                   int64_t rows) {
+                                   const KernelResources &res,
+                                   const KernelShape &shape, int64_t rows,
+                                   int64_t driverClusters) {
   LaunchPlan p;
+  int threads = shape.threads;
   p.threads = threads;
+  p.rowsPerBlock = shape.rowsPerBlock;
+  p.clusterBlocks = shape.clusterBlocks;
   int warps = (threads + 31) / 32;
   int gran = device.registerGranularity;
   int regsPerWarp = (std::max(res.registers, 1) * 32 + gran - 1) / gran * gran;
@@ -96,8 +100,17 @@ LaunchPlan softmax_run::planLaunch(const DeviceInfo &device,
   p.byBlocks = device.maxBlocksPerSM;
   p.blocksPerSM =
       std::min({p.byRegisters, p.byShared, p.byThreads, p.byBlocks});
-  p.grid = std::max<int64_t>(
-      1, std::min<int64_t>(rows, int64_t(p.blocksPerSM) * device.sms));
+  int64_t resident = int64_t(p.blocksPerSM) * device.sms;
+  if (p.clusterBlocks > 1) {
+    p.clustersFromDriver = driverClusters > 0;
+    p.residentClusters =
+        p.clustersFromDriver ? driverClusters : resident / p.clusterBlocks;
+    p.grid = p.clusterBlocks *
+             std::max<int64_t>(1, std::min(rows, p.residentClusters));
+    return p;
+  }
+  int64_t groups = (rows + p.rowsPerBlock - 1) / p.rowsPerBlock;
+  p.grid = std::max<int64_t>(1, std::min(groups, resident));
   return p;
 }
 
@@ -125,6 +138,32 @@ std::string LaunchPlan::explain(const DeviceInfo &device,
      << threads << " = " << byThreads << "\n";
   os << "blocks per SM allowed by the block limit: " << byBlocks << "\n";
   os << "resident blocks per SM: " << blocksPerSM << "\n";
+  if (clusterBlocks > 1) {
+    os << "clusters of " << clusterBlocks
+       << " blocks (each row split over one cluster); resident clusters: "
+       << residentClusters
+       << (clustersFromDriver
+               ? " (from the driver)"
+               : " (estimated as " + std::to_string(blocksPerSM) + " x " +
+                     std::to_string(device.sms) + " / " +
+                     std::to_string(clusterBlocks) +
+                     "; the GPC layout can lower it)")
+       << "\n";
+    os << "clusters launched: min(" << rows << " rows, " << residentClusters
+       << ") = " << grid / clusterBlocks << ", grid " << grid
+       << " blocks (cluster c handles rows c, c + " << grid / clusterBlocks
+       << ", ...)\n";
+    return os.str();
+  }
+  if (rowsPerBlock > 1) {
+    int64_t groups = (rows + rowsPerBlock - 1) / rowsPerBlock;
+    os << "rows per block: " << rowsPerBlock << " (" << threads / rowsPerBlock
+       << " threads per row, no block barrier)\n";
+    os << "programs launched: min(" << groups << " groups of " << rowsPerBlock
+       << " rows, " << blocksPerSM << " x " << device.sms << " SMs) = " << grid
+       << " (each handles row groups b, b + " << grid << ", ...)\n";
+    return os.str();
+  }
   os << "programs launched: min(" << rows << " rows, " << blocksPerSM << " x "
      << device.sms << " SMs) = " << grid << " (each handles rows b, b + "
      << grid << ", ...)\n";

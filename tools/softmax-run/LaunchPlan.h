@@ -48,17 +48,33 @@ std::optional<KernelResources> runPtxas(const std::string &ptxas,
 /// Resident blocks per SM allowed by each limit, and the grid.
 struct LaunchPlan {
   int threads = 0;
+  int64_t rowsPerBlock = 1, clusterBlocks = 1;
   int byRegisters = 0, byShared = 0, byThreads = 0, byBlocks = 0;
   int blocksPerSM = 0;
+  /// Clusters resident at once: from the driver when given, else estimated
+  /// as the resident blocks over the cluster size.
+  int64_t residentClusters = 0;
+  bool clustersFromDriver = false;
+  /// Blocks launched (a multiple of clusterBlocks).
   int64_t grid = 0;
   /// The derivation, as the Triton tutorial reasons about occupancy.
   std::string explain(const DeviceInfo &device, const KernelResources &res,
                       int64_t rows) const;
 };
 
-/// Derives the persistent grid: min(rows, SMs x resident blocks per SM).
+/// How a kernel maps rows to blocks (docs/abi.md).
+struct KernelShape {
+  int threads = 0;
+  int64_t rowsPerBlock = 1, clusterBlocks = 1;
+};
+
+/// Derives the persistent grid: min(ceil(rows / rows per block), SMs x
+/// resident blocks per SM) blocks, or for cluster kernels min(rows, resident
+/// clusters) clusters, with `driverClusters` (when positive) as the number of
+/// co-resident clusters.
 LaunchPlan planLaunch(const DeviceInfo &device, const KernelResources &res,
-                      int threads, int64_t rows);
+                      const KernelShape &shape, int64_t rows,
+                      int64_t driverClusters = 0);
 
 } // namespace softmax_run
 

@@ -223,6 +223,12 @@ private:
   bool first = true;
 };
 
+/// How the kernel maps rows to blocks, from its metadata.
+KernelShape shapeOf(const KernelSpec &spec) {
+  return {static_cast<int>(spec.blockThreads), spec.rowsPerBlock,
+          spec.clusterBlocks};
+}
+
 std::string findPtxas(const std::string &explicitPath) {
   if (!explicitPath.empty())
     return explicitPath;
@@ -482,7 +488,7 @@ int main(int argc, char **argv) {
         runPtxas(ptxas, spec->ptxPath, chip, ptxasError);
     if (!res)
       fatal(ptxasError);
-    LaunchPlan plan = planLaunch(*device, *res, spec->blockThreads, opts.rows);
+    LaunchPlan plan = planLaunch(*device, *res, shapeOf(*spec), opts.rows);
     std::printf("no GPU here (%s); launch plan from the device description\n",
                 error.c_str());
     std::printf("%s", plan.explain(*device, *res, opts.rows).c_str());
@@ -500,15 +506,47 @@ int main(int argc, char **argv) {
   gpu.checked(gpu.cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(
                   &perSM, gpu.function, spec->blockThreads, 0),
               "cuOccupancyMaxActiveBlocksPerMultiprocessor");
-  LaunchPlan plan = planLaunch(gpu.info, res, spec->blockThreads, opts.rows);
-  int64_t grid = std::max<int64_t>(
-      1, std::min<int64_t>(opts.rows, int64_t(perSM) * gpu.info.sms));
-  if (opts.grid)
+  int clusters = 0;
+  if (spec->clusterBlocks > 1) {
+    CUlaunchConfig config = {};
+    config.gridDimX = spec->clusterBlocks;
+    config.gridDimY = config.gridDimZ = 1;
+    config.blockDimX = spec->blockThreads;
+    config.blockDimY = config.blockDimZ = 1;
+    gpu.checked(
+        gpu.cu.cuOccupancyMaxActiveClusters(&clusters, gpu.function, &config),
+        "cuOccupancyMaxActiveClusters");
+    if (clusters < 1)
+      fatal("kernel '" + spec->kernel + "' needs clusters of " +
+            std::to_string(spec->clusterBlocks) + " blocks, which " +
+            gpu.info.name + " cannot make resident");
+  }
+  LaunchPlan plan =
+      planLaunch(gpu.info, res, shapeOf(*spec), opts.rows, clusters);
+  // The plan's arithmetic with the driver's blocks per SM.
+  KernelResources driverRes = res;
+  LaunchPlan driverPlan = plan;
+  driverPlan.blocksPerSM = perSM;
+  if (spec->clusterBlocks == 1)
+    driverPlan.grid = std::max<int64_t>(
+        1, std::min<int64_t>((opts.rows + spec->rowsPerBlock - 1) /
+                                 spec->rowsPerBlock,
+                             int64_t(perSM) * gpu.info.sms));
+  int64_t grid = driverPlan.grid;
+  if (opts.grid) {
+    if (opts.grid % spec->clusterBlocks != 0)
+      usageError("--grid must be a multiple of the kernel's cluster size (" +
+                 std::to_string(spec->clusterBlocks) + ")");
     grid = opts.grid;
+  }
   if (opts.explain) {
-    std::printf("%s", plan.explain(gpu.info, res, opts.rows).c_str());
-    std::printf("driver occupancy: %d blocks per SM -> grid %ld%s\n", perSM,
-                static_cast<long>(grid), opts.grid ? " (overridden)" : "");
+    std::printf("%s", plan.explain(gpu.info, driverRes, opts.rows).c_str());
+    std::printf("driver occupancy: %d blocks per SM", perSM);
+    if (spec->clusterBlocks > 1)
+      std::printf(", %d resident clusters of %ld", clusters,
+                  static_cast<long>(spec->clusterBlocks));
+    std::printf(" -> grid %ld%s\n", static_cast<long>(grid),
+                opts.grid ? " (overridden)" : "");
     if (plan.blocksPerSM != perSM)
       std::printf("note: the derivation and the driver disagree\n");
   }

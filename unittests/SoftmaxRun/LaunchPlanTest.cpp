@@ -16,7 +16,7 @@ TEST(LaunchPlan, RegistersLimitLikeTheDriver) {
   KernelResources res;
   res.registers = 56;
   res.sharedBytes = 16;
-  LaunchPlan p = planLaunch(h200, res, 64, 4096);
+  LaunchPlan p = planLaunch(h200, res, {64}, 4096);
   EXPECT_EQ(p.byRegisters, 18);
   EXPECT_EQ(p.byThreads, 32);
   EXPECT_EQ(p.blocksPerSM, 18);
@@ -27,10 +27,10 @@ TEST(LaunchPlan, GridIsCappedByRowsAndIsAtLeastOne) {
   DeviceInfo a100 = *builtinDevice("sm_80");
   KernelResources res;
   res.registers = 32;
-  LaunchPlan p = planLaunch(a100, res, 1024, 7);
+  LaunchPlan p = planLaunch(a100, res, {1024}, 7);
   EXPECT_EQ(p.byThreads, 2);
   EXPECT_EQ(p.grid, 7);
-  EXPECT_EQ(planLaunch(a100, res, 1024, 0).grid, 1);
+  EXPECT_EQ(planLaunch(a100, res, {1024}, 0).grid, 1);
 }
 
 TEST(LaunchPlan, SharedMemoryLimits) {
@@ -38,7 +38,39 @@ TEST(LaunchPlan, SharedMemoryLimits) {
   KernelResources res;
   res.registers = 16;
   res.sharedBytes = 100 * 1024;
-  EXPECT_EQ(planLaunch(h, res, 128, 1 << 20).blocksPerSM, 2);
+  EXPECT_EQ(planLaunch(h, res, {128}, 1 << 20).blocksPerSM, 2);
+}
+
+TEST(LaunchPlan, SeveralRowsPerBlockCountRowGroups) {
+  DeviceInfo h = *builtinDevice("sm_90");
+  KernelResources res;
+  res.registers = 32;
+  // 4 rows per 128-thread block: 1823 rows are 456 groups, fewer than the
+  // 16 x 132 resident blocks.
+  LaunchPlan p = planLaunch(h, res, {128, 4, 1}, 1823);
+  EXPECT_EQ(p.blocksPerSM, 16);
+  EXPECT_EQ(p.grid, 456);
+  EXPECT_EQ(planLaunch(h, res, {128, 4, 1}, 1 << 20).grid, 16 * 132);
+  EXPECT_NE(p.explain(h, res, 1823).find("456 groups of 4 rows"),
+            std::string::npos);
+}
+
+TEST(LaunchPlan, ClusterGridIsWholeClusters) {
+  DeviceInfo h = *builtinDevice("sm_90");
+  KernelResources res;
+  res.registers = 64;
+  // 512 threads x 64 registers: 2 blocks per SM, 264 resident blocks.
+  LaunchPlan estimated = planLaunch(h, res, {512, 1, 8}, 4096);
+  EXPECT_EQ(estimated.blocksPerSM, 2);
+  EXPECT_EQ(estimated.residentClusters, 33);
+  EXPECT_EQ(estimated.grid, 33 * 8);
+  // The driver's count of co-resident clusters wins; the grid stays a
+  // multiple of the cluster and is capped by the rows.
+  LaunchPlan driver = planLaunch(h, res, {512, 1, 8}, 4096, 30);
+  EXPECT_EQ(driver.grid, 30 * 8);
+  EXPECT_EQ(planLaunch(h, res, {512, 1, 8}, 5, 30).grid, 5 * 8);
+  EXPECT_NE(estimated.explain(h, res, 4096).find("clusters launched"),
+            std::string::npos);
 }
 
 TEST(LaunchPlan, ParsesPtxasReports) {

@@ -45,8 +45,9 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"strategy", "strategy", "std::string", /*default=*/"\"auto\"",
-           "Kernel strategy: fused | online | auto (fused when the row fits "
-           "in registers)">,
+           "Kernel strategy: fused | cluster | online | auto (fused when the "
+           "row fits in one block's registers, cluster when it fits in a "
+           "cluster's, else online)">,
     Option<"cols", "cols", "int64_t", /*default=*/"0",
            "Number of columns the kernel is compiled for, when the input "
            "type does not say it (0: unknown)">,
@@ -58,16 +59,25 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"0",
            "Elements per vector access, a power of two (0: 16 bytes; 1: "
            "scalar only)">,
+    Option<"rowsPerBlock", "rows-per-block", "int64_t", /*default=*/"0",
+           "Fused: rows a block works on at once, each by a group of at most "
+           "32 threads with no barrier (0: derived)">,
+    Option<"clusterSize", "cluster-size", "int64_t", /*default=*/"0",
+           "Cluster: blocks of a thread-block cluster that share one row, 2 "
+           "to 8 (0: derived)">,
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
+           "Target chip; auto picks clusters only on sm_90 and newer">,
     Option<"reverseSecondPass", "reverse-second-pass", "bool",
-           /*default=*/"false",
+           /*default=*/"true",
            "Online: walk the second pass from the last tile to the first, "
            "whose tiles are the most likely to still be in cache">,
     Option<"scalarFallback", "scalar-fallback", "std::string",
-           /*default=*/"\"registers\"",
+           /*default=*/"\"auto\"",
            "Fused: how rows that do not allow vector accesses are handled: "
-           "registers (the row held in registers, one read) or reread (the "
+           "registers (the row held in registers, one read), reread (the "
            "row read again for each reduction and the map, so that the "
-           "vector path keeps the register budget)">,
+           "vector path keeps the register budget) or auto (reread for "
+           "blocks of 8192 elements or more)">,
     Option<"fastExp", "fast-exp", "bool", /*default=*/"true",
            "Use ex2.approx / lg2.approx and a per-row reciprocal">,
     Option<"maxElementsPerThread", "max-elements-per-thread", "int64_t",
@@ -81,6 +91,7 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
     "::mlir::LLVM::LLVMDialect",
     "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",
+    "::mlir::NVVM::NVVMDialect",
     "::mlir::scf::SCFDialect"
   ];
 }

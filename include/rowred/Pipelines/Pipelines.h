@@ -18,7 +18,7 @@ namespace rowred {
 /// the target chip, and where to write the PTX and metadata.
 struct RowRedToPTXOptions : public PassPipelineOptions<RowRedToPTXOptions> {
   PassOptions::Option<std::string> strategy{
-      *this, "strategy", llvm::cl::desc("fused | online | auto"),
+      *this, "strategy", llvm::cl::desc("fused | cluster | online | auto"),
       llvm::cl::init("auto")};
   PassOptions::Option<int64_t> cols{
       *this, "cols",
@@ -35,17 +35,26 @@ struct RowRedToPTXOptions : public PassPipelineOptions<RowRedToPTXOptions> {
       *this, "vector-width",
       llvm::cl::desc("Elements per vector access (0: 16 bytes)"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> rowsPerBlock{
+      *this, "rows-per-block",
+      llvm::cl::desc("Fused: rows per block, each by <= 32 threads (0: "
+                     "derived)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> clusterSize{
+      *this, "cluster-size",
+      llvm::cl::desc("Cluster: blocks sharing one row, 2 to 8 (0: derived)"),
+      llvm::cl::init(0)};
   PassOptions::Option<bool> reverseSecondPass{
       *this, "reverse-second-pass",
       llvm::cl::desc("Online: second pass from the last tile"),
-      llvm::cl::init(false)};
+      llvm::cl::init(true)};
   PassOptions::Option<bool> fastExp{
       *this, "fast-exp", llvm::cl::desc("ex2.approx and per-row reciprocal"),
       llvm::cl::init(true)};
   PassOptions::Option<std::string> scalarFallback{
       *this, "scalar-fallback",
-      llvm::cl::desc("Fused, unaligned rows: registers | reread"),
-      llvm::cl::init("registers")};
+      llvm::cl::desc("Fused, unaligned rows: registers | reread | auto"),
+      llvm::cl::init("auto")};
   PassOptions::Option<int64_t> maxElementsPerThread{
       *this, "max-elements-per-thread",
       llvm::cl::desc("Fused: largest row share one thread keeps in registers"),

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -38,10 +39,27 @@ using namespace mlir::rowred;
 namespace {
 
 /// How a kernel covers a row.
-enum class Strategy { Fused, Online };
+enum class Strategy {
+  /// The row in one block's registers, one read.
+  Fused,
+  /// The row split over the blocks of a thread-block cluster, each holding
+  /// its slice in registers; partial results meet in distributed shared
+  /// memory. One read.
+  Cluster,
+  /// Tiles with a running (max, sum), then a second read to write.
+  Online
+};
 
 static StringRef stringify(Strategy s) {
-  return s == Strategy::Fused ? "fused" : "online";
+  switch (s) {
+  case Strategy::Fused:
+    return "fused";
+  case Strategy::Cluster:
+    return "cluster";
+  case Strategy::Online:
+    return "online";
+  }
+  llvm_unreachable("unknown strategy");
 }
 
 /// A rowred.map with the rowred.reduce ops that produce its row scalars, all
@@ -59,10 +77,16 @@ struct Group {
 /// options and the group's types.
 struct KernelPlan {
   Strategy strategy;
-  /// Elements covered by one block: the whole row (fused) or one tile
-  /// (online). A power of two, at least one per thread.
+  /// Elements covered by one block: the whole row (fused), the block's slice
+  /// of the row (cluster) or one tile (online). A power of two, at least one
+  /// per thread of a row.
   int64_t blockElements;
   int64_t numWarps;
+  /// Rows a block works on at once (fused); each row gets numThreads() /
+  /// rowsPerBlock threads, at most a warp when there is more than one row.
+  int64_t rowsPerBlock = 1;
+  /// Blocks of a cluster sharing a row (cluster strategy), else 1.
+  int64_t clusterSize = 1;
   /// Widest vector access (elements); the kernel falls back to 1 at run time
   /// when lengths, strides or pointers do not allow it.
   int64_t vectorWidth;
@@ -76,13 +100,19 @@ struct KernelPlan {
   int64_t maxCols;
 
   int64_t numThreads() const { return numWarps * 32; }
-  int64_t elementsPerThread() const { return blockElements / numThreads(); }
+  int64_t threadsPerRow() const { return numThreads() / rowsPerBlock; }
+  int64_t elementsPerThread() const { return blockElements / threadsPerRow(); }
   /// Block-level exchanges through shared memory per row: one per reduce
-  /// (fused), one for the (max, sum) pair (online); none with one warp.
+  /// (fused, cluster), one for the (max, sum) pair (online); none when a row
+  /// belongs to one warp or less.
   int64_t exchangesPerRow(size_t numReduces) const {
-    if (numWarps == 1)
+    if (threadsPerRow() <= 32)
       return 0;
     return strategy == Strategy::Online ? 1 : numReduces;
+  }
+  /// Cluster-level exchanges through distributed shared memory per row.
+  int64_t clusterExchangesPerRow(size_t numReduces) const {
+    return clusterSize > 1 ? numReduces : 0;
   }
   /// f32 slots per warp in shared memory: one per exchanged value.
   int64_t sharedSlots(size_t numReduces) const {
@@ -246,34 +276,68 @@ static bool isOnlineSoftmaxPair(const Group &group) {
 /// Pass options, gathered so the planner does not depend on the pass class.
 struct PlanOptions {
   std::string strategy;
-  int64_t cols, blockSize, numWarps, vectorWidth, maxElementsPerThread;
+  int64_t cols, blockSize, numWarps, rowsPerBlock, clusterSize, vectorWidth,
+      maxElementsPerThread;
   bool reverseSecondPass, fastExp;
-  std::string scalarFallback;
+  std::string scalarFallback, chip;
 };
 
-/// Default warps for a fused block of `blockElements` elements of
-/// `elementBytes` bytes, from a sweep of warps per row length on an H200
-/// (docs/performance.md): about 16 elements per thread up to 1024 columns and
-/// 32 beyond for f32 (1024-thread blocks leave one block per SM and lose up to
-/// 40% at N = 4096..16384); 16-bit rows keep 16 elements per thread past 4096,
-/// where 32 makes ptxas spill.
-static int64_t defaultFusedWarps(int64_t blockElements, int64_t elementBytes) {
+/// Default warps for a fused block (or cluster slice) of `blockElements`
+/// elements, from sweeps of warps per row length on an H200
+/// (docs/performance.md): about 16 elements per thread up to 1024 columns
+/// and at 8192, 32 at 2048-4096 and from 16384 on. 1024-thread blocks leave
+/// one block per SM and lose up to 40% at N = 4096..16384.
+static int64_t defaultFusedWarps(int64_t blockElements) {
   int64_t perThread = 16;
-  if (blockElements > 1024 && (elementBytes == 4 || blockElements <= 4096))
+  if ((blockElements > 1024 && blockElements <= 4096) || blockElements >= 16384)
     perThread = 32;
   return std::clamp<int64_t>(blockElements / perThread, 32, 1024) / 32;
 }
 
-/// Largest fused block `auto` picks: beyond it the online kernel is faster or
-/// the fused one spills (16-bit types at 16384).
+/// Largest fused block `auto` picks: beyond it a cluster (or the online
+/// kernel) is faster, or the fused one needs 1024-thread blocks.
 static int64_t maxAutoFusedBlock(int64_t elementBytes) {
-  return elementBytes == 4 ? 32768 : 8192;
+  return elementBytes == 4 ? 32768 : 16384;
+}
+
+/// Largest cluster `auto` and the derived cluster size use (8 is the portable
+/// maximum; 16 needs an opt-in at launch).
+static constexpr int64_t kMaxClusterSize = 8;
+/// Default slice of a row per cluster block: 512 threads x 32 elements, two
+/// blocks per SM.
+static constexpr int64_t kClusterSlice = 16384;
+/// Largest slice one cluster block holds: 1024 threads x 32 elements.
+static constexpr int64_t kMaxClusterSlice = 32768;
+
+/// Largest row `auto` splits over a cluster. On an H200 (docs/performance.md)
+/// clusters beat the online kernel up to 8 x 32768 f32 elements (1024-thread
+/// slices, 3112 against 2700 GB/s), but 16-bit rows only up to 8 slices of
+/// 16384: with 1024-thread slices they fall below the online kernel.
+static int64_t maxAutoClusterBlock(int64_t elementBytes) {
+  return kMaxClusterSize *
+         (elementBytes == 4 ? kMaxClusterSlice : kClusterSlice);
+}
+
+/// Default rows per block of a fused kernel: rows of up to 512 elements get
+/// a warp each, four per block, with no block barrier (an H200 sweep: 1237
+/// against 1070 GB/s for f32 N = 256, 785 against 607 for bf16). Longer rows
+/// keep a block each.
+static int64_t defaultRowsPerBlock(int64_t blockElements) {
+  return blockElements <= 512 ? 4 : 1;
 }
 
 /// Default warps for the online kernel: 1024 threads for f32 (with 512, ptxas
 /// caps registers at 40 to fit three blocks and spills), 512 for 16-bit types.
 static int64_t defaultOnlineWarps(int64_t elementBytes) {
   return elementBytes == 4 ? 32 : 16;
+}
+
+/// The compute capability in `chip` (`sm_90a` -> 90), or 0.
+static int64_t smVersion(StringRef chip) {
+  int64_t version = 0;
+  if (chip.consume_front("sm_"))
+    chip.take_while(llvm::isDigit).getAsInteger(10, version);
+  return version;
 }
 
 /// Resolves the options against the group, with a diagnostic on the map for
@@ -288,11 +352,12 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
   plan.outType = outType.getElementType();
   plan.reverseSecondPass = opts.reverseSecondPass;
   plan.fastExp = opts.fastExp;
-  if (opts.scalarFallback != "registers" && opts.scalarFallback != "reread")
+  if (opts.scalarFallback != "registers" && opts.scalarFallback != "reread" &&
+      opts.scalarFallback != "auto")
     return map.emitOpError()
            << "unknown scalar-fallback '" << opts.scalarFallback
-           << "'; expected registers or reread";
-  plan.rereadFallback = opts.scalarFallback == "reread";
+           << "'; expected registers, reread or auto";
+  bool clustersAvailable = smVersion(opts.chip) >= 90;
 
   int64_t elementBytes =
       std::max(byteWidth(plan.inType), byteWidth(plan.outType));
@@ -329,10 +394,29 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
       (opts.blockSize < 0 || !llvm::isPowerOf2_64(opts.blockSize)))
     return map.emitOpError()
            << "block-size must be a power of two, got " << opts.blockSize;
+  if (opts.rowsPerBlock != 0 &&
+      (opts.rowsPerBlock < 0 || !llvm::isPowerOf2_64(opts.rowsPerBlock)))
+    return map.emitOpError() << "rows-per-block must be a power of two, got "
+                             << opts.rowsPerBlock;
+  if (opts.clusterSize != 0 &&
+      (opts.clusterSize < 2 || opts.clusterSize > kMaxClusterSize ||
+       !llvm::isPowerOf2_64(opts.clusterSize)))
+    return map.emitOpError()
+           << "cluster-size must be 2, 4 or 8, got " << opts.clusterSize;
 
+  // The block a whole row needs (0: row length unknown).
+  int64_t rowBlock = opts.blockSize;
+  if (rowBlock == 0 && cols != 0)
+    rowBlock = llvm::PowerOf2Ceil(cols);
   bool canOnline = isOnlineSoftmaxPair(group);
   if (opts.strategy == "fused") {
     plan.strategy = Strategy::Fused;
+  } else if (opts.strategy == "cluster") {
+    if (!clustersAvailable)
+      return map.emitOpError() << "the cluster strategy needs thread-block "
+                                  "clusters (sm_90 or newer), not "
+                               << opts.chip;
+    plan.strategy = Strategy::Cluster;
   } else if (opts.strategy == "online") {
     if (!canOnline)
       return map.emitOpError()
@@ -340,53 +424,99 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
                 "exp(x - max), as produced by rowred-decompose";
     plan.strategy = Strategy::Online;
   } else if (opts.strategy == "auto") {
-    // Fused when the row is known and fits in registers, else online.
-    bool fits = false;
-    if (cols != 0 || opts.blockSize != 0) {
-      int64_t block =
-          opts.blockSize ? opts.blockSize : (int64_t)llvm::PowerOf2Ceil(cols);
-      int64_t warps = opts.numWarps ? opts.numWarps
-                                    : defaultFusedWarps(block, elementBytes);
-      fits = std::max<int64_t>(block / (warps * 32), 1) <=
-                 opts.maxElementsPerThread &&
-             (opts.blockSize != 0 || block <= maxAutoFusedBlock(elementBytes));
+    // Fused when the row is known and fits one block's registers, cluster
+    // when it fits a cluster's, else online.
+    plan.strategy = canOnline ? Strategy::Online : Strategy::Fused;
+    if (rowBlock != 0) {
+      int64_t warps =
+          opts.numWarps ? opts.numWarps : defaultFusedWarps(rowBlock);
+      bool fitsBlock =
+          std::max<int64_t>(rowBlock / (warps * 32), 1) <=
+              opts.maxElementsPerThread &&
+          (opts.blockSize != 0 || rowBlock <= maxAutoFusedBlock(elementBytes));
+      bool fitsCluster = clustersAvailable && opts.blockSize == 0 &&
+                         opts.numWarps == 0 &&
+                         rowBlock <= maxAutoClusterBlock(elementBytes);
+      if (fitsBlock || !canOnline)
+        plan.strategy = Strategy::Fused;
+      else if (fitsCluster)
+        plan.strategy = Strategy::Cluster;
     }
-    plan.strategy = (fits || !canOnline) ? Strategy::Fused : Strategy::Online;
   } else {
     return map.emitOpError() << "unknown strategy '" << opts.strategy
-                             << "'; expected fused, online or auto";
+                             << "'; expected fused, cluster, online or auto";
   }
 
-  if (plan.strategy == Strategy::Fused) {
-    if (cols == 0 && opts.blockSize == 0)
+  if (plan.strategy != Strategy::Online) {
+    if (rowBlock == 0)
       return map.emitOpError()
-             << "the fused strategy holds the whole row in registers and "
-                "needs its length: set cols=N or block-size=B (or use "
-                "strategy=online)";
-    int64_t block =
-        opts.blockSize ? opts.blockSize : (int64_t)llvm::PowerOf2Ceil(cols);
-    if (cols > block)
+             << "the " << stringify(plan.strategy)
+             << " strategy holds the whole row in registers and needs its "
+                "length: set cols=N or block-size=B (or use strategy=online)";
+    if (cols > rowBlock)
       return map.emitOpError()
-             << "block-size " << block << " is smaller than the " << cols
-             << " columns; the fused kernel holds the whole row";
-    plan.numWarps =
-        opts.numWarps ? opts.numWarps : defaultFusedWarps(block, elementBytes);
+             << "block-size " << rowBlock << " is smaller than the " << cols
+             << " columns; the " << stringify(plan.strategy)
+             << " kernel holds the whole row";
+    int64_t slice = rowBlock;
+    if (plan.strategy == Strategy::Cluster) {
+      if (opts.clusterSize != 0)
+        plan.clusterSize = opts.clusterSize;
+      else
+        plan.clusterSize = std::clamp<int64_t>(
+            rowBlock / std::max(kClusterSlice, rowBlock / kMaxClusterSize), 2,
+            kMaxClusterSize);
+      if (rowBlock < plan.clusterSize)
+        return map.emitOpError() << "a row block of " << rowBlock
+                                 << " elements cannot be split over "
+                                 << plan.clusterSize << " blocks";
+      slice = rowBlock / plan.clusterSize;
+    }
+    plan.rowsPerBlock = opts.rowsPerBlock ? opts.rowsPerBlock : 1;
+    if (!opts.rowsPerBlock && !opts.numWarps &&
+        plan.strategy == Strategy::Fused)
+      plan.rowsPerBlock = defaultRowsPerBlock(rowBlock);
+    if (plan.rowsPerBlock > 1 && plan.strategy != Strategy::Fused)
+      return map.emitOpError() << "rows-per-block applies to the fused "
+                                  "strategy only";
+    if (opts.numWarps) {
+      plan.numWarps = opts.numWarps;
+    } else if (plan.rowsPerBlock > 1) {
+      // A warp per row, or fewer threads with about 8 elements each for
+      // rows shorter than 256.
+      int64_t perRow = std::clamp<int64_t>(slice / 8, 1, 32);
+      plan.numWarps = std::max<int64_t>(perRow * plan.rowsPerBlock / 32, 1);
+    } else {
+      plan.numWarps = defaultFusedWarps(slice);
+    }
+    if (plan.rowsPerBlock > 1 &&
+        (plan.rowsPerBlock > plan.numThreads() || plan.threadsPerRow() > 32))
+      return map.emitOpError()
+             << "rows-per-block=" << plan.rowsPerBlock << " over "
+             << plan.numThreads()
+             << " threads must leave between 1 and 32 threads per row";
     // At least one element per thread.
-    plan.blockElements = std::max(block, plan.numThreads());
-    plan.maxCols = plan.blockElements;
+    plan.blockElements = std::max(slice, plan.threadsPerRow());
+    plan.maxCols = plan.blockElements * plan.clusterSize;
     if (plan.elementsPerThread() > opts.maxElementsPerThread)
       return map.emitOpError()
-             << "a fused block of " << plan.blockElements << " elements over "
-             << plan.numThreads() << " threads keeps "
-             << plan.elementsPerThread()
+             << "a " << stringify(plan.strategy) << " block of "
+             << plan.blockElements << " elements over " << plan.threadsPerRow()
+             << " threads keeps " << plan.elementsPerThread()
              << " elements per thread in registers (limit "
              << opts.maxElementsPerThread
              << "); use more warps or strategy=online for rows this long";
   } else {
+    if (opts.rowsPerBlock > 1 || opts.clusterSize != 0)
+      return map.emitOpError() << "rows-per-block and cluster-size do not "
+                                  "apply to the online strategy";
     plan.numWarps =
         opts.numWarps ? opts.numWarps : defaultOnlineWarps(elementBytes);
-    plan.blockElements =
-        opts.blockSize ? opts.blockSize : plan.numThreads() * vector * 4;
+    // Tiles of 4 vectors per thread; 2 for f16, whose conversions make
+    // ptxas spill with the reversed second pass at 4.
+    plan.blockElements = opts.blockSize ? opts.blockSize
+                                        : plan.numThreads() * vector *
+                                              (plan.inType.isF16() ? 2 : 4);
     plan.maxCols = 0;
     if (plan.blockElements < plan.numThreads())
       return map.emitOpError()
@@ -399,6 +529,10 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
              << plan.elementsPerThread() << " elements per thread in "
              << "registers (limit " << opts.maxElementsPerThread << ")";
   }
+  plan.rereadFallback =
+      plan.strategy != Strategy::Online &&
+      (opts.scalarFallback == "reread" ||
+       (opts.scalarFallback == "auto" && plan.blockElements >= 8192));
   plan.vectorWidth = std::min(vector, plan.elementsPerThread());
   return plan;
 }
@@ -417,6 +551,10 @@ struct Chunk {
   SmallVector<Value> values;
 };
 
+/// Name of the shared-memory array, one f32 per reduce, through which the
+/// blocks of a cluster exchange their partial results.
+static constexpr StringLiteral kClusterSlotsName = "rowred_cluster_slots";
+
 /// Per-row clones of the parts of a body that do not depend on the element.
 struct RowContext {
   Region *body;
@@ -429,9 +567,12 @@ struct RowContext {
 };
 
 /// Emits the body of one kernel. The kernel handles every row
-/// `blockIdx.x + k * gridDim.x` with `numThreads` threads; each thread holds
-/// `elementsPerThread` elements of the block, as chunks of `vectorWidth`
-/// elements interleaved across threads so that a warp's accesses coalesce.
+/// `blockIdx.x + k * gridDim.x` with `numThreads` threads (with several rows
+/// per block, rows `blockIdx.x * R + g + k * gridDim.x * R` for its groups
+/// `g`; with clusters, every row `clusterId + k * numClusters`, each block of
+/// the cluster on its slice); each thread holds `elementsPerThread` elements
+/// of the block, as chunks of `vectorWidth` elements interleaved across the
+/// threads of a row so that a warp's accesses coalesce.
 class KernelEmitter {
 public:
   KernelEmitter(ImplicitLocOpBuilder &b, Group group, const KernelPlan &plan,
@@ -454,6 +595,18 @@ public:
     lane = arith::RemUIOp::create(b, tid, constI32(32));
     warp = arith::IndexCastOp::create(
         b, b.getIndexType(), arith::DivUIOp::create(b, tid, constI32(32)));
+    int64_t perRow = plan.threadsPerRow();
+    rowTid = tid;
+    if (plan.rowsPerBlock > 1) {
+      rowTid = arith::RemUIOp::create(b, tid, constI32(perRow));
+      rowInBlock = arith::DivUIOp::create(b, tid, constI32(perRow));
+    }
+    if (plan.clusterSize > 1) {
+      clusterRank = arith::IndexCastOp::create(
+          b, i32, gpu::ClusterBlockIdOp::create(b, gpu::Dimension::x));
+      sliceStart =
+          arith::MulIOp::create(b, clusterRank, constI32(plan.blockElements));
+    }
   }
 
   /// Emits the whole kernel: a run-time choice between the vector path and
@@ -462,6 +615,8 @@ public:
     int64_t vec = plan.vectorWidth;
     if (vec == 1) {
       emitRowLoop(1);
+      if (plan.clusterSize > 1)
+        emitClusterBarrier();
       return;
     }
     Value ok = isAligned(x, xStride, plan.inType, vec);
@@ -478,6 +633,10 @@ public:
       b.setInsertionPointToStart(&ifOp.getElseRegion().front());
       emitRowLoop(1);
     }
+    // No block may exit while the others of its cluster can still read its
+    // shared memory.
+    if (plan.clusterSize > 1)
+      emitClusterBarrier();
   }
 
 private:
@@ -541,13 +700,14 @@ private:
     return values[0];
   }
 
-  /// Loads the `vec`-wide chunk at column `col` of the row at `rowPtr`;
-  /// masked-off chunks load nothing and read as zeros.
-  Chunk loadChunk(Value rowPtr, Value col, int64_t vec) {
+  /// Loads the `vec`-wide chunk at column `col` of the row at `rowPtr` when
+  /// `valid`; masked-off chunks load nothing and read as zeros.
+  Chunk loadChunk(Value rowPtr, Value col, Value valid, int64_t vec) {
     Chunk chunk;
     chunk.col = col;
-    chunk.valid =
-        arith::CmpIOp::create(b, arith::CmpIPredicate::slt, col, cols);
+    chunk.valid = valid;
+    if (rowValid)
+      chunk.valid = arith::AndIOp::create(b, chunk.valid, rowValid);
     Type loadType =
         vec == 1 ? plan.inType : VectorType::get({vec}, plan.inType);
     auto ifOp = scf::IfOp::create(b, loadType, chunk.valid,
@@ -610,13 +770,18 @@ private:
     SmallVector<Chunk> chunks;
     if (numChunks == 0)
       numChunks = plan.elementsPerThread() / vec;
-    Value first = arith::MulIOp::create(b, tid, constI32(vec));
+    Value first = arith::MulIOp::create(b, rowTid, constI32(vec));
     if (start)
       first = arith::AddIOp::create(b, first, start);
+    // Chunk k is inside the row when k * stride < cols - first: one live
+    // value for every mask instead of one column per chunk.
+    Value remaining = arith::SubIOp::create(b, cols, first);
     for (int64_t k = 0; k < numChunks; ++k) {
-      Value col = arith::AddIOp::create(b, first,
-                                        constI32(k * plan.numThreads() * vec));
-      chunks.push_back(loadChunk(rowPtr, col, vec));
+      Value offset = constI32(k * plan.threadsPerRow() * vec);
+      Value col = arith::AddIOp::create(b, first, offset);
+      Value valid = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, offset,
+                                          remaining);
+      chunks.push_back(loadChunk(rowPtr, col, valid, vec));
     }
     return chunks;
   }
@@ -705,9 +870,11 @@ private:
   // Cross-thread reductions
   //===--------------------------------------------------------------------===//
 
-  /// Butterfly over the warp: every lane ends with the warp's result.
+  /// Butterfly over the warp, or over the lanes of one row when a row has
+  /// fewer threads than a warp: every lane ends with the result.
   Value warpReduce(Value v, function_ref<Value(Value, Value)> fn) {
-    for (int32_t offset = 16; offset >= 1; offset /= 2) {
+    int32_t lanes = std::min<int64_t>(plan.threadsPerRow(), 32);
+    for (int32_t offset = lanes / 2; offset >= 1; offset /= 2) {
       Value other =
           gpu::ShuffleOp::create(b, v, offset, 32, gpu::ShuffleMode::XOR)
               .getShuffleResult();
@@ -743,14 +910,66 @@ private:
     return partials;
   }
 
-  /// Reduces `v` over the block with `c`: warp shuffles, then one
-  /// shared-memory step in slot `slot`. Every thread gets the result.
+  /// Reduces `v` over the row's threads with `c`: warp shuffles, then one
+  /// shared-memory step in slot `slot` when the row spans several warps,
+  /// then one exchange across the cluster. Every thread gets the result.
   Value blockReduce(Value v, Combiner c, int64_t slot) {
     auto fn = [&](Value l, Value r) { return combine(c, l, r); };
     v = warpReduce(v, fn);
-    if (plan.numWarps == 1)
-      return v;
-    return treeReduce<Value>(exchangeAcrossWarps({v}, slot)[0], fn);
+    if (plan.threadsPerRow() > 32)
+      v = treeReduce<Value>(exchangeAcrossWarps({v}, slot)[0], fn);
+    if (plan.clusterSize > 1)
+      v = clusterReduce(v, fn, slot);
+    return v;
+  }
+
+  /// `barrier.cluster.arrive` (release) and `barrier.cluster.wait`
+  /// (acquire), executed by every thread of every block of the cluster.
+  void emitClusterBarrier() {
+    NVVM::ClusterArriveOp::create(b, b.getUnitAttr());
+    NVVM::ClusterWaitOp::create(b, b.getUnitAttr());
+  }
+
+  /// Combines the block results `v` of every block of the cluster. Each block
+  /// owns a `reduces x clusterSize` f32 array in shared memory; thread `r`
+  /// (r < clusterSize) of block `q` stores the block's result into entry
+  /// `[slot][q]` of block `r`'s array through distributed shared memory
+  /// (`mapa` + `st.shared::cluster`); after a cluster barrier every thread
+  /// reads the `clusterSize` entries of its own array.
+  Value clusterReduce(Value v, function_ref<Value(Value, Value)> fn,
+                      int64_t slot) {
+    MLIRContext *ctx = b.getContext();
+    auto sharedPtr = LLVM::LLVMPointerType::get(ctx, 3);
+    auto clusterPtr = LLVM::LLVMPointerType::get(ctx, 7);
+    Value base = LLVM::AddressOfOp::create(b, sharedPtr, kClusterSlotsName);
+    Value row = LLVM::GEPOp::create(
+        b, sharedPtr, f32, base,
+        ArrayRef<LLVM::GEPArg>{(int32_t)(slot * plan.clusterSize)});
+    Value isPusher = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid,
+                                           constI32(plan.clusterSize));
+    auto ifOp = scf::IfOp::create(b, isPusher, /*withElseRegion=*/false);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      Value mine =
+          LLVM::GEPOp::create(b, sharedPtr, f32, row, ValueRange{clusterRank});
+      Value remote = NVVM::MapaOp::create(b, clusterPtr, mine, tid);
+      LLVM::StoreOp::create(b, v, remote);
+    }
+    emitClusterBarrier();
+    // Lane l reads entry l % clusterSize; a butterfly over those lanes.
+    Value entry =
+        LLVM::GEPOp::create(b, sharedPtr, f32, row,
+                            ValueRange{arith::RemUIOp::create(
+                                b, lane, constI32(plan.clusterSize))});
+    Value part = LLVM::LoadOp::create(b, f32, entry);
+    for (int32_t offset = plan.clusterSize / 2; offset >= 1; offset /= 2) {
+      Value other =
+          gpu::ShuffleOp::create(b, part, offset, 32, gpu::ShuffleMode::XOR)
+              .getShuffleResult();
+      part = fn(part, other);
+    }
+    return part;
   }
 
   /// Online combiner: (m_a, d_a) + (m_b, d_b) = (m, d_a e^(m_a - m) +
@@ -794,16 +1013,36 @@ private:
   // Rows
   //===--------------------------------------------------------------------===//
 
-  /// The persistent loop: rows blockIdx.x, blockIdx.x + gridDim.x, ...
+  /// The persistent loop: rows blockIdx.x, blockIdx.x + gridDim.x, ... (per
+  /// group of R rows, or per cluster). Every thread of a block (of a cluster)
+  /// runs the same iterations, so that barriers and shuffles stay uniform;
+  /// a group past the last row masks its accesses.
   void emitRowLoop(int64_t vec) {
-    Value bid = arith::IndexCastOp::create(
-        b, i64, gpu::BlockIdOp::create(b, gpu::Dimension::x));
-    Value grid = arith::IndexCastOp::create(
-        b, i64, gpu::GridDimOp::create(b, gpu::Dimension::x));
-    auto loop = scf::ForOp::create(b, bid, rows, grid);
+    Value first, step;
+    if (plan.clusterSize > 1) {
+      first = arith::IndexCastOp::create(
+          b, i64, gpu::ClusterIdOp::create(b, gpu::Dimension::x));
+      step = arith::IndexCastOp::create(
+          b, i64, gpu::ClusterDimOp::create(b, gpu::Dimension::x));
+    } else {
+      first = arith::IndexCastOp::create(
+          b, i64, gpu::BlockIdOp::create(b, gpu::Dimension::x));
+      step = arith::IndexCastOp::create(
+          b, i64, gpu::GridDimOp::create(b, gpu::Dimension::x));
+      if (plan.rowsPerBlock > 1) {
+        first = arith::MulIOp::create(b, first, constI64(plan.rowsPerBlock));
+        step = arith::MulIOp::create(b, step, constI64(plan.rowsPerBlock));
+      }
+    }
+    auto loop = scf::ForOp::create(b, first, rows, step);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(loop.getBody()->getTerminator());
     Value row = loop.getInductionVar();
+    if (plan.rowsPerBlock > 1) {
+      row = arith::AddIOp::create(b, row,
+                                  arith::ExtUIOp::create(b, i64, rowInBlock));
+      rowValid = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, rows);
+    }
     Value xRow =
         LLVM::GEPOp::create(b, x.getType(), plan.inType, x,
                             ValueRange{arith::MulIOp::create(b, row, xStride)});
@@ -821,6 +1060,9 @@ private:
     // more, the barrier of the next exchange orders them.)
     if (plan.exchangesPerRow(group.reduces.size()) == 1)
       gpu::BarrierOp::create(b);
+    if (plan.clusterExchangesPerRow(group.reduces.size()) == 1)
+      emitClusterBarrier();
+    rowValid = Value();
   }
 
   /// Clones the row-uniform part of the map for the current row.
@@ -852,7 +1094,7 @@ private:
   /// Fused: the row is loaded once into registers; every reduce runs over
   /// the registers, then the map writes the row.
   void emitFusedRow(Value xRow, Value yRow, int64_t vec) {
-    SmallVector<Chunk> chunks = loadBlock(xRow, Value(), vec);
+    SmallVector<Chunk> chunks = loadBlock(xRow, sliceStart, vec);
     DenseMap<Value, Value> scalars;
     for (auto [slot, reduce] : llvm::enumerate(group.reduces)) {
       RowContext ctx = prepareReduce(reduce, scalars);
@@ -873,15 +1115,25 @@ private:
   }
 
   /// Elements per thread and tile of the re-reading fallback.
-  static constexpr int64_t kRereadChunks = 4;
+  int64_t rereadChunks() const {
+    return std::min<int64_t>(4, plan.elementsPerThread());
+  }
 
-  /// Emits `scf.for start = 0 to cols step tile` and calls `body(start,
-  /// iterArgs)`, which returns the values to yield.
+  /// Emits `scf.for start = 0 to cols step tile` (over the block's slice
+  /// with clusters) and calls `body(start, iterArgs)`, which returns the
+  /// values to yield.
   scf::ForOp
   emitTileLoop(ValueRange inits,
                function_ref<SmallVector<Value>(Value, ValueRange)> body) {
-    Value tile = constI32(kRereadChunks * plan.numThreads());
-    auto loop = scf::ForOp::create(b, constI32(0), cols, tile, inits);
+    Value tile = constI32(rereadChunks() * plan.threadsPerRow());
+    Value lower = constI32(0), upper = cols;
+    if (sliceStart) {
+      lower = sliceStart;
+      upper = arith::MinUIOp::create(
+          b, cols,
+          arith::AddIOp::create(b, sliceStart, constI32(plan.blockElements)));
+    }
+    auto loop = scf::ForOp::create(b, lower, upper, tile, inits);
     OpBuilder::InsertionGuard guard(b);
     if (!inits.empty()) {
       b.setInsertionPointToStart(loop.getBody());
@@ -895,7 +1147,7 @@ private:
   }
 
   /// Fused, scalar fallback without the row in registers: each reduce and the
-  /// map walk the row in tiles of `kRereadChunks` elements per thread, reading
+  /// map walk the row in tiles of `rereadChunks()` elements per thread, reading
   /// it again (mostly from L2) each time. Used for rows whose pointers or
   /// strides do not allow vector accesses, so that the vector path keeps the
   /// register budget.
@@ -908,7 +1160,7 @@ private:
           arith::ConstantFloatOp::create(b, f32, reduce.getIdentity());
       auto loop = emitTileLoop({identity}, [&](Value start, ValueRange acc) {
         SmallVector<Value> values = {acc[0]};
-        for (const Chunk &chunk : loadBlock(xRow, start, 1, kRereadChunks))
+        for (const Chunk &chunk : loadBlock(xRow, start, 1, rereadChunks()))
           values.push_back(arith::SelectOp::create(
               b, chunk.valid, emitElement(ctx, chunk.values[0]), identity));
         return SmallVector<Value>{treeReduce<Value>(
@@ -918,7 +1170,7 @@ private:
     }
     RowContext ctx = prepareMap(scalars);
     emitTileLoop({}, [&](Value start, ValueRange) {
-      emitMap(yRow, loadBlock(xRow, start, 1, kRereadChunks), ctx);
+      emitMap(yRow, loadBlock(xRow, start, 1, rereadChunks()), ctx);
       return SmallVector<Value>{};
     });
   }
@@ -990,6 +1242,15 @@ private:
   const KernelPlan &plan;
   Value x, y, rows, cols, xStride, yStride, shared;
   Value tid, lane, warp;
+  /// Thread index among the threads of its row (tid with one row per block).
+  Value rowTid;
+  /// Row group of this thread within the block (several rows per block).
+  Value rowInBlock;
+  /// Rank of this block in its cluster, and the first column of its slice.
+  Value clusterRank, sliceStart;
+  /// Whether this thread's row exists, in the row loop with several rows per
+  /// block; null otherwise.
+  Value rowValid;
   FloatType f32;
   Type i32, i64;
 };
@@ -1026,7 +1287,9 @@ static DictionaryAttr kernelMetadata(Builder &b, Group &group,
   if (auto attr = group.map->getAttrOfType<StringAttr>(kOriginAttrName))
     origin = attr.getValue();
   int64_t sharedBytes =
-      plan.sharedSlots(group.reduces.size()) * plan.numWarps * 4;
+      (plan.sharedSlots(group.reduces.size()) * plan.numWarps +
+       plan.clusterExchangesPerRow(group.reduces.size()) * plan.clusterSize) *
+      4;
   SmallVector<NamedAttribute> attrs = {
       b.getNamedAttr("op", b.getStringAttr(origin)),
       b.getNamedAttr("strategy", b.getStringAttr(stringify(plan.strategy))),
@@ -1034,6 +1297,8 @@ static DictionaryAttr kernelMetadata(Builder &b, Group &group,
       b.getNamedAttr("output_type", b.getStringAttr(typeName(plan.outType))),
       b.getNamedAttr("block_threads", b.getI64IntegerAttr(plan.numThreads())),
       b.getNamedAttr("block_elements", b.getI64IntegerAttr(plan.blockElements)),
+      b.getNamedAttr("rows_per_block", b.getI64IntegerAttr(plan.rowsPerBlock)),
+      b.getNamedAttr("cluster_blocks", b.getI64IntegerAttr(plan.clusterSize)),
       b.getNamedAttr("elements_per_thread",
                      b.getI64IntegerAttr(plan.elementsPerThread())),
       b.getNamedAttr("vector_width", b.getI64IntegerAttr(plan.vectorWidth)),
@@ -1070,9 +1335,10 @@ struct ConvertRowRedToGPUPass
     if (undecomposed.wasInterrupted())
       return signalPassFailure();
 
-    PlanOptions opts{strategy,          cols,        blockSize,
-                     numWarps,          vectorWidth, maxElementsPerThread,
-                     reverseSecondPass, fastExp,     scalarFallback};
+    PlanOptions opts{
+        strategy,          cols,        blockSize,      numWarps,
+        rowsPerBlock,      clusterSize, vectorWidth,    maxElementsPerThread,
+        reverseSecondPass, fastExp,     scalarFallback, chip};
     SmallVector<MapOp> maps;
     module.walk([&](MapOp map) { maps.push_back(map); });
 
@@ -1140,8 +1406,20 @@ struct ConvertRowRedToGPUPass
           {plan.sharedSlots(group.reduces.size()), plan.numWarps},
           b.getF32Type(), MemRefLayoutAttrInterface(),
           gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup)));
+    if (plan.clusterSize > 1)
+      LLVM::GlobalOp::create(
+          b,
+          LLVM::LLVMArrayType::get(b.getF32Type(), plan.clusterExchangesPerRow(
+                                                       group.reduces.size()) *
+                                                       plan.clusterSize),
+          /*isConstant=*/false, LLVM::Linkage::Internal, kClusterSlotsName,
+          Attribute(), /*alignment=*/4, /*addrSpace=*/3);
     auto func = gpu::GPUFuncOp::create(b, name, funcType, workgroup);
     func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+    if (plan.clusterSize > 1)
+      func->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
+                    b.getDenseI32ArrayAttr(
+                        {static_cast<int32_t>(plan.clusterSize), 1, 1}));
     func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
         {static_cast<int32_t>(plan.numThreads()), 1, 1}));
     b.setInsertionPointToStart(&func.getBody().front());
@@ -1166,11 +1444,24 @@ struct ConvertRowRedToGPUPass
                                arith::IndexCastOp::create(b, i64, colsIdx),
                                rowStride(b, input),
                                rowStride(b, output)};
+    // One block per group of rows, or one cluster per row.
     Value one = arith::ConstantIndexOp::create(b, 1);
     Value threads = arith::ConstantIndexOp::create(b, plan.numThreads());
-    gpu::LaunchFuncOp::create(b, func, gpu::KernelDim3{rowsIdx, one, one},
+    Value blocks = rowsIdx;
+    std::optional<gpu::KernelDim3> cluster;
+    if (plan.rowsPerBlock > 1)
+      blocks = arith::CeilDivUIOp::create(
+          b, rowsIdx, arith::ConstantIndexOp::create(b, plan.rowsPerBlock));
+    if (plan.clusterSize > 1) {
+      Value size = arith::ConstantIndexOp::create(b, plan.clusterSize);
+      blocks = arith::MulIOp::create(b, rowsIdx, size);
+      cluster = gpu::KernelDim3{size, one, one};
+    }
+    gpu::LaunchFuncOp::create(b, func, gpu::KernelDim3{blocks, one, one},
                               gpu::KernelDim3{threads, one, one},
-                              /*dynamicSharedMemorySize=*/Value(), args);
+                              /*dynamicSharedMemorySize=*/Value(), args,
+                              /*asyncTokenType=*/nullptr,
+                              /*asyncDependencies=*/{}, cluster);
   }
 
   /// Erases the group's ops and its row-scalar buffers.

@@ -1,26 +1,48 @@
-// The default block shape, chosen from a sweep on an H200 (docs/performance.md):
-// fused blocks keep 16 elements per thread up to 1024 columns and 32 beyond,
-// from one warp to 1024 threads; auto picks fused while that fits in 32
-// elements per thread, online (1024 threads) beyond.
+// The default strategy and block shape, chosen from sweeps on an H200
+// (docs/performance.md):
+// * rows of up to 512 elements: a warp (or less) per row, 4 rows per block;
+// * fused blocks: 16 elements per thread up to 1024 columns and at 8192,
+//   32 at 2048-4096 and from 16384 on, up to 32768 f32 / 16384 16-bit;
+// * clusters of 2 to 8 blocks (512 x 32 slices; 1024 x 32 for f32 beyond
+//   131072) up to 262144 f32 / 131072 16-bit, on sm_90 and newer;
+// * the online kernel (second pass reversed) beyond, and for unknown rows.
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=100 | FileCheck %s --check-prefix=N100
+// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=256 | FileCheck %s --check-prefix=N256
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=781 | FileCheck %s --check-prefix=N781
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=4096 | FileCheck %s --check-prefix=N4096
+// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=8192 | FileCheck %s --check-prefix=N8192
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=12288 | FileCheck %s --check-prefix=N12288
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=32768 | FileCheck %s --check-prefix=N32768
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=32769 | FileCheck %s --check-prefix=N32769
+// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=262144 | FileCheck %s --check-prefix=N262144
+// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=262145 | FileCheck %s --check-prefix=N262145
+// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=65536 chip=sm_80" | FileCheck %s --check-prefix=SM80
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu | FileCheck %s --check-prefix=UNKNOWN
 
-// N100: block_elements = 128 : i64, block_threads = 32 : i64, elements_per_thread = 4 : i64
+// N100: block_elements = 128 : i64, block_threads = 64 : i64, cluster_blocks = 1 : i64, elements_per_thread = 8 : i64
 // N100-SAME: max_cols = 128 : i64
-// N100-SAME: strategy = "fused", vector_width = 4 : i64
-// N781: block_elements = 1024 : i64, block_threads = 64 : i64, elements_per_thread = 16 : i64
-// N4096: block_elements = 4096 : i64, block_threads = 128 : i64, elements_per_thread = 32 : i64
-// N12288: block_elements = 16384 : i64, block_threads = 512 : i64, elements_per_thread = 32 : i64
-// N32768: block_elements = 32768 : i64, block_threads = 1024 : i64, elements_per_thread = 32 : i64
+// N100-SAME: rows_per_block = 4 : i64, shared_bytes = 0 : i64, strategy = "fused", vector_width = 4 : i64
+// N256: block_elements = 256 : i64, block_threads = 128 : i64, cluster_blocks = 1 : i64, elements_per_thread = 8 : i64
+// N256-SAME: rows_per_block = 4 : i64, shared_bytes = 0 : i64, strategy = "fused"
+// N781: block_elements = 1024 : i64, block_threads = 64 : i64, cluster_blocks = 1 : i64, elements_per_thread = 16 : i64
+// N781-SAME: rows_per_block = 1 : i64
+// N4096: block_elements = 4096 : i64, block_threads = 128 : i64, cluster_blocks = 1 : i64, elements_per_thread = 32 : i64
+// N8192: block_elements = 8192 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, elements_per_thread = 16 : i64
+// N12288: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, elements_per_thread = 32 : i64
+// N32768: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 1 : i64, elements_per_thread = 32 : i64
 // N32768-SAME: strategy = "fused"
-// N32769: block_elements = 16384 : i64, block_threads = 1024 : i64, elements_per_thread = 16 : i64
-// N32769-SAME: max_cols = 0 : i64
-// N32769-SAME: strategy = "online"
+// N32769: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 4 : i64, elements_per_thread = 32 : i64
+// N32769-SAME: max_cols = 65536 : i64
+// N32769-SAME: strategy = "cluster"
+// N262144: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 8 : i64, elements_per_thread = 32 : i64
+// N262144-SAME: max_cols = 262144 : i64
+// N262144-SAME: strategy = "cluster"
+// N262145: block_elements = 16384 : i64, block_threads = 1024 : i64, cluster_blocks = 1 : i64, elements_per_thread = 16 : i64
+// N262145-SAME: max_cols = 0 : i64
+// N262145-SAME: reverse_second_pass = true
+// N262145-SAME: strategy = "online"
+// SM80: block_threads = 1024 : i64, cluster_blocks = 1 : i64
+// SM80-SAME: strategy = "online"
 // UNKNOWN: block_threads = 1024 : i64
 // UNKNOWN-SAME: strategy = "online"
 func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
@@ -28,10 +50,16 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   return
 }
 
-// 16-bit rows: 16 elements per thread past 4096 columns, online past 8192.
+// 16-bit rows: fused up to 16384 columns, clusters up to 131072.
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=8192 | FileCheck %s --check-prefix=BF8192
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=8193 | FileCheck %s --check-prefix=BF8193
-// BF8192: block_elements = 8192 : i64, block_threads = 512 : i64, elements_per_thread = 16 : i64
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=16384 | FileCheck %s --check-prefix=BF16384
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=16385 | FileCheck %s --check-prefix=BF16385
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=131073 | FileCheck %s --check-prefix=BF131073
+// BF8192: block_elements = 8192 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, elements_per_thread = 16 : i64
 // BF8192-SAME: strategy = "fused", vector_width = 8 : i64
-// BF8193: block_elements = 16384 : i64, block_threads = 512 : i64, elements_per_thread = 32 : i64
-// BF8193-SAME: strategy = "online", vector_width = 8 : i64
+// BF16384: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, elements_per_thread = 32 : i64
+// BF16384-SAME: strategy = "fused", vector_width = 8 : i64
+// BF16385: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 2 : i64, elements_per_thread = 32 : i64
+// BF16385-SAME: strategy = "cluster", vector_width = 8 : i64
+// BF131073: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, elements_per_thread = 32 : i64
+// BF131073-SAME: strategy = "online", vector_width = 8 : i64

@@ -32,7 +32,7 @@
 // CHECK-COUNT-4: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr<1>
 // CHECK: gpu.return
 
-// BAD: error: 'rowred.map' op unknown scalar-fallback 'spill'; expected registers or reread
+// BAD: error: 'rowred.map' op unknown scalar-fallback 'spill'; expected registers, reread or auto
 func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   rowred.softmax dimension(1) ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>)
   return

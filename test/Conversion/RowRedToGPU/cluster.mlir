@@ -1,0 +1,61 @@
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu=cols=65536 | FileCheck %s
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu=cols=65536 | grep -B2 gpu.return | FileCheck %s --check-prefix=FINAL
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-to-ptx="cols=65536" | FileCheck %s --check-prefix=PTX
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536 strategy=cluster chip=sm_80" 2>&1 | FileCheck %s --check-prefix=SM80
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536 strategy=cluster cluster-size=16" 2>&1 | FileCheck %s --check-prefix=SIZE
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 strategy=cluster" 2>&1 | FileCheck %s --check-prefix=LONG
+
+// A 65536-column f32 softmax split over a cluster of 4 blocks, each holding
+// a 16384-element slice in registers (512 threads x 32). The host launches
+// one cluster per row.
+// CHECK: cluster_blocks = 4 : i64
+// CHECK-SAME: max_cols = 65536 : i64
+// CHECK-SAME: strategy = "cluster"
+// CHECK: %[[BLOCKS:.*]] = arith.muli %dim{{.*}}, %[[C4:.*]] : index
+// CHECK: gpu.launch_func @softmax_kernel0::@softmax_kernel0 clusters in (%[[C4]], %{{.*}}, %{{.*}}) blocks in (%[[BLOCKS]], %{{.*}}, %{{.*}}) threads in (%c512
+
+// Per block: one f32 per reduce and cluster block, in shared memory.
+// CHECK: llvm.mlir.global internal @rowred_cluster_slots() {addr_space = 3 : i32, alignment = 4 : i64} : !llvm.array<8 x f32>
+// CHECK: gpu.func @softmax_kernel0
+// CHECK-SAME: nvvm.cluster_dim = array<i32: 4, 1, 1>
+// The block's slice starts at rank * 16384; rows go cluster by cluster.
+// CHECK: %[[RANK:.*]] = gpu.cluster_block_id x
+// CHECK: %[[RANK32:.*]] = arith.index_cast %[[RANK]] : index to i32
+// CHECK: arith.muli %[[RANK32]], %c16384_i32
+// CHECK: gpu.cluster_id x
+// CHECK: gpu.cluster_dim x
+// Max: warps, then shared memory across warps, then across the cluster:
+// threads 0..3 push the block's value into entry [0][rank] of each block's
+// array, a cluster barrier, then each warp combines the 4 entries.
+// CHECK: gpu.barrier
+// CHECK: %[[SLOTS:.*]] = llvm.mlir.addressof @rowred_cluster_slots : !llvm.ptr<3>
+// CHECK: arith.cmpi ult, %{{.*}}, %c4_i32
+// CHECK: scf.if
+// CHECK: %[[MINE:.*]] = llvm.getelementptr %{{.*}}[%[[RANK32]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, f32
+// CHECK: %[[REMOTE:.*]] = nvvm.mapa %[[MINE]], %{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK: llvm.store %{{.*}}, %[[REMOTE]] : f32, !llvm.ptr<7>
+// CHECK: nvvm.cluster.arrive {aligned}
+// CHECK-NEXT: nvvm.cluster.wait {aligned}
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK: gpu.shuffle xor %{{.*}}, %c2_i32
+// CHECK: gpu.shuffle xor %{{.*}}, %c1_i32
+// Sum: the same in the second row of the array.
+// CHECK: llvm.getelementptr %{{.*}}[4] : (!llvm.ptr<3>) -> !llvm.ptr<3>, f32
+// CHECK: nvvm.mapa
+// CHECK: nvvm.cluster.arrive {aligned}
+// No block leaves while others may still read its shared memory.
+// FINAL: nvvm.cluster.arrive {aligned}
+// FINAL-NEXT: nvvm.cluster.wait {aligned}
+// FINAL-NEXT: gpu.return
+
+// The PTX (escaped on one line) requires clusters of 4 at compile time, so a
+// plain launch with a grid that is a multiple of 4 forms them.
+// PTX: .explicitcluster
+// PTX-SAME: .reqnctapercluster 4, 1, 1
+// PTX-SAME: mapa.shared::cluster.u64
+// PTX-SAME: st.shared::cluster.b32
+// PTX-SAME: barrier.cluster.arrive.aligned;\0A\09barrier.cluster.wait.aligned;
+
+// SM80: error: 'rowred.map' op the cluster strategy needs thread-block clusters (sm_90 or newer), not sm_80
+// SIZE: error: 'rowred.map' op cluster-size must be 2, 4 or 8, got 16
+// LONG: error: 'rowred.map' op a cluster block of 131072 elements over 1024 threads keeps 128 elements per thread in registers (limit 32)

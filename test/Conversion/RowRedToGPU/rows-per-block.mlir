@@ -1,0 +1,34 @@
+// Rows of 64 elements: 8 threads per row (8 elements each), 16 rows per
+// block; the butterfly stays within the 8 lanes of a row.
+// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="block-size=64 rows-per-block=16" | FileCheck %s --check-prefix=EIGHT
+// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="block-size=32 rows-per-block=32 num-warps=1" | FileCheck %s --check-prefix=ONE
+// RUN: not softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="block-size=1024 rows-per-block=2 num-warps=4" 2>&1 | FileCheck %s --check-prefix=WIDE
+// RUN: not softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="block-size=1024 rows-per-block=3" 2>&1 | FileCheck %s --check-prefix=ODD
+// RUN: not softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="strategy=online rows-per-block=2" 2>&1 | FileCheck %s --check-prefix=ONLINE
+// EIGHT: block_threads = 128 : i64
+// EIGHT-SAME: elements_per_thread = 8 : i64
+// EIGHT-SAME: rows_per_block = 16 : i64
+// EIGHT: gpu.func @small_kernel0
+// EIGHT-NOT: gpu.shuffle xor %{{.*}}, %c16_i32
+// EIGHT-NOT: gpu.shuffle xor %{{.*}}, %c8_i32
+// EIGHT: gpu.shuffle xor %{{.*}}, %c4_i32{{[_0-9]*}}, %c32_i32
+// EIGHT-NOT: gpu.barrier
+// EIGHT: gpu.return
+func.func @small(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  rowred.softmax dimension(1) ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>)
+  return
+}
+
+// One thread per row (32 elements each), 32 rows per warp: no shuffle at all.
+// ONE: block_threads = 32 : i64
+// ONE-SAME: elements_per_thread = 32 : i64
+// ONE-SAME: rows_per_block = 32 : i64
+// ONE: gpu.func @small_kernel0
+// ONE-NOT: gpu.shuffle
+// ONE-NOT: gpu.barrier
+// ONE: gpu.return
+
+// Groups larger than a warp would need a block barrier per row.
+// WIDE: error: 'rowred.map' op rows-per-block=2 over 128 threads must leave between 1 and 32 threads per row
+// ODD: error: 'rowred.map' op rows-per-block must be a power of two, got 3
+// ONLINE: error: 'rowred.map' op rows-per-block and cluster-size do not apply to the online strategy

@@ -1,0 +1,81 @@
+"""Loads one generated kernel (.ptx + .json) and launches it through the ABI.
+
+Shared by the GPU suite (test/GPU/check_kernels.py) and the benchmarks
+(bench/bench.py, bench/sweep.py), so that every harness sizes the persistent
+grid the way docs/abi.md says:
+
+* fused / online: min(ceil(rows / rows_per_block), SMs x resident blocks per
+  SM), from the driver's occupancy calculator;
+* cluster: clusters of `cluster_blocks` blocks (the size is compiled into the
+  PTX), min(rows, co-resident clusters from cuOccupancyMaxActiveClusters)
+  clusters, so that every cluster is resident at once.
+"""
+import ctypes
+import json
+import os
+
+import cupy as cp
+import numpy as np
+
+
+class _LaunchConfig(ctypes.Structure):
+    """CUlaunchConfig of the CUDA driver API."""
+    _fields_ = [("gridDimX", ctypes.c_uint), ("gridDimY", ctypes.c_uint),
+                ("gridDimZ", ctypes.c_uint), ("blockDimX", ctypes.c_uint),
+                ("blockDimY", ctypes.c_uint), ("blockDimZ", ctypes.c_uint),
+                ("sharedMemBytes", ctypes.c_uint), ("hStream", ctypes.c_void_p),
+                ("attrs", ctypes.c_void_p), ("numAttrs", ctypes.c_uint)]
+
+
+def max_active_clusters(function_ptr, cluster, threads):
+    """Clusters of the kernel that can be resident at once on the device."""
+    libcuda = ctypes.CDLL("libcuda.so.1")
+    config = _LaunchConfig(cluster, 1, 1, threads, 1, 1, 0, None, None, 0)
+    count = ctypes.c_int(0)
+    rc = libcuda.cuOccupancyMaxActiveClusters(
+        ctypes.byref(count), ctypes.c_void_p(function_ptr),
+        ctypes.byref(config))
+    if rc != 0:
+        raise RuntimeError(f"cuOccupancyMaxActiveClusters failed with {rc}")
+    return count.value
+
+
+class Kernel:
+    def __init__(self, directory, meta_file):
+        with open(os.path.join(directory, meta_file)) as f:
+            self.meta = json.load(f)
+        self.name = self.meta["kernel"]
+        self.module = cp.RawModule(path=os.path.join(directory,
+                                                     self.meta["ptx"]))
+        self.function = self.module.get_function(self.name)
+        self.threads = self.meta["block_threads"]
+        self.rows_per_block = self.meta.get("rows_per_block", 1)
+        self.cluster = self.meta.get("cluster_blocks", 1)
+        self.sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+        self.per_sm = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
+            self.function.kernel.ptr, self.threads, 0)
+        if self.cluster > 1:
+            self.resident = self.cluster * max_active_clusters(
+                self.function.kernel.ptr, self.cluster, self.threads)
+        else:
+            self.resident = self.sms * self.per_sm
+
+    def grid(self, rows):
+        """Blocks of the persistent grid for `rows` rows."""
+        if self.cluster > 1:
+            return self.cluster * max(1, min(rows, self.resident //
+                                             self.cluster))
+        groups = -(-rows // self.rows_per_block)
+        return max(1, min(groups, self.resident))
+
+    def small_grid(self, rows):
+        """A grid of at most 3 programs (blocks or clusters), so that each
+        handles several rows."""
+        return min(-(-rows // self.rows_per_block), 3) * self.cluster
+
+    def launch(self, x, y, rows, cols, sx, sy, grid=None):
+        if grid is None:
+            grid = self.grid(rows)
+        args = (np.uint64(x), np.uint64(y), np.int64(rows), np.int64(cols),
+                np.int64(sx), np.int64(sy))
+        self.function((grid,), (self.threads,), args)
