@@ -210,7 +210,9 @@ def main():
         cells = []
         for p in names:
             v = r.get(p)
-            cells.append(f"{v:15.0f}" if v else f"{'fail':>15}")
+            missing = ("not run" if r.get(p + "_error", "").startswith(
+                "not run") else "fail")
+            cells.append(f"{v:15.0f}" if v else f"{missing:>15}")
         peers = [r[p] for p in names[:3] if r.get(p)]
         best = max(peers) if peers else None
         ours = r.get("ours")

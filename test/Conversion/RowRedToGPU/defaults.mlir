@@ -2,7 +2,8 @@
 // (docs/performance.md):
 // * rows of up to 512 elements: a warp (or less) per row, 4 rows per block;
 // * fused blocks: 16 elements per thread up to 1024 columns and at 8192,
-//   32 at 2048-4096 and from 16384 on, up to 32768 f32 / 16384 16-bit;
+//   32 at 2048-4096 and at 16384, up to 16384 columns (32768 f32 without
+//   clusters);
 // * clusters of 2 to 8 blocks (512 x 32 slices; 1024 x 32 for f32 beyond
 //   131072) up to 262144 f32 / 131072 16-bit, on sm_90 and newer;
 // * the online kernel (second pass reversed) beyond, and for unknown rows.
@@ -17,6 +18,7 @@
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=262144 | FileCheck %s --check-prefix=N262144
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=262145 | FileCheck %s --check-prefix=N262145
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=65536 chip=sm_80" | FileCheck %s --check-prefix=SM80
+// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=32768 chip=sm_80" | FileCheck %s --check-prefix=SM80-32768
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu | FileCheck %s --check-prefix=UNKNOWN
 
 // N100: block_elements = 128 : i64, block_threads = 64 : i64, cluster_blocks = 1 : i64, elements_per_thread = 8 : i64
@@ -29,8 +31,8 @@
 // N4096: block_elements = 4096 : i64, block_threads = 128 : i64, cluster_blocks = 1 : i64, elements_per_thread = 32 : i64
 // N8192: block_elements = 8192 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, elements_per_thread = 16 : i64
 // N12288: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, elements_per_thread = 32 : i64
-// N32768: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 1 : i64, elements_per_thread = 32 : i64
-// N32768-SAME: strategy = "fused"
+// N32768: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 2 : i64, elements_per_thread = 32 : i64
+// N32768-SAME: strategy = "cluster"
 // N32769: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 4 : i64, elements_per_thread = 32 : i64
 // N32769-SAME: max_cols = 65536 : i64
 // N32769-SAME: strategy = "cluster"
@@ -43,6 +45,8 @@
 // N262145-SAME: strategy = "online"
 // SM80: block_threads = 1024 : i64, cluster_blocks = 1 : i64
 // SM80-SAME: strategy = "online"
+// SM80-32768: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 1 : i64
+// SM80-32768-SAME: strategy = "fused"
 // UNKNOWN: block_threads = 1024 : i64
 // UNKNOWN-SAME: strategy = "online"
 func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
