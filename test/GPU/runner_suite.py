@@ -79,8 +79,8 @@ def main():
             results.append(record)
     elapsed = time.time() - start
 
-    # compute-sanitizer on one fused multi-warp, one single-warp and one
-    # online kernel, small shapes.
+    # compute-sanitizer on fused multi-warp, single-warp, several-rows,
+    # cluster and online kernels, small shapes.
     sanitizer = shutil.which("compute-sanitizer")
     san_rows = []
     if sanitizer:
@@ -89,7 +89,9 @@ def main():
             "softmax_f32_fused_b4096_kernel0.json",
             "softmax_bf16_fused_b1024_kernel0.json",
             "softmax_f32_online_kernel0.json",
-            "softmax_f32_online_rev1_kernel0.json")]
+            "softmax_f32_online_rev1_kernel0.json",
+            "softmax_f32_fused_b256_r8_kernel0.json",
+            "softmax_f32_cluster_b65536_kernel0.json")]
         for k in picks:
             for tool in ("memcheck", "racecheck"):
                 cmd = [sanitizer, f"--tool={tool}", "--error-exitcode=3",
