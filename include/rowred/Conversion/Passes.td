@@ -22,7 +22,10 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
     Kernel structure (`docs/kernels.md` has the details):
 
     * a persistent grid-stride loop over rows: block `b` handles rows
-      `b, b + gridDim.x, ...`, so a launcher can size the grid by occupancy;
+      `b, b + gridDim.x, ...`, so a launcher can size the grid by occupancy
+      (with `rows-per-block`, groups of rows, each row handled by at most a
+      warp with no barrier; with clusters, cluster `c` handles rows
+      `c, c + numClusters, ...`);
     * a power-of-two block of `block-size` elements covers the row (the whole
       row for `fused`, a tile for `online`); lanes past the end of the row are
       masked: they contribute the reduction's identity (`-inf` for max, `0`
@@ -30,6 +33,9 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
     * reductions in-thread, then `gpu.shuffle xor` butterflies, then one
       shared-memory step across warps followed by one `gpu.barrier`;
     * `fused`: the row stays in registers (one read, one write per element);
+      `cluster` (sm_90+): the row is split over the blocks of a thread-block
+      cluster, each holding its slice in registers, and the per-block
+      partials meet in distributed shared memory (one read);
       `online`: a first pass keeps a running (max, sum) pair merged with the
       online combiner, a second pass writes the output (two reads);
     * global memory is accessed through `!llvm.ptr<1>` parameters with 16-byte
