@@ -618,18 +618,15 @@ public:
     int64_t vec = plan.vectorWidth;
     if (vec == 1) {
       emitRowLoop(1);
-      if (plan.clusterSize > 1)
-        emitClusterBarrier();
-      return;
-    }
-    Value ok = isAligned(x, xStride, plan.inType, vec);
-    ok = arith::AndIOp::create(b, ok, isAligned(y, yStride, plan.outType, vec));
-    Value colsOk = arith::CmpIOp::create(
-        b, arith::CmpIPredicate::eq,
-        arith::RemUIOp::create(b, cols, constI32(vec)), constI32(0));
-    ok = arith::AndIOp::create(b, ok, colsOk);
-    auto ifOp = scf::IfOp::create(b, ok, /*withElseRegion=*/true);
-    {
+    } else {
+      Value ok = isAligned(x, xStride, plan.inType, vec);
+      ok = arith::AndIOp::create(b, ok,
+                                 isAligned(y, yStride, plan.outType, vec));
+      Value colsOk = arith::CmpIOp::create(
+          b, arith::CmpIPredicate::eq,
+          arith::RemUIOp::create(b, cols, constI32(vec)), constI32(0));
+      ok = arith::AndIOp::create(b, ok, colsOk);
+      auto ifOp = scf::IfOp::create(b, ok, /*withElseRegion=*/true);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
       emitRowLoop(vec);
@@ -876,7 +873,13 @@ private:
   /// Butterfly over the warp, or over the lanes of one row when a row has
   /// fewer threads than a warp: every lane ends with the result.
   Value warpReduce(Value v, function_ref<Value(Value, Value)> fn) {
-    int32_t lanes = std::min<int64_t>(plan.threadsPerRow(), 32);
+    return butterfly(v, std::min<int64_t>(plan.threadsPerRow(), 32), fn);
+  }
+
+  /// `gpu.shuffle xor` butterfly over aligned groups of `lanes` lanes (a
+  /// power of two up to 32): every lane ends with its group's result.
+  Value butterfly(Value v, int32_t lanes,
+                  function_ref<Value(Value, Value)> fn) {
     for (int32_t offset = lanes / 2; offset >= 1; offset /= 2) {
       Value other =
           gpu::ShuffleOp::create(b, v, offset, 32, gpu::ShuffleMode::XOR)
@@ -965,14 +968,7 @@ private:
         LLVM::GEPOp::create(b, sharedPtr, f32, row,
                             ValueRange{arith::RemUIOp::create(
                                 b, lane, constI32(plan.clusterSize))});
-    Value part = LLVM::LoadOp::create(b, f32, entry);
-    for (int32_t offset = plan.clusterSize / 2; offset >= 1; offset /= 2) {
-      Value other =
-          gpu::ShuffleOp::create(b, part, offset, 32, gpu::ShuffleMode::XOR)
-              .getShuffleResult();
-      part = fn(part, other);
-    }
-    return part;
+    return butterfly(LLVM::LoadOp::create(b, f32, entry), plan.clusterSize, fn);
   }
 
   /// Online combiner: (m_a, d_a) + (m_b, d_b) = (m, d_a e^(m_a - m) +
