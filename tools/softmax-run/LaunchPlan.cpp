@@ -105,13 +105,17 @@ LaunchPlan softmax_run::planLaunch(const DeviceInfo &device,
     p.clustersFromDriver = driverClusters > 0;
     p.residentClusters =
         p.clustersFromDriver ? driverClusters : resident / p.clusterBlocks;
-    p.grid = p.clusterBlocks *
-             std::max<int64_t>(1, std::min(rows, p.residentClusters));
-    return p;
   }
-  int64_t groups = (rows + p.rowsPerBlock - 1) / p.rowsPerBlock;
-  p.grid = std::max<int64_t>(1, std::min(groups, resident));
+  p.grid = p.gridFor(resident, rows);
   return p;
+}
+
+int64_t LaunchPlan::gridFor(int64_t residentBlocks, int64_t rows) const {
+  if (clusterBlocks > 1)
+    return clusterBlocks *
+           std::max<int64_t>(1, std::min(rows, residentClusters));
+  int64_t groups = (rows + rowsPerBlock - 1) / rowsPerBlock;
+  return std::max<int64_t>(1, std::min(groups, residentBlocks));
 }
 
 std::string LaunchPlan::explain(const DeviceInfo &device,

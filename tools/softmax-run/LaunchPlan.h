@@ -57,6 +57,9 @@ struct LaunchPlan {
   bool clustersFromDriver = false;
   /// Blocks launched (a multiple of clusterBlocks).
   int64_t grid = 0;
+  /// The grid for `rows` rows when `residentBlocks` blocks fit on the device
+  /// at once (cluster kernels: residentClusters whole clusters instead).
+  int64_t gridFor(int64_t residentBlocks, int64_t rows) const;
   /// The derivation, as the Triton tutorial reasons about occupancy.
   std::string explain(const DeviceInfo &device, const KernelResources &res,
                       int64_t rows) const;

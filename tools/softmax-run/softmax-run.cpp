@@ -524,15 +524,7 @@ int main(int argc, char **argv) {
   LaunchPlan plan =
       planLaunch(gpu.info, res, shapeOf(*spec), opts.rows, clusters);
   // The plan's arithmetic with the driver's blocks per SM.
-  KernelResources driverRes = res;
-  LaunchPlan driverPlan = plan;
-  driverPlan.blocksPerSM = perSM;
-  if (spec->clusterBlocks == 1)
-    driverPlan.grid = std::max<int64_t>(
-        1, std::min<int64_t>((opts.rows + spec->rowsPerBlock - 1) /
-                                 spec->rowsPerBlock,
-                             int64_t(perSM) * gpu.info.sms));
-  int64_t grid = driverPlan.grid;
+  int64_t grid = plan.gridFor(int64_t(perSM) * gpu.info.sms, opts.rows);
   if (opts.grid) {
     if (opts.grid % spec->clusterBlocks != 0)
       usageError("--grid must be a multiple of the kernel's cluster size (" +
@@ -540,7 +532,7 @@ int main(int argc, char **argv) {
     grid = opts.grid;
   }
   if (opts.explain) {
-    std::printf("%s", plan.explain(gpu.info, driverRes, opts.rows).c_str());
+    std::printf("%s", plan.explain(gpu.info, res, opts.rows).c_str());
     std::printf("driver occupancy: %d blocks per SM", perSM);
     if (spec->clusterBlocks > 1)
       std::printf(", %d resident clusters of %ld", clusters,
