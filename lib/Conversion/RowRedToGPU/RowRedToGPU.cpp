@@ -615,6 +615,11 @@ public:
   /// Emits the whole kernel: a run-time choice between the vector path and
   /// the scalar path, each a grid-stride loop over rows.
   void emit() {
+    // Distributed shared memory of another block may only be accessed once
+    // that block has started: one cluster barrier before the first exchange
+    // (compute-sanitizer's racecheck reports the writes otherwise).
+    if (plan.clusterSize > 1)
+      emitClusterBarrier();
     int64_t vec = plan.vectorWidth;
     if (vec == 1) {
       emitRowLoop(1);

@@ -22,6 +22,11 @@
 // CHECK: %[[RANK:.*]] = gpu.cluster_block_id x
 // CHECK: %[[RANK32:.*]] = arith.index_cast %[[RANK]] : index to i32
 // CHECK: arith.muli %[[RANK32]], %c16384_i32
+// Every block of the cluster has started before any writes to another's
+// shared memory.
+// CHECK: nvvm.cluster.arrive {aligned}
+// CHECK-NEXT: nvvm.cluster.wait {aligned}
+// CHECK: scf.if
 // CHECK: gpu.cluster_id x
 // CHECK: gpu.cluster_dim x
 // Max: warps, then shared memory across warps, then across the cluster:
