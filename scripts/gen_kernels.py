@@ -56,6 +56,13 @@ VARIANTS = [
     ("softmax", "bf16", "cluster", "block-size=131072"),
     ("softmax", "f16", "cluster", "block-size=262144"),
     ("log_softmax", "f32", "cluster", "block-size=32768 cluster-size=2"),
+    # Blocks and slices of three times a power of two (3, 6, 12 or 24 warps).
+    ("softmax", "f32", "fused", "block-size=12288"),
+    ("log_softmax", "bf16", "fused", "block-size=6144"),
+    ("softmax", "f16", "fused", "block-size=3072 num-warps=3 "
+     "scalar-fallback=registers"),
+    ("softmax", "bf16", "cluster", "block-size=49152"),
+    ("softmax", "f32", "cluster", "block-size=196608"),
 ]
 
 
@@ -114,6 +121,14 @@ def sweep_variants():
                     continue
                 yield ("softmax", dtype, "cluster",
                        f"cols={n} cluster-size={cluster}")
+    # Blocks (fused) and cluster slices of three quarters of a power of two
+    # against the power-of-two ones, for rows that fit both.
+    for dtype in ("f32", "bf16"):
+        for n, strategy in ((6144, "fused"), (12288, "fused"),
+                            (24576, "cluster"), (49152, "cluster")):
+            block = 1 << (n - 1).bit_length()
+            yield ("softmax", dtype, strategy, f"cols={n}")
+            yield ("softmax", dtype, strategy, f"cols={n} block-size={block}")
     # The online default, forwards and with the second pass reversed (seed
     # 004's cache argument), for the rows where the last tiles may still be
     # in L2.

@@ -30,7 +30,7 @@
 // PTX-DAG: shfl.sync.bfly.b32 {{.*}}, 16, 31, -1;
 // PTX-DAG: shfl.sync.bfly.b32 {{.*}}, 1, 31, -1;
 // PTX-DAG: bar.sync 0;
-// PTX-DAG: ex2.approx.f32
+// PTX-DAG: ex2.approx.ftz.f32
 // PTX-DAG: rcp.rn.f32
 // PTX-NOT: div.rn.f32
 // PTX-NOT: .local
@@ -59,7 +59,7 @@
 // The online kernel works for any N.
 // ONLINE: .maxntid 1024, 1, 1
 // ONLINE-DAG: ld.global.v4.b32
-// ONLINE-DAG: ex2.approx.f32
+// ONLINE-DAG: ex2.approx.ftz.f32
 // ONLINE-DAG: shfl.sync.bfly.b32
 // ONLINE-DAG: bar.sync 0;
 // ONLINE-NOT: .local

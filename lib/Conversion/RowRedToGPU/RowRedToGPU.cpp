@@ -282,12 +282,40 @@ struct PlanOptions {
   std::string scalarFallback, chip;
 };
 
+/// Smallest power-of-two block whose three-quarter size auto uses.
+static constexpr int64_t kMinThreeQuarterBlock = 8192;
+
+/// The block auto gives a row of `cols` elements: the next power of two P,
+/// or 3P/4 when the row fits it and P >= 8192. A row of 12288 then fills
+/// 384 threads x 32 elements instead of leaving two of the eight chunks of
+/// 512 x 32 masked: the same registers per thread, a quarter fewer threads
+/// per row, so more rows resident per SM.
+static int64_t autoRowBlock(int64_t cols) {
+  int64_t pow2 = llvm::PowerOf2Ceil(cols);
+  if (pow2 >= kMinThreeQuarterBlock && cols <= pow2 / 4 * 3)
+    return pow2 / 4 * 3;
+  return pow2;
+}
+
+/// A block length or warp count the kernels accept: a power of two, or
+/// three times one.
+static bool isBlockShape(int64_t n) {
+  return n > 0 && (llvm::isPowerOf2_64(n) ||
+                   (n % 3 == 0 && llvm::isPowerOf2_64(n / 3)));
+}
+
 /// Default warps for a fused block (or cluster slice) of `blockElements`
 /// elements, from sweeps of warps per row length on an H200
 /// (docs/performance.md): about 16 elements per thread up to 1024 columns
 /// and at 8192, 32 at 2048-4096 and from 16384 on. 1024-thread blocks leave
 /// one block per SM and lose up to 40% at N = 4096..16384.
+/// A block of three times a power of two (see autoRowBlock) gets three
+/// quarters of the warps of the next power of two: the same elements per
+/// thread.
 static int64_t defaultFusedWarps(int64_t blockElements) {
+  int64_t pow2 = llvm::PowerOf2Ceil(blockElements);
+  if (pow2 != blockElements && pow2 >= kMinThreeQuarterBlock)
+    return defaultFusedWarps(pow2) / 4 * 3;
   int64_t perThread = 16;
   if ((blockElements > 1024 && blockElements <= 4096) || blockElements >= 16384)
     perThread = 32;
@@ -387,15 +415,14 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
            << 16 / std::max(byteWidth(plan.inType), byteWidth(plan.outType))
            << " elements here), got " << vector;
 
-  if (opts.numWarps != 0 && (opts.numWarps < 0 || opts.numWarps > 32 ||
-                             !llvm::isPowerOf2_64(opts.numWarps)))
-    return map.emitOpError()
-           << "num-warps must be a power of two from 1 to 32, got "
-           << opts.numWarps;
-  if (opts.blockSize != 0 &&
-      (opts.blockSize < 0 || !llvm::isPowerOf2_64(opts.blockSize)))
-    return map.emitOpError()
-           << "block-size must be a power of two, got " << opts.blockSize;
+  if (opts.numWarps != 0 && (opts.numWarps > 32 || !isBlockShape(opts.numWarps)))
+    return map.emitOpError() << "num-warps must be from 1 to 32, a power of "
+                                "two or three times one, got "
+                             << opts.numWarps;
+  if (opts.blockSize != 0 && !isBlockShape(opts.blockSize))
+    return map.emitOpError() << "block-size must be a power of two or three "
+                                "times one, got "
+                             << opts.blockSize;
   if (opts.rowsPerBlock != 0 &&
       (opts.rowsPerBlock < 0 || !llvm::isPowerOf2_64(opts.rowsPerBlock)))
     return map.emitOpError() << "rows-per-block must be a power of two, got "
@@ -409,7 +436,7 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
   // The block a whole row needs (0: row length unknown).
   int64_t rowBlock = opts.blockSize;
   if (rowBlock == 0 && cols != 0)
-    rowBlock = llvm::PowerOf2Ceil(cols);
+    rowBlock = autoRowBlock(cols);
   bool canOnline = isOnlineSoftmaxPair(group);
   if (opts.strategy == "fused") {
     plan.strategy = Strategy::Fused;
@@ -465,11 +492,15 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
     if (plan.strategy == Strategy::Cluster) {
       if (opts.clusterSize != 0)
         plan.clusterSize = opts.clusterSize;
-      else
+      else {
+        // From the power-of-two block; a 3 * 2^k row block then gets
+        // 3 * 2^j slices.
+        int64_t pow2 = llvm::PowerOf2Ceil(rowBlock);
         plan.clusterSize = std::clamp<int64_t>(
-            rowBlock / std::max(kClusterSlice, rowBlock / kMaxClusterSize), 2,
+            pow2 / std::max(kClusterSlice, pow2 / kMaxClusterSize), 2,
             kMaxClusterSize);
-      if (rowBlock < plan.clusterSize)
+      }
+      if (rowBlock < plan.clusterSize || rowBlock % plan.clusterSize != 0)
         return map.emitOpError() << "a row block of " << rowBlock
                                  << " elements cannot be split over "
                                  << plan.clusterSize << " blocks";
@@ -493,13 +524,20 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
       plan.numWarps = defaultFusedWarps(slice);
     }
     if (plan.rowsPerBlock > 1 &&
-        (plan.rowsPerBlock > plan.numThreads() || plan.threadsPerRow() > 32))
+        (plan.rowsPerBlock > plan.numThreads() || plan.threadsPerRow() > 32 ||
+         !llvm::isPowerOf2_64(plan.threadsPerRow())))
       return map.emitOpError()
              << "rows-per-block=" << plan.rowsPerBlock << " over "
              << plan.numThreads()
-             << " threads must leave between 1 and 32 threads per row";
-    // At least one element per thread.
+             << " threads must leave a power of two from 1 to 32 threads per "
+                "row";
+    // At least one element per thread, the same number for every thread.
     plan.blockElements = std::max(slice, plan.threadsPerRow());
+    if (plan.blockElements % plan.threadsPerRow() != 0)
+      return map.emitOpError()
+             << "a block of " << plan.blockElements
+             << " elements does not divide evenly over "
+             << plan.threadsPerRow() << " threads per row";
     plan.maxCols = plan.blockElements * plan.clusterSize;
     if (plan.elementsPerThread() > opts.maxElementsPerThread)
       return map.emitOpError()
@@ -513,6 +551,10 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
     if (opts.rowsPerBlock > 1 || opts.clusterSize != 0)
       return map.emitOpError() << "rows-per-block and cluster-size do not "
                                   "apply to the online strategy";
+    if (opts.blockSize != 0 && !llvm::isPowerOf2_64(opts.blockSize))
+      return map.emitOpError() << "an online tile (block-size) must be a "
+                                  "power of two, got "
+                               << opts.blockSize;
     plan.numWarps =
         opts.numWarps ? opts.numWarps : defaultOnlineWarps(elementBytes);
     // Tiles of 4 vectors per thread; 2 for f16, whose conversions make
@@ -536,7 +578,10 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
       plan.strategy != Strategy::Online &&
       (opts.scalarFallback == "reread" ||
        (opts.scalarFallback == "auto" && plan.blockElements >= 8192));
-  plan.vectorWidth = std::min(vector, plan.elementsPerThread());
+  // The widest power of two dividing the elements per thread: chunks of
+  // vectorWidth elements tile them exactly.
+  int64_t perThread = plan.elementsPerThread();
+  plan.vectorWidth = std::min(vector, perThread & -perThread);
   return plan;
 }
 
@@ -669,12 +714,20 @@ private:
     return arith::AndIOp::create(b, addrOk, strideOk);
   }
 
-  /// `exp(v)`, as `exp2(v * log2(e))` on ex2.approx with fast-exp.
+  /// `exp(v)`, as `exp2(v * log2(e))` on `ex2.approx.ftz.f32` with
+  /// fast-exp. The flush-to-zero form is one MUFU.EX2; the plain
+  /// `ex2.approx.f32` that `math.exp2 {afn}` becomes also produces subnormal
+  /// results, which takes a compare and two predicated multiplies around it.
+  /// Only results below 2^-126 differ (they become 0), and no subnormal input
+  /// reaches it with a different result (2^x = 1 for |x| < 2^-126).
   Value emitExp(Value v) {
     if (!plan.fastExp)
       return math::ExpOp::create(b, v);
     Value scaled = arith::MulFOp::create(b, v, constF32(M_LOG2E));
-    return math::Exp2Op::create(b, scaled, arith::FastMathFlags::afn);
+    return LLVM::CallIntrinsicOp::create(
+               b, f32, b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"),
+               ValueRange{scaled})
+        .getResult(0);
   }
 
   /// `log(v)`, as `log2(v) * ln(2)` on lg2.approx with fast-exp.

@@ -3,7 +3,8 @@
 // * rows of up to 512 elements: a warp (or less) per row, 4 rows per block;
 // * fused blocks: 16 elements per thread up to 1024 columns and at 8192,
 //   32 at 2048-4096 and at 16384, up to 16384 columns (32768 f32 without
-//   clusters);
+//   clusters); blocks (and cluster slices) of 3P/4 for rows that fit them
+//   (P >= 8192, three-quarter.mlir);
 // * clusters of 2 to 8 blocks (512 x 32 slices; 1024 x 32 for f32 beyond
 //   131072) up to 262144 f32 / 131072 16-bit, on sm_90 and newer;
 // * the online kernel (second pass reversed) beyond, and for unknown rows.
@@ -30,11 +31,11 @@
 // N781-SAME: rows_per_block = 1 : i64
 // N4096: block_elements = 4096 : i64, block_threads = 128 : i64, cluster_blocks = 1 : i64, elements_per_thread = 32 : i64
 // N8192: block_elements = 8192 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, elements_per_thread = 16 : i64
-// N12288: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, elements_per_thread = 32 : i64
+// N12288: block_elements = 12288 : i64, block_threads = 384 : i64, cluster_blocks = 1 : i64, elements_per_thread = 32 : i64
 // N32768: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 2 : i64, elements_per_thread = 32 : i64
 // N32768-SAME: strategy = "cluster"
-// N32769: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 4 : i64, elements_per_thread = 32 : i64
-// N32769-SAME: max_cols = 65536 : i64
+// N32769: block_elements = 12288 : i64, block_threads = 384 : i64, cluster_blocks = 4 : i64, elements_per_thread = 32 : i64
+// N32769-SAME: max_cols = 49152 : i64
 // N32769-SAME: strategy = "cluster"
 // N262144: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 8 : i64, elements_per_thread = 32 : i64
 // N262144-SAME: max_cols = 262144 : i64
@@ -63,7 +64,7 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // BF8192-SAME: strategy = "fused", vector_width = 8 : i64
 // BF16384: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, elements_per_thread = 32 : i64
 // BF16384-SAME: strategy = "fused", vector_width = 8 : i64
-// BF16385: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 2 : i64, elements_per_thread = 32 : i64
+// BF16385: block_elements = 12288 : i64, block_threads = 384 : i64, cluster_blocks = 2 : i64, elements_per_thread = 32 : i64
 // BF16385-SAME: strategy = "cluster", vector_width = 8 : i64
 // BF131073: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, elements_per_thread = 32 : i64
 // BF131073-SAME: strategy = "online", vector_width = 8 : i64

@@ -55,10 +55,11 @@
 // CHECK: gpu.barrier
 // CHECK-COUNT-4: memref.load %[[SMEM]]
 
-// Sum of exp(x - m) as exp2((x - m) * log2 e); masked lanes contribute 0.
+// Sum of exp(x - m) as exp2((x - m) * log2 e) on ex2.approx.ftz (one
+// MUFU.EX2); masked lanes contribute 0.
 // CHECK: %[[D:.*]] = arith.subf %{{.*}}, %{{.*}} : f32
 // CHECK: %[[S:.*]] = arith.mulf %[[D]], %{{.*}} : f32
-// CHECK: math.exp2 %[[S]] fastmath<afn> : f32
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%[[S]]) : (f32) -> f32
 // CHECK: arith.select %[[VALID]], %{{.*}}, %{{.*}} : f32
 // CHECK: arith.addf
 // CHECK-COUNT-5: gpu.shuffle xor

@@ -5,6 +5,7 @@
 // RUN: not softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="block-size=1024 rows-per-block=2 num-warps=4" 2>&1 | FileCheck %s --check-prefix=WIDE
 // RUN: not softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="block-size=1024 rows-per-block=3" 2>&1 | FileCheck %s --check-prefix=ODD
 // RUN: not softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="strategy=online rows-per-block=2" 2>&1 | FileCheck %s --check-prefix=ONLINE
+// RUN: not softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="block-size=64 rows-per-block=4 num-warps=3" 2>&1 | FileCheck %s --check-prefix=GROUP24
 // EIGHT: block_threads = 128 : i64
 // EIGHT-SAME: elements_per_thread = 8 : i64
 // EIGHT-SAME: rows_per_block = 16 : i64
@@ -29,6 +30,7 @@ func.func @small(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // ONE: gpu.return
 
 // Groups larger than a warp would need a block barrier per row.
-// WIDE: error: 'rowred.map' op rows-per-block=2 over 128 threads must leave between 1 and 32 threads per row
+// GROUP24: error: 'rowred.map' op rows-per-block=4 over 96 threads must leave a power of two from 1 to 32 threads per row
+// WIDE: error: 'rowred.map' op rows-per-block=2 over 128 threads must leave a power of two from 1 to 32 threads per row
 // ODD: error: 'rowred.map' op rows-per-block must be a power of two, got 3
 // ONLINE: error: 'rowred.map' op rows-per-block and cluster-size do not apply to the online strategy
