@@ -26,10 +26,12 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
       (with `rows-per-block`, groups of rows, each row handled by at most a
       warp with no barrier; with clusters, cluster `c` handles rows
       `c, c + numClusters, ...`);
-    * a power-of-two block of `block-size` elements covers the row (the whole
-      row for `fused`, a tile for `online`); lanes past the end of the row are
-      masked: they contribute the reduction's identity (`-inf` for max, `0`
-      for sum) and store nothing;
+    * a block of `block-size` elements covers the row (the whole row for
+      `fused`, a tile for `online`): a power of two, or three quarters of one
+      for rows that fit it (a row of 12288 elements runs 384 threads x 32
+      elements rather than 512 x 32 with a quarter of them masked); lanes
+      past the end of the row are masked: they contribute the reduction's
+      identity (`-inf` for max, `0` for sum) and store nothing;
     * reductions in-thread, then `gpu.shuffle xor` butterflies, then one
       shared-memory step across warps followed by one `gpu.barrier`;
     * `fused`: the row stays in registers (one read, one write per element);
@@ -41,9 +43,10 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
     * global memory is accessed through `!llvm.ptr<1>` parameters with 16-byte
       vector loads and stores when the row length, both row strides and both
       base pointers allow it (checked once per launch), scalar ones otherwise;
-    * with `fast-exp`, `exp(x)` becomes `exp2(x * log2(e))` with `afn` (PTX
-      `ex2.approx`), `log` becomes `log2(x) * ln(2)`, and a division by a row
-      scalar becomes one reciprocal per row and a multiplication.
+    * with `fast-exp`, `exp(x)` becomes `exp2(x * log2(e))` on PTX
+      `ex2.approx.ftz.f32` (results below 2^-126 flush to zero), `log`
+      becomes `log2(x) * ln(2)`, and a division by a row scalar becomes one
+      reciprocal per row and a multiplication.
 
     The kernel ABI (`docs/abi.md`) is `(ptr x, ptr y, i64 rows, i64 cols,
     i64 x_row_stride, i64 y_row_stride)`, strides in elements. Launch metadata
@@ -58,10 +61,12 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
            "Number of columns the kernel is compiled for, when the input "
            "type does not say it (0: unknown)">,
     Option<"blockSize", "block-size", "int64_t", /*default=*/"0",
-           "Elements per block: a power of two >= cols for fused, the tile "
-           "for online (0: derived)">,
+           "Elements per block: a power of two or three times one, >= cols "
+           "for fused and cluster; the tile for online, a power of two (0: "
+           "derived)">,
     Option<"numWarps", "num-warps", "int64_t", /*default=*/"0",
-           "Warps per block, 1 to 32 (0: derived from the block size)">,
+           "Warps per block, 1 to 32, a power of two or three times one (0: "
+           "derived from the block size)">,
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"0",
            "Elements per vector access, a power of two (0: 16 bytes; 1: "
            "scalar only)">,
@@ -85,7 +90,7 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
            "vector path keeps the register budget) or auto (reread for "
            "blocks of 8192 elements or more)">,
     Option<"fastExp", "fast-exp", "bool", /*default=*/"true",
-           "Use ex2.approx / lg2.approx and a per-row reciprocal">,
+           "Use ex2.approx.ftz / lg2.approx and a per-row reciprocal">,
     Option<"maxElementsPerThread", "max-elements-per-thread", "int64_t",
            /*default=*/"32",
            "Fused: refuse blocks that hold more elements per thread than "

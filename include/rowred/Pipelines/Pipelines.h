@@ -26,7 +26,9 @@ struct RowRedToPTXOptions : public PassPipelineOptions<RowRedToPTXOptions> {
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> blockSize{
       *this, "block-size",
-      llvm::cl::desc("Elements per block, a power of two (0: derived)"),
+      llvm::cl::desc(
+          "Elements per block, a power of two or three times one (0: "
+          "derived)"),
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> numWarps{
       *this, "num-warps", llvm::cl::desc("Warps per block (0: derived)"),

@@ -300,8 +300,8 @@ static int64_t autoRowBlock(int64_t cols) {
 /// A block length or warp count the kernels accept: a power of two, or
 /// three times one.
 static bool isBlockShape(int64_t n) {
-  return n > 0 && (llvm::isPowerOf2_64(n) ||
-                   (n % 3 == 0 && llvm::isPowerOf2_64(n / 3)));
+  return n > 0 &&
+         (llvm::isPowerOf2_64(n) || (n % 3 == 0 && llvm::isPowerOf2_64(n / 3)));
 }
 
 /// Default warps for a fused block (or cluster slice) of `blockElements`
@@ -415,7 +415,8 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
            << 16 / std::max(byteWidth(plan.inType), byteWidth(plan.outType))
            << " elements here), got " << vector;
 
-  if (opts.numWarps != 0 && (opts.numWarps > 32 || !isBlockShape(opts.numWarps)))
+  if (opts.numWarps != 0 &&
+      (opts.numWarps > 32 || !isBlockShape(opts.numWarps)))
     return map.emitOpError() << "num-warps must be from 1 to 32, a power of "
                                 "two or three times one, got "
                              << opts.numWarps;
@@ -534,10 +535,9 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
     // At least one element per thread, the same number for every thread.
     plan.blockElements = std::max(slice, plan.threadsPerRow());
     if (plan.blockElements % plan.threadsPerRow() != 0)
-      return map.emitOpError()
-             << "a block of " << plan.blockElements
-             << " elements does not divide evenly over "
-             << plan.threadsPerRow() << " threads per row";
+      return map.emitOpError() << "a block of " << plan.blockElements
+                               << " elements does not divide evenly over "
+                               << plan.threadsPerRow() << " threads per row";
     plan.maxCols = plan.blockElements * plan.clusterSize;
     if (plan.elementsPerThread() > opts.maxElementsPerThread)
       return map.emitOpError()
