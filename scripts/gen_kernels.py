@@ -63,6 +63,9 @@ VARIANTS = [
      "scalar-fallback=registers"),
     ("softmax", "bf16", "cluster", "block-size=49152"),
     ("softmax", "f32", "cluster", "block-size=196608"),
+    # Clusters of 16 blocks (non-portable: the launcher opts in).
+    ("softmax", "f32", "cluster", "block-size=262144 cluster-size=16"),
+    ("log_softmax", "bf16", "cluster", "block-size=262144 cluster-size=16"),
 ]
 
 
@@ -113,10 +116,10 @@ def sweep_variants():
                     yield ("softmax", dtype, "fused",
                            f"cols={n} num-warps={threads // 32} "
                            f"rows-per-block={threads // per_row}")
-    # Clusters: 2 to 8 blocks per row, slices of 8192 to 32768 elements.
+    # Clusters: 2 to 16 blocks per row, slices of 8192 to 32768 elements.
     for dtype in ("f32", "bf16"):
         for n in (32768, 65536, 131072, 262144):
-            for cluster in (2, 4, 8):
+            for cluster in (2, 4, 8, 16):
                 if not 8192 <= n // cluster <= 32768:
                     continue
                 yield ("softmax", dtype, "cluster",

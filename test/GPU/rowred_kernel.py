@@ -40,6 +40,20 @@ def max_active_clusters(function_ptr, cluster, threads):
     return count.value
 
 
+# CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED in cuda.h.
+_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14
+
+
+def allow_non_portable_clusters(function_ptr):
+    """Lets the kernel run clusters of more than 8 blocks (docs/abi.md)."""
+    libcuda = ctypes.CDLL("libcuda.so.1")
+    rc = libcuda.cuFuncSetAttribute(ctypes.c_void_p(function_ptr),
+                                    _NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)
+    if rc != 0:
+        raise RuntimeError(f"cuFuncSetAttribute(NON_PORTABLE_CLUSTER_SIZE_"
+                           f"ALLOWED) failed with {rc}")
+
+
 class Kernel:
     def __init__(self, directory, meta_file):
         with open(os.path.join(directory, meta_file)) as f:
@@ -54,6 +68,8 @@ class Kernel:
         self.sms = cp.cuda.Device().attributes["MultiProcessorCount"]
         self.per_sm = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
             self.function.kernel.ptr, self.threads, 0)
+        if self.cluster > 8:
+            allow_non_portable_clusters(self.function.kernel.ptr)
         if self.cluster > 1:
             self.resident = self.cluster * max_active_clusters(
                 self.function.kernel.ptr, self.cluster, self.threads)

@@ -34,6 +34,7 @@ namespace softmax_run {
   X(cuModuleGetFunction)                                                       \
   X(cuModuleUnload)                                                            \
   X(cuFuncGetAttribute)                                                        \
+  X(cuFuncSetAttribute)                                                        \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor)                               \
   X(cuOccupancyMaxActiveClusters)                                              \
   X(cuMemGetInfo_v2)                                                           \

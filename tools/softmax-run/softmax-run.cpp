@@ -327,6 +327,18 @@ public:
     if (r != CUDA_SUCCESS)
       fatal("'" + spec.ptxPath + "' has no kernel named '" + spec.kernel +
             "': " + cu.describe(r));
+    // Clusters beyond the portable 8 blocks need an opt-in before both the
+    // occupancy query and the launch.
+    if (spec.clusterBlocks > 8) {
+      r = cu.cuFuncSetAttribute(
+          function, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
+      if (r != CUDA_SUCCESS)
+        fatal("kernel '" + spec.kernel + "' needs clusters of " +
+              std::to_string(spec.clusterBlocks) +
+              " blocks, but the driver refuses non-portable cluster sizes "
+              "on this device: " +
+              cu.describe(r));
+    }
   }
 
   KernelResources resources() {

@@ -331,8 +331,12 @@ static int64_t maxAutoFusedBlock(int64_t elementBytes, bool clusters) {
 }
 
 /// Largest cluster `auto` and the derived cluster size use (8 is the portable
-/// maximum; 16 needs an opt-in at launch).
+/// maximum).
 static constexpr int64_t kMaxClusterSize = 8;
+/// Largest cluster `cluster-size` accepts: Hopper runs clusters of 16 when
+/// the launcher sets CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
+/// (docs/abi.md).
+static constexpr int64_t kMaxNonPortableClusterSize = 16;
 /// Default slice of a row per cluster block: 512 threads x 32 elements, two
 /// blocks per SM.
 static constexpr int64_t kClusterSlice = 16384;
@@ -429,10 +433,12 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
     return map.emitOpError() << "rows-per-block must be a power of two, got "
                              << opts.rowsPerBlock;
   if (opts.clusterSize != 0 &&
-      (opts.clusterSize < 2 || opts.clusterSize > kMaxClusterSize ||
+      (opts.clusterSize < 2 || opts.clusterSize > kMaxNonPortableClusterSize ||
        !llvm::isPowerOf2_64(opts.clusterSize)))
     return map.emitOpError()
-           << "cluster-size must be 2, 4 or 8, got " << opts.clusterSize;
+           << "cluster-size must be 2, 4, 8 or 16 (16 needs a launcher that "
+              "allows non-portable cluster sizes), got "
+           << opts.clusterSize;
 
   // The block a whole row needs (0: row length unknown).
   int64_t rowBlock = opts.blockSize;

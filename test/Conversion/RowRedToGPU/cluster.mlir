@@ -2,7 +2,8 @@
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu=cols=65536 | grep -B2 gpu.return | FileCheck %s --check-prefix=FINAL
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-to-ptx="cols=65536" | FileCheck %s --check-prefix=PTX
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536 strategy=cluster chip=sm_80" 2>&1 | FileCheck %s --check-prefix=SM80
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536 strategy=cluster cluster-size=16" 2>&1 | FileCheck %s --check-prefix=SIZE
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536 strategy=cluster cluster-size=32" 2>&1 | FileCheck %s --check-prefix=SIZE
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-to-ptx="cols=262144 strategy=cluster cluster-size=16" | FileCheck %s --check-prefix=SIXTEEN
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 strategy=cluster" 2>&1 | FileCheck %s --check-prefix=LONG
 
 // A 65536-column f32 softmax split over a cluster of 4 blocks, each holding
@@ -61,6 +62,12 @@
 // PTX-SAME: st.shared::cluster.b32
 // PTX-SAME: barrier.cluster.arrive.aligned;\0A\09barrier.cluster.wait.aligned;
 
+// Clusters of 16 (non-portable): 512-thread slices of 16384 elements; the
+// lanes read the 16 partials and a four-step butterfly combines them.
+// SIXTEEN: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 16 : i64
+// SIXTEEN-SAME: max_cols = 262144 : i64
+// SIXTEEN: .reqnctapercluster 16, 1, 1
+
 // SM80: error: 'rowred.map' op the cluster strategy needs thread-block clusters (sm_90 or newer), not sm_80
-// SIZE: error: 'rowred.map' op cluster-size must be 2, 4 or 8, got 16
+// SIZE: error: 'rowred.map' op cluster-size must be 2, 4, 8 or 16 (16 needs a launcher that allows non-portable cluster sizes), got 32
 // LONG: error: 'rowred.map' op a cluster block of 131072 elements over 1024 threads keeps 128 elements per thread in registers (limit 32)
