@@ -63,6 +63,9 @@ VARIANTS = [
      "scalar-fallback=registers"),
     ("softmax", "bf16", "cluster", "block-size=49152"),
     ("softmax", "f32", "cluster", "block-size=196608"),
+    # Online kernels whose rows are split over a cluster.
+    ("softmax", "f32", "online", "cluster-size=4"),
+    ("log_softmax", "bf16", "online", "cluster-size=8"),
     # Clusters of 16 blocks (non-portable: the launcher opts in).
     ("softmax", "f32", "cluster", "block-size=262144 cluster-size=16"),
     ("log_softmax", "bf16", "cluster", "block-size=262144 cluster-size=16"),
@@ -140,6 +143,13 @@ def sweep_variants():
             for rev in (0, 1):
                 yield ("softmax", dtype, "online",
                        f"cols={n} reverse-second-pass={rev}")
+    # Online over a cluster: each block walks 1/C of the row, so that its
+    # reversed second pass finds more of its share still in L2.
+    for dtype in ("f32", "bf16"):
+        for n in (131072, 262144, 1048576):
+            for cluster in (4, 8, 16):
+                yield ("softmax", dtype, "online",
+                       f"cols={n} cluster-size={cluster}")
     for dtype in ("f32", "bf16"):
         for n in (65536, 262144):
             for warps in (4, 8, 16, 32):

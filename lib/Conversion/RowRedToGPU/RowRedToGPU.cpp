@@ -110,9 +110,17 @@ struct KernelPlan {
       return 0;
     return strategy == Strategy::Online ? 1 : numReduces;
   }
-  /// Cluster-level exchanges through distributed shared memory per row.
+  /// Cluster-level exchanges through distributed shared memory per row: one
+  /// per reduce (cluster), one for the (max, sum) pair (online).
   int64_t clusterExchangesPerRow(size_t numReduces) const {
-    return clusterSize > 1 ? numReduces : 0;
+    if (clusterSize == 1)
+      return 0;
+    return strategy == Strategy::Online ? 1 : numReduces;
+  }
+  /// f32 entries of each block's distributed shared memory array.
+  int64_t clusterSlots(size_t numReduces) const {
+    return clusterExchangesPerRow(numReduces) *
+           (strategy == Strategy::Online ? 2 : 1) * clusterSize;
   }
   /// f32 slots per warp in shared memory: one per exchanged value.
   int64_t sharedSlots(size_t numReduces) const {
@@ -554,9 +562,17 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
              << opts.maxElementsPerThread
              << "); use more warps or strategy=online for rows this long";
   } else {
-    if (opts.rowsPerBlock > 1 || opts.clusterSize != 0)
-      return map.emitOpError() << "rows-per-block and cluster-size do not "
-                                  "apply to the online strategy";
+    if (opts.rowsPerBlock > 1)
+      return map.emitOpError()
+             << "rows-per-block does not apply to the online strategy";
+    if (opts.clusterSize != 0) {
+      if (!clustersAvailable)
+        return map.emitOpError() << "an online kernel over clusters needs "
+                                    "thread-block clusters (sm_90 or newer), "
+                                    "not "
+                                 << opts.chip;
+      plan.clusterSize = opts.clusterSize;
+    }
     if (opts.blockSize != 0 && !llvm::isPowerOf2_64(opts.blockSize))
       return map.emitOpError() << "an online tile (block-size) must be a "
                                   "power of two, got "
@@ -1052,24 +1068,68 @@ private:
     return {m, arith::SelectOp::create(b, isNegInf, plain, scaled)};
   }
 
-  /// Reduces a (max, sum) pair over the block with the online combiner.
-  std::pair<Value, Value> blockReducePair(Value m, Value d) {
-    for (int32_t offset = 16; offset >= 1; offset /= 2) {
+  /// `butterfly` for (max, sum) pairs with the online combiner.
+  std::pair<Value, Value> butterflyPair(Value m, Value d, int32_t lanes) {
+    for (int32_t offset = lanes / 2; offset >= 1; offset /= 2) {
       Value om = gpu::ShuffleOp::create(b, m, offset, 32, gpu::ShuffleMode::XOR)
                      .getShuffleResult();
       Value od = gpu::ShuffleOp::create(b, d, offset, 32, gpu::ShuffleMode::XOR)
                      .getShuffleResult();
       std::tie(m, d) = combinePair({m, d}, {om, od});
     }
-    if (plan.numWarps == 1)
-      return {m, d};
-    auto partials = exchangeAcrossWarps({m, d}, 0);
-    SmallVector<std::pair<Value, Value>> pairs;
-    for (int64_t w = 0; w < plan.numWarps; ++w)
-      pairs.push_back({partials[0][w], partials[1][w]});
-    using Pair = std::pair<Value, Value>;
-    return treeReduce<Pair>(pairs,
-                            [&](Pair l, Pair r) { return combinePair(l, r); });
+    return {m, d};
+  }
+
+  /// Combines the block pairs (m, d) of every block of the cluster, as
+  /// clusterReduce does for single values: entries [0][q] (max) and [1][q]
+  /// (sum) of every block's array come from block q.
+  std::pair<Value, Value> clusterReducePair(Value m, Value d) {
+    MLIRContext *ctx = b.getContext();
+    auto sharedPtr = LLVM::LLVMPointerType::get(ctx, 3);
+    auto clusterPtr = LLVM::LLVMPointerType::get(ctx, 7);
+    Value base = LLVM::AddressOfOp::create(b, sharedPtr, kClusterSlotsName);
+    auto entry = [&](int64_t slot, Value index) {
+      Value row = LLVM::GEPOp::create(
+          b, sharedPtr, f32, base,
+          ArrayRef<LLVM::GEPArg>{(int32_t)(slot * plan.clusterSize)});
+      return LLVM::GEPOp::create(b, sharedPtr, f32, row, ValueRange{index});
+    };
+    Value isPusher = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid,
+                                           constI32(plan.clusterSize));
+    auto ifOp = scf::IfOp::create(b, isPusher, /*withElseRegion=*/false);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      SmallVector<Value, 2> pair = {m, d};
+      for (auto [slot, v] : llvm::enumerate(pair)) {
+        Value remote =
+            NVVM::MapaOp::create(b, clusterPtr, entry(slot, clusterRank), tid);
+        LLVM::StoreOp::create(b, v, remote);
+      }
+    }
+    emitClusterBarrier();
+    Value index = arith::RemUIOp::create(b, lane, constI32(plan.clusterSize));
+    return butterflyPair(LLVM::LoadOp::create(b, f32, entry(0, index)),
+                         LLVM::LoadOp::create(b, f32, entry(1, index)),
+                         plan.clusterSize);
+  }
+
+  /// Reduces a (max, sum) pair over the block with the online combiner (and
+  /// over the cluster, with clusters).
+  std::pair<Value, Value> blockReducePair(Value m, Value d) {
+    std::tie(m, d) = butterflyPair(m, d, 32);
+    if (plan.numWarps > 1) {
+      auto partials = exchangeAcrossWarps({m, d}, 0);
+      SmallVector<std::pair<Value, Value>> pairs;
+      for (int64_t w = 0; w < plan.numWarps; ++w)
+        pairs.push_back({partials[0][w], partials[1][w]});
+      using Pair = std::pair<Value, Value>;
+      std::tie(m, d) = treeReduce<Pair>(
+          pairs, [&](Pair l, Pair r) { return combinePair(l, r); });
+    }
+    if (plan.clusterSize > 1)
+      std::tie(m, d) = clusterReducePair(m, d);
+    return {m, d};
   }
 
   //===--------------------------------------------------------------------===//
@@ -1242,7 +1302,31 @@ private:
   /// per thread; pass 2 reads the row again and writes the output.
   void emitOnlineRow(Value xRow, Value yRow, int64_t vec) {
     Value tile = constI32(plan.blockElements);
-    auto pass1 = scf::ForOp::create(b, constI32(0), cols, tile,
+    // The columns [lo, hi) of this block: the whole row, or with clusters
+    // the rank's share in whole tiles, ceil(ceil(N / C) / tile) tiles each
+    // (computed in i64: N may be close to 2^31).
+    Value lo = constI32(0), hi = cols;
+    if (plan.clusterSize > 1) {
+      Value cols64 = arith::ExtUIOp::create(b, i64, cols);
+      Value tile64 = constI64(plan.blockElements);
+      Value span = arith::MulIOp::create(
+          b,
+          arith::CeilDivUIOp::create(
+              b,
+              arith::CeilDivUIOp::create(b, cols64, constI64(plan.clusterSize)),
+              tile64),
+          tile64);
+      Value lo64 = arith::MinUIOp::create(
+          b,
+          arith::MulIOp::create(b, arith::ExtUIOp::create(b, i64, clusterRank),
+                                span),
+          cols64);
+      Value hi64 = arith::MinUIOp::create(
+          b, arith::AddIOp::create(b, lo64, span), cols64);
+      lo = arith::TruncIOp::create(b, i32, lo64);
+      hi = arith::TruncIOp::create(b, i32, hi64);
+    }
+    auto pass1 = scf::ForOp::create(b, lo, hi, tile,
                                     ValueRange{negInf(), constF32(0.0)});
     {
       OpBuilder::InsertionGuard guard(b);
@@ -1285,7 +1369,8 @@ private:
     scalars[group.reduces[1].getInit()] = rowSum;
 
     // Pass 2, forwards or from the last tile back to the first.
-    Value numTiles = arith::CeilDivUIOp::create(b, cols, tile);
+    Value numTiles =
+        arith::CeilDivUIOp::create(b, arith::SubIOp::create(b, hi, lo), tile);
     auto pass2 = scf::ForOp::create(b, constI32(0), numTiles, constI32(1));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(pass2.getBody()->getTerminator());
@@ -1293,7 +1378,8 @@ private:
     if (plan.reverseSecondPass)
       index = arith::SubIOp::create(
           b, arith::SubIOp::create(b, numTiles, constI32(1)), index);
-    Value start = arith::MulIOp::create(b, index, tile);
+    Value start =
+        arith::AddIOp::create(b, lo, arith::MulIOp::create(b, index, tile));
     // Prepared inside the tile loop; LLVM hoists the row-uniform part (one
     // reciprocal per row in the PTX).
     RowContext ctx = prepareMap(scalars);
@@ -1351,7 +1437,7 @@ static DictionaryAttr kernelMetadata(Builder &b, Group &group,
     origin = attr.getValue();
   int64_t sharedBytes =
       (plan.sharedSlots(group.reduces.size()) * plan.numWarps +
-       plan.clusterExchangesPerRow(group.reduces.size()) * plan.clusterSize) *
+       plan.clusterSlots(group.reduces.size())) *
       4;
   SmallVector<NamedAttribute> attrs = {
       b.getNamedAttr("op", b.getStringAttr(origin)),
@@ -1472,9 +1558,8 @@ struct ConvertRowRedToGPUPass
     if (plan.clusterSize > 1)
       LLVM::GlobalOp::create(
           b,
-          LLVM::LLVMArrayType::get(b.getF32Type(), plan.clusterExchangesPerRow(
-                                                       group.reduces.size()) *
-                                                       plan.clusterSize),
+          LLVM::LLVMArrayType::get(b.getF32Type(),
+                                   plan.clusterSlots(group.reduces.size())),
           /*isConstant=*/false, LLVM::Linkage::Internal, kClusterSlotsName,
           Attribute(), /*alignment=*/4, /*addrSpace=*/3);
     auto func = gpu::GPUFuncOp::create(b, name, funcType, workgroup);

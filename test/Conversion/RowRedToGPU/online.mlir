@@ -1,6 +1,38 @@
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="strategy=online num-warps=2 block-size=256 reverse-second-pass=0" | FileCheck %s
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="strategy=online num-warps=2 block-size=256 reverse-second-pass=1" | FileCheck %s --check-prefix=REV
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="strategy=online fast-exp=0" | FileCheck %s --check-prefix=EXACT
+// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="strategy=online cluster-size=4" | FileCheck %s --check-prefix=CLUSTER
+// RUN: not softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="strategy=online cluster-size=4 chip=sm_80" 2>&1 | FileCheck %s --check-prefix=CLUSTER-SM80
+
+// Online over a cluster of 4: block r walks columns [r * span, (r + 1) *
+// span) with span = ceil(ceil(N / 4) / tile) tiles, the block pairs (m, d)
+// meet in distributed shared memory (the max in entries 0-3, the sum in
+// 4-7 of every block's array), and the second pass walks the block's own
+// share again.
+// CLUSTER: cluster_blocks = 4 : i64
+// CLUSTER-SAME: strategy = "online"
+// CLUSTER: llvm.mlir.global internal @rowred_cluster_slots() {addr_space = 3 : i32, alignment = 4 : i64} : !llvm.array<8 x f32>
+// CLUSTER: gpu.func @{{.*}}_kernel0
+// CLUSTER: gpu.cluster_block_id  x
+// CLUSTER: nvvm.cluster.arrive
+// CLUSTER: arith.ceildivui %{{.*}}, %c4_i64
+// CLUSTER: %[[LO64:.*]] = arith.minui
+// CLUSTER: %[[HI64:.*]] = arith.minui
+// CLUSTER: %[[LO:.*]] = arith.trunci %[[LO64]] : i64 to i32
+// CLUSTER: %[[HI:.*]] = arith.trunci %[[HI64]] : i64 to i32
+// CLUSTER: scf.for %{{.*}} = %[[LO]] to %[[HI]] step %c16384_i32
+// The max and the sum, not one of them twice.
+// CLUSTER: scf.if
+// CLUSTER: %[[RM:.*]] = nvvm.mapa
+// CLUSTER-NEXT: llvm.store %[[MV:[^,]*]], %[[RM]]
+// CLUSTER-NOT: llvm.store %[[MV]],
+// CLUSTER: %[[RD:.*]] = nvvm.mapa
+// CLUSTER-NEXT: llvm.store %{{[^,]*}}, %[[RD]]
+// CLUSTER-NOT: llvm.store %[[MV]],
+// CLUSTER: nvvm.cluster.arrive
+// CLUSTER: nvvm.cluster.wait
+// CLUSTER-COUNT-2: gpu.shuffle xor
+// CLUSTER-SM80: error: 'rowred.map' op an online kernel over clusters needs thread-block clusters (sm_90 or newer), not sm_80
 
 // The online kernel: pass 1 walks the row in tiles keeping a running
 // (max, sum) per thread, merged across threads with the online combiner;

@@ -33,4 +33,4 @@ func.func @small(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // GROUP24: error: 'rowred.map' op rows-per-block=4 over 96 threads must leave a power of two from 1 to 32 threads per row
 // WIDE: error: 'rowred.map' op rows-per-block=2 over 128 threads must leave a power of two from 1 to 32 threads per row
 // ODD: error: 'rowred.map' op rows-per-block must be a power of two, got 3
-// ONLINE: error: 'rowred.map' op rows-per-block and cluster-size do not apply to the online strategy
+// ONLINE: error: 'rowred.map' op rows-per-block does not apply to the online strategy
