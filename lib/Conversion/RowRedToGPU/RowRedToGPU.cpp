@@ -1016,39 +1016,51 @@ private:
     NVVM::ClusterWaitOp::create(b, b.getUnitAttr());
   }
 
-  /// Combines the block results `v` of every block of the cluster. Each block
-  /// owns a `reduces x clusterSize` f32 array in shared memory; thread `r`
-  /// (r < clusterSize) of block `q` stores the block's result into entry
-  /// `[slot][q]` of block `r`'s array through distributed shared memory
-  /// (`mapa` + `st.shared::cluster`); after a cluster barrier every thread
-  /// reads the `clusterSize` entries of its own array.
-  Value clusterReduce(Value v, function_ref<Value(Value, Value)> fn,
-                      int64_t slot) {
+  /// Publishes this block's `values` to every block of the cluster and
+  /// returns, per value, the entry of block `lane % clusterSize` read back.
+  /// Each block owns a `slots x clusterSize` f32 array in shared memory;
+  /// thread `r` (r < clusterSize) of block `q` stores value i into entry
+  /// `[firstSlot + i][q]` of block `r`'s array through distributed shared
+  /// memory (`mapa` + `st.shared::cluster`); after a cluster barrier every
+  /// lane reads entry `lane % clusterSize` of its own array.
+  SmallVector<Value> exchangeAcrossCluster(ArrayRef<Value> values,
+                                           int64_t firstSlot) {
     MLIRContext *ctx = b.getContext();
     auto sharedPtr = LLVM::LLVMPointerType::get(ctx, 3);
     auto clusterPtr = LLVM::LLVMPointerType::get(ctx, 7);
     Value base = LLVM::AddressOfOp::create(b, sharedPtr, kClusterSlotsName);
-    Value row = LLVM::GEPOp::create(
-        b, sharedPtr, f32, base,
-        ArrayRef<LLVM::GEPArg>{(int32_t)(slot * plan.clusterSize)});
+    auto entry = [&](int64_t slot, Value index) {
+      Value row = LLVM::GEPOp::create(
+          b, sharedPtr, f32, base,
+          ArrayRef<LLVM::GEPArg>{(int32_t)(slot * plan.clusterSize)});
+      return LLVM::GEPOp::create(b, sharedPtr, f32, row, ValueRange{index});
+    };
     Value isPusher = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid,
                                            constI32(plan.clusterSize));
     auto ifOp = scf::IfOp::create(b, isPusher, /*withElseRegion=*/false);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      Value mine =
-          LLVM::GEPOp::create(b, sharedPtr, f32, row, ValueRange{clusterRank});
-      Value remote = NVVM::MapaOp::create(b, clusterPtr, mine, tid);
-      LLVM::StoreOp::create(b, v, remote);
+      for (auto [i, v] : llvm::enumerate(values)) {
+        Value remote = NVVM::MapaOp::create(
+            b, clusterPtr, entry(firstSlot + i, clusterRank), tid);
+        LLVM::StoreOp::create(b, v, remote);
+      }
     }
     emitClusterBarrier();
-    // Lane l reads entry l % clusterSize; a butterfly over those lanes.
-    Value entry =
-        LLVM::GEPOp::create(b, sharedPtr, f32, row,
-                            ValueRange{arith::RemUIOp::create(
-                                b, lane, constI32(plan.clusterSize))});
-    return butterfly(LLVM::LoadOp::create(b, f32, entry), plan.clusterSize, fn);
+    Value index = arith::RemUIOp::create(b, lane, constI32(plan.clusterSize));
+    SmallVector<Value> entries;
+    for (size_t i = 0; i < values.size(); ++i)
+      entries.push_back(
+          LLVM::LoadOp::create(b, f32, entry(firstSlot + i, index)));
+    return entries;
+  }
+
+  /// Combines the block results `v` of every block of the cluster: one
+  /// exchange in slot `slot`, then a butterfly over the cluster's entries.
+  Value clusterReduce(Value v, function_ref<Value(Value, Value)> fn,
+                      int64_t slot) {
+    return butterfly(exchangeAcrossCluster({v}, slot)[0], plan.clusterSize, fn);
   }
 
   /// Online combiner: (m_a, d_a) + (m_b, d_b) = (m, d_a e^(m_a - m) +
@@ -1080,38 +1092,11 @@ private:
     return {m, d};
   }
 
-  /// Combines the block pairs (m, d) of every block of the cluster, as
-  /// clusterReduce does for single values: entries [0][q] (max) and [1][q]
-  /// (sum) of every block's array come from block q.
+  /// Combines the block pairs (m, d) of every block of the cluster (the max
+  /// in slot 0, the sum in slot 1).
   std::pair<Value, Value> clusterReducePair(Value m, Value d) {
-    MLIRContext *ctx = b.getContext();
-    auto sharedPtr = LLVM::LLVMPointerType::get(ctx, 3);
-    auto clusterPtr = LLVM::LLVMPointerType::get(ctx, 7);
-    Value base = LLVM::AddressOfOp::create(b, sharedPtr, kClusterSlotsName);
-    auto entry = [&](int64_t slot, Value index) {
-      Value row = LLVM::GEPOp::create(
-          b, sharedPtr, f32, base,
-          ArrayRef<LLVM::GEPArg>{(int32_t)(slot * plan.clusterSize)});
-      return LLVM::GEPOp::create(b, sharedPtr, f32, row, ValueRange{index});
-    };
-    Value isPusher = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid,
-                                           constI32(plan.clusterSize));
-    auto ifOp = scf::IfOp::create(b, isPusher, /*withElseRegion=*/false);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      SmallVector<Value, 2> pair = {m, d};
-      for (auto [slot, v] : llvm::enumerate(pair)) {
-        Value remote =
-            NVVM::MapaOp::create(b, clusterPtr, entry(slot, clusterRank), tid);
-        LLVM::StoreOp::create(b, v, remote);
-      }
-    }
-    emitClusterBarrier();
-    Value index = arith::RemUIOp::create(b, lane, constI32(plan.clusterSize));
-    return butterflyPair(LLVM::LoadOp::create(b, f32, entry(0, index)),
-                         LLVM::LoadOp::create(b, f32, entry(1, index)),
-                         plan.clusterSize);
+    SmallVector<Value> entries = exchangeAcrossCluster({m, d}, 0);
+    return butterflyPair(entries[0], entries[1], plan.clusterSize);
   }
 
   /// Reduces a (max, sum) pair over the block with the online combiner (and
