@@ -58,23 +58,26 @@ def main():
                         "per_sm": kernel.per_sm,
                         "rows_per_block": kernel.rows_per_block,
                         "cluster": kernel.cluster,
+                        "prefetch": kernel.dynamic_shared > 0,
+                        "pair": "_pr1" in meta_file,
                         "E": meta["elements_per_thread"],
                         "strategy": meta["strategy"], "gbps": gbps,
                         "max_abs_err": err})
     results.sort(key=lambda r: (r["dtype"], r["N"], r["strategy"],
                                 r["cluster"], r["rows_per_block"],
-                                r["threads"], r["reverse"]))
+                                r["threads"], r["reverse"], r["prefetch"],
+                                r["pair"]))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
     print(f"{'dtype':5} {'N':>7} {'strategy':8} {'rev':>3} {'R':>2} {'C':>2} "
-          f"{'thr':>5} {'E':>4} {'blk/SM':>6} {'GB/s':>7}")
+          f"{'thr':>5} {'E':>4} {'pf':>2} {'pr':>2} {'blk/SM':>6} {'GB/s':>7}")
     for r in results:
         g = f"{r['gbps']:7.0f}" if r["gbps"] else "  WRONG"
         print(f"{r['dtype']:5} {r['N']:7} {r['strategy']:8} "
               f"{int(r['reverse']):3} {r['rows_per_block']:2} "
               f"{r['cluster']:2} {r['threads']:5} {r['E']:4} "
-              f"{r['per_sm']:6} {g}")
+              f"{int(r['prefetch']):2} {int(r['pair']):2} {r['per_sm']:6} {g}")
     return 0
 
 

@@ -69,6 +69,27 @@ VARIANTS = [
     # Clusters of 16 blocks (non-portable: the launcher opts in).
     ("softmax", "f32", "cluster", "block-size=262144 cluster-size=16"),
     ("log_softmax", "bf16", "cluster", "block-size=262144 cluster-size=16"),
+    # The next row staged in shared memory with cp.async (dynamic shared
+    # memory: 4 KiB to 128 KiB per block, beyond 48 KiB opted in).
+    ("softmax", "f32", "fused", "block-size=1024 prefetch=on"),
+    ("softmax", "bf16", "fused", "block-size=16384 prefetch=on"),
+    ("log_softmax", "f32", "fused", "block-size=12288 prefetch=on"),
+    ("softmax", "f16", "fused", "block-size=4096 prefetch=on "
+     "scalar-fallback=registers"),
+    ("softmax", "f32", "fused", "block-size=32768 prefetch=on"),
+    ("softmax", "bf16", "cluster", "block-size=131072 prefetch=on"),
+    ("log_softmax", "f32", "cluster", "block-size=196608 prefetch=on"),
+    # One (max, sum) pair exchange per row (fused and cluster).
+    ("softmax", "f32", "fused", "block-size=1024 pair-reduce=1"),
+    ("softmax", "bf16", "fused", "block-size=16384 pair-reduce=1 prefetch=on"),
+    ("log_softmax", "f32", "fused", "block-size=12288 pair-reduce=1"),
+    ("softmax", "f16", "fused", "block-size=256 rows-per-block=4 "
+     "pair-reduce=1"),
+    ("softmax", "f32", "cluster", "block-size=65536 pair-reduce=1 "
+     "prefetch=on"),
+    ("log_softmax", "bf16", "cluster", "block-size=131072 pair-reduce=1"),
+    ("softmax", "f32", "cluster", "block-size=49152 pair-reduce=1 "
+     "scalar-fallback=registers"),
 ]
 
 
@@ -150,6 +171,38 @@ def sweep_variants():
             for cluster in (4, 8, 16):
                 yield ("softmax", dtype, "online",
                        f"cols={n} cluster-size={cluster}")
+    # The next row staged in shared memory (cp.async) while the current one
+    # is reduced, and one (max, sum) pair exchange per row instead of two,
+    # against the same kernel without them.
+    for dtype in ("f32", "bf16"):
+        for n in (1024, 2048, 4096, 8192, 12288, 16384, 32768, 65536, 131072,
+                  262144):
+            if dtype == "bf16" and n > 131072:
+                continue
+            strategy = "fused" if n <= 16384 else "cluster"
+            for prefetch in ("off", "on"):
+                for pair in (0, 1):
+                    yield ("softmax", dtype, strategy,
+                           f"cols={n} prefetch={prefetch} pair-reduce={pair}")
+    # A whole f32 row of 32768 in one 1024-thread block with the next row
+    # staged (128 KiB), against the cluster of two 512-thread blocks.
+    for prefetch in ("off", "on"):
+        yield ("softmax", "f32", "fused",
+               f"cols=32768 num-warps=32 prefetch={prefetch}")
+    # The same for 16-bit rows, and clusters of 1024-thread slices of 32768
+    # elements with the stage against the default 512-thread slices.
+    for prefetch in ("off", "on"):
+        yield ("softmax", "bf16", "fused",
+               f"cols=32768 num-warps=32 prefetch={prefetch}")
+        for dtype in ("f32", "bf16"):
+            for n, cluster in ((65536, 2), (131072, 4)):
+                yield ("softmax", dtype, "cluster",
+                       f"cols={n} cluster-size={cluster} prefetch={prefetch}")
+    # Rows of three quarters of 32768: auto's fused 768-thread block with the
+    # stage against two 384-thread cluster slices.
+    for dtype in ("f32", "bf16"):
+        yield ("softmax", dtype, "auto", "cols=24576")
+        yield ("softmax", dtype, "cluster", "cols=24576")
     for dtype in ("f32", "bf16"):
         for n in (65536, 262144):
             for warps in (4, 8, 16, 32):
@@ -168,7 +221,7 @@ def variant_name(op, dtype, strategy, options):
         name += "_" + {"block-size": "b", "reverse-second-pass": "rev", "cols": "n",
          "num-warps": "w", "max-elements-per-thread": "e",
          "scalar-fallback": "fb", "rows-per-block": "r",
-         "cluster-size": "c"}.get(
+         "cluster-size": "c", "prefetch": "pf", "pair-reduce": "pr"}.get(
             key, key.replace("-", "")) + value
     return name
 

@@ -51,6 +51,8 @@ void mlir::rowred::buildRowRedToPTXPipeline(OpPassManager &pm,
   lowering.fastExp = options.fastExp;
   lowering.maxElementsPerThread = options.maxElementsPerThread;
   lowering.scalarFallback = options.scalarFallback;
+  lowering.prefetch = options.prefetch;
+  lowering.pairReduce = options.pairReduce;
   pm.addPass(createConvertRowRedToGPU(lowering));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

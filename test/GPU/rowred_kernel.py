@@ -27,10 +27,11 @@ class _LaunchConfig(ctypes.Structure):
                 ("attrs", ctypes.c_void_p), ("numAttrs", ctypes.c_uint)]
 
 
-def max_active_clusters(function_ptr, cluster, threads):
+def max_active_clusters(function_ptr, cluster, threads, dynamic_shared=0):
     """Clusters of the kernel that can be resident at once on the device."""
     libcuda = ctypes.CDLL("libcuda.so.1")
-    config = _LaunchConfig(cluster, 1, 1, threads, 1, 1, 0, None, None, 0)
+    config = _LaunchConfig(cluster, 1, 1, threads, 1, 1, dynamic_shared, None,
+                           None, 0)
     count = ctypes.c_int(0)
     rc = libcuda.cuOccupancyMaxActiveClusters(
         ctypes.byref(count), ctypes.c_void_p(function_ptr),
@@ -65,14 +66,21 @@ class Kernel:
         self.threads = self.meta["block_threads"]
         self.rows_per_block = self.meta.get("rows_per_block", 1)
         self.cluster = self.meta.get("cluster_blocks", 1)
+        # The prefetch stage: dynamic shared memory every launch provides.
+        # Beyond 48 KiB of static and dynamic shared memory together a launch
+        # needs the opt-in (docs/abi.md); it is harmless below.
+        self.dynamic_shared = self.meta.get("dynamic_shared_bytes", 0)
+        if self.dynamic_shared > 0:
+            self.function.max_dynamic_shared_size_bytes = self.dynamic_shared
         self.sms = cp.cuda.Device().attributes["MultiProcessorCount"]
-        self.per_sm = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
-            self.function.kernel.ptr, self.threads, 0)
         if self.cluster > 8:
             allow_non_portable_clusters(self.function.kernel.ptr)
+        self.per_sm = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
+            self.function.kernel.ptr, self.threads, self.dynamic_shared)
         if self.cluster > 1:
             self.resident = self.cluster * max_active_clusters(
-                self.function.kernel.ptr, self.cluster, self.threads)
+                self.function.kernel.ptr, self.cluster, self.threads,
+                self.dynamic_shared)
         else:
             self.resident = self.sms * self.per_sm
 
@@ -94,4 +102,5 @@ class Kernel:
             grid = self.grid(rows)
         args = (np.uint64(x), np.uint64(y), np.int64(rows), np.int64(cols),
                 np.int64(sx), np.int64(sy))
-        self.function((grid,), (self.threads,), args)
+        self.function((grid,), (self.threads,), args,
+                      shared_mem=self.dynamic_shared)

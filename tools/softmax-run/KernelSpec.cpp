@@ -310,6 +310,7 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
   num("min_cols", spec.minCols);
   num("vector_width", spec.vectorWidth);
   num("shared_bytes", spec.sharedBytes);
+  num("dynamic_shared_bytes", spec.dynamicSharedBytes);
   num("rows_per_block", spec.rowsPerBlock);
   num("cluster_blocks", spec.clusterBlocks);
   std::optional<DType> inType = parseDType(in), outType = parseDType(out);
@@ -328,6 +329,11 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
     error = "'" + jsonPath +
             "' has an invalid rows_per_block or "
             "cluster_blocks";
+    return std::nullopt;
+  }
+  // 227 KiB is the most shared memory a block can have on any NVIDIA GPU.
+  if (spec.dynamicSharedBytes < 0 || spec.dynamicSharedBytes > 232448) {
+    error = "'" + jsonPath + "' has an invalid dynamic_shared_bytes";
     return std::nullopt;
   }
   // The PTX file sits next to the JSON.

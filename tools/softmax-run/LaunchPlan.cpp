@@ -90,11 +90,13 @@ LaunchPlan softmax_run::planLaunch(const DeviceInfo &device,
   p.threads = threads;
   p.rowsPerBlock = shape.rowsPerBlock;
   p.clusterBlocks = shape.clusterBlocks;
+  p.dynamicSharedBytes = shape.dynamicSharedBytes;
   int warps = (threads + 31) / 32;
   int gran = device.registerGranularity;
   int regsPerWarp = (std::max(res.registers, 1) * 32 + gran - 1) / gran * gran;
   p.byRegisters = device.registersPerSM / (regsPerWarp * warps);
-  int sharedPerBlock = res.sharedBytes + device.sharedReservedPerBlock;
+  int64_t sharedPerBlock = res.sharedBytes + shape.dynamicSharedBytes +
+                           device.sharedReservedPerBlock;
   p.byShared = device.sharedPerSM / sharedPerBlock;
   p.byThreads = device.maxThreadsPerSM / threads;
   p.byBlocks = device.maxBlocksPerSM;
@@ -136,8 +138,11 @@ std::string LaunchPlan::explain(const DeviceInfo &device,
      << " registers x 32, rounded up to " << device.registerGranularity
      << " per warp) = " << byRegisters << "\n";
   os << "blocks per SM allowed by shared memory: " << device.sharedPerSM
-     << " / (" << res.sharedBytes << " + " << device.sharedReservedPerBlock
-     << " reserved) = " << byShared << "\n";
+     << " / (" << res.sharedBytes;
+  if (dynamicSharedBytes > 0)
+    os << " + " << dynamicSharedBytes << " for the prefetch stage";
+  os << " + " << device.sharedReservedPerBlock << " reserved) = " << byShared
+     << "\n";
   os << "blocks per SM allowed by threads: " << device.maxThreadsPerSM << " / "
      << threads << " = " << byThreads << "\n";
   os << "blocks per SM allowed by the block limit: " << byBlocks << "\n";

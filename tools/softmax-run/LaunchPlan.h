@@ -48,7 +48,7 @@ std::optional<KernelResources> runPtxas(const std::string &ptxas,
 /// Resident blocks per SM allowed by each limit, and the grid.
 struct LaunchPlan {
   int threads = 0;
-  int64_t rowsPerBlock = 1, clusterBlocks = 1;
+  int64_t rowsPerBlock = 1, clusterBlocks = 1, dynamicSharedBytes = 0;
   int byRegisters = 0, byShared = 0, byThreads = 0, byBlocks = 0;
   int blocksPerSM = 0;
   /// Clusters resident at once: from the driver when given, else estimated
@@ -69,6 +69,8 @@ struct LaunchPlan {
 struct KernelShape {
   int threads = 0;
   int64_t rowsPerBlock = 1, clusterBlocks = 1;
+  /// Dynamic shared memory per block (the prefetch stage).
+  int64_t dynamicSharedBytes = 0;
 };
 
 /// Derives the persistent grid: min(ceil(rows / rows per block), SMs x

@@ -226,7 +226,7 @@ private:
 /// How the kernel maps rows to blocks, from its metadata.
 KernelShape shapeOf(const KernelSpec &spec) {
   return {static_cast<int>(spec.blockThreads), spec.rowsPerBlock,
-          spec.clusterBlocks};
+          spec.clusterBlocks, spec.dynamicSharedBytes};
 }
 
 std::string findPtxas(const std::string &explicitPath) {
@@ -327,6 +327,18 @@ public:
     if (r != CUDA_SUCCESS)
       fatal("'" + spec.ptxPath + "' has no kernel named '" + spec.kernel +
             "': " + cu.describe(r));
+    // Static and dynamic shared memory beyond 48 KiB in all need an opt-in
+    // before both the occupancy query and the launch; it is harmless below.
+    if (spec.dynamicSharedBytes > 0) {
+      r = cu.cuFuncSetAttribute(function,
+                                CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                static_cast<int>(spec.dynamicSharedBytes));
+      if (r != CUDA_SUCCESS)
+        fatal("kernel '" + spec.kernel + "' needs " +
+              std::to_string(spec.dynamicSharedBytes) +
+              " bytes of dynamic shared memory per block, more than " +
+              info.name + " allows: " + cu.describe(r));
+    }
     // Clusters beyond the portable 8 blocks need an opt-in before both the
     // occupancy query and the launch.
     if (spec.clusterBlocks > 8) {
@@ -516,7 +528,8 @@ int main(int argc, char **argv) {
           " with its " + std::to_string(res.registers) + " registers)");
   int perSM = 0;
   gpu.checked(gpu.cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(
-                  &perSM, gpu.function, spec->blockThreads, 0),
+                  &perSM, gpu.function, spec->blockThreads,
+                  static_cast<size_t>(spec->dynamicSharedBytes)),
               "cuOccupancyMaxActiveBlocksPerMultiprocessor");
   int clusters = 0;
   if (spec->clusterBlocks > 1) {
@@ -525,6 +538,7 @@ int main(int argc, char **argv) {
     config.gridDimY = config.gridDimZ = 1;
     config.blockDimX = spec->blockThreads;
     config.blockDimY = config.blockDimZ = 1;
+    config.sharedMemBytes = static_cast<unsigned>(spec->dynamicSharedBytes);
     gpu.checked(
         gpu.cu.cuOccupancyMaxActiveClusters(&clusters, gpu.function, &config),
         "cuOccupancyMaxActiveClusters");
@@ -595,8 +609,10 @@ int main(int argc, char **argv) {
   int64_t rows = opts.rows, cols = opts.cols, xs = sx, ys = sy;
   void *params[] = {&px, &py, &rows, &cols, &xs, &ys};
   auto launch = [&]() {
-    return gpu.cu.cuLaunchKernel(gpu.function, grid, 1, 1, spec->blockThreads,
-                                 1, 1, 0, nullptr, params, nullptr);
+    return gpu.cu.cuLaunchKernel(
+        gpu.function, grid, 1, 1, spec->blockThreads, 1, 1,
+        static_cast<unsigned>(spec->dynamicSharedBytes), nullptr, params,
+        nullptr);
   };
   gpu.checked(launch(), "cuLaunchKernel");
   gpu.checked(gpu.cu.cuCtxSynchronize(), "the kernel");
@@ -616,6 +632,7 @@ int main(int argc, char **argv) {
   json.field("block_threads", spec->blockThreads);
   json.field("registers", int64_t(res.registers));
   json.field("local_bytes", int64_t(res.localBytes));
+  json.field("dynamic_shared_bytes", spec->dynamicSharedBytes);
   json.field("blocks_per_sm", int64_t(perSM));
   json.field("grid", grid);
 

@@ -90,6 +90,15 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
            "row read again for each reduction and the map, so that the "
            "vector path keeps the register budget) or auto (reread for "
            "blocks of 8192 elements or more)">,
+    Option<"prefetch", "prefetch", "std::string", /*default=*/"\"auto\"",
+           "Fused and cluster: copy the block's next row into shared memory "
+           "with cp.async while the current row is reduced (on | off | auto; "
+           "needs the vector path, one row per block and sm_80+; the "
+           "launcher provides the stage as dynamic shared memory)">,
+    Option<"pairReduce", "pair-reduce", "bool", /*default=*/"false",
+           "Fused and cluster softmax / log-softmax: reduce each thread's "
+           "elements to a (max, sum) pair and combine the pairs with the "
+           "online combiner, one exchange per row instead of two">,
     Option<"fastExp", "fast-exp", "bool", /*default=*/"true",
            "Use ex2.approx.ftz / lg2.approx and a per-row reciprocal">,
     Option<"maxElementsPerThread", "max-elements-per-thread", "int64_t",

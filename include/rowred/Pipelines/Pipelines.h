@@ -44,7 +44,7 @@ struct RowRedToPTXOptions : public PassPipelineOptions<RowRedToPTXOptions> {
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> clusterSize{
       *this, "cluster-size",
-      llvm::cl::desc("Cluster: blocks sharing one row, 2 to 8 (0: derived)"),
+      llvm::cl::desc("Cluster: blocks sharing one row, 2 to 16 (0: derived)"),
       llvm::cl::init(0)};
   PassOptions::Option<bool> reverseSecondPass{
       *this, "reverse-second-pass",
@@ -57,6 +57,15 @@ struct RowRedToPTXOptions : public PassPipelineOptions<RowRedToPTXOptions> {
       *this, "scalar-fallback",
       llvm::cl::desc("Fused, unaligned rows: registers | reread | auto"),
       llvm::cl::init("auto")};
+  PassOptions::Option<std::string> prefetch{
+      *this, "prefetch",
+      llvm::cl::desc("Fused, cluster: stage the next row in shared memory "
+                     "with cp.async: on | off | auto"),
+      llvm::cl::init("auto")};
+  PassOptions::Option<bool> pairReduce{
+      *this, "pair-reduce",
+      llvm::cl::desc("Fused, cluster: one (max, sum) exchange per row"),
+      llvm::cl::init(false)};
   PassOptions::Option<int64_t> maxElementsPerThread{
       *this, "max-elements-per-thread",
       llvm::cl::desc("Fused: largest row share one thread keeps in registers"),

@@ -95,6 +95,13 @@ struct KernelPlan {
   /// Fused: the scalar fallback re-reads the row once per reduction and for
   /// the map instead of holding it in registers.
   bool rereadFallback;
+  /// Fused and cluster, vector path: the block's next row is copied into a
+  /// shared-memory stage (cp.async) while the current row is reduced.
+  bool prefetch = false;
+  /// Fused and cluster over a (max, sum of exp(x - max)) pair: each thread
+  /// reduces its elements to a (max, sum) pair in one go, and the pairs meet
+  /// with the online combiner in one exchange per row instead of two.
+  bool pairReduce = false;
   Type inType, outType;
   /// Largest row the kernel handles (0: no limit).
   int64_t maxCols;
@@ -108,23 +115,32 @@ struct KernelPlan {
   int64_t exchangesPerRow(size_t numReduces) const {
     if (threadsPerRow() <= 32)
       return 0;
-    return strategy == Strategy::Online ? 1 : numReduces;
+    return exchangesPairs() ? 1 : numReduces;
+  }
+  /// Whether the exchanges carry (max, sum) pairs.
+  bool exchangesPairs() const {
+    return strategy == Strategy::Online || pairReduce;
   }
   /// Cluster-level exchanges through distributed shared memory per row: one
   /// per reduce (cluster), one for the (max, sum) pair (online).
   int64_t clusterExchangesPerRow(size_t numReduces) const {
     if (clusterSize == 1)
       return 0;
-    return strategy == Strategy::Online ? 1 : numReduces;
+    return exchangesPairs() ? 1 : numReduces;
   }
   /// f32 entries of each block's distributed shared memory array.
   int64_t clusterSlots(size_t numReduces) const {
-    return clusterExchangesPerRow(numReduces) *
-           (strategy == Strategy::Online ? 2 : 1) * clusterSize;
+    return clusterExchangesPerRow(numReduces) * (exchangesPairs() ? 2 : 1) *
+           clusterSize;
   }
   /// f32 slots per warp in shared memory: one per exchanged value.
   int64_t sharedSlots(size_t numReduces) const {
-    return exchangesPerRow(numReduces) * (strategy == Strategy::Online ? 2 : 1);
+    return exchangesPerRow(numReduces) * (exchangesPairs() ? 2 : 1);
+  }
+  /// Bytes of dynamic shared memory the launcher must provide: the prefetch
+  /// stage, one block of input elements.
+  int64_t dynamicSharedBytes() const {
+    return prefetch ? blockElements * inType.getIntOrFloatBitWidth() / 8 : 0;
   }
 };
 
@@ -277,6 +293,29 @@ static bool isOnlineSoftmaxPair(const Group &group) {
          sub.getRhs() == sumBody.getArgument(1);
 }
 
+/// Returns true when the group's map is `exp(x - m) / s` over the online
+/// pair's max and sum, as rowred-decompose writes softmax.
+static bool isSoftmaxMap(const Group &group) {
+  if (!isOnlineSoftmaxPair(group))
+    return false;
+  MapOp map = group.map;
+  ReduceOp maxOp = group.reduces[0], sumOp = group.reduces[1];
+  if (map.getRows().size() != 2 || map.getRows()[0] != maxOp.getInit() ||
+      map.getRows()[1] != sumOp.getInit())
+    return false;
+  Block &body = map.getBody().front();
+  if (body.getOperations().size() != 4)
+    return false;
+  auto div =
+      cast<YieldOp>(body.back()).getValue().getDefiningOp<arith::DivFOp>();
+  if (!div || div.getRhs() != body.getArgument(2))
+    return false;
+  auto exp = div.getLhs().getDefiningOp<math::ExpOp>();
+  auto sub = exp ? exp.getOperand().getDefiningOp<arith::SubFOp>() : nullptr;
+  return sub && sub.getLhs() == body.getArgument(0) &&
+         sub.getRhs() == body.getArgument(1);
+}
+
 //===----------------------------------------------------------------------===//
 // Planning
 //===----------------------------------------------------------------------===//
@@ -287,7 +326,8 @@ struct PlanOptions {
   int64_t cols, blockSize, numWarps, rowsPerBlock, clusterSize, vectorWidth,
       maxElementsPerThread;
   bool reverseSecondPass, fastExp;
-  std::string scalarFallback, chip;
+  std::string scalarFallback, chip, prefetch;
+  bool pairReduce;
 };
 
 /// Smallest power-of-two block whose three-quarter size auto uses.
@@ -330,12 +370,13 @@ static int64_t defaultFusedWarps(int64_t blockElements) {
   return std::clamp<int64_t>(blockElements / perThread, 32, 1024) / 32;
 }
 
-/// Largest fused block `auto` picks: beyond it the fused kernel needs
-/// 1024-thread blocks (one per SM), and a cluster of two 512-thread blocks is
-/// faster (H200, f32 N = 32768: 3773 against 3523 GB/s). Without clusters,
-/// f32 rows up to 32768 stay fused.
-static int64_t maxAutoFusedBlock(int64_t elementBytes, bool clusters) {
-  return elementBytes == 4 && !clusters ? 32768 : 16384;
+/// Largest fused block `auto` picks: 32768 elements, 1024 threads x 32, one
+/// block per SM. With the next row staged in shared memory (sm_80+) such a
+/// block beats a cluster of two 512-thread blocks on an H200 (N = 32768:
+/// f32 3874 against 3781 GB/s, bf16 3639 against 3435); without the stage
+/// only f32 rows stay fused that long (3567 against the online kernel).
+static int64_t maxAutoFusedBlock(int64_t elementBytes, bool stage) {
+  return elementBytes == 4 || stage ? 32768 : 16384;
 }
 
 /// Largest cluster `auto` and the derived cluster size use (8 is the portable
@@ -372,6 +413,24 @@ static int64_t defaultRowsPerBlock(int64_t blockElements) {
 /// caps registers at 40 to fit three blocks and spills), 512 for 16-bit types.
 static int64_t defaultOnlineWarps(int64_t elementBytes) {
   return elementBytes == 4 ? 32 : 16;
+}
+
+/// Shared memory one block may use on sm_90 (227 KB, with the opt-in
+/// attribute) minus the static reduction slots' margin.
+static constexpr int64_t kMaxDynamicSharedBytes = 224 * 1024;
+
+/// Whether auto stages the next row in shared memory for a kernel that can:
+/// for 16-bit rows from 4096 elements (fused and cluster), +2-6% in an H200
+/// sweep (docs/performance.md), and for fused blocks of more than 16384
+/// elements (768 or 1024 threads x 32), which are alone on their SM with
+/// nothing else to overlap their reductions with (f32 32768: +9%, bf16
+/// 32768: +20%). Elsewhere f32 gains nothing or loses (-12% at 2048, -3 to
+/// -10% for clusters of 512-thread slices).
+static bool autoPrefetch(const KernelPlan &plan) {
+  if (byteWidth(plan.inType) == 2 &&
+      plan.blockElements * plan.clusterSize >= 4096)
+    return true;
+  return plan.clusterSize == 1 && plan.blockElements > 16384;
 }
 
 /// The compute capability in `chip` (`sm_90a` -> 90), or 0.
@@ -478,7 +537,8 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
           std::max<int64_t>(rowBlock / (warps * 32), 1) <=
               opts.maxElementsPerThread &&
           (opts.blockSize != 0 ||
-           rowBlock <= maxAutoFusedBlock(elementBytes, clustersAvailable));
+           rowBlock <=
+               maxAutoFusedBlock(elementBytes, smVersion(opts.chip) >= 80));
       bool fitsCluster = clustersAvailable && opts.blockSize == 0 &&
                          opts.numWarps == 0 &&
                          rowBlock <= maxAutoClusterBlock(elementBytes);
@@ -604,6 +664,36 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
   // vectorWidth elements tile them exactly.
   int64_t perThread = plan.elementsPerThread();
   plan.vectorWidth = std::min(vector, perThread & -perThread);
+
+  plan.pairReduce =
+      opts.pairReduce && plan.strategy != Strategy::Online && canOnline;
+
+  if (opts.prefetch != "on" && opts.prefetch != "off" &&
+      opts.prefetch != "auto")
+    return map.emitOpError() << "unknown prefetch '" << opts.prefetch
+                             << "'; expected on, off or auto";
+  if (opts.prefetch != "off") {
+    StringRef reason;
+    if (plan.strategy == Strategy::Online)
+      reason = "the online kernel streams its row";
+    else if (plan.rowsPerBlock > 1)
+      reason = "blocks with several rows hold no stage";
+    else if (plan.vectorWidth == 1)
+      reason = "cp.async copies vectors and this kernel has none";
+    else if (smVersion(opts.chip) < 80)
+      reason = "cp.async needs sm_80 or newer";
+    plan.prefetch = reason.empty();
+    if (plan.prefetch &&
+        plan.blockElements * byteWidth(plan.inType) > kMaxDynamicSharedBytes) {
+      plan.prefetch = false;
+      reason = "the stage would exceed the shared memory of a block";
+    }
+    if (opts.prefetch == "on" && !plan.prefetch)
+      return map.emitOpError()
+             << "prefetch=on is not possible here: " << reason;
+    if (opts.prefetch == "auto")
+      plan.prefetch = plan.prefetch && autoPrefetch(plan);
+  }
   return plan;
 }
 
@@ -624,6 +714,10 @@ struct Chunk {
 /// Name of the shared-memory array, one f32 per reduce, through which the
 /// blocks of a cluster exchange their partial results.
 static constexpr StringLiteral kClusterSlotsName = "rowred_cluster_slots";
+
+/// Name of the prefetch stage: dynamic shared memory, sized by the launcher
+/// (`dynamic_shared_bytes` in the metadata).
+static constexpr StringLiteral kStageName = "rowred_stage";
 
 /// Per-row clones of the parts of a body that do not depend on the element.
 struct RowContext {
@@ -657,6 +751,9 @@ public:
     yStride = entry.getArgument(5);
     if (!func.getWorkgroupAttributions().empty())
       shared = func.getWorkgroupAttributions().front();
+    if (plan.prefetch)
+      stage = LLVM::AddressOfOp::create(
+          b, LLVM::LLVMPointerType::get(b.getContext(), 3), kStageName);
     f32 = b.getF32Type();
     i32 = b.getI32Type();
     i64 = b.getI64Type();
@@ -780,9 +877,12 @@ private:
     return values[0];
   }
 
-  /// Loads the `vec`-wide chunk at column `col` of the row at `rowPtr` when
-  /// `valid`; masked-off chunks load nothing and read as zeros.
-  Chunk loadChunk(Value rowPtr, Value col, Value valid, int64_t vec) {
+  /// Loads the `vec`-wide chunk at column `col` of the row at `rowPtr` (at
+  /// `addrCol` of `rowPtr` when given: the stage holds a block's slice from
+  /// its column 0) when `valid`; masked-off chunks load nothing and read as
+  /// zeros.
+  Chunk loadChunk(Value rowPtr, Value col, Value valid, int64_t vec,
+                  Value addrCol = {}) {
     Chunk chunk;
     chunk.col = col;
     chunk.valid = valid;
@@ -795,9 +895,9 @@ private:
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      Value ptr =
-          LLVM::GEPOp::create(b, rowPtr.getType(), plan.inType, rowPtr,
-                              ValueRange{col}, LLVM::GEPNoWrapFlags::inbounds);
+      Value ptr = LLVM::GEPOp::create(b, rowPtr.getType(), plan.inType, rowPtr,
+                                      ValueRange{addrCol ? addrCol : col},
+                                      LLVM::GEPNoWrapFlags::inbounds);
       Value loaded =
           LLVM::LoadOp::create(b, loadType, ptr, vec * byteWidth(plan.inType));
       scf::YieldOp::create(b, loaded);
@@ -843,14 +943,25 @@ private:
     LLVM::StoreOp::create(b, toStore, ptr, vec * byteWidth(plan.outType));
   }
 
-  /// Loads the chunks a thread holds of a block starting at column `start`:
-  /// all of its elements, or `numChunks` chunks when given.
-  SmallVector<Chunk> loadBlock(Value rowPtr, Value start, int64_t vec,
-                               int64_t numChunks = 0) {
-    SmallVector<Chunk> chunks;
+  /// Where one of a thread's chunks lies.
+  struct ChunkPlace {
+    /// Column in the row (i32).
+    Value col;
+    /// Column within the block's slice: the chunk's place in the stage.
+    Value local;
+    /// Whether the chunk is inside the row (i1).
+    Value valid;
+  };
+
+  /// The chunks a thread holds of a block starting at column `start`: all of
+  /// its elements, or `numChunks` chunks when given.
+  SmallVector<ChunkPlace> chunkPlaces(Value start, int64_t vec,
+                                      int64_t numChunks = 0) {
+    SmallVector<ChunkPlace> places;
     if (numChunks == 0)
       numChunks = plan.elementsPerThread() / vec;
-    Value first = arith::MulIOp::create(b, rowTid, constI32(vec));
+    Value firstLocal = arith::MulIOp::create(b, rowTid, constI32(vec));
+    Value first = firstLocal;
     if (start)
       first = arith::AddIOp::create(b, first, start);
     // Chunk k is inside the row when k * stride < cols - first: one live
@@ -858,12 +969,60 @@ private:
     Value remaining = arith::SubIOp::create(b, cols, first);
     for (int64_t k = 0; k < numChunks; ++k) {
       Value offset = constI32(k * plan.threadsPerRow() * vec);
-      Value col = arith::AddIOp::create(b, first, offset);
-      Value valid = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, offset,
-                                          remaining);
-      chunks.push_back(loadChunk(rowPtr, col, valid, vec));
+      places.push_back({arith::AddIOp::create(b, first, offset),
+                        arith::AddIOp::create(b, firstLocal, offset),
+                        arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                                              offset, remaining)});
     }
+    return places;
+  }
+
+  /// Loads the chunks a thread holds of a block starting at column `start`
+  /// (see chunkPlaces) from the row at `rowPtr`, or from the stage.
+  SmallVector<Chunk> loadBlock(Value rowPtr, Value start, int64_t vec,
+                               int64_t numChunks = 0, bool fromStage = false) {
+    SmallVector<Chunk> chunks;
+    for (const ChunkPlace &place : chunkPlaces(start, vec, numChunks))
+      chunks.push_back(
+          fromStage ? loadChunk(stage, place.col, place.valid, vec, place.local)
+                    : loadChunk(rowPtr, place.col, place.valid, vec));
     return chunks;
+  }
+
+  /// Starts copying this thread's chunks of row `row` (i64) of the input
+  /// into the stage when the row exists, as one cp.async group. Each thread
+  /// copies exactly the chunks it later reads back, so a cp.async.wait_group
+  /// of its own is all the synchronization the stage needs.
+  void prefetchRow(Value row) {
+    int64_t vec = plan.vectorWidth;
+    int64_t bytes = vec * byteWidth(plan.inType);
+    auto ifOp = scf::IfOp::create(
+        b, arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, rows),
+        /*withElseRegion=*/false);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      Value xRow = LLVM::GEPOp::create(
+          b, x.getType(), plan.inType, x,
+          ValueRange{arith::MulIOp::create(b, row, xStride)});
+      for (const ChunkPlace &place : chunkPlaces(sliceStart, vec)) {
+        auto copy = scf::IfOp::create(b, place.valid, /*withElseRegion=*/false);
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPointToStart(&copy.getThenRegion().front());
+        Value src = LLVM::GEPOp::create(b, x.getType(), plan.inType, xRow,
+                                        ValueRange{place.col},
+                                        LLVM::GEPNoWrapFlags::inbounds);
+        Value dst = LLVM::GEPOp::create(b, stage.getType(), plan.inType, stage,
+                                        ValueRange{place.local},
+                                        LLVM::GEPNoWrapFlags::inbounds);
+        // 16-byte copies bypass L1 (.cg); narrower ones must go through it.
+        NVVM::CpAsyncOp::create(b, dst, src, bytes,
+                                bytes == 16 ? NVVM::LoadCacheModifierKind::CG
+                                            : NVVM::LoadCacheModifierKind::CA,
+                                /*cpSize=*/Value());
+      }
+    }
+    NVVM::CpAsyncCommitGroupOp::create(b);
   }
 
   //===--------------------------------------------------------------------===//
@@ -1063,33 +1222,25 @@ private:
     return butterfly(exchangeAcrossCluster({v}, slot)[0], plan.clusterSize, fn);
   }
 
-  /// Online combiner: (m_a, d_a) + (m_b, d_b) = (m, d_a e^(m_a - m) +
-  /// d_b e^(m_b - m)), with both scales taken as 0 when m = -inf (then both
-  /// sums are 0 and the exponents would be NaN).
-  std::pair<Value, Value> combinePair(std::pair<Value, Value> a,
-                                      std::pair<Value, Value> c) {
-    Value m = arith::MaximumFOp::create(b, a.first, c.first);
+  /// `d * e^(m - mAll)`: a partial sum rescaled to the combined max `mAll`;
+  /// 0 when `m` is -inf (its sum is 0 and the exponent may be NaN).
+  Value rescale(Value m, Value d, Value mAll) {
     Value isNegInf =
         arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, m, negInf());
-    Value da = arith::MulFOp::create(
-        b, a.second, emitExp(arith::SubFOp::create(b, a.first, m)));
-    Value dc = arith::MulFOp::create(
-        b, c.second, emitExp(arith::SubFOp::create(b, c.first, m)));
-    Value scaled = arith::AddFOp::create(b, da, dc);
-    Value plain = arith::AddFOp::create(b, a.second, c.second);
-    return {m, arith::SelectOp::create(b, isNegInf, plain, scaled)};
+    Value scaled =
+        arith::MulFOp::create(b, d, emitExp(arith::SubFOp::create(b, m, mAll)));
+    return arith::SelectOp::create(b, isNegInf, constF32(0.0), scaled);
   }
 
-  /// `butterfly` for (max, sum) pairs with the online combiner.
+  /// Combines the (max, sum) pairs of aligned groups of `lanes` lanes with
+  /// the online combiner, (m_a, d_a) + (m_b, d_b) = (m, d_a e^(m_a - m) +
+  /// d_b e^(m_b - m)), in the order max butterfly, one rescale per lane, sum
+  /// butterfly: one exp per lane instead of two per step.
   std::pair<Value, Value> butterflyPair(Value m, Value d, int32_t lanes) {
-    for (int32_t offset = lanes / 2; offset >= 1; offset /= 2) {
-      Value om = gpu::ShuffleOp::create(b, m, offset, 32, gpu::ShuffleMode::XOR)
-                     .getShuffleResult();
-      Value od = gpu::ShuffleOp::create(b, d, offset, 32, gpu::ShuffleMode::XOR)
-                     .getShuffleResult();
-      std::tie(m, d) = combinePair({m, d}, {om, od});
-    }
-    return {m, d};
+    auto max = [&](Value l, Value r) { return combine(Combiner::max, l, r); };
+    auto sum = [&](Value l, Value r) { return combine(Combiner::sum, l, r); };
+    Value mAll = butterfly(m, lanes, max);
+    return {mAll, butterfly(rescale(m, d, mAll), lanes, sum)};
   }
 
   /// Combines the block pairs (m, d) of every block of the cluster (the max
@@ -1099,18 +1250,45 @@ private:
     return butterflyPair(entries[0], entries[1], plan.clusterSize);
   }
 
-  /// Reduces a (max, sum) pair over the block with the online combiner (and
-  /// over the cluster, with clusters).
+  /// Reduces a (max, sum) pair over the row's threads with the online
+  /// combiner (and over the cluster, with clusters): lanes, then one
+  /// shared-memory step across warps whose pairs lane w of every warp reads
+  /// back and combines by butterfly.
   std::pair<Value, Value> blockReducePair(Value m, Value d) {
-    std::tie(m, d) = butterflyPair(m, d, 32);
-    if (plan.numWarps > 1) {
-      auto partials = exchangeAcrossWarps({m, d}, 0);
-      SmallVector<std::pair<Value, Value>> pairs;
-      for (int64_t w = 0; w < plan.numWarps; ++w)
-        pairs.push_back({partials[0][w], partials[1][w]});
-      using Pair = std::pair<Value, Value>;
-      std::tie(m, d) = treeReduce<Pair>(
-          pairs, [&](Pair l, Pair r) { return combinePair(l, r); });
+    std::tie(m, d) =
+        butterflyPair(m, d, std::min<int64_t>(plan.threadsPerRow(), 32));
+    if (plan.threadsPerRow() > 32) {
+      Value isLane0 =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, constI32(0));
+      auto ifOp = scf::IfOp::create(b, isLane0, /*withElseRegion=*/false);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+        memref::StoreOp::create(
+            b, m, shared,
+            ValueRange{arith::ConstantIndexOp::create(b, 0), warp});
+        memref::StoreOp::create(
+            b, d, shared,
+            ValueRange{arith::ConstantIndexOp::create(b, 1), warp});
+      }
+      gpu::BarrierOp::create(b);
+      // Lane l of every aligned group of P lanes (P: the warps rounded up to
+      // a power of two) reads warp l's pair, so that every lane ends with the
+      // result; lanes past the last warp hold the identity (-inf, 0).
+      int64_t groupLanes = llvm::PowerOf2Ceil(plan.numWarps);
+      Value slotWarp = arith::RemUIOp::create(b, lane, constI32(groupLanes));
+      Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                            slotWarp, constI32(plan.numWarps));
+      Value index = arith::IndexCastOp::create(
+          b, b.getIndexType(),
+          arith::SelectOp::create(b, inRange, slotWarp, constI32(0)));
+      Value wm = memref::LoadOp::create(
+          b, shared, ValueRange{arith::ConstantIndexOp::create(b, 0), index});
+      Value wd = memref::LoadOp::create(
+          b, shared, ValueRange{arith::ConstantIndexOp::create(b, 1), index});
+      std::tie(m, d) = butterflyPair(
+          arith::SelectOp::create(b, inRange, wm, negInf()),
+          arith::SelectOp::create(b, inRange, wd, constF32(0.0)), groupLanes);
     }
     if (plan.clusterSize > 1)
       std::tie(m, d) = clusterReducePair(m, d);
@@ -1142,6 +1320,9 @@ private:
         step = arith::MulIOp::create(b, step, constI64(plan.rowsPerBlock));
       }
     }
+    bool staged = plan.prefetch && vec > 1;
+    if (staged)
+      prefetchRow(first);
     auto loop = scf::ForOp::create(b, first, rows, step);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(loop.getBody()->getTerminator());
@@ -1162,7 +1343,8 @@ private:
     else if (vec == 1 && plan.vectorWidth > 1 && plan.rereadFallback)
       emitFusedRowReread(xRow, yRow);
     else
-      emitFusedRow(xRow, yRow, vec);
+      emitFusedRow(xRow, yRow, vec,
+                   staged ? arith::AddIOp::create(b, row, step) : Value());
     // With a single exchange per row, the next row's write of the same shared
     // slots must wait until every thread has read this row's. (With two or
     // more, the barrier of the next exchange orders them.)
@@ -1201,8 +1383,20 @@ private:
 
   /// Fused: the row is loaded once into registers; every reduce runs over
   /// the registers, then the map writes the row.
-  void emitFusedRow(Value xRow, Value yRow, int64_t vec) {
-    SmallVector<Chunk> chunks = loadBlock(xRow, sliceStart, vec);
+  ///
+  /// With prefetch (vector path), the row is read from the stage, and the
+  /// copy of `nextRow` into it starts as soon as the first reduction has
+  /// consumed every value read from it.
+  void emitFusedRow(Value xRow, Value yRow, int64_t vec, Value nextRow = {}) {
+    SmallVector<Chunk> chunks;
+    if (nextRow) {
+      NVVM::CpAsyncWaitGroupOp::create(b, 0);
+      chunks = loadBlock(stage, sliceStart, vec, 0, /*fromStage=*/true);
+    } else {
+      chunks = loadBlock(xRow, sliceStart, vec);
+    }
+    if (plan.pairReduce)
+      return emitPairRow(yRow, chunks, nextRow);
     DenseMap<Value, Value> scalars;
     for (auto [slot, reduce] : llvm::enumerate(group.reduces)) {
       RowContext ctx = prepareReduce(reduce, scalars);
@@ -1216,10 +1410,67 @@ private:
       Combiner c = reduce.getCombiner();
       Value partial = treeReduce<Value>(
           values, [&](Value l, Value r) { return combine(c, l, r); });
+      if (nextRow && slot == 0)
+        prefetchRow(nextRow);
       scalars[reduce.getInit()] = blockReduce(partial, c, slot);
     }
     RowContext ctx = prepareMap(scalars);
     emitMap(yRow, chunks, ctx);
+  }
+
+  /// The rest of a fused row over the online pair (see KernelPlan::
+  /// pairReduce): the thread's max m_t, e_i = exp(x_i - m_t) and their sum
+  /// d_t, then one block-wide (and cluster-wide) combination of the pairs
+  /// into the row's (m, s). A softmax map then writes e_i * (exp(m_t - m) /
+  /// s), one exp per element in all; any other map is applied to the row's
+  /// (m, s) as usual.
+  void emitPairRow(Value yRow, ArrayRef<Chunk> chunks, Value nextRow) {
+    SmallVector<Value> masked;
+    for (const Chunk &chunk : chunks)
+      for (Value v : chunk.values)
+        masked.push_back(arith::SelectOp::create(b, chunk.valid, v, negInf()));
+    Value mt = treeReduce<Value>(
+        masked, [&](Value l, Value r) { return combine(Combiner::max, l, r); });
+    if (nextRow)
+      prefetchRow(nextRow);
+    // A thread whose elements are all -inf (or masked) contributes (-inf, 0);
+    // its exponents would be NaN.
+    Value finite =
+        arith::CmpFOp::create(b, arith::CmpFPredicate::ONE, mt, negInf());
+    Value zero = constF32(0.0);
+    SmallVector<SmallVector<Value>> exps;
+    SmallVector<Value> terms;
+    for (const Chunk &chunk : chunks) {
+      Value use = arith::AndIOp::create(b, chunk.valid, finite);
+      exps.emplace_back();
+      for (Value v : chunk.values) {
+        exps.back().push_back(arith::SelectOp::create(
+            b, use, emitExp(arith::SubFOp::create(b, v, mt)), zero));
+        terms.push_back(exps.back().back());
+      }
+    }
+    Value dt = treeReduce<Value>(
+        terms, [&](Value l, Value r) { return combine(Combiner::sum, l, r); });
+    auto [m, s] = blockReducePair(mt, dt);
+    if (!isSoftmaxMap(group)) {
+      DenseMap<Value, Value> scalars;
+      scalars[group.reduces[0].getInit()] = m;
+      scalars[group.reduces[1].getInit()] = s;
+      RowContext ctx = prepareMap(scalars);
+      emitMap(yRow, chunks, ctx);
+      return;
+    }
+    // exp(x_i - m) / s = e_i * exp(m_t - m) / s. When every element of the
+    // row is -inf, m_t = m = -inf and s = 0: the scale is NaN, as torch's
+    // result.
+    Value scale =
+        arith::DivFOp::create(b, emitExp(arith::SubFOp::create(b, mt, m)), s);
+    for (auto [chunk, values] : llvm::zip(chunks, exps)) {
+      SmallVector<Value> outs;
+      for (Value e : values)
+        outs.push_back(arith::MulFOp::create(b, e, scale));
+      storeChunk(yRow, chunk.col, chunk.valid, outs);
+    }
   }
 
   /// Elements per thread and tile of the re-reading fallback.
@@ -1375,6 +1626,8 @@ private:
   Group group;
   const KernelPlan &plan;
   Value x, y, rows, cols, xStride, yStride, shared;
+  /// The prefetch stage (`!llvm.ptr<3>`), with prefetch.
+  Value stage;
   Value tid, lane, warp;
   /// Thread index among the threads of its row (tid with one row per block).
   Value rowTid;
@@ -1437,6 +1690,8 @@ static DictionaryAttr kernelMetadata(Builder &b, Group &group,
                      b.getI64IntegerAttr(plan.elementsPerThread())),
       b.getNamedAttr("vector_width", b.getI64IntegerAttr(plan.vectorWidth)),
       b.getNamedAttr("shared_bytes", b.getI64IntegerAttr(sharedBytes)),
+      b.getNamedAttr("dynamic_shared_bytes",
+                     b.getI64IntegerAttr(plan.dynamicSharedBytes())),
       b.getNamedAttr("min_cols", b.getI64IntegerAttr(1)),
       b.getNamedAttr("max_cols", b.getI64IntegerAttr(plan.maxCols)),
       b.getNamedAttr("reverse_second_pass",
@@ -1472,7 +1727,8 @@ struct ConvertRowRedToGPUPass
     PlanOptions opts{
         strategy,          cols,        blockSize,      numWarps,
         rowsPerBlock,      clusterSize, vectorWidth,    maxElementsPerThread,
-        reverseSecondPass, fastExp,     scalarFallback, chip};
+        reverseSecondPass, fastExp,     scalarFallback, chip,
+        prefetch,          pairReduce};
     SmallVector<MapOp> maps;
     module.walk([&](MapOp map) { maps.push_back(map); });
 
@@ -1547,6 +1803,11 @@ struct ConvertRowRedToGPUPass
                                    plan.clusterSlots(group.reduces.size())),
           /*isConstant=*/false, LLVM::Linkage::Internal, kClusterSlotsName,
           Attribute(), /*alignment=*/4, /*addrSpace=*/3);
+    if (plan.prefetch)
+      LLVM::GlobalOp::create(b, LLVM::LLVMArrayType::get(b.getI8Type(), 0),
+                             /*isConstant=*/false, LLVM::Linkage::External,
+                             kStageName, Attribute(), /*alignment=*/16,
+                             /*addrSpace=*/3);
     auto func = gpu::GPUFuncOp::create(b, name, funcType, workgroup);
     func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
     if (plan.clusterSize > 1)
@@ -1590,11 +1851,16 @@ struct ConvertRowRedToGPUPass
       blocks = arith::MulIOp::create(b, rowsIdx, size);
       cluster = gpu::KernelDim3{size, one, one};
     }
-    gpu::LaunchFuncOp::create(b, func, gpu::KernelDim3{blocks, one, one},
-                              gpu::KernelDim3{threads, one, one},
-                              /*dynamicSharedMemorySize=*/Value(), args,
-                              /*asyncTokenType=*/nullptr,
-                              /*asyncDependencies=*/{}, cluster);
+    gpu::LaunchFuncOp::create(
+        b, func, gpu::KernelDim3{blocks, one, one},
+        gpu::KernelDim3{threads, one, one},
+        /*dynamicSharedMemorySize=*/
+        plan.prefetch
+            ? arith::ConstantIntOp::create(b, plan.dynamicSharedBytes(), 32)
+            : Value(),
+        args,
+        /*asyncTokenType=*/nullptr,
+        /*asyncDependencies=*/{}, cluster);
   }
 
   /// Erases the group's ops and its row-scalar buffers.

@@ -2,9 +2,11 @@
 // (docs/performance.md):
 // * rows of up to 512 elements: a warp (or less) per row, 4 rows per block;
 // * fused blocks: 16 elements per thread up to 1024 columns and at 8192,
-//   32 at 2048-4096 and at 16384, up to 16384 columns (32768 f32 without
-//   clusters); blocks (and cluster slices) of 3P/4 for rows that fit them
-//   (P >= 8192, three-quarter.mlir);
+//   32 at 2048-4096 and from 16384, up to 32768 columns (16384 for 16-bit
+//   rows without cp.async, before sm_80); blocks (and cluster slices) of
+//   3P/4 for rows that fit them (P >= 8192, three-quarter.mlir);
+// * the next row staged in shared memory (dynamic_shared_bytes: one block of
+//   input) for 16-bit rows from 4096 and for fused blocks beyond 16384;
 // * clusters of 2 to 8 blocks (512 x 32 slices; 1024 x 32 for f32 beyond
 //   131072) up to 262144 f32 / 131072 16-bit, on sm_90 and newer;
 // * the online kernel (second pass reversed) beyond, and for unknown rows.
@@ -22,31 +24,31 @@
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=32768 chip=sm_80" | FileCheck %s --check-prefix=SM80-32768
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu | FileCheck %s --check-prefix=UNKNOWN
 
-// N100: block_elements = 128 : i64, block_threads = 64 : i64, cluster_blocks = 1 : i64, elements_per_thread = 8 : i64
+// N100: block_elements = 128 : i64, block_threads = 64 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 8 : i64
 // N100-SAME: max_cols = 128 : i64
 // N100-SAME: rows_per_block = 4 : i64, shared_bytes = 0 : i64, strategy = "fused", vector_width = 4 : i64
-// N256: block_elements = 256 : i64, block_threads = 128 : i64, cluster_blocks = 1 : i64, elements_per_thread = 8 : i64
+// N256: block_elements = 256 : i64, block_threads = 128 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 8 : i64
 // N256-SAME: rows_per_block = 4 : i64, shared_bytes = 0 : i64, strategy = "fused"
-// N781: block_elements = 1024 : i64, block_threads = 64 : i64, cluster_blocks = 1 : i64, elements_per_thread = 16 : i64
+// N781: block_elements = 1024 : i64, block_threads = 64 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 16 : i64
 // N781-SAME: rows_per_block = 1 : i64
-// N4096: block_elements = 4096 : i64, block_threads = 128 : i64, cluster_blocks = 1 : i64, elements_per_thread = 32 : i64
-// N8192: block_elements = 8192 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, elements_per_thread = 16 : i64
-// N12288: block_elements = 12288 : i64, block_threads = 384 : i64, cluster_blocks = 1 : i64, elements_per_thread = 32 : i64
-// N32768: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 2 : i64, elements_per_thread = 32 : i64
-// N32768-SAME: strategy = "cluster"
-// N32769: block_elements = 12288 : i64, block_threads = 384 : i64, cluster_blocks = 4 : i64, elements_per_thread = 32 : i64
+// N4096: block_elements = 4096 : i64, block_threads = 128 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
+// N8192: block_elements = 8192 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 16 : i64
+// N12288: block_elements = 12288 : i64, block_threads = 384 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
+// N32768: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 131072 : i64, elements_per_thread = 32 : i64
+// N32768-SAME: strategy = "fused"
+// N32769: block_elements = 12288 : i64, block_threads = 384 : i64, cluster_blocks = 4 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
 // N32769-SAME: max_cols = 49152 : i64
 // N32769-SAME: strategy = "cluster"
-// N262144: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 8 : i64, elements_per_thread = 32 : i64
+// N262144: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 8 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
 // N262144-SAME: max_cols = 262144 : i64
 // N262144-SAME: strategy = "cluster"
-// N262145: block_elements = 16384 : i64, block_threads = 1024 : i64, cluster_blocks = 1 : i64, elements_per_thread = 16 : i64
+// N262145: block_elements = 16384 : i64, block_threads = 1024 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 16 : i64
 // N262145-SAME: max_cols = 0 : i64
 // N262145-SAME: reverse_second_pass = true
 // N262145-SAME: strategy = "online"
 // SM80: block_threads = 1024 : i64, cluster_blocks = 1 : i64
 // SM80-SAME: strategy = "online"
-// SM80-32768: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 1 : i64
+// SM80-32768: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 131072 : i64
 // SM80-32768-SAME: strategy = "fused"
 // UNKNOWN: block_threads = 1024 : i64
 // UNKNOWN-SAME: strategy = "online"
@@ -55,16 +57,26 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   return
 }
 
-// 16-bit rows: fused up to 16384 columns, clusters up to 131072.
+// 16-bit rows: fused up to 32768 columns, clusters up to 131072; the stage
+// from 4096 columns, not before sm_80 (no cp.async), where rows stay fused up
+// to 16384 only.
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=8192 | FileCheck %s --check-prefix=BF8192
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=16384 | FileCheck %s --check-prefix=BF16384
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=16385 | FileCheck %s --check-prefix=BF16385
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=32769 | FileCheck %s --check-prefix=BF32769
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=16385 chip=sm_75" | FileCheck %s --check-prefix=BF-SM75
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=2048 | FileCheck %s --check-prefix=BF2048
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=131073 | FileCheck %s --check-prefix=BF131073
-// BF8192: block_elements = 8192 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, elements_per_thread = 16 : i64
+// BF8192: block_elements = 8192 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 16384 : i64, elements_per_thread = 16 : i64
 // BF8192-SAME: strategy = "fused", vector_width = 8 : i64
-// BF16384: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, elements_per_thread = 32 : i64
+// BF16384: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 32768 : i64, elements_per_thread = 32 : i64
 // BF16384-SAME: strategy = "fused", vector_width = 8 : i64
-// BF16385: block_elements = 12288 : i64, block_threads = 384 : i64, cluster_blocks = 2 : i64, elements_per_thread = 32 : i64
-// BF16385-SAME: strategy = "cluster", vector_width = 8 : i64
-// BF131073: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, elements_per_thread = 32 : i64
+// BF16385: block_elements = 24576 : i64, block_threads = 768 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 49152 : i64, elements_per_thread = 32 : i64
+// BF16385-SAME: strategy = "fused", vector_width = 8 : i64
+// BF32769: block_elements = 12288 : i64, block_threads = 384 : i64, cluster_blocks = 4 : i64, dynamic_shared_bytes = 24576 : i64, elements_per_thread = 32 : i64
+// BF32769-SAME: strategy = "cluster", vector_width = 8 : i64
+// BF-SM75: block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64
+// BF-SM75-SAME: strategy = "online"
+// BF2048: block_elements = 2048 : i64, block_threads = 64 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64
+// BF131073: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
 // BF131073-SAME: strategy = "online", vector_width = 8 : i64

@@ -56,16 +56,25 @@
 // CHECK: arith.mulf %[[D]], %[[SCALE]] : f32
 // CHECK: scf.yield %[[MNEW]], %{{.*}} : f32, f32
 
-// Cross-thread merge of (m, d) pairs: both halves shuffled, the sums
-// rescaled to the common max, plain sum when that max is -inf.
+// Cross-thread merge of (m, d) pairs: a max butterfly over the warp, each
+// lane's sum rescaled to the warp's max (0 when its own max is -inf), then a
+// sum butterfly.
 // CHECK: gpu.shuffle xor %[[P1]]#0, %{{.*}}, %{{.*}} : f32
-// CHECK: gpu.shuffle xor %[[P1]]#1, %{{.*}}, %{{.*}} : f32
-// CHECK: %[[CM:.*]] = arith.maximumf
-// CHECK: arith.cmpf oeq, %[[CM]], %{{.*}} : f32
-// CHECK: arith.select
-// CHECK: memref.store %{{.*}}, %[[SMEM]]
+// CHECK-COUNT-4: gpu.shuffle xor
+// CHECK: %[[WM:.*]] = arith.maximumf
+// CHECK: %[[ISNEG:.*]] = arith.cmpf oeq, %[[P1]]#0, %{{.*}} : f32
+// CHECK: arith.subf %[[P1]]#0, %[[WM]] : f32
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// CHECK: %[[SCALED:.*]] = arith.mulf %[[P1]]#1, %{{.*}} : f32
+// CHECK: %[[WD0:.*]] = arith.select %[[ISNEG]], %{{.*}}, %[[SCALED]] : f32
+// CHECK: gpu.shuffle xor %[[WD0]], %{{.*}}, %{{.*}} : f32
+// Lane 0 of each warp publishes the warp's pair; after one barrier lane w
+// reads warp w's pair and the warps' pairs meet by the same butterflies.
+// CHECK: memref.store %[[WM]], %[[SMEM]]
 // CHECK: memref.store %{{.*}}, %[[SMEM]]
 // CHECK: gpu.barrier
+// CHECK: memref.load %[[SMEM]]
+// CHECK: memref.load %[[SMEM]]
 
 // Pass 2 over ceil(N / tile) tiles, forwards.
 // CHECK: %[[TILES:.*]] = arith.ceildivui %{{.*}}, %{{.*}} : i32

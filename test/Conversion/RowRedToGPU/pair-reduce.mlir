@@ -1,0 +1,35 @@
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=4096 pair-reduce=1" | FileCheck %s
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=4096 pair-reduce=1" | grep -c gpu.barrier | FileCheck %s --check-prefix=BARRIERS
+
+// pair-reduce: each thread reduces its elements to (m_t, d_t) with
+// d_t = sum exp(x - m_t) (0 where m_t is -inf), the pairs meet in one
+// shared-memory exchange, and softmax writes e * (exp(m_t - m) / s).
+// CHECK: gpu.func @softmax_kernel0
+// CHECK: scf.for
+// CHECK: %[[FINITE:.*]] = arith.cmpf one, %[[MT:.*]], %{{.*}} : f32
+// CHECK: arith.andi %{{.*}}, %[[FINITE]] : i1
+// CHECK: arith.subf %{{.*}}, %[[MT]] : f32
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// Max butterfly over the warp, rescale, sum butterfly; one exchange of
+// both halves and one barrier.
+// CHECK: gpu.shuffle xor %[[MT]]
+// CHECK: memref.store %{{.*}}, %{{.*}}[%c0{{.*}}, %{{.*}}]
+// CHECK: memref.store %{{.*}}, %{{.*}}[%c1{{.*}}, %{{.*}}]
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.barrier
+// CHECK-NOT: gpu.barrier
+// CHECK: memref.load
+// CHECK: memref.load
+// CHECK: arith.maximumf
+// CHECK: arith.addf
+// CHECK: arith.subf %[[MT]], %{{.*}} : f32
+// CHECK: %[[EXP:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// CHECK: %[[SCALE:.*]] = arith.divf %[[EXP]], %{{.*}} : f32
+// CHECK: arith.mulf %{{.*}}, %[[SCALE]] : f32
+// CHECK: llvm.store
+// The row's end: one barrier before the next row reuses the slots.
+// CHECK: gpu.barrier
+
+// Two per row in the vector path and two in the scalar path (exchange, end
+// of row), against three each without pair-reduce.
+// BARRIERS: 4

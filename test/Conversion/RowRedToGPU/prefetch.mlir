@@ -1,0 +1,62 @@
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=4096 prefetch=on" | FileCheck %s
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=4096" | FileCheck %s --check-prefix=OFF
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-to-ptx="cols=32768" | FileCheck %s --check-prefix=PTX
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536" | FileCheck %s --check-prefix=CLUSTER
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="prefetch=on" 2>&1 | FileCheck %s --check-prefix=ONLINE
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=256 prefetch=on" 2>&1 | FileCheck %s --check-prefix=ROWS
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=4096 vector-width=1 prefetch=on" 2>&1 | FileCheck %s --check-prefix=SCALAR
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=4096 chip=sm_75 prefetch=on" 2>&1 | FileCheck %s --check-prefix=SM75
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=4096 prefetch=yes" 2>&1 | FileCheck %s --check-prefix=VALUE
+
+// The next row staged in shared memory: a fused f32 block of 4096 (128
+// threads x 32) gets a 16 KiB stage of dynamic shared memory, which the
+// host launch and the metadata carry.
+// CHECK: dynamic_shared_bytes = 16384 : i64
+// CHECK: gpu.launch_func @softmax_kernel0::@softmax_kernel0 blocks in ({{.*}}) threads in ({{.*}}) dynamic_shared_memory_size %{{.*}} args(
+// CHECK: llvm.mlir.global external @rowred_stage() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
+// CHECK: %[[STAGE:.*]] = llvm.mlir.addressof @rowred_stage : !llvm.ptr<3>
+// Vector path only: before the row loop, the block's first row is copied in
+// (one 16-byte cp.async per chunk the thread will read back, one group).
+// CHECK: scf.if
+// CHECK-COUNT-8: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg : !llvm.ptr<3>, !llvm.ptr<1>
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: scf.for
+// Each row waits for its own copies, then reads its chunks from the stage.
+// CHECK: nvvm.cp.async.wait.group 0
+// CHECK-COUNT-8: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
+// Once the first reduction has used every staged value, the next row's copy
+// starts, before the first exchange of the row.
+// CHECK: arith.maximumf
+// CHECK-NOT: gpu.shuffle
+// CHECK: arith.cmpi slt, %{{.*}}, %{{.*}} : i64
+// CHECK-COUNT-8: nvvm.cp.async.shared.global
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: gpu.shuffle xor
+// The scalar fallback reads global memory and has no stage.
+// CHECK: scf.for
+// CHECK-NOT: nvvm.cp.async
+// CHECK: gpu.return
+
+// auto leaves f32 blocks of 4096 unstaged.
+// OFF: dynamic_shared_bytes = 0 : i64
+// OFF-NOT: cp.async
+// OFF-NOT: rowred_stage
+
+// The assembly: the stage is extern shared memory, copies bypass L1 (.cg).
+// auto stages fused f32 blocks beyond 16384 elements (1024 threads x 32).
+// PTX: .extern .shared .align 16 .b8 rowred_stage[];
+// PTX: cp.async.cg.shared.global [%rd{{[0-9]+}}], [%rd{{[0-9]+}}], 16;
+// PTX: cp.async.commit_group;
+// PTX: cp.async.wait_group {{(\\09)?}}0;
+// PTX: ld.shared.v4.b32
+
+// 16-bit cluster slices are staged by default: each block copies its own
+// slice (512 threads x 32 bf16, 32 KiB).
+// CLUSTER: cluster_blocks = 4 : i64, dynamic_shared_bytes = 32768 : i64
+// CLUSTER: nvvm.cp.async.shared.global
+
+// ONLINE: error: 'rowred.map' op prefetch=on is not possible here: the online kernel streams its row
+// ROWS: error: 'rowred.map' op prefetch=on is not possible here: blocks with several rows hold no stage
+// SCALAR: error: 'rowred.map' op prefetch=on is not possible here: cp.async copies vectors and this kernel has none
+// SM75: error: 'rowred.map' op prefetch=on is not possible here: cp.async needs sm_80 or newer
+// VALUE: error: 'rowred.map' op unknown prefetch 'yes'; expected on, off or auto
