@@ -282,9 +282,10 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
   int64_t abi = 0;
   if (!num("abi_version", abi))
     return missing("abi_version");
-  if (abi != 1) {
+  // Version 2 added dynamic_shared_bytes (absent, hence 0, in version 1).
+  if (abi != 1 && abi != 2) {
     error = "'" + jsonPath + "' has ABI version " + std::to_string(abi) +
-            "; this runner knows version 1";
+            "; this runner knows versions 1 and 2";
     return std::nullopt;
   }
   std::string in, out, ptxName;

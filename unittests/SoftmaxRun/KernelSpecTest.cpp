@@ -59,6 +59,16 @@ TEST(KernelSpec, LoadsMetadataAndPtx) {
   EXPECT_EQ(spec->blockThreads, 64);
   EXPECT_EQ(spec->maxCols, 1024);
   EXPECT_EQ(spec->ptx, ".version 7.8\n");
+  EXPECT_EQ(spec->dynamicSharedBytes, 0);
+
+  // Version 2 adds the prefetch stage.
+  std::string v2 = kGood;
+  v2.replace(v2.find("1, \"kernel\""), 1, "2");
+  v2.replace(v2.find("\"shared_bytes\""), 1,
+             "\"dynamic_shared_bytes\": 65536, \"");
+  spec = KernelSpec::load(writeKernel(v2), error);
+  ASSERT_TRUE(spec) << error;
+  EXPECT_EQ(spec->dynamicSharedBytes, 65536);
 }
 
 TEST(KernelSpec, RejectsMissingFieldsVersionsAndFiles) {
@@ -68,10 +78,17 @@ TEST(KernelSpec, RejectsMissingFieldsVersionsAndFiles) {
   EXPECT_FALSE(KernelSpec::load(writeKernel(noKernel), error));
   EXPECT_NE(error.find("lacks the field 'kernel'"), std::string::npos) << error;
 
-  std::string v2 = good;
-  v2.replace(v2.find("1, \"kernel\""), 1, "2");
-  EXPECT_FALSE(KernelSpec::load(writeKernel(v2), error));
-  EXPECT_NE(error.find("ABI version 2"), std::string::npos) << error;
+  std::string v3 = good;
+  v3.replace(v3.find("1, \"kernel\""), 1, "3");
+  EXPECT_FALSE(KernelSpec::load(writeKernel(v3), error));
+  EXPECT_NE(error.find("ABI version 3"), std::string::npos) << error;
+
+  std::string badStage = good;
+  badStage.replace(badStage.find("\"shared_bytes\""), 1,
+                   "\"dynamic_shared_bytes\": 300000, \"");
+  EXPECT_FALSE(KernelSpec::load(writeKernel(badStage), error));
+  EXPECT_NE(error.find("invalid dynamic_shared_bytes"), std::string::npos)
+      << error;
 
   EXPECT_FALSE(KernelSpec::load(writeKernel(kGood, false), error));
   EXPECT_NE(error.find("cannot open"), std::string::npos) << error;

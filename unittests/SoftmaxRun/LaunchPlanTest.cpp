@@ -39,6 +39,13 @@ TEST(LaunchPlan, SharedMemoryLimits) {
   res.registers = 16;
   res.sharedBytes = 100 * 1024;
   EXPECT_EQ(planLaunch(h, res, {128}, 1 << 20).blocksPerSM, 2);
+  // The prefetch stage is dynamic shared memory on top of the static one:
+  // 256 + 65536 + 1024 reserved bytes per block leave 3 per SM.
+  res.sharedBytes = 256;
+  LaunchPlan staged = planLaunch(h, res, {512, 1, 1, 65536}, 1 << 20);
+  EXPECT_EQ(staged.byShared, 3);
+  EXPECT_NE(staged.explain(h, res, 4096).find("65536 for the prefetch stage"),
+            std::string::npos);
 }
 
 TEST(LaunchPlan, SeveralRowsPerBlockCountRowGroups) {
