@@ -819,6 +819,14 @@ private:
         b, f32, APFloat::getInf(APFloat::IEEEsingle(), /*Negative=*/true));
   }
 
+  /// The start of row `row` (i64) of the matrix at `base` with `stride`
+  /// elements of type `elem` between rows.
+  Value rowPointer(Value base, Type elem, Value row, Value stride) {
+    return LLVM::GEPOp::create(
+        b, base.getType(), elem, base,
+        ValueRange{arith::MulIOp::create(b, row, stride)});
+  }
+
   /// True (i1) when `ptr` and every row start `ptr + k * stride` are aligned
   /// for `vec`-element accesses.
   Value isAligned(Value ptr, Value stride, Type elem, int64_t vec) {
@@ -1002,9 +1010,7 @@ private:
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      Value xRow = LLVM::GEPOp::create(
-          b, x.getType(), plan.inType, x,
-          ValueRange{arith::MulIOp::create(b, row, xStride)});
+      Value xRow = rowPointer(x, plan.inType, row, xStride);
       for (const ChunkPlace &place : chunkPlaces(sliceStart, vec)) {
         auto copy = scf::IfOp::create(b, place.valid, /*withElseRegion=*/false);
         OpBuilder::InsertionGuard inner(b);
@@ -1128,11 +1134,9 @@ private:
     return v;
   }
 
-  /// Publishes each warp's `values` (lane 0) in shared memory slots
-  /// `firstSlot...`, waits at one barrier, and returns, per value, the
-  /// per-warp partials every thread reads back.
-  SmallVector<SmallVector<Value>> exchangeAcrossWarps(ArrayRef<Value> values,
-                                                      int64_t firstSlot) {
+  /// Lane 0 of each warp stores the warp's `values` in shared memory slots
+  /// `firstSlot...` (column: the warp), then one barrier.
+  void publishPerWarp(ArrayRef<Value> values, int64_t firstSlot) {
     Value isLane0 =
         arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, constI32(0));
     auto ifOp = scf::IfOp::create(b, isLane0, /*withElseRegion=*/false);
@@ -1145,6 +1149,14 @@ private:
       }
     }
     gpu::BarrierOp::create(b);
+  }
+
+  /// Publishes each warp's `values` (lane 0) in shared memory slots
+  /// `firstSlot...`, waits at one barrier, and returns, per value, the
+  /// per-warp partials every thread reads back.
+  SmallVector<SmallVector<Value>> exchangeAcrossWarps(ArrayRef<Value> values,
+                                                      int64_t firstSlot) {
+    publishPerWarp(values, firstSlot);
     SmallVector<SmallVector<Value>> partials(values.size());
     for (size_t i = 0; i < values.size(); ++i) {
       Value slot = arith::ConstantIndexOp::create(b, firstSlot + i);
@@ -1258,20 +1270,7 @@ private:
     std::tie(m, d) =
         butterflyPair(m, d, std::min<int64_t>(plan.threadsPerRow(), 32));
     if (plan.threadsPerRow() > 32) {
-      Value isLane0 =
-          arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, constI32(0));
-      auto ifOp = scf::IfOp::create(b, isLane0, /*withElseRegion=*/false);
-      {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-        memref::StoreOp::create(
-            b, m, shared,
-            ValueRange{arith::ConstantIndexOp::create(b, 0), warp});
-        memref::StoreOp::create(
-            b, d, shared,
-            ValueRange{arith::ConstantIndexOp::create(b, 1), warp});
-      }
-      gpu::BarrierOp::create(b);
+      publishPerWarp({m, d}, 0);
       // Lane l of every aligned group of P lanes (P: the warps rounded up to
       // a power of two) reads warp l's pair, so that every lane ends with the
       // result; lanes past the last warp hold the identity (-inf, 0).
@@ -1332,12 +1331,8 @@ private:
                                   arith::ExtUIOp::create(b, i64, rowInBlock));
       rowValid = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, rows);
     }
-    Value xRow =
-        LLVM::GEPOp::create(b, x.getType(), plan.inType, x,
-                            ValueRange{arith::MulIOp::create(b, row, xStride)});
-    Value yRow =
-        LLVM::GEPOp::create(b, y.getType(), plan.outType, y,
-                            ValueRange{arith::MulIOp::create(b, row, yStride)});
+    Value xRow = rowPointer(x, plan.inType, row, xStride);
+    Value yRow = rowPointer(y, plan.outType, row, yStride);
     if (plan.strategy == Strategy::Online)
       emitOnlineRow(xRow, yRow, vec);
     else if (vec == 1 && plan.vectorWidth > 1 && plan.rereadFallback)
