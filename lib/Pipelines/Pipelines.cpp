@@ -60,6 +60,9 @@ void mlir::rowred::buildRowRedToPTXPipeline(OpPassManager &pm,
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;
   target.optLevel = 3;
+  // PTX ISA 8.1 (CUDA 12.1 drivers and newer): the cluster exchanges use
+  // st.async with mbarrier completion.
+  target.features = "+ptx81";
   pm.addPass(createGpuNVVMAttachTarget(target));
 
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();

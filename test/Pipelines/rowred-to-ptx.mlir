@@ -9,12 +9,14 @@
 
 // The host keeps its launch; the kernel module became a binary holding PTX.
 // IR: gpu.launch_func @softmax_kernel0::@softmax_kernel0
-// IR: gpu.binary @softmax_kernel0 [#gpu.object<#nvvm.target<O = 3, chip = "sm_90">, {{.*}}assembly = "
+// PTX ISA 8.1 for every kernel: the cluster exchanges use st.async.
+// IR: gpu.binary @softmax_kernel0 [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx81">, {{.*}}assembly = "
 
 // The fused kernel: 16-byte loads and stores on the aligned path, 4-byte ones
 // on the fallback, warp butterflies, one barrier per block-level reduction,
 // ex2.approx for exp, one reciprocal per row.
-// PTX: .target sm_90
+// PTX: .version 8.1
+// PTX-NEXT: .target sm_90
 // PTX: .visible .entry softmax_kernel0(
 // PTX-NEXT: .param .u64 .ptr .global .align 1 softmax_kernel0_param_0,
 // PTX-NEXT: .param .u64 .ptr .global .align 1 softmax_kernel0_param_1,

@@ -121,17 +121,46 @@ struct KernelPlan {
   bool exchangesPairs() const {
     return strategy == Strategy::Online || pairReduce;
   }
+  /// The cluster exchanges of one row on one of the kernel's paths.
+  struct ClusterExchanges {
+    /// Exchanges per row, and f32 values each block sends in each.
+    int64_t exchanges = 0, values = 1;
+    /// Buffers of each exchange: two when a row has a single one, so that
+    /// the next row's values never land in entries still being read; one
+    /// when the row's next exchange already orders them.
+    int64_t buffers() const { return exchanges == 1 ? 2 : 1; }
+    /// mbarriers of each block: one per exchange and buffer.
+    int64_t barriers() const { return exchanges * buffers(); }
+  };
   /// Cluster-level exchanges through distributed shared memory per row: one
-  /// per reduce (cluster), one for the (max, sum) pair (online).
-  int64_t clusterExchangesPerRow(size_t numReduces) const {
+  /// per reduce (cluster), one for the (max, sum) pair (online, pair
+  /// reduction), except on the re-reading scalar path, which reduces one
+  /// value at a time.
+  ClusterExchanges clusterExchanges(size_t numReduces,
+                                    bool rereadPath = false) const {
     if (clusterSize == 1)
-      return 0;
-    return exchangesPairs() ? 1 : numReduces;
+      return {};
+    if (exchangesPairs() && !rereadPath)
+      return {1, 2};
+    return {static_cast<int64_t>(numReduces), 1};
   }
-  /// f32 entries of each block's distributed shared memory array.
+  /// mbarriers of each block, for whichever path needs more.
+  int64_t clusterBarriers(size_t numReduces) const {
+    int64_t n = clusterExchanges(numReduces).barriers();
+    if (rereadFallback)
+      n = std::max(n, clusterExchanges(numReduces, true).barriers());
+    return n;
+  }
+  /// f32 entries of each block's distributed shared memory array, for
+  /// whichever path needs more.
   int64_t clusterSlots(size_t numReduces) const {
-    return clusterExchangesPerRow(numReduces) * (exchangesPairs() ? 2 : 1) *
-           clusterSize;
+    auto slots = [&](ClusterExchanges e) {
+      return e.barriers() * e.values * clusterSize;
+    };
+    int64_t n = slots(clusterExchanges(numReduces));
+    if (rereadFallback)
+      n = std::max(n, slots(clusterExchanges(numReduces, true)));
+    return n;
   }
   /// f32 slots per warp in shared memory: one per exchanged value.
   int64_t sharedSlots(size_t numReduces) const {
@@ -715,6 +744,14 @@ struct Chunk {
 /// blocks of a cluster exchange their partial results.
 static constexpr StringLiteral kClusterSlotsName = "rowred_cluster_slots";
 
+/// 32-bit registers of one SM (sm_75 to sm_90).
+static constexpr int64_t kRegisterFile = 65536;
+
+/// Name of the shared-memory array of mbarriers (i64), one per cluster
+/// exchange and buffer, on which the blocks of a cluster count each other's
+/// values in.
+static constexpr StringLiteral kClusterBarriersName = "rowred_cluster_barriers";
+
 /// Name of the prefetch stage: dynamic shared memory, sized by the launcher
 /// (`dynamic_shared_bytes` in the metadata).
 static constexpr StringLiteral kStageName = "rowred_stage";
@@ -780,10 +817,13 @@ public:
   /// the scalar path, each a grid-stride loop over rows.
   void emit() {
     // Distributed shared memory of another block may only be accessed once
-    // that block has started: one cluster barrier before the first exchange
-    // (compute-sanitizer's racecheck reports the writes otherwise).
-    if (plan.clusterSize > 1)
+    // that block has started and initialized its mbarriers: one cluster
+    // barrier before the first exchange (compute-sanitizer's racecheck
+    // reports the writes otherwise).
+    if (plan.clusterSize > 1) {
+      initClusterBarriers();
       emitClusterBarrier();
+    }
     int64_t vec = plan.vectorWidth;
     if (vec == 1) {
       emitRowLoop(1);
@@ -1173,11 +1213,43 @@ private:
   Value blockReduce(Value v, Combiner c, int64_t slot) {
     auto fn = [&](Value l, Value r) { return combine(c, l, r); };
     v = warpReduce(v, fn);
-    if (plan.threadsPerRow() > 32)
+    if (plan.threadsPerRow() > 32 && plan.numWarps == 32) {
+      // Thirty-two partials read at once would take as many registers next
+      // to the row's: lane l reads warp l's, and a butterfly combines them.
+      publishPerWarp({v}, slot);
+      v = butterfly(memref::LoadOp::create(
+                        b, shared,
+                        ValueRange{arith::ConstantIndexOp::create(b, slot),
+                                   arith::IndexCastOp::create(
+                                       b, b.getIndexType(), lane)}),
+                    32, fn);
+    } else if (plan.threadsPerRow() > 32) {
       v = treeReduce<Value>(exchangeAcrossWarps({v}, slot)[0], fn);
+    }
     if (plan.clusterSize > 1)
       v = clusterReduce(v, fn, slot);
     return v;
+  }
+
+  /// Thread 0 initializes the block's mbarriers for cluster exchanges (one
+  /// arrival each: its own, which arms the expected bytes) and makes them
+  /// visible to the cluster.
+  void initClusterBarriers() {
+    auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
+    Value isFirst =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, constI32(0));
+    auto ifOp = scf::IfOp::create(b, isFirst, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    Value base = LLVM::AddressOfOp::create(b, sharedPtr, kClusterBarriersName);
+    for (int64_t i = 0, e = plan.clusterBarriers(group.reduces.size()); i < e;
+         ++i)
+      NVVM::MBarrierInitOp::create(
+          b,
+          LLVM::GEPOp::create(b, sharedPtr, i64, base,
+                              ArrayRef<LLVM::GEPArg>{(int32_t)i}),
+          constI32(1), /*predicate=*/Value());
+    NVVM::FenceMbarrierInitOp::create(b);
   }
 
   /// `barrier.cluster.arrive` (release) and `barrier.cluster.wait`
@@ -1189,42 +1261,127 @@ private:
 
   /// Publishes this block's `values` to every block of the cluster and
   /// returns, per value, the entry of block `lane % clusterSize` read back.
-  /// Each block owns a `slots x clusterSize` f32 array in shared memory;
-  /// thread `r` (r < clusterSize) of block `q` stores value i into entry
-  /// `[firstSlot + i][q]` of block `r`'s array through distributed shared
-  /// memory (`mapa` + `st.shared::cluster`); after a cluster barrier every
-  /// lane reads entry `lane % clusterSize` of its own array.
+  ///
+  /// Each block owns, per exchange (and buffer), an mbarrier and a
+  /// `values x clusterSize` f32 array in shared memory. Thread `r` (r <
+  /// clusterSize) of block `q` writes value i into entry `[i][q]` of block
+  /// `r`'s array with `st.async`, which counts its 4 bytes on block `r`'s
+  /// mbarrier (complete_tx); thread 0 of every block arms its own mbarrier
+  /// for all of them, and every thread waits for the phase before it reads
+  /// entry `lane % clusterSize`. Unlike a cluster barrier, whose release
+  /// semantics would make every thread wait for its earlier global stores
+  /// and copies still in flight, only the exchanged values are ordered.
   SmallVector<Value> exchangeAcrossCluster(ArrayRef<Value> values,
-                                           int64_t firstSlot) {
+                                           int64_t exchange) {
     MLIRContext *ctx = b.getContext();
     auto sharedPtr = LLVM::LLVMPointerType::get(ctx, 3);
-    auto clusterPtr = LLVM::LLVMPointerType::get(ctx, 7);
-    Value base = LLVM::AddressOfOp::create(b, sharedPtr, kClusterSlotsName);
-    auto entry = [&](int64_t slot, Value index) {
+    int64_t numValues = values.size();
+    assert(numValues == rowExchanges.values &&
+           exchange < rowExchanges.exchanges && "unplanned cluster exchange");
+    Value index = clusterExchangeIndex(exchange);
+    Value barrier = clusterBarrier(index);
+    Value entries = LLVM::GEPOp::create(
+        b, sharedPtr, f32,
+        LLVM::AddressOfOp::create(b, sharedPtr, kClusterSlotsName),
+        ValueRange{arith::MulIOp::create(
+            b, index, constI32(numValues * plan.clusterSize))});
+    auto entry = [&](int64_t i, Value block) {
       Value row = LLVM::GEPOp::create(
-          b, sharedPtr, f32, base,
-          ArrayRef<LLVM::GEPArg>{(int32_t)(slot * plan.clusterSize)});
-      return LLVM::GEPOp::create(b, sharedPtr, f32, row, ValueRange{index});
+          b, sharedPtr, f32, entries,
+          ArrayRef<LLVM::GEPArg>{(int32_t)(i * plan.clusterSize)});
+      return LLVM::GEPOp::create(b, sharedPtr, f32, row, ValueRange{block});
     };
-    Value isPusher = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid,
-                                           constI32(plan.clusterSize));
-    auto ifOp = scf::IfOp::create(b, isPusher, /*withElseRegion=*/false);
     {
+      Value isPusher = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid,
+                                             constI32(plan.clusterSize));
+      auto ifOp = scf::IfOp::create(b, isPusher, /*withElseRegion=*/false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      for (auto [i, v] : llvm::enumerate(values)) {
-        Value remote = NVVM::MapaOp::create(
-            b, clusterPtr, entry(firstSlot + i, clusterRank), tid);
-        LLVM::StoreOp::create(b, v, remote);
-      }
+      // No NVVM op spells st.async (PTX ISA 8.1, sm_90) in MLIR 22. The
+      // addresses stay 32-bit shared-window addresses, mapped to block
+      // `tid` with mapa inside the same asm so that they are not hoisted
+      // out of the row loop as 64-bit registers.
+      auto address = [&](Value ptr) {
+        return LLVM::PtrToIntOp::create(b, i32, ptr);
+      };
+      for (auto [i, v] : llvm::enumerate(values))
+        NVVM::InlinePtxOp::create(
+            b, TypeRange(),
+            ValueRange{address(entry(i, clusterRank)), address(barrier), v,
+                       tid},
+            ValueRange(),
+            "{\n\t.reg .b32 entry, bar;\n\t"
+            "mapa.shared::cluster.u32 entry, $0, $3;\n\t"
+            "mapa.shared::cluster.u32 bar, $1, $3;\n\t"
+            "st.async.shared::cluster.mbarrier::complete_tx::bytes.f32 "
+            "[entry], $2, [bar];\n\t}",
+            /*predicate=*/Value());
     }
-    emitClusterBarrier();
-    Value index = arith::RemUIOp::create(b, lane, constI32(plan.clusterSize));
-    SmallVector<Value> entries;
-    for (size_t i = 0; i < values.size(); ++i)
-      entries.push_back(
-          LLVM::LoadOp::create(b, f32, entry(firstSlot + i, index)));
-    return entries;
+    waitForPhase(barrier, clusterParity);
+    // With a single warp nothing else keeps thread 0 from arming this
+    // mbarrier's next phase while other lanes still wait on this one.
+    if (plan.numWarps == 1)
+      gpu::BarrierOp::create(b);
+    Value block = arith::RemUIOp::create(b, lane, constI32(plan.clusterSize));
+    SmallVector<Value> read;
+    for (int64_t i = 0; i < numValues; ++i)
+      read.push_back(LLVM::LoadOp::create(b, f32, entry(i, block)));
+    return read;
+  }
+
+  /// Index (i32) of the mbarrier and entry array of exchange `exchange` in
+  /// the current row.
+  Value clusterExchangeIndex(int64_t exchange) {
+    int64_t buffers = rowExchanges.buffers();
+    Value index = constI32(exchange * buffers);
+    if (buffers > 1)
+      index = arith::AddIOp::create(b, index, clusterBuffer);
+    return index;
+  }
+
+  /// The block's own mbarrier number `index` (`!llvm.ptr<3>`).
+  Value clusterBarrier(Value index) {
+    auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
+    return LLVM::GEPOp::create(
+        b, sharedPtr, i64,
+        LLVM::AddressOfOp::create(b, sharedPtr, kClusterBarriersName),
+        ValueRange{index});
+  }
+
+  /// Thread 0 arms the mbarriers of the current row's cluster exchanges for
+  /// the bytes the blocks of the cluster will send (one f32 per value and
+  /// block). Done at the top of the row, where few registers are live: every
+  /// thread has finished waiting on their previous phases, since a block
+  /// barrier separates those waits from this row's first exchange.
+  void armClusterBarriers() {
+    Value isFirst =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, constI32(0));
+    auto ifOp = scf::IfOp::create(b, isFirst, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    int64_t bytes = rowExchanges.values * plan.clusterSize * 4;
+    for (int64_t e = 0; e < rowExchanges.exchanges; ++e)
+      NVVM::MBarrierArriveExpectTxOp::create(
+          b, Type(), clusterBarrier(clusterExchangeIndex(e)), constI32(bytes),
+          NVVM::MemScopeKind::CTA, /*relaxed=*/false, /*predicate=*/Value());
+  }
+
+  /// Waits until the phase of parity `parity` of the mbarrier at `barrier`
+  /// has completed: a loop around `mbarrier.try_wait.parity`, which may
+  /// return early.
+  void waitForPhase(Value barrier, Value parity) {
+    auto loop = scf::WhileOp::create(b, TypeRange(), ValueRange());
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(b.createBlock(&loop.getBefore()));
+    Value done = NVVM::MBarrierTryWaitOp::create(
+        b, b.getI1Type(), barrier, parity, /*ticks=*/Value(),
+        NVVM::MemScopeKind::CTA, /*relaxed=*/false);
+    scf::ConditionOp::create(
+        b,
+        arith::XOrIOp::create(b, done, arith::ConstantIntOp::create(b, 1, 1)),
+        ValueRange());
+    b.setInsertionPointToStart(b.createBlock(&loop.getAfter()));
+    scf::YieldOp::create(b);
   }
 
   /// Combines the block results `v` of every block of the cluster: one
@@ -1322,8 +1479,23 @@ private:
     bool staged = plan.prefetch && vec > 1;
     if (staged)
       prefetchRow(first);
-    auto loop = scf::ForOp::create(b, first, rows, step);
+    // With clusters the loop also counts its iterations (i32): each cluster
+    // exchange's mbarrier completes one phase per row, or every other row
+    // with two buffers.
+    bool rereads = plan.strategy != Strategy::Online && vec == 1 &&
+                   plan.vectorWidth > 1 && plan.rereadFallback;
+    rowExchanges = plan.clusterExchanges(group.reduces.size(), rereads);
+    bool countRows = plan.clusterSize > 1;
+    SmallVector<Value> inits;
+    if (countRows)
+      inits.push_back(constI32(0));
+    auto loop = scf::ForOp::create(b, first, rows, step, inits);
     OpBuilder::InsertionGuard guard(b);
+    if (countRows) {
+      b.setInsertionPointToEnd(loop.getBody());
+      Value k = loop.getRegionIterArgs().front();
+      scf::YieldOp::create(b, ValueRange{k});
+    }
     b.setInsertionPoint(loop.getBody()->getTerminator());
     Value row = loop.getInductionVar();
     if (plan.rowsPerBlock > 1) {
@@ -1331,22 +1503,33 @@ private:
                                   arith::ExtUIOp::create(b, i64, rowInBlock));
       rowValid = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, rows);
     }
+    if (countRows) {
+      Value k = loop.getRegionIterArgs().front();
+      loop.getBody()->getTerminator()->setOperands(
+          ValueRange{arith::AddIOp::create(b, k, constI32(1))});
+      Value phase = k;
+      if (rowExchanges.buffers() > 1) {
+        clusterBuffer = arith::AndIOp::create(b, k, constI32(1));
+        phase = arith::ShRUIOp::create(b, k, constI32(1));
+      }
+      clusterParity = arith::AndIOp::create(b, phase, constI32(1));
+      armClusterBarriers();
+    }
     Value xRow = rowPointer(x, plan.inType, row, xStride);
     Value yRow = rowPointer(y, plan.outType, row, yStride);
     if (plan.strategy == Strategy::Online)
       emitOnlineRow(xRow, yRow, vec);
-    else if (vec == 1 && plan.vectorWidth > 1 && plan.rereadFallback)
+    else if (rereads)
       emitFusedRowReread(xRow, yRow);
     else
       emitFusedRow(xRow, yRow, vec,
                    staged ? arith::AddIOp::create(b, row, step) : Value());
     // With a single exchange per row, the next row's write of the same shared
     // slots must wait until every thread has read this row's. (With two or
-    // more, the barrier of the next exchange orders them.)
+    // more, the barrier of the next exchange orders them. Cluster exchanges
+    // alternate between two buffers instead.)
     if (plan.exchangesPerRow(group.reduces.size()) == 1)
       gpu::BarrierOp::create(b);
-    if (plan.clusterExchangesPerRow(group.reduces.size()) == 1)
-      emitClusterBarrier();
     rowValid = Value();
   }
 
@@ -1630,6 +1813,12 @@ private:
   Value rowInBlock;
   /// Rank of this block in its cluster, and the first column of its slice.
   Value clusterRank, sliceStart;
+  /// In the row loop with clusters: the buffer (0 or 1, i32) of this row's
+  /// cluster exchanges when a row has only one, and the parity of the
+  /// mbarrier phase they complete.
+  Value clusterBuffer, clusterParity;
+  /// The cluster exchanges of a row on the path being emitted.
+  KernelPlan::ClusterExchanges rowExchanges;
   /// Whether this thread's row exists, in the row loop with several rows per
   /// block; null otherwise.
   Value rowValid;
@@ -1669,9 +1858,11 @@ static DictionaryAttr kernelMetadata(Builder &b, Group &group,
   if (auto attr = group.map->getAttrOfType<StringAttr>(kOriginAttrName))
     origin = attr.getValue();
   int64_t sharedBytes =
-      (plan.sharedSlots(group.reduces.size()) * plan.numWarps +
-       plan.clusterSlots(group.reduces.size())) *
-      4;
+      llvm::alignTo((plan.sharedSlots(group.reduces.size()) * plan.numWarps +
+                     plan.clusterSlots(group.reduces.size())) *
+                        4,
+                    8) +
+      plan.clusterBarriers(group.reduces.size()) * 8;
   SmallVector<NamedAttribute> attrs = {
       b.getNamedAttr("op", b.getStringAttr(origin)),
       b.getNamedAttr("strategy", b.getStringAttr(stringify(plan.strategy))),
@@ -1798,6 +1989,13 @@ struct ConvertRowRedToGPUPass
                                    plan.clusterSlots(group.reduces.size())),
           /*isConstant=*/false, LLVM::Linkage::Internal, kClusterSlotsName,
           Attribute(), /*alignment=*/4, /*addrSpace=*/3);
+    if (plan.clusterSize > 1)
+      LLVM::GlobalOp::create(
+          b,
+          LLVM::LLVMArrayType::get(b.getI64Type(),
+                                   plan.clusterBarriers(group.reduces.size())),
+          /*isConstant=*/false, LLVM::Linkage::Internal, kClusterBarriersName,
+          Attribute(), /*alignment=*/8, /*addrSpace=*/3);
     if (plan.prefetch)
       LLVM::GlobalOp::create(b, LLVM::LLVMArrayType::get(b.getI8Type(), 0),
                              /*isConstant=*/false, LLVM::Linkage::External,
@@ -1805,10 +2003,18 @@ struct ConvertRowRedToGPUPass
                              /*addrSpace=*/3);
     auto func = gpu::GPUFuncOp::create(b, name, funcType, workgroup);
     func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-    if (plan.clusterSize > 1)
+    if (plan.clusterSize > 1) {
       func->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
                     b.getDenseI32ArrayAttr(
                         {static_cast<int32_t>(plan.clusterSize), 1, 1}));
+      // A slice is sized for 64 registers per thread (32 elements and the
+      // rest): ask ptxas to keep to that, so that two 512-thread blocks
+      // share an SM, instead of letting the exchange's few extra live
+      // values halve the occupancy.
+      func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                    b.getI32IntegerAttr(std::max<int64_t>(
+                        1, kRegisterFile / (64 * plan.numThreads()))));
+    }
     func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
         {static_cast<int32_t>(plan.numThreads()), 1, 1}));
     b.setInsertionPointToStart(&func.getBody().front());

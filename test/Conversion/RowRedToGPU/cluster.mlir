@@ -15,40 +15,55 @@
 // CHECK: %[[BLOCKS:.*]] = arith.muli %dim{{.*}}, %[[C4:.*]] : index
 // CHECK: gpu.launch_func @softmax_kernel0::@softmax_kernel0 clusters in (%[[C4]], %{{.*}}, %{{.*}}) blocks in (%[[BLOCKS]], %{{.*}}, %{{.*}}) threads in (%c512
 
-// Per block: one f32 per reduce and cluster block, in shared memory.
+// Per block: one f32 per reduce and cluster block, and one mbarrier per
+// reduce, in shared memory.
 // CHECK: llvm.mlir.global internal @rowred_cluster_slots() {addr_space = 3 : i32, alignment = 4 : i64} : !llvm.array<8 x f32>
+// CHECK: llvm.mlir.global internal @rowred_cluster_barriers() {addr_space = 3 : i32, alignment = 8 : i64} : !llvm.array<2 x i64>
 // CHECK: gpu.func @softmax_kernel0
 // CHECK-SAME: nvvm.cluster_dim = array<i32: 4, 1, 1>
+// Two 512-thread blocks per SM: ptxas is asked to keep to 64 registers.
+// CHECK-SAME: nvvm.minctasm = 2 : i32
 // The block's slice starts at rank * 16384; rows go cluster by cluster.
 // CHECK: %[[RANK:.*]] = gpu.cluster_block_id x
 // CHECK: %[[RANK32:.*]] = arith.index_cast %[[RANK]] : index to i32
 // CHECK: arith.muli %[[RANK32]], %c16384_i32
-// Every block of the cluster has started before any writes to another's
-// shared memory.
+// Thread 0 initializes the mbarriers (one arrival: its own), and every block
+// of the cluster has started before any writes to another's shared memory.
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c1_i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c1_i32
+// CHECK: nvvm.fence.mbarrier.init
 // CHECK: nvvm.cluster.arrive {aligned}
 // CHECK-NEXT: nvvm.cluster.wait {aligned}
 // CHECK: scf.if
 // CHECK: gpu.cluster_id x
 // CHECK: gpu.cluster_dim x
+// Each row: its parity k & 1, and thread 0 arms both mbarriers for 4 x 4
+// bytes.
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[K:[^ ]*]] = %c0_i32{{[_0-9]*}}) -> (i32)
+// CHECK: %[[PARITY:[^ ]*]] = arith.andi %[[K]], %c1_i32
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c16_i32
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c16_i32
 // Max: warps, then shared memory across warps, then across the cluster:
-// threads 0..3 push the block's value into entry [0][rank] of each block's
-// array, a cluster barrier, then each warp combines the 4 entries.
+// threads 0..3 send the block's value into entry [0][rank] of each block's
+// array with st.async, counted on that block's mbarrier; every thread waits
+// for the phase, then each warp combines the 4 entries.
 // CHECK: gpu.barrier
 // CHECK: %[[SLOTS:.*]] = llvm.mlir.addressof @rowred_cluster_slots : !llvm.ptr<3>
 // CHECK: arith.cmpi ult, %{{.*}}, %c4_i32
 // CHECK: scf.if
 // CHECK: %[[MINE:.*]] = llvm.getelementptr %{{.*}}[%[[RANK32]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, f32
-// CHECK: %[[REMOTE:.*]] = nvvm.mapa %[[MINE]], %{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
-// CHECK: llvm.store %{{.*}}, %[[REMOTE]] : f32, !llvm.ptr<7>
-// CHECK: nvvm.cluster.arrive {aligned}
-// CHECK-NEXT: nvvm.cluster.wait {aligned}
+// CHECK: %[[ADDR:.*]] = llvm.ptrtoint %[[MINE]] : !llvm.ptr<3> to i32
+// CHECK: nvvm.inline_ptx "{{.*}}mapa.shared::cluster.u32 entry, $0, $3;{{.*}}mapa.shared::cluster.u32 bar, $1, $3;{{.*}}st.async.shared::cluster.mbarrier::complete_tx::bytes.f32 [entry], $2, [bar];{{.*}}" ro(%[[ADDR]], %{{.*}}, %{{.*}}, %{{.*}} : i32, i32, f32, i32)
+// CHECK: scf.while
+// CHECK-NEXT: nvvm.mbarrier.try_wait %{{.*}}, %[[PARITY]] : !llvm.ptr<3>, i32 -> i1
 // CHECK: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
 // CHECK: gpu.shuffle xor %{{.*}}, %c2_i32
 // CHECK: gpu.shuffle xor %{{.*}}, %c1_i32
-// Sum: the same in the second row of the array.
-// CHECK: llvm.getelementptr %{{.*}}[4] : (!llvm.ptr<3>) -> !llvm.ptr<3>, f32
-// CHECK: nvvm.mapa
-// CHECK: nvvm.cluster.arrive {aligned}
+// Sum: the same in the second row of the array and the second mbarrier.
+// CHECK: gpu.barrier
+// CHECK: arith.muli %c1_i32{{.*}}, %c4_i32
+// CHECK: nvvm.inline_ptx
+// CHECK: nvvm.mbarrier.try_wait %{{.*}}, %[[PARITY]]
 // No block leaves while others may still read its shared memory.
 // FINAL: nvvm.cluster.arrive {aligned}
 // FINAL-NEXT: nvvm.cluster.wait {aligned}
@@ -58,9 +73,11 @@
 // plain launch with a grid that is a multiple of 4 forms them.
 // PTX: .explicitcluster
 // PTX-SAME: .reqnctapercluster 4, 1, 1
-// PTX-SAME: mapa.shared::cluster.u64
-// PTX-SAME: st.shared::cluster.b32
+// PTX-SAME: mbarrier.init.shared.b64
 // PTX-SAME: barrier.cluster.arrive.aligned;\0A\09barrier.cluster.wait.aligned;
+// PTX-SAME: mbarrier.arrive.expect_tx.shared.b64
+// PTX-SAME: st.async.shared::cluster.mbarrier::complete_tx::bytes.f32
+// PTX-SAME: mbarrier.try_wait.parity.shared.b64
 
 // Clusters of 16 (non-portable): 512-thread slices of 16384 elements; the
 // lanes read the 16 partials and a four-step butterfly combines them.

@@ -6,32 +6,50 @@
 
 // Online over a cluster of 4: block r walks columns [r * span, (r + 1) *
 // span) with span = ceil(ceil(N / 4) / tile) tiles, the block pairs (m, d)
-// meet in distributed shared memory (the max in entries 0-3, the sum in
-// 4-7 of every block's array), and the second pass walks the block's own
-// share again.
+// meet in distributed shared memory, and the second pass walks the block's
+// own share again. The single exchange per row alternates between two
+// buffers (rows k and k + 1), each an mbarrier and 2 x 4 entries (the max in
+// 0-3, the sum in 4-7) per block.
 // CLUSTER: cluster_blocks = 4 : i64
 // CLUSTER-SAME: strategy = "online"
-// CLUSTER: llvm.mlir.global internal @rowred_cluster_slots() {addr_space = 3 : i32, alignment = 4 : i64} : !llvm.array<8 x f32>
+// CLUSTER: llvm.mlir.global internal @rowred_cluster_slots() {addr_space = 3 : i32, alignment = 4 : i64} : !llvm.array<16 x f32>
+// CLUSTER: llvm.mlir.global internal @rowred_cluster_barriers() {addr_space = 3 : i32, alignment = 8 : i64} : !llvm.array<2 x i64>
 // CLUSTER: gpu.func @{{.*}}_kernel0
 // CLUSTER: gpu.cluster_block_id  x
+// CLUSTER-COUNT-2: nvvm.mbarrier.init %{{.*}}, %c1_i32
+// CLUSTER: nvvm.fence.mbarrier.init
 // CLUSTER: nvvm.cluster.arrive
+// The row loop counts its rows: buffer k & 1, phase parity (k >> 1) & 1;
+// thread 0 arms the row's mbarrier for 4 blocks x 2 values x 4 bytes.
+// CLUSTER: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[K:[^ ]*]] = %c0_i32{{[_0-9]*}}) -> (i32)
+// CLUSTER: %{{.*}} = arith.andi %[[K]], %c1_i32{{.*}}
+// CLUSTER: %[[HALF:.*]] = arith.shrui %[[K]], %c1_i32{{.*}}
+// CLUSTER: %[[PARITY:[^ ]*]] = arith.andi %[[HALF]], %c1_i32{{.*}}
+// CLUSTER: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c32_i32{{.*}}
 // CLUSTER: arith.ceildivui %{{.*}}, %c4_i64
 // CLUSTER: %[[LO64:.*]] = arith.minui
 // CLUSTER: %[[HI64:.*]] = arith.minui
 // CLUSTER: %[[LO:.*]] = arith.trunci %[[LO64]] : i64 to i32
 // CLUSTER: %[[HI:.*]] = arith.trunci %[[HI64]] : i64 to i32
 // CLUSTER: scf.for %{{.*}} = %[[LO]] to %[[HI]] step %c16384_i32
-// The max and the sum, not one of them twice.
+// Threads 0-3 send the block's max and sum to block tid with st.async, which
+// counts the bytes on that block's mbarrier; every thread waits for the
+// phase, then reads entry lane % 4.
+// CLUSTER: arith.cmpi ult, %{{.*}}, %c4_i32{{.*}}
 // CLUSTER: scf.if
-// CLUSTER: %[[RM:.*]] = nvvm.mapa
-// CLUSTER-NEXT: llvm.store %[[MV:[^,]*]], %[[RM]]
-// CLUSTER-NOT: llvm.store %[[MV]],
-// CLUSTER: %[[RD:.*]] = nvvm.mapa
-// CLUSTER-NEXT: llvm.store %{{[^,]*}}, %[[RD]]
-// CLUSTER-NOT: llvm.store %[[MV]],
-// CLUSTER: nvvm.cluster.arrive
-// CLUSTER: nvvm.cluster.wait
+// CLUSTER: nvvm.inline_ptx "{{.*}}mapa.shared::cluster.u32 entry{{.*}}st.async.shared::cluster.mbarrier::complete_tx::bytes.f32 [entry], $2, [bar]
+// CLUSTER-SAME: ro(%{{.*}}, %{{.*}}, %[[M:[^,]*]], %{{.*}} : i32, i32, f32, i32)
+// CLUSTER: nvvm.inline_ptx
+// CLUSTER-NOT: ro(%{{.*}}, %{{.*}}, %[[M]],
+// CLUSTER-SAME: : i32, i32, f32, i32)
+// CLUSTER: scf.while
+// CLUSTER-NEXT: nvvm.mbarrier.try_wait %{{.*}}, %[[PARITY]] : !llvm.ptr<3>, i32 -> i1
 // CLUSTER-COUNT-2: gpu.shuffle xor
+// No cluster barrier inside the row loop; one before the kernel returns.
+// CLUSTER-NOT: nvvm.cluster.wait
+// CLUSTER: nvvm.cluster.arrive {aligned}
+// CLUSTER-NEXT: nvvm.cluster.wait {aligned}
+// CLUSTER-NEXT: gpu.return
 // CLUSTER-SM80: error: 'rowred.map' op an online kernel over clusters needs thread-block clusters (sm_90 or newer), not sm_80
 
 // The online kernel: pass 1 walks the row in tiles keeping a running
