@@ -66,6 +66,8 @@ VARIANTS = [
     # Online kernels whose rows are split over a cluster.
     ("softmax", "f32", "online", "cluster-size=4"),
     ("log_softmax", "bf16", "online", "cluster-size=8"),
+    # Clusters of 16: auto's choice for rows beyond 1 MiB.
+    ("softmax", "f32", "online", "cluster-size=16"),
     # Clusters of 16 blocks (non-portable: the launcher opts in).
     ("softmax", "f32", "cluster", "block-size=262144 cluster-size=16"),
     ("log_softmax", "bf16", "cluster", "block-size=262144 cluster-size=16"),

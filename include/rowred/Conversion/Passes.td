@@ -74,9 +74,11 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
            "Fused: rows a block works on at once, each by a group of at most "
            "32 threads with no barrier (0: derived)">,
     Option<"clusterSize", "cluster-size", "int64_t", /*default=*/"0",
-           "Cluster (and online, on request): blocks of a thread-block "
-           "cluster that share one row, 2 to 8, or 16 where the launcher "
-           "allows non-portable clusters (0: derived; none for online)">,
+           "Cluster and online: blocks of a thread-block cluster that "
+           "share one row, 2 to 8, or 16 where the launcher allows "
+           "non-portable clusters; 1: no cluster (online); 0: derived (for "
+           "online with a known row length on sm_90+, 8 up to 1 MiB rows "
+           "and 16 beyond, else none)">,
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
            "Target chip; auto picks clusters only on sm_90 and newer">,
     Option<"reverseSecondPass", "reverse-second-pass", "bool",

@@ -44,7 +44,8 @@ struct RowRedToPTXOptions : public PassPipelineOptions<RowRedToPTXOptions> {
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> clusterSize{
       *this, "cluster-size",
-      llvm::cl::desc("Cluster: blocks sharing one row, 2 to 16 (0: derived)"),
+      llvm::cl::desc("Cluster and online: blocks sharing one row, 2 to 16; "
+                     "1: no cluster (online); 0: derived"),
       llvm::cl::init(0)};
   PassOptions::Option<bool> reverseSecondPass{
       *this, "reverse-second-pass",

@@ -449,17 +449,27 @@ static int64_t defaultOnlineWarps(int64_t elementBytes) {
 static constexpr int64_t kMaxDynamicSharedBytes = 224 * 1024;
 
 /// Whether auto stages the next row in shared memory for a kernel that can:
-/// for 16-bit rows from 4096 elements (fused and cluster), +2-6% in an H200
-/// sweep (docs/performance.md), and for fused blocks of more than 16384
-/// elements (768 or 1024 threads x 32), which are alone on their SM with
-/// nothing else to overlap their reductions with (f32 32768: +9%, bf16
-/// 32768: +20%). Elsewhere f32 gains nothing or loses (-12% at 2048, -3 to
-/// -10% for clusters of 512-thread slices).
+/// for fused 16-bit rows from 4096 elements, +2-6% in an H200 sweep
+/// (docs/performance.md), and for fused blocks of more than 16384 elements
+/// (768 or 1024 threads x 32), which are alone on their SM with nothing else
+/// to overlap their reductions with (f32 32768: +9%, bf16 32768: +20%).
+/// Elsewhere f32 gains nothing or loses (-12% at 2048), and since the cluster
+/// exchanges no longer wait for the copies in flight, clusters lose with it
+/// (bf16 -8%, f32 -2 to -13%).
 static bool autoPrefetch(const KernelPlan &plan) {
-  if (byteWidth(plan.inType) == 2 &&
-      plan.blockElements * plan.clusterSize >= 4096)
-    return true;
-  return plan.clusterSize == 1 && plan.blockElements > 16384;
+  if (plan.clusterSize != 1)
+    return false;
+  return (byteWidth(plan.inType) == 2 && plan.blockElements >= 4096) ||
+         plan.blockElements > 16384;
+}
+
+/// Blocks of the cluster auto gives an online kernel for rows of `cols`
+/// elements of `elementBytes` (H200 sweep, docs/performance.md): 8 for rows
+/// up to 1 MiB (262144 f32 and bf16: +24% and +18% over one block), 16
+/// beyond (1048576: +7% f32, +9% bf16 over one block; 8 gains 2-4%), so that
+/// each block's share is still in L2 for the second pass.
+static int64_t autoOnlineClusterSize(int64_t cols, int64_t elementBytes) {
+  return cols * elementBytes <= (int64_t(1) << 20) ? 8 : 16;
 }
 
 /// The compute capability in `chip` (`sm_90a` -> 90), or 0.
@@ -529,11 +539,11 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
     return map.emitOpError() << "rows-per-block must be a power of two, got "
                              << opts.rowsPerBlock;
   if (opts.clusterSize != 0 &&
-      (opts.clusterSize < 2 || opts.clusterSize > kMaxNonPortableClusterSize ||
+      (opts.clusterSize < 1 || opts.clusterSize > kMaxNonPortableClusterSize ||
        !llvm::isPowerOf2_64(opts.clusterSize)))
     return map.emitOpError()
-           << "cluster-size must be 2, 4, 8 or 16 (16 needs a launcher that "
-              "allows non-portable cluster sizes), got "
+           << "cluster-size must be 1 (no cluster), 2, 4, 8 or 16 (16 needs a "
+              "launcher that allows non-portable cluster sizes), got "
            << opts.clusterSize;
 
   // The block a whole row needs (0: row length unknown).
@@ -548,6 +558,10 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
       return map.emitOpError() << "the cluster strategy needs thread-block "
                                   "clusters (sm_90 or newer), not "
                                << opts.chip;
+    if (opts.clusterSize == 1)
+      return map.emitOpError() << "the cluster strategy needs cluster-size 2 "
+                                  "or more; one block per row is "
+                                  "strategy=fused";
     plan.strategy = Strategy::Cluster;
   } else if (opts.strategy == "online") {
     if (!canOnline)
@@ -569,7 +583,7 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
            rowBlock <=
                maxAutoFusedBlock(elementBytes, smVersion(opts.chip) >= 80));
       bool fitsCluster = clustersAvailable && opts.blockSize == 0 &&
-                         opts.numWarps == 0 &&
+                         opts.numWarps == 0 && opts.clusterSize != 1 &&
                          rowBlock <= maxAutoClusterBlock(elementBytes);
       if (fitsBlock || !canOnline)
         plan.strategy = Strategy::Fused;
@@ -654,13 +668,16 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
     if (opts.rowsPerBlock > 1)
       return map.emitOpError()
              << "rows-per-block does not apply to the online strategy";
-    if (opts.clusterSize != 0) {
+    if (opts.clusterSize > 1) {
       if (!clustersAvailable)
         return map.emitOpError() << "an online kernel over clusters needs "
                                     "thread-block clusters (sm_90 or newer), "
                                     "not "
                                  << opts.chip;
       plan.clusterSize = opts.clusterSize;
+    } else if (opts.clusterSize == 0 && opts.strategy == "auto" &&
+               clustersAvailable && cols != 0) {
+      plan.clusterSize = autoOnlineClusterSize(cols, elementBytes);
     }
     if (opts.blockSize != 0 && !llvm::isPowerOf2_64(opts.blockSize))
       return map.emitOpError() << "an online tile (block-size) must be a "

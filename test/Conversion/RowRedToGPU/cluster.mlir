@@ -3,6 +3,8 @@
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-to-ptx="cols=65536" | FileCheck %s --check-prefix=PTX
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536 strategy=cluster chip=sm_80" 2>&1 | FileCheck %s --check-prefix=SM80
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536 strategy=cluster cluster-size=32" 2>&1 | FileCheck %s --check-prefix=SIZE
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536 pair-reduce=1" | FileCheck %s --check-prefix=PAIR
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536 strategy=cluster cluster-size=1" 2>&1 | FileCheck %s --check-prefix=ONE
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-to-ptx="cols=262144 strategy=cluster cluster-size=16" | FileCheck %s --check-prefix=SIXTEEN
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 strategy=cluster" 2>&1 | FileCheck %s --check-prefix=LONG
 
@@ -85,6 +87,23 @@
 // SIXTEEN-SAME: max_cols = 262144 : i64
 // SIXTEEN: .reqnctapercluster 16, 1, 1
 
+// With pair-reduce=1 the vector path exchanges one (max, sum) pair per row
+// (two buffers, 2 x 4 x 4 bytes each), and the re-reading scalar path one
+// value per reduce (two mbarriers, 4 x 4 bytes each): the arrays fit both.
+// PAIR: @rowred_cluster_slots() {{.*}} : !llvm.array<16 x f32>
+// PAIR: @rowred_cluster_barriers() {{.*}} : !llvm.array<2 x i64>
+// PAIR: scf.for
+// PAIR: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c32_i32
+// PAIR-NOT: nvvm.mbarrier.arrive.expect_tx
+// PAIR: scf.for
+// PAIR: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c16_i32
+// PAIR-NEXT: arith.constant
+// PAIR-NEXT: arith.constant
+// PAIR-NEXT: llvm.mlir.addressof @rowred_cluster_barriers
+// PAIR-NEXT: llvm.getelementptr
+// PAIR-NEXT: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c16_i32
+
 // SM80: error: 'rowred.map' op the cluster strategy needs thread-block clusters (sm_90 or newer), not sm_80
-// SIZE: error: 'rowred.map' op cluster-size must be 2, 4, 8 or 16 (16 needs a launcher that allows non-portable cluster sizes), got 32
+// SIZE: error: 'rowred.map' op cluster-size must be 1 (no cluster), 2, 4, 8 or 16 (16 needs a launcher that allows non-portable cluster sizes), got 32
+// ONE: error: 'rowred.map' op the cluster strategy needs cluster-size 2 or more; one block per row is strategy=fused
 // LONG: error: 'rowred.map' op a cluster block of 131072 elements over 1024 threads keeps 128 elements per thread in registers (limit 32)

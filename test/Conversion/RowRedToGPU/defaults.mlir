@@ -6,10 +6,12 @@
 //   rows without cp.async, before sm_80); blocks (and cluster slices) of
 //   3P/4 for rows that fit them (P >= 8192, three-quarter.mlir);
 // * the next row staged in shared memory (dynamic_shared_bytes: one block of
-//   input) for 16-bit rows from 4096 and for fused blocks beyond 16384;
+//   input) for fused 16-bit rows from 4096 and for fused blocks beyond 16384;
 // * clusters of 2 to 8 blocks (512 x 32 slices; 1024 x 32 for f32 beyond
 //   131072) up to 262144 f32 / 131072 16-bit, on sm_90 and newer;
-// * the online kernel (second pass reversed) beyond, and for unknown rows.
+// * the online kernel (second pass reversed) beyond, over clusters of 8
+//   blocks for rows up to 1 MiB and of 16 beyond (sm_90 and newer), and on
+//   one block for unknown rows.
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=100 | FileCheck %s --check-prefix=N100
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=256 | FileCheck %s --check-prefix=N256
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=781 | FileCheck %s --check-prefix=N781
@@ -20,6 +22,8 @@
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=32769 | FileCheck %s --check-prefix=N32769
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=262144 | FileCheck %s --check-prefix=N262144
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=262145 | FileCheck %s --check-prefix=N262145
+// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=1048576 | FileCheck %s --check-prefix=N1M
+// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=1048576 cluster-size=1" | FileCheck %s --check-prefix=N1M-ONE
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=65536 chip=sm_80" | FileCheck %s --check-prefix=SM80
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=32768 chip=sm_80" | FileCheck %s --check-prefix=SM80-32768
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu | FileCheck %s --check-prefix=UNKNOWN
@@ -42,24 +46,28 @@
 // N262144: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 8 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
 // N262144-SAME: max_cols = 262144 : i64
 // N262144-SAME: strategy = "cluster"
-// N262145: block_elements = 16384 : i64, block_threads = 1024 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 16 : i64
+// N262145: block_elements = 16384 : i64, block_threads = 1024 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 16 : i64
 // N262145-SAME: max_cols = 0 : i64
 // N262145-SAME: reverse_second_pass = true
 // N262145-SAME: strategy = "online"
+// N1M: block_threads = 1024 : i64, cluster_blocks = 16 : i64
+// N1M-SAME: strategy = "online"
+// N1M-ONE: block_threads = 1024 : i64, cluster_blocks = 1 : i64
+// N1M-ONE-SAME: strategy = "online"
 // SM80: block_threads = 1024 : i64, cluster_blocks = 1 : i64
 // SM80-SAME: strategy = "online"
 // SM80-32768: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 131072 : i64
 // SM80-32768-SAME: strategy = "fused"
-// UNKNOWN: block_threads = 1024 : i64
+// UNKNOWN: block_threads = 1024 : i64, cluster_blocks = 1 : i64
 // UNKNOWN-SAME: strategy = "online"
 func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   rowred.softmax dimension(1) ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>)
   return
 }
 
-// 16-bit rows: fused up to 32768 columns, clusters up to 131072; the stage
-// from 4096 columns, not before sm_80 (no cp.async), where rows stay fused up
-// to 16384 only.
+// 16-bit rows: fused up to 32768 columns, clusters up to 131072, online over
+// clusters of 8 beyond; the stage for fused rows from 4096 columns, not
+// before sm_80 (no cp.async), where rows stay fused up to 16384 only.
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=8192 | FileCheck %s --check-prefix=BF8192
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=16384 | FileCheck %s --check-prefix=BF16384
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=16385 | FileCheck %s --check-prefix=BF16385
@@ -73,10 +81,10 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // BF16384-SAME: strategy = "fused", vector_width = 8 : i64
 // BF16385: block_elements = 24576 : i64, block_threads = 768 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 49152 : i64, elements_per_thread = 32 : i64
 // BF16385-SAME: strategy = "fused", vector_width = 8 : i64
-// BF32769: block_elements = 12288 : i64, block_threads = 384 : i64, cluster_blocks = 4 : i64, dynamic_shared_bytes = 24576 : i64, elements_per_thread = 32 : i64
+// BF32769: block_elements = 12288 : i64, block_threads = 384 : i64, cluster_blocks = 4 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
 // BF32769-SAME: strategy = "cluster", vector_width = 8 : i64
 // BF-SM75: block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64
 // BF-SM75-SAME: strategy = "online"
 // BF2048: block_elements = 2048 : i64, block_threads = 64 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64
-// BF131073: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
+// BF131073: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 8 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
 // BF131073-SAME: strategy = "online", vector_width = 8 : i64
