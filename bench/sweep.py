@@ -29,6 +29,9 @@ def main():
     p.add_argument("kernel_dir")
     p.add_argument("--rows", type=int, default=4096)
     p.add_argument("--json")
+    p.add_argument("--balanced", action="store_true",
+                   help="launch the fewest programs that need the same "
+                   "number of rounds over the rows (experiment)")
     args = p.parse_args()
     with open(os.path.join(args.kernel_dir, "manifest.json")) as f:
         manifest = json.load(f)
@@ -46,7 +49,8 @@ def main():
 
         def run():
             y = torch.empty_like(x)
-            kernel.launch(x.data_ptr(), y.data_ptr(), rows, n, n, n)
+            kernel.launch(x.data_ptr(), y.data_ptr(), rows, n, n, n,
+                          grid=kernel.grid(rows, args.balanced))
             return y
         err = (run().double() - ref).abs().max().item()
         ok = err <= (1e-5 if dtype == torch.float32 else 1e-2)
@@ -62,6 +66,7 @@ def main():
                         "pair": "_pr1" in meta_file,
                         "E": meta["elements_per_thread"],
                         "strategy": meta["strategy"], "gbps": gbps,
+                        "grid": kernel.grid(rows, args.balanced),
                         "max_abs_err": err})
     results.sort(key=lambda r: (r["dtype"], r["N"], r["strategy"],
                                 r["cluster"], r["rows_per_block"],
@@ -71,13 +76,15 @@ def main():
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
     print(f"{'dtype':5} {'N':>7} {'strategy':8} {'rev':>3} {'R':>2} {'C':>2} "
-          f"{'thr':>5} {'E':>4} {'pf':>2} {'pr':>2} {'blk/SM':>6} {'GB/s':>7}")
+          f"{'thr':>5} {'E':>4} {'pf':>2} {'pr':>2} {'blk/SM':>6} {'grid':>5} "
+          f"{'GB/s':>7}")
     for r in results:
         g = f"{r['gbps']:7.0f}" if r["gbps"] else "  WRONG"
         print(f"{r['dtype']:5} {r['N']:7} {r['strategy']:8} "
               f"{int(r['reverse']):3} {r['rows_per_block']:2} "
               f"{r['cluster']:2} {r['threads']:5} {r['E']:4} "
-              f"{int(r['prefetch']):2} {int(r['pair']):2} {r['per_sm']:6} {g}")
+              f"{int(r['prefetch']):2} {int(r['pair']):2} {r['per_sm']:6} "
+              f"{r['grid']:5} {g}")
     return 0
 
 

@@ -84,13 +84,17 @@ class Kernel:
         else:
             self.resident = self.sms * self.per_sm
 
-    def grid(self, rows):
-        """Blocks of the persistent grid for `rows` rows."""
-        if self.cluster > 1:
-            return self.cluster * max(1, min(rows, self.resident //
-                                             self.cluster))
+    def grid(self, rows, balanced=False):
+        """Blocks of the persistent grid for `rows` rows. `balanced` (an
+        experiment, not the ABI's rule) takes the fewest programs that
+        still need the same number of rounds, so that none idles in the
+        last one."""
         groups = -(-rows // self.rows_per_block)
-        return max(1, min(groups, self.resident))
+        slots = self.resident // self.cluster
+        programs = max(1, min(groups, slots))
+        if balanced:
+            programs = -(-groups // -(-groups // programs))
+        return self.cluster * programs
 
     def small_grid(self, rows):
         """A grid of at most 3 programs (blocks or clusters), so that each

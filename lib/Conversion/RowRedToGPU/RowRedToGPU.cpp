@@ -450,17 +450,18 @@ static constexpr int64_t kMaxDynamicSharedBytes = 224 * 1024;
 
 /// Whether auto stages the next row in shared memory for a kernel that can:
 /// for fused 16-bit rows from 4096 elements, +2-6% in an H200 sweep
-/// (docs/performance.md), and for fused blocks of more than 16384 elements
-/// (768 or 1024 threads x 32), which are alone on their SM with nothing else
-/// to overlap their reductions with (f32 32768: +9%, bf16 32768: +20%).
-/// Elsewhere f32 gains nothing or loses (-12% at 2048), and since the cluster
-/// exchanges no longer wait for the copies in flight, clusters lose with it
-/// (bf16 -8%, f32 -2 to -13%).
+/// (docs/performance.md), and for fused blocks of 16384 elements and more
+/// (f32 16384: +0.7 to +2.6% in four runs; 768 or 1024 threads x 32 beyond,
+/// alone on their SM with nothing else to overlap their reductions with:
+/// f32 32768 +9%, bf16 32768 +20%). Elsewhere f32 gains nothing or loses
+/// (-12% at 2048, -1% at 12288), and since the cluster exchanges no longer
+/// wait for the copies in flight, clusters lose with it (bf16 -8%, f32 -2 to
+/// -13%).
 static bool autoPrefetch(const KernelPlan &plan) {
   if (plan.clusterSize != 1)
     return false;
   return (byteWidth(plan.inType) == 2 && plan.blockElements >= 4096) ||
-         plan.blockElements > 16384;
+         plan.blockElements >= 16384;
 }
 
 /// Blocks of the cluster auto gives an online kernel for rows of `cols`

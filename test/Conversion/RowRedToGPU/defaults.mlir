@@ -6,7 +6,7 @@
 //   rows without cp.async, before sm_80); blocks (and cluster slices) of
 //   3P/4 for rows that fit them (P >= 8192, three-quarter.mlir);
 // * the next row staged in shared memory (dynamic_shared_bytes: one block of
-//   input) for fused 16-bit rows from 4096 and for fused blocks beyond 16384;
+//   input) for fused 16-bit rows from 4096 and for fused blocks from 16384;
 // * clusters of 2 to 8 blocks (512 x 32 slices; 1024 x 32 for f32 beyond
 //   131072) up to 262144 f32 / 131072 16-bit, on sm_90 and newer;
 // * the online kernel (second pass reversed) beyond, over clusters of 8
@@ -18,6 +18,7 @@
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=4096 | FileCheck %s --check-prefix=N4096
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=8192 | FileCheck %s --check-prefix=N8192
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=12288 | FileCheck %s --check-prefix=N12288
+// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=16384 | FileCheck %s --check-prefix=N16384
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=32768 | FileCheck %s --check-prefix=N32768
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=32769 | FileCheck %s --check-prefix=N32769
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=262144 | FileCheck %s --check-prefix=N262144
@@ -38,6 +39,7 @@
 // N4096: block_elements = 4096 : i64, block_threads = 128 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
 // N8192: block_elements = 8192 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 16 : i64
 // N12288: block_elements = 12288 : i64, block_threads = 384 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
+// N16384: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 65536 : i64, elements_per_thread = 32 : i64
 // N32768: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 131072 : i64, elements_per_thread = 32 : i64
 // N32768-SAME: strategy = "fused"
 // N32769: block_elements = 12288 : i64, block_threads = 384 : i64, cluster_blocks = 4 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64

@@ -1,4 +1,4 @@
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=16384 num-warps=16 scalar-fallback=reread" | FileCheck %s
+// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=16384 num-warps=16 scalar-fallback=reread prefetch=off" | FileCheck %s
 // RUN: not softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=1024 scalar-fallback=spill" 2>&1 | FileCheck %s --check-prefix=BAD
 
 // With scalar-fallback=reread, the vector path still holds the row in
