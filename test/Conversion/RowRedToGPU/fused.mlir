@@ -84,3 +84,21 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   rowred.softmax dimension(1) ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>)
   return
 }
+
+// A 1024-thread block (32 warps): after the barrier each lane reads the
+// partial of the warp with its own index, and a 32-lane butterfly combines
+// them, instead of every thread reading all 32 partials into registers next
+// to its 32 elements.
+// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=32768 prefetch=off" | FileCheck %s --check-prefix=WARPS32
+// WARPS32: gpu.func @{{.*}} workgroup(%[[SMEM:.*]] : memref<2x32xf32, #gpu.address_space<workgroup>>)
+// WARPS32: %[[LANE:.*]] = arith.remui %{{.*}}, %c32_i32
+// WARPS32: gpu.barrier
+// WARPS32-NEXT: arith.constant 0 : index
+// WARPS32-NEXT: %[[I:.*]] = arith.index_cast %[[LANE]] : i32 to index
+// WARPS32-NEXT: %[[P:.*]] = memref.load %[[SMEM]][%{{.*}}, %[[I]]]
+// WARPS32-NOT: memref.load
+// WARPS32: gpu.shuffle  xor %[[P]], %c16
+// WARPS32: gpu.shuffle  xor %{{.*}}, %c8
+// WARPS32: gpu.shuffle  xor %{{.*}}, %c4
+// WARPS32: gpu.shuffle  xor %{{.*}}, %c2
+// WARPS32: gpu.shuffle  xor %{{.*}}, %c1
