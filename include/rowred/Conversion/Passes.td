@@ -37,9 +37,11 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
     * `fused`: the row stays in registers (one read, one write per element);
       `cluster` (sm_90+): the row is split over the blocks of a thread-block
       cluster, each holding its slice in registers, and the per-block
-      partials meet in distributed shared memory (one read);
+      partials meet in distributed shared memory, sent with `st.async` and
+      counted on an mbarrier of the receiving block (one read);
       `online`: a first pass keeps a running (max, sum) pair merged with the
-      online combiner, a second pass writes the output (two reads);
+      online combiner, a second pass writes the output (two reads); over a
+      cluster, each block walks its share of the row twice;
     * global memory is accessed through `!llvm.ptr<1>` parameters with 16-byte
       vector loads and stores when the row length, both row strides and both
       base pointers allow it (checked once per launch), scalar ones otherwise;
@@ -94,9 +96,10 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
            "blocks of 8192 elements or more)">,
     Option<"prefetch", "prefetch", "std::string", /*default=*/"\"auto\"",
            "Fused and cluster: copy the block's next row into shared memory "
-           "with cp.async while the current row is reduced (on | off | auto; "
-           "needs the vector path, one row per block and sm_80+; the "
-           "launcher provides the stage as dynamic shared memory)">,
+           "with cp.async while the current row is reduced (on | off | auto: "
+           "fused 16-bit rows from 4096, fused blocks from 16384; needs the "
+           "vector path, one row per block and sm_80+; the launcher provides "
+           "the stage as dynamic shared memory)">,
     Option<"pairReduce", "pair-reduce", "bool", /*default=*/"false",
            "Fused and cluster softmax / log-softmax: reduce each thread's "
            "elements to a (max, sum) pair and combine the pairs with the "
