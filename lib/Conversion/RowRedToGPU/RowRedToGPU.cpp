@@ -144,22 +144,28 @@ struct KernelPlan {
       return {1, 2};
     return {static_cast<int64_t>(numReduces), 1};
   }
+  /// The cluster exchanges of each of the kernel's row paths: the planned
+  /// one, and the re-reading scalar path's when the kernel has it.
+  SmallVector<ClusterExchanges, 2>
+  clusterExchangePaths(size_t numReduces) const {
+    SmallVector<ClusterExchanges, 2> paths = {clusterExchanges(numReduces)};
+    if (rereadFallback)
+      paths.push_back(clusterExchanges(numReduces, true));
+    return paths;
+  }
   /// mbarriers of each block, for whichever path needs more.
   int64_t clusterBarriers(size_t numReduces) const {
-    int64_t n = clusterExchanges(numReduces).barriers();
-    if (rereadFallback)
-      n = std::max(n, clusterExchanges(numReduces, true).barriers());
+    int64_t n = 0;
+    for (ClusterExchanges e : clusterExchangePaths(numReduces))
+      n = std::max(n, e.barriers());
     return n;
   }
   /// f32 entries of each block's distributed shared memory array, for
   /// whichever path needs more.
   int64_t clusterSlots(size_t numReduces) const {
-    auto slots = [&](ClusterExchanges e) {
-      return e.barriers() * e.values * clusterSize;
-    };
-    int64_t n = slots(clusterExchanges(numReduces));
-    if (rereadFallback)
-      n = std::max(n, slots(clusterExchanges(numReduces, true)));
+    int64_t n = 0;
+    for (ClusterExchanges e : clusterExchangePaths(numReduces))
+      n = std::max(n, e.barriers() * e.values * clusterSize);
     return n;
   }
   /// f32 slots per warp in shared memory: one per exchanged value.
@@ -1249,16 +1255,22 @@ private:
     return v;
   }
 
+  /// Emits `scf.if tid == 0` and returns its body.
+  Block *emitIfFirstThread() {
+    Value isFirst =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, constI32(0));
+    return &scf::IfOp::create(b, isFirst, /*withElseRegion=*/false)
+                .getThenRegion()
+                .front();
+  }
+
   /// Thread 0 initializes the block's mbarriers for cluster exchanges (one
   /// arrival each: its own, which arms the expected bytes) and makes them
   /// visible to the cluster.
   void initClusterBarriers() {
     auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
-    Value isFirst =
-        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, constI32(0));
-    auto ifOp = scf::IfOp::create(b, isFirst, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    b.setInsertionPointToStart(emitIfFirstThread());
     Value base = LLVM::AddressOfOp::create(b, sharedPtr, kClusterBarriersName);
     for (int64_t i = 0, e = plan.clusterBarriers(group.reduces.size()); i < e;
          ++i)
@@ -1372,11 +1384,8 @@ private:
   /// thread has finished waiting on their previous phases, since a block
   /// barrier separates those waits from this row's first exchange.
   void armClusterBarriers() {
-    Value isFirst =
-        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, constI32(0));
-    auto ifOp = scf::IfOp::create(b, isFirst, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    b.setInsertionPointToStart(emitIfFirstThread());
     int64_t bytes = rowExchanges.values * plan.clusterSize * 4;
     for (int64_t e = 0; e < rowExchanges.exchanges; ++e)
       NVVM::MBarrierArriveExpectTxOp::create(
