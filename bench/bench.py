@@ -5,7 +5,9 @@ Peers: torch.softmax, the Triton tutorial's fused persistent softmax, and a
 Triton online (two-read) softmax. All are timed alike with
 triton.testing.do_bench (CUDA events, L2 flushed before every run, median),
 and every output is checked against torch in float64 before it is timed.
-GB/s = 2 * M * N * bytes / time. The copy ceiling is measured in the same run.
+GB/s = 2 * M * N * bytes / time. The copy ceiling is measured in the same run,
+once on 1 GiB buffers and once per shape (a device copy of the same tensor,
+timed alike: the ceiling at that size, launch and ramp-up included).
 
 usage: bench.py KERNEL_DIR [--json OUT] [--png OUT]
 KERNEL_DIR holds the kernels from `scripts/gen_kernels.py --set bench`.
@@ -171,6 +173,11 @@ def main():
             result = {"dtype": tag, "M": m, "N": n}
             ours = Ours(args.kernel_dir, dtype, n)
             result["ours_strategy"] = ours.meta["strategy"]
+            copy_out = torch.empty_like(x)
+            ms = triton.testing.do_bench(lambda: copy_out.copy_(x),
+                                         return_mode="median")
+            result["copy"] = 2 * m * n * x.element_size() / ms / 1e6
+            del copy_out
             for pname, fn in list(providers.items()) + [("ours", ours)]:
                 if pname == "triton-tutorial" and n > TUTORIAL_MAX_N:
                     # Its whole row lives in registers: compiling a block of
@@ -204,7 +211,8 @@ def main():
                       f, indent=1)
     names = ["torch", "triton-tutorial", "triton-online", "ours"]
     print(f"{'dtype':5} {'M x N':>15} {'strategy':8} " +
-          " ".join(f"{p:>15}" for p in names) + f" {'%copy':>6} {'vs best':>7}")
+          " ".join(f"{p:>15}" for p in names) +
+          f" {'%copy':>6} {'copy@MxN':>8} {'%':>5} {'vs best':>7}")
     ratios_best, ratios_torch = [], []
     for r in rows:
         cells = []
@@ -217,13 +225,16 @@ def main():
         best = max(peers) if peers else None
         ours = r.get("ours")
         pct = f"{100 * ours / ceiling:6.1f}" if ours else f"{'-':>6}"
+        same = r["copy"]
+        pct_same = f"{100 * ours / same:5.1f}" if ours else f"{'-':>5}"
         vs = f"{ours / best:7.2f}" if ours and best else f"{'-':>7}"
         if ours and best:
             ratios_best.append(ours / best)
         if ours and r.get("torch"):
             ratios_torch.append(ours / r["torch"])
         print(f"{r['dtype']:5} {str(r['M']) + ' x ' + str(r['N']):>15} "
-              f"{r['ours_strategy']:8} " + " ".join(cells) + f" {pct} {vs}")
+              f"{r['ours_strategy']:8} " + " ".join(cells) +
+              f" {pct} {same:8.0f} {pct_same} {vs}")
     if ratios_torch:
         g = math.exp(sum(map(math.log, ratios_torch)) / len(ratios_torch))
         print(f"geomean ours/torch {g:.2f}; min ours/best-peer "

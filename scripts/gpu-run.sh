@@ -7,6 +7,9 @@
 # compiler.
 #
 # usage: scripts/gpu-run.sh SUITE_KERNEL_DIR [BENCH_KERNEL_DIR] [RESULTS_DIR]
+#
+# RUNNER_MATCH=RE limits softmax-run --check to the kernels matching RE (the
+# whole set takes over eight minutes); each step runs under a time limit.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 suite=$1
@@ -27,10 +30,11 @@ if ! { cmake -S "$root" -B "$runner_build" -G Ninja -DSOFTMAX_RUNNER_ONLY=ON \
 fi
 runner=$runner_build/bin/softmax-run
 
-python3 "$root/test/GPU/check_kernels.py" "$suite" --json "$results/suite.json" \
-  >"$results/suite.txt" 2>&1
+timeout -s KILL 240 python3 "$root/test/GPU/check_kernels.py" "$suite" \
+  --json "$results/suite.json" >"$results/suite.txt" 2>&1
 suite_rc=$?
-python3 "$root/test/GPU/runner_suite.py" "$runner" "$suite" \
+timeout -s KILL 300 python3 "$root/test/GPU/runner_suite.py" "$runner" "$suite" \
+  ${RUNNER_MATCH:+--match "$RUNNER_MATCH"} \
   --json "$results/runner-suite.json" >"$results/runner-suite.txt" 2>&1
 runner_rc=$?
 "$runner" "$suite/softmax_f32_fused_b4096_kernel0.json" --explain --rows 4096 \
