@@ -62,7 +62,10 @@ def main():
                         "per_sm": kernel.per_sm,
                         "rows_per_block": kernel.rows_per_block,
                         "cluster": kernel.cluster,
-                        "prefetch": kernel.dynamic_shared > 0,
+                        # none, shared (the stage) or registers.
+                        "prefetch": meta.get("prefetch", "shared"
+                                             if kernel.dynamic_shared
+                                             else "none"),
                         "pair": "_pr1" in meta_file,
                         "E": meta["elements_per_thread"],
                         "strategy": meta["strategy"], "gbps": gbps,
@@ -83,7 +86,8 @@ def main():
         print(f"{r['dtype']:5} {r['N']:7} {r['strategy']:8} "
               f"{int(r['reverse']):3} {r['rows_per_block']:2} "
               f"{r['cluster']:2} {r['threads']:5} {r['E']:4} "
-              f"{int(r['prefetch']):2} {int(r['pair']):2} {r['per_sm']:6} "
+              f"{r['prefetch'][0].upper() if r['prefetch'] != 'none' else '-':>2} "
+              f"{int(r['pair']):2} {r['per_sm']:6} "
               f"{r['grid']:5} {g}")
     return 0
 

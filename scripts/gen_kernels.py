@@ -78,6 +78,12 @@ VARIANTS = [
     ("log_softmax", "f32", "fused", "block-size=12288 prefetch=on"),
     ("softmax", "f16", "fused", "block-size=4096 prefetch=on "
      "scalar-fallback=registers"),
+    # The next row loaded ahead into registers (auto's for fused 16-bit
+    # blocks of 2048-4096 and f32 blocks of 8192-12288).
+    ("softmax", "f32", "fused", "block-size=8192 prefetch=registers"),
+    ("log_softmax", "bf16", "fused", "block-size=2048 prefetch=registers"),
+    ("softmax", "f16", "fused", "block-size=4096 prefetch=registers "
+     "pair-reduce=1"),
     ("softmax", "f32", "fused", "block-size=32768 prefetch=on"),
     ("softmax", "bf16", "cluster", "block-size=131072 prefetch=on"),
     ("log_softmax", "f32", "cluster", "block-size=196608 prefetch=on"),
@@ -206,6 +212,18 @@ def sweep_variants():
         for n, warps in ((8192, 32), (12288, 24), (16384, 32)):
             yield ("softmax", dtype, "fused",
                    f"cols={n} num-warps={warps} prefetch=on")
+    # The next row loaded ahead into registers (prefetch=registers) against
+    # the stage and no prefetch, fused and cluster.
+    for dtype in ("f32", "bf16"):
+        for n in (2048, 4096, 8192, 12288, 16384, 65536):
+            strategy = "fused" if n <= 16384 else "cluster"
+            yield ("softmax", dtype, strategy, f"cols={n} prefetch=registers")
+        # Half the elements per thread, for the registers of the second row.
+        for n, warps in ((2048, 4), (4096, 8), (12288, 24), (16384, 32)):
+            yield ("softmax", dtype, "fused",
+                   f"cols={n} num-warps={warps} prefetch=registers")
+            yield ("softmax", dtype, "fused",
+                   f"cols={n} num-warps={warps} prefetch=off")
     # Rows of three quarters of 32768: auto's fused 768-thread block with the
     # stage against two 384-thread cluster slices.
     for dtype in ("f32", "bf16"):

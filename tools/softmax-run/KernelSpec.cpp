@@ -314,6 +314,8 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
   num("dynamic_shared_bytes", spec.dynamicSharedBytes);
   num("rows_per_block", spec.rowsPerBlock);
   num("cluster_blocks", spec.clusterBlocks);
+  if (!str("prefetch", spec.prefetch))
+    spec.prefetch = spec.dynamicSharedBytes > 0 ? "shared" : "none";
   std::optional<DType> inType = parseDType(in), outType = parseDType(out);
   if (!inType || !outType) {
     error = "'" + jsonPath + "' names an unknown element type";
@@ -345,4 +347,24 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
   if (!readFile(spec.ptxPath, spec.ptx, error))
     return std::nullopt;
   return spec;
+}
+
+std::string KernelSpec::describe() const {
+  std::ostringstream os;
+  int64_t rowThreads = blockThreads / rowsPerBlock;
+  os << "strategy: " << strategy << " (" << dtypeName(inputType) << " -> "
+     << dtypeName(outputType) << "), " << blockElements << " elements per "
+     << (strategy == "online" ? "tile" : "block") << ", "
+     << blockElements / rowThreads << " per thread in vectors of "
+     << vectorWidth;
+  if (rowsPerBlock > 1)
+    os << ", " << rowsPerBlock << " rows per block";
+  if (clusterBlocks > 1)
+    os << ", rows split over clusters of " << clusterBlocks << " blocks";
+  os << "; next row fetched ahead: "
+     << (prefetch == "shared"      ? "into shared memory (cp.async)"
+         : prefetch == "registers" ? "into registers"
+                                   : "no")
+     << "\n";
+  return os.str();
 }

@@ -64,6 +64,12 @@ struct KernelSpec {
   /// Rows one block works on at once; blocks per cluster (a compiled-in
   /// cluster size: the grid must be a multiple of it).
   int64_t rowsPerBlock = 1, clusterBlocks = 1;
+  /// How a block fetches its next row during the current one: shared (the
+  /// stage), registers or none.
+  std::string prefetch = "none";
+
+  /// One line for --explain: the strategy and block shape the compiler chose.
+  std::string describe() const;
 
   /// Loads `<jsonPath>` and the PTX it names. On failure returns nullopt and
   /// sets `error`.

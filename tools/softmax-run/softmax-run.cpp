@@ -515,6 +515,7 @@ int main(int argc, char **argv) {
     LaunchPlan plan = planLaunch(*device, *res, shapeOf(*spec), opts.rows);
     std::printf("no GPU here (%s); launch plan from the device description\n",
                 error.c_str());
+    std::printf("%s", spec->describe().c_str());
     std::printf("%s", plan.explain(*device, *res, opts.rows).c_str());
     return 0;
   }
@@ -558,6 +559,7 @@ int main(int argc, char **argv) {
     grid = opts.grid;
   }
   if (opts.explain) {
+    std::printf("%s", spec->describe().c_str());
     std::printf("%s", plan.explain(gpu.info, res, opts.rows).c_str());
     std::printf("driver occupancy: %d blocks per SM", perSM);
     if (spec->clusterBlocks > 1)

@@ -95,11 +95,14 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
            "vector path keeps the register budget) or auto (reread for "
            "blocks of 8192 elements or more)">,
     Option<"prefetch", "prefetch", "std::string", /*default=*/"\"auto\"",
-           "Fused and cluster: copy the block's next row into shared memory "
-           "with cp.async while the current row is reduced (on | off | auto: "
-           "fused 16-bit rows from 4096, fused blocks from 16384; needs the "
-           "vector path, one row per block and sm_80+; the launcher provides "
-           "the stage as dynamic shared memory)">,
+           "Fused and cluster: fetch the block's next row while the current "
+           "row is reduced. on: copy it into shared memory with cp.async "
+           "(sm_80+; the launcher provides the stage as dynamic shared "
+           "memory); registers: load it into a second set of registers at "
+           "the top of the row; off; auto: the stage for fused 16-bit blocks "
+           "from 8192 and fused blocks from 16384, registers for fused "
+           "16-bit blocks of 2048-4096 and f32 blocks of 8192-12288. Both "
+           "need the vector path and one row per block">,
     Option<"pairReduce", "pair-reduce", "bool", /*default=*/"false",
            "Fused and cluster softmax / log-softmax: reduce each thread's "
            "elements to a (max, sum) pair and combine the pairs with the "

@@ -60,8 +60,9 @@ struct RowRedToPTXOptions : public PassPipelineOptions<RowRedToPTXOptions> {
       llvm::cl::init("auto")};
   PassOptions::Option<std::string> prefetch{
       *this, "prefetch",
-      llvm::cl::desc("Fused, cluster: stage the next row in shared memory "
-                     "with cp.async: on | off | auto"),
+      llvm::cl::desc("Fused, cluster: fetch the next row during the current "
+                     "one, into shared memory (on) or registers: on | "
+                     "registers | off | auto"),
       llvm::cl::init("auto")};
   PassOptions::Option<bool> pairReduce{
       *this, "pair-reduce",

@@ -98,6 +98,10 @@ struct KernelPlan {
   /// Fused and cluster, vector path: the block's next row is copied into a
   /// shared-memory stage (cp.async) while the current row is reduced.
   bool prefetch = false;
+  /// Fused and cluster, vector path: the block's next row is loaded into a
+  /// second set of registers at the top of the current row, so that its
+  /// loads are in flight while the current row is reduced and written.
+  bool prefetchRegisters = false;
   /// Fused and cluster over a (max, sum of exp(x - max)) pair: each thread
   /// reduces its elements to a (max, sum) pair in one go, and the pairs meet
   /// with the online combiner in one exchange per row instead of two.
@@ -455,7 +459,7 @@ static int64_t defaultOnlineWarps(int64_t elementBytes) {
 static constexpr int64_t kMaxDynamicSharedBytes = 224 * 1024;
 
 /// Whether auto stages the next row in shared memory for a kernel that can:
-/// for fused 16-bit rows from 4096 elements, +2-6% in an H200 sweep
+/// for fused 16-bit rows from 8192 elements, +2-6% in an H200 sweep
 /// (docs/performance.md), and for fused blocks of 16384 elements and more
 /// (f32 16384: +0.7 to +2.6% in four runs; 768 or 1024 threads x 32 beyond,
 /// alone on their SM with nothing else to overlap their reductions with:
@@ -466,8 +470,21 @@ static constexpr int64_t kMaxDynamicSharedBytes = 224 * 1024;
 static bool autoPrefetch(const KernelPlan &plan) {
   if (plan.clusterSize != 1)
     return false;
-  return (byteWidth(plan.inType) == 2 && plan.blockElements >= 4096) ||
+  return (byteWidth(plan.inType) == 2 && plan.blockElements >= 8192) ||
          plan.blockElements >= 16384;
+}
+
+/// Whether auto loads the next row ahead into registers instead, for fused
+/// blocks that do not get the stage (H200 sweep, docs/performance.md): 16-bit
+/// blocks of 2048 and 4096 (+3 to +8% over no prefetch and the stage) and
+/// f32 blocks of 8192 and 12288 (+1%, which the extra registers of f32 blocks
+/// of 2048-4096 cancel by taking away resident blocks).
+static bool autoPrefetchRegisters(const KernelPlan &plan) {
+  if (plan.clusterSize != 1 || plan.rowsPerBlock != 1 || plan.vectorWidth == 1)
+    return false;
+  int64_t block = plan.blockElements;
+  return byteWidth(plan.inType) == 2 ? block >= 2048 && block <= 4096
+                                     : block >= 8192 && block <= 12288;
 }
 
 /// Blocks of the cluster auto gives an online kernel for rows of `cols`
@@ -722,10 +739,22 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
       opts.pairReduce && plan.strategy != Strategy::Online && canOnline;
 
   if (opts.prefetch != "on" && opts.prefetch != "off" &&
-      opts.prefetch != "auto")
+      opts.prefetch != "auto" && opts.prefetch != "registers")
     return map.emitOpError() << "unknown prefetch '" << opts.prefetch
-                             << "'; expected on, off or auto";
-  if (opts.prefetch != "off") {
+                             << "'; expected on, registers, off or auto";
+  if (opts.prefetch == "registers") {
+    StringRef reason;
+    if (plan.strategy == Strategy::Online)
+      reason = "the online kernel streams its row";
+    else if (plan.rowsPerBlock > 1)
+      reason = "blocks with several rows load no row ahead";
+    else if (plan.vectorWidth == 1)
+      reason = "only the vector path loads ahead and this kernel has none";
+    if (!reason.empty())
+      return map.emitOpError()
+             << "prefetch=registers is not possible here: " << reason;
+    plan.prefetchRegisters = true;
+  } else if (opts.prefetch != "off") {
     StringRef reason;
     if (plan.strategy == Strategy::Online)
       reason = "the online kernel streams its row";
@@ -744,8 +773,10 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
     if (opts.prefetch == "on" && !plan.prefetch)
       return map.emitOpError()
              << "prefetch=on is not possible here: " << reason;
-    if (opts.prefetch == "auto")
+    if (opts.prefetch == "auto") {
       plan.prefetch = plan.prefetch && autoPrefetch(plan);
+      plan.prefetchRegisters = !plan.prefetch && autoPrefetchRegisters(plan);
+    }
   }
   return plan;
 }
@@ -955,14 +986,21 @@ private:
   /// zeros.
   Chunk loadChunk(Value rowPtr, Value col, Value valid, int64_t vec,
                   Value addrCol = {}) {
-    Chunk chunk;
-    chunk.col = col;
-    chunk.valid = valid;
     if (rowValid)
-      chunk.valid = arith::AndIOp::create(b, chunk.valid, rowValid);
-    Type loadType =
-        vec == 1 ? plan.inType : VectorType::get({vec}, plan.inType);
-    auto ifOp = scf::IfOp::create(b, loadType, chunk.valid,
+      valid = arith::AndIOp::create(b, valid, rowValid);
+    return unpackChunk(col, valid, loadRaw(rowPtr, col, valid, vec, addrCol));
+  }
+
+  /// The type of one `vec`-wide access of the input.
+  Type rawType(int64_t vec) {
+    return vec == 1 ? plan.inType : VectorType::get({vec}, plan.inType);
+  }
+
+  /// The `vec`-wide load of loadChunk, as loaded (zeros when not `valid`).
+  Value loadRaw(Value rowPtr, Value col, Value valid, int64_t vec,
+                Value addrCol = {}) {
+    Type loadType = rawType(vec);
+    auto ifOp = scf::IfOp::create(b, loadType, valid,
                                   /*withElseRegion=*/true);
     {
       OpBuilder::InsertionGuard guard(b);
@@ -977,7 +1015,18 @@ private:
       Value zero = arith::ConstantOp::create(b, b.getZeroAttr(loadType));
       scf::YieldOp::create(b, zero);
     }
-    Value loaded = ifOp.getResult(0);
+    return ifOp.getResult(0);
+  }
+
+  /// The chunk at `col` from the value `loaded` of loadRaw, its elements
+  /// extended to f32.
+  Chunk unpackChunk(Value col, Value valid, Value loaded) {
+    Chunk chunk;
+    chunk.col = col;
+    chunk.valid = valid;
+    int64_t vec = isa<VectorType>(loaded.getType())
+                      ? cast<VectorType>(loaded.getType()).getNumElements()
+                      : 1;
     for (int64_t i = 0; i < vec; ++i) {
       Value v = loaded;
       if (vec > 1)
@@ -1059,6 +1108,20 @@ private:
           fromStage ? loadChunk(stage, place.col, place.valid, vec, place.local)
                     : loadChunk(rowPtr, place.col, place.valid, vec));
     return chunks;
+  }
+
+  /// Loads this thread's chunks of row `row` (i64) of the input into
+  /// registers, as loaded (zeros past the last row or the row's end): the
+  /// row after the current one with prefetch=registers.
+  SmallVector<Value> loadRowAhead(Value row, int64_t vec) {
+    Value exists =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, rows);
+    Value xRow = rowPointer(x, plan.inType, row, xStride);
+    SmallVector<Value> loaded;
+    for (const ChunkPlace &place : chunkPlaces(sliceStart, vec))
+      loaded.push_back(loadRaw(
+          xRow, place.col, arith::AndIOp::create(b, place.valid, exists), vec));
+    return loaded;
   }
 
   /// Starts copying this thread's chunks of row `row` (i64) of the input
@@ -1513,18 +1576,31 @@ private:
                    plan.vectorWidth > 1 && plan.rereadFallback;
     rowExchanges = plan.clusterExchanges(group.reduces.size(), rereads);
     bool countRows = plan.clusterSize > 1;
+    // With prefetch=registers the loop also carries the next row's loads.
+    bool ahead = plan.prefetchRegisters && vec > 1;
     SmallVector<Value> inits;
     if (countRows)
       inits.push_back(constI32(0));
+    if (ahead)
+      llvm::append_range(inits, loadRowAhead(first, vec));
     auto loop = scf::ForOp::create(b, first, rows, step, inits);
     OpBuilder::InsertionGuard guard(b);
-    if (countRows) {
+    if (!inits.empty()) {
       b.setInsertionPointToEnd(loop.getBody());
-      Value k = loop.getRegionIterArgs().front();
-      scf::YieldOp::create(b, ValueRange{k});
+      scf::YieldOp::create(b, loop.getRegionIterArgs());
     }
     b.setInsertionPoint(loop.getBody()->getTerminator());
     Value row = loop.getInductionVar();
+    SmallVector<Value> loaded;
+    if (ahead) {
+      // The next row's loads go first: nothing of this row waits for them.
+      SmallVector<Value> next =
+          loadRowAhead(arith::AddIOp::create(b, row, step), vec);
+      loop.getBody()->getTerminator()->setOperands(countRows ? 1 : 0,
+                                                   next.size(), next);
+      llvm::append_range(loaded,
+                         loop.getRegionIterArgs().drop_front(countRows));
+    }
     if (plan.rowsPerBlock > 1) {
       row = arith::AddIOp::create(b, row,
                                   arith::ExtUIOp::create(b, i64, rowInBlock));
@@ -1532,8 +1608,8 @@ private:
     }
     if (countRows) {
       Value k = loop.getRegionIterArgs().front();
-      loop.getBody()->getTerminator()->setOperands(
-          ValueRange{arith::AddIOp::create(b, k, constI32(1))});
+      loop.getBody()->getTerminator()->setOperand(
+          0, arith::AddIOp::create(b, k, constI32(1)));
       Value phase = k;
       if (rowExchanges.buffers() > 1) {
         clusterBuffer = arith::AndIOp::create(b, k, constI32(1));
@@ -1550,7 +1626,8 @@ private:
       emitFusedRowReread(xRow, yRow);
     else
       emitFusedRow(xRow, yRow, vec,
-                   staged ? arith::AddIOp::create(b, row, step) : Value());
+                   staged ? arith::AddIOp::create(b, row, step) : Value(),
+                   loaded);
     // With a single exchange per row, the next row's write of the same shared
     // slots must wait until every thread has read this row's. (With two or
     // more, the barrier of the next exchange orders them. Cluster exchanges
@@ -1591,10 +1668,16 @@ private:
   ///
   /// With prefetch (vector path), the row is read from the stage, and the
   /// copy of `nextRow` into it starts as soon as the first reduction has
-  /// consumed every value read from it.
-  void emitFusedRow(Value xRow, Value yRow, int64_t vec, Value nextRow = {}) {
+  /// consumed every value read from it. With prefetch=registers, `loaded`
+  /// holds the row's chunks as loadRowAhead loaded them.
+  void emitFusedRow(Value xRow, Value yRow, int64_t vec, Value nextRow = {},
+                    ValueRange loaded = {}) {
     SmallVector<Chunk> chunks;
-    if (nextRow) {
+    if (!loaded.empty()) {
+      for (auto [place, raw] :
+           llvm::zip_equal(chunkPlaces(sliceStart, vec), loaded))
+        chunks.push_back(unpackChunk(place.col, place.valid, raw));
+    } else if (nextRow) {
       NVVM::CpAsyncWaitGroupOp::create(b, 0);
       chunks = loadBlock(stage, sliceStart, vec, 0, /*fromStage=*/true);
     } else {
@@ -1879,6 +1962,14 @@ static Value rowStride(ImplicitLocOpBuilder &b, Value memref) {
 }
 
 /// The launch metadata recorded for a kernel (docs/abi.md).
+/// How the kernel fetches a block's next row: "shared" (the stage),
+/// "registers" or "none".
+static StringRef prefetchKind(const KernelPlan &plan) {
+  if (plan.prefetch)
+    return "shared";
+  return plan.prefetchRegisters ? "registers" : "none";
+}
+
 static DictionaryAttr kernelMetadata(Builder &b, Group &group,
                                      const KernelPlan &plan) {
   StringRef origin = "custom";
@@ -1911,6 +2002,7 @@ static DictionaryAttr kernelMetadata(Builder &b, Group &group,
                      b.getBoolAttr(plan.strategy == Strategy::Online &&
                                    plan.reverseSecondPass)),
       b.getNamedAttr("fast_exp", b.getBoolAttr(plan.fastExp)),
+      b.getNamedAttr("prefetch", b.getStringAttr(prefetchKind(plan))),
   };
   return b.getDictionaryAttr(attrs);
 }

@@ -6,7 +6,9 @@
 //   rows without cp.async, before sm_80); blocks (and cluster slices) of
 //   3P/4 for rows that fit them (P >= 8192, three-quarter.mlir);
 // * the next row staged in shared memory (dynamic_shared_bytes: one block of
-//   input) for fused 16-bit rows from 4096 and for fused blocks from 16384;
+//   input) for fused 16-bit rows from 8192 and for fused blocks from 16384,
+//   and loaded ahead into registers for fused 16-bit blocks of 2048-4096 and
+//   f32 blocks of 8192-12288 (prefetch = "registers");
 // * clusters of 2 to 8 blocks (512 x 32 slices; 1024 x 32 for f32 beyond
 //   131072) up to 262144 f32 / 131072 16-bit, on sm_90 and newer;
 // * the online kernel (second pass reversed) beyond, over clusters of 8
@@ -37,13 +39,18 @@
 // N781: block_elements = 1024 : i64, block_threads = 64 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 16 : i64
 // N781-SAME: rows_per_block = 1 : i64
 // N4096: block_elements = 4096 : i64, block_threads = 128 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
+// N4096-SAME: prefetch = "none"
 // N8192: block_elements = 8192 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 16 : i64
+// N8192-SAME: prefetch = "registers"
 // N12288: block_elements = 12288 : i64, block_threads = 384 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
+// N12288-SAME: prefetch = "registers"
 // N16384: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 65536 : i64, elements_per_thread = 32 : i64
+// N16384-SAME: prefetch = "shared"
 // N32768: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 131072 : i64, elements_per_thread = 32 : i64
 // N32768-SAME: strategy = "fused"
 // N32769: block_elements = 12288 : i64, block_threads = 384 : i64, cluster_blocks = 4 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
 // N32769-SAME: max_cols = 49152 : i64
+// N32769-SAME: prefetch = "none"
 // N32769-SAME: strategy = "cluster"
 // N262144: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 8 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
 // N262144-SAME: max_cols = 262144 : i64
@@ -68,16 +75,19 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 }
 
 // 16-bit rows: fused up to 32768 columns, clusters up to 131072, online over
-// clusters of 8 beyond; the stage for fused rows from 4096 columns, not
-// before sm_80 (no cp.async), where rows stay fused up to 16384 only.
+// clusters of 8 beyond; the next row loaded ahead into registers for fused
+// blocks of 2048-4096, the stage from 8192 columns, not before sm_80 (no
+// cp.async), where rows stay fused up to 16384 only.
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=8192 | FileCheck %s --check-prefix=BF8192
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=16384 | FileCheck %s --check-prefix=BF16384
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=16385 | FileCheck %s --check-prefix=BF16385
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=32769 | FileCheck %s --check-prefix=BF32769
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=16385 chip=sm_75" | FileCheck %s --check-prefix=BF-SM75
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=2048 | FileCheck %s --check-prefix=BF2048
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=4096 | FileCheck %s --check-prefix=BF4096
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=131073 | FileCheck %s --check-prefix=BF131073
 // BF8192: block_elements = 8192 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 16384 : i64, elements_per_thread = 16 : i64
+// BF8192-SAME: prefetch = "shared"
 // BF8192-SAME: strategy = "fused", vector_width = 8 : i64
 // BF16384: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 32768 : i64, elements_per_thread = 32 : i64
 // BF16384-SAME: strategy = "fused", vector_width = 8 : i64
@@ -88,5 +98,8 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // BF-SM75: block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64
 // BF-SM75-SAME: strategy = "online"
 // BF2048: block_elements = 2048 : i64, block_threads = 64 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64
+// BF2048-SAME: prefetch = "registers"
+// BF4096: block_elements = 4096 : i64, block_threads = 128 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64
+// BF4096-SAME: prefetch = "registers"
 // BF131073: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 8 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
 // BF131073-SAME: strategy = "online", vector_width = 8 : i64

@@ -63,4 +63,4 @@
 // ROWS: error: 'rowred.map' op prefetch=on is not possible here: blocks with several rows hold no stage
 // SCALAR: error: 'rowred.map' op prefetch=on is not possible here: cp.async copies vectors and this kernel has none
 // SM75: error: 'rowred.map' op prefetch=on is not possible here: cp.async needs sm_80 or newer
-// VALUE: error: 'rowred.map' op unknown prefetch 'yes'; expected on, off or auto
+// VALUE: error: 'rowred.map' op unknown prefetch 'yes'; expected on, registers, off or auto

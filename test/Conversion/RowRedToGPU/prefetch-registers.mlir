@@ -1,0 +1,46 @@
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=4096 prefetch=registers" | FileCheck %s
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536 prefetch=registers" | FileCheck %s --check-prefix=CLUSTER
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-to-ptx="cols=4096" | FileCheck %s --check-prefix=PTX
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="prefetch=registers" 2>&1 | FileCheck %s --check-prefix=ONLINE
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=256 prefetch=registers" 2>&1 | FileCheck %s --check-prefix=ROWS
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=4096 vector-width=1 prefetch=registers" 2>&1 | FileCheck %s --check-prefix=SCALAR
+
+// The next row loaded ahead into registers: no shared memory; a fused f32
+// block of 4096 (128 threads x 32, eight 16-byte chunks per thread) loads
+// the block's first row before the row loop, and the loop carries the
+// chunks of the row it works on.
+// CHECK: dynamic_shared_bytes = 0 : i64
+// CHECK-SAME: prefetch = "registers"
+// CHECK: gpu.func @softmax_kernel0
+// CHECK-NOT: rowred_stage
+// CHECK-COUNT-8: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK: %[[LOOP:.*]]:8 = scf.for %[[ROW:.*]] = %{{.*}} to %[[NROWS:.*]] step %[[STEP:.*]] iter_args({{.*}}) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
+// First in the row, the next row's loads, masked past the last row; nothing
+// of the current row waits for them.
+// CHECK-NEXT: %[[NEXT:.*]] = arith.addi %[[ROW]], %[[STEP]] : i64
+// CHECK-NEXT: %[[EXISTS:.*]] = arith.cmpi slt, %[[NEXT]], %[[NROWS]] : i64
+// CHECK-NOT: gpu.shuffle
+// CHECK-COUNT-8: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK-NOT: llvm.load %{{.*}} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK: gpu.shuffle xor
+// CHECK: llvm.store %{{.*}} : vector<4xf32>, !llvm.ptr<1>
+// CHECK: scf.yield %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : vector<4xf32>, vector<4xf32>
+// The scalar fallback loads its own row and carries nothing.
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK: gpu.return
+
+// Cluster slices: the loop carries the row counter of the mbarrier phases
+// and the slice's chunks as loaded (bf16, 8 per chunk).
+// CLUSTER: cluster_blocks = 4 : i64, dynamic_shared_bytes = 0 : i64
+// CLUSTER-SAME: prefetch = "registers"
+// CLUSTER: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (i32, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>
+
+// auto loads ahead fused 16-bit blocks of 4096: one 16-byte global load per
+// chunk, no cp.async and no stage.
+// PTX-NOT: rowred_stage
+// PTX-NOT: cp.async
+// PTX: ld.global.v4.b32
+
+// ONLINE: error: 'rowred.map' op prefetch=registers is not possible here: the online kernel streams its row
+// ROWS: error: 'rowred.map' op prefetch=registers is not possible here: blocks with several rows load no row ahead
+// SCALAR: error: 'rowred.map' op prefetch=registers is not possible here: only the vector path loads ahead and this kernel has none
