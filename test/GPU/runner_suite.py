@@ -110,7 +110,8 @@ def main():
             "softmax_f32_cluster_b65536_kernel0.json",
             "softmax_bf16_cluster_b49152_kernel0.json",
             "softmax_f32_fused_b32768_kernel0.json",
-            "softmax_f32_online_c16_kernel0.json")]
+            "softmax_f32_online_c16_kernel0.json",
+            "softmax_f32_fused_b8192_pfregisters_kernel0.json")]
         for k in picks:
             with open(os.path.join(args.kernel_dir, k)) as f:
                 n = min(1000, json.load(f)["max_cols"] or 1000)
