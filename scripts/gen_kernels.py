@@ -79,7 +79,7 @@ VARIANTS = [
     ("softmax", "f16", "fused", "block-size=4096 prefetch=on "
      "scalar-fallback=registers"),
     # The next row loaded ahead into registers (auto's for fused 16-bit
-    # blocks of 2048-4096 and f32 blocks of 8192-12288).
+    # blocks of 2048-4096).
     ("softmax", "f32", "fused", "block-size=8192 prefetch=registers"),
     ("log_softmax", "bf16", "fused", "block-size=2048 prefetch=registers"),
     ("softmax", "f16", "fused", "block-size=4096 prefetch=registers "

@@ -101,7 +101,7 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
            "memory); registers: load it into a second set of registers at "
            "the top of the row; off; auto: the stage for fused 16-bit blocks "
            "from 8192 and fused blocks from 16384, registers for fused "
-           "16-bit blocks of 2048-4096 and f32 blocks of 8192-12288. Both "
+           "16-bit blocks of 2048-4096. Both "
            "need the vector path and one row per block">,
     Option<"pairReduce", "pair-reduce", "bool", /*default=*/"false",
            "Fused and cluster softmax / log-softmax: reduce each thread's "

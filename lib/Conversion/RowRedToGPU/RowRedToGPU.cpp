@@ -474,17 +474,16 @@ static bool autoPrefetch(const KernelPlan &plan) {
          plan.blockElements >= 16384;
 }
 
-/// Whether auto loads the next row ahead into registers instead, for fused
-/// blocks that do not get the stage (H200 sweep, docs/performance.md): 16-bit
-/// blocks of 2048 and 4096 (+3 to +8% over no prefetch and the stage) and
-/// f32 blocks of 8192 and 12288 (+1%, which the extra registers of f32 blocks
-/// of 2048-4096 cancel by taking away resident blocks).
+/// Whether auto loads the next row ahead into registers instead: for fused
+/// 16-bit blocks of 2048 and 4096, +4 to +7% over no prefetch and over the
+/// stage in three alternating H200 runs (docs/performance.md). f32 blocks
+/// gain nothing measurable (8192, 12288: within 0.5%), and at 2048-4096 the
+/// second set of registers takes away resident blocks.
 static bool autoPrefetchRegisters(const KernelPlan &plan) {
   if (plan.clusterSize != 1 || plan.rowsPerBlock != 1 || plan.vectorWidth == 1)
     return false;
-  int64_t block = plan.blockElements;
-  return byteWidth(plan.inType) == 2 ? block >= 2048 && block <= 4096
-                                     : block >= 8192 && block <= 12288;
+  return byteWidth(plan.inType) == 2 && plan.blockElements >= 2048 &&
+         plan.blockElements <= 4096;
 }
 
 /// Blocks of the cluster auto gives an online kernel for rows of `cols`

@@ -7,8 +7,8 @@
 //   3P/4 for rows that fit them (P >= 8192, three-quarter.mlir);
 // * the next row staged in shared memory (dynamic_shared_bytes: one block of
 //   input) for fused 16-bit rows from 8192 and for fused blocks from 16384,
-//   and loaded ahead into registers for fused 16-bit blocks of 2048-4096 and
-//   f32 blocks of 8192-12288 (prefetch = "registers");
+//   and loaded ahead into registers for fused 16-bit blocks of 2048-4096
+//   (prefetch = "registers");
 // * clusters of 2 to 8 blocks (512 x 32 slices; 1024 x 32 for f32 beyond
 //   131072) up to 262144 f32 / 131072 16-bit, on sm_90 and newer;
 // * the online kernel (second pass reversed) beyond, over clusters of 8
@@ -41,9 +41,9 @@
 // N4096: block_elements = 4096 : i64, block_threads = 128 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
 // N4096-SAME: prefetch = "none"
 // N8192: block_elements = 8192 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 16 : i64
-// N8192-SAME: prefetch = "registers"
+// N8192-SAME: prefetch = "none"
 // N12288: block_elements = 12288 : i64, block_threads = 384 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
-// N12288-SAME: prefetch = "registers"
+// N12288-SAME: prefetch = "none"
 // N16384: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 65536 : i64, elements_per_thread = 32 : i64
 // N16384-SAME: prefetch = "shared"
 // N32768: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 131072 : i64, elements_per_thread = 32 : i64
