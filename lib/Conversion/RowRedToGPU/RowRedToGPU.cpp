@@ -480,10 +480,29 @@ static bool autoPrefetch(const KernelPlan &plan) {
 /// gain nothing measurable (8192, 12288: within 0.5%), and at 2048-4096 the
 /// second set of registers takes away resident blocks.
 static bool autoPrefetchRegisters(const KernelPlan &plan) {
-  if (plan.clusterSize != 1 || plan.rowsPerBlock != 1 || plan.vectorWidth == 1)
-    return false;
-  return byteWidth(plan.inType) == 2 && plan.blockElements >= 2048 &&
-         plan.blockElements <= 4096;
+  return plan.clusterSize == 1 && byteWidth(plan.inType) == 2 &&
+         plan.blockElements >= 2048 && plan.blockElements <= 4096;
+}
+
+/// Why the kernel of `plan` cannot fetch its next row ahead, into the stage
+/// (`stage`) or into registers, on compute capability `sm`; empty when it
+/// can.
+static StringRef prefetchObstacle(const KernelPlan &plan, bool stage,
+                                  int64_t sm) {
+  if (plan.strategy == Strategy::Online)
+    return "the online kernel streams its row";
+  if (plan.rowsPerBlock > 1)
+    return stage ? "blocks with several rows hold no stage"
+                 : "blocks with several rows load no row ahead";
+  if (plan.vectorWidth == 1)
+    return stage ? "cp.async copies vectors and this kernel has none"
+                 : "only the vector path loads ahead and this kernel has none";
+  if (stage && sm < 80)
+    return "cp.async needs sm_80 or newer";
+  if (stage &&
+      plan.blockElements * byteWidth(plan.inType) > kMaxDynamicSharedBytes)
+    return "the stage would exceed the shared memory of a block";
+  return "";
 }
 
 /// Blocks of the cluster auto gives an online kernel for rows of `cols`
@@ -741,41 +760,20 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
       opts.prefetch != "auto" && opts.prefetch != "registers")
     return map.emitOpError() << "unknown prefetch '" << opts.prefetch
                              << "'; expected on, registers, off or auto";
-  if (opts.prefetch == "registers") {
-    StringRef reason;
-    if (plan.strategy == Strategy::Online)
-      reason = "the online kernel streams its row";
-    else if (plan.rowsPerBlock > 1)
-      reason = "blocks with several rows load no row ahead";
-    else if (plan.vectorWidth == 1)
-      reason = "only the vector path loads ahead and this kernel has none";
+  int64_t sm = smVersion(opts.chip);
+  if (opts.prefetch == "on" || opts.prefetch == "registers") {
+    bool stage = opts.prefetch == "on";
+    StringRef reason = prefetchObstacle(plan, stage, sm);
     if (!reason.empty())
-      return map.emitOpError()
-             << "prefetch=registers is not possible here: " << reason;
-    plan.prefetchRegisters = true;
-  } else if (opts.prefetch != "off") {
-    StringRef reason;
-    if (plan.strategy == Strategy::Online)
-      reason = "the online kernel streams its row";
-    else if (plan.rowsPerBlock > 1)
-      reason = "blocks with several rows hold no stage";
-    else if (plan.vectorWidth == 1)
-      reason = "cp.async copies vectors and this kernel has none";
-    else if (smVersion(opts.chip) < 80)
-      reason = "cp.async needs sm_80 or newer";
-    plan.prefetch = reason.empty();
-    if (plan.prefetch &&
-        plan.blockElements * byteWidth(plan.inType) > kMaxDynamicSharedBytes) {
-      plan.prefetch = false;
-      reason = "the stage would exceed the shared memory of a block";
-    }
-    if (opts.prefetch == "on" && !plan.prefetch)
-      return map.emitOpError()
-             << "prefetch=on is not possible here: " << reason;
-    if (opts.prefetch == "auto") {
-      plan.prefetch = plan.prefetch && autoPrefetch(plan);
-      plan.prefetchRegisters = !plan.prefetch && autoPrefetchRegisters(plan);
-    }
+      return map.emitOpError() << "prefetch=" << opts.prefetch
+                               << " is not possible here: " << reason;
+    (stage ? plan.prefetch : plan.prefetchRegisters) = true;
+  } else if (opts.prefetch == "auto") {
+    plan.prefetch =
+        prefetchObstacle(plan, true, sm).empty() && autoPrefetch(plan);
+    plan.prefetchRegisters = !plan.prefetch &&
+                             prefetchObstacle(plan, false, sm).empty() &&
+                             autoPrefetchRegisters(plan);
   }
   return plan;
 }
