@@ -539,7 +539,8 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
     return map.emitOpError()
            << "unknown scalar-fallback '" << opts.scalarFallback
            << "'; expected registers, reread or auto";
-  bool clustersAvailable = smVersion(opts.chip) >= 90;
+  int64_t sm = smVersion(opts.chip);
+  bool clustersAvailable = sm >= 90;
 
   int64_t elementBytes =
       std::max(byteWidth(plan.inType), byteWidth(plan.outType));
@@ -618,12 +619,10 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
     if (rowBlock != 0) {
       int64_t warps =
           opts.numWarps ? opts.numWarps : defaultFusedWarps(rowBlock);
-      bool fitsBlock =
-          std::max<int64_t>(rowBlock / (warps * 32), 1) <=
-              opts.maxElementsPerThread &&
-          (opts.blockSize != 0 ||
-           rowBlock <=
-               maxAutoFusedBlock(elementBytes, smVersion(opts.chip) >= 80));
+      bool fitsBlock = std::max<int64_t>(rowBlock / (warps * 32), 1) <=
+                           opts.maxElementsPerThread &&
+                       (opts.blockSize != 0 ||
+                        rowBlock <= maxAutoFusedBlock(elementBytes, sm >= 80));
       bool fitsCluster = clustersAvailable && opts.blockSize == 0 &&
                          opts.numWarps == 0 && opts.clusterSize != 1 &&
                          rowBlock <= maxAutoClusterBlock(elementBytes);
@@ -760,7 +759,6 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
       opts.prefetch != "auto" && opts.prefetch != "registers")
     return map.emitOpError() << "unknown prefetch '" << opts.prefetch
                              << "'; expected on, registers, off or auto";
-  int64_t sm = smVersion(opts.chip);
   if (opts.prefetch == "on" || opts.prefetch == "registers") {
     bool stage = opts.prefetch == "on";
     StringRef reason = prefetchObstacle(plan, stage, sm);
@@ -840,9 +838,9 @@ public:
     yStride = entry.getArgument(5);
     if (!func.getWorkgroupAttributions().empty())
       shared = func.getWorkgroupAttributions().front();
+    sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
     if (plan.prefetch)
-      stage = LLVM::AddressOfOp::create(
-          b, LLVM::LLVMPointerType::get(b.getContext(), 3), kStageName);
+      stage = LLVM::AddressOfOp::create(b, sharedPtr, kStageName);
     f32 = b.getF32Type();
     i32 = b.getI32Type();
     i64 = b.getI64Type();
@@ -1021,9 +1019,8 @@ private:
     Chunk chunk;
     chunk.col = col;
     chunk.valid = valid;
-    int64_t vec = isa<VectorType>(loaded.getType())
-                      ? cast<VectorType>(loaded.getType()).getNumElements()
-                      : 1;
+    auto vecType = dyn_cast<VectorType>(loaded.getType());
+    int64_t vec = vecType ? vecType.getNumElements() : 1;
     for (int64_t i = 0; i < vec; ++i) {
       Value v = loaded;
       if (vec > 1)
@@ -1328,17 +1325,12 @@ private:
   /// arrival each: its own, which arms the expected bytes) and makes them
   /// visible to the cluster.
   void initClusterBarriers() {
-    auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(emitIfFirstThread());
-    Value base = LLVM::AddressOfOp::create(b, sharedPtr, kClusterBarriersName);
     for (int64_t i = 0, e = plan.clusterBarriers(group.reduces.size()); i < e;
          ++i)
-      NVVM::MBarrierInitOp::create(
-          b,
-          LLVM::GEPOp::create(b, sharedPtr, i64, base,
-                              ArrayRef<LLVM::GEPArg>{(int32_t)i}),
-          constI32(1), /*predicate=*/Value());
+      NVVM::MBarrierInitOp::create(b, clusterBarrier(constI32(i)), constI32(1),
+                                   /*predicate=*/Value());
     NVVM::FenceMbarrierInitOp::create(b);
   }
 
@@ -1363,8 +1355,6 @@ private:
   /// and copies still in flight, only the exchanged values are ordered.
   SmallVector<Value> exchangeAcrossCluster(ArrayRef<Value> values,
                                            int64_t exchange) {
-    MLIRContext *ctx = b.getContext();
-    auto sharedPtr = LLVM::LLVMPointerType::get(ctx, 3);
     int64_t numValues = values.size();
     assert(numValues == rowExchanges.values &&
            exchange < rowExchanges.exchanges && "unplanned cluster exchange");
@@ -1431,7 +1421,6 @@ private:
 
   /// The block's own mbarrier number `index` (`!llvm.ptr<3>`).
   Value clusterBarrier(Value index) {
-    auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
     return LLVM::GEPOp::create(
         b, sharedPtr, i64,
         LLVM::AddressOfOp::create(b, sharedPtr, kClusterBarriersName),
@@ -1931,6 +1920,8 @@ private:
   Value rowValid;
   FloatType f32;
   Type i32, i64;
+  /// `!llvm.ptr<3>`: shared memory.
+  LLVM::LLVMPointerType sharedPtr;
 };
 
 //===----------------------------------------------------------------------===//
