@@ -78,15 +78,15 @@ VARIANTS = [
     ("log_softmax", "f32", "fused", "block-size=12288 prefetch=on"),
     ("softmax", "f16", "fused", "block-size=4096 prefetch=on "
      "scalar-fallback=registers"),
+    ("softmax", "f32", "fused", "block-size=32768 prefetch=on"),
+    ("softmax", "bf16", "cluster", "block-size=131072 prefetch=on"),
+    ("log_softmax", "f32", "cluster", "block-size=196608 prefetch=on"),
     # The next row loaded ahead into registers (auto's for fused 16-bit
     # blocks of 2048-4096).
     ("softmax", "f32", "fused", "block-size=8192 prefetch=registers"),
     ("log_softmax", "bf16", "fused", "block-size=2048 prefetch=registers"),
     ("softmax", "f16", "fused", "block-size=4096 prefetch=registers "
      "pair-reduce=1"),
-    ("softmax", "f32", "fused", "block-size=32768 prefetch=on"),
-    ("softmax", "bf16", "cluster", "block-size=131072 prefetch=on"),
-    ("log_softmax", "f32", "cluster", "block-size=196608 prefetch=on"),
     # One (max, sum) pair exchange per row (fused and cluster).
     ("softmax", "f32", "fused", "block-size=1024 pair-reduce=1"),
     ("softmax", "bf16", "fused", "block-size=16384 pair-reduce=1 prefetch=on"),
