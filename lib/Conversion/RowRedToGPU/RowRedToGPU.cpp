@@ -112,6 +112,13 @@ struct KernelPlan {
 
   int64_t numThreads() const { return numWarps * 32; }
   int64_t threadsPerRow() const { return numThreads() / rowsPerBlock; }
+  /// Whether the kernel has the peeled vector path, for rows that are not
+  /// aligned for vectors but are misaligned alike in the input and the
+  /// output (odd row lengths of contiguous tensors): a fused row on one
+  /// block, held in registers.
+  bool peelable() const {
+    return strategy == Strategy::Fused && clusterSize == 1 && vectorWidth > 1;
+  }
   int64_t elementsPerThread() const { return blockElements / threadsPerRow(); }
   /// Block-level exchanges through shared memory per row: one per reduce
   /// (fused, cluster), one for the (max, sum) pair (online); none when a row
@@ -458,6 +465,9 @@ static int64_t defaultOnlineWarps(int64_t elementBytes) {
 /// attribute) minus the static reduction slots' margin.
 static constexpr int64_t kMaxDynamicSharedBytes = 224 * 1024;
 
+/// 32-bit registers of one SM (sm_75 to sm_90).
+static constexpr int64_t kRegisterFile = 65536;
+
 /// Whether auto stages the next row in shared memory for a kernel that can:
 /// for fused 16-bit rows from 8192 elements, +2-6% in an H200 sweep
 /// (docs/performance.md), and for fused blocks of 16384 elements and more
@@ -491,9 +501,8 @@ static StringRef prefetchObstacle(const KernelPlan &plan, bool stage,
                                   int64_t sm) {
   if (plan.strategy == Strategy::Online)
     return "the online kernel streams its row";
-  if (plan.rowsPerBlock > 1)
-    return stage ? "blocks with several rows hold no stage"
-                 : "blocks with several rows load no row ahead";
+  if (stage && plan.rowsPerBlock > 1)
+    return "blocks with several rows hold no stage";
   if (plan.vectorWidth == 1)
     return stage ? "cp.async copies vectors and this kernel has none"
                  : "only the vector path loads ahead and this kernel has none";
@@ -503,6 +512,27 @@ static StringRef prefetchObstacle(const KernelPlan &plan, bool stage,
       plan.blockElements * byteWidth(plan.inType) > kMaxDynamicSharedBytes)
     return "the stage would exceed the shared memory of a block";
   return "";
+}
+
+/// The blocks per SM that ptxas is asked to fit (`.minnctapersm`), which
+/// caps the kernel at 64 registers per thread, or 0 for no request.
+///
+/// * Cluster slices are sized for 64 registers (32 elements and the rest):
+///   two 512-thread blocks share an SM, instead of the exchange's few extra
+///   live values halving the occupancy.
+/// * Rows of a warp or less holding 32 elements per thread: ptxas takes 96
+///   registers unasked (five 128-thread blocks per SM); at 64, eight fit
+///   without spills, and with one row per warp (blocks of 1024) the
+///   bench's 4096 rows then all fit on the GPU at once (H200 sweep:
+///   f32 4096 x 1024 2539 -> 2703 GB/s). Not with the next row loaded
+///   ahead, which needs the registers (200 bytes of spills for f32).
+static int64_t minBlocksPerSM(const KernelPlan &plan) {
+  bool capped = plan.clusterSize > 1 ||
+                (plan.rowsPerBlock > 1 && plan.elementsPerThread() >= 32 &&
+                 !plan.prefetchRegisters);
+  if (!capped)
+    return 0;
+  return std::max<int64_t>(1, kRegisterFile / (64 * plan.numThreads()));
 }
 
 /// Blocks of the cluster auto gives an online kernel for rows of `cols`
@@ -794,9 +824,6 @@ struct Chunk {
 /// blocks of a cluster exchange their partial results.
 static constexpr StringLiteral kClusterSlotsName = "rowred_cluster_slots";
 
-/// 32-bit registers of one SM (sm_75 to sm_90).
-static constexpr int64_t kRegisterFile = 65536;
-
 /// Name of the shared-memory array of mbarriers (i64), one per cluster
 /// exchange and buffer, on which the blocks of a cluster count each other's
 /// values in.
@@ -890,6 +917,13 @@ public:
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
       emitRowLoop(vec);
       b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      if (plan.peelable()) {
+        auto peelIf = scf::IfOp::create(b, misalignedAlike(vec),
+                                        /*withElseRegion=*/true);
+        b.setInsertionPointToStart(&peelIf.getThenRegion().front());
+        emitRowLoop(vec, /*peeled=*/true);
+        b.setInsertionPointToStart(&peelIf.getElseRegion().front());
+      }
       emitRowLoop(1);
     }
     // No block may exit while the others of its cluster can still read its
@@ -929,6 +963,29 @@ private:
         b, arith::CmpIPredicate::eq,
         arith::RemUIOp::create(b, stride, constI64(vec)), constI64(0));
     return arith::AndIOp::create(b, addrOk, strideOk);
+  }
+
+  /// True (i1) when every row of the input and the same row of the output
+  /// start equally far, in elements, from a `vec`-element boundary: their
+  /// element offsets agree modulo `vec` at the base and between rows. Such
+  /// rows take the peeled vector path (emitPeeledRow) whatever their
+  /// alignment.
+  Value misalignedAlike(int64_t vec) {
+    auto elementIndex = [&](Value ptr, Type elem) {
+      return arith::DivUIOp::create(b, LLVM::PtrToIntOp::create(b, i64, ptr),
+                                    constI64(byteWidth(elem)));
+    };
+    auto sameModVec = [&](Value lhs, Value rhs) {
+      Value diff = arith::SubIOp::create(b, lhs, rhs);
+      return arith::CmpIOp::create(
+          b, arith::CmpIPredicate::eq,
+          arith::AndIOp::create(b, diff, constI64(vec - 1)), constI64(0));
+    };
+    return arith::AndIOp::create(
+        b,
+        sameModVec(elementIndex(x, plan.inType),
+                   elementIndex(y, plan.outType)),
+        sameModVec(xStride, yStride));
   }
 
   /// `exp(v)`, as `exp2(v * log2(e))` on `ex2.approx.ftz.f32` with
@@ -1069,9 +1126,11 @@ private:
   };
 
   /// The chunks a thread holds of a block starting at column `start`: all of
-  /// its elements, or `numChunks` chunks when given.
+  /// its elements, or `numChunks` chunks when given. A chunk is valid when it
+  /// starts before column `end` (the row's end when not given; the peeled
+  /// path passes the end of its vectors).
   SmallVector<ChunkPlace> chunkPlaces(Value start, int64_t vec,
-                                      int64_t numChunks = 0) {
+                                      int64_t numChunks = 0, Value end = {}) {
     SmallVector<ChunkPlace> places;
     if (numChunks == 0)
       numChunks = plan.elementsPerThread() / vec;
@@ -1079,9 +1138,9 @@ private:
     Value first = firstLocal;
     if (start)
       first = arith::AddIOp::create(b, first, start);
-    // Chunk k is inside the row when k * stride < cols - first: one live
+    // Chunk k is inside the row when k * stride < end - first: one live
     // value for every mask instead of one column per chunk.
-    Value remaining = arith::SubIOp::create(b, cols, first);
+    Value remaining = arith::SubIOp::create(b, end ? end : cols, first);
     for (int64_t k = 0; k < numChunks; ++k) {
       Value offset = constI32(k * plan.threadsPerRow() * vec);
       places.push_back({arith::AddIOp::create(b, first, offset),
@@ -1104,10 +1163,53 @@ private:
     return chunks;
   }
 
-  /// Loads this thread's chunks of row `row` (i64) of the input into
-  /// registers, as loaded (zeros past the last row or the row's end): the
-  /// row after the current one with prefetch=registers.
+  /// Loads this thread's part of a row whose start at `rowPtr` need not be
+  /// aligned for `vec`-element accesses (the output row starts equally far
+  /// from alignment; see misalignedAlike): the head of h < vec elements up
+  /// to the first aligned column, then the vectors of the block's layout
+  /// from column h, then the tail of fewer than vec elements. The head and
+  /// the tail are scalar chunks, spread over the row's threads.
+  SmallVector<Chunk> loadPeeledRow(Value rowPtr, int64_t vec) {
+    int64_t bytes = byteWidth(plan.inType);
+    // h = (-(address / bytes)) mod vec, at most the row's length.
+    Value index = arith::DivUIOp::create(
+        b, LLVM::PtrToIntOp::create(b, i64, rowPtr), constI64(bytes));
+    Value head = arith::TruncIOp::create(
+        b, i32,
+        arith::AndIOp::create(b, arith::SubIOp::create(b, constI64(0), index),
+                              constI64(vec - 1)));
+    head = arith::MinUIOp::create(b, head, cols);
+    Value vectorEnd = arith::AddIOp::create(
+        b, head,
+        arith::AndIOp::create(b, arith::SubIOp::create(b, cols, head),
+                              constI32(-vec)));
+    SmallVector<Chunk> chunks;
+    for (const ChunkPlace &place : chunkPlaces(head, vec, 0, vectorEnd))
+      chunks.push_back(loadChunk(rowPtr, place.col, place.valid, vec));
+    // Up to vec - 1 elements on each side, ceil((vec - 1) / T) per thread.
+    int64_t perRow = plan.threadsPerRow();
+    for (int64_t i = 0; i * perRow < vec - 1; ++i) {
+      Value col = arith::AddIOp::create(b, rowTid, constI32(i * perRow));
+      chunks.push_back(loadChunk(
+          rowPtr, col,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, col, head), 1));
+      Value tailCol = arith::AddIOp::create(b, vectorEnd, col);
+      chunks.push_back(loadChunk(
+          rowPtr, tailCol,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tailCol, cols),
+          1));
+    }
+    return chunks;
+  }
+
+  /// Loads this thread's chunks of row `row` (i64; the group's first row
+  /// with several rows per block) of the input into registers, as loaded
+  /// (zeros past the last row or the row's end): the row after the current
+  /// one with prefetch=registers.
   SmallVector<Value> loadRowAhead(Value row, int64_t vec) {
+    if (plan.rowsPerBlock > 1)
+      row = arith::AddIOp::create(b, row,
+                                  arith::ExtUIOp::create(b, i64, rowInBlock));
     Value exists =
         arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, rows);
     Value xRow = rowPointer(x, plan.inType, row, xStride);
@@ -1534,8 +1636,9 @@ private:
   /// The persistent loop: rows blockIdx.x, blockIdx.x + gridDim.x, ... (per
   /// group of R rows, or per cluster). Every thread of a block (of a cluster)
   /// runs the same iterations, so that barriers and shuffles stay uniform;
-  /// a group past the last row masks its accesses.
-  void emitRowLoop(int64_t vec) {
+  /// a group past the last row masks its accesses. `peeled` rows (vector
+  /// path only) start anywhere: see emitPeeledRow.
+  void emitRowLoop(int64_t vec, bool peeled = false) {
     Value first, step;
     if (plan.clusterSize > 1) {
       first = arith::IndexCastOp::create(
@@ -1552,7 +1655,7 @@ private:
         step = arith::MulIOp::create(b, step, constI64(plan.rowsPerBlock));
       }
     }
-    bool staged = plan.prefetch && vec > 1;
+    bool staged = plan.prefetch && vec > 1 && !peeled;
     if (staged)
       prefetchRow(first);
     // With clusters the loop also counts its iterations (i32): each cluster
@@ -1563,7 +1666,7 @@ private:
     rowExchanges = plan.clusterExchanges(group.reduces.size(), rereads);
     bool countRows = plan.clusterSize > 1;
     // With prefetch=registers the loop also carries the next row's loads.
-    bool ahead = plan.prefetchRegisters && vec > 1;
+    bool ahead = plan.prefetchRegisters && vec > 1 && !peeled;
     SmallVector<Value> inits;
     if (countRows)
       inits.push_back(constI32(0));
@@ -1608,6 +1711,8 @@ private:
     Value yRow = rowPointer(y, plan.outType, row, yStride);
     if (plan.strategy == Strategy::Online)
       emitOnlineRow(xRow, yRow, vec);
+    else if (peeled)
+      emitFusedChunks(yRow, loadPeeledRow(xRow, vec), Value());
     else if (rereads)
       emitFusedRowReread(xRow, yRow);
     else
@@ -1662,13 +1767,24 @@ private:
     if (!loaded.empty()) {
       for (auto [place, raw] :
            llvm::zip_equal(chunkPlaces(sliceStart, vec), loaded))
-        chunks.push_back(unpackChunk(place.col, place.valid, raw));
+        chunks.push_back(unpackChunk(
+            place.col,
+            rowValid ? arith::AndIOp::create(b, place.valid, rowValid)
+                     : place.valid,
+            raw));
     } else if (nextRow) {
       NVVM::CpAsyncWaitGroupOp::create(b, 0);
       chunks = loadBlock(stage, sliceStart, vec, 0, /*fromStage=*/true);
     } else {
       chunks = loadBlock(xRow, sliceStart, vec);
     }
+    emitFusedChunks(yRow, chunks, nextRow);
+  }
+
+  /// The rest of a fused row once its `chunks` are in registers: every
+  /// reduce, then the map, which writes the row at `yRow`. The stage's copy
+  /// of `nextRow` starts once the first reduction has read every chunk.
+  void emitFusedChunks(Value yRow, ArrayRef<Chunk> chunks, Value nextRow) {
     if (plan.pairReduce)
       return emitPairRow(yRow, chunks, nextRow);
     DenseMap<Value, Value> scalars;
@@ -2110,18 +2226,13 @@ struct ConvertRowRedToGPUPass
                              /*addrSpace=*/3);
     auto func = gpu::GPUFuncOp::create(b, name, funcType, workgroup);
     func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-    if (plan.clusterSize > 1) {
+    if (plan.clusterSize > 1)
       func->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
                     b.getDenseI32ArrayAttr(
                         {static_cast<int32_t>(plan.clusterSize), 1, 1}));
-      // A slice is sized for 64 registers per thread (32 elements and the
-      // rest): ask ptxas to keep to that, so that two 512-thread blocks
-      // share an SM, instead of letting the exchange's few extra live
-      // values halve the occupancy.
+    if (int64_t blocks = minBlocksPerSM(plan))
       func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
-                    b.getI32IntegerAttr(std::max<int64_t>(
-                        1, kRegisterFile / (64 * plan.numThreads()))));
-    }
+                    b.getI32IntegerAttr(blocks));
     func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
         {static_cast<int32_t>(plan.numThreads()), 1, 1}));
     b.setInsertionPointToStart(&func.getBody().front());

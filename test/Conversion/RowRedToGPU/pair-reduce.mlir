@@ -30,6 +30,7 @@
 // The row's end: one barrier before the next row reuses the slots.
 // CHECK: gpu.barrier
 
-// Two per row in the vector path and two in the scalar path (exchange, end
-// of row), against three each without pair-reduce.
-// BARRIERS: 4
+// Two per row (exchange, end of row) in each of the three paths (aligned
+// vectors, peeled vectors, scalars), against three each without
+// pair-reduce.
+// BARRIERS: 6

@@ -1,0 +1,82 @@
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1024" | FileCheck %s
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="block-size=32 rows-per-block=32 num-warps=1" | FileCheck %s --check-prefix=ONE
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536" | FileCheck %s --check-prefix=CLUSTER
+
+// Rows that are not aligned for vectors (odd lengths of contiguous
+// tensors, a base pointer off by some elements) but are misaligned alike in
+// the input and the output take the peeled vector path: after the aligned
+// vector path, before the scalar one.
+// CHECK: gpu.func @softmax_kernel0
+// CHECK: scf.for
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK: } else {
+// Input and output element offsets agree modulo 4: the strides, then the
+// bases.
+// CHECK: %[[DSTRIDE:.*]] = arith.subi %arg4, %arg5 : i64
+// CHECK: %[[SMOD:.*]] = arith.andi %[[DSTRIDE]], %c3_i64{{.*}} : i64
+// CHECK: %[[SOK:.*]] = arith.cmpi eq, %[[SMOD]], %c0_i64{{.*}} : i64
+// CHECK: %[[Y:.*]] = llvm.ptrtoint %arg1 : !llvm.ptr<1> to i64
+// CHECK: %[[YI:.*]] = arith.divui %[[Y]], %c4_i64{{.*}} : i64
+// CHECK: %[[X:.*]] = llvm.ptrtoint %arg0 : !llvm.ptr<1> to i64
+// CHECK: %[[XI:.*]] = arith.divui %[[X]], %c4_i64{{.*}} : i64
+// CHECK: %[[DBASE:.*]] = arith.subi %[[XI]], %[[YI]] : i64
+// CHECK: %[[BMOD:.*]] = arith.andi %[[DBASE]], %c3_i64{{.*}} : i64
+// CHECK: %[[BOK:.*]] = arith.cmpi eq, %[[BMOD]], %c0_i64{{.*}} : i64
+// CHECK: %[[ALIKE:.*]] = arith.andi %[[BOK]], %[[SOK]] : i1
+// CHECK: scf.if %[[ALIKE]] {
+// CHECK: scf.for
+// Per row: the head h = (-(row address / 4)) mod 4, at most the row, and
+// the end of the vectors h + ((cols - h) & -4).
+// CHECK: %[[XROW:.*]] = llvm.getelementptr %arg0[%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
+// CHECK: %[[ADDR:.*]] = llvm.ptrtoint %[[XROW]] : !llvm.ptr<1> to i64
+// CHECK: %[[INDEX:.*]] = arith.divui %[[ADDR]], %c4_i64{{.*}} : i64
+// CHECK: %[[NEG:.*]] = arith.subi %c0_i64{{.*}}, %[[INDEX]] : i64
+// CHECK: %[[H64:.*]] = arith.andi %[[NEG]], %c3_i64{{.*}} : i64
+// CHECK: %[[H32:.*]] = arith.trunci %[[H64]] : i64 to i32
+// CHECK: %[[HEAD:.*]] = arith.minui %[[H32]], %[[COLS:.*]] : i32
+// CHECK: %[[REST:.*]] = arith.subi %[[COLS]], %[[HEAD]] : i32
+// CHECK: %[[BODY:.*]] = arith.andi %[[REST]], %c-4_i32 : i32
+// CHECK: %[[END:.*]] = arith.addi %[[HEAD]], %[[BODY]] : i32
+// The block's eight vectors per thread from column h, aligned, masked at
+// the end of the vectors...
+// CHECK: %[[FIRST:.*]] = arith.addi %{{.*}}, %[[HEAD]] : i32
+// CHECK: arith.subi %[[END]], %[[FIRST]] : i32
+// CHECK-COUNT-4: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// ...then one head element (column t < h) and one tail element (column
+// end + t < cols) per thread of the 64-thread row.
+// CHECK: %[[HCOL:.*]] = arith.addi %{{.*}}, %c0_i32{{.*}} : i32
+// CHECK: arith.cmpi ult, %[[HCOL]], %[[HEAD]] : i32
+// CHECK: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<1> -> f32
+// CHECK: %[[TCOL:.*]] = arith.addi %[[END]], %[[HCOL]] : i32
+// CHECK: arith.cmpi ult, %[[TCOL]], %[[COLS]] : i32
+// CHECK: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<1> -> f32
+// CHECK-NOT: llvm.load
+// CHECK: gpu.shuffle xor
+// The same places are written back: four vectors and two scalars.
+// CHECK-COUNT-4: llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+// CHECK-COUNT-2: llvm.store %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr<1>
+// CHECK-NOT: llvm.store
+// The scalar path stays for rows misaligned differently.
+// CHECK: } else {
+// CHECK: scf.for
+// CHECK: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<1> -> f32
+// CHECK: gpu.return
+
+// One thread per row (bf16, 8 per vector): the thread takes all seven head
+// and all seven tail elements, alternately.
+// ONE: rows_per_block = 32
+// ONE-SAME: vector_width = 8
+// ONE: arith.minui
+// ONE-COUNT-4: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
+// ONE-COUNT-14: llvm.load %{{.*}} {alignment = 2 : i64} : !llvm.ptr<1> -> bf16
+// ONE-NOT: llvm.load
+// ONE: llvm.store
+
+// A row split over a cluster has no peeled path, only the aligned vectors
+// and the scalars: the global pointers are read as integers only to test the
+// bases' alignment.
+// CLUSTER: cluster_blocks = 4
+// CLUSTER: llvm.ptrtoint %arg0 : !llvm.ptr<1> to i64
+// CLUSTER: llvm.ptrtoint %arg1 : !llvm.ptr<1> to i64
+// CLUSTER-NOT: !llvm.ptr<1> to i64
+// CLUSTER: gpu.return
