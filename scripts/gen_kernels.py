@@ -224,6 +224,18 @@ def sweep_variants():
                    f"cols={n} num-warps={warps} prefetch=registers")
             yield ("softmax", dtype, "fused",
                    f"cols={n} num-warps={warps} prefetch=off")
+    # Short rows: a warp per row (or less), with and without the next row
+    # loaded ahead into registers, against auto and a two-warp block per row.
+    for dtype in ("f32", "bf16"):
+        for n in (256, 512, 781, 1024):
+            yield ("softmax", dtype, "auto", f"cols={n}")
+            if n > 512:
+                yield ("softmax", dtype, "fused", f"cols={n} num-warps=2")
+            for rows in (4, 8):
+                for prefetch in ("off", "registers"):
+                    yield ("softmax", dtype, "fused",
+                           f"cols={n} num-warps={rows} rows-per-block={rows} "
+                           f"prefetch={prefetch}")
     # Rows of three quarters of 32768: auto's fused 768-thread block with the
     # stage against two 384-thread cluster slices.
     for dtype in ("f32", "bf16"):
