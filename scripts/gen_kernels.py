@@ -49,6 +49,13 @@ VARIANTS = [
     ("log_softmax", "f32", "fused", "block-size=128 rows-per-block=16 "
      "num-warps=4"),
     ("softmax", "f16", "fused", "block-size=32 rows-per-block=32 num-warps=1"),
+    # A warp per row loading its next row ahead (the 16-bit default at 512;
+    # f32 on eight rows per block), and a block per row of 1024 (no longer
+    # the default there).
+    ("softmax", "bf16", "fused", "block-size=512"),
+    ("log_softmax", "f32", "fused", "block-size=256 rows-per-block=8 "
+     "prefetch=registers"),
+    ("softmax", "f32", "fused", "block-size=1024 num-warps=2"),
     # Rows split over thread-block clusters.
     ("softmax", "f32", "cluster", "block-size=65536"),
     ("softmax", "f32", "cluster", "block-size=65536 cluster-size=2 "

@@ -447,12 +447,15 @@ static int64_t maxAutoClusterBlock(int64_t elementBytes) {
          (elementBytes == 4 ? kMaxClusterSlice : kClusterSlice);
 }
 
-/// Default rows per block of a fused kernel: rows of up to 512 elements get
-/// a warp each, four per block, with no block barrier (an H200 sweep: 1237
-/// against 1070 GB/s for f32 N = 256, 785 against 607 for bf16). Longer rows
-/// keep a block each.
+/// Default rows per block of a fused kernel: rows of up to 1024 elements get
+/// a warp each, four per block, with no block barrier. H200 sweeps
+/// (docs/performance.md): 1237 against 1070 GB/s for f32 N = 256, 785
+/// against 607 for bf16; for blocks of 1024 at 64 registers (see
+/// minBlocksPerSM) against a two-warp block per row, four runs each at M =
+/// 4096 and three at 32768: N = 781 +5% / +1% (f32), +3% / +4% (bf16), N =
+/// 1024 even / +0.5% (f32), +5% / -1% (bf16). Longer rows keep a block each.
 static int64_t defaultRowsPerBlock(int64_t blockElements) {
-  return blockElements <= 512 ? 4 : 1;
+  return blockElements <= 1024 ? 4 : 1;
 }
 
 /// Default warps for the online kernel: 1024 threads for f32 (with 512, ptxas
@@ -484,14 +487,20 @@ static bool autoPrefetch(const KernelPlan &plan) {
          plan.blockElements >= 16384;
 }
 
-/// Whether auto loads the next row ahead into registers instead: for fused
-/// 16-bit blocks of 2048 and 4096, +4 to +7% over no prefetch and over the
-/// stage in three alternating H200 runs (docs/performance.md). f32 blocks
-/// gain nothing measurable (8192, 12288: within 0.5%), and at 2048-4096 the
-/// second set of registers takes away resident blocks.
+/// Whether auto loads the next row ahead into registers instead, for fused
+/// 16-bit rows (H200, alternating runs, docs/performance.md):
+/// * blocks of 2048 and 4096: +4 to +7% over no prefetch and over the stage;
+/// * a warp per row of 256 or 512: +4 to +7% at M = 32768 (a few rows per
+///   warp), within the noise at M = 4096. Not at 1024, where the second set
+///   of registers costs the 64-register cap (bf16: -1 to -5%).
+/// f32 gains nothing measurable (8192, 12288, 256, 512: within 0.5%), and
+/// at 2048-4096 the second set of registers takes away resident blocks.
 static bool autoPrefetchRegisters(const KernelPlan &plan) {
-  return plan.clusterSize == 1 && byteWidth(plan.inType) == 2 &&
-         plan.blockElements >= 2048 && plan.blockElements <= 4096;
+  if (plan.clusterSize != 1 || byteWidth(plan.inType) != 2)
+    return false;
+  if (plan.rowsPerBlock > 1)
+    return plan.blockElements >= 256 && plan.blockElements <= 512;
+  return plan.blockElements >= 2048 && plan.blockElements <= 4096;
 }
 
 /// Why the kernel of `plan` cannot fetch its next row ahead, into the stage
@@ -520,16 +529,19 @@ static StringRef prefetchObstacle(const KernelPlan &plan, bool stage,
 /// * Cluster slices are sized for 64 registers (32 elements and the rest):
 ///   two 512-thread blocks share an SM, instead of the exchange's few extra
 ///   live values halving the occupancy.
-/// * Rows of a warp or less holding 32 elements per thread: ptxas takes 96
-///   registers unasked (five 128-thread blocks per SM); at 64, eight fit
-///   without spills, and with one row per warp (blocks of 1024) the
-///   bench's 4096 rows then all fit on the GPU at once (H200 sweep:
-///   f32 4096 x 1024 2539 -> 2703 GB/s). Not with the next row loaded
-///   ahead, which needs the registers (200 bytes of spills for f32).
+/// * A warp per row holding 32 elements per thread (blocks of 1024): ptxas
+///   takes 96 registers unasked (five 128-thread blocks per SM); at 64,
+///   eight fit without spills, and the bench's 4096 rows then all fit on
+///   the GPU at once (H200 sweep: f32 4096 x 1024 2539 -> 2703 GB/s). Not
+///   with the next row loaded ahead or with the pair reduction, which need
+///   the registers (200 and 8 bytes of spills for f32), nor with fewer
+///   threads per row, which take more edge elements on the peeled path
+///   (116 bytes of spills for one thread per row).
 static int64_t minBlocksPerSM(const KernelPlan &plan) {
   bool capped = plan.clusterSize > 1 ||
-                (plan.rowsPerBlock > 1 && plan.elementsPerThread() >= 32 &&
-                 !plan.prefetchRegisters);
+                (plan.rowsPerBlock > 1 && plan.threadsPerRow() == 32 &&
+                 plan.elementsPerThread() >= 32 && !plan.prefetchRegisters &&
+                 !plan.pairReduce);
   if (!capped)
     return 0;
   return std::max<int64_t>(1, kRegisterFile / (64 * plan.numThreads()));
@@ -696,8 +708,10 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
       slice = rowBlock / plan.clusterSize;
     }
     plan.rowsPerBlock = opts.rowsPerBlock ? opts.rowsPerBlock : 1;
+    // A block per row where the stage is asked for: only such blocks hold
+    // one.
     if (!opts.rowsPerBlock && !opts.numWarps &&
-        plan.strategy == Strategy::Fused)
+        plan.strategy == Strategy::Fused && opts.prefetch != "on")
       plan.rowsPerBlock = defaultRowsPerBlock(rowBlock);
     if (plan.rowsPerBlock > 1 && plan.strategy != Strategy::Fused)
       return map.emitOpError() << "rows-per-block applies to the fused "

@@ -1,14 +1,16 @@
 // The default strategy and block shape, chosen from sweeps on an H200
 // (docs/performance.md):
-// * rows of up to 512 elements: a warp (or less) per row, 4 rows per block;
-// * fused blocks: 16 elements per thread up to 1024 columns and at 8192,
+// * rows of up to 1024 elements: a warp (or less) per row, 4 rows per
+//   block, at most 64 registers (.minnctapersm 8) with 32 elements per
+//   thread;
+// * fused blocks: 16 elements per thread up to 512 columns and at 8192,
 //   32 at 2048-4096 and from 16384, up to 32768 columns (16384 for 16-bit
 //   rows without cp.async, before sm_80); blocks (and cluster slices) of
 //   3P/4 for rows that fit them (P >= 8192, three-quarter.mlir);
 // * the next row staged in shared memory (dynamic_shared_bytes: one block of
 //   input) for fused 16-bit rows from 8192 and for fused blocks from 16384,
 //   and loaded ahead into registers for fused 16-bit blocks of 2048-4096
-//   (prefetch = "registers");
+//   and 16-bit rows of 256-512 (prefetch = "registers");
 // * clusters of 2 to 8 blocks (512 x 32 slices; 1024 x 32 for f32 beyond
 //   131072) up to 262144 f32 / 131072 16-bit, on sm_90 and newer;
 // * the online kernel (second pass reversed) beyond, over clusters of 8
@@ -36,8 +38,11 @@
 // N100-SAME: rows_per_block = 4 : i64, shared_bytes = 0 : i64, strategy = "fused", vector_width = 4 : i64
 // N256: block_elements = 256 : i64, block_threads = 128 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 8 : i64
 // N256-SAME: rows_per_block = 4 : i64, shared_bytes = 0 : i64, strategy = "fused"
-// N781: block_elements = 1024 : i64, block_threads = 64 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 16 : i64
-// N781-SAME: rows_per_block = 1 : i64
+// N781: block_elements = 1024 : i64, block_threads = 128 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
+// N781-SAME: prefetch = "none"
+// N781-SAME: rows_per_block = 4 : i64
+// N781: gpu.func @softmax_kernel0
+// N781-SAME: nvvm.minctasm = 8 : i32
 // N4096: block_elements = 4096 : i64, block_threads = 128 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
 // N4096-SAME: prefetch = "none"
 // N8192: block_elements = 8192 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 16 : i64
@@ -85,7 +90,19 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=16385 chip=sm_75" | FileCheck %s --check-prefix=BF-SM75
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=2048 | FileCheck %s --check-prefix=BF2048
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=4096 | FileCheck %s --check-prefix=BF4096
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=512 | FileCheck %s --check-prefix=BF512
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=1024 | FileCheck %s --check-prefix=BF1024
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=131073 | FileCheck %s --check-prefix=BF131073
+// BF512: block_elements = 512 : i64, block_threads = 128 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 16 : i64
+// BF512-SAME: prefetch = "registers"
+// BF512-SAME: rows_per_block = 4 : i64
+// BF512: gpu.func @softmax_kernel0
+// BF512-SAME: kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+// BF1024: block_elements = 1024 : i64, block_threads = 128 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
+// BF1024-SAME: prefetch = "none"
+// BF1024-SAME: rows_per_block = 4 : i64
+// BF1024: gpu.func @softmax_kernel0
+// BF1024-SAME: nvvm.minctasm = 8 : i32
 // BF8192: block_elements = 8192 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 16384 : i64, elements_per_thread = 16 : i64
 // BF8192-SAME: prefetch = "shared"
 // BF8192-SAME: strategy = "fused", vector_width = 8 : i64

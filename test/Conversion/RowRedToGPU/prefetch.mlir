@@ -4,7 +4,8 @@
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536 prefetch=on" | FileCheck %s --check-prefix=CLUSTER
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536" | FileCheck %s --check-prefix=CLUSTER-AUTO
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="prefetch=on" 2>&1 | FileCheck %s --check-prefix=ONLINE
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=256 prefetch=on" 2>&1 | FileCheck %s --check-prefix=ROWS
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=256 rows-per-block=4 prefetch=on" 2>&1 | FileCheck %s --check-prefix=ROWS
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=256 prefetch=on" | FileCheck %s --check-prefix=ROWS-DEFAULT
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=4096 vector-width=1 prefetch=on" 2>&1 | FileCheck %s --check-prefix=SCALAR
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=4096 chip=sm_75 prefetch=on" 2>&1 | FileCheck %s --check-prefix=SM75
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=4096 prefetch=yes" 2>&1 | FileCheck %s --check-prefix=VALUE
@@ -61,6 +62,11 @@
 
 // ONLINE: error: 'rowred.map' op prefetch=on is not possible here: the online kernel streams its row
 // ROWS: error: 'rowred.map' op prefetch=on is not possible here: blocks with several rows hold no stage
+// Asked for the stage, a short row keeps a block of its own instead of the
+// default warp per row.
+// ROWS-DEFAULT: block_threads = 32 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 1024 : i64
+// ROWS-DEFAULT-SAME: prefetch = "shared"
+// ROWS-DEFAULT-SAME: rows_per_block = 1 : i64
 // SCALAR: error: 'rowred.map' op prefetch=on is not possible here: cp.async copies vectors and this kernel has none
 // SM75: error: 'rowred.map' op prefetch=on is not possible here: cp.async needs sm_80 or newer
 // VALUE: error: 'rowred.map' op unknown prefetch 'yes'; expected on, registers, off or auto
