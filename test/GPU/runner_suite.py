@@ -111,20 +111,30 @@ def main():
             "softmax_bf16_cluster_b49152_kernel0.json",
             "softmax_f32_fused_b32768_kernel0.json",
             "softmax_f32_online_c16_kernel0.json",
-            "softmax_f32_fused_b8192_pfregisters_kernel0.json")]
+            "softmax_f32_fused_b8192_pfregisters_kernel0.json",
+            "softmax_bf16_fused_b512_kernel0.json")]
         for k in picks:
             with open(os.path.join(args.kernel_dir, k)) as f:
-                n = min(1000, json.load(f)["max_cols"] or 1000)
-            for tool in ("memcheck", "racecheck"):
-                cmd = [sanitizer, f"--tool={tool}", "--error-exitcode=3",
-                       args.softmax_run, os.path.join(args.kernel_dir, k),
-                       "--check", "--rows=37", f"--cols={n}",
-                       f"--x-stride={n + 3}", "--offset=1", "--dist=special"]
-                rc, out, err = run(cmd)
-                summary = [l for l in (out + err).splitlines()
-                           if "ERROR SUMMARY" in l or "RACECHECK SUMMARY" in l]
-                san_rows.append((k.replace("_kernel0.json", ""), tool, rc,
-                                 summary[-1].strip() if summary else "?"))
+                max_cols = json.load(f)["max_cols"] or 1000
+            n = min(1000, max_cols)
+            # Rows misaligned differently (scalar path), then rows of odd
+            # length misaligned alike (the peeled vector path of fused
+            # kernels).
+            layouts = {"strided": [f"--cols={n}", f"--x-stride={n + 3}"],
+                       "odd": [f"--cols={min(999, max_cols - 1) or 1}"]}
+            for layout, shape in layouts.items():
+                for tool in ("memcheck", "racecheck"):
+                    cmd = [sanitizer, f"--tool={tool}", "--error-exitcode=3",
+                           args.softmax_run, os.path.join(args.kernel_dir, k),
+                           "--check", "--rows=37", *shape, "--offset=1",
+                           "--dist=special"]
+                    rc, out, err = run(cmd)
+                    summary = [l for l in (out + err).splitlines()
+                               if "ERROR SUMMARY" in l or
+                               "RACECHECK SUMMARY" in l]
+                    san_rows.append((k.replace("_kernel0.json", ""),
+                                     f"{tool}/{layout}", rc,
+                                     summary[-1].strip() if summary else "?"))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"cases": results, "sanitizer": san_rows}, f, indent=1)
@@ -146,10 +156,11 @@ def main():
         print(f"{k:44} {p:5} {fl:5} {l2:10.2e}" +
               (f"  first failure: {first}" if first else ""))
     if sanitizer:
-        print("compute-sanitizer (M=37, N=min(1000, max_cols), strided, "
-              "misaligned, special):")
+        print("compute-sanitizer (M=37, misaligned by one element, special "
+              "values; strided: N=min(1000, max_cols) with an x stride of "
+              "N+3; odd: N=min(999, max_cols-1), contiguous):")
         for k, tool, rc, line in san_rows:
-            print(f"  {k:36} {tool:9} rc={rc} {line}")
+            print(f"  {k:36} {tool:17} rc={rc} {line}")
     else:
         print("compute-sanitizer not found: memcheck/racecheck not run")
     bad_san = any(rc != 0 for _, _, rc, _ in san_rows)
