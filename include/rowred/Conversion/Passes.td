@@ -74,7 +74,8 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
            "scalar only)">,
     Option<"rowsPerBlock", "rows-per-block", "int64_t", /*default=*/"0",
            "Fused: rows a block works on at once, each by a group of at most "
-           "32 threads with no barrier (0: derived)">,
+           "32 threads with no barrier (0: derived; 4 for rows of up to "
+           "1024 elements)">,
     Option<"clusterSize", "cluster-size", "int64_t", /*default=*/"0",
            "Cluster and online: blocks of a thread-block cluster that "
            "share one row, 2 to 8, or 16 where the launcher allows "
@@ -101,8 +102,9 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
            "memory); registers: load it into a second set of registers at "
            "the top of the row; off; auto: the stage for fused 16-bit blocks "
            "from 8192 and fused blocks from 16384, registers for fused "
-           "16-bit blocks of 2048-4096. Both "
-           "need the vector path and one row per block">,
+           "16-bit blocks of 2048-4096 and 16-bit rows of 256-512. Both "
+           "need the aligned vector path; the stage also needs one row per "
+           "block (asked for, it keeps short rows on a block each)">,
     Option<"pairReduce", "pair-reduce", "bool", /*default=*/"false",
            "Fused and cluster softmax / log-softmax: reduce each thread's "
            "elements to a (max, sum) pair and combine the pairs with the "
