@@ -56,6 +56,10 @@ VARIANTS = [
     ("log_softmax", "f32", "fused", "block-size=256 rows-per-block=8 "
      "prefetch=registers"),
     ("softmax", "f32", "fused", "block-size=1024 num-warps=2"),
+    # Online over a cluster with each block's share staged in shared memory.
+    ("softmax", "bf16", "online", "cols=262144 cluster-size=8 prefetch=on"),
+    ("log_softmax", "f32", "online", "cols=131072 cluster-size=4 "
+     "prefetch=on"),
     # Rows split over thread-block clusters.
     ("softmax", "f32", "cluster", "block-size=65536"),
     ("softmax", "f32", "cluster", "block-size=65536 cluster-size=2 "
@@ -243,6 +247,19 @@ def sweep_variants():
                     yield ("softmax", dtype, "fused",
                            f"cols={n} num-warps={rows} rows-per-block={rows} "
                            f"prefetch={prefetch}")
+    # Online over a cluster with each block's share staged in shared memory
+    # (one DRAM read), against auto's kernel for the same row.
+    for dtype, n, clusters in (("bf16", 1048576, (16,)),
+                               ("bf16", 262144, (4, 8, 16)),
+                               ("bf16", 131072, (4, 8)),
+                               ("bf16", 65536, (2, 4)),
+                               ("f32", 262144, (8, 16)),
+                               ("f32", 131072, (4, 8)),
+                               ("f32", 65536, (2, 4))):
+        yield ("softmax", dtype, "auto", f"cols={n}")
+        for cluster in clusters:
+            yield ("softmax", dtype, "online",
+                   f"cols={n} cluster-size={cluster} prefetch=on")
     # Rows of three quarters of 32768: auto's fused 768-thread block with the
     # stage against two 384-thread cluster slices.
     for dtype in ("f32", "bf16"):

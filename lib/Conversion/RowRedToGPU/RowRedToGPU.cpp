@@ -109,6 +109,10 @@ struct KernelPlan {
   Type inType, outType;
   /// Largest row the kernel handles (0: no limit).
   int64_t maxCols;
+  /// Elements the prefetch stage can hold: one block (fused, cluster), or
+  /// the block's whole share of a row of the known length (online; 0 when
+  /// the length is unknown).
+  int64_t stageElements = 0;
 
   int64_t numThreads() const { return numWarps * 32; }
   int64_t threadsPerRow() const { return numThreads() / rowsPerBlock; }
@@ -184,9 +188,9 @@ struct KernelPlan {
     return exchangesPerRow(numReduces) * (exchangesPairs() ? 2 : 1);
   }
   /// Bytes of dynamic shared memory the launcher must provide: the prefetch
-  /// stage, one block of input elements.
+  /// stage of stageElements input elements.
   int64_t dynamicSharedBytes() const {
-    return prefetch ? blockElements * inType.getIntOrFloatBitWidth() / 8 : 0;
+    return prefetch ? stageElements * inType.getIntOrFloatBitWidth() / 8 : 0;
   }
 };
 
@@ -481,7 +485,7 @@ static constexpr int64_t kRegisterFile = 65536;
 /// wait for the copies in flight, clusters lose with it (bf16 -8%, f32 -2 to
 /// -13%).
 static bool autoPrefetch(const KernelPlan &plan) {
-  if (plan.clusterSize != 1)
+  if (plan.clusterSize != 1 || plan.strategy == Strategy::Online)
     return false;
   return (byteWidth(plan.inType) == 2 && plan.blockElements >= 8192) ||
          plan.blockElements >= 16384;
@@ -508,8 +512,11 @@ static bool autoPrefetchRegisters(const KernelPlan &plan) {
 /// can.
 static StringRef prefetchObstacle(const KernelPlan &plan, bool stage,
                                   int64_t sm) {
-  if (plan.strategy == Strategy::Online)
+  if (plan.strategy == Strategy::Online && !stage)
     return "the online kernel streams its row";
+  if (plan.strategy == Strategy::Online && plan.stageElements == 0)
+    return "the online kernel stages its share of a row only for a known "
+           "row length (cols=N)";
   if (stage && plan.rowsPerBlock > 1)
     return "blocks with several rows hold no stage";
   if (plan.vectorWidth == 1)
@@ -518,7 +525,7 @@ static StringRef prefetchObstacle(const KernelPlan &plan, bool stage,
   if (stage && sm < 80)
     return "cp.async needs sm_80 or newer";
   if (stage &&
-      plan.blockElements * byteWidth(plan.inType) > kMaxDynamicSharedBytes)
+      plan.stageElements * byteWidth(plan.inType) > kMaxDynamicSharedBytes)
     return "the stage would exceed the shared memory of a block";
   return "";
 }
@@ -741,6 +748,7 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
                                << " elements does not divide evenly over "
                                << plan.threadsPerRow() << " threads per row";
     plan.maxCols = plan.blockElements * plan.clusterSize;
+    plan.stageElements = plan.blockElements;
     if (plan.elementsPerThread() > opts.maxElementsPerThread)
       return map.emitOpError()
              << "a " << stringify(plan.strategy) << " block of "
@@ -776,6 +784,13 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
                                         : plan.numThreads() * vector *
                                               (plan.inType.isF16() ? 2 : 4);
     plan.maxCols = 0;
+    // A block's share of a known row: whole tiles, ceil(ceil(N / C) / tile)
+    // of them (emitOnlineRow).
+    if (cols != 0)
+      plan.stageElements =
+          llvm::divideCeil(llvm::divideCeil(cols, plan.clusterSize),
+                           plan.blockElements) *
+          plan.blockElements;
     if (plan.blockElements < plan.numThreads())
       return map.emitOpError()
              << "the online tile (block-size " << plan.blockElements
@@ -810,6 +825,8 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
       return map.emitOpError() << "prefetch=" << opts.prefetch
                                << " is not possible here: " << reason;
     (stage ? plan.prefetch : plan.prefetchRegisters) = true;
+    if (stage && plan.strategy == Strategy::Online)
+      plan.maxCols = plan.stageElements * plan.clusterSize;
   } else if (opts.prefetch == "auto") {
     plan.prefetch =
         prefetchObstacle(plan, true, sm).empty() && autoPrefetch(plan);
@@ -1235,10 +1252,27 @@ private:
   }
 
   /// Starts copying this thread's chunks of row `row` (i64) of the input
-  /// into the stage when the row exists, as one cp.async group. Each thread
-  /// copies exactly the chunks it later reads back, so a cp.async.wait_group
-  /// of its own is all the synchronization the stage needs.
+  /// into the stage when the row exists, as one cp.async group (one per tile
+  /// of the online kernel, which copies its whole share of the row). Each
+  /// thread copies exactly the chunks it later reads back, so a
+  /// cp.async.wait_group of its own is all the synchronization the stage
+  /// needs.
   void prefetchRow(Value row) {
+    if (plan.strategy != Strategy::Online)
+      return copyToStage(row, sliceStart, Value());
+    auto [lo, hi] = onlineShare();
+    auto loop =
+        scf::ForOp::create(b, lo, hi, constI32(plan.blockElements));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    copyToStage(row, loop.getInductionVar(), lo);
+  }
+
+  /// Starts copying this thread's chunks of the block at column `start` of
+  /// row `row` (i64) into the stage when the row exists, as one cp.async
+  /// group: at the chunks' places in the block, or at their columns from
+  /// `stageStart` when given (the online kernel's share).
+  void copyToStage(Value row, Value start, Value stageStart) {
     int64_t vec = plan.vectorWidth;
     int64_t bytes = vec * byteWidth(plan.inType);
     auto ifOp = scf::IfOp::create(
@@ -1248,15 +1282,18 @@ private:
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
       Value xRow = rowPointer(x, plan.inType, row, xStride);
-      for (const ChunkPlace &place : chunkPlaces(sliceStart, vec)) {
+      for (const ChunkPlace &place : chunkPlaces(start, vec)) {
         auto copy = scf::IfOp::create(b, place.valid, /*withElseRegion=*/false);
         OpBuilder::InsertionGuard inner(b);
         b.setInsertionPointToStart(&copy.getThenRegion().front());
         Value src = LLVM::GEPOp::create(b, x.getType(), plan.inType, xRow,
                                         ValueRange{place.col},
                                         LLVM::GEPNoWrapFlags::inbounds);
+        Value local = stageStart
+                          ? arith::SubIOp::create(b, place.col, stageStart)
+                          : place.local;
         Value dst = LLVM::GEPOp::create(b, stage.getType(), plan.inType, stage,
-                                        ValueRange{place.local},
+                                        ValueRange{local},
                                         LLVM::GEPNoWrapFlags::inbounds);
         // 16-byte copies bypass L1 (.cg); narrower ones must go through it.
         NVVM::CpAsyncOp::create(b, dst, src, bytes,
@@ -1724,7 +1761,8 @@ private:
     Value xRow = rowPointer(x, plan.inType, row, xStride);
     Value yRow = rowPointer(y, plan.outType, row, yStride);
     if (plan.strategy == Strategy::Online)
-      emitOnlineRow(xRow, yRow, vec);
+      emitOnlineRow(xRow, yRow, vec,
+                    staged ? arith::AddIOp::create(b, row, step) : Value());
     else if (peeled)
       emitFusedChunks(yRow, loadPeeledRow(xRow, vec), Value());
     else if (rereads)
@@ -1940,11 +1978,11 @@ private:
 
   /// Online: pass 1 walks the row tile by tile keeping a running (max, sum)
   /// per thread; pass 2 reads the row again and writes the output.
-  void emitOnlineRow(Value xRow, Value yRow, int64_t vec) {
-    Value tile = constI32(plan.blockElements);
-    // The columns [lo, hi) of this block: the whole row, or with clusters
-    // the rank's share in whole tiles, ceil(ceil(N / C) / tile) tiles each
-    // (computed in i64: N may be close to 2^31).
+  /// The columns [lo, hi) of this block's share of a row in the online
+  /// kernel: the whole row, or with clusters the rank's share in whole
+  /// tiles, ceil(ceil(N / C) / tile) tiles each (computed in i64: N may be
+  /// close to 2^31).
+  std::pair<Value, Value> onlineShare() {
     Value lo = constI32(0), hi = cols;
     if (plan.clusterSize > 1) {
       Value cols64 = arith::ExtUIOp::create(b, i64, cols);
@@ -1966,13 +2004,43 @@ private:
       lo = arith::TruncIOp::create(b, i32, lo64);
       hi = arith::TruncIOp::create(b, i32, hi64);
     }
+    return {lo, hi};
+  }
+
+  /// The online kernel's tile at column `start` of the row at `xRow`, or
+  /// of the stage, which holds the block's share from its column `lo`.
+  SmallVector<Chunk> loadOnlineTile(Value xRow, Value start, Value lo,
+                                    int64_t vec, bool fromStage) {
+    if (!fromStage)
+      return loadBlock(xRow, start, vec);
+    SmallVector<Chunk> chunks;
+    for (const ChunkPlace &place : chunkPlaces(start, vec))
+      chunks.push_back(loadChunk(stage, place.col, place.valid, vec,
+                                 arith::SubIOp::create(b, place.col, lo)));
+    return chunks;
+  }
+
+  /// Online: two passes over the block's share of the row, one to reduce
+  /// it to (max, sum) with the online combiner, one to write the map.
+  ///
+  /// With the stage (prefetch=on, a known row length), the share was copied
+  /// into shared memory ahead (prefetchRow) and both passes read it there:
+  /// one DRAM read per element. The second pass starts copying `nextRow`'s
+  /// share into each tile of the stage as soon as it has written that tile.
+  void emitOnlineRow(Value xRow, Value yRow, int64_t vec, Value nextRow = {}) {
+    Value tile = constI32(plan.blockElements);
+    auto [lo, hi] = onlineShare();
+    bool staged = static_cast<bool>(nextRow);
+    if (staged)
+      NVVM::CpAsyncWaitGroupOp::create(b, 0);
     auto pass1 = scf::ForOp::create(b, lo, hi, tile,
                                     ValueRange{negInf(), constF32(0.0)});
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(pass1.getBody());
       Value m = pass1.getRegionIterArg(0), d = pass1.getRegionIterArg(1);
-      SmallVector<Chunk> chunks = loadBlock(xRow, pass1.getInductionVar(), vec);
+      SmallVector<Chunk> chunks =
+          loadOnlineTile(xRow, pass1.getInductionVar(), lo, vec, staged);
       SmallVector<Value> masked;
       for (const Chunk &chunk : chunks)
         for (Value v : chunk.values)
@@ -2023,7 +2091,11 @@ private:
     // Prepared inside the tile loop; LLVM hoists the row-uniform part (one
     // reciprocal per row in the PTX).
     RowContext ctx = prepareMap(scalars);
-    emitMap(yRow, loadBlock(xRow, start, vec), ctx);
+    emitMap(yRow, loadOnlineTile(xRow, start, lo, vec, staged), ctx);
+    // Each thread refills exactly the stage entries it has just read and
+    // used, so nothing waits for the other threads.
+    if (staged)
+      copyToStage(nextRow, start, lo);
   }
 
   ImplicitLocOpBuilder &b;

@@ -4,6 +4,8 @@
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536 prefetch=on" | FileCheck %s --check-prefix=CLUSTER
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536" | FileCheck %s --check-prefix=CLUSTER-AUTO
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="prefetch=on" 2>&1 | FileCheck %s --check-prefix=ONLINE
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=262144 prefetch=on" | FileCheck %s --check-prefix=ONLINE-STAGE
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 prefetch=on" 2>&1 | FileCheck %s --check-prefix=ONLINE-TOO-BIG
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=256 rows-per-block=4 prefetch=on" 2>&1 | FileCheck %s --check-prefix=ROWS
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=256 prefetch=on" | FileCheck %s --check-prefix=ROWS-DEFAULT
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=4096 vector-width=1 prefetch=on" 2>&1 | FileCheck %s --check-prefix=SCALAR
@@ -60,7 +62,42 @@
 // CLUSTER-AUTO: cluster_blocks = 4 : i64, dynamic_shared_bytes = 0 : i64
 // CLUSTER-AUTO-NOT: nvvm.cp.async.shared.global
 
-// ONLINE: error: 'rowred.map' op prefetch=on is not possible here: the online kernel streams its row
+// ONLINE: error: 'rowred.map' op prefetch=on is not possible here: the online kernel stages its share of a row only for a known row length (cols=N)
+
+// The online kernel over a cluster of 8 with the stage: each block's share
+// of a bf16 row of 262144 (32768 elements, two tiles of 16384) in 64 KiB of
+// dynamic shared memory; the kernel takes rows up to 8 shares.
+// ONLINE-STAGE: cluster_blocks = 8 : i64, dynamic_shared_bytes = 65536 : i64
+// ONLINE-STAGE-SAME: max_cols = 262144 : i64
+// ONLINE-STAGE-SAME: prefetch = "shared"
+// ONLINE-STAGE-SAME: strategy = "online"
+// Before the row loop, the first row's share, one cp.async group per tile.
+// ONLINE-STAGE: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c16384_i32{{.*}} : i32 {
+// ONLINE-STAGE-COUNT-4: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg : !llvm.ptr<3>, !llvm.ptr<1>
+// ONLINE-STAGE: nvvm.cp.async.commit.group
+// ONLINE-STAGE: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// Each row waits for its share, then both passes read the stage, not global
+// memory.
+// ONLINE-STAGE: nvvm.cp.async.wait.group 0
+// ONLINE-STAGE: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c16384_i32{{.*}} iter_args
+// ONLINE-STAGE-NOT: !llvm.ptr<1> -> vector<8xbf16>
+// ONLINE-STAGE-COUNT-4: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<8xbf16>
+// ONLINE-STAGE: st.async.shared::cluster
+// ONLINE-STAGE-NOT: !llvm.ptr<1> -> vector<8xbf16>
+// ONLINE-STAGE-COUNT-4: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<8xbf16>
+// The second pass writes each tile, then refills it with the next row's.
+// ONLINE-STAGE-COUNT-4: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<1>
+// ONLINE-STAGE-COUNT-4: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg : !llvm.ptr<3>, !llvm.ptr<1>
+// ONLINE-STAGE: nvvm.cp.async.commit.group
+// The scalar path streams from global memory twice, as without the stage.
+// ONLINE-STAGE: } else {
+// ONLINE-STAGE-NOT: nvvm.cp.async
+// ONLINE-STAGE: llvm.load %{{.*}} {alignment = 2 : i64} : !llvm.ptr<1> -> bf16
+// ONLINE-STAGE-NOT: nvvm.cp.async
+// ONLINE-STAGE: gpu.return
+
+// An f32 share of 65536 elements (256 KiB) does not fit.
+// ONLINE-TOO-BIG: error: 'rowred.map' op prefetch=on is not possible here: the stage would exceed the shared memory of a block
 // ROWS: error: 'rowred.map' op prefetch=on is not possible here: blocks with several rows hold no stage
 // Asked for the stage, a short row keeps a block of its own instead of the
 // default warp per row.
