@@ -118,10 +118,14 @@ struct KernelPlan {
   int64_t threadsPerRow() const { return numThreads() / rowsPerBlock; }
   /// Whether the kernel has the peeled vector path, for rows that are not
   /// aligned for vectors but are misaligned alike in the input and the
-  /// output (odd row lengths of contiguous tensors): a fused row on one
-  /// block, held in registers.
+  /// output (odd row lengths of contiguous tensors): a row held in
+  /// registers, on one block or split over a cluster. Not for cluster slices
+  /// with the pair reduction, which keeps every chunk's exponentials until
+  /// the row's end: with the edge element on top, the 64-register slices
+  /// spill (f32 65536 with the stage: 4 bytes).
   bool peelable() const {
-    return strategy == Strategy::Fused && clusterSize == 1 && vectorWidth > 1;
+    return strategy != Strategy::Online && vectorWidth > 1 &&
+           !(clusterSize > 1 && pairReduce);
   }
   int64_t elementsPerThread() const { return blockElements / threadsPerRow(); }
   /// Block-level exchanges through shared memory per row: one per reduce
@@ -1199,7 +1203,8 @@ private:
   /// from alignment; see misalignedAlike): the head of h < vec elements up
   /// to the first aligned column, then the vectors of the block's layout
   /// from column h, then the tail of fewer than vec elements. The head and
-  /// the tail are scalar chunks, spread over the row's threads.
+  /// the tail are scalar chunks, spread over the row's threads. A cluster's
+  /// slices are shifted by h and its first block takes the edges.
   SmallVector<Chunk> loadPeeledRow(Value rowPtr, int64_t vec) {
     int64_t bytes = byteWidth(plan.inType);
     // h = (-(address / bytes)) mod vec, at most the row's length.
@@ -1214,21 +1219,50 @@ private:
         b, head,
         arith::AndIOp::create(b, arith::SubIOp::create(b, cols, head),
                               constI32(-vec)));
+    Value start = head;
+    if (plan.clusterSize > 1)
+      start = arith::AddIOp::create(b, head, sliceStart);
     SmallVector<Chunk> chunks;
-    for (const ChunkPlace &place : chunkPlaces(head, vec, 0, vectorEnd))
+    for (const ChunkPlace &place : chunkPlaces(start, vec, 0, vectorEnd))
       chunks.push_back(loadChunk(rowPtr, place.col, place.valid, vec));
-    // Up to vec - 1 elements on each side, ceil((vec - 1) / T) per thread.
     int64_t perRow = plan.threadsPerRow();
-    for (int64_t i = 0; i * perRow < vec - 1; ++i) {
-      Value col = arith::AddIOp::create(b, rowTid, constI32(i * perRow));
-      chunks.push_back(loadChunk(
-          rowPtr, col,
-          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, col, head), 1));
-      Value tailCol = arith::AddIOp::create(b, vectorEnd, col);
-      chunks.push_back(loadChunk(
-          rowPtr, tailCol,
-          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tailCol, cols),
-          1));
+    if (plan.clusterSize == 1) {
+      // Up to vec - 1 elements on each side, ceil((vec - 1) / T) per thread.
+      for (int64_t i = 0; i * perRow < vec - 1; ++i) {
+        Value col = arith::AddIOp::create(b, rowTid, constI32(i * perRow));
+        chunks.push_back(loadChunk(
+            rowPtr, col,
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, col, head),
+            1));
+        Value tailCol = arith::AddIOp::create(b, vectorEnd, col);
+        chunks.push_back(loadChunk(
+            rowPtr, tailCol,
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tailCol, cols),
+            1));
+      }
+      return chunks;
+    }
+    // A cluster's first block takes both edges, as one list: edge e <
+    // h + (cols - vectorEnd) is column e of the head or column
+    // vectorEnd + e - h of the tail, ceil((2 * vec - 2) / T) per thread.
+    // (One scalar per thread instead of two keeps the 64-register slices
+    // without spills; on one block, two keep ptxas from spilling the
+    // log-softmax warp per row of 1024.)
+    Value edges = arith::AddIOp::create(
+        b, head, arith::SubIOp::create(b, cols, vectorEnd));
+    Value tailShift = arith::SubIOp::create(b, vectorEnd, head);
+    Value firstBlock = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                             clusterRank, constI32(0));
+    for (int64_t i = 0; i * perRow < 2 * vec - 2; ++i) {
+      Value edge = arith::AddIOp::create(b, rowTid, constI32(i * perRow));
+      Value inHead =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, edge, head);
+      Value col = arith::SelectOp::create(
+          b, inHead, edge, arith::AddIOp::create(b, edge, tailShift));
+      Value valid = arith::AndIOp::create(
+          b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, edge, edges),
+          firstBlock);
+      chunks.push_back(loadChunk(rowPtr, col, valid, 1));
     }
     return chunks;
   }

@@ -1,11 +1,13 @@
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1024" | FileCheck %s
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="block-size=32 rows-per-block=32 num-warps=1" | FileCheck %s --check-prefix=ONE
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536" | FileCheck %s --check-prefix=CLUSTER
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536 pair-reduce=1" | FileCheck %s --check-prefix=PAIR
 
 // Rows that are not aligned for vectors (odd lengths of contiguous
 // tensors, a base pointer off by some elements) but are misaligned alike in
 // the input and the output take the peeled vector path: after the aligned
-// vector path, before the scalar one.
+// vector path, before the scalar one. Fused kernels and cluster slices have
+// it; the online kernel streams its row and has none.
 // CHECK: gpu.func @softmax_kernel0
 // CHECK: scf.for
 // CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
@@ -72,11 +74,39 @@
 // ONE-NOT: llvm.load
 // ONE: llvm.store
 
-// A row split over a cluster has no peeled path, only the aligned vectors
-// and the scalars: the global pointers are read as integers only to test the
-// bases' alignment.
+// A row split over a cluster of 4 (f32, 512 x 32 slices of 16384): the
+// slices shift by h, each block loads its eight vectors from column
+// h + rank * 16384, and the first block takes the edges, one per thread:
+// edge e < h + (cols - end) is column e (head) or e + end - h (tail).
 // CLUSTER: cluster_blocks = 4
-// CLUSTER: llvm.ptrtoint %arg0 : !llvm.ptr<1> to i64
-// CLUSTER: llvm.ptrtoint %arg1 : !llvm.ptr<1> to i64
-// CLUSTER-NOT: !llvm.ptr<1> to i64
+// CLUSTER: %[[RANK:.*]] = arith.index_cast %cluster_block_id_x : index to i32
+// CLUSTER: %[[SLICE:.*]] = arith.muli %[[RANK]], %c16384_i32 : i32
+// CLUSTER: %[[HEAD:.*]] = arith.minui %{{.*}}, %[[COLS:.*]] : i32
+// CLUSTER: %[[END:.*]] = arith.addi %[[HEAD]], %{{.*}} : i32
+// CLUSTER: arith.addi %[[HEAD]], %[[SLICE]] : i32
+// CLUSTER-COUNT-8: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CLUSTER: %[[TAIL:.*]] = arith.subi %[[COLS]], %[[END]] : i32
+// CLUSTER: %[[EDGES:.*]] = arith.addi %[[HEAD]], %[[TAIL]] : i32
+// CLUSTER: %[[SHIFT:.*]] = arith.subi %[[END]], %[[HEAD]] : i32
+// CLUSTER: %[[FIRST:.*]] = arith.cmpi eq, %[[RANK]], %c0_i32{{.*}} : i32
+// CLUSTER: %[[EDGE:.*]] = arith.addi %{{.*}}, %c0_i32{{.*}} : i32
+// CLUSTER: %[[INHEAD:.*]] = arith.cmpi ult, %[[EDGE]], %[[HEAD]] : i32
+// CLUSTER: %[[TAILCOL:.*]] = arith.addi %[[EDGE]], %[[SHIFT]] : i32
+// CLUSTER: %[[COL:.*]] = arith.select %[[INHEAD]], %[[EDGE]], %[[TAILCOL]] : i32
+// CLUSTER: %[[INROW:.*]] = arith.cmpi ult, %[[EDGE]], %[[EDGES]] : i32
+// CLUSTER: %[[TAKEN:.*]] = arith.andi %[[INROW]], %[[FIRST]] : i1
+// CLUSTER: scf.if %[[TAKEN]] -> (f32) {
+// CLUSTER-NEXT: llvm.getelementptr inbounds %{{.*}}[%[[COL]]]
+// CLUSTER-NEXT: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<1> -> f32
+// CLUSTER-NOT: llvm.load
+// CLUSTER: nvvm.inline_ptx
 // CLUSTER: gpu.return
+
+// With the pair reduction, cluster slices keep no peeled path (it would
+// spill): the global pointers are read as integers only to test the bases'
+// alignment, not per row.
+// PAIR: cluster_blocks = 4
+// PAIR: llvm.ptrtoint %arg0 : !llvm.ptr<1> to i64
+// PAIR: llvm.ptrtoint %arg1 : !llvm.ptr<1> to i64
+// PAIR-NOT: !llvm.ptr<1> to i64
+// PAIR: gpu.return
