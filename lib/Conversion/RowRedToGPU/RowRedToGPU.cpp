@@ -1003,7 +1003,7 @@ private:
   /// True (i1) when every row of the input and the same row of the output
   /// start equally far, in elements, from a `vec`-element boundary: their
   /// element offsets agree modulo `vec` at the base and between rows. Such
-  /// rows take the peeled vector path (emitPeeledRow) whatever their
+  /// rows take the peeled vector path (loadPeeledRow) whatever their
   /// alignment.
   Value misalignedAlike(int64_t vec) {
     auto elementIndex = [&](Value ptr, Type elem) {
@@ -1018,8 +1018,7 @@ private:
     };
     return arith::AndIOp::create(
         b,
-        sameModVec(elementIndex(x, plan.inType),
-                   elementIndex(y, plan.outType)),
+        sameModVec(elementIndex(x, plan.inType), elementIndex(y, plan.outType)),
         sameModVec(xStride, yStride));
   }
 
@@ -1232,8 +1231,7 @@ private:
         Value col = arith::AddIOp::create(b, rowTid, constI32(i * perRow));
         chunks.push_back(loadChunk(
             rowPtr, col,
-            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, col, head),
-            1));
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, col, head), 1));
         Value tailCol = arith::AddIOp::create(b, vectorEnd, col);
         chunks.push_back(loadChunk(
             rowPtr, tailCol,
@@ -1295,8 +1293,7 @@ private:
     if (plan.strategy != Strategy::Online)
       return copyToStage(row, sliceStart, Value());
     auto [lo, hi] = onlineShare();
-    auto loop =
-        scf::ForOp::create(b, lo, hi, constI32(plan.blockElements));
+    auto loop = scf::ForOp::create(b, lo, hi, constI32(plan.blockElements));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(loop.getBody()->getTerminator());
     copyToStage(row, loop.getInductionVar(), lo);
