@@ -47,6 +47,20 @@ static std::string cacheRoot(const std::string &requested) {
   return std::string(dir);
 }
 
+/// Identifies the compiler built into this executable: its path, size and
+/// modification time, so that a rebuilt or upgraded softmax-run does not
+/// reuse kernels an older compiler wrote into the cache.
+static std::string compilerIdentity() {
+  static int anchor;
+  std::string exe = llvm::sys::fs::getMainExecutable(nullptr, &anchor);
+  llvm::sys::fs::file_status status;
+  if (exe.empty() || llvm::sys::fs::status(exe, status))
+    return "unknown";
+  return llvm::formatv(
+      "{0} {1} {2}", exe, status.getSize(),
+      status.getLastModificationTime().time_since_epoch().count());
+}
+
 bool softmax_run::compileMlir(const CompileRequest &req, std::string &jsonPath,
                               std::string &error) {
   auto buffer = llvm::MemoryBuffer::getFile(req.mlirPath);
@@ -55,11 +69,11 @@ bool softmax_run::compileMlir(const CompileRequest &req, std::string &jsonPath,
         "cannot open '" + req.mlirPath + "': " + buffer.getError().message();
     return false;
   }
-  // The variant is identified by the source and every option.
+  // The variant is identified by the source, every option and the compiler.
   std::string pipeline = llvm::formatv("cols={0} strategy={1} chip={2}",
                                        req.cols, req.strategy, req.chip);
-  uint64_t key =
-      llvm::xxh3_64bits((*buffer)->getBuffer().str() + "\n" + pipeline);
+  uint64_t key = llvm::xxh3_64bits((*buffer)->getBuffer().str() + "\n" +
+                                   pipeline + "\n" + compilerIdentity());
   SmallString<256> dir(cacheRoot(req.cacheDir));
   llvm::sys::path::append(dir, llvm::utohexstr(key, /*LowerCase=*/true));
   SmallString<256> done(dir);

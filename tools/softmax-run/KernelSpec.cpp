@@ -316,6 +316,8 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
   num("cluster_blocks", spec.clusterBlocks);
   if (!str("prefetch", spec.prefetch))
     spec.prefetch = spec.dynamicSharedBytes > 0 ? "shared" : "none";
+  if (const Json *v = json->get("peeled_path"))
+    spec.peeledPath = v->kind == Json::Kind::Bool && v->boolean;
   std::optional<DType> inType = parseDType(in), outType = parseDType(out);
   if (!inType || !outType) {
     error = "'" + jsonPath + "' names an unknown element type";
@@ -347,6 +349,38 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
   if (!readFile(spec.ptxPath, spec.ptx, error))
     return std::nullopt;
   return spec;
+}
+
+std::string KernelSpec::describeAccess(int64_t cols, int64_t xStride,
+                                       int64_t yStride, int64_t offset) const {
+  std::ostringstream os;
+  os << "memory access: ";
+  int64_t v = vectorWidth;
+  if (v <= 1) {
+    os << "scalar (the kernel has no vector path)\n";
+    return os.str();
+  }
+  if (cols % v == 0 && xStride % v == 0 && yStride % v == 0 && offset % v == 0) {
+    os << "vectors of " << v << " (N, both row strides and both bases are "
+       << "multiples of " << v << " elements)\n";
+    return os.str();
+  }
+  // Both buffers start `offset` elements past an aligned address, so only
+  // the strides can make rows of x and y misaligned differently.
+  bool alike = (xStride - yStride) % v == 0;
+  if (alike && peeledPath) {
+    os << "vectors of " << v << " between a scalar head and tail per row (the "
+       << "rows start misaligned alike in x and y)\n";
+    return os.str();
+  }
+  os << "scalar (";
+  if (!alike)
+    os << "the row strides " << xStride << " and " << yStride
+       << " differ modulo " << v;
+  else
+    os << "rows not aligned for vectors, and the kernel has no peeled path";
+  os << ")\n";
+  return os.str();
 }
 
 std::string KernelSpec::describe() const {

@@ -67,9 +67,18 @@ struct KernelSpec {
   /// How a block fetches its next row during the current one: shared (the
   /// stage), registers or none.
   std::string prefetch = "none";
+  /// Whether rows misaligned alike in x and y take vectors between a scalar
+  /// head and tail (the peeled path) rather than scalar accesses.
+  bool peeledPath = false;
 
   /// One line for --explain: the strategy and block shape the compiler chose.
   std::string describe() const;
+  /// One line for --explain: which of the kernel's paths rows of `cols`
+  /// elements with row strides `xStride` and `yStride` take, with both
+  /// buffers `offset` elements past an aligned address (the kernel decides
+  /// at run time; docs/abi.md).
+  std::string describeAccess(int64_t cols, int64_t xStride, int64_t yStride,
+                             int64_t offset) const;
 
   /// Loads `<jsonPath>` and the PTX it names. On failure returns nullopt and
   /// sets `error`.

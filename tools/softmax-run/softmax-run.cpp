@@ -516,6 +516,8 @@ int main(int argc, char **argv) {
     std::printf("no GPU here (%s); launch plan from the device description\n",
                 error.c_str());
     std::printf("%s", spec->describe().c_str());
+    std::printf("%s",
+                spec->describeAccess(opts.cols, sx, sy, opts.offset).c_str());
     std::printf("%s", plan.explain(*device, *res, opts.rows).c_str());
     return 0;
   }
@@ -560,6 +562,8 @@ int main(int argc, char **argv) {
   }
   if (opts.explain) {
     std::printf("%s", spec->describe().c_str());
+    std::printf("%s",
+                spec->describeAccess(opts.cols, sx, sy, opts.offset).c_str());
     std::printf("%s", plan.explain(gpu.info, res, opts.rows).c_str());
     std::printf("driver occupancy: %d blocks per SM", perSM);
     if (spec->clusterBlocks > 1)

@@ -2224,6 +2224,7 @@ static DictionaryAttr kernelMetadata(Builder &b, Group &group,
                                    plan.reverseSecondPass)),
       b.getNamedAttr("fast_exp", b.getBoolAttr(plan.fastExp)),
       b.getNamedAttr("prefetch", b.getStringAttr(prefetchKind(plan))),
+      b.getNamedAttr("peeled_path", b.getBoolAttr(plan.peelable())),
   };
   return b.getDictionaryAttr(attrs);
 }
