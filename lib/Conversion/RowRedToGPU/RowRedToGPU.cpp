@@ -118,14 +118,12 @@ struct KernelPlan {
   int64_t threadsPerRow() const { return numThreads() / rowsPerBlock; }
   /// Whether the kernel has the peeled vector path, for rows that are not
   /// aligned for vectors but are misaligned alike in the input and the
-  /// output (odd row lengths of contiguous tensors): a row held in
-  /// registers, on one block or split over a cluster. Not for cluster slices
+  /// output (odd row lengths of contiguous tensors). Not for cluster slices
   /// with the pair reduction, which keeps every chunk's exponentials until
   /// the row's end: with the edge element on top, the 64-register slices
   /// spill (f32 65536 with the stage: 4 bytes).
   bool peelable() const {
-    return strategy != Strategy::Online && vectorWidth > 1 &&
-           !(clusterSize > 1 && pairReduce);
+    return vectorWidth > 1 && !(clusterSize > 1 && pairReduce);
   }
   int64_t elementsPerThread() const { return blockElements / threadsPerRow(); }
   /// Block-level exchanges through shared memory per row: one per reduce
@@ -1006,20 +1004,22 @@ private:
   /// rows take the peeled vector path (loadPeeledRow) whatever their
   /// alignment.
   Value misalignedAlike(int64_t vec) {
-    auto elementIndex = [&](Value ptr, Type elem) {
-      return arith::DivUIOp::create(b, LLVM::PtrToIntOp::create(b, i64, ptr),
-                                    constI64(byteWidth(elem)));
-    };
     auto sameModVec = [&](Value lhs, Value rhs) {
       Value diff = arith::SubIOp::create(b, lhs, rhs);
       return arith::CmpIOp::create(
           b, arith::CmpIPredicate::eq,
           arith::AndIOp::create(b, diff, constI64(vec - 1)), constI64(0));
     };
-    return arith::AndIOp::create(
-        b,
-        sameModVec(elementIndex(x, plan.inType), elementIndex(y, plan.outType)),
-        sameModVec(xStride, yStride));
+    auto elementIndex = [&](Value ptr, Type elem) {
+      return arith::DivUIOp::create(b, LLVM::PtrToIntOp::create(b, i64, ptr),
+                                    constI64(byteWidth(elem)));
+    };
+    // One statement each, so that the ops come in this order.
+    Value stridesAlike = sameModVec(xStride, yStride);
+    Value yIndex = elementIndex(y, plan.outType);
+    Value xIndex = elementIndex(x, plan.inType);
+    Value basesAlike = sameModVec(xIndex, yIndex);
+    return arith::AndIOp::create(b, basesAlike, stridesAlike);
   }
 
   /// `exp(v)`, as `exp2(v * log2(e))` on `ex2.approx.ftz.f32` with
@@ -1197,14 +1197,17 @@ private:
     return chunks;
   }
 
-  /// Loads this thread's part of a row whose start at `rowPtr` need not be
-  /// aligned for `vec`-element accesses (the output row starts equally far
-  /// from alignment; see misalignedAlike): the head of h < vec elements up
-  /// to the first aligned column, then the vectors of the block's layout
-  /// from column h, then the tail of fewer than vec elements. The head and
-  /// the tail are scalar chunks, spread over the row's threads. A cluster's
-  /// slices are shifted by h and its first block takes the edges.
-  SmallVector<Chunk> loadPeeledRow(Value rowPtr, int64_t vec) {
+  /// Where the vectors of a row that is not aligned for them lie.
+  struct PeeledRow {
+    /// Elements before the first aligned column, h < vec (i32).
+    Value head;
+    /// The end of the last whole vector from column h (i32).
+    Value vectorEnd;
+  };
+
+  /// The head and vector end of the row at `rowPtr` (whose output row
+  /// starts equally far from alignment; see misalignedAlike).
+  PeeledRow peelRow(Value rowPtr, int64_t vec) {
     int64_t bytes = byteWidth(plan.inType);
     // h = (-(address / bytes)) mod vec, at most the row's length.
     Value index = arith::DivUIOp::create(
@@ -1218,48 +1221,69 @@ private:
         b, head,
         arith::AndIOp::create(b, arith::SubIOp::create(b, cols, head),
                               constI32(-vec)));
-    Value start = head;
+    return {head, vectorEnd};
+  }
+
+  /// Loads this thread's part of a row whose start at `rowPtr` need not be
+  /// aligned for `vec`-element accesses (see peelRow): the vectors of the
+  /// block's layout from column h (shifted by h for a cluster's slices),
+  /// then its part of the edges (loadEdges).
+  SmallVector<Chunk> loadPeeledRow(Value rowPtr, int64_t vec) {
+    PeeledRow row = peelRow(rowPtr, vec);
+    Value start = row.head;
     if (plan.clusterSize > 1)
-      start = arith::AddIOp::create(b, head, sliceStart);
+      start = arith::AddIOp::create(b, row.head, sliceStart);
     SmallVector<Chunk> chunks;
-    for (const ChunkPlace &place : chunkPlaces(start, vec, 0, vectorEnd))
+    for (const ChunkPlace &place : chunkPlaces(start, vec, 0, row.vectorEnd))
       chunks.push_back(loadChunk(rowPtr, place.col, place.valid, vec));
+    // One list for a cluster: one scalar per thread instead of two keeps
+    // the 64-register slices without spills; on one block, two keep ptxas
+    // from spilling the log-softmax warp per row of 1024.
+    llvm::append_range(chunks, loadEdges(rowPtr, row, vec,
+                                         /*oneList=*/plan.clusterSize > 1));
+    return chunks;
+  }
+
+  /// The scalar chunks of the edges of a peeled row: the head, columns
+  /// [0, h), and the tail, [vectorEnd, cols), fewer than vec elements each,
+  /// spread over the row's threads; only the first block of a cluster takes
+  /// them. Either head and tail side by side, ceil((vec - 1) / T) of each
+  /// per thread, or `oneList`: edge e < h + (cols - vectorEnd) is column e
+  /// of the head or column vectorEnd + e - h of the tail,
+  /// ceil((2 * vec - 2) / T) per thread.
+  SmallVector<Chunk> loadEdges(Value rowPtr, PeeledRow row, int64_t vec,
+                               bool oneList) {
+    auto ult = [&](Value lhs, Value rhs) {
+      return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, lhs, rhs);
+    };
+    Value firstBlock;
+    if (plan.clusterSize > 1)
+      firstBlock = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                         clusterRank, constI32(0));
+    auto taken = [&](Value valid) {
+      return firstBlock ? arith::AndIOp::create(b, valid, firstBlock) : valid;
+    };
+    SmallVector<Chunk> chunks;
     int64_t perRow = plan.threadsPerRow();
-    if (plan.clusterSize == 1) {
-      // Up to vec - 1 elements on each side, ceil((vec - 1) / T) per thread.
+    if (!oneList) {
       for (int64_t i = 0; i * perRow < vec - 1; ++i) {
         Value col = arith::AddIOp::create(b, rowTid, constI32(i * perRow));
-        chunks.push_back(loadChunk(
-            rowPtr, col,
-            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, col, head), 1));
-        Value tailCol = arith::AddIOp::create(b, vectorEnd, col);
-        chunks.push_back(loadChunk(
-            rowPtr, tailCol,
-            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tailCol, cols),
-            1));
+        chunks.push_back(loadChunk(rowPtr, col, taken(ult(col, row.head)), 1));
+        Value tailCol = arith::AddIOp::create(b, row.vectorEnd, col);
+        chunks.push_back(
+            loadChunk(rowPtr, tailCol, taken(ult(tailCol, cols)), 1));
       }
       return chunks;
     }
-    // A cluster's first block takes both edges, as one list: edge e <
-    // h + (cols - vectorEnd) is column e of the head or column
-    // vectorEnd + e - h of the tail, ceil((2 * vec - 2) / T) per thread.
-    // (One scalar per thread instead of two keeps the 64-register slices
-    // without spills; on one block, two keep ptxas from spilling the
-    // log-softmax warp per row of 1024.)
     Value edges = arith::AddIOp::create(
-        b, head, arith::SubIOp::create(b, cols, vectorEnd));
-    Value tailShift = arith::SubIOp::create(b, vectorEnd, head);
-    Value firstBlock = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
-                                             clusterRank, constI32(0));
+        b, row.head, arith::SubIOp::create(b, cols, row.vectorEnd));
+    Value tailShift = arith::SubIOp::create(b, row.vectorEnd, row.head);
     for (int64_t i = 0; i * perRow < 2 * vec - 2; ++i) {
       Value edge = arith::AddIOp::create(b, rowTid, constI32(i * perRow));
-      Value inHead =
-          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, edge, head);
-      Value col = arith::SelectOp::create(
-          b, inHead, edge, arith::AddIOp::create(b, edge, tailShift));
-      Value valid = arith::AndIOp::create(
-          b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, edge, edges),
-          firstBlock);
+      Value inHead = ult(edge, row.head);
+      Value tailCol = arith::AddIOp::create(b, edge, tailShift);
+      Value col = arith::SelectOp::create(b, inHead, edge, tailCol);
+      Value valid = taken(ult(edge, edges));
       chunks.push_back(loadChunk(rowPtr, col, valid, 1));
     }
     return chunks;
@@ -1793,7 +1817,8 @@ private:
     Value yRow = rowPointer(y, plan.outType, row, yStride);
     if (plan.strategy == Strategy::Online)
       emitOnlineRow(xRow, yRow, vec,
-                    staged ? arith::AddIOp::create(b, row, step) : Value());
+                    staged ? arith::AddIOp::create(b, row, step) : Value(),
+                    peeled);
     else if (peeled)
       emitFusedChunks(yRow, loadPeeledRow(xRow, vec), Value());
     else if (rereads)
@@ -2039,15 +2064,16 @@ private:
   }
 
   /// The online kernel's tile at column `start` of the row at `xRow`, or
-  /// of the stage, which holds the block's share from its column `lo`.
+  /// of the stage, which holds the block's share from its column `lo`;
+  /// chunks from column `end` on are masked.
   SmallVector<Chunk> loadOnlineTile(Value xRow, Value start, Value lo,
-                                    int64_t vec, bool fromStage) {
-    if (!fromStage)
-      return loadBlock(xRow, start, vec);
+                                    int64_t vec, bool fromStage, Value end) {
     SmallVector<Chunk> chunks;
-    for (const ChunkPlace &place : chunkPlaces(start, vec))
-      chunks.push_back(loadChunk(stage, place.col, place.valid, vec,
-                                 arith::SubIOp::create(b, place.col, lo)));
+    for (const ChunkPlace &place : chunkPlaces(start, vec, 0, end))
+      chunks.push_back(fromStage
+                           ? loadChunk(stage, place.col, place.valid, vec,
+                                       arith::SubIOp::create(b, place.col, lo))
+                           : loadChunk(xRow, place.col, place.valid, vec));
     return chunks;
   }
 
@@ -2058,47 +2084,39 @@ private:
   /// into shared memory ahead (prefetchRow) and both passes read it there:
   /// one DRAM read per element. The second pass starts copying `nextRow`'s
   /// share into each tile of the stage as soon as it has written that tile.
-  void emitOnlineRow(Value xRow, Value yRow, int64_t vec, Value nextRow = {}) {
+  ///
+  /// A `peeled` row (see peelRow) shifts every share by its head h and
+  /// clips it at the end of the vectors; the first block also folds the
+  /// edges into its pair before the first tile and writes them after pass 2.
+  void emitOnlineRow(Value xRow, Value yRow, int64_t vec, Value nextRow = {},
+                     bool peeled = false) {
     Value tile = constI32(plan.blockElements);
     auto [lo, hi] = onlineShare();
     bool staged = static_cast<bool>(nextRow);
     if (staged)
       NVVM::CpAsyncWaitGroupOp::create(b, 0);
-    auto pass1 = scf::ForOp::create(b, lo, hi, tile,
-                                    ValueRange{negInf(), constF32(0.0)});
+    // The columns the tiles cover and their end for masking.
+    Value end = cols;
+    SmallVector<Chunk> edges;
+    Value m0 = negInf(), d0 = constF32(0.0);
+    if (peeled) {
+      PeeledRow row = peelRow(xRow, vec);
+      lo = arith::AddIOp::create(b, lo, row.head);
+      hi = arith::MinUIOp::create(b, arith::AddIOp::create(b, hi, row.head),
+                                  row.vectorEnd);
+      lo = arith::MinUIOp::create(b, lo, hi);
+      end = hi;
+      edges = loadEdges(xRow, row, vec, /*oneList=*/true);
+      std::tie(m0, d0) = onlineFold(m0, d0, edges);
+    }
+    auto pass1 = scf::ForOp::create(b, lo, hi, tile, ValueRange{m0, d0});
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(pass1.getBody());
       Value m = pass1.getRegionIterArg(0), d = pass1.getRegionIterArg(1);
       SmallVector<Chunk> chunks =
-          loadOnlineTile(xRow, pass1.getInductionVar(), lo, vec, staged);
-      SmallVector<Value> masked;
-      for (const Chunk &chunk : chunks)
-        for (Value v : chunk.values)
-          masked.push_back(
-              arith::SelectOp::create(b, chunk.valid, v, negInf()));
-      Value tileMax = treeReduce<Value>(masked, [&](Value l, Value r) {
-        return combine(Combiner::max, l, r);
-      });
-      Value mNew = arith::MaximumFOp::create(b, m, tileMax);
-      // While the running max is -inf every contribution so far is 0.
-      Value finite =
-          arith::CmpFOp::create(b, arith::CmpFPredicate::ONE, mNew, negInf());
-      Value zero = constF32(0.0);
-      Value scale = arith::SelectOp::create(
-          b, finite, emitExp(arith::SubFOp::create(b, m, mNew)), zero);
-      SmallVector<Value> terms;
-      for (const Chunk &chunk : chunks) {
-        Value use = arith::AndIOp::create(b, chunk.valid, finite);
-        for (Value v : chunk.values)
-          terms.push_back(arith::SelectOp::create(
-              b, use, emitExp(arith::SubFOp::create(b, v, mNew)), zero));
-      }
-      Value tileSum = treeReduce<Value>(terms, [&](Value l, Value r) {
-        return combine(Combiner::sum, l, r);
-      });
-      Value dNew =
-          arith::AddFOp::create(b, arith::MulFOp::create(b, d, scale), tileSum);
+          loadOnlineTile(xRow, pass1.getInductionVar(), lo, vec, staged, end);
+      auto [mNew, dNew] = onlineFold(m, d, chunks);
       scf::YieldOp::create(b, ValueRange{mNew, dNew});
     }
     auto [rowMax, rowSum] =
@@ -2111,22 +2129,58 @@ private:
     Value numTiles =
         arith::CeilDivUIOp::create(b, arith::SubIOp::create(b, hi, lo), tile);
     auto pass2 = scf::ForOp::create(b, constI32(0), numTiles, constI32(1));
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(pass2.getBody()->getTerminator());
-    Value index = pass2.getInductionVar();
-    if (plan.reverseSecondPass)
-      index = arith::SubIOp::create(
-          b, arith::SubIOp::create(b, numTiles, constI32(1)), index);
-    Value start =
-        arith::AddIOp::create(b, lo, arith::MulIOp::create(b, index, tile));
-    // Prepared inside the tile loop; LLVM hoists the row-uniform part (one
-    // reciprocal per row in the PTX).
-    RowContext ctx = prepareMap(scalars);
-    emitMap(yRow, loadOnlineTile(xRow, start, lo, vec, staged), ctx);
-    // Each thread refills exactly the stage entries it has just read and
-    // used, so nothing waits for the other threads.
-    if (staged)
-      copyToStage(nextRow, start, lo);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(pass2.getBody()->getTerminator());
+      Value index = pass2.getInductionVar();
+      if (plan.reverseSecondPass)
+        index = arith::SubIOp::create(
+            b, arith::SubIOp::create(b, numTiles, constI32(1)), index);
+      Value start =
+          arith::AddIOp::create(b, lo, arith::MulIOp::create(b, index, tile));
+      // Prepared inside the tile loop; LLVM hoists the row-uniform part (one
+      // reciprocal per row in the PTX).
+      RowContext ctx = prepareMap(scalars);
+      emitMap(yRow, loadOnlineTile(xRow, start, lo, vec, staged, end), ctx);
+      // Each thread refills exactly the stage entries it has just read and
+      // used, so nothing waits for the other threads.
+      if (staged)
+        copyToStage(nextRow, start, lo);
+    }
+    if (!edges.empty()) {
+      RowContext ctx = prepareMap(scalars);
+      emitMap(yRow, edges, ctx);
+    }
+  }
+
+  /// One step of the online pass: the running pair (m, d) of this thread
+  /// with the valid values of `chunks` folded in, d = sum exp(x - m).
+  std::pair<Value, Value> onlineFold(Value m, Value d, ArrayRef<Chunk> chunks) {
+    SmallVector<Value> masked;
+    for (const Chunk &chunk : chunks)
+      for (Value v : chunk.values)
+        masked.push_back(arith::SelectOp::create(b, chunk.valid, v, negInf()));
+    Value tileMax = treeReduce<Value>(
+        masked, [&](Value l, Value r) { return combine(Combiner::max, l, r); });
+    Value mNew = arith::MaximumFOp::create(b, m, tileMax);
+    // While the running max is -inf every contribution so far is 0.
+    Value finite =
+        arith::CmpFOp::create(b, arith::CmpFPredicate::ONE, mNew, negInf());
+    Value zero = constF32(0.0);
+    Value scale = arith::SelectOp::create(
+        b, finite, emitExp(arith::SubFOp::create(b, m, mNew)), zero);
+    SmallVector<Value> terms;
+    for (const Chunk &chunk : chunks) {
+      Value use = arith::AndIOp::create(b, chunk.valid, finite);
+      for (Value v : chunk.values)
+        terms.push_back(arith::SelectOp::create(
+            b, use, emitExp(arith::SubFOp::create(b, v, mNew)), zero));
+    }
+    Value tileSum = treeReduce<Value>(
+        terms, [&](Value l, Value r) { return combine(Combiner::sum, l, r); });
+    Value dNew =
+        arith::AddFOp::create(b, arith::MulFOp::create(b, d, scale), tileSum);
+    return {mNew, dNew};
   }
 
   ImplicitLocOpBuilder &b;

@@ -2,12 +2,13 @@
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="block-size=32 rows-per-block=32 num-warps=1" | FileCheck %s --check-prefix=ONE
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536" | FileCheck %s --check-prefix=CLUSTER
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536 pair-reduce=1" | FileCheck %s --check-prefix=PAIR
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=262144" | FileCheck %s --check-prefix=ONLINE
 
 // Rows that are not aligned for vectors (odd lengths of contiguous
 // tensors, a base pointer off by some elements) but are misaligned alike in
 // the input and the output take the peeled vector path: after the aligned
-// vector path, before the scalar one. Fused kernels and cluster slices have
-// it; the online kernel streams its row and has none.
+// vector path, before the scalar one. Fused kernels, cluster slices and the
+// online kernel have it.
 // CHECK: gpu.func @softmax_kernel0
 // CHECK: scf.for
 // CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
@@ -85,10 +86,10 @@
 // CLUSTER: %[[END:.*]] = arith.addi %[[HEAD]], %{{.*}} : i32
 // CLUSTER: arith.addi %[[HEAD]], %[[SLICE]] : i32
 // CLUSTER-COUNT-8: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CLUSTER: %[[FIRST:.*]] = arith.cmpi eq, %[[RANK]], %c0_i32{{.*}} : i32
 // CLUSTER: %[[TAIL:.*]] = arith.subi %[[COLS]], %[[END]] : i32
 // CLUSTER: %[[EDGES:.*]] = arith.addi %[[HEAD]], %[[TAIL]] : i32
 // CLUSTER: %[[SHIFT:.*]] = arith.subi %[[END]], %[[HEAD]] : i32
-// CLUSTER: %[[FIRST:.*]] = arith.cmpi eq, %[[RANK]], %c0_i32{{.*}} : i32
 // CLUSTER: %[[EDGE:.*]] = arith.addi %{{.*}}, %c0_i32{{.*}} : i32
 // CLUSTER: %[[INHEAD:.*]] = arith.cmpi ult, %[[EDGE]], %[[HEAD]] : i32
 // CLUSTER: %[[TAILCOL:.*]] = arith.addi %[[EDGE]], %[[SHIFT]] : i32
@@ -110,3 +111,31 @@
 // PAIR: llvm.ptrtoint %arg1 : !llvm.ptr<1> to i64
 // PAIR-NOT: !llvm.ptr<1> to i64
 // PAIR: gpu.return
+
+// The online kernel over a cluster of 8 (bf16, tiles of 16384): each
+// block's share [lo, hi) shifts by h and stops at the end of the vectors;
+// the first block folds the edges (one per thread) into the pair that
+// pass 1 starts from, and writes them after pass 2.
+// ONLINE: strategy = "online"
+// ONLINE: %[[RANK:.*]] = arith.index_cast %cluster_block_id_x : index to i32
+// ONLINE: } else {
+// ONLINE: scf.if
+// ONLINE: %[[LO:.*]] = arith.trunci %{{.*}} : i64 to i32
+// ONLINE: %[[HI:.*]] = arith.trunci %{{.*}} : i64 to i32
+// ONLINE: %[[HEAD:.*]] = arith.minui %{{.*}}, %[[COLS:.*]] : i32
+// ONLINE: %[[END:.*]] = arith.addi %[[HEAD]], %{{.*}} : i32
+// ONLINE: %[[LOH:.*]] = arith.addi %[[LO]], %[[HEAD]] : i32
+// ONLINE: %[[HIH:.*]] = arith.addi %[[HI]], %[[HEAD]] : i32
+// ONLINE: %[[NEWHI:.*]] = arith.minui %[[HIH]], %[[END]] : i32
+// ONLINE: %[[NEWLO:.*]] = arith.minui %[[LOH]], %[[NEWHI]] : i32
+// ONLINE: %[[FIRST:.*]] = arith.cmpi eq, %[[RANK]], %c0_i32{{.*}} : i32
+// ONLINE: llvm.load %{{.*}} {alignment = 2 : i64} : !llvm.ptr<1> -> bf16
+// ONLINE-NOT: llvm.load
+// ONLINE: %[[D0:.*]] = arith.addf %{{.*}}, %{{.*}} : f32
+// ONLINE: scf.for %{{.*}} = %[[NEWLO]] to %[[NEWHI]] step %c16384_i32{{.*}} iter_args(%{{.*}} = %[[M0:.*]], %{{.*}} = %[[D0]]) -> (f32, f32)
+// ONLINE-COUNT-4: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
+// ONLINE: scf.for
+// ONLINE-COUNT-4: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<1>
+// ONLINE: llvm.store %{{.*}} {alignment = 2 : i64} : bf16, !llvm.ptr<1>
+// ONLINE-NEXT: }
+// ONLINE-NEXT: gpu.barrier
