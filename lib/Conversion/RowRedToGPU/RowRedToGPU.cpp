@@ -1916,6 +1916,16 @@ private:
     emitMap(yRow, chunks, ctx);
   }
 
+  /// The largest valid value of `chunks` (-inf when none is valid).
+  Value maxOfChunks(ArrayRef<Chunk> chunks) {
+    SmallVector<Value> masked;
+    for (const Chunk &chunk : chunks)
+      for (Value v : chunk.values)
+        masked.push_back(arith::SelectOp::create(b, chunk.valid, v, negInf()));
+    return treeReduce<Value>(
+        masked, [&](Value l, Value r) { return combine(Combiner::max, l, r); });
+  }
+
   /// The rest of a fused row over the online pair (see KernelPlan::
   /// pairReduce): the thread's max m_t, e_i = exp(x_i - m_t) and their sum
   /// d_t, then one block-wide (and cluster-wide) combination of the pairs
@@ -1923,12 +1933,7 @@ private:
   /// s), one exp per element in all; any other map is applied to the row's
   /// (m, s) as usual.
   void emitPairRow(Value yRow, ArrayRef<Chunk> chunks, Value nextRow) {
-    SmallVector<Value> masked;
-    for (const Chunk &chunk : chunks)
-      for (Value v : chunk.values)
-        masked.push_back(arith::SelectOp::create(b, chunk.valid, v, negInf()));
-    Value mt = treeReduce<Value>(
-        masked, [&](Value l, Value r) { return combine(Combiner::max, l, r); });
+    Value mt = maxOfChunks(chunks);
     if (nextRow)
       prefetchRow(nextRow);
     // A thread whose elements are all -inf (or masked) contributes (-inf, 0);
@@ -2156,13 +2161,7 @@ private:
   /// One step of the online pass: the running pair (m, d) of this thread
   /// with the valid values of `chunks` folded in, d = sum exp(x - m).
   std::pair<Value, Value> onlineFold(Value m, Value d, ArrayRef<Chunk> chunks) {
-    SmallVector<Value> masked;
-    for (const Chunk &chunk : chunks)
-      for (Value v : chunk.values)
-        masked.push_back(arith::SelectOp::create(b, chunk.valid, v, negInf()));
-    Value tileMax = treeReduce<Value>(
-        masked, [&](Value l, Value r) { return combine(Combiner::max, l, r); });
-    Value mNew = arith::MaximumFOp::create(b, m, tileMax);
+    Value mNew = arith::MaximumFOp::create(b, m, maxOfChunks(chunks));
     // While the running max is -inf every contribution so far is 0.
     Value finite =
         arith::CmpFOp::create(b, arith::CmpFPredicate::ONE, mNew, negInf());
