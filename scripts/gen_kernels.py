@@ -24,6 +24,8 @@ VARIANTS = [
     ("softmax", "f32", "fused", "block-size=256"),
     ("softmax", "f32", "fused", "block-size=1024"),
     ("softmax", "f32", "fused", "block-size=4096"),
+    # 128 threads x 64: auto's f32 block of 8192.
+    ("softmax", "f32", "fused", "block-size=8192"),
     ("softmax", "f32", "fused", "block-size=16384"),
     ("softmax", "f32", "fused", "block-size=32768"),
     ("softmax", "f32", "online", ""),

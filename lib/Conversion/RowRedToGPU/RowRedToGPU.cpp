@@ -422,6 +422,24 @@ static int64_t defaultFusedWarps(int64_t blockElements) {
   return std::clamp<int64_t>(blockElements / perThread, 32, 1024) / 32;
 }
 
+/// The f32 fused block that auto runs on 128 threads x 64 elements.
+static constexpr int64_t kWideBlockElements = 8192;
+
+/// Whether auto gives a fused f32 block of 8192 128 threads x 64 elements
+/// instead of defaultFusedWarps' 512 x 16: five blocks (rows) resident per
+/// SM instead of two, +2.2% and +3.0% in two H200 sweeps of three runs
+/// (3676-3749 against 3596-3657 GB/s, docs/performance.md). The only size
+/// where 64 elements per thread won: f32 12288 and 16384 lost 1-3%, 16-bit
+/// blocks of 2048-16384 gained nothing. Not with the next row loaded ahead
+/// into registers or the pair reduction, which need registers of their
+/// own. The one auto shape past max-elements-per-thread's default of 32.
+static bool widensFusedBlock(const KernelPlan &plan, int64_t slice,
+                             const PlanOptions &opts) {
+  return plan.strategy == Strategy::Fused && plan.rowsPerBlock == 1 &&
+         byteWidth(plan.inType) == 4 && slice == kWideBlockElements &&
+         opts.prefetch != "registers" && !opts.pairReduce;
+}
+
 /// Largest fused block `auto` picks: 32768 elements, 1024 threads x 32, one
 /// block per SM. With the next row staged in shared memory (sm_80+) such a
 /// block beats a cluster of two 512-thread blocks on an H200 (N = 32768:
@@ -735,6 +753,9 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
     } else {
       plan.numWarps = defaultFusedWarps(slice);
     }
+    bool wide = !opts.numWarps && widensFusedBlock(plan, slice, opts);
+    if (wide)
+      plan.numWarps = kWideBlockElements / 64 / 32;
     if (plan.rowsPerBlock > 1 &&
         (plan.rowsPerBlock > plan.numThreads() || plan.threadsPerRow() > 32 ||
          !llvm::isPowerOf2_64(plan.threadsPerRow())))
@@ -751,7 +772,7 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
                                << plan.threadsPerRow() << " threads per row";
     plan.maxCols = plan.blockElements * plan.clusterSize;
     plan.stageElements = plan.blockElements;
-    if (plan.elementsPerThread() > opts.maxElementsPerThread)
+    if (plan.elementsPerThread() > opts.maxElementsPerThread && !wide)
       return map.emitOpError()
              << "a " << stringify(plan.strategy) << " block of "
              << plan.blockElements << " elements over " << plan.threadsPerRow()

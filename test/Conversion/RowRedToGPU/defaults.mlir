@@ -3,7 +3,8 @@
 // * rows of up to 1024 elements: a warp (or less) per row, 4 rows per
 //   block, at most 64 registers (.minnctapersm 8) with 32 elements per
 //   thread;
-// * fused blocks: 16 elements per thread up to 512 columns and at 8192,
+// * fused blocks: 16 elements per thread up to 512 columns and at 8192
+//   (64 on 128 threads for f32 8192, at most 96 registers),
 //   32 at 2048-4096 and from 16384, up to 32768 columns (16384 for 16-bit
 //   rows without cp.async, before sm_80); blocks (and cluster slices) of
 //   3P/4 for rows that fit them (P >= 8192, three-quarter.mlir);
@@ -21,6 +22,9 @@
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=781 | FileCheck %s --check-prefix=N781
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=4096 | FileCheck %s --check-prefix=N4096
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=8192 | FileCheck %s --check-prefix=N8192
+// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=8192 prefetch=registers" | FileCheck %s --check-prefix=N8192-REG
+// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=8192 pair-reduce=1" | FileCheck %s --check-prefix=N8192-PAIR
+// RUN: not softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="strategy=fused cols=8192 num-warps=4" 2>&1 | FileCheck %s --check-prefix=N8192-W4
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=12288 | FileCheck %s --check-prefix=N12288
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=16384 | FileCheck %s --check-prefix=N16384
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=32768 | FileCheck %s --check-prefix=N32768
@@ -45,8 +49,17 @@
 // N781-SAME: nvvm.minctasm = 8 : i32
 // N4096: block_elements = 4096 : i64, block_threads = 128 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
 // N4096-SAME: prefetch = "none"
-// N8192: block_elements = 8192 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 16 : i64
+// N8192: block_elements = 8192 : i64, block_threads = 128 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 64 : i64
 // N8192-SAME: prefetch = "none"
+// Not with the next row in registers or the pair reduction, which keep
+// 512 x 16; max-elements-per-thread's limit of 32 still holds for the
+// shapes the options ask for.
+// N8192-REG: block_threads = 512 : i64
+// N8192-REG-SAME: elements_per_thread = 16 : i64
+// N8192-REG-SAME: prefetch = "registers"
+// N8192-PAIR: block_threads = 512 : i64
+// N8192-PAIR-SAME: elements_per_thread = 16 : i64
+// N8192-W4: error: 'rowred.map' op a fused block of 8192 elements over 128 threads keeps 64 elements per thread in registers (limit 32)
 // N12288: block_elements = 12288 : i64, block_threads = 384 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
 // N12288-SAME: prefetch = "none"
 // N16384: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 65536 : i64, elements_per_thread = 32 : i64
