@@ -115,7 +115,8 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
     Option<"maxElementsPerThread", "max-elements-per-thread", "int64_t",
            /*default=*/"32",
            "Fused: refuse blocks that hold more elements per thread than "
-           "this in registers">
+           "this in registers (auto's f32 block of 8192, 128 threads x 64, "
+           "is exempt)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
