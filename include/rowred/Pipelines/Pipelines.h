@@ -61,8 +61,9 @@ struct RowRedToPTXOptions : public PassPipelineOptions<RowRedToPTXOptions> {
   PassOptions::Option<std::string> prefetch{
       *this, "prefetch",
       llvm::cl::desc("Fused, cluster: fetch the next row during the current "
-                     "one, into shared memory (on) or registers: on | "
-                     "registers | off | auto"),
+                     "one, into shared memory (on) or registers; online "
+                     "with a known row length: stage each block's share "
+                     "(on): on | registers | off | auto"),
       llvm::cl::init("auto")};
   PassOptions::Option<bool> pairReduce{
       *this, "pair-reduce",
@@ -70,7 +71,8 @@ struct RowRedToPTXOptions : public PassPipelineOptions<RowRedToPTXOptions> {
       llvm::cl::init(false)};
   PassOptions::Option<int64_t> maxElementsPerThread{
       *this, "max-elements-per-thread",
-      llvm::cl::desc("Fused: largest row share one thread keeps in registers"),
+      llvm::cl::desc("Fused: largest row share one thread keeps in registers "
+                     "(auto's f32 block of 8192 is exempt)"),
       llvm::cl::init(32)};
   PassOptions::Option<std::string> chip{
       *this, "chip", llvm::cl::desc("Target chip (sm_80, sm_90, ...)"),
