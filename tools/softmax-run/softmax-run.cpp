@@ -488,6 +488,9 @@ int main(int argc, char **argv) {
   if (sx < opts.cols || sy < opts.cols)
     usageError("row strides must be at least --cols (" +
                std::to_string(opts.cols) + ")");
+  // For --explain: the kernel's shape and this launch's memory path.
+  std::string kernelSummary =
+      spec->describe() + spec->describeAccess(opts.cols, sx, sy, opts.offset);
 
   // --- A GPU, or an explanation from a device description. ---
   Gpu gpu;
@@ -515,9 +518,7 @@ int main(int argc, char **argv) {
     LaunchPlan plan = planLaunch(*device, *res, shapeOf(*spec), opts.rows);
     std::printf("no GPU here (%s); launch plan from the device description\n",
                 error.c_str());
-    std::printf("%s", spec->describe().c_str());
-    std::printf("%s",
-                spec->describeAccess(opts.cols, sx, sy, opts.offset).c_str());
+    std::printf("%s", kernelSummary.c_str());
     std::printf("%s", plan.explain(*device, *res, opts.rows).c_str());
     return 0;
   }
@@ -561,9 +562,7 @@ int main(int argc, char **argv) {
     grid = opts.grid;
   }
   if (opts.explain) {
-    std::printf("%s", spec->describe().c_str());
-    std::printf("%s",
-                spec->describeAccess(opts.cols, sx, sy, opts.offset).c_str());
+    std::printf("%s", kernelSummary.c_str());
     std::printf("%s", plan.explain(gpu.info, res, opts.rows).c_str());
     std::printf("driver occupancy: %d blocks per SM", perSM);
     if (spec->clusterBlocks > 1)

@@ -1093,9 +1093,23 @@ private:
   /// zeros.
   Chunk loadChunk(Value rowPtr, Value col, Value valid, int64_t vec,
                   Value addrCol = {}) {
-    if (rowValid)
-      valid = arith::AndIOp::create(b, valid, rowValid);
+    valid = inOwnRow(valid);
     return unpackChunk(col, valid, loadRaw(rowPtr, col, valid, vec, addrCol));
+  }
+
+  /// `valid` and, with several rows per block, whether this thread's row
+  /// exists.
+  Value inOwnRow(Value valid) {
+    return rowValid ? arith::AndIOp::create(b, valid, rowValid) : valid;
+  }
+
+  /// This thread's row (i64) of the group of rows starting at `groupRow`:
+  /// the same row with one row per block.
+  Value ownRow(Value groupRow) {
+    if (plan.rowsPerBlock == 1)
+      return groupRow;
+    return arith::AddIOp::create(b, groupRow,
+                                 arith::ExtUIOp::create(b, i64, rowInBlock));
   }
 
   /// The type of one `vec`-wide access of the input.
@@ -1315,9 +1329,7 @@ private:
   /// (zeros past the last row or the row's end): the row after the current
   /// one with prefetch=registers.
   SmallVector<Value> loadRowAhead(Value row, int64_t vec) {
-    if (plan.rowsPerBlock > 1)
-      row = arith::AddIOp::create(b, row,
-                                  arith::ExtUIOp::create(b, i64, rowInBlock));
+    row = ownRow(row);
     Value exists =
         arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, rows);
     Value xRow = rowPointer(x, plan.inType, row, xStride);
@@ -1764,7 +1776,7 @@ private:
   /// group of R rows, or per cluster). Every thread of a block (of a cluster)
   /// runs the same iterations, so that barriers and shuffles stay uniform;
   /// a group past the last row masks its accesses. `peeled` rows (vector
-  /// path only) start anywhere: see emitPeeledRow.
+  /// path only) start anywhere: see peelRow.
   void emitRowLoop(int64_t vec, bool peeled = false) {
     Value first, step;
     if (plan.clusterSize > 1) {
@@ -1818,8 +1830,7 @@ private:
                          loop.getRegionIterArgs().drop_front(countRows));
     }
     if (plan.rowsPerBlock > 1) {
-      row = arith::AddIOp::create(b, row,
-                                  arith::ExtUIOp::create(b, i64, rowInBlock));
+      row = ownRow(row);
       rowValid = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, rows);
     }
     if (countRows) {
@@ -1896,11 +1907,7 @@ private:
     if (!loaded.empty()) {
       for (auto [place, raw] :
            llvm::zip_equal(chunkPlaces(sliceStart, vec), loaded))
-        chunks.push_back(unpackChunk(
-            place.col,
-            rowValid ? arith::AndIOp::create(b, place.valid, rowValid)
-                     : place.valid,
-            raw));
+        chunks.push_back(unpackChunk(place.col, inOwnRow(place.valid), raw));
     } else if (nextRow) {
       NVVM::CpAsyncWaitGroupOp::create(b, 0);
       chunks = loadBlock(stage, sliceStart, vec, 0, /*fromStage=*/true);
@@ -2058,8 +2065,6 @@ private:
     });
   }
 
-  /// Online: pass 1 walks the row tile by tile keeping a running (max, sum)
-  /// per thread; pass 2 reads the row again and writes the output.
   /// The columns [lo, hi) of this block's share of a row in the online
   /// kernel: the whole row, or with clusters the rank's share in whole
   /// tiles, ceil(ceil(N / C) / tile) tiles each (computed in i64: N may be
@@ -2103,8 +2108,9 @@ private:
     return chunks;
   }
 
-  /// Online: two passes over the block's share of the row, one to reduce
-  /// it to (max, sum) with the online combiner, one to write the map.
+  /// Online: pass 1 walks the block's share of the row tile by tile keeping
+  /// a running (max, sum) per thread (onlineFold); pass 2 reads the share
+  /// again and writes the map.
   ///
   /// With the stage (prefetch=on, a known row length), the share was copied
   /// into shared memory ahead (prefetchRow) and both passes read it there:
@@ -2256,7 +2262,6 @@ static Value rowStride(ImplicitLocOpBuilder &b, Value memref) {
   return arith::IndexCastOp::create(b, b.getI64Type(), md.getStrides()[0]);
 }
 
-/// The launch metadata recorded for a kernel (docs/abi.md).
 /// How the kernel fetches a block's next row: "shared" (the stage),
 /// "registers" or "none".
 static StringRef prefetchKind(const KernelPlan &plan) {
@@ -2265,6 +2270,7 @@ static StringRef prefetchKind(const KernelPlan &plan) {
   return plan.prefetchRegisters ? "registers" : "none";
 }
 
+/// The launch metadata recorded for a kernel (docs/abi.md).
 static DictionaryAttr kernelMetadata(Builder &b, Group &group,
                                      const KernelPlan &plan) {
   StringRef origin = "custom";
