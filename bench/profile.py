@@ -14,6 +14,7 @@ profile is of a kernel that computes the right thing. The copy (torch's
 """
 import argparse
 import os
+import re
 import sys
 
 import torch
@@ -39,7 +40,9 @@ def main():
     for spec in args.kernels:
         meta_file, _, m = spec.rpartition(":")
         kernel = Kernel(args.kernel_dir, meta_file)
-        n = args.cols or kernel.meta["max_cols"]
+        named = re.search(r"_n(\d+)_", meta_file)
+        n = args.cols or kernel.meta["max_cols"] or (
+            int(named.group(1)) if named else 0)
         if n == 0:
             parser.error(f"{meta_file} takes any row length: give --cols")
         dtype = DTYPES[kernel.meta["input_type"]]

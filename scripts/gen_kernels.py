@@ -81,6 +81,10 @@ VARIANTS = [
     ("log_softmax", "bf16", "online", "cluster-size=8"),
     # Clusters of 16: auto's choice for rows beyond 1 MiB.
     ("softmax", "f32", "online", "cluster-size=16"),
+    # The online kernel without its tiles loaded ahead (prefetch=registers
+    # is its default).
+    ("softmax", "f32", "online", "prefetch=off"),
+    ("log_softmax", "bf16", "online", "cluster-size=8 prefetch=off"),
     # Clusters of 16 blocks (non-portable: the launcher opts in).
     ("softmax", "f32", "cluster", "block-size=262144 cluster-size=16"),
     ("log_softmax", "bf16", "cluster", "block-size=262144 cluster-size=16"),

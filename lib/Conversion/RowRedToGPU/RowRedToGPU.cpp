@@ -459,17 +459,14 @@ static constexpr int64_t kMaxNonPortableClusterSize = 16;
 /// Default slice of a row per cluster block: 512 threads x 32 elements, two
 /// blocks per SM.
 static constexpr int64_t kClusterSlice = 16384;
-/// Largest slice one cluster block holds: 1024 threads x 32 elements.
-static constexpr int64_t kMaxClusterSlice = 32768;
 
-/// Largest row `auto` splits over a cluster. On an H200 (docs/performance.md)
-/// clusters beat the online kernel up to 8 x 32768 f32 elements (1024-thread
-/// slices, 3112 against 2700 GB/s), but 16-bit rows only up to 8 slices of
-/// 16384: with 1024-thread slices they fall below the online kernel.
-static int64_t maxAutoClusterBlock(int64_t elementBytes) {
-  return kMaxClusterSize *
-         (elementBytes == 4 ? kMaxClusterSlice : kClusterSlice);
-}
+/// Largest row `auto` splits over a cluster: 8 slices of 16384 elements
+/// (512 threads x 32). On an H200 (docs/performance.md) the online kernel
+/// with its tiles loaded ahead beats 1024-thread slices, which are alone on
+/// their SM: f32 262144 3609 against 3482 GB/s (they had beaten the online
+/// kernel without the loads ahead, 3112 against 2700); 16-bit rows fell
+/// below the online kernel on such slices before.
+static constexpr int64_t kMaxAutoClusterBlock = kMaxClusterSize * kClusterSlice;
 
 /// Default rows per block of a fused kernel: rows of up to 1024 elements get
 /// a warp each, four per block, with no block barrier. H200 sweeps
@@ -520,6 +517,8 @@ static bool autoPrefetch(const KernelPlan &plan) {
 /// f32 gains nothing measurable (8192, 12288, 256, 512: within 0.5%), and
 /// at 2048-4096 the second set of registers takes away resident blocks.
 static bool autoPrefetchRegisters(const KernelPlan &plan) {
+  if (plan.strategy == Strategy::Online)
+    return true;
   if (plan.clusterSize != 1 || byteWidth(plan.inType) != 2)
     return false;
   if (plan.rowsPerBlock > 1)
@@ -532,9 +531,7 @@ static bool autoPrefetchRegisters(const KernelPlan &plan) {
 /// can.
 static StringRef prefetchObstacle(const KernelPlan &plan, bool stage,
                                   int64_t sm) {
-  if (plan.strategy == Strategy::Online && !stage)
-    return "the online kernel streams its row";
-  if (plan.strategy == Strategy::Online && plan.stageElements == 0)
+  if (stage && plan.strategy == Strategy::Online && plan.stageElements == 0)
     return "the online kernel stages its share of a row only for a known "
            "row length (cols=N)";
   if (stage && plan.rowsPerBlock > 1)
@@ -575,12 +572,14 @@ static int64_t minBlocksPerSM(const KernelPlan &plan) {
 }
 
 /// Blocks of the cluster auto gives an online kernel for rows of `cols`
-/// elements of `elementBytes` (H200 sweep, docs/performance.md): 8 for rows
-/// up to 1 MiB (262144 f32 and bf16: +24% and +18% over one block), 16
-/// beyond (1048576: +7% f32, +9% bf16 over one block; 8 gains 2-4%), so that
-/// each block's share is still in L2 for the second pass.
+/// elements of `elementBytes` (H200 sweeps, docs/performance.md): 8 for rows
+/// under 2 MiB (262144 f32 and bf16: +24% and +18% over one block; f32
+/// 262147 with its tiles loaded ahead: 3106 GB/s against 2368 with 16), 16
+/// from 2 MiB (1048576: +7% f32, +9% bf16 over one block, and over 8 with
+/// the tiles loaded ahead: 3180 against 2881 f32, 3047 against 2797 bf16),
+/// so that each block's share is still in L2 for the second pass.
 static int64_t autoOnlineClusterSize(int64_t cols, int64_t elementBytes) {
-  return cols * elementBytes <= (int64_t(1) << 20) ? 8 : 16;
+  return cols * elementBytes < (int64_t(2) << 20) ? 8 : 16;
 }
 
 /// The compute capability in `chip` (`sm_90a` -> 90), or 0.
@@ -694,7 +693,7 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
                         rowBlock <= maxAutoFusedBlock(elementBytes, sm >= 80));
       bool fitsCluster = clustersAvailable && opts.blockSize == 0 &&
                          opts.numWarps == 0 && opts.clusterSize != 1 &&
-                         rowBlock <= maxAutoClusterBlock(elementBytes);
+                         rowBlock <= kMaxAutoClusterBlock;
       if (fitsBlock || !canOnline)
         plan.strategy = Strategy::Fused;
       else if (fitsCluster)
@@ -1805,7 +1804,8 @@ private:
     rowExchanges = plan.clusterExchanges(group.reduces.size(), rereads);
     bool countRows = plan.clusterSize > 1;
     // With prefetch=registers the loop also carries the next row's loads.
-    bool ahead = plan.prefetchRegisters && vec > 1 && !peeled;
+    bool ahead = plan.prefetchRegisters && vec > 1 && !peeled &&
+                 plan.strategy != Strategy::Online;
     SmallVector<Value> inits;
     if (countRows)
       inits.push_back(constI32(0));
@@ -2066,14 +2066,18 @@ private:
   }
 
   /// The columns [lo, hi) of this block's share of a row in the online
-  /// kernel: the whole row, or with clusters the rank's share in whole
-  /// tiles, ceil(ceil(N / C) / tile) tiles each (computed in i64: N may be
-  /// close to 2^31).
+  /// kernel: the whole row, or with clusters the rank's share,
+  /// ceil(ceil(N / C) / g) * g columns each, in units g of whole vectors, or
+  /// of whole tiles with the stage, whose tiles it copies (computed in i64:
+  /// N may be close to 2^31). Units of vectors keep the ranks' shares even:
+  /// in whole tiles, N = 131075 over eight ranks of 16384-element tiles
+  /// gave four ranks two tiles each and three none.
   std::pair<Value, Value> onlineShare() {
     Value lo = constI32(0), hi = cols;
     if (plan.clusterSize > 1) {
       Value cols64 = arith::ExtUIOp::create(b, i64, cols);
-      Value tile64 = constI64(plan.blockElements);
+      Value tile64 =
+          constI64(plan.prefetch ? plan.blockElements : plan.vectorWidth);
       Value span = arith::MulIOp::create(
           b,
           arith::CeilDivUIOp::create(
@@ -2092,6 +2096,32 @@ private:
       hi = arith::TruncIOp::create(b, i32, hi64);
     }
     return {lo, hi};
+  }
+
+  /// This thread's loads (loadRaw) of the online tile at column `start` of
+  /// the row at `xRow`, masked at column `end` and, when given, by `exists`:
+  /// the tile the pipelined passes of emitOnlineRow load ahead.
+  SmallVector<Value> loadOnlineTileAhead(Value xRow, Value start, Value end,
+                                         int64_t vec, Value exists = {}) {
+    SmallVector<Value> raw;
+    for (const ChunkPlace &place : chunkPlaces(start, vec, 0, end))
+      raw.push_back(loadRaw(xRow, place.col,
+                            exists ? arith::AndIOp::create(b, place.valid,
+                                                           exists)
+                                   : place.valid,
+                            vec));
+    return raw;
+  }
+
+  /// The chunks of the online tile at column `start` from `raw`, its loads
+  /// issued ahead by loadOnlineTileAhead (masked at column `end`).
+  SmallVector<Chunk> unpackOnlineTile(Value start, Value end, int64_t vec,
+                                      ValueRange raw) {
+    SmallVector<Chunk> chunks;
+    for (auto [place, loaded] :
+         llvm::zip_equal(chunkPlaces(start, vec, 0, end), raw))
+      chunks.push_back(unpackChunk(place.col, place.valid, loaded));
+    return chunks;
   }
 
   /// The online kernel's tile at column `start` of the row at `xRow`, or
@@ -2127,8 +2157,8 @@ private:
     bool staged = static_cast<bool>(nextRow);
     if (staged)
       NVVM::CpAsyncWaitGroupOp::create(b, 0);
-    // The columns the tiles cover and their end for masking.
-    Value end = cols;
+    // Chunks are masked at hi, the end of the share, which need not end on a
+    // tile (onlineShare).
     SmallVector<Chunk> edges;
     Value m0 = negInf(), d0 = constF32(0.0);
     if (peeled) {
@@ -2137,19 +2167,36 @@ private:
       hi = arith::MinUIOp::create(b, arith::AddIOp::create(b, hi, row.head),
                                   row.vectorEnd);
       lo = arith::MinUIOp::create(b, lo, hi);
-      end = hi;
       edges = loadEdges(xRow, row, vec, /*oneList=*/true);
       std::tie(m0, d0) = onlineFold(m0, d0, edges);
     }
-    auto pass1 = scf::ForOp::create(b, lo, hi, tile, ValueRange{m0, d0});
+    // Pipelined passes (prefetch=registers): each tile's loads are issued
+    // one tile ahead, carried by the loop, so that a thread's next loads are
+    // in flight while it folds or writes the current tile. The load ahead
+    // of the last tile reads nothing: it starts at or past hi.
+    bool ahead = plan.prefetchRegisters && !staged && vec > 1;
+    SmallVector<Value> inits{m0, d0};
+    if (ahead)
+      llvm::append_range(inits, loadOnlineTileAhead(xRow, lo, hi, vec));
+    auto pass1 = scf::ForOp::create(b, lo, hi, tile, inits);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(pass1.getBody());
       Value m = pass1.getRegionIterArg(0), d = pass1.getRegionIterArg(1);
-      SmallVector<Chunk> chunks =
-          loadOnlineTile(xRow, pass1.getInductionVar(), lo, vec, staged, end);
+      Value start = pass1.getInductionVar();
+      SmallVector<Value> yields;
+      SmallVector<Chunk> chunks;
+      if (ahead) {
+        yields = loadOnlineTileAhead(
+            xRow, arith::AddIOp::create(b, start, tile), hi, vec);
+        chunks = unpackOnlineTile(start, hi, vec,
+                                  pass1.getRegionIterArgs().drop_front(2));
+      } else {
+        chunks = loadOnlineTile(xRow, start, lo, vec, staged, hi);
+      }
       auto [mNew, dNew] = onlineFold(m, d, chunks);
-      scf::YieldOp::create(b, ValueRange{mNew, dNew});
+      yields.insert(yields.begin(), {mNew, dNew});
+      scf::YieldOp::create(b, yields);
     }
     auto [rowMax, rowSum] =
         blockReducePair(pass1.getResult(0), pass1.getResult(1));
@@ -2160,20 +2207,46 @@ private:
     // Pass 2, forwards or from the last tile back to the first.
     Value numTiles =
         arith::CeilDivUIOp::create(b, arith::SubIOp::create(b, hi, lo), tile);
-    auto pass2 = scf::ForOp::create(b, constI32(0), numTiles, constI32(1));
+    // The first column of the tile of pass 2's iteration `i`.
+    auto tileStart = [&](Value i) {
+      if (plan.reverseSecondPass)
+        i = arith::SubIOp::create(
+            b, arith::SubIOp::create(b, numTiles, constI32(1)), i);
+      return arith::AddIOp::create(b, lo, arith::MulIOp::create(b, i, tile));
+    };
+    SmallVector<Value> inits2;
+    if (ahead)
+      inits2 = loadOnlineTileAhead(
+          xRow, tileStart(constI32(0)), hi, vec,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, numTiles,
+                                constI32(0)));
+    auto pass2 =
+        scf::ForOp::create(b, constI32(0), numTiles, constI32(1), inits2);
     {
       OpBuilder::InsertionGuard guard(b);
+      if (ahead) {
+        b.setInsertionPointToStart(pass2.getBody());
+        scf::YieldOp::create(b, pass2.getRegionIterArgs());
+      }
       b.setInsertionPoint(pass2.getBody()->getTerminator());
-      Value index = pass2.getInductionVar();
-      if (plan.reverseSecondPass)
-        index = arith::SubIOp::create(
-            b, arith::SubIOp::create(b, numTiles, constI32(1)), index);
-      Value start =
-          arith::AddIOp::create(b, lo, arith::MulIOp::create(b, index, tile));
+      Value start = tileStart(pass2.getInductionVar());
+      SmallVector<Chunk> chunks;
+      if (ahead) {
+        Value next =
+            arith::AddIOp::create(b, pass2.getInductionVar(), constI32(1));
+        SmallVector<Value> raw = loadOnlineTileAhead(
+            xRow, tileStart(next), hi, vec,
+            arith::CmpIOp::create(b, arith::CmpIPredicate::slt, next,
+                                  numTiles));
+        pass2.getBody()->getTerminator()->setOperands(raw);
+        chunks = unpackOnlineTile(start, hi, vec, pass2.getRegionIterArgs());
+      } else {
+        chunks = loadOnlineTile(xRow, start, lo, vec, staged, hi);
+      }
       // Prepared inside the tile loop; LLVM hoists the row-uniform part (one
       // reciprocal per row in the PTX).
       RowContext ctx = prepareMap(scalars);
-      emitMap(yRow, loadOnlineTile(xRow, start, lo, vec, staged, end), ctx);
+      emitMap(yRow, chunks, ctx);
       // Each thread refills exactly the stage entries it has just read and
       // used, so nothing waits for the other threads.
       if (staged)

@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Times the same kernels from several directories in alternating rounds.
+
+An A/B (or A/B/C...) comparison for one change: every directory holds a
+kernel of the same file name (for example the compiler's output before and
+after a change, or a PTX edit), and each round times every directory's
+kernel once, in turn, so that drift over the run (clocks, temperature) falls
+on all of them alike. Prints the median over the rounds, per kernel and
+directory, and each directory's ratio to the first. Every output is checked
+against torch.softmax in float64 first; a wrong kernel is reported and not
+timed.
+
+usage: ab.py DIR_A DIR_B [DIR_C ...] [--rows M] [--rounds R] [--match RE]
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import sys
+
+import torch
+import triton
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "test", "GPU"))
+from rowred_kernel import Kernel  # noqa: E402
+
+DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
+
+
+def columns(meta_file, meta):
+    """N of a kernel: `_n<N>` in its name, else its max_cols."""
+    found = re.search(r"_n(\d+)_", meta_file)
+    return int(found.group(1)) if found else meta["max_cols"]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("dirs", nargs="+")
+    p.add_argument("--rows", type=int, default=4096,
+                   help="rows M (at most 2^28 elements per shape)")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--match", default="")
+    p.add_argument("--json")
+    args = p.parse_args()
+    if len(args.dirs) < 2:
+        p.error("give at least two kernel directories")
+    with open(os.path.join(args.dirs[0], "manifest.json")) as f:
+        manifest = [m for m in json.load(f) if re.search(args.match, m)]
+    results = []
+    for meta_file in manifest:
+        kernels = [Kernel(d, meta_file) for d in args.dirs]
+        n = columns(meta_file, kernels[0].meta)
+        dtype = DTYPES[kernels[0].meta["input_type"]]
+        rows = min(args.rows, max(1, (1 << 28) // n))
+        x = torch.randn(rows, n, device="cuda", dtype=dtype)
+        ref = torch.softmax(x.double(), dim=-1)
+        tol = 1e-5 if dtype == torch.float32 else 1e-2
+        runs, times = [], []
+        for kernel in kernels:
+            def run(kernel=kernel):
+                y = torch.empty_like(x)
+                kernel.launch(x.data_ptr(), y.data_ptr(), rows, n, n, n)
+                return y
+            err = (run().double() - ref).abs().max().item()
+            runs.append(run if err <= tol else None)
+            times.append([])
+        for _ in range(args.rounds):
+            for run, samples in zip(runs, times):
+                if run:
+                    samples.append(triton.testing.do_bench(
+                        run, return_mode="median"))
+        gbps = [2 * rows * n * x.element_size() / statistics.median(t) / 1e6
+                if t else None for t in times]
+        results.append({"kernel": meta_file, "M": rows, "N": n,
+                        "gbps": dict(zip(args.dirs, gbps))})
+        cells = " ".join(f"{g:8.0f}" if g else "   WRONG" for g in gbps)
+        ratios = " ".join(f"{g / gbps[0]:6.3f}" if g and gbps[0] else
+                          "     -" for g in gbps[1:])
+        print(f"{meta_file:48} {rows:6} x {n:<8} {cells}  {ratios}",
+              flush=True)
+        del x, ref
+        torch.cuda.empty_cache()
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+    return 1 if any(None in r["gbps"].values() for r in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
