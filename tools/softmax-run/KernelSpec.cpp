@@ -395,7 +395,9 @@ std::string KernelSpec::describe() const {
     os << ", " << rowsPerBlock << " rows per block";
   if (clusterBlocks > 1)
     os << ", rows split over clusters of " << clusterBlocks << " blocks";
-  os << "; next row fetched ahead: "
+  // The online kernel loads ahead into registers tile by tile, within a row.
+  bool tiles = strategy == "online" && prefetch == "registers";
+  os << "; next " << (tiles ? "tile" : "row") << " fetched ahead: "
      << (prefetch == "shared"      ? "into shared memory (cp.async)"
          : prefetch == "registers" ? "into registers"
                                    : "no")

@@ -29,8 +29,12 @@
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=16384 | FileCheck %s --check-prefix=N16384
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=32768 | FileCheck %s --check-prefix=N32768
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=32769 | FileCheck %s --check-prefix=N32769
+// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=131072 | FileCheck %s --check-prefix=N131072
+// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=131073 | FileCheck %s --check-prefix=N131073
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=262144 | FileCheck %s --check-prefix=N262144
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=262145 | FileCheck %s --check-prefix=N262145
+// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=524287 | FileCheck %s --check-prefix=N524287
+// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=524288 | FileCheck %s --check-prefix=N524288
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=1048576 | FileCheck %s --check-prefix=N1M
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=1048576 cluster-size=1" | FileCheck %s --check-prefix=N1M-ONE
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=65536 chip=sm_80" | FileCheck %s --check-prefix=SM80
@@ -70,14 +74,30 @@
 // N32769-SAME: max_cols = 49152 : i64
 // N32769-SAME: prefetch = "none"
 // N32769-SAME: strategy = "cluster"
-// N262144: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 8 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
-// N262144-SAME: max_cols = 262144 : i64
-// N262144-SAME: strategy = "cluster"
-// N262145: block_elements = 16384 : i64, block_threads = 1024 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 16 : i64
+// Clusters of 512-thread slices up to 8 x 16384 f32; beyond, the online kernel
+// with its tiles loaded ahead, over clusters of 8 for rows under 2 MiB and 16
+// from 2 MiB.
+// N131072: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 8 : i64
+// N131072-SAME: max_cols = 131072 : i64
+// N131072-SAME: strategy = "cluster"
+// N131073: block_elements = 16384 : i64, block_threads = 1024 : i64, cluster_blocks = 8 : i64
+// N131073-SAME: prefetch = "registers"
+// N131073-SAME: strategy = "online"
+// N262144: block_elements = 16384 : i64, block_threads = 1024 : i64, cluster_blocks = 8 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 16 : i64
+// N262144-SAME: max_cols = 0 : i64
+// N262144-SAME: prefetch = "registers"
+// N262144-SAME: strategy = "online"
+// N262145: block_elements = 16384 : i64, block_threads = 1024 : i64, cluster_blocks = 8 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 16 : i64
 // N262145-SAME: max_cols = 0 : i64
+// N262145-SAME: prefetch = "registers"
 // N262145-SAME: reverse_second_pass = true
 // N262145-SAME: strategy = "online"
+// N524287: block_threads = 1024 : i64, cluster_blocks = 8 : i64
+// N524287-SAME: strategy = "online"
+// N524288: block_threads = 1024 : i64, cluster_blocks = 16 : i64
+// N524288-SAME: strategy = "online"
 // N1M: block_threads = 1024 : i64, cluster_blocks = 16 : i64
+// N1M-SAME: prefetch = "registers"
 // N1M-SAME: strategy = "online"
 // N1M-ONE: block_threads = 1024 : i64, cluster_blocks = 1 : i64
 // N1M-ONE-SAME: strategy = "online"

@@ -132,7 +132,8 @@
 // ONLINE: llvm.load %{{.*}} {alignment = 2 : i64} : !llvm.ptr<1> -> bf16
 // ONLINE-NOT: llvm.load
 // ONLINE: %[[D0:.*]] = arith.addf %{{.*}}, %{{.*}} : f32
-// ONLINE: scf.for %{{.*}} = %[[NEWLO]] to %[[NEWHI]] step %c16384_i32{{.*}} iter_args(%{{.*}} = %[[M0:.*]], %{{.*}} = %[[D0]]) -> (f32, f32)
+// ONLINE-COUNT-4: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
+// ONLINE: scf.for %{{.*}} = %[[NEWLO]] to %[[NEWHI]] step %c16384_i32{{.*}} iter_args(%{{.*}} = %[[M0:.*]], %{{.*}} = %[[D0]], {{.*}}) -> (f32, f32, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>)
 // ONLINE-COUNT-4: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
 // ONLINE: scf.for
 // ONLINE-COUNT-4: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<1>

@@ -1,7 +1,9 @@
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=4096 prefetch=registers" | FileCheck %s
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536 prefetch=registers" | FileCheck %s --check-prefix=CLUSTER
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-to-ptx="cols=4096" | FileCheck %s --check-prefix=PTX
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="prefetch=registers" 2>&1 | FileCheck %s --check-prefix=ONLINE
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="prefetch=registers" | FileCheck %s --check-prefix=ONLINE
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu | FileCheck %s --check-prefix=ONLINE
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="prefetch=off" | FileCheck %s --check-prefix=ONLINE-OFF
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=256 prefetch=registers" | FileCheck %s --check-prefix=ROWS
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=4096 vector-width=1 prefetch=registers" 2>&1 | FileCheck %s --check-prefix=SCALAR
 
@@ -60,5 +62,32 @@
 // PTX-NOT: cp.async
 // PTX: ld.global.v4.b32
 
-// ONLINE: error: 'rowred.map' op prefetch=registers is not possible here: the online kernel streams its row
+// The online kernel loads each tile one ahead (auto's default): the first
+// tile's four chunks before pass 1, whose loop carries them and loads the
+// next tile's before folding its own; pass 2 alike, in tile order (here
+// reversed), its load ahead masked when no tile follows.
+// ONLINE: prefetch = "registers"
+// ONLINE-SAME: strategy = "online"
+// ONLINE: gpu.func @softmax_kernel0
+// ONLINE-COUNT-4: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// ONLINE-NOT: llvm.load
+// ONLINE: %{{.*}}:6 = scf.for %[[T:.*]] = %{{.*}} to %[[HI:.*]] step %c16384_i32 iter_args(%[[M:.*]] = %{{.*}}, %[[D:.*]] = %{{.*}}, %[[C0:.*]] = %{{.*}}, %[[C1:.*]] = %{{.*}}, %[[C2:.*]] = %{{.*}}, %[[C3:.*]] = %{{.*}}) -> (f32, f32, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
+// ONLINE: %[[NEXT:.*]] = arith.addi %[[T]], %c16384_i32
+// ONLINE-COUNT-4: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// ONLINE-NOT: llvm.load
+// ONLINE: llvm.extractelement %[[C0]]
+// ONLINE: scf.yield %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : f32, f32, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>
+// ONLINE: %[[TILES:.*]] = arith.ceildivui
+// ONLINE: arith.cmpi sgt, %[[TILES]], %c0
+// ONLINE-COUNT-4: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// ONLINE: %{{.*}}:4 = scf.for %[[I:.*]] = %{{.*}} to %[[TILES]] step %{{.*}} iter_args({{.*}}) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
+// ONLINE: %[[INEXT:.*]] = arith.addi %[[I]], %c1
+// ONLINE: arith.cmpi slt, %[[INEXT]], %[[TILES]]
+// ONLINE-COUNT-4: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// ONLINE-COUNT-4: llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+// ONLINE: scf.yield %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>
+
+// ONLINE-OFF: prefetch = "none"
+// ONLINE-OFF: scf.for %{{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (f32, f32)
+// ONLINE-OFF-COUNT-4: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
 // SCALAR: error: 'rowred.map' op prefetch=registers is not possible here: only the vector path loads ahead and this kernel has none

@@ -7,7 +7,7 @@
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=12289 | FileCheck %s --check-prefix=POW2
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=6144 | FileCheck %s --check-prefix=N6144
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=3072 | FileCheck %s --check-prefix=N3072
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=151936 | FileCheck %s --check-prefix=CLUSTER
+// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="strategy=cluster cols=151936" | FileCheck %s --check-prefix=CLUSTER
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=49152 | FileCheck %s --check-prefix=CLUSTER4
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="block-size=3072 num-warps=3" | FileCheck %s --check-prefix=EXPLICIT
 
