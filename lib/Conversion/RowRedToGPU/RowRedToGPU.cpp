@@ -119,11 +119,17 @@ struct KernelPlan {
   /// Whether the kernel has the peeled vector path, for rows that are not
   /// aligned for vectors but are misaligned alike in the input and the
   /// output (odd row lengths of contiguous tensors). Not for cluster slices
-  /// with the pair reduction, which keeps every chunk's exponentials until
-  /// the row's end: with the edge element on top, the 64-register slices
-  /// spill (f32 65536 with the stage: 4 bytes).
+  /// with both the pair reduction and the stage, which spill (f32 65536: 4
+  /// bytes).
   bool peelable() const {
-    return vectorWidth > 1 && !(clusterSize > 1 && pairReduce);
+    return vectorWidth > 1 && !(clusterSize > 1 && pairReduce && prefetch);
+  }
+  /// Whether the peeled path of cluster slices reduces one value at a time
+  /// even with the pair reduction: the pair keeps every chunk's exponentials
+  /// until the row's end, and with the edge element on top the 64-register
+  /// slices spill (4 bytes).
+  bool peeledWithoutPair() const {
+    return clusterSize > 1 && pairReduce && peelable();
   }
   int64_t elementsPerThread() const { return blockElements / threadsPerRow(); }
   /// Block-level exchanges through shared memory per row: one per reduce
@@ -151,22 +157,24 @@ struct KernelPlan {
   };
   /// Cluster-level exchanges through distributed shared memory per row: one
   /// per reduce (cluster), one for the (max, sum) pair (online, pair
-  /// reduction), except on the re-reading scalar path, which reduces one
-  /// value at a time.
+  /// reduction), except on a path that reduces one value at a time
+  /// (`unpaired`: the re-reading scalar path, the peeled path of
+  /// peeledWithoutPair).
   ClusterExchanges clusterExchanges(size_t numReduces,
-                                    bool rereadPath = false) const {
+                                    bool unpaired = false) const {
     if (clusterSize == 1)
       return {};
-    if (exchangesPairs() && !rereadPath)
+    if (exchangesPairs() && !unpaired)
       return {1, 2};
     return {static_cast<int64_t>(numReduces), 1};
   }
   /// The cluster exchanges of each of the kernel's row paths: the planned
-  /// one, and the re-reading scalar path's when the kernel has it.
+  /// one, and the one of a path that reduces one value at a time when the
+  /// kernel has one.
   SmallVector<ClusterExchanges, 2>
   clusterExchangePaths(size_t numReduces) const {
     SmallVector<ClusterExchanges, 2> paths = {clusterExchanges(numReduces)};
-    if (rereadFallback)
+    if (rereadFallback || peeledWithoutPair())
       paths.push_back(clusterExchanges(numReduces, true));
     return paths;
   }
@@ -1801,7 +1809,9 @@ private:
     // with two buffers.
     bool rereads = plan.strategy != Strategy::Online && vec == 1 &&
                    plan.vectorWidth > 1 && plan.rereadFallback;
-    rowExchanges = plan.clusterExchanges(group.reduces.size(), rereads);
+    pairRow = plan.pairReduce && !(peeled && plan.peeledWithoutPair());
+    rowExchanges = plan.clusterExchanges(
+        group.reduces.size(), rereads || (plan.pairReduce && !pairRow));
     bool countRows = plan.clusterSize > 1;
     // With prefetch=registers the loop also carries the next row's loads.
     bool ahead = plan.prefetchRegisters && vec > 1 && !peeled &&
@@ -1921,7 +1931,7 @@ private:
   /// reduce, then the map, which writes the row at `yRow`. The stage's copy
   /// of `nextRow` starts once the first reduction has read every chunk.
   void emitFusedChunks(Value yRow, ArrayRef<Chunk> chunks, Value nextRow) {
-    if (plan.pairReduce)
+    if (pairRow)
       return emitPairRow(yRow, chunks, nextRow);
     DenseMap<Value, Value> scalars;
     for (auto [slot, reduce] : llvm::enumerate(group.reduces)) {
@@ -2105,11 +2115,10 @@ private:
                                          int64_t vec, Value exists = {}) {
     SmallVector<Value> raw;
     for (const ChunkPlace &place : chunkPlaces(start, vec, 0, end))
-      raw.push_back(loadRaw(xRow, place.col,
-                            exists ? arith::AndIOp::create(b, place.valid,
-                                                           exists)
-                                   : place.valid,
-                            vec));
+      raw.push_back(loadRaw(
+          xRow, place.col,
+          exists ? arith::AndIOp::create(b, place.valid, exists) : place.valid,
+          vec));
     return raw;
   }
 
@@ -2301,6 +2310,10 @@ private:
   Value clusterBuffer, clusterParity;
   /// The cluster exchanges of a row on the path being emitted.
   KernelPlan::ClusterExchanges rowExchanges;
+  /// Whether the row path being emitted reduces the (max, sum) pair
+  /// (KernelPlan::pairReduce, except on the peeled path of
+  /// peeledWithoutPair).
+  bool pairRow = false;
   /// Whether this thread's row exists, in the row loop with several rows per
   /// block; null otherwise.
   Value rowValid;

@@ -103,13 +103,25 @@
 // CLUSTER: nvvm.inline_ptx
 // CLUSTER: gpu.return
 
-// With the pair reduction, cluster slices keep no peeled path (it would
-// spill): the global pointers are read as integers only to test the bases'
-// alignment, not per row.
+// With the pair reduction, cluster slices send the (max, sum) pair in one
+// exchange on the vector path (two values), but their peeled path reduces
+// one value at a time, two exchanges of one value: the pair would spill
+// there at 64 registers.
 // PAIR: cluster_blocks = 4
-// PAIR: llvm.ptrtoint %arg0 : !llvm.ptr<1> to i64
-// PAIR: llvm.ptrtoint %arg1 : !llvm.ptr<1> to i64
-// PAIR-NOT: !llvm.ptr<1> to i64
+// PAIR-SAME: peeled_path = true
+// PAIR: scf.for
+// PAIR-COUNT-2: nvvm.inline_ptx
+// PAIR: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// PAIR-NEXT: llvm.getelementptr
+// PAIR-NEXT: llvm.getelementptr
+// PAIR-NEXT: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// The peeled path: its head element, then two exchanges.
+// PAIR: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<1> -> f32
+// PAIR: nvvm.inline_ptx
+// PAIR: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// PAIR-NOT: !llvm.ptr<3> -> f32
+// PAIR: nvvm.inline_ptx
+// PAIR: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
 // PAIR: gpu.return
 
 // The online kernel over a cluster of 8 (bf16, tiles of 16384): each
