@@ -67,6 +67,9 @@ VARIANTS = [
     ("softmax", "f32", "cluster", "block-size=65536 cluster-size=2 "
      "scalar-fallback=registers"),
     ("softmax", "bf16", "cluster", "block-size=131072"),
+    # 16-bit slices without the pair reduction and the registers ahead that
+    # auto gives them.
+    ("softmax", "bf16", "cluster", "block-size=65536 pair-reduce=0"),
     ("softmax", "f16", "cluster", "block-size=262144"),
     ("log_softmax", "f32", "cluster", "block-size=32768 cluster-size=2"),
     # Blocks and slices of three times a power of two (3, 6, 12 or 24 warps).

@@ -318,6 +318,8 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
     spec.prefetch = spec.dynamicSharedBytes > 0 ? "shared" : "none";
   if (const Json *v = json->get("peeled_path"))
     spec.peeledPath = v->kind == Json::Kind::Bool && v->boolean;
+  if (const Json *v = json->get("pair_reduce"))
+    spec.pairReduce = v->kind == Json::Kind::Bool && v->boolean;
   std::optional<DType> inType = parseDType(in), outType = parseDType(out);
   if (!inType || !outType) {
     error = "'" + jsonPath + "' names an unknown element type";
@@ -395,6 +397,8 @@ std::string KernelSpec::describe() const {
     os << ", " << rowsPerBlock << " rows per block";
   if (clusterBlocks > 1)
     os << ", rows split over clusters of " << clusterBlocks << " blocks";
+  if (pairReduce)
+    os << ", one (max, sum) exchange per row";
   // The online kernel loads ahead into registers tile by tile, within a row.
   bool tiles = strategy == "online" && prefetch == "registers";
   os << "; next " << (tiles ? "tile" : "row") << " fetched ahead: "

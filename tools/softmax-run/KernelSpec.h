@@ -70,6 +70,8 @@ struct KernelSpec {
   /// Whether rows misaligned alike in x and y take vectors between a scalar
   /// head and tail (the peeled path) rather than scalar accesses.
   bool peeledPath = false;
+  /// Whether a row's reductions combine (max, sum) pairs in one exchange.
+  bool pairReduce = false;
 
   /// One line for --explain: the strategy and block shape the compiler chose.
   std::string describe() const;

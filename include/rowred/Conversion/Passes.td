@@ -103,13 +103,17 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
            "block's whole share of the row, read by both passes); registers: load it into a second set of registers at "
            "the top of the row; off; auto: the stage for fused 16-bit blocks "
            "from 8192 and fused blocks from 16384, registers for fused "
-           "16-bit blocks of 2048-4096 and 16-bit rows of 256-512. Both "
+           "16-bit blocks of 2048-4096, 16-bit rows of 256-512, 16-bit "
+           "cluster slices with the pair reduction, and the online kernel "
+           "(whose registers hold its next tile, within the row). Both "
            "need the aligned vector path; the stage also needs one row per "
            "block (asked for, it keeps short rows on a block each)">,
-    Option<"pairReduce", "pair-reduce", "bool", /*default=*/"false",
+    Option<"pairReduce", "pair-reduce", "std::string", /*default=*/"\"auto\"",
            "Fused and cluster softmax / log-softmax: reduce each thread's "
            "elements to a (max, sum) pair and combine the pairs with the "
-           "online combiner, one exchange per row instead of two">,
+           "online combiner, one exchange per row instead of two. on (or 1), "
+           "off (or 0), or auto: on for 16-bit cluster slices, which then "
+           "also load their next row ahead into registers">,
     Option<"fastExp", "fast-exp", "bool", /*default=*/"true",
            "Use ex2.approx.ftz / lg2.approx and a per-row reciprocal">,
     Option<"maxElementsPerThread", "max-elements-per-thread", "int64_t",

@@ -65,10 +65,11 @@ struct RowRedToPTXOptions : public PassPipelineOptions<RowRedToPTXOptions> {
                      "with a known row length: stage each block's share "
                      "(on): on | registers | off | auto"),
       llvm::cl::init("auto")};
-  PassOptions::Option<bool> pairReduce{
+  PassOptions::Option<std::string> pairReduce{
       *this, "pair-reduce",
-      llvm::cl::desc("Fused, cluster: one (max, sum) exchange per row"),
-      llvm::cl::init(false)};
+      llvm::cl::desc("Fused, cluster: one (max, sum) exchange per row: on "
+                     "(1) | off (0) | auto (16-bit cluster slices)"),
+      llvm::cl::init("auto")};
   PassOptions::Option<int64_t> maxElementsPerThread{
       *this, "max-elements-per-thread",
       llvm::cl::desc("Fused: largest row share one thread keeps in registers "

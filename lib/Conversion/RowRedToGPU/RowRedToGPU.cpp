@@ -133,12 +133,13 @@ struct KernelPlan {
   }
   int64_t elementsPerThread() const { return blockElements / threadsPerRow(); }
   /// Block-level exchanges through shared memory per row: one per reduce
-  /// (fused, cluster), one for the (max, sum) pair (online); none when a row
+  /// (fused, cluster), one for the (max, sum) pair (online, pair reduction,
+  /// except on an `unpaired` path: see clusterExchanges); none when a row
   /// belongs to one warp or less.
-  int64_t exchangesPerRow(size_t numReduces) const {
+  int64_t exchangesPerRow(size_t numReduces, bool unpaired = false) const {
     if (threadsPerRow() <= 32)
       return 0;
-    return exchangesPairs() ? 1 : numReduces;
+    return exchangesPairs() && !unpaired ? 1 : numReduces;
   }
   /// Whether the exchanges carry (max, sum) pairs.
   bool exchangesPairs() const {
@@ -386,9 +387,15 @@ struct PlanOptions {
   int64_t cols, blockSize, numWarps, rowsPerBlock, clusterSize, vectorWidth,
       maxElementsPerThread;
   bool reverseSecondPass, fastExp;
-  std::string scalarFallback, chip, prefetch;
-  bool pairReduce;
+  std::string scalarFallback, chip, prefetch, pairReduce;
 };
+
+/// Whether an on/off option value `v` means on (`on`, `1`, `true`).
+static bool isOn(StringRef v) { return v == "on" || v == "1" || v == "true"; }
+/// Whether an on/off option value `v` means off (`off`, `0`, `false`).
+static bool isOff(StringRef v) {
+  return v == "off" || v == "0" || v == "false";
+}
 
 /// Smallest power-of-two block whose three-quarter size auto uses.
 static constexpr int64_t kMinThreeQuarterBlock = 8192;
@@ -445,7 +452,7 @@ static bool widensFusedBlock(const KernelPlan &plan, int64_t slice,
                              const PlanOptions &opts) {
   return plan.strategy == Strategy::Fused && plan.rowsPerBlock == 1 &&
          byteWidth(plan.inType) == 4 && slice == kWideBlockElements &&
-         opts.prefetch != "registers" && !opts.pairReduce;
+         opts.prefetch != "registers" && !isOn(opts.pairReduce);
 }
 
 /// Largest fused block `auto` picks: 32768 elements, 1024 threads x 32, one
@@ -457,9 +464,13 @@ static int64_t maxAutoFusedBlock(int64_t elementBytes, bool stage) {
   return elementBytes == 4 || stage ? 32768 : 16384;
 }
 
-/// Largest cluster `auto` and the derived cluster size use (8 is the portable
-/// maximum).
-static constexpr int64_t kMaxClusterSize = 8;
+/// Largest cluster `auto` and the derived cluster size use: 16, beyond the
+/// portable maximum of 8, which launchers opt out of (docs/abi.md). On an
+/// H200 (docs/performance.md) clusters of 16 slices of 12288-16384 beat 8
+/// slices of 24576-32768 (alone on their SM) and the online kernel: f32
+/// 151936 3740 GB/s against 3055 and 3279, f32 262144 3909 against 3657
+/// (online), bf16 262144 3791 against 3332 (online).
+static constexpr int64_t kMaxClusterSize = 16;
 /// Largest cluster `cluster-size` accepts: Hopper runs clusters of 16 when
 /// the launcher sets CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
 /// (docs/abi.md).
@@ -500,6 +511,17 @@ static constexpr int64_t kMaxDynamicSharedBytes = 224 * 1024;
 /// 32-bit registers of one SM (sm_75 to sm_90).
 static constexpr int64_t kRegisterFile = 65536;
 
+/// Whether auto gives a kernel the pair reduction: 16-bit cluster slices,
+/// together with their next row loaded ahead into registers (see
+/// autoPrefetchRegisters) unless prefetch says otherwise. On an H200
+/// (docs/performance.md, alternating runs): bf16 65536 3611 -> 3803 GB/s,
+/// 131072 3531 -> 3837, 262144 over 16 blocks 3271 -> 3791; the pair
+/// reduction alone lost 14%.
+static bool autoPairReduce(const KernelPlan &plan, const PlanOptions &opts) {
+  return plan.strategy == Strategy::Cluster && byteWidth(plan.inType) == 2 &&
+         (opts.prefetch == "auto" || opts.prefetch == "registers");
+}
+
 /// Whether auto stages the next row in shared memory for a kernel that can:
 /// for fused 16-bit rows from 8192 elements, +2-6% in an H200 sweep
 /// (docs/performance.md), and for fused blocks of 16384 elements and more
@@ -516,8 +538,11 @@ static bool autoPrefetch(const KernelPlan &plan) {
          plan.blockElements >= 16384;
 }
 
-/// Whether auto loads the next row ahead into registers instead, for fused
-/// 16-bit rows (H200, alternating runs, docs/performance.md):
+/// Whether auto loads the next row ahead into registers instead (H200,
+/// alternating runs, docs/performance.md): for the online kernel's tiles
+/// (the next tile, within the row: f32 1048576 +8.7%, 262144 +4.2%, bf16
+/// +2.2-2.4%), for 16-bit cluster slices with the pair reduction (see
+/// autoPairReduce), and for fused 16-bit rows:
 /// * blocks of 2048 and 4096: +4 to +7% over no prefetch and over the stage;
 /// * a warp per row of 256 or 512: +4 to +7% at M = 32768 (a few rows per
 ///   warp), within the noise at M = 4096. Not at 1024, where the second set
@@ -525,7 +550,8 @@ static bool autoPrefetch(const KernelPlan &plan) {
 /// f32 gains nothing measurable (8192, 12288, 256, 512: within 0.5%), and
 /// at 2048-4096 the second set of registers takes away resident blocks.
 static bool autoPrefetchRegisters(const KernelPlan &plan) {
-  if (plan.strategy == Strategy::Online)
+  if (plan.strategy == Strategy::Online ||
+      (plan.clusterSize > 1 && plan.pairReduce))
     return true;
   if (plan.clusterSize != 1 || byteWidth(plan.inType) != 2)
     return false;
@@ -841,8 +867,13 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
   int64_t perThread = plan.elementsPerThread();
   plan.vectorWidth = std::min(vector, perThread & -perThread);
 
-  plan.pairReduce =
-      opts.pairReduce && plan.strategy != Strategy::Online && canOnline;
+  if (!isOn(opts.pairReduce) && !isOff(opts.pairReduce) &&
+      opts.pairReduce != "auto")
+    return map.emitOpError() << "unknown pair-reduce '" << opts.pairReduce
+                             << "'; expected on, off, 1, 0 or auto";
+  plan.pairReduce = plan.strategy != Strategy::Online && canOnline &&
+                    (isOn(opts.pairReduce) ||
+                     (opts.pairReduce == "auto" && autoPairReduce(plan, opts)));
 
   if (opts.prefetch != "on" && opts.prefetch != "off" &&
       opts.prefetch != "auto" && opts.prefetch != "registers")
@@ -1873,7 +1904,8 @@ private:
     // slots must wait until every thread has read this row's. (With two or
     // more, the barrier of the next exchange orders them. Cluster exchanges
     // alternate between two buffers instead.)
-    if (plan.exchangesPerRow(group.reduces.size()) == 1)
+    if (plan.exchangesPerRow(group.reduces.size(),
+                             plan.pairReduce && !pairRow) == 1)
       gpu::BarrierOp::create(b);
     rowValid = Value();
   }
@@ -2391,6 +2423,7 @@ static DictionaryAttr kernelMetadata(Builder &b, Group &group,
       b.getNamedAttr("fast_exp", b.getBoolAttr(plan.fastExp)),
       b.getNamedAttr("prefetch", b.getStringAttr(prefetchKind(plan))),
       b.getNamedAttr("peeled_path", b.getBoolAttr(plan.peelable())),
+      b.getNamedAttr("pair_reduce", b.getBoolAttr(plan.pairReduce)),
   };
   return b.getDictionaryAttr(attrs);
 }

@@ -106,4 +106,4 @@
 // SM80: error: 'rowred.map' op the cluster strategy needs thread-block clusters (sm_90 or newer), not sm_80
 // SIZE: error: 'rowred.map' op cluster-size must be 1 (no cluster), 2, 4, 8 or 16 (16 needs a launcher that allows non-portable cluster sizes), got 32
 // ONE: error: 'rowred.map' op the cluster strategy needs cluster-size 2 or more; one block per row is strategy=fused
-// LONG: error: 'rowred.map' op a cluster block of 131072 elements over 1024 threads keeps 128 elements per thread in registers (limit 32)
+// LONG: error: 'rowred.map' op a cluster block of 65536 elements over 1024 threads keeps 64 elements per thread in registers (limit 32)

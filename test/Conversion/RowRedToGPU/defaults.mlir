@@ -74,19 +74,21 @@
 // N32769-SAME: max_cols = 49152 : i64
 // N32769-SAME: prefetch = "none"
 // N32769-SAME: strategy = "cluster"
-// Clusters of 512-thread slices up to 8 x 16384 f32; beyond, the online kernel
-// with its tiles loaded ahead, over clusters of 8 for rows under 2 MiB and 16
-// from 2 MiB.
+// Clusters of slices of at most 16384 (512 threads x 32): 8 up to 131072, 16
+// beyond (three-quarter slices of 12288 up to 196608); past 262144 the online
+// kernel with its tiles loaded ahead, over clusters of 8 for rows under 2 MiB
+// and 16 from 2 MiB.
 // N131072: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 8 : i64
 // N131072-SAME: max_cols = 131072 : i64
+// N131072-SAME: pair_reduce = false
 // N131072-SAME: strategy = "cluster"
-// N131073: block_elements = 16384 : i64, block_threads = 1024 : i64, cluster_blocks = 8 : i64
-// N131073-SAME: prefetch = "registers"
-// N131073-SAME: strategy = "online"
-// N262144: block_elements = 16384 : i64, block_threads = 1024 : i64, cluster_blocks = 8 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 16 : i64
-// N262144-SAME: max_cols = 0 : i64
-// N262144-SAME: prefetch = "registers"
-// N262144-SAME: strategy = "online"
+// N131073: block_elements = 12288 : i64, block_threads = 384 : i64, cluster_blocks = 16 : i64
+// N131073-SAME: max_cols = 196608 : i64
+// N131073-SAME: strategy = "cluster"
+// N262144: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
+// N262144-SAME: max_cols = 262144 : i64
+// N262144-SAME: prefetch = "none"
+// N262144-SAME: strategy = "cluster"
 // N262145: block_elements = 16384 : i64, block_threads = 1024 : i64, cluster_blocks = 8 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 16 : i64
 // N262145-SAME: max_cols = 0 : i64
 // N262145-SAME: prefetch = "registers"
@@ -125,7 +127,12 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=4096 | FileCheck %s --check-prefix=BF4096
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=512 | FileCheck %s --check-prefix=BF512
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=1024 | FileCheck %s --check-prefix=BF1024
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=131072 | FileCheck %s --check-prefix=BF131072
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=131072 prefetch=off" | FileCheck %s --check-prefix=BF131072-OFF
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=131072 pair-reduce=off" | FileCheck %s --check-prefix=BF131072-NOPAIR
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=131073 | FileCheck %s --check-prefix=BF131073
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=262145 | FileCheck %s --check-prefix=BF262145
+// RUN: not softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=131072 pair-reduce=maybe" 2>&1 | FileCheck %s --check-prefix=BF-PAIR-BAD
 // BF512: block_elements = 512 : i64, block_threads = 128 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 16 : i64
 // BF512-SAME: prefetch = "registers"
 // BF512-SAME: rows_per_block = 4 : i64
@@ -151,5 +158,18 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // BF2048-SAME: prefetch = "registers"
 // BF4096: block_elements = 4096 : i64, block_threads = 128 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64
 // BF4096-SAME: prefetch = "registers"
-// BF131073: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 8 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
-// BF131073-SAME: strategy = "online", vector_width = 8 : i64
+// 16-bit cluster slices reduce (max, sum) pairs and load their next row ahead
+// into registers, unless prefetch or pair-reduce says otherwise.
+// BF131072: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 8 : i64
+// BF131072-SAME: pair_reduce = true, peeled_path = true, prefetch = "registers"
+// BF131072-SAME: strategy = "cluster"
+// BF131072-OFF: pair_reduce = false, peeled_path = true, prefetch = "none"
+// BF131072-NOPAIR: pair_reduce = false, peeled_path = true, prefetch = "none"
+// BF131073: block_elements = 12288 : i64, block_threads = 384 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
+// BF131073-SAME: pair_reduce = true, peeled_path = true, prefetch = "registers"
+// BF131073-SAME: strategy = "cluster", vector_width = 8 : i64
+// BF262145: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 8 : i64
+// BF262145-SAME: pair_reduce = false
+// BF262145-SAME: prefetch = "registers"
+// BF262145-SAME: strategy = "online"
+// BF-PAIR-BAD: error: 'rowred.map' op unknown pair-reduce 'maybe'; expected on, off, 1, 0 or auto

@@ -4,7 +4,7 @@
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536 prefetch=on" | FileCheck %s --check-prefix=CLUSTER
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536" | FileCheck %s --check-prefix=CLUSTER-AUTO
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="prefetch=on" 2>&1 | FileCheck %s --check-prefix=ONLINE
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=262144 prefetch=on" | FileCheck %s --check-prefix=ONLINE-STAGE
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online cluster-size=8 cols=262144 prefetch=on" | FileCheck %s --check-prefix=ONLINE-STAGE
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 prefetch=on" 2>&1 | FileCheck %s --check-prefix=ONLINE-TOO-BIG
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=256 rows-per-block=4 prefetch=on" 2>&1 | FileCheck %s --check-prefix=ROWS
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=256 prefetch=on" | FileCheck %s --check-prefix=ROWS-DEFAULT

@@ -30,7 +30,7 @@
 // N6144: block_elements = 6144 : i64, block_threads = 384 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 16 : i64
 // Below 8192 the power-of-two block stays.
 // N3072: block_elements = 4096 : i64, block_threads = 128 : i64
-// CLUSTER: block_elements = 24576 : i64, block_threads = 768 : i64, cluster_blocks = 8 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
+// CLUSTER: block_elements = 12288 : i64, block_threads = 384 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
 // CLUSTER-SAME: max_cols = 196608 : i64
 // CLUSTER-SAME: strategy = "cluster"
 // CLUSTER4: block_elements = 12288 : i64, block_threads = 384 : i64, cluster_blocks = 4 : i64
