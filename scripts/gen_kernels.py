@@ -88,6 +88,11 @@ VARIANTS = [
     # is its default).
     ("softmax", "f32", "online", "prefetch=off"),
     ("log_softmax", "bf16", "online", "cluster-size=8 prefetch=off"),
+    # Tiles of each block's share kept in shared memory between the passes
+    # (online-keep, opt-in), without and with the tiles loaded ahead.
+    ("softmax", "bf16", "online", "cluster-size=8 online-keep=64 "
+     "prefetch=off"),
+    ("log_softmax", "f32", "online", "online-keep=128"),
     # Clusters of 16 blocks (non-portable: the launcher opts in).
     ("softmax", "f32", "cluster", "block-size=262144 cluster-size=16"),
     ("log_softmax", "bf16", "cluster", "block-size=262144 cluster-size=16"),

@@ -50,6 +50,7 @@ void mlir::rowred::buildRowRedToPTXPipeline(OpPassManager &pm,
   lowering.reverseSecondPass = options.reverseSecondPass;
   lowering.fastExp = options.fastExp;
   lowering.maxElementsPerThread = options.maxElementsPerThread;
+  lowering.onlineKeep = options.onlineKeep;
   lowering.scalarFallback = options.scalarFallback;
   lowering.prefetch = options.prefetch;
   lowering.pairReduce = options.pairReduce;

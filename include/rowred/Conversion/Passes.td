@@ -116,6 +116,13 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
            "also load their next row ahead into registers">,
     Option<"fastExp", "fast-exp", "bool", /*default=*/"true",
            "Use ex2.approx.ftz / lg2.approx and a per-row reciprocal">,
+    Option<"onlineKeep", "online-keep", "int64_t", /*default=*/"-1",
+           "Online: KiB of each block's share of a row that pass 1 keeps in "
+           "shared memory (in whole tiles, from the share's first) so that "
+           "pass 2 reads them there instead of from L2 or DRAM; the launcher "
+           "provides it as dynamic shared memory. 0: none; -1: auto (64 KiB, "
+           "instead of the tiles loaded ahead, for 16-bit rows over clusters "
+           "of 16, none elsewhere)">,
     Option<"maxElementsPerThread", "max-elements-per-thread", "int64_t",
            /*default=*/"32",
            "Fused: refuse blocks that hold more elements per thread than "

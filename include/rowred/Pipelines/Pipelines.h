@@ -70,6 +70,12 @@ struct RowRedToPTXOptions : public PassPipelineOptions<RowRedToPTXOptions> {
       llvm::cl::desc("Fused, cluster: one (max, sum) exchange per row: on "
                      "(1) | off (0) | auto (16-bit cluster slices)"),
       llvm::cl::init("auto")};
+  PassOptions::Option<int64_t> onlineKeep{
+      *this, "online-keep",
+      llvm::cl::desc("Online: KiB of each block's share that pass 1 keeps "
+                     "in shared memory for pass 2 (0: none, -1: auto: 64 "
+                     "for 16-bit rows over clusters of 16)"),
+      llvm::cl::init(-1)};
   PassOptions::Option<int64_t> maxElementsPerThread{
       *this, "max-elements-per-thread",
       llvm::cl::desc("Fused: largest row share one thread keeps in registers "

@@ -113,6 +113,9 @@ struct KernelPlan {
   /// the block's whole share of a row of the known length (online; 0 when
   /// the length is unknown).
   int64_t stageElements = 0;
+  /// Online: elements of each block's share (its first whole tiles) that
+  /// pass 1 keeps in the stage for pass 2 (online-keep); 0 for none.
+  int64_t keptElements = 0;
 
   int64_t numThreads() const { return numWarps * 32; }
   int64_t threadsPerRow() const { return numThreads() / rowsPerBlock; }
@@ -199,10 +202,14 @@ struct KernelPlan {
     return exchangesPerRow(numReduces) * (exchangesPairs() ? 2 : 1);
   }
   /// Bytes of dynamic shared memory the launcher must provide: the prefetch
-  /// stage of stageElements input elements.
+  /// stage of stageElements input elements, or the online kernel's kept
+  /// tiles (keptElements).
   int64_t dynamicSharedBytes() const {
-    return prefetch ? stageElements * inType.getIntOrFloatBitWidth() / 8 : 0;
+    return (prefetch ? stageElements : keptElements) *
+           inType.getIntOrFloatBitWidth() / 8;
   }
+  /// Whether the kernel has a stage in dynamic shared memory.
+  bool hasStage() const { return prefetch || keptElements > 0; }
 };
 
 static int64_t byteWidth(Type type) { return type.getIntOrFloatBitWidth() / 8; }
@@ -388,6 +395,7 @@ struct PlanOptions {
       maxElementsPerThread;
   bool reverseSecondPass, fastExp;
   std::string scalarFallback, chip, prefetch, pairReduce;
+  int64_t onlineKeep;
 };
 
 /// Whether an on/off option value `v` means on (`on`, `1`, `true`).
@@ -510,6 +518,8 @@ static constexpr int64_t kMaxDynamicSharedBytes = 224 * 1024;
 
 /// 32-bit registers of one SM (sm_75 to sm_90).
 static constexpr int64_t kRegisterFile = 65536;
+/// Shared memory of one SM on sm_90 (228 KiB).
+static constexpr int64_t kSharedPerSM = 228 * 1024;
 
 /// Whether auto gives a kernel the pair reduction: 16-bit cluster slices,
 /// together with their next row loaded ahead into registers (see
@@ -550,14 +560,28 @@ static bool autoPrefetch(const KernelPlan &plan) {
 /// f32 gains nothing measurable (8192, 12288, 256, 512: within 0.5%), and
 /// at 2048-4096 the second set of registers takes away resident blocks.
 static bool autoPrefetchRegisters(const KernelPlan &plan) {
-  if (plan.strategy == Strategy::Online ||
-      (plan.clusterSize > 1 && plan.pairReduce))
+  if (plan.strategy == Strategy::Online)
+    return plan.keptElements == 0;
+  if (plan.clusterSize > 1 && plan.pairReduce)
     return true;
   if (plan.clusterSize != 1 || byteWidth(plan.inType) != 2)
     return false;
   if (plan.rowsPerBlock > 1)
     return plan.blockElements >= 256 && plan.blockElements <= 512;
   return plan.blockElements >= 2048 && plan.blockElements <= 4096;
+}
+
+/// Bytes of each block's share that auto keeps in shared memory between the
+/// online kernel's passes (online-keep), or 0: 64 KiB for 16-bit rows over
+/// clusters of 16 (rows from 2 MiB), instead of loading the tiles ahead. On
+/// an H200 (docs/performance.md, two alternating runs): bf16 1048576 3167-
+/// 3178 GB/s against 3047-3057 with the tiles ahead; keeping 128 KiB (one
+/// block per SM) lost 20%, and f32 rows gained nothing (1048576) or 2%
+/// (262147).
+static int64_t autoOnlineKeepBytes(const KernelPlan &plan) {
+  bool keeps = plan.strategy == Strategy::Online && plan.clusterSize == 16 &&
+               byteWidth(plan.inType) == 2 && plan.vectorWidth > 1;
+  return keeps ? 64 * 1024 : 0;
 }
 
 /// Why the kernel of `plan` cannot fetch its next row ahead, into the stage
@@ -602,7 +626,11 @@ static int64_t minBlocksPerSM(const KernelPlan &plan) {
                  !plan.pairReduce);
   if (!capped)
     return 0;
-  return std::max<int64_t>(1, kRegisterFile / (64 * plan.numThreads()));
+  int64_t blocks = kRegisterFile / (64 * plan.numThreads());
+  // Kept online tiles take shared memory: no more blocks than fit in it.
+  if (plan.keptElements > 0)
+    blocks = std::min(blocks, kSharedPerSM / plan.dynamicSharedBytes());
+  return std::max<int64_t>(1, blocks);
 }
 
 /// Blocks of the cluster auto gives an online kernel for rows of `cols`
@@ -875,6 +903,11 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
                     (isOn(opts.pairReduce) ||
                      (opts.pairReduce == "auto" && autoPairReduce(plan, opts)));
 
+  if (opts.onlineKeep == -1 && opts.prefetch == "auto") {
+    int64_t tileBytes = plan.blockElements * byteWidth(plan.inType);
+    plan.keptElements =
+        autoOnlineKeepBytes(plan) / tileBytes * plan.blockElements;
+  }
   if (opts.prefetch != "on" && opts.prefetch != "off" &&
       opts.prefetch != "auto" && opts.prefetch != "registers")
     return map.emitOpError() << "unknown prefetch '" << opts.prefetch
@@ -894,6 +927,33 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
     plan.prefetchRegisters = !plan.prefetch &&
                              prefetchObstacle(plan, false, sm).empty() &&
                              autoPrefetchRegisters(plan);
+  }
+
+  if (opts.onlineKeep < -1)
+    return map.emitOpError() << "online-keep must be a number of KiB, 0 "
+                                "(none) or -1 (auto), got "
+                             << opts.onlineKeep;
+  if (opts.onlineKeep > 0) {
+    if (plan.strategy != Strategy::Online)
+      return map.emitOpError()
+             << "online-keep applies to the online strategy only";
+    if (plan.prefetch)
+      return map.emitOpError() << "online-keep and prefetch=on both use the "
+                                  "stage in shared memory; choose one";
+    if (plan.vectorWidth == 1)
+      return map.emitOpError() << "online-keep keeps the vector path's tiles "
+                                  "and this kernel has none";
+    int64_t tileBytes = plan.blockElements * byteWidth(plan.inType);
+    int64_t tiles = opts.onlineKeep * 1024 / tileBytes;
+    if (tiles == 0)
+      return map.emitOpError()
+             << "online-keep=" << opts.onlineKeep
+             << " KiB holds no whole tile of " << tileBytes / 1024 << " KiB";
+    if (tiles * tileBytes > kMaxDynamicSharedBytes)
+      return map.emitOpError() << "online-keep=" << opts.onlineKeep
+                               << " KiB exceeds the shared memory of a block ("
+                               << kMaxDynamicSharedBytes / 1024 << " KiB)";
+    plan.keptElements = tiles * plan.blockElements;
   }
   return plan;
 }
@@ -958,7 +1018,7 @@ public:
     if (!func.getWorkgroupAttributions().empty())
       shared = func.getWorkgroupAttributions().front();
     sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
-    if (plan.prefetch)
+    if (plan.hasStage())
       stage = LLVM::AddressOfOp::create(b, sharedPtr, kStageName);
     f32 = b.getF32Type();
     i32 = b.getI32Type();
@@ -2165,6 +2225,54 @@ private:
     return chunks;
   }
 
+  /// This thread's loads of the online tile at column `start` (masked at
+  /// `end` and by `exists`) of the block's share from column `lo`: from the
+  /// stage when the tile is one of those pass 1 keeps (online-keep), else
+  /// from the row at `xRow`.
+  SmallVector<Value> loadShareTile(Value xRow, Value start, Value lo, Value end,
+                                   int64_t vec, Value exists) {
+    if (plan.keptElements == 0)
+      return loadOnlineTileAhead(xRow, start, end, vec, exists);
+    Value kept = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                                       arith::SubIOp::create(b, start, lo),
+                                       constI32(plan.keptElements));
+    SmallVector<Type> types(plan.elementsPerThread() / vec, rawType(vec));
+    auto ifOp = scf::IfOp::create(b, types, kept, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    SmallVector<Value> fromStage;
+    for (const ChunkPlace &place : chunkPlaces(start, vec, 0, end))
+      fromStage.push_back(loadRaw(
+          stage, place.col, arith::AndIOp::create(b, place.valid, exists), vec,
+          arith::SubIOp::create(b, place.col, lo)));
+    scf::YieldOp::create(b, fromStage);
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    scf::YieldOp::create(b, loadOnlineTileAhead(xRow, start, end, vec, exists));
+    return SmallVector<Value>(ifOp.getResults());
+  }
+
+  /// Pass 1's copy of the tile at column `start` (`raw`, as loaded) into the
+  /// stage when it is one of the tiles kept for pass 2 (online-keep).
+  void keepTile(Value start, Value lo, Value end, int64_t vec, ValueRange raw) {
+    Value kept = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                                       arith::SubIOp::create(b, start, lo),
+                                       constI32(plan.keptElements));
+    auto ifOp = scf::IfOp::create(b, kept, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    for (auto [place, loaded] :
+         llvm::zip_equal(chunkPlaces(start, vec, 0, end), raw)) {
+      auto store = scf::IfOp::create(b, place.valid, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(&store.getThenRegion().front());
+      Value dst = LLVM::GEPOp::create(
+          b, stage.getType(), plan.inType, stage,
+          ValueRange{arith::SubIOp::create(b, place.col, lo)},
+          LLVM::GEPNoWrapFlags::inbounds);
+      LLVM::StoreOp::create(b, loaded, dst, vec * byteWidth(plan.inType));
+    }
+  }
+
   /// The online kernel's tile at column `start` of the row at `xRow`, or
   /// of the stage, which holds the block's share from its column `lo`;
   /// chunks from column `end` on are masked.
@@ -2216,6 +2324,10 @@ private:
     // in flight while it folds or writes the current tile. The load ahead
     // of the last tile reads nothing: it starts at or past hi.
     bool ahead = plan.prefetchRegisters && !staged && vec > 1;
+    // With online-keep, pass 1 also stores the share's first tiles, as
+    // loaded, into the stage, and pass 2 reads them there. A thread reads
+    // back only what it stored itself: no barrier.
+    bool keep = plan.keptElements > 0 && !staged && vec > 1;
     SmallVector<Value> inits{m0, d0};
     if (ahead)
       llvm::append_range(inits, loadOnlineTileAhead(xRow, lo, hi, vec));
@@ -2227,11 +2339,18 @@ private:
       Value start = pass1.getInductionVar();
       SmallVector<Value> yields;
       SmallVector<Chunk> chunks;
-      if (ahead) {
-        yields = loadOnlineTileAhead(
-            xRow, arith::AddIOp::create(b, start, tile), hi, vec);
-        chunks = unpackOnlineTile(start, hi, vec,
-                                  pass1.getRegionIterArgs().drop_front(2));
+      if (ahead || keep) {
+        SmallVector<Value> raw;
+        if (ahead) {
+          yields = loadOnlineTileAhead(
+              xRow, arith::AddIOp::create(b, start, tile), hi, vec);
+          llvm::append_range(raw, pass1.getRegionIterArgs().drop_front(2));
+        } else {
+          raw = loadOnlineTileAhead(xRow, start, hi, vec);
+        }
+        if (keep)
+          keepTile(start, lo, hi, vec, raw);
+        chunks = unpackOnlineTile(start, hi, vec, raw);
       } else {
         chunks = loadOnlineTile(xRow, start, lo, vec, staged, hi);
       }
@@ -2257,10 +2376,9 @@ private:
     };
     SmallVector<Value> inits2;
     if (ahead)
-      inits2 = loadOnlineTileAhead(
-          xRow, tileStart(constI32(0)), hi, vec,
-          arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, numTiles,
-                                constI32(0)));
+      inits2 = loadShareTile(xRow, tileStart(constI32(0)), lo, hi, vec,
+                             arith::CmpIOp::create(b, arith::CmpIPredicate::sgt,
+                                                   numTiles, constI32(0)));
     auto pass2 =
         scf::ForOp::create(b, constI32(0), numTiles, constI32(1), inits2);
     {
@@ -2275,12 +2393,17 @@ private:
       if (ahead) {
         Value next =
             arith::AddIOp::create(b, pass2.getInductionVar(), constI32(1));
-        SmallVector<Value> raw = loadOnlineTileAhead(
-            xRow, tileStart(next), hi, vec,
-            arith::CmpIOp::create(b, arith::CmpIPredicate::slt, next,
-                                  numTiles));
+        SmallVector<Value> raw =
+            loadShareTile(xRow, tileStart(next), lo, hi, vec,
+                          arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                                                next, numTiles));
         pass2.getBody()->getTerminator()->setOperands(raw);
         chunks = unpackOnlineTile(start, hi, vec, pass2.getRegionIterArgs());
+      } else if (keep) {
+        chunks = unpackOnlineTile(
+            start, hi, vec,
+            loadShareTile(xRow, start, lo, hi, vec,
+                          arith::ConstantIntOp::create(b, 1, 1)));
       } else {
         chunks = loadOnlineTile(xRow, start, lo, vec, staged, hi);
       }
@@ -2454,7 +2577,7 @@ struct ConvertRowRedToGPUPass
         strategy,          cols,        blockSize,      numWarps,
         rowsPerBlock,      clusterSize, vectorWidth,    maxElementsPerThread,
         reverseSecondPass, fastExp,     scalarFallback, chip,
-        prefetch,          pairReduce};
+        prefetch,          pairReduce,  onlineKeep};
     SmallVector<MapOp> maps;
     module.walk([&](MapOp map) { maps.push_back(map); });
 
@@ -2536,7 +2659,7 @@ struct ConvertRowRedToGPUPass
                                    plan.clusterBarriers(group.reduces.size())),
           /*isConstant=*/false, LLVM::Linkage::Internal, kClusterBarriersName,
           Attribute(), /*alignment=*/8, /*addrSpace=*/3);
-    if (plan.prefetch)
+    if (plan.hasStage())
       LLVM::GlobalOp::create(b, LLVM::LLVMArrayType::get(b.getI8Type(), 0),
                              /*isConstant=*/false, LLVM::Linkage::External,
                              kStageName, Attribute(), /*alignment=*/16,
@@ -2591,7 +2714,7 @@ struct ConvertRowRedToGPUPass
         b, func, gpu::KernelDim3{blocks, one, one},
         gpu::KernelDim3{threads, one, one},
         /*dynamicSharedMemorySize=*/
-        plan.prefetch
+        plan.hasStage()
             ? arith::ConstantIntOp::create(b, plan.dynamicSharedBytes(), 32)
             : Value(),
         args,

@@ -132,6 +132,8 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=131072 pair-reduce=off" | FileCheck %s --check-prefix=BF131072-NOPAIR
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=131073 | FileCheck %s --check-prefix=BF131073
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=262145 | FileCheck %s --check-prefix=BF262145
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=1048576 | FileCheck %s --check-prefix=BF1M
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 prefetch=registers" | FileCheck %s --check-prefix=BF1M-REG
 // RUN: not softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=131072 pair-reduce=maybe" 2>&1 | FileCheck %s --check-prefix=BF-PAIR-BAD
 // BF512: block_elements = 512 : i64, block_threads = 128 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 16 : i64
 // BF512-SAME: prefetch = "registers"
@@ -172,4 +174,11 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // BF262145-SAME: pair_reduce = false
 // BF262145-SAME: prefetch = "registers"
 // BF262145-SAME: strategy = "online"
+// 16-bit rows over clusters of 16 keep 64 KiB of each share in shared memory
+// between the passes instead of loading their tiles ahead.
+// BF1M: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 65536 : i64
+// BF1M-SAME: prefetch = "none"
+// BF1M-SAME: strategy = "online"
+// BF1M-REG: cluster_blocks = 16 : i64, dynamic_shared_bytes = 0 : i64
+// BF1M-REG-SAME: prefetch = "registers"
 // BF-PAIR-BAD: error: 'rowred.map' op unknown pair-reduce 'maybe'; expected on, off, 1, 0 or auto

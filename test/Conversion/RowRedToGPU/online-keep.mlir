@@ -1,0 +1,55 @@
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online cluster-size=8 cols=262144 online-keep=64 prefetch=off" | FileCheck %s
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online online-keep=64" | FileCheck %s --check-prefix=AHEAD
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online" | FileCheck %s --check-prefix=NONE
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=fused cols=1024 online-keep=64" 2>&1 | FileCheck %s --check-prefix=FUSED
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online cluster-size=8 cols=262144 prefetch=on online-keep=64" 2>&1 | FileCheck %s --check-prefix=STAGE
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online online-keep=32" 2>&1 | FileCheck %s --check-prefix=SMALL
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online online-keep=256" 2>&1 | FileCheck %s --check-prefix=BIG
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online online-keep=-2" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+
+// online-keep=K: pass 1 stores the first whole tiles of the block's share
+// (K KiB; here two bf16 tiles of 16384, 64 KiB), as loaded, into the stage in
+// dynamic shared memory, and pass 2 reads those tiles there. Each thread
+// stores and reads back only its own chunks: the stage adds no barrier.
+// CHECK: dynamic_shared_bytes = 65536 : i64
+// CHECK: gpu.launch_func {{.*}} dynamic_shared_memory_size %c65536_i32
+// CHECK: llvm.mlir.global external @rowred_stage() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
+// CHECK: %[[STG:.*]] = llvm.mlir.addressof @rowred_stage : !llvm.ptr<3>
+// Pass 1: the tile's four chunks from the row, then, for a kept tile
+// (column - lo < 32768), each valid chunk into the stage at column - lo.
+// CHECK: scf.for %[[T:.*]] = %[[LO:.*]] to %{{.*}} step %c16384_i32{{.*}} iter_args(%{{.*}}, %{{.*}}) -> (f32, f32)
+// CHECK-COUNT-4: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
+// CHECK: %[[OFF:.*]] = arith.subi %[[T]], %[[LO]] : i32
+// CHECK: %[[KEPT:.*]] = arith.cmpi slt, %[[OFF]], %c32768_i32 : i32
+// CHECK: scf.if %[[KEPT]] {
+// CHECK: llvm.getelementptr inbounds %[[STG]][%{{.*}}] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, bf16
+// CHECK-COUNT-4: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<3>
+// Pass 2: a kept tile from the stage, any other from the row.
+// CHECK: scf.for
+// CHECK: arith.cmpi slt, %{{.*}}, %c32768_i32 : i32
+// CHECK: scf.if %{{.*}} -> (vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>)
+// CHECK-COUNT-4: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<8xbf16>
+// CHECK: } else {
+// CHECK-COUNT-4: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
+// CHECK-COUNT-4: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<1>
+
+// With the tiles loaded ahead (the default), pass 1 keeps the tile it
+// carries, and pass 2's load ahead comes from the stage or the row.
+// AHEAD: dynamic_shared_bytes = 65536 : i64
+// AHEAD: prefetch = "registers"
+// AHEAD: scf.for %{{.*}} iter_args({{.*}}) -> (f32, f32, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
+// AHEAD-COUNT-4: llvm.load %{{.*}} : !llvm.ptr<1> -> vector<4xf32>
+// AHEAD: scf.if
+// AHEAD-COUNT-4: llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
+// AHEAD: scf.if %{{.*}} -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
+// AHEAD-COUNT-4: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
+
+// Not by default (auto).
+// NONE: dynamic_shared_bytes = 0 : i64
+// NONE-NOT: rowred_stage
+
+// FUSED: error: 'rowred.map' op online-keep applies to the online strategy only
+// STAGE: error: 'rowred.map' op online-keep and prefetch=on both use the stage in shared memory; choose one
+// SMALL: error: 'rowred.map' op online-keep=32 KiB holds no whole tile of 64 KiB
+// BIG: error: 'rowred.map' op online-keep=256 KiB exceeds the shared memory of a block (224 KiB)
+// NEGATIVE: error: 'rowred.map' op online-keep must be a number of KiB, 0 (none) or -1 (auto), got -2
