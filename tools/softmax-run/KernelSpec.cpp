@@ -404,7 +404,11 @@ std::string KernelSpec::describe() const {
   os << "; next " << (tiles ? "tile" : "row") << " fetched ahead: "
      << (prefetch == "shared"      ? "into shared memory (cp.async)"
          : prefetch == "registers" ? "into registers"
-                                   : "no")
-     << "\n";
+                                   : "no");
+  if (strategy == "online" && prefetch != "shared" && dynamicSharedBytes > 0)
+    os << "; " << dynamicSharedBytes / 1024
+       << " KiB of each block's share kept in shared memory between the "
+          "passes";
+  os << "\n";
   return os.str();
 }

@@ -59,7 +59,8 @@ struct KernelSpec {
   DType inputType = DType::F32, outputType = DType::F32;
   int64_t blockThreads = 0, blockElements = 0, vectorWidth = 1;
   int64_t sharedBytes = 0, minCols = 1, maxCols = 0;
-  /// Dynamic shared memory every launch must provide (the prefetch stage).
+  /// Dynamic shared memory every launch must provide (the prefetch stage or
+  /// the online kernel's kept tiles).
   int64_t dynamicSharedBytes = 0;
   /// Rows one block works on at once; blocks per cluster (a compiled-in
   /// cluster size: the grid must be a multiple of it).

@@ -69,7 +69,8 @@ struct LaunchPlan {
 struct KernelShape {
   int threads = 0;
   int64_t rowsPerBlock = 1, clusterBlocks = 1;
-  /// Dynamic shared memory per block (the prefetch stage).
+  /// Dynamic shared memory per block (the prefetch stage or the online
+  /// kernel's kept tiles).
   int64_t dynamicSharedBytes = 0;
 };
 
