@@ -112,8 +112,9 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
            "Fused and cluster softmax / log-softmax: reduce each thread's "
            "elements to a (max, sum) pair and combine the pairs with the "
            "online combiner, one exchange per row instead of two. on (or 1), "
-           "off (or 0), or auto: on for 16-bit cluster slices, which then "
-           "also load their next row ahead into registers">,
+           "off (or 0), or auto: on for 16-bit cluster slices (unless a "
+           "known row length is not a multiple of the vector width), which "
+           "then also load their next row ahead into registers">,
     Option<"fastExp", "fast-exp", "bool", /*default=*/"true",
            "Use ex2.approx.ftz / lg2.approx and a per-row reciprocal">,
     Option<"onlineKeep", "online-keep", "int64_t", /*default=*/"-1",

@@ -526,10 +526,16 @@ static constexpr int64_t kSharedPerSM = 228 * 1024;
 /// autoPrefetchRegisters) unless prefetch says otherwise. On an H200
 /// (docs/performance.md, alternating runs): bf16 65536 3611 -> 3803 GB/s,
 /// 131072 3531 -> 3837, 262144 over 16 blocks 3271 -> 3791; the pair
-/// reduction alone lost 14%.
-static bool autoPairReduce(const KernelPlan &plan, const PlanOptions &opts) {
+/// reduction alone lost 14%. Not for a known row length that is not a
+/// multiple of the vector width (`cols`): contiguous rows of that length
+/// take the peeled path, which reduces one value at a time and loads
+/// nothing ahead, and ran 2.6-4.0% slower in such kernels (bf16 50257 and
+/// 100003) than without the pair.
+static bool autoPairReduce(const KernelPlan &plan, const PlanOptions &opts,
+                           int64_t cols) {
   return plan.strategy == Strategy::Cluster && byteWidth(plan.inType) == 2 &&
-         (opts.prefetch == "auto" || opts.prefetch == "registers");
+         (opts.prefetch == "auto" || opts.prefetch == "registers") &&
+         cols % plan.vectorWidth == 0;
 }
 
 /// Whether auto stages the next row in shared memory for a kernel that can:
@@ -899,9 +905,10 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
       opts.pairReduce != "auto")
     return map.emitOpError() << "unknown pair-reduce '" << opts.pairReduce
                              << "'; expected on, off, 1, 0 or auto";
-  plan.pairReduce = plan.strategy != Strategy::Online && canOnline &&
-                    (isOn(opts.pairReduce) ||
-                     (opts.pairReduce == "auto" && autoPairReduce(plan, opts)));
+  plan.pairReduce =
+      plan.strategy != Strategy::Online && canOnline &&
+      (isOn(opts.pairReduce) ||
+       (opts.pairReduce == "auto" && autoPairReduce(plan, opts, cols)));
 
   if (opts.onlineKeep == -1 && opts.prefetch == "auto") {
     int64_t tileBytes = plan.blockElements * byteWidth(plan.inType);

@@ -131,6 +131,8 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=131072 prefetch=off" | FileCheck %s --check-prefix=BF131072-OFF
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=131072 pair-reduce=off" | FileCheck %s --check-prefix=BF131072-NOPAIR
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=131073 | FileCheck %s --check-prefix=BF131073
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=151936 | FileCheck %s --check-prefix=BF151936
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=50257 | FileCheck %s --check-prefix=BF50257
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=262145 | FileCheck %s --check-prefix=BF262145
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=1048576 | FileCheck %s --check-prefix=BF1M
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 prefetch=registers" | FileCheck %s --check-prefix=BF1M-REG
@@ -168,8 +170,15 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // BF131072-OFF: pair_reduce = false, peeled_path = true, prefetch = "none"
 // BF131072-NOPAIR: pair_reduce = false, peeled_path = true, prefetch = "none"
 // BF131073: block_elements = 12288 : i64, block_threads = 384 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
-// BF131073-SAME: pair_reduce = true, peeled_path = true, prefetch = "registers"
+// BF131073-SAME: pair_reduce = false, peeled_path = true, prefetch = "none"
 // BF131073-SAME: strategy = "cluster", vector_width = 8 : i64
+// BF151936: block_elements = 12288 : i64, block_threads = 384 : i64, cluster_blocks = 16 : i64
+// BF151936-SAME: pair_reduce = true, peeled_path = true, prefetch = "registers"
+// BF151936-SAME: strategy = "cluster"
+// A known length that is not a multiple of the vector width runs the peeled
+// path on contiguous rows, which takes no pair: auto leaves the pair off.
+// BF50257: cluster_blocks = 4 : i64
+// BF50257-SAME: pair_reduce = false, peeled_path = true, prefetch = "none"
 // BF262145: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 8 : i64
 // BF262145-SAME: pair_reduce = false
 // BF262145-SAME: prefetch = "registers"
