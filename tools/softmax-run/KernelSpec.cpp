@@ -320,6 +320,8 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
     spec.peeledPath = v->kind == Json::Kind::Bool && v->boolean;
   if (const Json *v = json->get("pair_reduce"))
     spec.pairReduce = v->kind == Json::Kind::Bool && v->boolean;
+  if (const Json *v = json->get("l2_hints"))
+    spec.cacheHints = v->kind == Json::Kind::Bool && v->boolean;
   std::optional<DType> inType = parseDType(in), outType = parseDType(out);
   if (!inType || !outType) {
     error = "'" + jsonPath + "' names an unknown element type";
@@ -409,6 +411,8 @@ std::string KernelSpec::describe() const {
     os << "; " << dynamicSharedBytes / 1024
        << " KiB of each block's share kept in shared memory between the "
           "passes";
+  if (cacheHints)
+    os << "; L2 hints: pass 1 evict-last, pass 2 evict-first";
   os << "\n";
   return os.str();
 }

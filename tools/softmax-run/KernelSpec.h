@@ -73,6 +73,8 @@ struct KernelSpec {
   bool peeledPath = false;
   /// Whether a row's reductions combine (max, sum) pairs in one exchange.
   bool pairReduce = false;
+  /// Whether the online kernel's accesses carry L2 eviction hints.
+  bool cacheHints = false;
 
   /// One line for --explain: the strategy and block shape the compiler chose.
   std::string describe() const;

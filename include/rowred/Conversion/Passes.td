@@ -124,6 +124,11 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
            "provides it as dynamic shared memory. 0: none; -1: auto (64 KiB, "
            "instead of the tiles loaded ahead, for 16-bit rows over clusters "
            "of 16, none elsewhere)">,
+    Option<"cacheHints", "cache-hints", "std::string", /*default=*/"\"auto\"",
+           "Online: L2 eviction hints on the 16-byte accesses (createpolicy "
+           "and .L2::cache_hint): pass 1 loads evict-last, pass 2 loads and "
+           "the stores evict-first, so that the share stays in L2 for pass 2. "
+           "on, off, or auto: on for f32 rows over clusters of 16">,
     Option<"maxElementsPerThread", "max-elements-per-thread", "int64_t",
            /*default=*/"32",
            "Fused: refuse blocks that hold more elements per thread than "

@@ -76,6 +76,12 @@ struct RowRedToPTXOptions : public PassPipelineOptions<RowRedToPTXOptions> {
                      "in shared memory for pass 2 (0: none, -1: auto: 64 "
                      "for 16-bit rows over clusters of 16)"),
       llvm::cl::init(-1)};
+  PassOptions::Option<std::string> cacheHints{
+      *this, "cache-hints",
+      llvm::cl::desc("Online: L2 eviction hints, evict-last for pass 1 and "
+                     "evict-first for pass 2 and the stores: on | off | auto "
+                     "(f32 rows over clusters of 16)"),
+      llvm::cl::init("auto")};
   PassOptions::Option<int64_t> maxElementsPerThread{
       *this, "max-elements-per-thread",
       llvm::cl::desc("Fused: largest row share one thread keeps in registers "

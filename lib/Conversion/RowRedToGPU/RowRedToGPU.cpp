@@ -116,6 +116,8 @@ struct KernelPlan {
   /// Online: elements of each block's share (its first whole tiles) that
   /// pass 1 keeps in the stage for pass 2 (online-keep); 0 for none.
   int64_t keptElements = 0;
+  /// Online: L2 eviction hints on the 16-byte global accesses (cache-hints).
+  bool cacheHints = false;
 
   int64_t numThreads() const { return numWarps * 32; }
   int64_t threadsPerRow() const { return numThreads() / rowsPerBlock; }
@@ -396,6 +398,7 @@ struct PlanOptions {
   bool reverseSecondPass, fastExp;
   std::string scalarFallback, chip, prefetch, pairReduce;
   int64_t onlineKeep;
+  std::string cacheHints;
 };
 
 /// Whether an on/off option value `v` means on (`on`, `1`, `true`).
@@ -588,6 +591,17 @@ static int64_t autoOnlineKeepBytes(const KernelPlan &plan) {
   bool keeps = plan.strategy == Strategy::Online && plan.clusterSize == 16 &&
                byteWidth(plan.inType) == 2 && plan.vectorWidth > 1;
   return keeps ? 64 * 1024 : 0;
+}
+
+/// Whether auto gives the online kernel L2 eviction hints (cache-hints): for
+/// f32 rows over clusters of 16 (rows from 2 MiB). H200, a PTX edit of the
+/// bench kernel, two alternating runs (docs/performance.md): f32 1048576
+/// 3176-3184 -> 3306-3311 GB/s with pass 1 evict-last and pass 2 and the
+/// stores evict-first (+1.5% without the stores' hint, +0.9% with pass 1's
+/// alone); bf16 1048576 (with its kept tiles) unchanged.
+static bool autoCacheHints(const KernelPlan &plan) {
+  return plan.strategy == Strategy::Online && plan.clusterSize == 16 &&
+         byteWidth(plan.inType) == 4;
 }
 
 /// Why the kernel of `plan` cannot fetch its next row ahead, into the stage
@@ -936,6 +950,17 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
                              autoPrefetchRegisters(plan);
   }
 
+  if (!isOn(opts.cacheHints) && !isOff(opts.cacheHints) &&
+      opts.cacheHints != "auto")
+    return map.emitOpError() << "unknown cache-hints '" << opts.cacheHints
+                             << "'; expected on, off or auto";
+  if (isOn(opts.cacheHints) && plan.strategy != Strategy::Online)
+    return map.emitOpError()
+           << "cache-hints applies to the online strategy only";
+  plan.cacheHints = plan.strategy == Strategy::Online &&
+                    (isOn(opts.cacheHints) ||
+                     (opts.cacheHints == "auto" && autoCacheHints(plan)));
+
   if (opts.onlineKeep < -1)
     return map.emitOpError() << "online-keep must be a number of KiB, 0 "
                                 "(none) or -1 (auto), got "
@@ -1052,6 +1077,18 @@ public:
   /// Emits the whole kernel: a run-time choice between the vector path and
   /// the scalar path, each a grid-stride loop over rows.
   void emit() {
+    if (plan.cacheHints) {
+      auto policy = [&](StringRef priority) {
+        return NVVM::InlinePtxOp::create(
+                   b, TypeRange{i64}, ValueRange(), ValueRange(),
+                   ("createpolicy.fractional.L2::" + priority + ".b64 $0, 1.0;")
+                       .str(),
+                   /*predicate=*/Value())
+            .getResult(0);
+      };
+      evictLast = policy("evict_last");
+      evictFirst = policy("evict_first");
+    }
     // Distributed shared memory of another block may only be accessed once
     // that block has started and initialized its mbarriers: one cluster
     // barrier before the first exchange (compute-sanitizer's racecheck
@@ -1234,14 +1271,32 @@ private:
       Value ptr = LLVM::GEPOp::create(b, rowPtr.getType(), plan.inType, rowPtr,
                                       ValueRange{addrCol ? addrCol : col},
                                       LLVM::GEPNoWrapFlags::inbounds);
-      Value loaded =
-          LLVM::LoadOp::create(b, loadType, ptr, vec * byteWidth(plan.inType));
+      Value loaded;
+      if (loadPolicy && rowPtr != stage && vec * byteWidth(plan.inType) == 16)
+        loaded = loadWithPolicy(loadType, ptr, loadPolicy);
+      else
+        loaded = LLVM::LoadOp::create(b, loadType, ptr,
+                                      vec * byteWidth(plan.inType));
       scf::YieldOp::create(b, loaded);
       b.setInsertionPointToStart(&ifOp.getElseRegion().front());
       Value zero = arith::ConstantOp::create(b, b.getZeroAttr(loadType));
       scf::YieldOp::create(b, zero);
     }
     return ifOp.getResult(0);
+  }
+
+  /// A 16-byte global load of `type` from `ptr` with the L2 eviction policy
+  /// `policy` (`ld.global.L2::cache_hint`; no NVVM op spells it in MLIR 22).
+  Value loadWithPolicy(Type type, Value ptr, Value policy) {
+    auto ld = NVVM::InlinePtxOp::create(
+        b, TypeRange{i32, i32, i32, i32}, ValueRange{ptr, policy}, ValueRange(),
+        "ld.global.L2::cache_hint.v4.b32 {$0, $1, $2, $3}, [$4], $5;",
+        /*predicate=*/Value());
+    Value words = LLVM::PoisonOp::create(b, VectorType::get({4}, i32));
+    for (int32_t i = 0; i < 4; ++i)
+      words =
+          LLVM::InsertElementOp::create(b, words, ld.getResult(i), constI32(i));
+    return LLVM::BitcastOp::create(b, type, words);
   }
 
   /// The chunk at `col` from the value `loaded` of loadRaw, its elements
@@ -1286,6 +1341,21 @@ private:
     Value ptr =
         LLVM::GEPOp::create(b, rowPtr.getType(), plan.outType, rowPtr,
                             ValueRange{col}, LLVM::GEPNoWrapFlags::inbounds);
+    if (storePolicy && vec * byteWidth(plan.outType) == 16) {
+      // `st.global.L2::cache_hint` with the policy.
+      Value words =
+          LLVM::BitcastOp::create(b, VectorType::get({4}, i32), toStore);
+      SmallVector<Value> operands{ptr};
+      for (int32_t i = 0; i < 4; ++i)
+        operands.push_back(
+            LLVM::ExtractElementOp::create(b, words, constI32(i)));
+      operands.push_back(storePolicy);
+      NVVM::InlinePtxOp::create(
+          b, TypeRange(), operands, ValueRange(),
+          "st.global.L2::cache_hint.v4.b32 [$0], {$1, $2, $3, $4}, $5;",
+          /*predicate=*/Value());
+      return;
+    }
     LLVM::StoreOp::create(b, toStore, ptr, vec * byteWidth(plan.outType));
   }
 
@@ -2331,6 +2401,9 @@ private:
     // in flight while it folds or writes the current tile. The load ahead
     // of the last tile reads nothing: it starts at or past hi.
     bool ahead = plan.prefetchRegisters && !staged && vec > 1;
+    // With cache-hints, pass 1 reads its tiles evict-last, so that they stay
+    // in L2 for pass 2, which reads them and writes evict-first.
+    loadPolicy = evictLast;
     // With online-keep, pass 1 also stores the share's first tiles, as
     // loaded, into the stage, and pass 2 reads them there. A thread reads
     // back only what it stored itself: no barrier.
@@ -2374,6 +2447,7 @@ private:
     // Pass 2, forwards or from the last tile back to the first.
     Value numTiles =
         arith::CeilDivUIOp::create(b, arith::SubIOp::create(b, hi, lo), tile);
+    loadPolicy = storePolicy = evictFirst;
     // The first column of the tile of pass 2's iteration `i`.
     auto tileStart = [&](Value i) {
       if (plan.reverseSecondPass)
@@ -2427,6 +2501,7 @@ private:
       RowContext ctx = prepareMap(scalars);
       emitMap(yRow, edges, ctx);
     }
+    loadPolicy = storePolicy = Value();
   }
 
   /// One step of the online pass: the running pair (m, d) of this thread
@@ -2472,6 +2547,12 @@ private:
   Value clusterBuffer, clusterParity;
   /// The cluster exchanges of a row on the path being emitted.
   KernelPlan::ClusterExchanges rowExchanges;
+  /// L2 eviction policies (cache-hints): evict-last and evict-first, from
+  /// createpolicy at the top of the kernel; null without the hints.
+  Value evictLast, evictFirst;
+  /// The policy that global 16-byte loads and stores take while a pass of
+  /// the online kernel is emitted; null for plain accesses.
+  Value loadPolicy, storePolicy;
   /// Whether the row path being emitted reduces the (max, sum) pair
   /// (KernelPlan::pairReduce, except on the peeled path of
   /// peeledWithoutPair).
@@ -2554,6 +2635,7 @@ static DictionaryAttr kernelMetadata(Builder &b, Group &group,
       b.getNamedAttr("prefetch", b.getStringAttr(prefetchKind(plan))),
       b.getNamedAttr("peeled_path", b.getBoolAttr(plan.peelable())),
       b.getNamedAttr("pair_reduce", b.getBoolAttr(plan.pairReduce)),
+      b.getNamedAttr("l2_hints", b.getBoolAttr(plan.cacheHints)),
   };
   return b.getDictionaryAttr(attrs);
 }
@@ -2584,7 +2666,7 @@ struct ConvertRowRedToGPUPass
         strategy,          cols,        blockSize,      numWarps,
         rowsPerBlock,      clusterSize, vectorWidth,    maxElementsPerThread,
         reverseSecondPass, fastExp,     scalarFallback, chip,
-        prefetch,          pairReduce,  onlineKeep};
+        prefetch,          pairReduce,  onlineKeep,     cacheHints};
     SmallVector<MapOp> maps;
     module.walk([&](MapOp map) { maps.push_back(map); });
 

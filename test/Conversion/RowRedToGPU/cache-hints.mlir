@@ -1,0 +1,34 @@
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576" | FileCheck %s
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 cache-hints=off" | FileCheck %s --check-prefix=OFF
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=262145" | FileCheck %s --check-prefix=OFF
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576" | FileCheck %s --check-prefix=OFF
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online cache-hints=on" | FileCheck %s --check-prefix=ON
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1024 cache-hints=on" 2>&1 | FileCheck %s --check-prefix=FUSED
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 cache-hints=maybe" 2>&1 | FileCheck %s --check-prefix=BAD
+
+// The online kernel with L2 eviction hints (auto's default for f32 rows over
+// clusters of 16): two policies from createpolicy at the top of the kernel;
+// pass 1 loads its tiles evict-last, so that they are still in L2 for pass 2,
+// which loads them evict-first and writes evict-first.
+// CHECK: l2_hints = true
+// CHECK: gpu.func @softmax_kernel0
+// CHECK: %[[LAST:.*]] = nvvm.inline_ptx "createpolicy.fractional.L2::evict_last.b64 $0, 1.0;" -> i64
+// CHECK: %[[FIRST:.*]] = nvvm.inline_ptx "createpolicy.fractional.L2::evict_first.b64 $0, 1.0;" -> i64
+// CHECK-COUNT-4: nvvm.inline_ptx "ld.global.L2::cache_hint.v4.b32 {$0, $1, $2, $3}, [$4], $5;" ro(%{{.*}}, %[[LAST]] : !llvm.ptr<1>, i64) -> i32, i32, i32, i32
+// CHECK: scf.for
+// CHECK-COUNT-4: nvvm.inline_ptx "ld.global.L2::cache_hint.v4.b32 {$0, $1, $2, $3}, [$4], $5;" ro(%{{.*}}, %[[LAST]] : !llvm.ptr<1>, i64)
+// CHECK-COUNT-4: nvvm.inline_ptx "ld.global.L2::cache_hint.v4.b32 {$0, $1, $2, $3}, [$4], $5;" ro(%{{.*}}, %[[FIRST]] : !llvm.ptr<1>, i64)
+// CHECK: scf.for
+// CHECK-COUNT-4: nvvm.inline_ptx "ld.global.L2::cache_hint.v4.b32 {$0, $1, $2, $3}, [$4], $5;" ro(%{{.*}}, %[[FIRST]] : !llvm.ptr<1>, i64)
+// CHECK: nvvm.inline_ptx "st.global.L2::cache_hint.v4.b32 [$0], {$1, $2, $3, $4}, $5;" ro(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[FIRST]] : !llvm.ptr<1>, i32, i32, i32, i32, i64)
+
+// Not for f32 rows over clusters of 8, nor for 16-bit rows, nor when off.
+// OFF: l2_hints = false
+// OFF-NOT: createpolicy
+// OFF-NOT: cache_hint
+
+// ON: l2_hints = true
+// ON: createpolicy.fractional.L2::evict_last
+
+// FUSED: error: 'rowred.map' op cache-hints applies to the online strategy only
+// BAD: error: 'rowred.map' op unknown cache-hints 'maybe'; expected on, off or auto
