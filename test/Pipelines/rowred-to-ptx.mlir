@@ -58,9 +58,11 @@
 // JSON: "strategy": "fused",
 // JSON: "vector_width": 4
 
-// The online kernel works for any N.
+// The online kernel works for any N; its 16-byte loads carry an L2 policy.
 // ONLINE: .maxntid 1024, 1, 1
-// ONLINE-DAG: ld.global.v4.b32
+// ONLINE-DAG: createpolicy.fractional.L2::evict_last.b64
+// ONLINE-DAG: ld.global.L2::cache_hint.v4.b32
+// ONLINE-DAG: st.global.L2::cache_hint.v4.b32
 // ONLINE-DAG: ex2.approx.ftz.f32
 // ONLINE-DAG: shfl.sync.bfly.b32
 // ONLINE-DAG: bar.sync 0;

@@ -128,7 +128,8 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
            "Online: L2 eviction hints on the 16-byte accesses (createpolicy "
            "and .L2::cache_hint): pass 1 loads evict-last, pass 2 loads and "
            "the stores evict-first, so that the share stays in L2 for pass 2. "
-           "on, off, or auto: on for f32 rows over clusters of 16">,
+           "on, off, or auto: on when pass 2 reads global memory (no stage, "
+           "no kept tiles), except f32 rows over clusters of 8">,
     Option<"maxElementsPerThread", "max-elements-per-thread", "int64_t",
            /*default=*/"32",
            "Fused: refuse blocks that hold more elements per thread than "

@@ -80,7 +80,8 @@ struct RowRedToPTXOptions : public PassPipelineOptions<RowRedToPTXOptions> {
       *this, "cache-hints",
       llvm::cl::desc("Online: L2 eviction hints, evict-last for pass 1 and "
                      "evict-first for pass 2 and the stores: on | off | auto "
-                     "(f32 rows over clusters of 16)"),
+                     "(pass 2 from global memory, not f32 over clusters "
+                     "of 8)"),
       llvm::cl::init("auto")};
   PassOptions::Option<int64_t> maxElementsPerThread{
       *this, "max-elements-per-thread",

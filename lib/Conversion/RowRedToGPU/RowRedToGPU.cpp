@@ -593,15 +593,17 @@ static int64_t autoOnlineKeepBytes(const KernelPlan &plan) {
   return keeps ? 64 * 1024 : 0;
 }
 
-/// Whether auto gives the online kernel L2 eviction hints (cache-hints): for
-/// f32 rows over clusters of 16 (rows from 2 MiB). H200, a PTX edit of the
-/// bench kernel, two alternating runs (docs/performance.md): f32 1048576
-/// 3176-3184 -> 3306-3311 GB/s with pass 1 evict-last and pass 2 and the
-/// stores evict-first (+1.5% without the stores' hint, +0.9% with pass 1's
-/// alone); bf16 1048576 (with its kept tiles) unchanged.
+/// Whether auto gives the online kernel L2 eviction hints (cache-hints): when
+/// its second pass reads the row from global memory (no stage, no kept
+/// tiles), except f32 rows over clusters of 8. H200, alternating runs
+/// (docs/performance.md): f32 1048576 over 16 blocks +4.0%, f32 65536 on one
+/// block per row +7.9%, bf16 131072 on one block +4.9%, bf16 524288 over 8
+/// +10.1%; f32 over 8 blocks -1.6% (262147) and +1.5% (400000); bf16
+/// 1048576 with its kept tiles unchanged.
 static bool autoCacheHints(const KernelPlan &plan) {
-  return plan.strategy == Strategy::Online && plan.clusterSize == 16 &&
-         byteWidth(plan.inType) == 4;
+  return plan.strategy == Strategy::Online && !plan.prefetch &&
+         plan.keptElements == 0 &&
+         !(byteWidth(plan.inType) == 4 && plan.clusterSize == 8);
 }
 
 /// Why the kernel of `plan` cannot fetch its next row ahead, into the stage
@@ -950,17 +952,6 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
                              autoPrefetchRegisters(plan);
   }
 
-  if (!isOn(opts.cacheHints) && !isOff(opts.cacheHints) &&
-      opts.cacheHints != "auto")
-    return map.emitOpError() << "unknown cache-hints '" << opts.cacheHints
-                             << "'; expected on, off or auto";
-  if (isOn(opts.cacheHints) && plan.strategy != Strategy::Online)
-    return map.emitOpError()
-           << "cache-hints applies to the online strategy only";
-  plan.cacheHints = plan.strategy == Strategy::Online &&
-                    (isOn(opts.cacheHints) ||
-                     (opts.cacheHints == "auto" && autoCacheHints(plan)));
-
   if (opts.onlineKeep < -1)
     return map.emitOpError() << "online-keep must be a number of KiB, 0 "
                                 "(none) or -1 (auto), got "
@@ -987,6 +978,17 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
                                << kMaxDynamicSharedBytes / 1024 << " KiB)";
     plan.keptElements = tiles * plan.blockElements;
   }
+
+  if (!isOn(opts.cacheHints) && !isOff(opts.cacheHints) &&
+      opts.cacheHints != "auto")
+    return map.emitOpError() << "unknown cache-hints '" << opts.cacheHints
+                             << "'; expected on, off or auto";
+  if (isOn(opts.cacheHints) && plan.strategy != Strategy::Online)
+    return map.emitOpError()
+           << "cache-hints applies to the online strategy only";
+  plan.cacheHints = plan.strategy == Strategy::Online &&
+                    (isOn(opts.cacheHints) ||
+                     (opts.cacheHints == "auto" && autoCacheHints(plan)));
   return plan;
 }
 

@@ -2,12 +2,16 @@
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 cache-hints=off" | FileCheck %s --check-prefix=OFF
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=262145" | FileCheck %s --check-prefix=OFF
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576" | FileCheck %s --check-prefix=OFF
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online cache-hints=on" | FileCheck %s --check-prefix=ON
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online" | FileCheck %s --check-prefix=ON
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=524288" | FileCheck %s --check-prefix=ON
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=262145 cache-hints=on" | FileCheck %s --check-prefix=ON
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online cluster-size=8 cols=262144 prefetch=on" | FileCheck %s --check-prefix=OFF
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1024 cache-hints=on" 2>&1 | FileCheck %s --check-prefix=FUSED
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 cache-hints=maybe" 2>&1 | FileCheck %s --check-prefix=BAD
 
-// The online kernel with L2 eviction hints (auto's default for f32 rows over
-// clusters of 16): two policies from createpolicy at the top of the kernel;
+// The online kernel with L2 eviction hints (auto's default wherever its
+// second pass reads the row from global memory, but f32 over clusters of 8):
+// two policies from createpolicy at the top of the kernel;
 // pass 1 loads its tiles evict-last, so that they are still in L2 for pass 2,
 // which loads them evict-first and writes evict-first.
 // CHECK: l2_hints = true
@@ -22,7 +26,8 @@
 // CHECK-COUNT-4: nvvm.inline_ptx "ld.global.L2::cache_hint.v4.b32 {$0, $1, $2, $3}, [$4], $5;" ro(%{{.*}}, %[[FIRST]] : !llvm.ptr<1>, i64)
 // CHECK: nvvm.inline_ptx "st.global.L2::cache_hint.v4.b32 [$0], {$1, $2, $3, $4}, $5;" ro(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[FIRST]] : !llvm.ptr<1>, i32, i32, i32, i32, i64)
 
-// Not for f32 rows over clusters of 8, nor for 16-bit rows, nor when off.
+// Not for f32 rows over clusters of 8, nor with kept tiles (bf16 1048576) or
+// the stage, nor when off.
 // OFF: l2_hints = false
 // OFF-NOT: createpolicy
 // OFF-NOT: cache_hint
