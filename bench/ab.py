@@ -24,15 +24,9 @@ import triton
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "test", "GPU"))
-from rowred_kernel import Kernel  # noqa: E402
+from rowred_kernel import Kernel, named_cols  # noqa: E402
 
 DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
-
-
-def columns(meta_file, meta):
-    """N of a kernel: `_n<N>` in its name, else its max_cols."""
-    found = re.search(r"_n(\d+)_", meta_file)
-    return int(found.group(1)) if found else meta["max_cols"]
 
 
 def main():
@@ -51,7 +45,7 @@ def main():
     results = []
     for meta_file in manifest:
         kernels = [Kernel(d, meta_file) for d in args.dirs]
-        n = columns(meta_file, kernels[0].meta)
+        n = named_cols(meta_file, kernels[0].meta)
         dtype = DTYPES[kernels[0].meta["input_type"]]
         rows = min(args.rows, max(1, (1 << 28) // n))
         x = torch.randn(rows, n, device="cuda", dtype=dtype)

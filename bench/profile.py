@@ -14,13 +14,12 @@ profile is of a kernel that computes the right thing. The copy (torch's
 """
 import argparse
 import os
-import re
 import sys
 
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "test", "GPU"))
-from rowred_kernel import Kernel  # noqa: E402
+from rowred_kernel import Kernel, named_cols  # noqa: E402
 
 DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
 
@@ -40,9 +39,8 @@ def main():
     for spec in args.kernels:
         meta_file, _, m = spec.rpartition(":")
         kernel = Kernel(args.kernel_dir, meta_file)
-        named = re.search(r"_n(\d+)_", meta_file)
-        n = args.cols or kernel.meta["max_cols"] or (
-            int(named.group(1)) if named else 0)
+        n = args.cols or kernel.meta["max_cols"] or named_cols(meta_file,
+                                                                kernel.meta)
         if n == 0:
             parser.error(f"{meta_file} takes any row length: give --cols")
         dtype = DTYPES[kernel.meta["input_type"]]

@@ -19,7 +19,7 @@ import triton
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "test", "GPU"))
-from rowred_kernel import Kernel  # noqa: E402
+from rowred_kernel import Kernel, named_cols  # noqa: E402
 
 DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16}
 
@@ -39,8 +39,7 @@ def main():
     for meta_file in manifest:
         kernel = Kernel(args.kernel_dir, meta_file)
         meta = kernel.meta
-        n = meta["max_cols"]
-        n = int(meta_file.split("_n")[1].split("_")[0]) if "_n" in meta_file else n
+        n = named_cols(meta_file, meta)
         dtype = DTYPES[meta["input_type"]]
         # At most 2^28 elements (1 GiB of f32) per shape.
         rows = min(args.rows, max(1, (1 << 28) // n))

@@ -13,6 +13,7 @@ grid the way docs/abi.md says:
 import ctypes
 import json
 import os
+import re
 
 import cupy as cp
 import numpy as np
@@ -53,6 +54,14 @@ def allow_non_portable_clusters(function_ptr):
     if rc != 0:
         raise RuntimeError(f"cuFuncSetAttribute(NON_PORTABLE_CLUSTER_SIZE_"
                            f"ALLOWED) failed with {rc}")
+
+
+def named_cols(meta_file, meta):
+    """N a benchmark runs a kernel on: `_n<N>_` in its metadata file's name
+    (gen_kernels.py's `cols=N` variants), else its max_cols (0 when the
+    kernel takes any N)."""
+    found = re.search(r"_n(\d+)_", meta_file)
+    return int(found.group(1)) if found else meta["max_cols"]
 
 
 class Kernel:

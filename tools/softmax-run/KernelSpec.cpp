@@ -278,6 +278,13 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
     out = static_cast<int64_t>(v->number);
     return true;
   };
+  auto flag = [&](const char *field, bool &out) {
+    const Json *v = json->get(field);
+    if (!v || v->kind != Json::Kind::Bool)
+      return false;
+    out = v->boolean;
+    return true;
+  };
   KernelSpec spec;
   int64_t abi = 0;
   if (!num("abi_version", abi))
@@ -316,12 +323,9 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
   num("cluster_blocks", spec.clusterBlocks);
   if (!str("prefetch", spec.prefetch))
     spec.prefetch = spec.dynamicSharedBytes > 0 ? "shared" : "none";
-  if (const Json *v = json->get("peeled_path"))
-    spec.peeledPath = v->kind == Json::Kind::Bool && v->boolean;
-  if (const Json *v = json->get("pair_reduce"))
-    spec.pairReduce = v->kind == Json::Kind::Bool && v->boolean;
-  if (const Json *v = json->get("l2_hints"))
-    spec.cacheHints = v->kind == Json::Kind::Bool && v->boolean;
+  flag("peeled_path", spec.peeledPath);
+  flag("pair_reduce", spec.pairReduce);
+  flag("l2_hints", spec.cacheHints);
   std::optional<DType> inType = parseDType(in), outType = parseDType(out);
   if (!inType || !outType) {
     error = "'" + jsonPath + "' names an unknown element type";
@@ -364,7 +368,8 @@ std::string KernelSpec::describeAccess(int64_t cols, int64_t xStride,
     os << "scalar (the kernel has no vector path)\n";
     return os.str();
   }
-  if (cols % v == 0 && xStride % v == 0 && yStride % v == 0 && offset % v == 0) {
+  if (cols % v == 0 && xStride % v == 0 && yStride % v == 0 &&
+      offset % v == 0) {
     os << "vectors of " << v << " (N, both row strides and both bases are "
        << "multiples of " << v << " elements)\n";
     return os.str();

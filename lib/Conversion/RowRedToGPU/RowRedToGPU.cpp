@@ -1557,9 +1557,7 @@ private:
         Value local = stageStart
                           ? arith::SubIOp::create(b, place.col, stageStart)
                           : place.local;
-        Value dst = LLVM::GEPOp::create(b, stage.getType(), plan.inType, stage,
-                                        ValueRange{local},
-                                        LLVM::GEPNoWrapFlags::inbounds);
+        Value dst = stageAddress(local);
         // 16-byte copies bypass L1 (.cg); narrower ones must go through it.
         NVVM::CpAsyncOp::create(b, dst, src, bytes,
                                 bytes == 16 ? NVVM::LoadCacheModifierKind::CG
@@ -1568,6 +1566,13 @@ private:
       }
     }
     NVVM::CpAsyncCommitGroupOp::create(b);
+  }
+
+  /// The address of input element `local` (i32) of the stage.
+  Value stageAddress(Value local) {
+    return LLVM::GEPOp::create(b, stage.getType(), plan.inType, stage,
+                               ValueRange{local},
+                               LLVM::GEPNoWrapFlags::inbounds);
   }
 
   //===--------------------------------------------------------------------===//
@@ -2312,9 +2317,7 @@ private:
                                    int64_t vec, Value exists) {
     if (plan.keptElements == 0)
       return loadOnlineTileAhead(xRow, start, end, vec, exists);
-    Value kept = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
-                                       arith::SubIOp::create(b, start, lo),
-                                       constI32(plan.keptElements));
+    Value kept = isKeptTile(start, lo);
     SmallVector<Type> types(plan.elementsPerThread() / vec, rawType(vec));
     auto ifOp = scf::IfOp::create(b, types, kept, /*withElseRegion=*/true);
     OpBuilder::InsertionGuard guard(b);
@@ -2333,10 +2336,8 @@ private:
   /// Pass 1's copy of the tile at column `start` (`raw`, as loaded) into the
   /// stage when it is one of the tiles kept for pass 2 (online-keep).
   void keepTile(Value start, Value lo, Value end, int64_t vec, ValueRange raw) {
-    Value kept = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
-                                       arith::SubIOp::create(b, start, lo),
-                                       constI32(plan.keptElements));
-    auto ifOp = scf::IfOp::create(b, kept, /*withElseRegion=*/false);
+    auto ifOp =
+        scf::IfOp::create(b, isKeptTile(start, lo), /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     for (auto [place, loaded] :
@@ -2344,12 +2345,18 @@ private:
       auto store = scf::IfOp::create(b, place.valid, /*withElseRegion=*/false);
       OpBuilder::InsertionGuard inner(b);
       b.setInsertionPointToStart(&store.getThenRegion().front());
-      Value dst = LLVM::GEPOp::create(
-          b, stage.getType(), plan.inType, stage,
-          ValueRange{arith::SubIOp::create(b, place.col, lo)},
-          LLVM::GEPNoWrapFlags::inbounds);
-      LLVM::StoreOp::create(b, loaded, dst, vec * byteWidth(plan.inType));
+      LLVM::StoreOp::create(
+          b, loaded, stageAddress(arith::SubIOp::create(b, place.col, lo)),
+          vec * byteWidth(plan.inType));
     }
+  }
+
+  /// Whether the online tile at column `start` of the share from column `lo`
+  /// is one of those pass 1 keeps in the stage (online-keep).
+  Value isKeptTile(Value start, Value lo) {
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                                 arith::SubIOp::create(b, start, lo),
+                                 constI32(plan.keptElements));
   }
 
   /// The online kernel's tile at column `start` of the row at `xRow`, or
