@@ -93,6 +93,14 @@ VARIANTS = [
     ("softmax", "bf16", "online", "cluster-size=8 online-keep=64 "
      "prefetch=off"),
     ("log_softmax", "f32", "online", "online-keep=128"),
+    # Rows split over groups of blocks that combine through a global
+    # workspace (row-split, cooperative launch): a group of 4; of 33 (each
+    # lane folds two entries); of 8 with kept tiles; f16 over 3.
+    ("softmax", "f32", "online", "row-split=4"),
+    ("softmax", "bf16", "online", "row-split=33"),
+    ("log_softmax", "f32", "online", "row-split=8 online-keep=64 "
+     "prefetch=off"),
+    ("softmax", "f16", "online", "row-split=3"),
     # Clusters of 16 blocks (non-portable: the launcher opts in).
     ("softmax", "f32", "cluster", "block-size=262144 cluster-size=16"),
     ("log_softmax", "bf16", "cluster", "block-size=262144 cluster-size=16"),

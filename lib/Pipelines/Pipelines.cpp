@@ -52,6 +52,7 @@ void mlir::rowred::buildRowRedToPTXPipeline(OpPassManager &pm,
   lowering.maxElementsPerThread = options.maxElementsPerThread;
   lowering.onlineKeep = options.onlineKeep;
   lowering.cacheHints = options.cacheHints;
+  lowering.rowSplit = options.rowSplit;
   lowering.scalarFallback = options.scalarFallback;
   lowering.prefetch = options.prefetch;
   lowering.pairReduce = options.pairReduce;

@@ -26,7 +26,7 @@ using namespace mlir;
 using namespace mlir::rowred;
 
 /// Version of the kernel ABI and metadata format in docs/abi.md.
-static constexpr int64_t kAbiVersion = 2;
+static constexpr int64_t kAbiVersion = 3;
 
 /// Converts a metadata dictionary entry to JSON.
 static llvm::json::Value toJSON(Attribute attr) {
@@ -42,15 +42,17 @@ static llvm::json::Value toJSON(Attribute attr) {
   return text;
 }
 
-/// The kernel parameters, in order (docs/abi.md).
-static llvm::json::Array abiParams(StringRef inType, StringRef outType) {
+/// The kernel parameters, in order (docs/abi.md); row-split kernels
+/// (`split` blocks per row) also take their workspace.
+static llvm::json::Array abiParams(StringRef inType, StringRef outType,
+                                   int64_t split) {
   // json::Value keeps StringRefs unowned: pass owned strings.
   auto param = [](std::string name, std::string type, std::string meaning) {
     return llvm::json::Object{{"name", std::move(name)},
                               {"type", std::move(type)},
                               {"meaning", std::move(meaning)}};
   };
-  return llvm::json::Array{
+  llvm::json::Array params{
       param("x", ("const " + inType + " *").str(),
             "input, global memory, row i at x + i * x_row_stride"),
       param("y", (outType + " *").str(),
@@ -60,6 +62,12 @@ static llvm::json::Array abiParams(StringRef inType, StringRef outType) {
       param("x_row_stride", "int64", "elements between rows of x"),
       param("y_row_stride", "int64", "elements between rows of y"),
   };
+  if (split > 1)
+    params.push_back(param(
+        "workspace", "uint8 *",
+        "global memory of workspace_bytes_per_group bytes per split group, "
+        "zero before the first launch; each launch leaves it zero"));
+  return params;
 }
 
 /// Writes `contents` to `path`, reporting failures on `loc`.
@@ -136,9 +144,12 @@ struct RowRedExportKernelsPass
       json["chip"] = target.getChip().str();
     for (NamedAttribute entry : metadata)
       json[entry.getName().strref()] = toJSON(entry.getValue());
+    int64_t split = 1;
+    if (auto attr = metadata.getAs<IntegerAttr>("row_split"))
+      split = attr.getInt();
     json["params"] =
         abiParams(metadata.getAs<StringAttr>("input_type").getValue(),
-                  metadata.getAs<StringAttr>("output_type").getValue());
+                  metadata.getAs<StringAttr>("output_type").getValue(), split);
     std::string text;
     llvm::raw_string_ostream os(text);
     os << llvm::formatv("{0:2}", llvm::json::Value(std::move(json))) << "\n";

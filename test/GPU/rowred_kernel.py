@@ -8,7 +8,10 @@ grid the way docs/abi.md says:
   SM), from the driver's occupancy calculator;
 * cluster: clusters of `cluster_blocks` blocks (the size is compiled into the
   PTX), min(rows, co-resident clusters from cuOccupancyMaxActiveClusters)
-  clusters, so that every cluster is resident at once.
+  clusters, so that every cluster is resident at once;
+* row-split: groups of `row_split` blocks, min(rows, resident blocks /
+  row_split) groups, launched cooperatively with a zeroed workspace of
+  `workspace_bytes_per_group` bytes per group.
 """
 import ctypes
 import json
@@ -26,6 +29,29 @@ class _LaunchConfig(ctypes.Structure):
                 ("blockDimY", ctypes.c_uint), ("blockDimZ", ctypes.c_uint),
                 ("sharedMemBytes", ctypes.c_uint), ("hStream", ctypes.c_void_p),
                 ("attrs", ctypes.c_void_p), ("numAttrs", ctypes.c_uint)]
+
+
+def launch_cooperative(function_ptr, grid, threads, shared, args):
+    """cuLaunchCooperativeKernel on the current stream: every block of the
+    grid is resident at once, or the launch fails."""
+    values = [ctypes.c_uint64(int(a) & (2**64 - 1)) for a in args]
+    params = (ctypes.c_void_p * len(values))(
+        *[ctypes.cast(ctypes.byref(v), ctypes.c_void_p) for v in values])
+    rc = _libcuda().cuLaunchCooperativeKernel(
+        ctypes.c_void_p(function_ptr), grid, 1, 1, threads, 1, 1, shared,
+        ctypes.c_void_p(cp.cuda.get_current_stream().ptr), params, None)
+    if rc != 0:
+        raise RuntimeError(f"cuLaunchCooperativeKernel failed with {rc}")
+
+
+_LIBCUDA = None
+
+
+def _libcuda():
+    global _LIBCUDA
+    if _LIBCUDA is None:
+        _LIBCUDA = ctypes.CDLL("libcuda.so.1")
+    return _LIBCUDA
 
 
 def max_active_clusters(function_ptr, cluster, threads, dynamic_shared=0):
@@ -92,6 +118,18 @@ class Kernel:
                 self.dynamic_shared)
         else:
             self.resident = self.sms * self.per_sm
+        # Row-split: blocks per group, and each group's workspace, zeroed
+        # once (every launch leaves it zero).
+        self.split = self.meta.get("row_split", 1)
+        if self.split > self.resident:
+            raise RuntimeError(
+                f"{self.name}: a split group of {self.split} blocks does not "
+                f"fit on the device ({self.resident} resident blocks)")
+        self.workspace = None
+        if self.split > 1:
+            groups = self.resident // self.split
+            self.workspace = cp.zeros(
+                groups * self.meta["workspace_bytes_per_group"], cp.uint8)
 
     def grid(self, rows, balanced=False):
         """Blocks of the persistent grid for `rows` rows. `balanced` (an
@@ -99,21 +137,28 @@ class Kernel:
         still need the same number of rounds, so that none idles in the
         last one."""
         groups = -(-rows // self.rows_per_block)
-        slots = self.resident // self.cluster
+        slots = self.resident // (self.cluster * self.split)
         programs = max(1, min(groups, slots))
         if balanced:
             programs = -(-groups // -(-groups // programs))
-        return self.cluster * programs
+        return self.cluster * self.split * programs
 
     def small_grid(self, rows):
-        """A grid of at most 3 programs (blocks or clusters), so that each
-        handles several rows."""
-        return min(-(-rows // self.rows_per_block), 3) * self.cluster
+        """A grid of at most 3 programs (blocks, clusters or split groups),
+        so that each handles several rows."""
+        programs = min(-(-rows // self.rows_per_block), 3,
+                       self.resident // (self.cluster * self.split))
+        return max(programs, 1) * self.cluster * self.split
 
     def launch(self, x, y, rows, cols, sx, sy, grid=None):
         if grid is None:
             grid = self.grid(rows)
         args = (np.uint64(x), np.uint64(y), np.int64(rows), np.int64(cols),
                 np.int64(sx), np.int64(sy))
+        if self.split > 1:
+            launch_cooperative(self.function.kernel.ptr, grid, self.threads,
+                               self.dynamic_shared,
+                               args + (self.workspace.data.ptr,))
+            return
         self.function((grid,), (self.threads,), args,
                       shared_mem=self.dynamic_shared)

@@ -45,6 +45,7 @@ namespace softmax_run {
   X(cuMemcpyDtoD_v2)                                                           \
   X(cuMemsetD32_v2)                                                            \
   X(cuLaunchKernel)                                                            \
+  X(cuLaunchCooperativeKernel)                                                 \
   X(cuEventCreate)                                                             \
   X(cuEventRecord)                                                             \
   X(cuEventSynchronize)                                                        \

@@ -289,10 +289,11 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
   int64_t abi = 0;
   if (!num("abi_version", abi))
     return missing("abi_version");
-  // Version 2 added dynamic_shared_bytes (absent, hence 0, in version 1).
-  if (abi != 1 && abi != 2) {
+  // Version 2 added dynamic_shared_bytes (absent, hence 0, in version 1),
+  // version 3 row_split and the workspace (absent, hence none, before).
+  if (abi < 1 || abi > 3) {
     error = "'" + jsonPath + "' has ABI version " + std::to_string(abi) +
-            "; this runner knows versions 1 and 2";
+            "; this runner knows versions 1 to 3";
     return std::nullopt;
   }
   std::string in, out, ptxName;
@@ -326,6 +327,8 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
   flag("peeled_path", spec.peeledPath);
   flag("pair_reduce", spec.pairReduce);
   flag("l2_hints", spec.cacheHints);
+  num("row_split", spec.rowSplit);
+  num("workspace_bytes_per_group", spec.workspaceBytesPerGroup);
   std::optional<DType> inType = parseDType(in), outType = parseDType(out);
   if (!inType || !outType) {
     error = "'" + jsonPath + "' names an unknown element type";
@@ -342,6 +345,13 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
     error = "'" + jsonPath +
             "' has an invalid rows_per_block or "
             "cluster_blocks";
+    return std::nullopt;
+  }
+  if (spec.rowSplit < 1 || (spec.rowSplit > 1 && spec.clusterBlocks > 1) ||
+      (spec.rowSplit > 1) != (spec.workspaceBytesPerGroup > 0) ||
+      spec.workspaceBytesPerGroup < 0) {
+    error = "'" + jsonPath +
+            "' has an invalid row_split or workspace_bytes_per_group";
     return std::nullopt;
   }
   // 227 KiB is the most shared memory a block can have on any NVIDIA GPU.
@@ -404,6 +414,9 @@ std::string KernelSpec::describe() const {
     os << ", " << rowsPerBlock << " rows per block";
   if (clusterBlocks > 1)
     os << ", rows split over clusters of " << clusterBlocks << " blocks";
+  if (rowSplit > 1)
+    os << ", rows split over groups of " << rowSplit
+       << " blocks combining through global memory";
   if (pairReduce)
     os << ", one (max, sum) exchange per row";
   // The online kernel loads ahead into registers tile by tile, within a row.

@@ -75,6 +75,11 @@ struct KernelSpec {
   bool pairReduce = false;
   /// Whether the online kernel's accesses carry L2 eviction hints.
   bool cacheHints = false;
+  /// Row-split (version 3): blocks per split group, which share a row and
+  /// combine through the workspace (a seventh parameter, of
+  /// workspaceBytesPerGroup bytes per group); 1 for none. Such kernels are
+  /// launched cooperatively, in whole groups.
+  int64_t rowSplit = 1, workspaceBytesPerGroup = 0;
 
   /// One line for --explain: the strategy and block shape the compiler chose.
   std::string describe() const;

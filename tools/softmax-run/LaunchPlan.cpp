@@ -91,6 +91,7 @@ LaunchPlan softmax_run::planLaunch(const DeviceInfo &device,
   p.rowsPerBlock = shape.rowsPerBlock;
   p.clusterBlocks = shape.clusterBlocks;
   p.dynamicSharedBytes = shape.dynamicSharedBytes;
+  p.rowSplit = shape.rowSplit;
   int warps = (threads + 31) / 32;
   int gran = device.registerGranularity;
   int regsPerWarp = (std::max(res.registers, 1) * 32 + gran - 1) / gran * gran;
@@ -116,6 +117,9 @@ int64_t LaunchPlan::gridFor(int64_t residentBlocks, int64_t rows) const {
   if (clusterBlocks > 1)
     return clusterBlocks *
            std::max<int64_t>(1, std::min(rows, residentClusters));
+  if (rowSplit > 1)
+    return rowSplit * std::min(std::max<int64_t>(rows, 1),
+                               residentBlocks / rowSplit);
   int64_t groups = (rows + rowsPerBlock - 1) / rowsPerBlock;
   return std::max<int64_t>(1, std::min(groups, residentBlocks));
 }
@@ -162,6 +166,24 @@ std::string LaunchPlan::explain(const DeviceInfo &device,
        << ") = " << grid / clusterBlocks << ", grid " << grid
        << " blocks (cluster c handles rows c, c + " << grid / clusterBlocks
        << ", ...)\n";
+    return os.str();
+  }
+  if (rowSplit > 1) {
+    os << "split groups of " << rowSplit
+       << " blocks (each row split over one group, which combines its "
+          "(max, sum) pairs through the workspace); groups resident: "
+       << blocksPerSM << " x " << device.sms << " / " << rowSplit << " = "
+       << blocksPerSM * device.sms / rowSplit << "\n";
+    if (grid == 0) {
+      os << "groups launched: none: a group needs more blocks than fit on "
+            "the device at once\n";
+      return os.str();
+    }
+    os << "groups launched: min(" << rows << " rows, "
+       << blocksPerSM * device.sms / rowSplit << ") = " << grid / rowSplit
+       << ", grid " << grid
+       << " blocks, launched cooperatively (group g handles rows g, g + "
+       << grid / rowSplit << ", ...)\n";
     return os.str();
   }
   if (rowsPerBlock > 1) {

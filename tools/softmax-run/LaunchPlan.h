@@ -49,16 +49,20 @@ std::optional<KernelResources> runPtxas(const std::string &ptxas,
 struct LaunchPlan {
   int threads = 0;
   int64_t rowsPerBlock = 1, clusterBlocks = 1, dynamicSharedBytes = 0;
+  /// Blocks per split group (row-split), else 1.
+  int64_t rowSplit = 1;
   int byRegisters = 0, byShared = 0, byThreads = 0, byBlocks = 0;
   int blocksPerSM = 0;
   /// Clusters resident at once: from the driver when given, else estimated
   /// as the resident blocks over the cluster size.
   int64_t residentClusters = 0;
   bool clustersFromDriver = false;
-  /// Blocks launched (a multiple of clusterBlocks).
+  /// Blocks launched (a multiple of clusterBlocks and of rowSplit); 0 when
+  /// not even one split group can be resident.
   int64_t grid = 0;
   /// The grid for `rows` rows when `residentBlocks` blocks fit on the device
-  /// at once (cluster kernels: residentClusters whole clusters instead).
+  /// at once (cluster kernels: residentClusters whole clusters instead;
+  /// row-split kernels: min(rows, residentBlocks / rowSplit) whole groups).
   int64_t gridFor(int64_t residentBlocks, int64_t rows) const;
   /// The derivation, as the Triton tutorial reasons about occupancy.
   std::string explain(const DeviceInfo &device, const KernelResources &res,
@@ -72,6 +76,8 @@ struct KernelShape {
   /// Dynamic shared memory per block (the prefetch stage or the online
   /// kernel's kept tiles).
   int64_t dynamicSharedBytes = 0;
+  /// Blocks per split group (row-split), else 1.
+  int64_t rowSplit = 1;
 };
 
 /// Derives the persistent grid: min(ceil(rows / rows per block), SMs x

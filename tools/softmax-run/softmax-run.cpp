@@ -226,7 +226,7 @@ private:
 /// How the kernel maps rows to blocks, from its metadata.
 KernelShape shapeOf(const KernelSpec &spec) {
   return {static_cast<int>(spec.blockThreads), spec.rowsPerBlock,
-          spec.clusterBlocks, spec.dynamicSharedBytes};
+          spec.clusterBlocks, spec.dynamicSharedBytes, spec.rowSplit};
 }
 
 std::string findPtxas(const std::string &explicitPath) {
@@ -559,8 +559,21 @@ int main(int argc, char **argv) {
     if (opts.grid % spec->clusterBlocks != 0)
       usageError("--grid must be a multiple of the kernel's cluster size (" +
                  std::to_string(spec->clusterBlocks) + ")");
+    if (opts.grid % spec->rowSplit != 0)
+      usageError("--grid must be a multiple of the kernel's row-split (" +
+                 std::to_string(spec->rowSplit) + ")");
+    if (spec->rowSplit > 1 && opts.grid > int64_t(perSM) * gpu.info.sms)
+      usageError("--grid " + std::to_string(opts.grid) +
+                 " exceeds the blocks that can be resident at once (" +
+                 std::to_string(int64_t(perSM) * gpu.info.sms) +
+                 "), which a row-split kernel needs");
     grid = opts.grid;
   }
+  if (grid == 0)
+    fatal("kernel '" + spec->kernel + "' splits each row over " +
+          std::to_string(spec->rowSplit) + " blocks, but only " +
+          std::to_string(int64_t(perSM) * gpu.info.sms) + " fit on " +
+          gpu.info.name + " at once; compile it with a smaller row-split");
   if (opts.explain) {
     std::printf("%s", kernelSummary.c_str());
     std::printf("%s", plan.explain(gpu.info, res, opts.rows).c_str());
@@ -611,9 +624,25 @@ int main(int argc, char **argv) {
   gpu.checked(gpu.cu.cuMemcpyHtoD_v2(py, y.bytes.data(), y.bytes.size()),
               "cuMemcpyHtoD");
 
+  // A row-split kernel's workspace: zeroed once, left zero by each launch.
+  size_t workspaceBytes =
+      spec->rowSplit > 1
+          ? size_t(grid / spec->rowSplit * spec->workspaceBytesPerGroup)
+          : 0;
+  DeviceBuffer workspace(gpu, std::max<size_t>(workspaceBytes, 4));
+  gpu.checked(gpu.cu.cuMemsetD32_v2(workspace.ptr, 0,
+                                    std::max<size_t>(workspaceBytes, 4) / 4),
+              "cuMemsetD32");
+  CUdeviceptr pw = workspace.ptr;
   int64_t rows = opts.rows, cols = opts.cols, xs = sx, ys = sy;
-  void *params[] = {&px, &py, &rows, &cols, &xs, &ys};
+  void *params[] = {&px, &py, &rows, &cols, &xs, &ys, &pw};
   auto launch = [&]() {
+    // Every block of a split group must be resident at once: a cooperative
+    // launch guarantees it, or fails.
+    if (spec->rowSplit > 1)
+      return gpu.cu.cuLaunchCooperativeKernel(
+          gpu.function, grid, 1, 1, spec->blockThreads, 1, 1,
+          static_cast<unsigned>(spec->dynamicSharedBytes), nullptr, params);
     return gpu.cu.cuLaunchKernel(
         gpu.function, grid, 1, 1, spec->blockThreads, 1, 1,
         static_cast<unsigned>(spec->dynamicSharedBytes), nullptr, params,

@@ -69,6 +69,17 @@ TEST(KernelSpec, LoadsMetadataAndPtx) {
   spec = KernelSpec::load(writeKernel(v2), error);
   ASSERT_TRUE(spec) << error;
   EXPECT_EQ(spec->dynamicSharedBytes, 65536);
+  EXPECT_EQ(spec->rowSplit, 1);
+
+  // Version 3 adds row-split kernels and their workspace.
+  std::string v3 = kGood;
+  v3.replace(v3.find("1, \"kernel\""), 1, "3");
+  v3.replace(v3.find("\"shared_bytes\""), 1,
+             "\"row_split\": 32, \"workspace_bytes_per_group\": 640, \"");
+  spec = KernelSpec::load(writeKernel(v3), error);
+  ASSERT_TRUE(spec) << error;
+  EXPECT_EQ(spec->rowSplit, 32);
+  EXPECT_EQ(spec->workspaceBytesPerGroup, 640);
 }
 
 TEST(KernelSpec, RejectsMissingFieldsVersionsAndFiles) {
@@ -78,10 +89,17 @@ TEST(KernelSpec, RejectsMissingFieldsVersionsAndFiles) {
   EXPECT_FALSE(KernelSpec::load(writeKernel(noKernel), error));
   EXPECT_NE(error.find("lacks the field 'kernel'"), std::string::npos) << error;
 
-  std::string v3 = good;
-  v3.replace(v3.find("1, \"kernel\""), 1, "3");
-  EXPECT_FALSE(KernelSpec::load(writeKernel(v3), error));
-  EXPECT_NE(error.find("ABI version 3"), std::string::npos) << error;
+  std::string v4 = good;
+  v4.replace(v4.find("1, \"kernel\""), 1, "4");
+  EXPECT_FALSE(KernelSpec::load(writeKernel(v4), error));
+  EXPECT_NE(error.find("ABI version 4"), std::string::npos) << error;
+
+  // A split group needs its workspace.
+  std::string noWorkspace = good;
+  noWorkspace.replace(noWorkspace.find("\"shared_bytes\""), 1,
+                      "\"row_split\": 8, \"");
+  EXPECT_FALSE(KernelSpec::load(writeKernel(noWorkspace), error));
+  EXPECT_NE(error.find("invalid row_split"), std::string::npos) << error;
 
   std::string badStage = good;
   badStage.replace(badStage.find("\"shared_bytes\""), 1,

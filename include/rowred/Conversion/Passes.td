@@ -130,6 +130,12 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
            "the stores evict-first, so that the share stays in L2 for pass 2. "
            "on, off, or auto: on when pass 2 reads global memory (no stage, "
            "no kept tiles), except f32 rows over clusters of 8">,
+    Option<"rowSplit", "row-split", "int64_t", /*default=*/"1",
+           "Online: blocks that share each row beyond a cluster, combining "
+           "their (max, sum) pairs through a global-memory workspace (the "
+           "kernel takes a seventh parameter, and the launcher must launch "
+           "it cooperatively, in whole groups of this many blocks); 1: "
+           "none">,
     Option<"maxElementsPerThread", "max-elements-per-thread", "int64_t",
            /*default=*/"32",
            "Fused: refuse blocks that hold more elements per thread than "

@@ -83,6 +83,11 @@ struct RowRedToPTXOptions : public PassPipelineOptions<RowRedToPTXOptions> {
                      "(pass 2 from global memory, not f32 over clusters "
                      "of 8)"),
       llvm::cl::init("auto")};
+  PassOptions::Option<int64_t> rowSplit{
+      *this, "row-split",
+      llvm::cl::desc("Online: blocks per row, combined through a global "
+                     "workspace under a cooperative launch (1: none)"),
+      llvm::cl::init(1)};
   PassOptions::Option<int64_t> maxElementsPerThread{
       *this, "max-elements-per-thread",
       llvm::cl::desc("Fused: largest row share one thread keeps in registers "

@@ -87,6 +87,9 @@ struct KernelPlan {
   int64_t rowsPerBlock = 1;
   /// Blocks of a cluster sharing a row (cluster strategy), else 1.
   int64_t clusterSize = 1;
+  /// Online, row-split: blocks sharing a row that combine their (max, sum)
+  /// pairs through the global-memory workspace, else 1.
+  int64_t splitSize = 1;
   /// Widest vector access (elements); the kernel falls back to 1 at run time
   /// when lengths, strides or pointers do not allow it.
   int64_t vectorWidth;
@@ -120,6 +123,15 @@ struct KernelPlan {
   bool cacheHints = false;
 
   int64_t numThreads() const { return numWarps * 32; }
+  /// Blocks that share one row: a cluster's or a split group's.
+  int64_t shareBlocks() const { return clusterSize * splitSize; }
+  /// Bytes of the workspace of each split group (row-split, docs/abi.md):
+  /// an arrival counter and an exit counter (u32 each, then 8 bytes of
+  /// padding), then two buffers of splitSize (max, sum) f32 pairs, rounded
+  /// up to 128 bytes so that groups share no cache line.
+  int64_t workspaceBytesPerGroup() const {
+    return splitSize > 1 ? llvm::alignTo(16 + 2 * splitSize * 8, 128) : 0;
+  }
   int64_t threadsPerRow() const { return numThreads() / rowsPerBlock; }
   /// Whether the kernel has the peeled vector path, for rows that are not
   /// aligned for vectors but are misaligned alike in the input and the
@@ -399,6 +411,7 @@ struct PlanOptions {
   std::string scalarFallback, chip, prefetch, pairReduce;
   int64_t onlineKeep;
   std::string cacheHints;
+  int64_t rowSplit;
 };
 
 /// Whether an on/off option value `v` means on (`on`, `1`, `true`).
@@ -486,6 +499,9 @@ static constexpr int64_t kMaxClusterSize = 16;
 /// the launcher sets CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
 /// (docs/abi.md).
 static constexpr int64_t kMaxNonPortableClusterSize = 16;
+/// Largest row-split: the blocks of a split group must all be resident at
+/// once (the launcher checks that against the device).
+static constexpr int64_t kMaxRowSplit = 1024;
 /// Default slice of a row per cluster block: 512 threads x 32 elements, two
 /// blocks per SM.
 static constexpr int64_t kClusterSlice = 16384;
@@ -632,7 +648,8 @@ static StringRef prefetchObstacle(const KernelPlan &plan, bool stage,
 ///
 /// * Cluster slices are sized for 64 registers (32 elements and the rest):
 ///   two 512-thread blocks share an SM, instead of the exchange's few extra
-///   live values halving the occupancy.
+///   live values halving the occupancy. The same for the blocks of a split
+///   group (row-split).
 /// * A warp per row holding 32 elements per thread (blocks of 1024): ptxas
 ///   takes 96 registers unasked (five 128-thread blocks per SM); at 64,
 ///   eight fit without spills, and the bench's 4096 rows then all fit on
@@ -642,7 +659,7 @@ static StringRef prefetchObstacle(const KernelPlan &plan, bool stage,
 ///   threads per row, which take more edge elements on the peeled path
 ///   (116 bytes of spills for one thread per row).
 static int64_t minBlocksPerSM(const KernelPlan &plan) {
-  bool capped = plan.clusterSize > 1 ||
+  bool capped = plan.shareBlocks() > 1 ||
                 (plan.rowsPerBlock > 1 && plan.threadsPerRow() == 32 &&
                  plan.elementsPerThread() >= 32 && !plan.prefetchRegisters &&
                  !plan.pairReduce);
@@ -740,6 +757,14 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
            << "cluster-size must be 1 (no cluster), 2, 4, 8 or 16 (16 needs a "
               "launcher that allows non-portable cluster sizes), got "
            << opts.clusterSize;
+  if (opts.rowSplit < 1 || opts.rowSplit > kMaxRowSplit)
+    return map.emitOpError() << "row-split must be from 1 (none) to "
+                             << kMaxRowSplit << " blocks per row, got "
+                             << opts.rowSplit;
+  if (opts.rowSplit > 1 && opts.clusterSize > 1)
+    return map.emitOpError()
+           << "row-split and cluster-size both split a row over blocks; "
+              "choose one";
 
   // The block a whole row needs (0: row length unknown).
   int64_t rowBlock = opts.blockSize;
@@ -768,7 +793,8 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
     // Fused when the row is known and fits one block's registers, cluster
     // when it fits a cluster's, else online.
     plan.strategy = canOnline ? Strategy::Online : Strategy::Fused;
-    if (rowBlock != 0) {
+    // A row split through global memory is an online kernel's.
+    if (rowBlock != 0 && opts.rowSplit <= 1) {
       int64_t warps =
           opts.numWarps ? opts.numWarps : defaultFusedWarps(rowBlock);
       bool fitsBlock = std::max<int64_t>(rowBlock / (warps * 32), 1) <=
@@ -787,6 +813,11 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
     return map.emitOpError() << "unknown strategy '" << opts.strategy
                              << "'; expected fused, cluster, online or auto";
   }
+
+  if (opts.rowSplit > 1 && plan.strategy != Strategy::Online)
+    return map.emitOpError() << "row-split applies to the online strategy "
+                                "only, not "
+                             << stringify(plan.strategy);
 
   if (plan.strategy != Strategy::Online) {
     if (rowBlock == 0)
@@ -874,6 +905,8 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
                                     "not "
                                  << opts.chip;
       plan.clusterSize = opts.clusterSize;
+    } else if (opts.rowSplit > 1) {
+      plan.splitSize = opts.rowSplit;
     } else if (opts.clusterSize == 0 && opts.strategy == "auto" &&
                clustersAvailable && cols != 0) {
       plan.clusterSize = autoOnlineClusterSize(cols, elementBytes);
@@ -894,7 +927,7 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
     // of them (emitOnlineRow).
     if (cols != 0)
       plan.stageElements =
-          llvm::divideCeil(llvm::divideCeil(cols, plan.clusterSize),
+          llvm::divideCeil(llvm::divideCeil(cols, plan.shareBlocks()),
                            plan.blockElements) *
           plan.blockElements;
     if (plan.blockElements < plan.numThreads())
@@ -943,7 +976,7 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
                                << " is not possible here: " << reason;
     (stage ? plan.prefetch : plan.prefetchRegisters) = true;
     if (stage && plan.strategy == Strategy::Online)
-      plan.maxCols = plan.stageElements * plan.clusterSize;
+      plan.maxCols = plan.stageElements * plan.shareBlocks();
   } else if (opts.prefetch == "auto") {
     plan.prefetch =
         prefetchObstacle(plan, true, sm).empty() && autoPrefetch(plan);
@@ -1073,6 +1106,18 @@ public:
           b, i32, gpu::ClusterBlockIdOp::create(b, gpu::Dimension::x));
       sliceStart =
           arith::MulIOp::create(b, clusterRank, constI32(plan.blockElements));
+      shareRank = clusterRank;
+    }
+    if (plan.splitSize > 1) {
+      workspace = entry.getArgument(6);
+      Value block = arith::IndexCastOp::create(
+          b, i32, gpu::BlockIdOp::create(b, gpu::Dimension::x));
+      Value grid = arith::IndexCastOp::create(
+          b, i32, gpu::GridDimOp::create(b, gpu::Dimension::x));
+      Value size = constI32(plan.splitSize);
+      shareRank = arith::RemUIOp::create(b, block, size);
+      splitGroup = arith::DivUIOp::create(b, block, size);
+      splitGroups = arith::DivUIOp::create(b, grid, size);
     }
   }
 
@@ -1099,6 +1144,29 @@ public:
       initClusterBarriers();
       emitClusterBarrier();
     }
+    // Blocks past the last whole split group have no group to wait with.
+    OpBuilder::InsertionGuard guard(b);
+    if (plan.splitSize > 1)
+      b.setInsertionPointToStart(
+          &scf::IfOp::create(b,
+                             arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                                   splitGroup, splitGroups),
+                             /*withElseRegion=*/false)
+               .getThenRegion()
+               .front());
+    emitPaths();
+    // No block may exit while the others of its cluster can still read its
+    // shared memory.
+    if (plan.clusterSize > 1)
+      emitClusterBarrier();
+    if (plan.splitSize > 1)
+      leaveSplitGroup();
+  }
+
+private:
+  /// The run-time choice between the vector path (and the peeled path) and
+  /// the scalar path, each a grid-stride loop over rows.
+  void emitPaths() {
     int64_t vec = plan.vectorWidth;
     if (vec == 1) {
       emitRowLoop(1);
@@ -1124,13 +1192,8 @@ public:
       }
       emitRowLoop(1);
     }
-    // No block may exit while the others of its cluster can still read its
-    // shared memory.
-    if (plan.clusterSize > 1)
-      emitClusterBarrier();
   }
 
-private:
   Value constI32(int64_t v) { return arith::ConstantIntOp::create(b, v, 32); }
   Value constI64(int64_t v) { return arith::ConstantIntOp::create(b, v, 64); }
   Value constF32(double v) {
@@ -1469,9 +1532,9 @@ private:
       return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, lhs, rhs);
     };
     Value firstBlock;
-    if (plan.clusterSize > 1)
+    if (plan.shareBlocks() > 1)
       firstBlock = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
-                                         clusterRank, constI32(0));
+                                         shareRank, constI32(0));
     auto taken = [&](Value valid) {
       return firstBlock ? arith::AndIOp::create(b, valid, firstBlock) : valid;
     };
@@ -1918,6 +1981,131 @@ private:
     return butterflyPair(entries[0], entries[1], plan.clusterSize);
   }
 
+  //===--------------------------------------------------------------------===//
+  // Split groups (row-split)
+  //===--------------------------------------------------------------------===//
+
+  /// Byte `offset` of this block's split group's workspace (`!llvm.ptr<1>`).
+  Value workspaceAt(Value offset) {
+    Value groupOffset = arith::MulIOp::create(
+        b, arith::ExtUIOp::create(b, i64, splitGroup),
+        constI64(plan.workspaceBytesPerGroup()));
+    return LLVM::GEPOp::create(
+        b, workspace.getType(), b.getI8Type(), workspace,
+        ValueRange{arith::AddIOp::create(
+            b, groupOffset, arith::ExtUIOp::create(b, i64, offset))});
+  }
+
+  /// Combines the block pairs (m, d) of every block of the split group
+  /// through the workspace, in one exchange per row:
+  ///
+  /// * thread 0 stores the block's pair into its entry of the row's buffer
+  ///   (rows alternate between two, so that a block that has gone on to
+  ///   the next row never overwrites entries still being read), adds one
+  ///   to the group's arrival counter with release semantics, and spins
+  ///   with acquire loads until the counter reaches splitSize x (rows so
+  ///   far + 1): every block's pair of this row is then visible;
+  /// * after a block barrier, lane l of every warp reads entries l, l + 32,
+  ///   ... (relaxed loads at gpu scope, which no stale L1 line can answer),
+  ///   folds them and combines the lanes by butterfly.
+  ///
+  /// The counter only grows, so that a fast block's arrival for the next
+  /// row never hides this one; leaveSplitGroup resets it at the kernel's end.
+  /// Every block of the group must be resident: the launcher launches the
+  /// kernel cooperatively (docs/abi.md).
+  std::pair<Value, Value> splitReducePair(Value m, Value d) {
+    int64_t size = plan.splitSize;
+    Value buffer = arith::AndIOp::create(b, splitRowIndex, constI32(1));
+    auto entryOffset = [&](Value index) {
+      Value entry = arith::AddIOp::create(
+          b, arith::MulIOp::create(b, buffer, constI32(size)), index);
+      return workspaceAt(arith::AddIOp::create(
+          b, constI32(16), arith::MulIOp::create(b, entry, constI32(8))));
+    };
+    auto pairType = VectorType::get({2}, f32);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(emitIfFirstThread());
+      Value pair = LLVM::PoisonOp::create(b, pairType);
+      pair = LLVM::InsertElementOp::create(b, pair, m, constI32(0));
+      pair = LLVM::InsertElementOp::create(b, pair, d, constI32(1));
+      LLVM::StoreOp::create(b, LLVM::BitcastOp::create(b, i64, pair),
+                            entryOffset(shareRank), /*alignment=*/8);
+      Value counter = workspaceAt(constI32(0));
+      // A release fence, then a relaxed add: the NVPTX backend of LLVM 22
+      // drops the ordering of an atomicrmw (plain atom.global.add).
+      LLVM::FenceOp::create(b, LLVM::AtomicOrdering::release, "device");
+      LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::add, counter,
+                                constI32(1), LLVM::AtomicOrdering::monotonic,
+                                "device");
+      Value target = arith::MulIOp::create(
+          b, arith::AddIOp::create(b, splitRowIndex, constI32(1)),
+          constI32(size));
+      auto loop = scf::WhileOp::create(b, TypeRange(), ValueRange());
+      b.setInsertionPointToStart(b.createBlock(&loop.getBefore()));
+      Value arrived = LLVM::LoadOp::create(
+          b, i32, counter, /*alignment=*/4, /*isVolatile=*/false,
+          /*isNonTemporal=*/false, /*isInvariant=*/false,
+          /*isInvariantGroup=*/false, LLVM::AtomicOrdering::acquire, "device");
+      scf::ConditionOp::create(b,
+                               arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                                     arrived, target),
+                               ValueRange());
+      b.setInsertionPointToStart(b.createBlock(&loop.getAfter()));
+      scf::YieldOp::create(b);
+    }
+    gpu::BarrierOp::create(b);
+    m = negInf();
+    d = constF32(0.0);
+    for (int64_t first = 0; first < size; first += 32) {
+      Value index = arith::AddIOp::create(b, lane, constI32(first));
+      Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                            index, constI32(size));
+      Value loaded = LLVM::LoadOp::create(
+          b, i64,
+          entryOffset(arith::SelectOp::create(b, inRange, index, constI32(0))),
+          /*alignment=*/8, /*isVolatile=*/false, /*isNonTemporal=*/false,
+          /*isInvariant=*/false, /*isInvariantGroup=*/false,
+          LLVM::AtomicOrdering::monotonic, "device");
+      Value pair = LLVM::BitcastOp::create(b, pairType, loaded);
+      Value em = arith::SelectOp::create(
+          b, inRange, LLVM::ExtractElementOp::create(b, pair, constI32(0)),
+          negInf());
+      Value ed = arith::SelectOp::create(
+          b, inRange, LLVM::ExtractElementOp::create(b, pair, constI32(1)),
+          constF32(0.0));
+      Value mAll = combine(Combiner::max, m, em);
+      d = arith::AddFOp::create(b, rescale(m, d, mAll), rescale(em, ed, mAll));
+      m = mAll;
+    }
+    return butterflyPair(m, d, 32);
+  }
+
+  /// Thread 0 of each block counts the block out of its split group once it
+  /// has passed its last exchange; the last one out resets both counters,
+  /// so that each launch leaves the workspace as it found it: zero.
+  void leaveSplitGroup() {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(emitIfFirstThread());
+    Value counter = workspaceAt(constI32(0));
+    Value exits = workspaceAt(constI32(4));
+    // Fences around a relaxed add, as in splitReducePair.
+    LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
+    Value before =
+        LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::add, exits,
+                                  constI32(1), LLVM::AtomicOrdering::monotonic,
+                                  "device");
+    LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
+    Value last = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, before,
+                                       constI32(plan.splitSize - 1));
+    b.setInsertionPointToStart(
+        &scf::IfOp::create(b, last, /*withElseRegion=*/false)
+             .getThenRegion()
+             .front());
+    for (Value word : {counter, exits})
+      LLVM::StoreOp::create(b, constI32(0), word, /*alignment=*/4);
+  }
+
   /// Reduces a (max, sum) pair over the row's threads with the online
   /// combiner (and over the cluster, with clusters): lanes, then one
   /// shared-memory step across warps whose pairs lane w of every warp reads
@@ -1947,6 +2135,8 @@ private:
     }
     if (plan.clusterSize > 1)
       std::tie(m, d) = clusterReducePair(m, d);
+    if (plan.splitSize > 1)
+      std::tie(m, d) = splitReducePair(m, d);
     return {m, d};
   }
 
@@ -1966,6 +2156,9 @@ private:
           b, i64, gpu::ClusterIdOp::create(b, gpu::Dimension::x));
       step = arith::IndexCastOp::create(
           b, i64, gpu::ClusterDimOp::create(b, gpu::Dimension::x));
+    } else if (plan.splitSize > 1) {
+      first = arith::ExtUIOp::create(b, i64, splitGroup);
+      step = arith::ExtUIOp::create(b, i64, splitGroups);
     } else {
       first = arith::IndexCastOp::create(
           b, i64, gpu::BlockIdOp::create(b, gpu::Dimension::x));
@@ -1981,13 +2174,14 @@ private:
       prefetchRow(first);
     // With clusters the loop also counts its iterations (i32): each cluster
     // exchange's mbarrier completes one phase per row, or every other row
-    // with two buffers.
+    // with two buffers. A split group's exchange counts its arrivals by
+    // row, and alternates between two buffers.
     bool rereads = plan.strategy != Strategy::Online && vec == 1 &&
                    plan.vectorWidth > 1 && plan.rereadFallback;
     pairRow = plan.pairReduce && !(peeled && plan.peeledWithoutPair());
     rowExchanges = plan.clusterExchanges(
         group.reduces.size(), rereads || (plan.pairReduce && !pairRow));
-    bool countRows = plan.clusterSize > 1;
+    bool countRows = plan.shareBlocks() > 1;
     // With prefetch=registers the loop also carries the next row's loads.
     bool ahead = plan.prefetchRegisters && vec > 1 && !peeled &&
                  plan.strategy != Strategy::Online;
@@ -2018,7 +2212,11 @@ private:
       row = ownRow(row);
       rowValid = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, rows);
     }
-    if (countRows) {
+    if (plan.splitSize > 1) {
+      splitRowIndex = loop.getRegionIterArgs().front();
+      loop.getBody()->getTerminator()->setOperand(
+          0, arith::AddIOp::create(b, splitRowIndex, constI32(1)));
+    } else if (countRows) {
       Value k = loop.getRegionIterArgs().front();
       loop.getBody()->getTerminator()->setOperand(
           0, arith::AddIOp::create(b, k, constI32(1)));
@@ -2260,7 +2458,7 @@ private:
   /// gave four ranks two tiles each and three none.
   std::pair<Value, Value> onlineShare() {
     Value lo = constI32(0), hi = cols;
-    if (plan.clusterSize > 1) {
+    if (plan.shareBlocks() > 1) {
       Value cols64 = arith::ExtUIOp::create(b, i64, cols);
       Value tile64 =
           constI64(plan.prefetch ? plan.blockElements : plan.vectorWidth);
@@ -2268,12 +2466,13 @@ private:
           b,
           arith::CeilDivUIOp::create(
               b,
-              arith::CeilDivUIOp::create(b, cols64, constI64(plan.clusterSize)),
+              arith::CeilDivUIOp::create(b, cols64,
+                                         constI64(plan.shareBlocks())),
               tile64),
           tile64);
       Value lo64 = arith::MinUIOp::create(
           b,
-          arith::MulIOp::create(b, arith::ExtUIOp::create(b, i64, clusterRank),
+          arith::MulIOp::create(b, arith::ExtUIOp::create(b, i64, shareRank),
                                 span),
           cols64);
       Value hi64 = arith::MinUIOp::create(
@@ -2550,6 +2749,13 @@ private:
   Value rowInBlock;
   /// Rank of this block in its cluster, and the first column of its slice.
   Value clusterRank, sliceStart;
+  /// Rank of this block among the blocks sharing its row (its cluster's or
+  /// its split group's).
+  Value shareRank;
+  /// Row-split: the workspace (`!llvm.ptr<1>`), this block's split group
+  /// and the number of whole groups in the grid (i32), and in the row loop
+  /// the group's row count so far (i32).
+  Value workspace, splitGroup, splitGroups, splitRowIndex;
   /// In the row loop with clusters: the buffer (0 or 1, i32) of this row's
   /// cluster exchanges when a row has only one, and the parity of the
   /// mbarrier phase they complete.
@@ -2645,6 +2851,9 @@ static DictionaryAttr kernelMetadata(Builder &b, Group &group,
       b.getNamedAttr("peeled_path", b.getBoolAttr(plan.peelable())),
       b.getNamedAttr("pair_reduce", b.getBoolAttr(plan.pairReduce)),
       b.getNamedAttr("l2_hints", b.getBoolAttr(plan.cacheHints)),
+      b.getNamedAttr("row_split", b.getI64IntegerAttr(plan.splitSize)),
+      b.getNamedAttr("workspace_bytes_per_group",
+                     b.getI64IntegerAttr(plan.workspaceBytesPerGroup())),
   };
   return b.getDictionaryAttr(attrs);
 }
@@ -2675,7 +2884,8 @@ struct ConvertRowRedToGPUPass
         strategy,          cols,        blockSize,      numWarps,
         rowsPerBlock,      clusterSize, vectorWidth,    maxElementsPerThread,
         reverseSecondPass, fastExp,     scalarFallback, chip,
-        prefetch,          pairReduce,  onlineKeep,     cacheHints};
+        prefetch,          pairReduce,  onlineKeep,     cacheHints,
+        rowSplit};
     SmallVector<MapOp> maps;
     module.walk([&](MapOp map) { maps.push_back(map); });
 
@@ -2736,7 +2946,11 @@ struct ConvertRowRedToGPUPass
     b.setInsertionPointToStart(gpuModule.getBody());
     auto ptr = LLVM::LLVMPointerType::get(ctx, 1);
     Type i64 = b.getI64Type();
-    auto funcType = FunctionType::get(ctx, {ptr, ptr, i64, i64, i64, i64}, {});
+    SmallVector<Type> params = {ptr, ptr, i64, i64, i64, i64};
+    // Row-split kernels also take their workspace.
+    if (plan.splitSize > 1)
+      params.push_back(ptr);
+    auto funcType = FunctionType::get(ctx, params, {});
     SmallVector<Type> workgroup;
     if (plan.sharedSlots(group.reduces.size()) > 0)
       workgroup.push_back(MemRefType::get(
@@ -2808,6 +3022,25 @@ struct ConvertRowRedToGPUPass
       blocks = arith::MulIOp::create(b, rowsIdx, size);
       cluster = gpu::KernelDim3{size, one, one};
     }
+    // A row-split kernel: one split group, which walks all the rows, with a
+    // zeroed workspace of its own. Its blocks must all be resident; a
+    // single group of at most one block per SM is, on an otherwise idle
+    // device (launchers that know the device launch cooperatively, with as
+    // many groups as fit: docs/abi.md).
+    Value workspace;
+    if (plan.splitSize > 1) {
+      blocks = arith::ConstantIndexOp::create(b, plan.splitSize);
+      workspace =
+          gpu::AllocOp::create(
+              b,
+              MemRefType::get({plan.workspaceBytesPerGroup() / 4},
+                              b.getI32Type()),
+              /*asyncToken=*/Type(), ValueRange(), ValueRange(), ValueRange())
+              .getMemref();
+      gpu::MemsetOp::create(b, /*asyncToken=*/Type(), ValueRange(), workspace,
+                            arith::ConstantIntOp::create(b, 0, 32));
+      args.push_back(hostPointer(b, workspace));
+    }
     gpu::LaunchFuncOp::create(
         b, func, gpu::KernelDim3{blocks, one, one},
         gpu::KernelDim3{threads, one, one},
@@ -2818,6 +3051,8 @@ struct ConvertRowRedToGPUPass
         args,
         /*asyncTokenType=*/nullptr,
         /*asyncDependencies=*/{}, cluster);
+    if (workspace)
+      gpu::DeallocOp::create(b, /*asyncToken=*/Type(), ValueRange(), workspace);
   }
 
   /// Erases the group's ops and its row-scalar buffers.
