@@ -96,8 +96,8 @@ def main():
     elapsed = time.time() - start
 
     # compute-sanitizer on fused multi-warp, single-warp, several-rows,
-    # cluster and online kernels (also with kept tiles in shared memory),
-    # small shapes.
+    # cluster and online kernels (also with kept tiles in shared memory, and
+    # split over groups of blocks), small shapes.
     sanitizer = shutil.which("compute-sanitizer")
     san_rows = []
     if sanitizer:
@@ -115,7 +115,9 @@ def main():
             "softmax_f32_fused_b8192_pfregisters_kernel0.json",
             "softmax_bf16_fused_b512_kernel0.json",
             "softmax_bf16_online_c8_onlinekeep64_pfoff_kernel0.json",
-            "log_softmax_f32_online_onlinekeep128_kernel0.json")]
+            "log_softmax_f32_online_onlinekeep128_kernel0.json",
+            "softmax_bf16_online_rowsplit33_kernel0.json",
+            "log_softmax_f32_online_rowsplit8_onlinekeep64_pfoff_kernel0.json")]
         for k in picks:
             with open(os.path.join(args.kernel_dir, k)) as f:
                 max_cols = json.load(f)["max_cols"] or 1000

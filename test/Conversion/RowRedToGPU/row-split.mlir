@@ -1,0 +1,73 @@
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online row-split=40" | FileCheck %s
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1024 row-split=4" | FileCheck %s --check-prefix=AUTO
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online" | FileCheck %s --check-prefix=NONE
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online row-split=4 cluster-size=4" 2>&1 | FileCheck %s --check-prefix=CLUSTER
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=fused cols=1024 row-split=4" 2>&1 | FileCheck %s --check-prefix=FUSED
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online row-split=0" 2>&1 | FileCheck %s --check-prefix=RANGE
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online row-split=1025" 2>&1 | FileCheck %s --check-prefix=RANGE
+
+// A row split over a group of 40 blocks that combine their (max, sum) pairs
+// through a global workspace: 16 bytes of counters, then two buffers of 40
+// pairs, rounded up to 128 bytes (768 bytes per group).
+// CHECK: row_split = 40 : i64
+// CHECK-SAME: workspace_bytes_per_group = 768 : i64
+
+// The host side launches one group with a zeroed workspace of its own.
+// CHECK: %[[WS:.*]] = gpu.alloc () : memref<192xi32>
+// CHECK: gpu.memset %[[WS]], %{{.*}} : memref<192xi32>, i32
+// CHECK: gpu.launch_func @softmax_kernel0::@softmax_kernel0 blocks in (%c40,
+// CHECK-SAME: args({{.*}}, %{{.*}} : !llvm.ptr<1>)
+// CHECK: gpu.dealloc %[[WS]]
+
+// The kernel takes the workspace as its seventh parameter. Block b is rank
+// b % 40 of group b / 40; blocks past the last whole group do nothing.
+// CHECK: gpu.func @softmax_kernel0(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %[[ARG:.*]]: !llvm.ptr<1>)
+// CHECK: %[[BLOCK:.*]] = gpu.block_id x
+// CHECK: %[[GRID:.*]] = gpu.grid_dim x
+// CHECK: arith.remui %{{.*}}, %c40_i32
+// CHECK: %[[GROUP:.*]] = arith.divui %{{.*}}, %c40_i32
+// CHECK: %[[GROUPS:.*]] = arith.divui %{{.*}}, %c40_i32
+// CHECK: %[[WHOLE:.*]] = arith.cmpi ult, %[[GROUP]], %[[GROUPS]]
+// CHECK: scf.if %[[WHOLE]]
+
+// Per row, after the block's own reduction: thread 0 stores the block's pair,
+// releases it with a fence and a relaxed add to the group's counter, and
+// spins on acquire loads until every block of the group has arrived; after
+// a block barrier every lane folds entries lane and lane + 32 (relaxed
+// loads at gpu scope) and the lanes combine by butterfly.
+// CHECK: scf.if
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 8 : i64} : i64, !llvm.ptr<1>
+// CHECK: llvm.fence syncscope("device") release
+// CHECK: llvm.atomicrmw add %[[COUNTER:.*]], %{{.*}} syncscope("device") monotonic
+// CHECK: scf.while
+// CHECK: llvm.load %[[COUNTER]] atomic syncscope("device") acquire
+// CHECK: arith.cmpi ult
+// CHECK: gpu.barrier
+// CHECK-COUNT-2: llvm.load %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : !llvm.ptr<1> -> i64
+// CHECK: gpu.shuffle xor
+
+// At the end, the last block out of the group resets both counters.
+// CHECK: llvm.fence syncscope("device") acq_rel
+// CHECK: %[[OUT:.*]] = llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") monotonic
+// CHECK: llvm.fence syncscope("device") acq_rel
+// CHECK: arith.cmpi eq, %[[OUT]], %c39_i32
+// CHECK: llvm.store %{{.*}} {alignment = 4 : i64} : i32, !llvm.ptr<1>
+// CHECK: llvm.store %{{.*}} {alignment = 4 : i64} : i32, !llvm.ptr<1>
+
+// A row split makes auto pick the online kernel even for a row that fits a
+// block; groups of at most 32 read one entry per lane.
+// AUTO: row_split = 4 : i64
+// AUTO-SAME: strategy = "online"
+// AUTO-SAME: workspace_bytes_per_group = 128 : i64
+// AUTO-COUNT-1: atomic syncscope("device") monotonic {alignment = 8 : i64} : !llvm.ptr<1> -> i64
+// AUTO-NOT: atomic syncscope("device") monotonic {alignment = 8 : i64} : !llvm.ptr<1> -> i64
+// AUTO: gpu.shuffle xor
+
+// NONE: row_split = 1 : i64
+// NONE-SAME: workspace_bytes_per_group = 0 : i64
+// NONE-NOT: gpu.alloc
+// NONE-NOT: llvm.atomicrmw
+
+// CLUSTER: error: 'rowred.map' op row-split and cluster-size both split a row over blocks; choose one
+// FUSED: error: 'rowred.map' op row-split applies to the online strategy only, not fused
+// RANGE: error: 'rowred.map' op row-split must be from 1 (none) to 1024 blocks per row, got
