@@ -118,8 +118,8 @@ int64_t LaunchPlan::gridFor(int64_t residentBlocks, int64_t rows) const {
     return clusterBlocks *
            std::max<int64_t>(1, std::min(rows, residentClusters));
   if (rowSplit > 1)
-    return rowSplit * std::min(std::max<int64_t>(rows, 1),
-                               residentBlocks / rowSplit);
+    return rowSplit *
+           std::min(std::max<int64_t>(rows, 1), residentBlocks / rowSplit);
   int64_t groups = (rows + rowsPerBlock - 1) / rowsPerBlock;
   return std::max<int64_t>(1, std::min(groups, residentBlocks));
 }

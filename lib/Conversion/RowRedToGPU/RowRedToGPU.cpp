@@ -758,9 +758,9 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
               "launcher that allows non-portable cluster sizes), got "
            << opts.clusterSize;
   if (opts.rowSplit < 1 || opts.rowSplit > kMaxRowSplit)
-    return map.emitOpError() << "row-split must be from 1 (none) to "
-                             << kMaxRowSplit << " blocks per row, got "
-                             << opts.rowSplit;
+    return map.emitOpError()
+           << "row-split must be from 1 (none) to " << kMaxRowSplit
+           << " blocks per row, got " << opts.rowSplit;
   if (opts.rowSplit > 1 && opts.clusterSize > 1)
     return map.emitOpError()
            << "row-split and cluster-size both split a row over blocks; "
@@ -1121,8 +1121,9 @@ public:
     }
   }
 
-  /// Emits the whole kernel: a run-time choice between the vector path and
-  /// the scalar path, each a grid-stride loop over rows.
+  /// Emits the whole kernel: the L2 policies and the cluster's mbarriers when
+  /// used, the row paths (emitPaths), and the exit of the cluster or of the
+  /// split group.
   void emit() {
     if (plan.cacheHints) {
       auto policy = [&](StringRef priority) {
@@ -1533,8 +1534,8 @@ private:
     };
     Value firstBlock;
     if (plan.shareBlocks() > 1)
-      firstBlock = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
-                                         shareRank, constI32(0));
+      firstBlock = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, shareRank,
+                                         constI32(0));
     auto taken = [&](Value valid) {
       return firstBlock ? arith::AndIOp::create(b, valid, firstBlock) : valid;
     };
@@ -1987,9 +1988,9 @@ private:
 
   /// Byte `offset` of this block's split group's workspace (`!llvm.ptr<1>`).
   Value workspaceAt(Value offset) {
-    Value groupOffset = arith::MulIOp::create(
-        b, arith::ExtUIOp::create(b, i64, splitGroup),
-        constI64(plan.workspaceBytesPerGroup()));
+    Value groupOffset =
+        arith::MulIOp::create(b, arith::ExtUIOp::create(b, i64, splitGroup),
+                              constI64(plan.workspaceBytesPerGroup()));
     return LLVM::GEPOp::create(
         b, workspace.getType(), b.getI8Type(), workspace,
         ValueRange{arith::AddIOp::create(
@@ -2035,9 +2036,8 @@ private:
       // A release fence, then a relaxed add: the NVPTX backend of LLVM 22
       // drops the ordering of an atomicrmw (plain atom.global.add).
       LLVM::FenceOp::create(b, LLVM::AtomicOrdering::release, "device");
-      LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::add, counter,
-                                constI32(1), LLVM::AtomicOrdering::monotonic,
-                                "device");
+      LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::add, counter, constI32(1),
+                                LLVM::AtomicOrdering::monotonic, "device");
       Value target = arith::MulIOp::create(
           b, arith::AddIOp::create(b, splitRowIndex, constI32(1)),
           constI32(size));
@@ -2047,10 +2047,10 @@ private:
           b, i32, counter, /*alignment=*/4, /*isVolatile=*/false,
           /*isNonTemporal=*/false, /*isInvariant=*/false,
           /*isInvariantGroup=*/false, LLVM::AtomicOrdering::acquire, "device");
-      scf::ConditionOp::create(b,
-                               arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
-                                                     arrived, target),
-                               ValueRange());
+      scf::ConditionOp::create(
+          b,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, arrived, target),
+          ValueRange());
       b.setInsertionPointToStart(b.createBlock(&loop.getAfter()));
       scf::YieldOp::create(b);
     }
@@ -2059,8 +2059,8 @@ private:
     d = constF32(0.0);
     for (int64_t first = 0; first < size; first += 32) {
       Value index = arith::AddIOp::create(b, lane, constI32(first));
-      Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
-                                            index, constI32(size));
+      Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, index,
+                                            constI32(size));
       Value loaded = LLVM::LoadOp::create(
           b, i64,
           entryOffset(arith::SelectOp::create(b, inRange, index, constI32(0))),
@@ -2092,9 +2092,8 @@ private:
     // Fences around a relaxed add, as in splitReducePair.
     LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
     Value before =
-        LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::add, exits,
-                                  constI32(1), LLVM::AtomicOrdering::monotonic,
-                                  "device");
+        LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::add, exits, constI32(1),
+                                  LLVM::AtomicOrdering::monotonic, "device");
     LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
     Value last = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, before,
                                        constI32(plan.splitSize - 1));
