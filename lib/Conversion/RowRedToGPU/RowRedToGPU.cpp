@@ -2010,8 +2010,9 @@ private:
   ///   ... (relaxed loads at gpu scope, which no stale L1 line can answer),
   ///   folds them and combines the lanes by butterfly.
   ///
-  /// The counter only grows, so that a fast block's arrival for the next
-  /// row never hides this one; leaveSplitGroup resets it at the kernel's end.
+  /// The counter only grows (modulo 2^32), so that a fast block's arrival
+  /// for the next row never hides this one; leaveSplitGroup resets it at the
+  /// kernel's end.
   /// Every block of the group must be resident: the launcher launches the
   /// kernel cooperatively (docs/abi.md).
   std::pair<Value, Value> splitReducePair(Value m, Value d) {
@@ -2047,9 +2048,14 @@ private:
           b, i32, counter, /*alignment=*/4, /*isVolatile=*/false,
           /*isNonTemporal=*/false, /*isInvariant=*/false,
           /*isInvariantGroup=*/false, LLVM::AtomicOrdering::acquire, "device");
+      // arrived - target < 0 as a signed difference: the counter wraps
+      // around after 2^32 / splitSize rows of a group, and never strays
+      // more than 2 x splitSize from the target.
       scf::ConditionOp::create(
           b,
-          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, arrived, target),
+          arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                                arith::SubIOp::create(b, arrived, target),
+                                constI32(0)),
           ValueRange());
       b.setInsertionPointToStart(b.createBlock(&loop.getAfter()));
       scf::YieldOp::create(b);

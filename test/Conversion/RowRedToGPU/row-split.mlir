@@ -32,7 +32,8 @@
 
 // Per row, after the block's own reduction: thread 0 stores the block's pair,
 // releases it with a fence and a relaxed add to the group's counter, and
-// spins on acquire loads until every block of the group has arrived; after
+// spins on acquire loads until every block of the group has arrived (a
+// signed difference, so that the counter may wrap around); after
 // a block barrier every lane folds entries lane and lane + 32 (relaxed
 // loads at gpu scope) and the lanes combine by butterfly.
 // CHECK: scf.if
@@ -40,8 +41,9 @@
 // CHECK: llvm.fence syncscope("device") release
 // CHECK: llvm.atomicrmw add %[[COUNTER:.*]], %{{.*}} syncscope("device") monotonic
 // CHECK: scf.while
-// CHECK: llvm.load %[[COUNTER]] atomic syncscope("device") acquire
-// CHECK: arith.cmpi ult
+// CHECK: %[[ARRIVED:.*]] = llvm.load %[[COUNTER]] atomic syncscope("device") acquire
+// CHECK: %[[AHEAD:.*]] = arith.subi %[[ARRIVED]], %{{.*}} : i32
+// CHECK: arith.cmpi slt, %[[AHEAD]], %c0_i32
 // CHECK: gpu.barrier
 // CHECK-COUNT-2: llvm.load %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : !llvm.ptr<1> -> i64
 // CHECK: gpu.shuffle xor
