@@ -31,6 +31,17 @@ class _LaunchConfig(ctypes.Structure):
                 ("attrs", ctypes.c_void_p), ("numAttrs", ctypes.c_uint)]
 
 
+_LIBCUDA = None
+
+
+def _libcuda():
+    """The CUDA driver library, loaded once."""
+    global _LIBCUDA
+    if _LIBCUDA is None:
+        _LIBCUDA = ctypes.CDLL("libcuda.so.1")
+    return _LIBCUDA
+
+
 def launch_cooperative(function_ptr, grid, threads, shared, args):
     """cuLaunchCooperativeKernel on the current stream: every block of the
     grid is resident at once, or the launch fails."""
@@ -44,19 +55,9 @@ def launch_cooperative(function_ptr, grid, threads, shared, args):
         raise RuntimeError(f"cuLaunchCooperativeKernel failed with {rc}")
 
 
-_LIBCUDA = None
-
-
-def _libcuda():
-    global _LIBCUDA
-    if _LIBCUDA is None:
-        _LIBCUDA = ctypes.CDLL("libcuda.so.1")
-    return _LIBCUDA
-
-
 def max_active_clusters(function_ptr, cluster, threads, dynamic_shared=0):
     """Clusters of the kernel that can be resident at once on the device."""
-    libcuda = ctypes.CDLL("libcuda.so.1")
+    libcuda = _libcuda()
     config = _LaunchConfig(cluster, 1, 1, threads, 1, 1, dynamic_shared, None,
                            None, 0)
     count = ctypes.c_int(0)
@@ -74,7 +75,7 @@ _NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14
 
 def allow_non_portable_clusters(function_ptr):
     """Lets the kernel run clusters of more than 8 blocks (docs/abi.md)."""
-    libcuda = ctypes.CDLL("libcuda.so.1")
+    libcuda = _libcuda()
     rc = libcuda.cuFuncSetAttribute(ctypes.c_void_p(function_ptr),
                                     _NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)
     if rc != 0:

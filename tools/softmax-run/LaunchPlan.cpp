@@ -169,19 +169,19 @@ std::string LaunchPlan::explain(const DeviceInfo &device,
     return os.str();
   }
   if (rowSplit > 1) {
+    int64_t residentGroups = int64_t(blocksPerSM) * device.sms / rowSplit;
     os << "split groups of " << rowSplit
        << " blocks (each row split over one group, which combines its "
           "(max, sum) pairs through the workspace); groups resident: "
        << blocksPerSM << " x " << device.sms << " / " << rowSplit << " = "
-       << blocksPerSM * device.sms / rowSplit << "\n";
+       << residentGroups << "\n";
     if (grid == 0) {
       os << "groups launched: none: a group needs more blocks than fit on "
             "the device at once\n";
       return os.str();
     }
-    os << "groups launched: min(" << rows << " rows, "
-       << blocksPerSM * device.sms / rowSplit << ") = " << grid / rowSplit
-       << ", grid " << grid
+    os << "groups launched: min(" << rows << " rows, " << residentGroups
+       << ") = " << grid / rowSplit << ", grid " << grid
        << " blocks, launched cooperatively (group g handles rows g, g + "
        << grid / rowSplit << ", ...)\n";
     return os.str();

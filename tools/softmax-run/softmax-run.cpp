@@ -554,7 +554,8 @@ int main(int argc, char **argv) {
   LaunchPlan plan =
       planLaunch(gpu.info, res, shapeOf(*spec), opts.rows, clusters);
   // The plan's arithmetic with the driver's blocks per SM.
-  int64_t grid = plan.gridFor(int64_t(perSM) * gpu.info.sms, opts.rows);
+  int64_t resident = int64_t(perSM) * gpu.info.sms;
+  int64_t grid = plan.gridFor(resident, opts.rows);
   if (opts.grid) {
     if (opts.grid % spec->clusterBlocks != 0)
       usageError("--grid must be a multiple of the kernel's cluster size (" +
@@ -562,18 +563,18 @@ int main(int argc, char **argv) {
     if (opts.grid % spec->rowSplit != 0)
       usageError("--grid must be a multiple of the kernel's row-split (" +
                  std::to_string(spec->rowSplit) + ")");
-    if (spec->rowSplit > 1 && opts.grid > int64_t(perSM) * gpu.info.sms)
+    if (spec->rowSplit > 1 && opts.grid > resident)
       usageError("--grid " + std::to_string(opts.grid) +
                  " exceeds the blocks that can be resident at once (" +
-                 std::to_string(int64_t(perSM) * gpu.info.sms) +
+                 std::to_string(resident) +
                  "), which a row-split kernel needs");
     grid = opts.grid;
   }
   if (grid == 0)
     fatal("kernel '" + spec->kernel + "' splits each row over " +
           std::to_string(spec->rowSplit) + " blocks, but only " +
-          std::to_string(int64_t(perSM) * gpu.info.sms) + " fit on " +
-          gpu.info.name + " at once; compile it with a smaller row-split");
+          std::to_string(resident) + " fit on " + gpu.info.name +
+          " at once; compile it with a smaller row-split");
   if (opts.explain) {
     std::printf("%s", kernelSummary.c_str());
     std::printf("%s", plan.explain(gpu.info, res, opts.rows).c_str());
@@ -625,14 +626,13 @@ int main(int argc, char **argv) {
               "cuMemcpyHtoD");
 
   // A row-split kernel's workspace: zeroed once, left zero by each launch.
-  size_t workspaceBytes =
-      spec->rowSplit > 1
-          ? size_t(grid / spec->rowSplit * spec->workspaceBytesPerGroup)
-          : 0;
-  DeviceBuffer workspace(gpu, std::max<size_t>(workspaceBytes, 4));
-  gpu.checked(gpu.cu.cuMemsetD32_v2(workspace.ptr, 0,
-                                    std::max<size_t>(workspaceBytes, 4) / 4),
-              "cuMemsetD32");
+  // (workspaceBytesPerGroup is 0 without a split; whole words for the memset.)
+  size_t workspaceWords =
+      (grid / spec->rowSplit * spec->workspaceBytesPerGroup + 3) / 4;
+  DeviceBuffer workspace(gpu, workspaceWords * 4);
+  if (workspaceWords > 0)
+    gpu.checked(gpu.cu.cuMemsetD32_v2(workspace.ptr, 0, workspaceWords),
+                "cuMemsetD32");
   CUdeviceptr pw = workspace.ptr;
   int64_t rows = opts.rows, cols = opts.cols, xs = sx, ys = sy;
   void *params[] = {&px, &py, &rows, &cols, &xs, &ys, &pw};

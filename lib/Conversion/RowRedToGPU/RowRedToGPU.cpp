@@ -125,12 +125,17 @@ struct KernelPlan {
   int64_t numThreads() const { return numWarps * 32; }
   /// Blocks that share one row: a cluster's or a split group's.
   int64_t shareBlocks() const { return clusterSize * splitSize; }
-  /// Bytes of the workspace of each split group (row-split, docs/abi.md):
-  /// an arrival counter and an exit counter (u32 each, then 8 bytes of
-  /// padding), then two buffers of splitSize (max, sum) f32 pairs, rounded
-  /// up to 128 bytes so that groups share no cache line.
+  /// Byte offsets in a split group's workspace (row-split, docs/abi.md): an
+  /// arrival counter and an exit counter (u32 each), then, after 8 bytes of
+  /// padding, two buffers of splitSize (max, sum) f32 pairs.
+  static constexpr int64_t kArrivalsOffset = 0, kExitsOffset = 4,
+                           kEntriesOffset = 16;
+  /// Bytes of the workspace of each split group, rounded up to 128 bytes so
+  /// that groups share no cache line.
   int64_t workspaceBytesPerGroup() const {
-    return splitSize > 1 ? llvm::alignTo(16 + 2 * splitSize * 8, 128) : 0;
+    return splitSize > 1
+               ? llvm::alignTo(kEntriesOffset + 2 * splitSize * 8, 128)
+               : 0;
   }
   int64_t threadsPerRow() const { return numThreads() / rowsPerBlock; }
   /// Whether the kernel has the peeled vector path, for rows that are not
@@ -2021,8 +2026,9 @@ private:
     auto entryOffset = [&](Value index) {
       Value entry = arith::AddIOp::create(
           b, arith::MulIOp::create(b, buffer, constI32(size)), index);
-      return workspaceAt(arith::AddIOp::create(
-          b, constI32(16), arith::MulIOp::create(b, entry, constI32(8))));
+      return workspaceAt(
+          arith::AddIOp::create(b, constI32(KernelPlan::kEntriesOffset),
+                                arith::MulIOp::create(b, entry, constI32(8))));
     };
     auto pairType = VectorType::get({2}, f32);
     {
@@ -2033,7 +2039,7 @@ private:
       pair = LLVM::InsertElementOp::create(b, pair, d, constI32(1));
       LLVM::StoreOp::create(b, LLVM::BitcastOp::create(b, i64, pair),
                             entryOffset(shareRank), /*alignment=*/8);
-      Value counter = workspaceAt(constI32(0));
+      Value counter = workspaceAt(constI32(KernelPlan::kArrivalsOffset));
       // A release fence, then a relaxed add: the NVPTX backend of LLVM 22
       // drops the ordering of an atomicrmw (plain atom.global.add).
       LLVM::FenceOp::create(b, LLVM::AtomicOrdering::release, "device");
@@ -2044,10 +2050,8 @@ private:
           constI32(size));
       auto loop = scf::WhileOp::create(b, TypeRange(), ValueRange());
       b.setInsertionPointToStart(b.createBlock(&loop.getBefore()));
-      Value arrived = LLVM::LoadOp::create(
-          b, i32, counter, /*alignment=*/4, /*isVolatile=*/false,
-          /*isNonTemporal=*/false, /*isInvariant=*/false,
-          /*isInvariantGroup=*/false, LLVM::AtomicOrdering::acquire, "device");
+      Value arrived =
+          atomicLoad(i32, counter, 4, LLVM::AtomicOrdering::acquire);
       // arrived - target < 0 as a signed difference: the counter wraps
       // around after 2^32 / splitSize rows of a group, and never strays
       // more than 2 x splitSize from the target.
@@ -2061,18 +2065,14 @@ private:
       scf::YieldOp::create(b);
     }
     gpu::BarrierOp::create(b);
-    m = negInf();
-    d = constF32(0.0);
     for (int64_t first = 0; first < size; first += 32) {
       Value index = arith::AddIOp::create(b, lane, constI32(first));
       Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, index,
                                             constI32(size));
-      Value loaded = LLVM::LoadOp::create(
-          b, i64,
+      Value loaded = atomicLoad(
+          i64,
           entryOffset(arith::SelectOp::create(b, inRange, index, constI32(0))),
-          /*alignment=*/8, /*isVolatile=*/false, /*isNonTemporal=*/false,
-          /*isInvariant=*/false, /*isInvariantGroup=*/false,
-          LLVM::AtomicOrdering::monotonic, "device");
+          8, LLVM::AtomicOrdering::monotonic);
       Value pair = LLVM::BitcastOp::create(b, pairType, loaded);
       Value em = arith::SelectOp::create(
           b, inRange, LLVM::ExtractElementOp::create(b, pair, constI32(0)),
@@ -2080,11 +2080,23 @@ private:
       Value ed = arith::SelectOp::create(
           b, inRange, LLVM::ExtractElementOp::create(b, pair, constI32(1)),
           constF32(0.0));
+      if (first == 0) {
+        std::tie(m, d) = std::make_pair(em, ed);
+        continue;
+      }
       Value mAll = combine(Combiner::max, m, em);
       d = arith::AddFOp::create(b, rescale(m, d, mAll), rescale(em, ed, mAll));
       m = mAll;
     }
     return butterflyPair(m, d, 32);
+  }
+
+  /// An atomic load (`ordering`, gpu scope) of `type` from `ptr`.
+  Value atomicLoad(Type type, Value ptr, unsigned alignment,
+                   LLVM::AtomicOrdering ordering) {
+    return LLVM::LoadOp::create(b, type, ptr, alignment, /*isVolatile=*/false,
+                                /*isNonTemporal=*/false, /*isInvariant=*/false,
+                                /*isInvariantGroup=*/false, ordering, "device");
   }
 
   /// Thread 0 of each block counts the block out of its split group once it
@@ -2093,8 +2105,8 @@ private:
   void leaveSplitGroup() {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(emitIfFirstThread());
-    Value counter = workspaceAt(constI32(0));
-    Value exits = workspaceAt(constI32(4));
+    Value counter = workspaceAt(constI32(KernelPlan::kArrivalsOffset));
+    Value exits = workspaceAt(constI32(KernelPlan::kExitsOffset));
     // Fences around a relaxed add, as in splitReducePair.
     LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
     Value before =
