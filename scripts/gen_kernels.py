@@ -101,6 +101,14 @@ VARIANTS = [
     ("log_softmax", "f32", "online", "row-split=8 online-keep=64 "
      "prefetch=off"),
     ("softmax", "f16", "online", "row-split=3"),
+    # Split groups whose pass 1 runs rows ahead of pass 2 (split-ahead):
+    # groups of 4 two rows ahead; of 33 one ahead; of 5 three ahead without
+    # the tiles ahead (f16 log-softmax); of 2 seven ahead (sixteen buffers).
+    ("softmax", "f32", "online", "row-split=4 split-ahead=2"),
+    ("softmax", "bf16", "online", "row-split=33 split-ahead=1"),
+    ("log_softmax", "f16", "online", "row-split=5 split-ahead=3 "
+     "prefetch=off"),
+    ("log_softmax", "f32", "online", "row-split=2 split-ahead=7"),
     # Clusters of 16 blocks (non-portable: the launcher opts in).
     ("softmax", "f32", "cluster", "block-size=262144 cluster-size=16"),
     ("log_softmax", "bf16", "cluster", "block-size=262144 cluster-size=16"),

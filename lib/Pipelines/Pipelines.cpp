@@ -53,6 +53,7 @@ void mlir::rowred::buildRowRedToPTXPipeline(OpPassManager &pm,
   lowering.onlineKeep = options.onlineKeep;
   lowering.cacheHints = options.cacheHints;
   lowering.rowSplit = options.rowSplit;
+  lowering.splitAhead = options.splitAhead;
   lowering.scalarFallback = options.scalarFallback;
   lowering.prefetch = options.prefetch;
   lowering.pairReduce = options.pairReduce;

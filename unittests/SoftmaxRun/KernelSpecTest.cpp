@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 
 using namespace softmax_run;
@@ -34,8 +35,14 @@ TEST(Json, ReportsErrorsWithOffsets) {
   EXPECT_FALSE(Json::parse(std::string(100, '['), error));
 }
 
+/// Writes `json` as a kernel's metadata, with its PTX next to it unless
+/// `withPtx` is false, into a folder of the current test's own: CTest runs
+/// the tests of this file as separate processes, in parallel with -j.
 static std::string writeKernel(const std::string &json, bool withPtx = true) {
-  std::string dir = ::testing::TempDir();
+  std::string dir =
+      ::testing::TempDir() + "/kernelspec-" +
+      ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  std::filesystem::create_directories(dir);
   std::ofstream(dir + "/k.json") << json;
   if (withPtx)
     std::ofstream(dir + "/k.ptx") << ".version 7.8\n";

@@ -136,6 +136,12 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
            "kernel takes a seventh parameter, and the launcher must launch "
            "it cooperatively, in whole groups of this many blocks); 1: "
            "none">,
+    Option<"splitAhead", "split-ahead", "int64_t", /*default=*/"0",
+           "Online, row-split: rows a split group's pass 1 runs ahead of its "
+           "pass 2. A block publishes row r + A's (max, sum) pair before it "
+           "waits for the group's pairs of row r, so that the slowest block "
+           "of the group has A rows to catch up. 0: each row waits right "
+           "after its pass 1; at most 7">,
     Option<"maxElementsPerThread", "max-elements-per-thread", "int64_t",
            /*default=*/"32",
            "Fused: refuse blocks that hold more elements per thread than "

@@ -88,6 +88,12 @@ struct RowRedToPTXOptions : public PassPipelineOptions<RowRedToPTXOptions> {
       llvm::cl::desc("Online: blocks per row, combined through a global "
                      "workspace under a cooperative launch (1: none)"),
       llvm::cl::init(1)};
+  PassOptions::Option<int64_t> splitAhead{
+      *this, "split-ahead",
+      llvm::cl::desc("Online, row-split: rows pass 1 runs ahead of pass 2, "
+                     "so that blocks wait for a row's pairs A rows later "
+                     "(0: none)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> maxElementsPerThread{
       *this, "max-elements-per-thread",
       llvm::cl::desc("Fused: largest row share one thread keeps in registers "

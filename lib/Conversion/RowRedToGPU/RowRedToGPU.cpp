@@ -90,6 +90,10 @@ struct KernelPlan {
   /// Online, row-split: blocks sharing a row that combine their (max, sum)
   /// pairs through the global-memory workspace, else 1.
   int64_t splitSize = 1;
+  /// Online, row-split: rows whose pass 1 a split group runs ahead of its
+  /// pass 2 (split-ahead), so that a block publishes row r + A's pair before
+  /// it waits for row r's; 0 waits for each row right after its pass 1.
+  int64_t splitAhead = 0;
   /// Widest vector access (elements); the kernel falls back to 1 at run time
   /// when lengths, strides or pointers do not allow it.
   int64_t vectorWidth;
@@ -125,16 +129,27 @@ struct KernelPlan {
   int64_t numThreads() const { return numWarps * 32; }
   /// Blocks that share one row: a cluster's or a split group's.
   int64_t shareBlocks() const { return clusterSize * splitSize; }
+  /// Exchange buffers of a split group: rows take them in turn, each with
+  /// its own arrival counter. A block publishes row k + A while the slowest
+  /// block of its group may still read row k - A - 1's entries, so 2A + 2
+  /// rows must use distinct buffers (a power of two, for masking).
+  int64_t splitBuffers() const {
+    return llvm::PowerOf2Ceil(2 * splitAhead + 2);
+  }
   /// Byte offsets in a split group's workspace (row-split, docs/abi.md): an
-  /// arrival counter and an exit counter (u32 each), then, after 8 bytes of
-  /// padding, two buffers of splitSize (max, sum) f32 pairs.
-  static constexpr int64_t kArrivalsOffset = 0, kExitsOffset = 4,
-                           kEntriesOffset = 16;
+  /// exit counter and one arrival counter per buffer (u32 each), then, from
+  /// a 16-byte boundary, splitBuffers() buffers of splitSize (max, sum) f32
+  /// pairs.
+  static constexpr int64_t kExitsOffset = 0, kArrivalsOffset = 4;
+  int64_t entriesOffset() const {
+    return llvm::alignTo(kArrivalsOffset + 4 * splitBuffers(), 16);
+  }
   /// Bytes of the workspace of each split group, rounded up to 128 bytes so
   /// that groups share no cache line.
   int64_t workspaceBytesPerGroup() const {
     return splitSize > 1
-               ? llvm::alignTo(kEntriesOffset + 2 * splitSize * 8, 128)
+               ? llvm::alignTo(entriesOffset() + splitBuffers() * splitSize * 8,
+                               128)
                : 0;
   }
   int64_t threadsPerRow() const { return numThreads() / rowsPerBlock; }
@@ -416,7 +431,7 @@ struct PlanOptions {
   std::string scalarFallback, chip, prefetch, pairReduce;
   int64_t onlineKeep;
   std::string cacheHints;
-  int64_t rowSplit;
+  int64_t rowSplit, splitAhead;
 };
 
 /// Whether an on/off option value `v` means on (`on`, `1`, `true`).
@@ -507,6 +522,8 @@ static constexpr int64_t kMaxNonPortableClusterSize = 16;
 /// Largest row-split: the blocks of a split group must all be resident at
 /// once (the launcher checks that against the device).
 static constexpr int64_t kMaxRowSplit = 1024;
+/// Largest split-ahead: sixteen exchange buffers per split group.
+static constexpr int64_t kMaxSplitAhead = 7;
 /// Default slice of a row per cluster block: 512 threads x 32 elements, two
 /// blocks per SM.
 static constexpr int64_t kClusterSlice = 16384;
@@ -637,6 +654,9 @@ static StringRef prefetchObstacle(const KernelPlan &plan, bool stage,
            "row length (cols=N)";
   if (stage && plan.rowsPerBlock > 1)
     return "blocks with several rows hold no stage";
+  if (stage && plan.splitAhead > 0)
+    return "the stage holds one row's share and split-ahead keeps several "
+           "rows between their passes";
   if (plan.vectorWidth == 1)
     return stage ? "cp.async copies vectors and this kernel has none"
                  : "only the vector path loads ahead and this kernel has none";
@@ -766,6 +786,14 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
     return map.emitOpError()
            << "row-split must be from 1 (none) to " << kMaxRowSplit
            << " blocks per row, got " << opts.rowSplit;
+  if (opts.splitAhead < 0 || opts.splitAhead > kMaxSplitAhead)
+    return map.emitOpError()
+           << "split-ahead must be from 0 (none) to " << kMaxSplitAhead
+           << " rows, got " << opts.splitAhead;
+  if (opts.splitAhead > 0 && opts.rowSplit <= 1)
+    return map.emitOpError()
+           << "split-ahead runs a split group's pass 1 ahead; it needs "
+              "row-split 2 or more";
   if (opts.rowSplit > 1 && opts.clusterSize > 1)
     return map.emitOpError()
            << "row-split and cluster-size both split a row over blocks; "
@@ -912,6 +940,7 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
       plan.clusterSize = opts.clusterSize;
     } else if (opts.rowSplit > 1) {
       plan.splitSize = opts.rowSplit;
+      plan.splitAhead = opts.splitAhead;
     } else if (opts.clusterSize == 0 && opts.strategy == "auto" &&
                clustersAvailable && cols != 0) {
       plan.clusterSize = autoOnlineClusterSize(cols, elementBytes);
@@ -1001,6 +1030,10 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
     if (plan.prefetch)
       return map.emitOpError() << "online-keep and prefetch=on both use the "
                                   "stage in shared memory; choose one";
+    if (plan.splitAhead > 0)
+      return map.emitOpError()
+             << "online-keep keeps one row's tiles and split-ahead keeps "
+                "several rows between their passes; choose one";
     if (plan.vectorWidth == 1)
       return map.emitOpError() << "online-keep keeps the vector path's tiles "
                                   "and this kernel has none";
@@ -2003,58 +2036,92 @@ private:
   }
 
   /// Combines the block pairs (m, d) of every block of the split group
-  /// through the workspace, in one exchange per row:
+  /// through the workspace, for the group's row number `step` (i32, counted
+  /// from 0): publishSplitPair, then gatherSplitPair.
+  /// Every block of the group must be resident: the launcher launches the
+  /// kernel cooperatively (docs/abi.md).
+  std::pair<Value, Value> splitReducePair(Value m, Value d, Value step) {
+    publishSplitPair(m, d, step);
+    return gatherSplitPair(step);
+  }
+
+  /// The workspace address of entry `index` (i32) of the buffer of the
+  /// group's row number `step`: rows take the buffers in turn.
+  Value splitEntry(Value step, Value index) {
+    Value buffer =
+        arith::AndIOp::create(b, step, constI32(plan.splitBuffers() - 1));
+    Value entry = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, buffer, constI32(plan.splitSize)), index);
+    return workspaceAt(
+        arith::AddIOp::create(b, constI32(plan.entriesOffset()),
+                              arith::MulIOp::create(b, entry, constI32(8))));
+  }
+
+  /// The arrival counter of the buffer of the group's row number `step`.
+  Value splitCounter(Value step) {
+    Value buffer =
+        arith::AndIOp::create(b, step, constI32(plan.splitBuffers() - 1));
+    return workspaceAt(
+        arith::AddIOp::create(b, constI32(KernelPlan::kArrivalsOffset),
+                              arith::MulIOp::create(b, buffer, constI32(4))));
+  }
+
+  /// Thread 0 stores the block's pair (m, d), uniform over the block, into
+  /// its entry of the buffer of row number `step`, then adds one to that
+  /// buffer's arrival counter with release semantics.
+  void publishSplitPair(Value m, Value d, Value step) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(emitIfFirstThread());
+    auto pairType = VectorType::get({2}, f32);
+    Value pair = LLVM::PoisonOp::create(b, pairType);
+    pair = LLVM::InsertElementOp::create(b, pair, m, constI32(0));
+    pair = LLVM::InsertElementOp::create(b, pair, d, constI32(1));
+    LLVM::StoreOp::create(b, LLVM::BitcastOp::create(b, i64, pair),
+                          splitEntry(step, shareRank), /*alignment=*/8);
+    // A release fence, then a relaxed add: the NVPTX backend of LLVM 22
+    // drops the ordering of an atomicrmw (plain atom.global.add).
+    LLVM::FenceOp::create(b, LLVM::AtomicOrdering::release, "device");
+    LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::add, splitCounter(step),
+                              constI32(1), LLVM::AtomicOrdering::monotonic,
+                              "device");
+  }
+
+  /// The group's pair of row number `step`, in every thread:
   ///
-  /// * thread 0 stores the block's pair into its entry of the row's buffer
-  ///   (rows alternate between two, so that a block that has gone on to
-  ///   the next row never overwrites entries still being read), adds one
-  ///   to the group's arrival counter with release semantics, and spins
-  ///   with acquire loads until the counter reaches splitSize x (rows so
-  ///   far + 1): every block's pair of this row is then visible;
+  /// * thread 0 spins with acquire loads until the buffer's counter reaches
+  ///   splitSize x (the buffer's uses so far + 1): every block's pair of
+  ///   this row is then visible;
   /// * after a block barrier, lane l of every warp reads entries l, l + 32,
   ///   ... (relaxed loads at gpu scope, which no stale L1 line can answer),
   ///   folds them and combines the lanes by butterfly.
   ///
-  /// The counter only grows (modulo 2^32), so that a fast block's arrival
-  /// for the next row never hides this one; leaveSplitGroup resets it at the
-  /// kernel's end.
-  /// Every block of the group must be resident: the launcher launches the
-  /// kernel cooperatively (docs/abi.md).
-  std::pair<Value, Value> splitReducePair(Value m, Value d) {
+  /// The counters only grow (modulo 2^32), so that a fast block's arrival
+  /// for a later row never hides this one; leaveSplitGroup resets them at
+  /// the kernel's end. A block publishes row k + A (splitAhead) before it
+  /// waits for row k, and it has waited for row k - 1, which every block
+  /// publishes after it has read row k - A - 2's entries: with
+  /// splitBuffers() >= 2A + 2, a buffer is never overwritten while read.
+  std::pair<Value, Value> gatherSplitPair(Value step) {
     int64_t size = plan.splitSize;
-    Value buffer = arith::AndIOp::create(b, splitRowIndex, constI32(1));
-    auto entryOffset = [&](Value index) {
-      Value entry = arith::AddIOp::create(
-          b, arith::MulIOp::create(b, buffer, constI32(size)), index);
-      return workspaceAt(
-          arith::AddIOp::create(b, constI32(KernelPlan::kEntriesOffset),
-                                arith::MulIOp::create(b, entry, constI32(8))));
-    };
-    auto pairType = VectorType::get({2}, f32);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(emitIfFirstThread());
-      Value pair = LLVM::PoisonOp::create(b, pairType);
-      pair = LLVM::InsertElementOp::create(b, pair, m, constI32(0));
-      pair = LLVM::InsertElementOp::create(b, pair, d, constI32(1));
-      LLVM::StoreOp::create(b, LLVM::BitcastOp::create(b, i64, pair),
-                            entryOffset(shareRank), /*alignment=*/8);
-      Value counter = workspaceAt(constI32(KernelPlan::kArrivalsOffset));
-      // A release fence, then a relaxed add: the NVPTX backend of LLVM 22
-      // drops the ordering of an atomicrmw (plain atom.global.add).
-      LLVM::FenceOp::create(b, LLVM::AtomicOrdering::release, "device");
-      LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::add, counter, constI32(1),
-                                LLVM::AtomicOrdering::monotonic, "device");
+      Value counter = splitCounter(step);
+      int64_t buffers = plan.splitBuffers();
       Value target = arith::MulIOp::create(
-          b, arith::AddIOp::create(b, splitRowIndex, constI32(1)),
+          b,
+          arith::AddIOp::create(
+              b,
+              arith::ShRUIOp::create(b, step, constI32(llvm::Log2_64(buffers))),
+              constI32(1)),
           constI32(size));
       auto loop = scf::WhileOp::create(b, TypeRange(), ValueRange());
       b.setInsertionPointToStart(b.createBlock(&loop.getBefore()));
       Value arrived =
           atomicLoad(i32, counter, 4, LLVM::AtomicOrdering::acquire);
       // arrived - target < 0 as a signed difference: the counter wraps
-      // around after 2^32 / splitSize rows of a group, and never strays
-      // more than 2 x splitSize from the target.
+      // around after 2^32 / splitSize uses, and never strays more than
+      // splitSize x (splitAhead + 1) from the target.
       scf::ConditionOp::create(
           b,
           arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
@@ -2065,14 +2132,17 @@ private:
       scf::YieldOp::create(b);
     }
     gpu::BarrierOp::create(b);
+    auto pairType = VectorType::get({2}, f32);
+    Value m, d;
     for (int64_t first = 0; first < size; first += 32) {
       Value index = arith::AddIOp::create(b, lane, constI32(first));
       Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, index,
                                             constI32(size));
-      Value loaded = atomicLoad(
-          i64,
-          entryOffset(arith::SelectOp::create(b, inRange, index, constI32(0))),
-          8, LLVM::AtomicOrdering::monotonic);
+      Value loaded =
+          atomicLoad(i64,
+                     splitEntry(step, arith::SelectOp::create(b, inRange, index,
+                                                              constI32(0))),
+                     8, LLVM::AtomicOrdering::monotonic);
       Value pair = LLVM::BitcastOp::create(b, pairType, loaded);
       Value em = arith::SelectOp::create(
           b, inRange, LLVM::ExtractElementOp::create(b, pair, constI32(0)),
@@ -2100,12 +2170,11 @@ private:
   }
 
   /// Thread 0 of each block counts the block out of its split group once it
-  /// has passed its last exchange; the last one out resets both counters,
+  /// has passed its last exchange; the last one out resets every counter,
   /// so that each launch leaves the workspace as it found it: zero.
   void leaveSplitGroup() {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(emitIfFirstThread());
-    Value counter = workspaceAt(constI32(KernelPlan::kArrivalsOffset));
     Value exits = workspaceAt(constI32(KernelPlan::kExitsOffset));
     // Fences around a relaxed add, as in splitReducePair.
     LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
@@ -2119,15 +2188,18 @@ private:
         &scf::IfOp::create(b, last, /*withElseRegion=*/false)
              .getThenRegion()
              .front());
-    for (Value word : {counter, exits})
-      LLVM::StoreOp::create(b, constI32(0), word, /*alignment=*/4);
+    LLVM::StoreOp::create(b, constI32(0), exits, /*alignment=*/4);
+    for (int64_t buffer = 0; buffer < plan.splitBuffers(); ++buffer)
+      LLVM::StoreOp::create(b, constI32(0), splitCounter(constI32(buffer)),
+                            /*alignment=*/4);
   }
 
   /// Reduces a (max, sum) pair over the row's threads with the online
   /// combiner (and over the cluster, with clusters): lanes, then one
   /// shared-memory step across warps whose pairs lane w of every warp reads
   /// back and combines by butterfly.
-  std::pair<Value, Value> blockReducePair(Value m, Value d) {
+  std::pair<Value, Value> blockReducePair(Value m, Value d,
+                                          bool acrossSplit = true) {
     std::tie(m, d) =
         butterflyPair(m, d, std::min<int64_t>(plan.threadsPerRow(), 32));
     if (plan.threadsPerRow() > 32) {
@@ -2152,8 +2224,8 @@ private:
     }
     if (plan.clusterSize > 1)
       std::tie(m, d) = clusterReducePair(m, d);
-    if (plan.splitSize > 1)
-      std::tie(m, d) = splitReducePair(m, d);
+    if (plan.splitSize > 1 && acrossSplit)
+      std::tie(m, d) = splitReducePair(m, d, splitRowIndex);
     return {m, d};
   }
 
@@ -2198,6 +2270,8 @@ private:
     pairRow = plan.pairReduce && !(peeled && plan.peeledWithoutPair());
     rowExchanges = plan.clusterExchanges(
         group.reduces.size(), rereads || (plan.pairReduce && !pairRow));
+    if (plan.splitAhead > 0)
+      return emitSplitAheadLoop(first, step, vec, peeled);
     bool countRows = plan.shareBlocks() > 1;
     // With prefetch=registers the loop also carries the next row's loads.
     bool ahead = plan.prefetchRegisters && vec > 1 && !peeled &&
@@ -2267,6 +2341,60 @@ private:
                              plan.pairReduce && !pairRow) == 1)
       gpu::BarrierOp::create(b);
     rowValid = Value();
+  }
+
+  /// The row loop of a split group whose pass 1 runs splitAhead (A) rows
+  /// ahead of its pass 2 (split-ahead), over the group's rows `first`,
+  /// `first + step`, ... (i64): iteration j runs pass 1 of the group's row
+  /// number j and publishes its block pair, then waits for the group's
+  /// pairs of row number j - A and runs its pass 2. A slow block thus has
+  /// A rows to catch up before the others wait for it, and A + 1 rows of
+  /// the group lie between their passes (in L2 with cache-hints). Every
+  /// block of the group runs the same iterations, so barriers stay uniform.
+  void emitSplitAheadLoop(Value first, Value step, int64_t vec, bool peeled) {
+    // The group's rows: ceil((rows - first) / step), none past the last.
+    Value left =
+        arith::SubIOp::create(b, rows, arith::MinSIOp::create(b, rows, first));
+    Value count = arith::CeilDivUIOp::create(b, left, step);
+    Value ahead = constI64(plan.splitAhead);
+    auto loop = scf::ForOp::create(
+        b, constI64(0), arith::AddIOp::create(b, count, ahead), constI64(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    Value j = loop.getInductionVar();
+    auto ifThen = [&](arith::CmpIPredicate pred, Value lhs, Value rhs) {
+      auto ifOp = scf::IfOp::create(b, arith::CmpIOp::create(b, pred, lhs, rhs),
+                                    /*withElseRegion=*/false);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      return ifOp;
+    };
+    {
+      OpBuilder::InsertionGuard inner(b);
+      ifThen(arith::CmpIPredicate::ult, j, count);
+      Value row =
+          arith::AddIOp::create(b, first, arith::MulIOp::create(b, j, step));
+      Value xRow = rowPointer(x, plan.inType, row, xStride);
+      OnlineShare share = onlineRowShare(xRow, vec, peeled);
+      auto [m, d] = onlinePassOne(xRow, vec, share, /*staged=*/false);
+      std::tie(m, d) = blockReducePair(m, d, /*acrossSplit=*/false);
+      publishSplitPair(m, d, arith::TruncIOp::create(b, i32, j));
+    }
+    {
+      OpBuilder::InsertionGuard inner(b);
+      ifThen(arith::CmpIPredicate::uge, j, ahead);
+      Value k = arith::SubIOp::create(b, j, ahead);
+      Value row =
+          arith::AddIOp::create(b, first, arith::MulIOp::create(b, k, step));
+      auto [m, d] = gatherSplitPair(arith::TruncIOp::create(b, i32, k));
+      Value xRow = rowPointer(x, plan.inType, row, xStride);
+      Value yRow = rowPointer(y, plan.outType, row, yStride);
+      OnlineShare share = onlineRowShare(xRow, vec, peeled);
+      onlinePassTwo(xRow, yRow, vec, share, m, d, /*nextRow=*/Value());
+    }
+    // The next iteration's block exchange writes the shared slots that this
+    // one's read.
+    if (plan.exchangesPerRow(group.reduces.size()) == 1)
+      gpu::BarrierOp::create(b);
   }
 
   /// Clones the row-uniform part of the map for the current row.
@@ -2597,42 +2725,73 @@ private:
   /// into shared memory ahead (prefetchRow) and both passes read it there:
   /// one DRAM read per element. The second pass starts copying `nextRow`'s
   /// share into each tile of the stage as soon as it has written that tile.
-  ///
-  /// A `peeled` row (see peelRow) shifts every share by its head h and
-  /// clips it at the end of the vectors; the first block also folds the
-  /// edges into its pair before the first tile and writes them after pass 2.
   void emitOnlineRow(Value xRow, Value yRow, int64_t vec, Value nextRow = {},
                      bool peeled = false) {
-    Value tile = constI32(plan.blockElements);
-    auto [lo, hi] = onlineShare();
     bool staged = static_cast<bool>(nextRow);
+    OnlineShare share = onlineRowShare(xRow, vec, peeled);
     if (staged)
       NVVM::CpAsyncWaitGroupOp::create(b, 0);
-    // Chunks are masked at hi, the end of the share, which need not end on a
-    // tile (onlineShare).
+    auto [m, d] = onlinePassOne(xRow, vec, share, staged);
+    auto [rowMax, rowSum] = blockReducePair(m, d);
+    onlinePassTwo(xRow, yRow, vec, share, rowMax, rowSum, nextRow);
+  }
+
+  /// The block's share of one row of the online kernel.
+  struct OnlineShare {
+    /// Columns [lo, hi) of the vector tiles (i32); chunks are masked at hi,
+    /// the end of the share, which need not end on a tile (onlineShare).
+    Value lo, hi;
+    /// A peeled row's edges (loadEdges), which the first block of the row
+    /// folds before its first tile and writes after pass 2; else empty.
     SmallVector<Chunk> edges;
-    Value m0 = negInf(), d0 = constF32(0.0);
+  };
+
+  /// The share of the row at `xRow`. A `peeled` row (see peelRow) shifts
+  /// every share by its head h and clips it at the end of the vectors; its
+  /// edges are loaded here.
+  OnlineShare onlineRowShare(Value xRow, int64_t vec, bool peeled) {
+    OnlineShare share;
+    std::tie(share.lo, share.hi) = onlineShare();
     if (peeled) {
       PeeledRow row = peelRow(xRow, vec);
-      lo = arith::AddIOp::create(b, lo, row.head);
-      hi = arith::MinUIOp::create(b, arith::AddIOp::create(b, hi, row.head),
-                                  row.vectorEnd);
-      lo = arith::MinUIOp::create(b, lo, hi);
-      edges = loadEdges(xRow, row, vec, /*oneList=*/true);
-      std::tie(m0, d0) = onlineFold(m0, d0, edges);
+      share.lo = arith::AddIOp::create(b, share.lo, row.head);
+      share.hi = arith::MinUIOp::create(
+          b, arith::AddIOp::create(b, share.hi, row.head), row.vectorEnd);
+      share.lo = arith::MinUIOp::create(b, share.lo, share.hi);
+      share.edges = loadEdges(xRow, row, vec, /*oneList=*/true);
     }
-    // Pipelined passes (prefetch=registers): each tile's loads are issued
-    // one tile ahead, carried by the loop, so that a thread's next loads are
-    // in flight while it folds or writes the current tile. The load ahead
-    // of the last tile reads nothing: it starts at or past hi.
-    bool ahead = plan.prefetchRegisters && !staged && vec > 1;
-    // With cache-hints, pass 1 reads its tiles evict-last, so that they stay
-    // in L2 for pass 2, which reads them and writes evict-first.
+    return share;
+  }
+
+  /// Whether the online passes load each tile one ahead into registers
+  /// (prefetch=registers): its loads are carried by the loop, so that a
+  /// thread's next loads are in flight while it folds or writes the current
+  /// tile. The load ahead of the last tile reads nothing: it starts at or
+  /// past hi.
+  bool onlineTilesAhead(bool staged, int64_t vec) const {
+    return plan.prefetchRegisters && !staged && vec > 1;
+  }
+
+  /// Whether pass 1 also stores the share's first tiles, as loaded, into
+  /// the stage for pass 2 (online-keep). A thread reads back only what it
+  /// stored itself: no barrier.
+  bool onlineKeeps(bool staged, int64_t vec) const {
+    return plan.keptElements > 0 && !staged && vec > 1;
+  }
+
+  /// Pass 1 of the online kernel over `share`: this thread's running (max,
+  /// sum) pair, the edges of a peeled row included. With cache-hints it
+  /// reads its tiles evict-last, so that they stay in L2 for pass 2.
+  std::pair<Value, Value> onlinePassOne(Value xRow, int64_t vec,
+                                        const OnlineShare &share, bool staged) {
+    Value tile = constI32(plan.blockElements);
+    Value lo = share.lo, hi = share.hi;
+    Value m0 = negInf(), d0 = constF32(0.0);
+    if (!share.edges.empty())
+      std::tie(m0, d0) = onlineFold(m0, d0, share.edges);
+    bool ahead = onlineTilesAhead(staged, vec);
+    bool keep = onlineKeeps(staged, vec);
     loadPolicy = evictLast;
-    // With online-keep, pass 1 also stores the share's first tiles, as
-    // loaded, into the stage, and pass 2 reads them there. A thread reads
-    // back only what it stored itself: no barrier.
-    bool keep = plan.keptElements > 0 && !staged && vec > 1;
     SmallVector<Value> inits{m0, d0};
     if (ahead)
       llvm::append_range(inits, loadOnlineTileAhead(xRow, lo, hi, vec));
@@ -2663,13 +2822,26 @@ private:
       yields.insert(yields.begin(), {mNew, dNew});
       scf::YieldOp::create(b, yields);
     }
-    auto [rowMax, rowSum] =
-        blockReducePair(pass1.getResult(0), pass1.getResult(1));
+    loadPolicy = Value();
+    return {pass1.getResult(0), pass1.getResult(1)};
+  }
+
+  /// Pass 2 of the online kernel over `share`, forwards or from the last
+  /// tile back to the first: reads the share again (from the stage when
+  /// `nextRow` is given, whose share it then copies in tile by tile) and
+  /// writes the map of the row's (rowMax, rowSum). With cache-hints its
+  /// loads and stores are evict-first.
+  void onlinePassTwo(Value xRow, Value yRow, int64_t vec,
+                     const OnlineShare &share, Value rowMax, Value rowSum,
+                     Value nextRow) {
+    Value tile = constI32(plan.blockElements);
+    Value lo = share.lo, hi = share.hi;
+    bool staged = static_cast<bool>(nextRow);
+    bool ahead = onlineTilesAhead(staged, vec);
+    bool keep = onlineKeeps(staged, vec);
     DenseMap<Value, Value> scalars;
     scalars[group.reduces[0].getInit()] = rowMax;
     scalars[group.reduces[1].getInit()] = rowSum;
-
-    // Pass 2, forwards or from the last tile back to the first.
     Value numTiles =
         arith::CeilDivUIOp::create(b, arith::SubIOp::create(b, hi, lo), tile);
     loadPolicy = storePolicy = evictFirst;
@@ -2722,9 +2894,9 @@ private:
       if (staged)
         copyToStage(nextRow, start, lo);
     }
-    if (!edges.empty()) {
+    if (!share.edges.empty()) {
       RowContext ctx = prepareMap(scalars);
-      emitMap(yRow, edges, ctx);
+      emitMap(yRow, share.edges, ctx);
     }
     loadPolicy = storePolicy = Value();
   }
@@ -2869,6 +3041,7 @@ static DictionaryAttr kernelMetadata(Builder &b, Group &group,
       b.getNamedAttr("pair_reduce", b.getBoolAttr(plan.pairReduce)),
       b.getNamedAttr("l2_hints", b.getBoolAttr(plan.cacheHints)),
       b.getNamedAttr("row_split", b.getI64IntegerAttr(plan.splitSize)),
+      b.getNamedAttr("split_ahead", b.getI64IntegerAttr(plan.splitAhead)),
       b.getNamedAttr("workspace_bytes_per_group",
                      b.getI64IntegerAttr(plan.workspaceBytesPerGroup())),
   };
@@ -2902,7 +3075,7 @@ struct ConvertRowRedToGPUPass
         rowsPerBlock,      clusterSize, vectorWidth,    maxElementsPerThread,
         reverseSecondPass, fastExp,     scalarFallback, chip,
         prefetch,          pairReduce,  onlineKeep,     cacheHints,
-        rowSplit};
+        rowSplit,          splitAhead};
     SmallVector<MapOp> maps;
     module.walk([&](MapOp map) { maps.push_back(map); });
 
