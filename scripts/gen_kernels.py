@@ -102,10 +102,14 @@ VARIANTS = [
      "prefetch=off"),
     ("softmax", "f16", "online", "row-split=3"),
     # Split groups whose pass 1 runs rows ahead of pass 2 (split-ahead):
-    # groups of 4 two rows ahead; of 33 one ahead; of 5 three ahead without
-    # the tiles ahead (f16 log-softmax); of 2 seven ahead (sixteen buffers).
+    # groups of 4 two rows ahead; of 33 one ahead (8 elements per thread);
+    # of 5 three ahead without the tiles ahead (f16 log-softmax); of 2 seven
+    # ahead (sixteen buffers); bf16 of 3 with 32 elements per thread (no
+    # pipelined path). Rows up to S tiles take the pipelined loop.
     ("softmax", "f32", "online", "row-split=4 split-ahead=2"),
-    ("softmax", "bf16", "online", "row-split=33 split-ahead=1"),
+    ("softmax", "bf16", "online", "row-split=33 split-ahead=1 "
+     "block-size=4096"),
+    ("softmax", "bf16", "online", "row-split=3 split-ahead=2"),
     ("log_softmax", "f16", "online", "row-split=5 split-ahead=3 "
      "prefetch=off"),
     ("log_softmax", "f32", "online", "row-split=2 split-ahead=7"),

@@ -97,7 +97,7 @@ def main():
 
     # compute-sanitizer on fused multi-warp, single-warp, several-rows,
     # cluster and online kernels (also with kept tiles in shared memory, and
-    # split over groups of blocks), small shapes.
+    # split over groups of blocks, also with pass 1 rows ahead), small shapes.
     sanitizer = shutil.which("compute-sanitizer")
     san_rows = []
     if sanitizer:
@@ -117,7 +117,9 @@ def main():
             "softmax_bf16_online_c8_onlinekeep64_pfoff_kernel0.json",
             "log_softmax_f32_online_onlinekeep128_kernel0.json",
             "softmax_bf16_online_rowsplit33_kernel0.json",
-            "log_softmax_f32_online_rowsplit8_onlinekeep64_pfoff_kernel0.json")]
+            "log_softmax_f32_online_rowsplit8_onlinekeep64_pfoff_kernel0.json",
+            "softmax_f32_online_rowsplit4_splitahead2_kernel0.json",
+            "log_softmax_f16_online_rowsplit5_splitahead3_pfoff_kernel0.json")]
         for k in picks:
             with open(os.path.join(args.kernel_dir, k)) as f:
                 max_cols = json.load(f)["max_cols"] or 1000

@@ -233,7 +233,17 @@ struct KernelPlan {
   }
   /// f32 slots per warp in shared memory: one per exchanged value.
   int64_t sharedSlots(size_t numReduces) const {
-    return exchangesPerRow(numReduces) * (exchangesPairs() ? 2 : 1);
+    return exchangesPerRow(numReduces) * (exchangesPairs() ? 2 : 1) +
+           (pipelinesSplit() ? 2 : 0);
+  }
+  /// Whether the vector path of a split-ahead kernel has the pipelined row
+  /// loop (emitSplitPipelinedLoop), for rows whose share fits one tile: it
+  /// hands the group's pair from warp 0 to the block in two more f32 slots.
+  /// It holds two rows' tiles in registers: at most 16 elements per thread
+  /// (bf16 tiles of 32 spill 8 bytes at 64 registers).
+  bool pipelinesSplit() const {
+    return splitAhead > 0 && vectorWidth > 1 && numWarps > 1 &&
+           elementsPerThread() <= 16;
   }
   /// Bytes of dynamic shared memory the launcher must provide: the prefetch
   /// stage of stageElements input elements, or the online kernel's kept
@@ -1781,8 +1791,10 @@ private:
   }
 
   /// Lane 0 of each warp stores the warp's `values` in shared memory slots
-  /// `firstSlot...` (column: the warp), then one barrier.
-  void publishPerWarp(ArrayRef<Value> values, int64_t firstSlot) {
+  /// `firstSlot...` (column: the warp), then one barrier unless `barrier` is
+  /// false.
+  void publishPerWarp(ArrayRef<Value> values, int64_t firstSlot,
+                      bool barrier = true) {
     Value isLane0 =
         arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, constI32(0));
     auto ifOp = scf::IfOp::create(b, isLane0, /*withElseRegion=*/false);
@@ -1794,7 +1806,8 @@ private:
         memref::StoreOp::create(b, v, shared, ValueRange{slot, warp});
       }
     }
-    gpu::BarrierOp::create(b);
+    if (barrier)
+      gpu::BarrierOp::create(b);
   }
 
   /// Publishes each warp's `values` (lane 0) in shared memory slots
@@ -2091,9 +2104,9 @@ private:
   /// * thread 0 spins with acquire loads until the buffer's counter reaches
   ///   splitSize x (the buffer's uses so far + 1): every block's pair of
   ///   this row is then visible;
-  /// * after a block barrier, lane l of every warp reads entries l, l + 32,
-  ///   ... (relaxed loads at gpu scope, which no stale L1 line can answer),
-  ///   folds them and combines the lanes by butterfly.
+  /// * after a block barrier, warp 0 folds the entries (foldSplitEntries)
+  ///   and hands the pair to the other warps through shared memory, at a
+  ///   second barrier.
   ///
   /// The counters only grow (modulo 2^32), so that a fast block's arrival
   /// for a later row never hides this one; leaveSplitGroup resets them at
@@ -2102,36 +2115,72 @@ private:
   /// publishes after it has read row k - A - 2's entries: with
   /// splitBuffers() >= 2A + 2, a buffer is never overwritten while read.
   std::pair<Value, Value> gatherSplitPair(Value step) {
-    int64_t size = plan.splitSize;
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(emitIfFirstThread());
-      Value counter = splitCounter(step);
-      int64_t buffers = plan.splitBuffers();
-      Value target = arith::MulIOp::create(
-          b,
-          arith::AddIOp::create(
-              b,
-              arith::ShRUIOp::create(b, step, constI32(llvm::Log2_64(buffers))),
-              constI32(1)),
-          constI32(size));
-      auto loop = scf::WhileOp::create(b, TypeRange(), ValueRange());
-      b.setInsertionPointToStart(b.createBlock(&loop.getBefore()));
-      Value arrived =
-          atomicLoad(i32, counter, 4, LLVM::AtomicOrdering::acquire);
-      // arrived - target < 0 as a signed difference: the counter wraps
-      // around after 2^32 / splitSize uses, and never strays more than
-      // splitSize x (splitAhead + 1) from the target.
-      scf::ConditionOp::create(
-          b,
-          arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
-                                arith::SubIOp::create(b, arrived, target),
-                                constI32(0)),
-          ValueRange());
-      b.setInsertionPointToStart(b.createBlock(&loop.getAfter()));
-      scf::YieldOp::create(b);
+      waitForSplitRow(step);
     }
     gpu::BarrierOp::create(b);
+    // One warp reads the entries: with every warp of every block reading
+    // them, groups as wide as the chip (132 blocks of 32 warps) sent
+    // megabytes per row to the few L2 lines of a buffer.
+    if (plan.numWarps == 1)
+      return foldSplitEntries(step);
+    OpBuilder::InsertionGuard guard(b);
+    Value isWarp0 =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid, constI32(32));
+    auto ifOp = scf::IfOp::create(b, isWarp0, /*withElseRegion=*/false);
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      auto [m, d] = foldSplitEntries(step);
+      publishPerWarp({m, d}, 0, /*barrier=*/false);
+    }
+    gpu::BarrierOp::create(b);
+    Value first = arith::ConstantIndexOp::create(b, 0);
+    return {memref::LoadOp::create(b, shared, ValueRange{first, first}),
+            memref::LoadOp::create(
+                b, shared,
+                ValueRange{arith::ConstantIndexOp::create(b, 1), first})};
+  }
+
+  /// Spins with acquire loads (the calling thread) until the counter of
+  /// the buffer of the group's row number `step` reaches splitSize x (the
+  /// buffer's uses so far + 1): every block's pair of the row is then
+  /// visible to this thread.
+  void waitForSplitRow(Value step) {
+    OpBuilder::InsertionGuard guard(b);
+    Value counter = splitCounter(step);
+    int64_t buffers = plan.splitBuffers();
+    Value target = arith::MulIOp::create(
+        b,
+        arith::AddIOp::create(
+            b,
+            arith::ShRUIOp::create(b, step, constI32(llvm::Log2_64(buffers))),
+            constI32(1)),
+        constI32(plan.splitSize));
+    auto loop = scf::WhileOp::create(b, TypeRange(), ValueRange());
+    b.setInsertionPointToStart(b.createBlock(&loop.getBefore()));
+    Value arrived = atomicLoad(i32, counter, 4, LLVM::AtomicOrdering::acquire);
+    // arrived - target < 0 as a signed difference: the counter wraps
+    // around after 2^32 / splitSize uses, and never strays more than
+    // splitSize x (splitAhead + 1) from the target.
+    scf::ConditionOp::create(
+        b,
+        arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                              arith::SubIOp::create(b, arrived, target),
+                              constI32(0)),
+        ValueRange());
+    b.setInsertionPointToStart(b.createBlock(&loop.getAfter()));
+    scf::YieldOp::create(b);
+  }
+
+  /// The group's pair of row number `step`, in every lane of the calling
+  /// warp: lane l reads entries l, l + 32, ... of the row's buffer (relaxed
+  /// loads at gpu scope, which no stale L1 line can answer), folds them,
+  /// and the lanes combine by butterfly.
+  std::pair<Value, Value> foldSplitEntries(Value step) {
+    int64_t size = plan.splitSize;
     auto pairType = VectorType::get({2}, f32);
     Value m, d;
     for (int64_t first = 0; first < size; first += 32) {
@@ -2356,10 +2405,20 @@ private:
     Value left =
         arith::SubIOp::create(b, rows, arith::MinSIOp::create(b, rows, first));
     Value count = arith::CeilDivUIOp::create(b, left, step);
+    OpBuilder::InsertionGuard guard(b);
+    if (plan.pipelinesSplit() && vec > 1 && !peeled) {
+      // Shares of one tile at most: ceil(N / S) <= tile (onlineShare).
+      Value fits =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ule, cols,
+                                constI32(plan.splitSize * plan.blockElements));
+      auto ifOp = scf::IfOp::create(b, fits, /*withElseRegion=*/true);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      emitSplitPipelinedLoop(first, step, count, vec);
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    }
     Value ahead = constI64(plan.splitAhead);
     auto loop = scf::ForOp::create(
         b, constI64(0), arith::AddIOp::create(b, count, ahead), constI64(1));
-    OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(loop.getBody()->getTerminator());
     Value j = loop.getInductionVar();
     auto ifThen = [&](arith::CmpIPredicate pred, Value lhs, Value rhs) {
@@ -2396,6 +2455,113 @@ private:
     if (plan.exchangesPerRow(group.reduces.size()) == 1)
       gpu::BarrierOp::create(b);
   }
+
+  /// The split-ahead row loop of the vector path when every block's share
+  /// of a row fits one tile (the whole share in registers), pipelined so
+  /// that one block's latencies overlap: iteration j first issues the loads
+  /// of row number j (pass 1, evict-last) and of row number k = j - A (pass
+  /// 2, from L2, evict-first) together; while they are in flight, warp 0
+  /// waits for row k's pairs and folds them (gatherSplitPair's protocol),
+  /// and hands the result to the block through shared memory at the block
+  /// reduction's barrier. Then the block publishes row j's pair and writes
+  /// row k's map from the registers. Needs A >= 1 (row k's wait comes before
+  /// row j's publication) and more than one warp.
+  void emitSplitPipelinedLoop(Value first, Value step, Value count,
+                              int64_t vec) {
+    Value ahead = constI64(plan.splitAhead);
+    auto loop = scf::ForOp::create(
+        b, constI64(0), arith::AddIOp::create(b, count, ahead), constI64(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    Value j = loop.getInductionVar();
+    Value passOne =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, j, count);
+    Value passTwo =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::uge, j, ahead);
+    // Row number k = j - A, clamped to 0 while it does not exist yet.
+    Value k = arith::SelectOp::create(
+        b, passTwo, arith::SubIOp::create(b, j, ahead), constI64(0));
+    auto rowAt = [&](Value n) {
+      return arith::AddIOp::create(b, first, arith::MulIOp::create(b, n, step));
+    };
+    Value xRow = rowPointer(x, plan.inType, rowAt(j), xStride);
+    Value xDone = rowPointer(x, plan.inType, rowAt(k), xStride);
+    Value yDone = rowPointer(y, plan.outType, rowAt(k), yStride);
+    Value j32 = arith::TruncIOp::create(b, i32, j);
+    Value k32 = arith::TruncIOp::create(b, i32, k);
+    auto [lo, hi] = onlineShare();
+    loadPolicy = evictLast;
+    SmallVector<Value> raw = loadOnlineTileAhead(xRow, lo, hi, vec, passOne);
+    loadPolicy = evictFirst;
+    SmallVector<Value> rawDone =
+        loadOnlineTileAhead(xDone, lo, hi, vec, passTwo);
+    loadPolicy = Value();
+    // The group's pair of row k, in the last two shared slots of warp 0.
+    int64_t slots = plan.sharedSlots(group.reduces.size());
+    Value maxSlot = constIndex(slots - 2), sumSlot = constIndex(slots - 1);
+    {
+      OpBuilder::InsertionGuard inner(b);
+      Value isWarp0 = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid,
+                                            constI32(32));
+      b.setInsertionPointToStart(
+          &scf::IfOp::create(b, arith::AndIOp::create(b, passTwo, isWarp0),
+                             /*withElseRegion=*/false)
+               .getThenRegion()
+               .front());
+      {
+        OpBuilder::InsertionGuard spin(b);
+        b.setInsertionPointToStart(emitIfFirstThread());
+        waitForSplitRow(k32);
+      }
+      // Orders lane 0's acquire before the other lanes' reads.
+      NVVM::SyncWarpOp::create(b, constI32(-1));
+      auto [m, d] = foldSplitEntries(k32);
+      b.setInsertionPointToStart(
+          &scf::IfOp::create(b,
+                             arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                                   lane, constI32(0)),
+                             /*withElseRegion=*/false)
+               .getThenRegion()
+               .front());
+      memref::StoreOp::create(b, m, shared, ValueRange{maxSlot, constIndex(0)});
+      memref::StoreOp::create(b, d, shared, ValueRange{sumSlot, constIndex(0)});
+    }
+    auto [m, d] =
+        onlineFold(negInf(), constF32(0.0), unpackOnlineTile(lo, hi, vec, raw));
+    // Its barrier also orders warp 0's stores before the reads below.
+    std::tie(m, d) = blockReducePair(m, d, /*acrossSplit=*/false);
+    Value rowMax =
+        memref::LoadOp::create(b, shared, ValueRange{maxSlot, constIndex(0)});
+    Value rowSum =
+        memref::LoadOp::create(b, shared, ValueRange{sumSlot, constIndex(0)});
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(
+          &scf::IfOp::create(b, passOne, /*withElseRegion=*/false)
+               .getThenRegion()
+               .front());
+      publishSplitPair(m, d, j32);
+    }
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(
+          &scf::IfOp::create(b, passTwo, /*withElseRegion=*/false)
+               .getThenRegion()
+               .front());
+      DenseMap<Value, Value> scalars;
+      scalars[group.reduces[0].getInit()] = rowMax;
+      scalars[group.reduces[1].getInit()] = rowSum;
+      RowContext ctx = prepareMap(scalars);
+      storePolicy = evictFirst;
+      emitMap(yDone, unpackOnlineTile(lo, hi, vec, rawDone), ctx);
+      storePolicy = Value();
+    }
+    // The next iteration's warp 0 and block exchange write the shared slots
+    // that this one read.
+    gpu::BarrierOp::create(b);
+  }
+
+  Value constIndex(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
 
   /// Clones the row-uniform part of the map for the current row.
   RowContext prepareMap(DenseMap<Value, Value> &scalars) {

@@ -35,8 +35,9 @@
 // releases it with a fence and a relaxed add to the group's counter, and
 // spins on acquire loads until every block of the group has arrived (a
 // signed difference, so that the counter may wrap around); after
-// a block barrier every lane folds entries lane and lane + 32 (relaxed
-// loads at gpu scope) and the lanes combine by butterfly.
+// a block barrier, each lane of warp 0 alone folds entries lane and lane + 32
+// (relaxed loads at gpu scope), the lanes combine by butterfly, and lane 0
+// hands the pair to the other warps through shared memory.
 // CHECK: scf.if
 // CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 8 : i64} : i64, !llvm.ptr<1>
 // CHECK: llvm.fence syncscope("device") release
@@ -46,8 +47,17 @@
 // CHECK: %[[AHEAD:.*]] = arith.subi %[[ARRIVED]], %{{.*}} : i32
 // CHECK: arith.cmpi slt, %[[AHEAD]], %c0_i32
 // CHECK: gpu.barrier
+// CHECK: %[[WARP0:.*]] = arith.cmpi ult, %{{.*}}, %c32_i32{{.*}} : i32
+// CHECK: scf.if %[[WARP0]] {
 // CHECK-COUNT-2: llvm.load %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : !llvm.ptr<1> -> i64
 // CHECK: gpu.shuffle xor
+// CHECK: memref.store %{{.*}}, %[[SLOTS:.*]][%{{.*}}, %{{.*}}] : memref<2x32xf32, #gpu.address_space<workgroup>>
+// CHECK-NOT: gpu.barrier
+// CHECK: }
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-NEXT: memref.load %[[SLOTS]][%[[C0]], %[[C0]]]
 
 // At the end, the last block out of the group resets its exit counter and
 // the arrival counters of both buffers.

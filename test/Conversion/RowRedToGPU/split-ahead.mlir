@@ -1,5 +1,7 @@
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online row-split=40 split-ahead=2" | FileCheck %s
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online row-split=3 split-ahead=7" | FileCheck %s --check-prefix=MAX
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online row-split=8 split-ahead=1 block-size=8192" | FileCheck %s --check-prefix=PIPE
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online row-split=3 split-ahead=1" | FileCheck %s --check-prefix=NOPIPE
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online split-ahead=1" 2>&1 | FileCheck %s --check-prefix=NOSPLIT
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online row-split=4 split-ahead=8" 2>&1 | FileCheck %s --check-prefix=RANGE
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online row-split=4 split-ahead=-1" 2>&1 | FileCheck %s --check-prefix=RANGE
@@ -62,6 +64,43 @@
 // MAX-SAME: workspace_bytes_per_group = 512 : i64
 // MAX: arith.addi %{{.*}}, %c7_i64 : i64
 // MAX: arith.andi %{{.*}}, %c15_i32 : i32
+
+// Shares of one tile (rows up to 8 x 8192 here) take the pipelined loop on
+// the vector path: both rows' loads first (pass 1 of row j, pass 2 of row
+// j - 1), then warp 0 alone waits for row j - 1 and folds its entries, and
+// lane 0 puts the group's pair into the last two of four shared slots.
+// PIPE: shared_bytes = 512 : i64
+// PIPE: %[[FITS:.*]] = arith.cmpi ule, %{{.*}}, %c65536_i32 : i32
+// PIPE: scf.if %[[FITS]] {
+// PIPE: scf.for
+// PIPE-COUNT-4: ld.global.L2::cache_hint.v4.b32
+// PIPE-NOT: scf.for
+// PIPE: scf.while
+// PIPE: llvm.load %{{.*}} atomic syncscope("device") acquire
+// PIPE: nvvm.bar.warp.sync %c-1_i32
+// PIPE: gpu.shuffle xor
+// PIPE: memref.store %{{.*}}, %{{.*}}[%c2, %{{.*}}] : memref<4x32xf32, #gpu.address_space<workgroup>>
+// PIPE: memref.store %{{.*}}, %{{.*}}[%c3, %{{.*}}] : memref<4x32xf32, #gpu.address_space<workgroup>>
+// Then the block reduction of row j, whose barrier also publishes the
+// group's pair of row j - 1 to every warp; row j's pair goes out, and the
+// map of row j - 1 is written from the registers.
+// PIPE: gpu.barrier
+// PIPE: memref.load %{{.*}}[%c2, %{{.*}}] : memref<4x32xf32, #gpu.address_space<workgroup>>
+// PIPE: memref.load %{{.*}}[%c3, %{{.*}}] : memref<4x32xf32, #gpu.address_space<workgroup>>
+// PIPE: llvm.atomicrmw add
+// PIPE-NOT: ld.global
+// PIPE: st.global.L2::cache_hint.v4.b32
+// PIPE: gpu.barrier
+// Longer rows take the loop of tiles (pass 1 walks its share).
+// PIPE: } else {
+// PIPE: scf.for
+// PIPE: scf.for {{.*}} step %c8192_i32 iter_args
+
+// 32 bf16 elements per thread: no pipelined loop (two rows of registers
+// would spill), and no extra shared slots.
+// NOPIPE: shared_bytes = 128 : i64
+// NOPIPE-NOT: nvvm.bar.warp.sync
+// NOPIPE-NOT: arith.cmpi ule
 
 // NOSPLIT: error: 'rowred.map' op split-ahead runs a split group's pass 1 ahead; it needs row-split 2 or more
 // RANGE: error: 'rowred.map' op split-ahead must be from 0 (none) to 7 rows, got
