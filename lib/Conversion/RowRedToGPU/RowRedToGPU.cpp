@@ -1850,13 +1850,17 @@ private:
     return v;
   }
 
-  /// Emits `scf.if tid == 0` and returns its body.
-  Block *emitIfFirstThread() {
-    Value isFirst =
-        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, constI32(0));
-    return &scf::IfOp::create(b, isFirst, /*withElseRegion=*/false)
+  /// Emits `scf.if cond` without an else region and returns its body.
+  Block *emitIfThen(Value cond) {
+    return &scf::IfOp::create(b, cond, /*withElseRegion=*/false)
                 .getThenRegion()
                 .front();
+  }
+
+  /// Emits `scf.if tid == 0` and returns its body.
+  Block *emitIfFirstThread() {
+    return emitIfThen(
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, constI32(0)));
   }
 
   /// Thread 0 initializes the block's mbarriers for cluster exchanges (one
@@ -2061,10 +2065,10 @@ private:
   /// The workspace address of entry `index` (i32) of the buffer of the
   /// group's row number `step`: rows take the buffers in turn.
   Value splitEntry(Value step, Value index) {
-    Value buffer =
-        arith::AndIOp::create(b, step, constI32(plan.splitBuffers() - 1));
     Value entry = arith::AddIOp::create(
-        b, arith::MulIOp::create(b, buffer, constI32(plan.splitSize)), index);
+        b,
+        arith::MulIOp::create(b, splitBuffer(step), constI32(plan.splitSize)),
+        index);
     return workspaceAt(
         arith::AddIOp::create(b, constI32(plan.entriesOffset()),
                               arith::MulIOp::create(b, entry, constI32(8))));
@@ -2072,11 +2076,15 @@ private:
 
   /// The arrival counter of the buffer of the group's row number `step`.
   Value splitCounter(Value step) {
-    Value buffer =
-        arith::AndIOp::create(b, step, constI32(plan.splitBuffers() - 1));
-    return workspaceAt(
-        arith::AddIOp::create(b, constI32(KernelPlan::kArrivalsOffset),
-                              arith::MulIOp::create(b, buffer, constI32(4))));
+    return workspaceAt(arith::AddIOp::create(
+        b, constI32(KernelPlan::kArrivalsOffset),
+        arith::MulIOp::create(b, splitBuffer(step), constI32(4))));
+  }
+
+  /// The buffer (i32) of the group's row number `step`: rows take the
+  /// splitBuffers() buffers in turn.
+  Value splitBuffer(Value step) {
+    return arith::AndIOp::create(b, step, constI32(plan.splitBuffers() - 1));
   }
 
   /// Thread 0 stores the block's pair (m, d), uniform over the block, into
@@ -2127,12 +2135,9 @@ private:
     if (plan.numWarps == 1)
       return foldSplitEntries(step);
     OpBuilder::InsertionGuard guard(b);
-    Value isWarp0 =
-        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid, constI32(32));
-    auto ifOp = scf::IfOp::create(b, isWarp0, /*withElseRegion=*/false);
     {
       OpBuilder::InsertionGuard inner(b);
-      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      b.setInsertionPointToStart(emitIfThen(isWarp0()));
       auto [m, d] = foldSplitEntries(step);
       publishPerWarp({m, d}, 0, /*barrier=*/false);
     }
@@ -2233,10 +2238,7 @@ private:
     LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
     Value last = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, before,
                                        constI32(plan.splitSize - 1));
-    b.setInsertionPointToStart(
-        &scf::IfOp::create(b, last, /*withElseRegion=*/false)
-             .getThenRegion()
-             .front());
+    b.setInsertionPointToStart(emitIfThen(last));
     LLVM::StoreOp::create(b, constI32(0), exits, /*alignment=*/4);
     for (int64_t buffer = 0; buffer < plan.splitBuffers(); ++buffer)
       LLVM::StoreOp::create(b, constI32(0), splitCounter(constI32(buffer)),
@@ -2313,7 +2315,7 @@ private:
     // With clusters the loop also counts its iterations (i32): each cluster
     // exchange's mbarrier completes one phase per row, or every other row
     // with two buffers. A split group's exchange counts its arrivals by
-    // row, and alternates between two buffers.
+    // row, in buffers that rows take in turn.
     bool rereads = plan.strategy != Strategy::Online && vec == 1 &&
                    plan.vectorWidth > 1 && plan.rereadFallback;
     pairRow = plan.pairReduce && !(peeled && plan.peeledWithoutPair());
@@ -2417,22 +2419,13 @@ private:
       b.setInsertionPointToStart(&ifOp.getElseRegion().front());
     }
     Value ahead = constI64(plan.splitAhead);
-    auto loop = scf::ForOp::create(
-        b, constI64(0), arith::AddIOp::create(b, count, ahead), constI64(1));
-    b.setInsertionPoint(loop.getBody()->getTerminator());
-    Value j = loop.getInductionVar();
-    auto ifThen = [&](arith::CmpIPredicate pred, Value lhs, Value rhs) {
-      auto ifOp = scf::IfOp::create(b, arith::CmpIOp::create(b, pred, lhs, rhs),
-                                    /*withElseRegion=*/false);
-      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      return ifOp;
-    };
+    Value j = emitSplitStepLoop(count, ahead);
     {
       OpBuilder::InsertionGuard inner(b);
-      ifThen(arith::CmpIPredicate::ult, j, count);
-      Value row =
-          arith::AddIOp::create(b, first, arith::MulIOp::create(b, j, step));
-      Value xRow = rowPointer(x, plan.inType, row, xStride);
+      b.setInsertionPointToStart(emitIfThen(
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, j, count)));
+      Value xRow =
+          rowPointer(x, plan.inType, splitRow(first, step, j), xStride);
       OnlineShare share = onlineRowShare(xRow, vec, peeled);
       auto [m, d] = onlinePassOne(xRow, vec, share, /*staged=*/false);
       std::tie(m, d) = blockReducePair(m, d, /*acrossSplit=*/false);
@@ -2440,10 +2433,10 @@ private:
     }
     {
       OpBuilder::InsertionGuard inner(b);
-      ifThen(arith::CmpIPredicate::uge, j, ahead);
+      b.setInsertionPointToStart(emitIfThen(
+          arith::CmpIOp::create(b, arith::CmpIPredicate::uge, j, ahead)));
       Value k = arith::SubIOp::create(b, j, ahead);
-      Value row =
-          arith::AddIOp::create(b, first, arith::MulIOp::create(b, k, step));
+      Value row = splitRow(first, step, k);
       auto [m, d] = gatherSplitPair(arith::TruncIOp::create(b, i32, k));
       Value xRow = rowPointer(x, plan.inType, row, xStride);
       Value yRow = rowPointer(y, plan.outType, row, yStride);
@@ -2468,12 +2461,9 @@ private:
   /// row j's publication) and more than one warp.
   void emitSplitPipelinedLoop(Value first, Value step, Value count,
                               int64_t vec) {
-    Value ahead = constI64(plan.splitAhead);
-    auto loop = scf::ForOp::create(
-        b, constI64(0), arith::AddIOp::create(b, count, ahead), constI64(1));
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(loop.getBody()->getTerminator());
-    Value j = loop.getInductionVar();
+    Value ahead = constI64(plan.splitAhead);
+    Value j = emitSplitStepLoop(count, ahead);
     Value passOne =
         arith::CmpIOp::create(b, arith::CmpIPredicate::ult, j, count);
     Value passTwo =
@@ -2481,12 +2471,10 @@ private:
     // Row number k = j - A, clamped to 0 while it does not exist yet.
     Value k = arith::SelectOp::create(
         b, passTwo, arith::SubIOp::create(b, j, ahead), constI64(0));
-    auto rowAt = [&](Value n) {
-      return arith::AddIOp::create(b, first, arith::MulIOp::create(b, n, step));
-    };
-    Value xRow = rowPointer(x, plan.inType, rowAt(j), xStride);
-    Value xDone = rowPointer(x, plan.inType, rowAt(k), xStride);
-    Value yDone = rowPointer(y, plan.outType, rowAt(k), yStride);
+    Value xRow = rowPointer(x, plan.inType, splitRow(first, step, j), xStride);
+    Value xDone = rowPointer(x, plan.inType, splitRow(first, step, k), xStride);
+    Value yDone =
+        rowPointer(y, plan.outType, splitRow(first, step, k), yStride);
     Value j32 = arith::TruncIOp::create(b, i32, j);
     Value k32 = arith::TruncIOp::create(b, i32, k);
     auto [lo, hi] = onlineShare();
@@ -2501,13 +2489,8 @@ private:
     Value maxSlot = constIndex(slots - 2), sumSlot = constIndex(slots - 1);
     {
       OpBuilder::InsertionGuard inner(b);
-      Value isWarp0 = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid,
-                                            constI32(32));
       b.setInsertionPointToStart(
-          &scf::IfOp::create(b, arith::AndIOp::create(b, passTwo, isWarp0),
-                             /*withElseRegion=*/false)
-               .getThenRegion()
-               .front());
+          emitIfThen(arith::AndIOp::create(b, passTwo, isWarp0())));
       {
         OpBuilder::InsertionGuard spin(b);
         b.setInsertionPointToStart(emitIfFirstThread());
@@ -2516,13 +2499,8 @@ private:
       // Orders lane 0's acquire before the other lanes' reads.
       NVVM::SyncWarpOp::create(b, constI32(-1));
       auto [m, d] = foldSplitEntries(k32);
-      b.setInsertionPointToStart(
-          &scf::IfOp::create(b,
-                             arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
-                                                   lane, constI32(0)),
-                             /*withElseRegion=*/false)
-               .getThenRegion()
-               .front());
+      b.setInsertionPointToStart(emitIfThen(arith::CmpIOp::create(
+          b, arith::CmpIPredicate::eq, lane, constI32(0))));
       memref::StoreOp::create(b, m, shared, ValueRange{maxSlot, constIndex(0)});
       memref::StoreOp::create(b, d, shared, ValueRange{sumSlot, constIndex(0)});
     }
@@ -2536,21 +2514,13 @@ private:
         memref::LoadOp::create(b, shared, ValueRange{sumSlot, constIndex(0)});
     {
       OpBuilder::InsertionGuard inner(b);
-      b.setInsertionPointToStart(
-          &scf::IfOp::create(b, passOne, /*withElseRegion=*/false)
-               .getThenRegion()
-               .front());
+      b.setInsertionPointToStart(emitIfThen(passOne));
       publishSplitPair(m, d, j32);
     }
     {
       OpBuilder::InsertionGuard inner(b);
-      b.setInsertionPointToStart(
-          &scf::IfOp::create(b, passTwo, /*withElseRegion=*/false)
-               .getThenRegion()
-               .front());
-      DenseMap<Value, Value> scalars;
-      scalars[group.reduces[0].getInit()] = rowMax;
-      scalars[group.reduces[1].getInit()] = rowSum;
+      b.setInsertionPointToStart(emitIfThen(passTwo));
+      DenseMap<Value, Value> scalars = onlineScalars(rowMax, rowSum);
       RowContext ctx = prepareMap(scalars);
       storePolicy = evictFirst;
       emitMap(yDone, unpackOnlineTile(lo, hi, vec, rawDone), ctx);
@@ -2562,6 +2532,35 @@ private:
   }
 
   Value constIndex(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+
+  /// The loop over a split group's steps j in [0, count + ahead) (i64), with
+  /// the insertion point left before its terminator; returns j.
+  Value emitSplitStepLoop(Value count, Value ahead) {
+    auto loop = scf::ForOp::create(
+        b, constI64(0), arith::AddIOp::create(b, count, ahead), constI64(1));
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    return loop.getInductionVar();
+  }
+
+  /// The group's row number `n` (i64): row first + n x step.
+  Value splitRow(Value first, Value step, Value n) {
+    return arith::AddIOp::create(b, first, arith::MulIOp::create(b, n, step));
+  }
+
+  /// Whether this thread is in warp 0 (i1).
+  Value isWarp0() {
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid,
+                                 constI32(32));
+  }
+
+  /// The scalars of the online map: the reduce inits bound to the row's
+  /// (max, sum).
+  DenseMap<Value, Value> onlineScalars(Value rowMax, Value rowSum) {
+    DenseMap<Value, Value> scalars;
+    scalars[group.reduces[0].getInit()] = rowMax;
+    scalars[group.reduces[1].getInit()] = rowSum;
+    return scalars;
+  }
 
   /// Clones the row-uniform part of the map for the current row.
   RowContext prepareMap(DenseMap<Value, Value> &scalars) {
@@ -3005,9 +3004,7 @@ private:
     bool staged = static_cast<bool>(nextRow);
     bool ahead = onlineTilesAhead(staged, vec);
     bool keep = onlineKeeps(staged, vec);
-    DenseMap<Value, Value> scalars;
-    scalars[group.reduces[0].getInit()] = rowMax;
-    scalars[group.reduces[1].getInit()] = rowSum;
+    DenseMap<Value, Value> scalars = onlineScalars(rowMax, rowSum);
     Value numTiles =
         arith::CeilDivUIOp::create(b, arith::SubIOp::create(b, hi, lo), tile);
     loadPolicy = storePolicy = evictFirst;
