@@ -2327,11 +2327,26 @@ private:
     // With prefetch=registers the loop also carries the next row's loads.
     bool ahead = plan.prefetchRegisters && vec > 1 && !peeled &&
                  plan.strategy != Strategy::Online;
+    // The online kernel's chained tiles carry the next row's first tile
+    // (emitOnlineRow), loaded evict-last as pass 1 loads it.
+    bool tileAhead = plan.strategy == Strategy::Online && !peeled &&
+                     onlineChainsTiles(staged, vec) &&
+                     !onlineKeeps(staged, vec);
     SmallVector<Value> inits;
     if (countRows)
       inits.push_back(constI32(0));
     if (ahead)
       llvm::append_range(inits, loadRowAhead(first, vec));
+    if (tileAhead) {
+      auto [lo, hi] = onlineShare();
+      loadPolicy = evictLast;
+      llvm::append_range(
+          inits, loadOnlineTileAhead(
+                     rowPointer(x, plan.inType, first, xStride), lo, hi, vec,
+                     arith::CmpIOp::create(b, arith::CmpIPredicate::slt, first,
+                                           rows)));
+      loadPolicy = Value();
+    }
     auto loop = scf::ForOp::create(b, first, rows, step, inits);
     OpBuilder::InsertionGuard guard(b);
     if (!inits.empty()) {
@@ -2341,14 +2356,15 @@ private:
     b.setInsertionPoint(loop.getBody()->getTerminator());
     Value row = loop.getInductionVar();
     SmallVector<Value> loaded;
+    if (ahead || tileAhead)
+      llvm::append_range(loaded,
+                         loop.getRegionIterArgs().drop_front(countRows));
     if (ahead) {
       // The next row's loads go first: nothing of this row waits for them.
       SmallVector<Value> next =
           loadRowAhead(arith::AddIOp::create(b, row, step), vec);
       loop.getBody()->getTerminator()->setOperands(countRows ? 1 : 0,
                                                    next.size(), next);
-      llvm::append_range(loaded,
-                         loop.getRegionIterArgs().drop_front(countRows));
     }
     if (plan.rowsPerBlock > 1) {
       row = ownRow(row);
@@ -2372,7 +2388,13 @@ private:
     }
     Value xRow = rowPointer(x, plan.inType, row, xStride);
     Value yRow = rowPointer(y, plan.outType, row, yStride);
-    if (plan.strategy == Strategy::Online)
+    if (tileAhead) {
+      NextTile next{row, step};
+      SmallVector<Value> nextLoads =
+          emitOnlineRow(xRow, yRow, vec, Value(), peeled, loaded, &next);
+      loop.getBody()->getTerminator()->setOperands(countRows ? 1 : 0,
+                                                   nextLoads.size(), nextLoads);
+    } else if (plan.strategy == Strategy::Online)
       emitOnlineRow(xRow, yRow, vec,
                     staged ? arith::AddIOp::create(b, row, step) : Value(),
                     peeled);
@@ -2882,6 +2904,14 @@ private:
     return chunks;
   }
 
+  /// The next row's first tile, which a chained pass 2 loads in its last
+  /// iteration: row `row + step` (i64), loaded when it exists. Its address
+  /// is computed where the loads are issued, so that nothing of it stays
+  /// live through the row.
+  struct NextTile {
+    Value row, step;
+  };
+
   /// Online: pass 1 walks the block's share of the row tile by tile keeping
   /// a running (max, sum) per thread (onlineFold); pass 2 reads the share
   /// again and writes the map.
@@ -2890,15 +2920,27 @@ private:
   /// into shared memory ahead (prefetchRow) and both passes read it there:
   /// one DRAM read per element. The second pass starts copying `nextRow`'s
   /// share into each tile of the stage as soon as it has written that tile.
-  void emitOnlineRow(Value xRow, Value yRow, int64_t vec, Value nextRow = {},
-                     bool peeled = false) {
+  ///
+  /// With the tiles loaded ahead (onlineTilesAhead), the passes hand loads
+  /// on across their boundaries (onlineChainsTiles): a reversed pass 2
+  /// starts on pass 1's last tile, still in registers, and, given `next`,
+  /// its last iteration loads the next row's first tile, which this returns
+  /// for the next call's `firstTile`.
+  SmallVector<Value> emitOnlineRow(Value xRow, Value yRow, int64_t vec,
+                                   Value nextRow = {}, bool peeled = false,
+                                   ValueRange firstTile = {},
+                                   const NextTile *next = nullptr) {
     bool staged = static_cast<bool>(nextRow);
     OnlineShare share = onlineRowShare(xRow, vec, peeled);
     if (staged)
       NVVM::CpAsyncWaitGroupOp::create(b, 0);
-    auto [m, d] = onlinePassOne(xRow, vec, share, staged);
+    SmallVector<Value> lastTile;
+    bool chain = onlineChainsTiles(staged, vec);
+    auto [m, d] = onlinePassOne(xRow, vec, share, staged, firstTile,
+                                chain ? &lastTile : nullptr);
     auto [rowMax, rowSum] = blockReducePair(m, d);
-    onlinePassTwo(xRow, yRow, vec, share, rowMax, rowSum, nextRow);
+    return onlinePassTwo(xRow, yRow, vec, share, rowMax, rowSum, nextRow,
+                         lastTile, next);
   }
 
   /// The block's share of one row of the online kernel.
@@ -2937,6 +2979,17 @@ private:
     return plan.prefetchRegisters && !staged && vec > 1;
   }
 
+  /// Whether the tiles loaded ahead also cross the passes' boundaries: pass
+  /// 1's last tile is folded after its loop, and a reversed pass 2, which
+  /// starts on that tile, takes its loads from registers instead of reading
+  /// it again. Each thread uses only what it loaded itself. Not in a split
+  /// group (row-split), whose blocks wait for each other between the passes
+  /// anyway.
+  bool onlineChainsTiles(bool staged, int64_t vec) const {
+    return onlineTilesAhead(staged, vec) && plan.reverseSecondPass &&
+           plan.splitSize == 1;
+  }
+
   /// Whether pass 1 also stores the share's first tiles, as loaded, into
   /// the stage for pass 2 (online-keep). A thread reads back only what it
   /// stored itself: no barrier.
@@ -2947,8 +3000,14 @@ private:
   /// Pass 1 of the online kernel over `share`: this thread's running (max,
   /// sum) pair, the edges of a peeled row included. With cache-hints it
   /// reads its tiles evict-last, so that they stay in L2 for pass 2.
-  std::pair<Value, Value> onlinePassOne(Value xRow, int64_t vec,
-                                        const OnlineShare &share, bool staged) {
+  ///
+  /// With the tiles loaded ahead, `firstTile` holds the first tile's loads
+  /// when the previous row issued them, and with `lastTile` the last tile is
+  /// folded after the loop and its loads returned there, for pass 2.
+  std::pair<Value, Value>
+  onlinePassOne(Value xRow, int64_t vec, const OnlineShare &share, bool staged,
+                ValueRange firstTile = {},
+                SmallVector<Value> *lastTile = nullptr) {
     Value tile = constI32(plan.blockElements);
     Value lo = share.lo, hi = share.hi;
     Value m0 = negInf(), d0 = constF32(0.0);
@@ -2957,38 +3016,55 @@ private:
     bool ahead = onlineTilesAhead(staged, vec);
     bool keep = onlineKeeps(staged, vec);
     loadPolicy = evictLast;
+    // Folds the tile at column `start`, loaded as `raw`, into (m, d).
+    auto foldTile = [&](Value start, Value m, Value d, ValueRange raw) {
+      if (keep)
+        keepTile(start, lo, hi, vec, raw);
+      return onlineFold(m, d, unpackOnlineTile(start, hi, vec, raw));
+    };
     SmallVector<Value> inits{m0, d0};
     if (ahead)
-      llvm::append_range(inits, loadOnlineTileAhead(xRow, lo, hi, vec));
-    auto pass1 = scf::ForOp::create(b, lo, hi, tile, inits);
+      llvm::append_range(inits, firstTile.empty()
+                                    ? loadOnlineTileAhead(xRow, lo, hi, vec)
+                                    : SmallVector<Value>(firstTile));
+    // The loop's end: hi, or the start of the last tile when that tile is
+    // folded after the loop (lo for an empty share, whose loads are masked).
+    Value end = hi;
+    if (lastTile) {
+      Value numTiles =
+          arith::CeilDivUIOp::create(b, arith::SubIOp::create(b, hi, lo), tile);
+      Value before = arith::SubIOp::create(
+          b, numTiles, arith::MinUIOp::create(b, numTiles, constI32(1)));
+      end =
+          arith::AddIOp::create(b, lo, arith::MulIOp::create(b, before, tile));
+    }
+    auto pass1 = scf::ForOp::create(b, lo, end, tile, inits);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(pass1.getBody());
       Value m = pass1.getRegionIterArg(0), d = pass1.getRegionIterArg(1);
       Value start = pass1.getInductionVar();
       SmallVector<Value> yields;
-      SmallVector<Chunk> chunks;
-      if (ahead || keep) {
-        SmallVector<Value> raw;
-        if (ahead) {
-          yields = loadOnlineTileAhead(
-              xRow, arith::AddIOp::create(b, start, tile), hi, vec);
-          llvm::append_range(raw, pass1.getRegionIterArgs().drop_front(2));
-        } else {
-          raw = loadOnlineTileAhead(xRow, start, hi, vec);
-        }
-        if (keep)
-          keepTile(start, lo, hi, vec, raw);
-        chunks = unpackOnlineTile(start, hi, vec, raw);
+      std::pair<Value, Value> folded;
+      if (ahead) {
+        yields = loadOnlineTileAhead(
+            xRow, arith::AddIOp::create(b, start, tile), hi, vec);
+        folded = foldTile(start, m, d, pass1.getRegionIterArgs().drop_front(2));
+      } else if (keep) {
+        folded =
+            foldTile(start, m, d, loadOnlineTileAhead(xRow, start, hi, vec));
       } else {
-        chunks = loadOnlineTile(xRow, start, lo, vec, staged, hi);
+        folded =
+            onlineFold(m, d, loadOnlineTile(xRow, start, lo, vec, staged, hi));
       }
-      auto [mNew, dNew] = onlineFold(m, d, chunks);
-      yields.insert(yields.begin(), {mNew, dNew});
+      yields.insert(yields.begin(), {folded.first, folded.second});
       scf::YieldOp::create(b, yields);
     }
     loadPolicy = Value();
-    return {pass1.getResult(0), pass1.getResult(1)};
+    if (!lastTile)
+      return {pass1.getResult(0), pass1.getResult(1)};
+    *lastTile = llvm::to_vector_of<Value>(pass1.getResults().drop_front(2));
+    return foldTile(end, pass1.getResult(0), pass1.getResult(1), *lastTile);
   }
 
   /// Pass 2 of the online kernel over `share`, forwards or from the last
@@ -2996,14 +3072,27 @@ private:
   /// `nextRow` is given, whose share it then copies in tile by tile) and
   /// writes the map of the row's (rowMax, rowSum). With cache-hints its
   /// loads and stores are evict-first.
-  void onlinePassTwo(Value xRow, Value yRow, int64_t vec,
-                     const OnlineShare &share, Value rowMax, Value rowSum,
-                     Value nextRow) {
+  ///
+  /// With the tiles loaded ahead, `lastTile` holds the loads of pass 1's
+  /// last tile (onlineChainsTiles), where a reversed pass 2 starts. With
+  /// `next` (reversed as well), the last iteration, on the share's first
+  /// tile, runs after the loop and first loads the next row's first tile
+  /// (evict-last with cache-hints, as pass 1 loads it); those loads are
+  /// returned.
+  SmallVector<Value> onlinePassTwo(Value xRow, Value yRow, int64_t vec,
+                                   const OnlineShare &share, Value rowMax,
+                                   Value rowSum, Value nextRow,
+                                   ValueRange lastTile = {},
+                                   const NextTile *nextTile = nullptr) {
     Value tile = constI32(plan.blockElements);
     Value lo = share.lo, hi = share.hi;
     bool staged = static_cast<bool>(nextRow);
     bool ahead = onlineTilesAhead(staged, vec);
     bool keep = onlineKeeps(staged, vec);
+    assert((lastTile.empty() || (ahead && plan.reverseSecondPass)) &&
+           "pass 1's last tile is pass 2's first only in reverse");
+    assert((!nextTile || (ahead && !keep && plan.reverseSecondPass)) &&
+           "the next row's first tile follows a reversed pass 2");
     DenseMap<Value, Value> scalars = onlineScalars(rowMax, rowSum);
     Value numTiles =
         arith::CeilDivUIOp::create(b, arith::SubIOp::create(b, hi, lo), tile);
@@ -3015,13 +3104,30 @@ private:
             b, arith::SubIOp::create(b, numTiles, constI32(1)), i);
       return arith::AddIOp::create(b, lo, arith::MulIOp::create(b, i, tile));
     };
-    SmallVector<Value> inits2;
-    if (ahead)
+    // Writes the map of the tile at column `start` from its `chunks`.
+    auto writeTile = [&](Value start, ArrayRef<Chunk> chunks) {
+      // Prepared inside the tile loop; LLVM hoists the row-uniform part (one
+      // reciprocal per row in the PTX).
+      RowContext ctx = prepareMap(scalars);
+      emitMap(yRow, chunks, ctx);
+      // Each thread refills exactly the stage entries it has just read and
+      // used, so nothing waits for the other threads.
+      if (staged)
+        copyToStage(nextRow, start, lo);
+    };
+    SmallVector<Value> inits2(lastTile.begin(), lastTile.end());
+    if (ahead && lastTile.empty())
       inits2 = loadShareTile(xRow, tileStart(constI32(0)), lo, hi, vec,
                              arith::CmpIOp::create(b, arith::CmpIPredicate::sgt,
                                                    numTiles, constI32(0)));
+    // With `nextTile`, the loop leaves out the last iteration (none for an
+    // empty share).
+    Value loopTiles = numTiles;
+    if (nextTile)
+      loopTiles = arith::SubIOp::create(
+          b, numTiles, arith::MinUIOp::create(b, numTiles, constI32(1)));
     auto pass2 =
-        scf::ForOp::create(b, constI32(0), numTiles, constI32(1), inits2);
+        scf::ForOp::create(b, constI32(0), loopTiles, constI32(1), inits2);
     {
       OpBuilder::InsertionGuard guard(b);
       if (ahead) {
@@ -3048,20 +3154,25 @@ private:
       } else {
         chunks = loadOnlineTile(xRow, start, lo, vec, staged, hi);
       }
-      // Prepared inside the tile loop; LLVM hoists the row-uniform part (one
-      // reciprocal per row in the PTX).
-      RowContext ctx = prepareMap(scalars);
-      emitMap(yRow, chunks, ctx);
-      // Each thread refills exactly the stage entries it has just read and
-      // used, so nothing waits for the other threads.
-      if (staged)
-        copyToStage(nextRow, start, lo);
+      writeTile(start, chunks);
+    }
+    SmallVector<Value> nextLoads;
+    if (nextTile) {
+      // The share's first tile, at lo: masked for an empty share (lo = hi).
+      Value row = arith::AddIOp::create(b, nextTile->row, nextTile->step);
+      loadPolicy = evictLast;
+      nextLoads = loadOnlineTileAhead(
+          rowPointer(x, plan.inType, row, xStride), lo, hi, vec,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, rows));
+      loadPolicy = evictFirst;
+      writeTile(lo, unpackOnlineTile(lo, hi, vec, pass2.getResults()));
     }
     if (!share.edges.empty()) {
       RowContext ctx = prepareMap(scalars);
       emitMap(yRow, share.edges, ctx);
     }
     loadPolicy = storePolicy = Value();
+    return nextLoads;
   }
 
   /// One step of the online pass: the running pair (m, d) of this thread

@@ -104,12 +104,41 @@
 // CHECK: gpu.barrier
 // CHECK-NEXT: }
 
+// Reversed, the passes hand their tiles on (the vector path): the row loop
+// carries its next row's first tile, loaded evict-last before the loop and
+// at the end of each row; pass 1 folds its last tile after its loop, and
+// pass 2 starts on it from registers, runs its loop without its last
+// iteration (the share's first tile), loads the next row's first tile, then
+// writes that last tile.
 // REV: reverse_second_pass = true
+// REV: %[[FIRST:.*]] = scf.if %{{.*}} -> (vector<4xf32>) {
+// REV: ld.global.L2::cache_hint{{.*}} ro(%{{.*}}, %[[EVL:[0-9]+]] :
+// REV: scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %[[STEP:[0-9]+]] iter_args(%[[CARRIED:.*]] = %[[FIRST]]) -> (vector<4xf32>) : i64 {
+// REV: %[[T1:.*]] = arith.ceildivui
+// REV: %[[M1:.*]] = arith.minui %[[T1]], %{{.*}} : i32
+// REV: %[[B1:.*]] = arith.subi %[[T1]], %[[M1]] : i32
+// REV: %[[E1:.*]] = arith.muli %[[B1]], %{{.*}} : i32
+// REV: %[[END1:.*]] = arith.addi %{{.*}}, %[[E1]] : i32
+// REV: %[[P1:.*]]:3 = scf.for %{{.*}} = %{{.*}} to %[[END1]] step %{{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %[[CARRIED]]) -> (f32, f32, vector<4xf32>) : i32 {
 // REV: %[[TILES:.*]] = arith.ceildivui
-// REV: scf.for %[[I:.*]] = %{{.*}} to %[[TILES]] step %{{.*}} : i32 {
+// REV: %[[M2:.*]] = arith.minui %[[TILES]], %{{.*}} : i32
+// REV: %[[LOOP:.*]] = arith.subi %[[TILES]], %[[M2]] : i32
+// REV: %[[P2:.*]] = scf.for %[[I:.*]] = %{{.*}} to %[[LOOP]] step %{{.*}} iter_args(%{{.*}} = %[[P1]]#2) -> (vector<4xf32>) : i32 {
 // REV: %[[LAST:.*]] = arith.subi %[[TILES]], %{{.*}} : i32
 // REV-NEXT: %[[IDX:.*]] = arith.subi %[[LAST]], %[[I]] : i32
 // REV-NEXT: arith.muli %[[IDX]], %{{.*}} : i32
+// REV: st.global.L2::cache_hint
+// REV: scf.yield
+// REV-NEXT: }
+// REV-NEXT: %[[NEXTROW:.*]] = arith.addi %[[ROW]], %[[STEP]] : i64
+// REV-NEXT: arith.cmpi slt, %[[NEXTROW]], %{{.*}} : i64
+// REV: %[[NEXT:.*]] = scf.if %{{.*}} -> (vector<4xf32>) {
+// REV: ld.global.L2::cache_hint{{.*}} ro(%{{.*}}, %[[EVL]] :
+// REV: st.global.L2::cache_hint
+// REV: gpu.barrier
+// REV-NEXT: scf.yield %[[NEXT]] : vector<4xf32>
+// The peeled path's rows start anywhere: nothing crosses its rows.
+// REV: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} : i64 {
 
 // Without fast-exp the exponentials stay math.exp and the division stays.
 // EXACT-NOT: ex2.approx

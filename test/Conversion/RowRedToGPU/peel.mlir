@@ -127,10 +127,13 @@
 // The online kernel over a cluster of 8 (bf16, tiles of 16384): each
 // block's share [lo, hi) shifts by h and stops at the end of the vectors;
 // the first block folds the edges (one per thread) into the pair that
-// pass 1 starts from, and writes them after pass 2.
+// pass 1 starts from, and writes them after pass 2. Pass 1 folds the
+// share's last tile after its loop, and pass 2 starts on it from registers.
 // ONLINE: strategy = "online"
 // ONLINE: %[[RANK:.*]] = arith.index_cast %cluster_block_id_x : index to i32
-// ONLINE: } else {
+// The peeled path: rows whose input and output start equally far from
+// alignment (their strides agree modulo the vector).
+// ONLINE: arith.subi %arg4, %arg5 : i64
 // ONLINE: scf.if
 // ONLINE: %[[LO:.*]] = arith.trunci %{{.*}} : i64 to i32
 // ONLINE: %[[HI:.*]] = arith.trunci %{{.*}} : i64 to i32
@@ -145,9 +148,15 @@
 // ONLINE-NOT: llvm.load
 // ONLINE: %[[D0:.*]] = arith.addf %{{.*}}, %{{.*}} : f32
 // ONLINE-COUNT-4: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
-// ONLINE: scf.for %{{.*}} = %[[NEWLO]] to %[[NEWHI]] step %c16384_i32{{.*}} iter_args(%{{.*}} = %[[M0:.*]], %{{.*}} = %[[D0]], {{.*}}) -> (f32, f32, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>)
+// ONLINE: %[[SPAN:.*]] = arith.subi %[[NEWHI]], %[[NEWLO]] : i32
+// ONLINE: %[[TILES:.*]] = arith.ceildivui %[[SPAN]], %c16384_i32{{.*}} : i32
+// ONLINE: %[[BEFORE:.*]] = arith.subi %[[TILES]], %{{.*}} : i32
+// ONLINE: %[[OFF:.*]] = arith.muli %[[BEFORE]], %c16384_i32{{.*}} : i32
+// ONLINE: %[[LAST:.*]] = arith.addi %[[NEWLO]], %[[OFF]] : i32
+// ONLINE: %[[P1:.*]]:6 = scf.for %{{.*}} = %[[NEWLO]] to %[[LAST]] step %c16384_i32{{.*}} iter_args(%{{.*}} = %[[M0:.*]], %{{.*}} = %[[D0]], {{.*}}) -> (f32, f32, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>)
 // ONLINE-COUNT-4: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
-// ONLINE: scf.for
+// ONLINE-NOT: !llvm.ptr<1> -> vector<8xbf16>
+// ONLINE: scf.for %{{.*}} iter_args(%{{.*}} = %[[P1]]#2, %{{.*}} = %[[P1]]#3, %{{.*}} = %[[P1]]#4, %{{.*}} = %[[P1]]#5)
 // ONLINE-COUNT-4: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<1>
 // ONLINE: llvm.store %{{.*}} {alignment = 2 : i64} : bf16, !llvm.ptr<1>
 // ONLINE-NEXT: }

@@ -62,28 +62,41 @@
 // PTX-NOT: cp.async
 // PTX: ld.global.v4.b32
 
-// The online kernel loads each tile one ahead (auto's default): the first
-// tile's four chunks before pass 1, whose loop carries them and loads the
-// next tile's before folding its own; pass 2 alike, in tile order (here
-// reversed), its load ahead masked when no tile follows.
+// The online kernel loads each tile one ahead (auto's default), and the
+// reversed passes hand tiles on: the row loop carries the four chunks of
+// its next row's first tile, loaded before the loop; pass 1's loop carries
+// them and loads the next tile's before folding its own, and stops before
+// the last tile, which it folds after the loop; pass 2 starts on that tile
+// from registers (no load before its loop), loads one ahead in reverse
+// tile order, leaves out its last iteration, then loads the next row's
+// first tile, writes its own last one and yields the loads to the row loop.
 // ONLINE: prefetch = "registers"
 // ONLINE-SAME: strategy = "online"
 // ONLINE: gpu.func @softmax_kernel0
 // ONLINE-COUNT-4: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
 // ONLINE-NOT: llvm.load
-// ONLINE: %{{.*}}:6 = scf.for %[[T:.*]] = %{{.*}} to %[[HI:.*]] step %c16384_i32 iter_args(%[[M:.*]] = %{{.*}}, %[[D:.*]] = %{{.*}}, %[[C0:.*]] = %{{.*}}, %[[C1:.*]] = %{{.*}}, %[[C2:.*]] = %{{.*}}, %[[C3:.*]] = %{{.*}}) -> (f32, f32, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
+// ONLINE: %{{.*}}:4 = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[R0:.*]] = %{{.*}}, %[[R1:.*]] = %{{.*}}, %[[R2:.*]] = %{{.*}}, %[[R3:.*]] = %{{.*}}) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>) : i64 {
+// ONLINE-NOT: llvm.load
+// ONLINE: %[[P1:.*]]:6 = scf.for %[[T:.*]] = %{{.*}} to %[[END:.*]] step %c16384_i32 iter_args(%[[M:.*]] = %{{.*}}, %[[D:.*]] = %{{.*}}, %[[C0:.*]] = %[[R0]], %[[C1:.*]] = %[[R1]], %[[C2:.*]] = %[[R2]], %[[C3:.*]] = %[[R3]]) -> (f32, f32, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
 // ONLINE: %[[NEXT:.*]] = arith.addi %[[T]], %c16384_i32
 // ONLINE-COUNT-4: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
 // ONLINE-NOT: llvm.load
 // ONLINE: llvm.extractelement %[[C0]]
 // ONLINE: scf.yield %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : f32, f32, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>
+// ONLINE-NOT: llvm.load
+// ONLINE: llvm.extractelement %[[P1]]#2
+// ONLINE-NOT: llvm.load
 // ONLINE: %[[TILES:.*]] = arith.ceildivui
-// ONLINE: arith.cmpi sgt, %[[TILES]], %c0
-// ONLINE-COUNT-4: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
-// ONLINE: %{{.*}}:4 = scf.for %[[I:.*]] = %{{.*}} to %[[TILES]] step %{{.*}} iter_args({{.*}}) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
+// ONLINE: %[[LOOP:.*]] = arith.subi %[[TILES]], %{{.*}} : i32
+// ONLINE-NOT: llvm.load
+// ONLINE: %[[P2:.*]]:4 = scf.for %[[I:.*]] = %{{.*}} to %[[LOOP]] step %{{.*}} iter_args(%{{.*}} = %[[P1]]#2, %{{.*}} = %[[P1]]#3, %{{.*}} = %[[P1]]#4, %{{.*}} = %[[P1]]#5) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
 // ONLINE: %[[INEXT:.*]] = arith.addi %[[I]], %c1
 // ONLINE: arith.cmpi slt, %[[INEXT]], %[[TILES]]
 // ONLINE-COUNT-4: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// ONLINE-COUNT-4: llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+// ONLINE: scf.yield %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>
+// ONLINE-COUNT-4: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// ONLINE: llvm.extractelement %[[P2]]#0
 // ONLINE-COUNT-4: llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
 // ONLINE: scf.yield %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>
 
