@@ -82,8 +82,10 @@ VARIANTS = [
     # Online kernels whose rows are split over a cluster.
     ("softmax", "f32", "online", "cluster-size=4"),
     ("log_softmax", "bf16", "online", "cluster-size=8"),
-    # Clusters of 16: auto's choice for rows beyond 1 MiB.
+    # Clusters of 16: auto's choice for rows beyond 1 MiB (bf16 rows there
+    # on 1024 threads).
     ("softmax", "f32", "online", "cluster-size=16"),
+    ("softmax", "bf16", "online", "cluster-size=16"),
     # The online kernel without its tiles loaded ahead (prefetch=registers
     # is its default).
     ("softmax", "f32", "online", "prefetch=off"),

@@ -112,6 +112,7 @@ def main():
             "softmax_bf16_cluster_b49152_kernel0.json",
             "softmax_f32_fused_b32768_kernel0.json",
             "softmax_f32_online_c16_kernel0.json",
+            "softmax_bf16_online_c16_kernel0.json",
             "softmax_f32_fused_b8192_pfregisters_kernel0.json",
             "softmax_bf16_fused_b512_kernel0.json",
             "softmax_bf16_online_c8_onlinekeep64_pfoff_kernel0.json",

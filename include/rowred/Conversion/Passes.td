@@ -122,8 +122,8 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
            "shared memory (in whole tiles, from the share's first) so that "
            "pass 2 reads them there instead of from L2 or DRAM; the launcher "
            "provides it as dynamic shared memory. 0: none; -1: auto (64 KiB, "
-           "instead of the tiles loaded ahead, for 16-bit rows over clusters "
-           "of 16, none elsewhere)">,
+           "instead of the tiles loaded ahead, for f16 rows over clusters of "
+           "16, none elsewhere)">,
     Option<"cacheHints", "cache-hints", "std::string", /*default=*/"\"auto\"",
            "Online: L2 eviction hints on the 16-byte accesses (createpolicy "
            "and .L2::cache_hint): pass 1 loads evict-last, pass 2 loads and "

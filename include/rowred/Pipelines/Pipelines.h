@@ -74,7 +74,7 @@ struct RowRedToPTXOptions : public PassPipelineOptions<RowRedToPTXOptions> {
       *this, "online-keep",
       llvm::cl::desc("Online: KiB of each block's share that pass 1 keeps "
                      "in shared memory for pass 2 (0: none, -1: auto: 64 "
-                     "for 16-bit rows over clusters of 16)"),
+                     "for f16 rows over clusters of 16)"),
       llvm::cl::init(-1)};
   PassOptions::Option<std::string> cacheHints{
       *this, "cache-hints",

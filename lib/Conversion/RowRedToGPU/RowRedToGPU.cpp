@@ -557,10 +557,18 @@ static int64_t defaultRowsPerBlock(int64_t blockElements) {
   return blockElements <= 1024 ? 4 : 1;
 }
 
-/// Default warps for the online kernel: 1024 threads for f32 (with 512, ptxas
-/// caps registers at 40 to fit three blocks and spills), 512 for 16-bit types.
-static int64_t defaultOnlineWarps(int64_t elementBytes) {
-  return elementBytes == 4 ? 32 : 16;
+/// Default warps for the online kernel of `type` over clusters of
+/// `clusterSize`: 1024 threads for f32 (with 512, ptxas caps registers at 40
+/// to fit three blocks and spills) and for bf16 rows over clusters of 16
+/// (rows from 2 MiB), 512 for other 16-bit rows. H200, alternating runs
+/// (docs/performance.md): bf16 1048576 with its tiles loaded ahead on 1024
+/// threads (32 elements per thread and tile, two tiles per share) 3370 GB/s
+/// against 3309 on 512 and 3182 keeping 64 KiB of each share in shared
+/// memory (online-keep); 2097152 +7%, 4194304 +3.5% over keeping. f16 rows
+/// lost the same way (1048576: 2719-2734 against 3070-3078 keeping, also
+/// with tiles of 32 elements per thread) and keep their 64 KiB.
+static int64_t defaultOnlineWarps(Type type, int64_t clusterSize) {
+  return byteWidth(type) == 4 || (type.isBF16() && clusterSize == 16) ? 32 : 16;
 }
 
 /// Shared memory one block may use on sm_90 (227 KB, with the opt-in
@@ -629,15 +637,17 @@ static bool autoPrefetchRegisters(const KernelPlan &plan) {
 }
 
 /// Bytes of each block's share that auto keeps in shared memory between the
-/// online kernel's passes (online-keep), or 0: 64 KiB for 16-bit rows over
+/// online kernel's passes (online-keep), or 0: 64 KiB for f16 rows over
 /// clusters of 16 (rows from 2 MiB), instead of loading the tiles ahead. On
-/// an H200 (docs/performance.md, two alternating runs): bf16 1048576 3167-
-/// 3178 GB/s against 3047-3057 with the tiles ahead; keeping 128 KiB (one
-/// block per SM) lost 20%, and f32 rows gained nothing (1048576) or 2%
-/// (262147).
+/// an H200 (docs/performance.md, alternating runs): f16 1048576 3070-3078
+/// GB/s against 2699-2734 with the tiles ahead (on 512 or 1024 threads),
+/// 2097152 2758 against 2657-2671. bf16 rows did the same until their tiles
+/// loaded ahead crossed the passes' boundaries; now they load them ahead on
+/// 1024 threads (defaultOnlineWarps). Keeping 128 KiB (one block per SM)
+/// lost 20%, and f32 rows gained nothing (1048576) or 2% (262147).
 static int64_t autoOnlineKeepBytes(const KernelPlan &plan) {
   bool keeps = plan.strategy == Strategy::Online && plan.clusterSize == 16 &&
-               byteWidth(plan.inType) == 2 && plan.vectorWidth > 1;
+               plan.inType.isF16() && plan.vectorWidth > 1;
   return keeps ? 64 * 1024 : 0;
 }
 
@@ -959,8 +969,9 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
       return map.emitOpError() << "an online tile (block-size) must be a "
                                   "power of two, got "
                                << opts.blockSize;
-    plan.numWarps =
-        opts.numWarps ? opts.numWarps : defaultOnlineWarps(elementBytes);
+    plan.numWarps = opts.numWarps
+                        ? opts.numWarps
+                        : defaultOnlineWarps(plan.inType, plan.clusterSize);
     // Tiles of 4 vectors per thread; 2 for f16, whose conversions make
     // ptxas spill with the reversed second pass at 4.
     plan.blockElements = opts.blockSize ? opts.blockSize

@@ -136,6 +136,7 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=262145 | FileCheck %s --check-prefix=BF262145
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=1048576 | FileCheck %s --check-prefix=BF1M
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 prefetch=registers" | FileCheck %s --check-prefix=BF1M-REG
+// RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=1048576 | FileCheck %s --check-prefix=F16-1M
 // RUN: not softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=131072 pair-reduce=maybe" 2>&1 | FileCheck %s --check-prefix=BF-PAIR-BAD
 // BF512: block_elements = 512 : i64, block_threads = 128 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 16 : i64
 // BF512-SAME: prefetch = "registers"
@@ -183,11 +184,16 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // BF262145-SAME: pair_reduce = false
 // BF262145-SAME: prefetch = "registers"
 // BF262145-SAME: strategy = "online"
-// 16-bit rows over clusters of 16 keep 64 KiB of each share in shared memory
-// between the passes instead of loading their tiles ahead.
-// BF1M: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 65536 : i64
-// BF1M-SAME: prefetch = "none"
+// 16-bit rows over clusters of 16 run on 1024 threads, 32 elements per
+// thread and tile, their tiles loaded ahead; nothing kept in shared memory.
+// BF1M: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 0 : i64
+// BF1M-SAME: prefetch = "registers"
 // BF1M-SAME: strategy = "online"
+// f16 rows there keep 64 KiB of each share in shared memory between the
+// passes instead, on 512 threads.
+// F16-1M: block_elements = 8192 : i64, block_threads = 512 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 65536 : i64
+// F16-1M-SAME: prefetch = "none"
+// F16-1M-SAME: strategy = "online"
 // BF1M-REG: cluster_blocks = 16 : i64, dynamic_shared_bytes = 0 : i64
 // BF1M-REG-SAME: prefetch = "registers"
 // BF-PAIR-BAD: error: 'rowred.map' op unknown pair-reduce 'maybe'; expected on, off, 1, 0 or auto
