@@ -329,6 +329,7 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
   flag("l2_hints", spec.cacheHints);
   num("row_split", spec.rowSplit);
   num("workspace_bytes_per_group", spec.workspaceBytesPerGroup);
+  num("split_ahead", spec.splitAhead);
   std::optional<DType> inType = parseDType(in), outType = parseDType(out);
   if (!inType || !outType) {
     error = "'" + jsonPath + "' names an unknown element type";
@@ -417,9 +418,13 @@ std::string KernelSpec::describe() const {
   if (rowSplit > 1)
     os << ", rows split over groups of " << rowSplit
        << " blocks combining through global memory";
+  if (rowSplit > 1 && splitAhead > 0)
+    os << ", pass 1 running " << splitAhead << " row"
+       << (splitAhead > 1 ? "s" : "") << " ahead of pass 2";
   if (pairReduce)
     os << ", one (max, sum) exchange per row";
-  // The online kernel loads ahead into registers tile by tile, within a row.
+  // The online kernel loads ahead into registers tile by tile (with the
+  // second pass reversed, also across its passes and into the next row).
   bool tiles = strategy == "online" && prefetch == "registers";
   os << "; next " << (tiles ? "tile" : "row") << " fetched ahead: "
      << (prefetch == "shared"      ? "into shared memory (cp.async)"

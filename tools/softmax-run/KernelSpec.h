@@ -80,6 +80,9 @@ struct KernelSpec {
   /// workspaceBytesPerGroup bytes per group); 1 for none. Such kernels are
   /// launched cooperatively, in whole groups.
   int64_t rowSplit = 1, workspaceBytesPerGroup = 0;
+  /// Rows a split group's pass 1 runs ahead of its pass 2 (`split_ahead`,
+  /// informational; 0 when absent).
+  int64_t splitAhead = 0;
 
   /// One line for --explain: the strategy and block shape the compiler chose.
   std::string describe() const;

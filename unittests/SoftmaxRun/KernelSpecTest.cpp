@@ -87,6 +87,19 @@ TEST(KernelSpec, LoadsMetadataAndPtx) {
   ASSERT_TRUE(spec) << error;
   EXPECT_EQ(spec->rowSplit, 32);
   EXPECT_EQ(spec->workspaceBytesPerGroup, 640);
+  EXPECT_EQ(spec->splitAhead, 0);
+  EXPECT_NE(spec->describe().find("groups of 32 blocks"), std::string::npos);
+  EXPECT_EQ(spec->describe().find("ahead of pass 2"), std::string::npos);
+
+  // ... and, informational, the rows pass 1 of such a kernel runs ahead.
+  std::string ahead = v3;
+  ahead.replace(ahead.find("\"row_split\""), 1, "\"split_ahead\": 2, \"");
+  spec = KernelSpec::load(writeKernel(ahead), error);
+  ASSERT_TRUE(spec) << error;
+  EXPECT_EQ(spec->splitAhead, 2);
+  EXPECT_NE(spec->describe().find("pass 1 running 2 rows ahead of pass 2"),
+            std::string::npos)
+      << spec->describe();
 }
 
 TEST(KernelSpec, RejectsMissingFieldsVersionsAndFiles) {
