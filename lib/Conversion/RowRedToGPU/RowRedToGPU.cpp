@@ -2350,13 +2350,7 @@ private:
       llvm::append_range(inits, loadRowAhead(first, vec));
     if (tileAhead) {
       auto [lo, hi] = onlineShare();
-      loadPolicy = evictLast;
-      llvm::append_range(
-          inits, loadOnlineTileAhead(
-                     rowPointer(x, plan.inType, first, xStride), lo, hi, vec,
-                     arith::CmpIOp::create(b, arith::CmpIPredicate::slt, first,
-                                           rows)));
-      loadPolicy = Value();
+      llvm::append_range(inits, loadFirstTile(first, lo, hi, vec));
     }
     auto loop = scf::ForOp::create(b, first, rows, step, inits);
     OpBuilder::InsertionGuard guard(b);
@@ -2840,6 +2834,34 @@ private:
     return raw;
   }
 
+  /// This thread's loads of the first tile, at column `lo` (masked at `hi`:
+  /// none for an empty share), of the block's share of row `row` (i64), or
+  /// none when the row does not exist; evict-last with cache-hints, as pass
+  /// 1 loads its tiles. The tile a chained pass 1 starts from
+  /// (onlineChainsTiles).
+  SmallVector<Value> loadFirstTile(Value row, Value lo, Value hi, int64_t vec) {
+    Value savedPolicy = loadPolicy;
+    loadPolicy = evictLast;
+    Value exists =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, rows);
+    SmallVector<Value> raw = loadOnlineTileAhead(
+        rowPointer(x, plan.inType, row, xStride), lo, hi, vec, exists);
+    loadPolicy = savedPolicy;
+    return raw;
+  }
+
+  /// The number of tiles (i32) of the share [lo, hi).
+  Value shareTiles(Value lo, Value hi) {
+    return arith::CeilDivUIOp::create(b, arith::SubIOp::create(b, hi, lo),
+                                      constI32(plan.blockElements));
+  }
+
+  /// `n - min(n, 1)` (i32): the tiles before the last of `n`, 0 for none.
+  Value tilesBeforeLast(Value n) {
+    return arith::SubIOp::create(b, n,
+                                 arith::MinUIOp::create(b, n, constI32(1)));
+  }
+
   /// The chunks of the online tile at column `start` from `raw`, its loads
   /// issued ahead by loadOnlineTileAhead (masked at column `end`).
   SmallVector<Chunk> unpackOnlineTile(Value start, Value end, int64_t vec,
@@ -3041,14 +3063,10 @@ private:
     // The loop's end: hi, or the start of the last tile when that tile is
     // folded after the loop (lo for an empty share, whose loads are masked).
     Value end = hi;
-    if (lastTile) {
-      Value numTiles =
-          arith::CeilDivUIOp::create(b, arith::SubIOp::create(b, hi, lo), tile);
-      Value before = arith::SubIOp::create(
-          b, numTiles, arith::MinUIOp::create(b, numTiles, constI32(1)));
-      end =
-          arith::AddIOp::create(b, lo, arith::MulIOp::create(b, before, tile));
-    }
+    if (lastTile)
+      end = arith::AddIOp::create(
+          b, lo,
+          arith::MulIOp::create(b, tilesBeforeLast(shareTiles(lo, hi)), tile));
     auto pass1 = scf::ForOp::create(b, lo, end, tile, inits);
     {
       OpBuilder::InsertionGuard guard(b);
@@ -3105,8 +3123,7 @@ private:
     assert((!nextTile || (ahead && !keep && plan.reverseSecondPass)) &&
            "the next row's first tile follows a reversed pass 2");
     DenseMap<Value, Value> scalars = onlineScalars(rowMax, rowSum);
-    Value numTiles =
-        arith::CeilDivUIOp::create(b, arith::SubIOp::create(b, hi, lo), tile);
+    Value numTiles = shareTiles(lo, hi);
     loadPolicy = storePolicy = evictFirst;
     // The first column of the tile of pass 2's iteration `i`.
     auto tileStart = [&](Value i) {
@@ -3133,10 +3150,7 @@ private:
                                                    numTiles, constI32(0)));
     // With `nextTile`, the loop leaves out the last iteration (none for an
     // empty share).
-    Value loopTiles = numTiles;
-    if (nextTile)
-      loopTiles = arith::SubIOp::create(
-          b, numTiles, arith::MinUIOp::create(b, numTiles, constI32(1)));
+    Value loopTiles = nextTile ? tilesBeforeLast(numTiles) : numTiles;
     auto pass2 =
         scf::ForOp::create(b, constI32(0), loopTiles, constI32(1), inits2);
     {
@@ -3169,13 +3183,8 @@ private:
     }
     SmallVector<Value> nextLoads;
     if (nextTile) {
-      // The share's first tile, at lo: masked for an empty share (lo = hi).
-      Value row = arith::AddIOp::create(b, nextTile->row, nextTile->step);
-      loadPolicy = evictLast;
-      nextLoads = loadOnlineTileAhead(
-          rowPointer(x, plan.inType, row, xStride), lo, hi, vec,
-          arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, rows));
-      loadPolicy = evictFirst;
+      nextLoads = loadFirstTile(
+          arith::AddIOp::create(b, nextTile->row, nextTile->step), lo, hi, vec);
       writeTile(lo, unpackOnlineTile(lo, hi, vec, pass2.getResults()));
     }
     if (!share.edges.empty()) {
