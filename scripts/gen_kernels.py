@@ -71,6 +71,11 @@ VARIANTS = [
     # auto gives them.
     ("softmax", "bf16", "cluster", "block-size=65536 pair-reduce=0"),
     ("softmax", "f16", "cluster", "block-size=262144"),
+    # auto's slices of 32768 (3/4: 24576) for 16-bit rows beyond 131072 that
+    # fill 7/8 of their block: 8 x 1024 threads, 16 x 768, 16 x 1024.
+    ("softmax", "f16", "cluster", "cols=262144"),
+    ("softmax", "bf16", "cluster", "cols=393216"),
+    ("softmax", "bf16", "cluster", "cols=524288"),
     ("log_softmax", "f32", "cluster", "block-size=32768 cluster-size=2"),
     # Blocks and slices of three times a power of two (3, 6, 12 or 24 warps).
     ("softmax", "f32", "fused", "block-size=12288"),

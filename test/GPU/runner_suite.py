@@ -110,6 +110,7 @@ def main():
             "softmax_f32_fused_b256_r8_kernel0.json",
             "softmax_f32_cluster_b65536_kernel0.json",
             "softmax_bf16_cluster_b49152_kernel0.json",
+            "softmax_bf16_cluster_n524288_kernel0.json",
             "softmax_f32_fused_b32768_kernel0.json",
             "softmax_f32_online_c16_kernel0.json",
             "softmax_bf16_online_c16_kernel0.json",

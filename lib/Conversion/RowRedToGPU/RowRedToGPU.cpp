@@ -538,14 +538,43 @@ static constexpr int64_t kMaxSplitAhead = 7;
 /// blocks per SM.
 static constexpr int64_t kClusterSlice = 16384;
 
-/// Largest row `auto` splits over a cluster: 8 slices of 16384 elements
-/// (512 threads x 32). On an H200 (docs/performance.md) the online kernel
-/// with its tiles loaded ahead beats 1024-thread slices, which are alone on
-/// their SM: f32 262144 3609 against 3482 GB/s (they had beaten the online
-/// kernel without the loads ahead, 3112 against 2700); 16-bit rows fell
-/// below the online kernel on such slices before.
-static constexpr int64_t kMaxAutoClusterBlock = kMaxClusterSize * kClusterSlice;
+/// Whether `auto` gives the cluster blocks of a row of `cols` elements
+/// (known) in a row block of `rowBlock` (autoRowBlock) slices of twice
+/// kClusterSlice, on 1024 threads: for 16-bit rows beyond 8 x kClusterSlice
+/// that fill at least 7/8 of their block and take the vector path with the
+/// pair (a multiple of the vector width). On an H200 (docs/performance.md)
+/// such rows of 240000-262144 run 3.1-3.7% faster over 8 slices of 32768
+/// than over 16 of 16384 (15 clusters of 8 are resident at once, 120 SMs,
+/// against 7 of 16, 112 SMs), and rows of 393216-524288 over 16 slices of
+/// 24576-32768 beat the online kernel by 3-7% (bf16) and 17% (f16). Rows that
+/// fill 3/4 of their block gain nothing over clusters of 16 and lose 3-7%
+/// against the online kernel; rows of odd length, on the peeled path, lose
+/// 14-43%.
+static bool autoWideClusterSlice(int64_t rowBlock, int64_t elementBytes,
+                                 int64_t cols) {
+  return elementBytes < 4 && rowBlock > 8 * kClusterSlice && cols != 0 &&
+         cols % (16 / elementBytes) == 0 && cols * 8 >= rowBlock * 7;
+}
 
+/// The slice (elements) `auto` gives each cluster block (see
+/// autoWideClusterSlice).
+static int64_t autoClusterSlice(int64_t rowBlock, int64_t elementBytes,
+                                int64_t cols) {
+  return autoWideClusterSlice(rowBlock, elementBytes, cols) ? 2 * kClusterSlice
+                                                            : kClusterSlice;
+}
+
+/// Whether `auto` splits a row block of `rowBlock` elements over a cluster:
+/// up to 16 of its slices (autoClusterSlice). On an H200
+/// (docs/performance.md) the online kernel with its tiles loaded ahead beats
+/// f32 slices on 1024 threads, which are alone on their SM: f32 262144 3609
+/// against 3482 GB/s (they had beaten the online kernel without the loads
+/// ahead, 3112 against 2700).
+static bool fitsAutoCluster(int64_t rowBlock, int64_t elementBytes,
+                            int64_t cols) {
+  return rowBlock <=
+         kMaxClusterSize * autoClusterSlice(rowBlock, elementBytes, cols);
+}
 /// Default rows per block of a fused kernel: rows of up to 1024 elements get
 /// a warp each, four per block, with no block barrier. H200 sweeps
 /// (docs/performance.md): 1237 against 1070 GB/s for f32 N = 256, 785
@@ -856,7 +885,7 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
                         rowBlock <= maxAutoFusedBlock(elementBytes, sm >= 80));
       bool fitsCluster = clustersAvailable && opts.blockSize == 0 &&
                          opts.numWarps == 0 && opts.clusterSize != 1 &&
-                         rowBlock <= kMaxAutoClusterBlock;
+                         fitsAutoCluster(rowBlock, elementBytes, cols);
       if (fitsBlock || !canOnline)
         plan.strategy = Strategy::Fused;
       else if (fitsCluster)
@@ -892,8 +921,9 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
         // 3 * 2^j slices.
         int64_t pow2 = llvm::PowerOf2Ceil(rowBlock);
         plan.clusterSize = std::clamp<int64_t>(
-            pow2 / std::max(kClusterSlice, pow2 / kMaxClusterSize), 2,
-            kMaxClusterSize);
+            pow2 / std::max(autoClusterSlice(rowBlock, elementBytes, cols),
+                            pow2 / kMaxClusterSize),
+            2, kMaxClusterSize);
       }
       if (rowBlock < plan.clusterSize || rowBlock % plan.clusterSize != 0)
         return map.emitOpError() << "a row block of " << rowBlock

@@ -134,6 +134,13 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=151936 | FileCheck %s --check-prefix=BF151936
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=50257 | FileCheck %s --check-prefix=BF50257
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=262145 | FileCheck %s --check-prefix=BF262145
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=240000 | FileCheck %s --check-prefix=BF240000
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=200000 | FileCheck %s --check-prefix=BF200000
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=393216 | FileCheck %s --check-prefix=BF393216
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=524288 | FileCheck %s --check-prefix=BF524288
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=450000 | FileCheck %s --check-prefix=BF450000
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=500009 | FileCheck %s --check-prefix=BF500009
+// RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=262144 | FileCheck %s --check-prefix=F16-262144
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=1048576 | FileCheck %s --check-prefix=BF1M
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 prefetch=registers" | FileCheck %s --check-prefix=BF1M-REG
 // RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=1048576 | FileCheck %s --check-prefix=F16-1M
@@ -184,6 +191,28 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // BF262145-SAME: pair_reduce = false
 // BF262145-SAME: prefetch = "registers"
 // BF262145-SAME: strategy = "online"
+// 16-bit rows beyond 131072 that are a multiple of the vector width and fill
+// at least 7/8 of their block get slices of 32768 (3/4 blocks: 24576) on
+// 1024 (768) threads: clusters of 8 instead of 16 up to 262144, clusters of
+// 16 instead of the online kernel up to 524288.
+// BF240000: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 8 : i64
+// BF240000-SAME: pair_reduce = true, peeled_path = true, prefetch = "registers"
+// BF240000-SAME: strategy = "cluster"
+// F16-262144: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 8 : i64
+// F16-262144-SAME: strategy = "cluster"
+// BF393216: block_elements = 24576 : i64, block_threads = 768 : i64, cluster_blocks = 16 : i64
+// BF393216-SAME: strategy = "cluster"
+// BF524288: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 16 : i64
+// BF524288-SAME: pair_reduce = true, peeled_path = true, prefetch = "registers"
+// BF524288-SAME: strategy = "cluster"
+// Rows filling 3/4 of their block keep 16 slices of 16384 (up to 262144),
+// or the online kernel beyond; so do rows of odd length.
+// BF200000: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 16 : i64
+// BF200000-SAME: strategy = "cluster"
+// BF450000: cluster_blocks = 8 : i64
+// BF450000-SAME: strategy = "online"
+// BF500009: cluster_blocks = 8 : i64
+// BF500009-SAME: strategy = "online"
 // 16-bit rows over clusters of 16 run on 1024 threads, 32 elements per
 // thread and tile, their tiles loaded ahead; nothing kept in shared memory.
 // BF1M: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 0 : i64
