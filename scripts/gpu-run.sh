@@ -37,8 +37,11 @@ timeout -s KILL 300 python3 "$root/test/GPU/runner_suite.py" "$runner" "$suite" 
   ${RUNNER_MATCH:+--match "$RUNNER_MATCH"} \
   --json "$results/runner-suite.json" >"$results/runner-suite.txt" 2>&1
 runner_rc=$?
-"$runner" "$suite/softmax_f32_fused_b4096_kernel0.json" --explain --rows 4096 \
-  >"$results/explain.txt" 2>&1
+# --explain on the suite's fused f32 4096 kernel, or its first kernel.
+explain=$suite/softmax_f32_fused_b4096_kernel0.json
+[ -f "$explain" ] || explain=$suite/$(python3 -c 'import json, sys
+print(json.load(open(sys.argv[1]))[0])' "$suite/manifest.json")
+"$runner" "$explain" --explain --rows 4096 >"$results/explain.txt" 2>&1
 if [ -n "$bench" ]; then
   timeout 420 python3 "$root/bench/bench.py" "$bench" --json "$results/bench.json" \
     --png "$results/bench.png" >"$results/bench.txt" 2>&1
