@@ -11,10 +11,13 @@ moves the same bytes faster than torch's at the bench's tensor sizes:
   * triton B: one program per B elements, 16-byte accesses
   * persistent G x B: G programs (a multiple of the SM count) walking the
     buffer in steps of B elements
+  * with --programs G ...: the persistent copy on G programs of 1024
+    threads x 16 elements (one per SM), to see what a kernel that leaves
+    SMs idle (clusters of 16 use 112 of an H200's 132) can move
 
 GB/s = 2 * bytes / time (read plus write), as in bench.py.
 
-usage: copy_ceiling.py [--mib 64 128 1024] [--json OUT]
+usage: copy_ceiling.py [--mib 64 128 1024] [--programs 132 112 ...] [--json OUT]
 """
 import argparse
 import json
@@ -54,6 +57,8 @@ def gbps(src, dst, fn):
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--mib", type=int, nargs="+", default=[64, 128, 1024])
+    p.add_argument("--programs", type=int, nargs="+", default=[],
+                   help="also copy on this many 1024-thread programs")
     p.add_argument("--json")
     args = p.parse_args()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
@@ -75,6 +80,10 @@ def main():
             results[f"persistent {per_sm}x{sms} x {block}/w{warps}"] = gbps(
                 src, dst, lambda: persistent_copy_kernel[grid](
                     src, dst, n, BLOCK=block, num_warps=warps))
+        for programs in args.programs:
+            results[f"persistent {programs} x 16384/w32"] = gbps(
+                src, dst, lambda: persistent_copy_kernel[(programs,)](
+                    src, dst, n, BLOCK=16384, num_warps=32))
         for name, value in results.items():
             rows.append({"MiB": mib, "copy": name, "gbps": value})
             print(f"{mib:6} MiB  {name:32} {value:7.0f} GB/s")
