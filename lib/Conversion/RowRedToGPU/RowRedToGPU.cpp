@@ -540,20 +540,20 @@ static constexpr int64_t kClusterSlice = 16384;
 
 /// Whether `auto` gives the cluster blocks of a row of `cols` elements
 /// (known) in a row block of `rowBlock` (autoRowBlock) slices of twice
-/// kClusterSlice, on 1024 threads: for 16-bit rows beyond 8 x kClusterSlice
-/// that fill at least 7/8 of their block and take the vector path with the
-/// pair (a multiple of the vector width). On an H200 (docs/performance.md)
-/// such rows of 240000-262144 run 3.1-3.7% faster over 8 slices of 32768
-/// than over 16 of 16384 (15 clusters of 8 are resident at once, 120 SMs,
-/// against 7 of 16, 112 SMs), and rows of 393216-524288 over 16 slices of
-/// 24576-32768 beat the online kernel by 3-7% (bf16) and 17% (f16). Rows that
-/// fill 3/4 of their block gain nothing over clusters of 16 and lose 3-7%
-/// against the online kernel; rows of odd length, on the peeled path, lose
-/// 14-43%.
+/// kClusterSlice, on 1024 threads (768 for 3/4 blocks): for 16-bit rows that
+/// fill at least 7/8 of their block and take the vector path with the pair
+/// (a multiple of the vector width). On an H200 (docs/performance.md) such
+/// rows of 45000-131072 run 0.2-2.5% faster over half as many blocks, rows
+/// of 240000-262144 3.1-3.7% faster over 8 slices of 32768 than over 16 of
+/// 16384 (15 clusters of 8 are resident at once, 120 SMs, against 7 of 16,
+/// 112 SMs), and rows of 393216-524288 over 16 slices of 24576-32768 beat
+/// the online kernel by 3-7% (bf16) and 17% (f16). Rows that fill 3/4 of
+/// their block gain nothing over clusters of 16 and lose 3-7% against the
+/// online kernel; rows of odd length, on the peeled path, lose 14-43%.
 static bool autoWideClusterSlice(int64_t rowBlock, int64_t elementBytes,
                                  int64_t cols) {
-  return elementBytes < 4 && rowBlock > 8 * kClusterSlice && cols != 0 &&
-         cols % (16 / elementBytes) == 0 && cols * 8 >= rowBlock * 7;
+  return elementBytes < 4 && cols != 0 && cols % (16 / elementBytes) == 0 &&
+         cols * 8 >= rowBlock * 7;
 }
 
 /// The slice (elements) `auto` gives each cluster block (see
@@ -627,9 +627,8 @@ static bool autoPairReduce(const KernelPlan &plan, const PlanOptions &opts,
 }
 
 /// Whether auto stages the next row in shared memory for a kernel that can:
-/// for fused 16-bit rows from 8192 elements, +2-6% in an H200 sweep
-/// (docs/performance.md), and for fused blocks of 16384 elements and more
-/// (f32 16384: +0.7 to +2.6% in four runs; 768 or 1024 threads x 32 beyond,
+/// for fused blocks of 16384 elements and more (docs/performance.md; f32
+/// 16384: +0.7 to +2.6% in four runs; 768 or 1024 threads x 32 beyond,
 /// alone on their SM with nothing else to overlap their reductions with:
 /// f32 32768 +9%, bf16 32768 +20%). Elsewhere f32 gains nothing or loses
 /// (-12% at 2048, -1% at 12288), and since the cluster exchanges no longer
@@ -638,8 +637,7 @@ static bool autoPairReduce(const KernelPlan &plan, const PlanOptions &opts,
 static bool autoPrefetch(const KernelPlan &plan) {
   if (plan.clusterSize != 1 || plan.strategy == Strategy::Online)
     return false;
-  return (byteWidth(plan.inType) == 2 && plan.blockElements >= 8192) ||
-         plan.blockElements >= 16384;
+  return plan.blockElements >= 16384;
 }
 
 /// Whether auto loads the next row ahead into registers instead (H200,
@@ -648,6 +646,9 @@ static bool autoPrefetch(const KernelPlan &plan) {
 /// +2.2-2.4%), for 16-bit cluster slices with the pair reduction (see
 /// autoPairReduce), and for fused 16-bit rows:
 /// * blocks of 2048 and 4096: +4 to +7% over no prefetch and over the stage;
+/// * blocks of 6144 to 12288: 6144 +13 to +16% over no prefetch, 8192
+///   -1.2 to +1.6% and 12288 +0.3 to +2.7% over the stage (bf16 and f16,
+///   two A/Bs); the stage stays ahead from 16384 (bf16 -0.4 to -1.5%);
 /// * a warp per row of 256 or 512: +4 to +7% at M = 32768 (a few rows per
 ///   warp), within the noise at M = 4096. Not at 1024, where the second set
 ///   of registers costs the 64-register cap (bf16: -1 to -5%).
@@ -662,7 +663,7 @@ static bool autoPrefetchRegisters(const KernelPlan &plan) {
     return false;
   if (plan.rowsPerBlock > 1)
     return plan.blockElements >= 256 && plan.blockElements <= 512;
-  return plan.blockElements >= 2048 && plan.blockElements <= 4096;
+  return plan.blockElements >= 2048 && plan.blockElements < 16384;
 }
 
 /// Bytes of each block's share that auto keeps in shared memory between the

@@ -155,8 +155,10 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // BF1024-SAME: rows_per_block = 4 : i64
 // BF1024: gpu.func @softmax_kernel0
 // BF1024-SAME: nvvm.minctasm = 8 : i32
-// BF8192: block_elements = 8192 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 16384 : i64, elements_per_thread = 16 : i64
-// BF8192-SAME: prefetch = "shared"
+// Fused 16-bit blocks up to 12288 load their next row ahead into registers;
+// the stage takes over from 16384.
+// BF8192: block_elements = 8192 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 16 : i64
+// BF8192-SAME: prefetch = "registers"
 // BF8192-SAME: strategy = "fused", vector_width = 8 : i64
 // BF16384: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 32768 : i64, elements_per_thread = 32 : i64
 // BF16384-SAME: strategy = "fused", vector_width = 8 : i64
@@ -172,7 +174,7 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // BF4096-SAME: prefetch = "registers"
 // 16-bit cluster slices reduce (max, sum) pairs and load their next row ahead
 // into registers, unless prefetch or pair-reduce says otherwise.
-// BF131072: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 8 : i64
+// BF131072: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 4 : i64
 // BF131072-SAME: pair_reduce = true, peeled_path = true, prefetch = "registers"
 // BF131072-SAME: strategy = "cluster"
 // BF131072-OFF: pair_reduce = false, peeled_path = true, prefetch = "none"
@@ -191,10 +193,11 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // BF262145-SAME: pair_reduce = false
 // BF262145-SAME: prefetch = "registers"
 // BF262145-SAME: strategy = "online"
-// 16-bit rows beyond 131072 that are a multiple of the vector width and fill
-// at least 7/8 of their block get slices of 32768 (3/4 blocks: 24576) on
-// 1024 (768) threads: clusters of 8 instead of 16 up to 262144, clusters of
-// 16 instead of the online kernel up to 524288.
+// 16-bit rows that are a multiple of the vector width and fill at least 7/8
+// of their block get slices of 32768 (3/4 blocks: 24576) on 1024 (768)
+// threads (131072 above: clusters of 4 instead of 8): clusters of 8 instead
+// of 16 up to 262144, clusters of 16 instead of the online kernel up to
+// 524288.
 // BF240000: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 8 : i64
 // BF240000-SAME: pair_reduce = true, peeled_path = true, prefetch = "registers"
 // BF240000-SAME: strategy = "cluster"

@@ -1,7 +1,7 @@
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=4096 prefetch=on" | FileCheck %s
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=4096" | FileCheck %s --check-prefix=OFF
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-to-ptx="cols=32768" | FileCheck %s --check-prefix=PTX
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536 prefetch=on" | FileCheck %s --check-prefix=CLUSTER
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536 cluster-size=4 prefetch=on" | FileCheck %s --check-prefix=CLUSTER
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536" | FileCheck %s --check-prefix=CLUSTER-AUTO
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="prefetch=on" 2>&1 | FileCheck %s --check-prefix=ONLINE
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online cluster-size=8 cols=262144 prefetch=on" | FileCheck %s --check-prefix=ONLINE-STAGE
@@ -59,7 +59,7 @@
 // longer waiting for copies in flight, the stage costs clusters 8%.
 // CLUSTER: cluster_blocks = 4 : i64, dynamic_shared_bytes = 32768 : i64
 // CLUSTER: nvvm.cp.async.shared.global
-// CLUSTER-AUTO: cluster_blocks = 4 : i64, dynamic_shared_bytes = 0 : i64
+// CLUSTER-AUTO: cluster_blocks = 2 : i64, dynamic_shared_bytes = 0 : i64
 // CLUSTER-AUTO-NOT: nvvm.cp.async.shared.global
 
 // ONLINE: error: 'rowred.map' op prefetch=on is not possible here: the online kernel stages its share of a row only for a known row length (cols=N)
