@@ -116,6 +116,7 @@ def main():
             "softmax_bf16_online_c16_kernel0.json",
             "softmax_f32_fused_b8192_pfregisters_kernel0.json",
             "softmax_bf16_fused_b512_kernel0.json",
+            "softmax_bf16_fused_b8192_kernel0.json",
             "softmax_bf16_online_c8_onlinekeep64_pfoff_kernel0.json",
             "log_softmax_f32_online_onlinekeep128_kernel0.json",
             "softmax_bf16_online_rowsplit33_kernel0.json",
