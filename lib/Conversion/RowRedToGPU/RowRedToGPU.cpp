@@ -549,7 +549,11 @@ static constexpr int64_t kClusterSlice = 16384;
 /// 112 SMs), and rows of 393216-524288 over 16 slices of 24576-32768 beat
 /// the online kernel by 3-7% (bf16) and 17% (f16). Rows that fill 3/4 of
 /// their block gain nothing over clusters of 16 and lose 3-7% against the
-/// online kernel; rows of odd length, on the peeled path, lose 14-43%.
+/// online kernel; rows of odd length, on the peeled path, lose 14-43%. f32
+/// slices stay at 16384: on 1024 threads, alone on their SM, the online
+/// kernel with its tiles loaded ahead beats them (f32 262144 3609 against
+/// 3482 GB/s; they had beaten it without the loads ahead, 3112 against
+/// 2700).
 static bool autoWideClusterSlice(int64_t rowBlock, int64_t elementBytes,
                                  int64_t cols) {
   return elementBytes < 4 && cols != 0 && cols % (16 / elementBytes) == 0 &&
@@ -565,16 +569,14 @@ static int64_t autoClusterSlice(int64_t rowBlock, int64_t elementBytes,
 }
 
 /// Whether `auto` splits a row block of `rowBlock` elements over a cluster:
-/// up to 16 of its slices (autoClusterSlice). On an H200
-/// (docs/performance.md) the online kernel with its tiles loaded ahead beats
-/// f32 slices on 1024 threads, which are alone on their SM: f32 262144 3609
-/// against 3482 GB/s (they had beaten the online kernel without the loads
-/// ahead, 3112 against 2700).
+/// when it is at most 16 of its slices (autoClusterSlice); longer rows take
+/// the online kernel.
 static bool fitsAutoCluster(int64_t rowBlock, int64_t elementBytes,
                             int64_t cols) {
   return rowBlock <=
          kMaxClusterSize * autoClusterSlice(rowBlock, elementBytes, cols);
 }
+
 /// Default rows per block of a fused kernel: rows of up to 1024 elements get
 /// a warp each, four per block, with no block barrier. H200 sweeps
 /// (docs/performance.md): 1237 against 1070 GB/s for f32 N = 256, 785
