@@ -100,6 +100,16 @@ VARIANTS = [
     ("softmax", "bf16", "online", "cluster-size=8 online-keep=64 "
      "prefetch=off"),
     ("log_softmax", "f32", "online", "online-keep=128"),
+    # Kept tiles copied in during the previous row's pass 2 (keep-ahead,
+    # auto's for f32 and f16 rows over clusters of 16): over clusters of 4
+    # (shares of up to four f32 tiles, two kept), f16 with three of eight
+    # kept, and bf16 on one 512-thread block per row (two of eight kept).
+    ("softmax", "f32", "online", "cols=262144 cluster-size=4 online-keep=128 "
+     "keep-ahead=on"),
+    ("log_softmax", "f16", "online", "cols=262144 cluster-size=4 "
+     "online-keep=48 keep-ahead=on"),
+    ("softmax", "bf16", "online", "cols=131072 num-warps=16 online-keep=64 "
+     "keep-ahead=on"),
     # Rows split over groups of blocks that combine through a global
     # workspace (row-split, cooperative launch): a group of 4; of 33 (each
     # lane folds two entries); of 8 with kept tiles; f16 over 3.

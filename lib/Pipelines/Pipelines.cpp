@@ -51,6 +51,7 @@ void mlir::rowred::buildRowRedToPTXPipeline(OpPassManager &pm,
   lowering.fastExp = options.fastExp;
   lowering.maxElementsPerThread = options.maxElementsPerThread;
   lowering.onlineKeep = options.onlineKeep;
+  lowering.keepAhead = options.keepAhead;
   lowering.cacheHints = options.cacheHints;
   lowering.rowSplit = options.rowSplit;
   lowering.splitAhead = options.splitAhead;

@@ -122,21 +122,34 @@ def main():
             "softmax_bf16_online_rowsplit33_kernel0.json",
             "log_softmax_f32_online_rowsplit8_onlinekeep64_pfoff_kernel0.json",
             "softmax_f32_online_rowsplit4_splitahead2_kernel0.json",
-            "log_softmax_f16_online_rowsplit5_splitahead3_pfoff_kernel0.json")]
+            "log_softmax_f16_online_rowsplit5_splitahead3_pfoff_kernel0.json",
+            "softmax_f32_online_n262144_c4_onlinekeep128_keepaheadon"
+            "_kernel0.json")]
         for k in picks:
             with open(os.path.join(args.kernel_dir, k)) as f:
-                max_cols = json.load(f)["max_cols"] or 1000
+                meta = json.load(f)
+            max_cols = meta["max_cols"] or 1000
             n = min(1000, max_cols)
             # Rows misaligned differently (scalar path), then rows of odd
             # length misaligned alike (the peeled vector path of fused
             # kernels).
-            layouts = {"strided": [f"--cols={n}", f"--x-stride={n + 3}"],
-                       "odd": [f"--cols={min(999, max_cols - 1) or 1}"]}
+            layouts = {"strided": [f"--cols={n}", f"--x-stride={n + 3}",
+                                   "--offset=1"],
+                       "odd": [f"--cols={min(999, max_cols - 1) or 1}",
+                               "--offset=1"]}
+            # Kept tiles copied in ahead (keep-ahead) live on the aligned
+            # vector path: shares of three tiles, two of them kept, on two
+            # clusters, so that each refills its stage for later rows.
+            if meta.get("keep_ahead"):
+                clusters = meta["cluster_blocks"]
+                layouts["aligned"] = [
+                    f"--cols={3 * meta['block_elements'] * clusters}",
+                    f"--grid={2 * clusters}"]
             for layout, shape in layouts.items():
                 for tool in ("memcheck", "racecheck"):
                     cmd = [sanitizer, f"--tool={tool}", "--error-exitcode=3",
                            args.softmax_run, os.path.join(args.kernel_dir, k),
-                           "--check", "--rows=37", *shape, "--offset=1",
+                           "--check", "--rows=37", *shape,
                            "--dist=special"]
                     rc, out, err = run(cmd)
                     summary = [l for l in (out + err).splitlines()

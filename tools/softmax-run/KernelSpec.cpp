@@ -327,6 +327,7 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
   flag("peeled_path", spec.peeledPath);
   flag("pair_reduce", spec.pairReduce);
   flag("l2_hints", spec.cacheHints);
+  flag("keep_ahead", spec.keepAhead);
   num("row_split", spec.rowSplit);
   num("workspace_bytes_per_group", spec.workspaceBytesPerGroup);
   num("split_ahead", spec.splitAhead);
@@ -433,7 +434,10 @@ std::string KernelSpec::describe() const {
   if (strategy == "online" && prefetch != "shared" && dynamicSharedBytes > 0)
     os << "; " << dynamicSharedBytes / 1024
        << " KiB of each block's share kept in shared memory between the "
-          "passes";
+          "passes"
+       << (keepAhead ? ", copied in (cp.async) during the previous row's "
+                       "second pass"
+                     : "");
   if (cacheHints)
     os << "; L2 hints: pass 1 evict-last, pass 2 evict-first";
   os << "\n";

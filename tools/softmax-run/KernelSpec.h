@@ -75,6 +75,8 @@ struct KernelSpec {
   bool pairReduce = false;
   /// Whether the online kernel's accesses carry L2 eviction hints.
   bool cacheHints = false;
+  /// Online: the kept tiles are copied in ahead (keep-ahead).
+  bool keepAhead = false;
   /// Row-split (version 3): blocks per split group, which share a row and
   /// combine through the workspace (a seventh parameter, of
   /// workspaceBytesPerGroup bytes per group); 1 for none. Such kernels are

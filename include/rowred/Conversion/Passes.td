@@ -121,9 +121,20 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
            "Online: KiB of each block's share of a row that pass 1 keeps in "
            "shared memory (in whole tiles, from the share's first) so that "
            "pass 2 reads them there instead of from L2 or DRAM; the launcher "
-           "provides it as dynamic shared memory. 0: none; -1: auto (64 KiB, "
-           "instead of the tiles loaded ahead, for f16 rows over clusters of "
-           "16, none elsewhere)">,
+           "provides it as dynamic shared memory. 0: none; -1: auto (with "
+           "keep-ahead: 3/8 of the share, up to 192 KiB for f32 and 112 KiB "
+           "for f16, for f32 and f16 rows of a known length over clusters "
+           "of 16; none elsewhere)">,
+    Option<"keepAhead", "keep-ahead", "std::string", /*default=*/"\"auto\"",
+           "Online, with kept tiles (online-keep) and a known row length: "
+           "the kept tiles are copied into shared memory with cp.async "
+           "during the previous row's second pass (and before the first "
+           "row) instead of stored by pass 1, so that the next row's reads "
+           "are in flight while this row is written. Pass 1 issues the loads "
+           "of the first tile after them and folds the kept tiles while they "
+           "fly; the share's last tile is never kept (pass 1 hands it to "
+           "pass 2 in registers). Needs the tiles loaded ahead. on, off, or "
+           "auto: on with auto's kept tiles (see online-keep)">,
     Option<"cacheHints", "cache-hints", "std::string", /*default=*/"\"auto\"",
            "Online: L2 eviction hints on the 16-byte accesses (createpolicy "
            "and .L2::cache_hint): pass 1 loads evict-last, pass 2 loads and "

@@ -73,9 +73,16 @@ struct RowRedToPTXOptions : public PassPipelineOptions<RowRedToPTXOptions> {
   PassOptions::Option<int64_t> onlineKeep{
       *this, "online-keep",
       llvm::cl::desc("Online: KiB of each block's share that pass 1 keeps "
-                     "in shared memory for pass 2 (0: none, -1: auto: 64 "
-                     "for f16 rows over clusters of 16)"),
+                     "in shared memory for pass 2 (0: none, -1: auto: 3/8 "
+                     "of the share for f32 and f16 rows over clusters of "
+                     "16, with keep-ahead)"),
       llvm::cl::init(-1)};
+  PassOptions::Option<std::string> keepAhead{
+      *this, "keep-ahead",
+      llvm::cl::desc("Online, with online-keep: copy the kept tiles in "
+                     "with cp.async during the previous row's second pass: "
+                     "on | off | auto (with auto's kept tiles)"),
+      llvm::cl::init("auto")};
   PassOptions::Option<std::string> cacheHints{
       *this, "cache-hints",
       llvm::cl::desc("Online: L2 eviction hints, evict-last for pass 1 and "

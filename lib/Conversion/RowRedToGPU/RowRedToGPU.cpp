@@ -123,6 +123,10 @@ struct KernelPlan {
   /// Online: elements of each block's share (its first whole tiles) that
   /// pass 1 keeps in the stage for pass 2 (online-keep); 0 for none.
   int64_t keptElements = 0;
+  /// Online, with kept tiles: they are the share's last whole tiles, copied
+  /// in with cp.async during the previous row's pass 2 (keep-ahead) instead
+  /// of stored by pass 1.
+  bool keepAhead = false;
   /// Online: L2 eviction hints on the 16-byte global accesses (cache-hints).
   bool cacheHints = false;
 
@@ -440,7 +444,7 @@ struct PlanOptions {
   bool reverseSecondPass, fastExp;
   std::string scalarFallback, chip, prefetch, pairReduce;
   int64_t onlineKeep;
-  std::string cacheHints;
+  std::string keepAhead, cacheHints;
   int64_t rowSplit, splitAhead;
 };
 
@@ -597,7 +601,8 @@ static int64_t defaultRowsPerBlock(int64_t blockElements) {
 /// against 3309 on 512 and 3182 keeping 64 KiB of each share in shared
 /// memory (online-keep); 2097152 +7%, 4194304 +3.5% over keeping. f16 rows
 /// lost the same way (1048576: 2719-2734 against 3070-3078 keeping, also
-/// with tiles of 32 elements per thread) and keep their 64 KiB.
+/// with tiles of 32 elements per thread) and keep tiles (keep-ahead, see
+/// autoKeepAheadElements).
 static int64_t defaultOnlineWarps(Type type, int64_t clusterSize) {
   return byteWidth(type) == 4 || (type.isBF16() && clusterSize == 16) ? 32 : 16;
 }
@@ -668,31 +673,45 @@ static bool autoPrefetchRegisters(const KernelPlan &plan) {
   return plan.blockElements >= 2048 && plan.blockElements < 16384;
 }
 
-/// Bytes of each block's share that auto keeps in shared memory between the
-/// online kernel's passes (online-keep), or 0: 64 KiB for f16 rows over
-/// clusters of 16 (rows from 2 MiB), instead of loading the tiles ahead. On
-/// an H200 (docs/performance.md, alternating runs): f16 1048576 3070-3078
-/// GB/s against 2699-2734 with the tiles ahead (on 512 or 1024 threads),
-/// 2097152 2758 against 2657-2671. bf16 rows did the same until their tiles
-/// loaded ahead crossed the passes' boundaries; now they load them ahead on
-/// 1024 threads (defaultOnlineWarps). Keeping 128 KiB (one block per SM)
-/// lost 20%, and f32 rows gained nothing (1048576) or 2% (262147).
-static int64_t autoOnlineKeepBytes(const KernelPlan &plan) {
-  bool keeps = plan.strategy == Strategy::Online && plan.clusterSize == 16 &&
-               plan.inType.isF16() && plan.vectorWidth > 1;
-  return keeps ? 64 * 1024 : 0;
+/// Elements of each block's share that auto keeps in shared memory, copied
+/// in ahead (keep-ahead), or 0: for f32 and f16 rows of a known length over
+/// clusters of 16 (rows from 2 MiB), 3/8 of the share in whole tiles, at
+/// most what the blocks resident on an SM can hold (f32: 192 KiB for one
+/// 1024-thread block; f16: 112 KiB for each of two 512-thread blocks).
+/// H200, alternating runs (docs/performance.md), against the tiles loaded
+/// ahead without a stage (f32) and 64 KiB stored by pass 1 (f16): f32
+/// 1048576 +1.5% keeping 64 KiB (-3% at 128, -5% at 192), 2097152 +6% and
+/// 4194304 +3.5% keeping 192; f16 1048576 +9% keeping 48 KiB (+7% at 64),
+/// 2097152 +11.5% keeping 96. bf16 rows, on 1024 threads, spill 24 bytes
+/// with it and lost 12-20%; f32 rows over clusters of 8 lost 7-10%.
+static int64_t autoKeepAheadElements(const KernelPlan &plan) {
+  if (plan.strategy != Strategy::Online || plan.clusterSize != 16 ||
+      plan.inType.isBF16() || plan.vectorWidth == 1 ||
+      plan.stageElements == 0 || !plan.reverseSecondPass)
+    return 0;
+  int64_t tileBytes = plan.blockElements * byteWidth(plan.inType);
+  int64_t blocks =
+      std::max<int64_t>(1, kRegisterFile / (64 * plan.numThreads()));
+  // 2 KiB of each block's share of the SM for its static shared memory.
+  int64_t fit =
+      std::min(kMaxDynamicSharedBytes, kSharedPerSM / blocks - 2 * 1024) /
+      tileBytes;
+  int64_t tiles =
+      std::min(plan.stageElements / plan.blockElements * 3 / 8, fit);
+  return tiles * plan.blockElements;
 }
 
 /// Whether auto gives the online kernel L2 eviction hints (cache-hints): when
 /// its second pass reads the row from global memory (no stage, no kept
-/// tiles), except f32 rows over clusters of 8. H200, alternating runs
+/// tiles, or kept tiles with keep-ahead, which streams the rest), except f32
+/// rows over clusters of 8. H200, alternating runs
 /// (docs/performance.md): f32 1048576 over 16 blocks +4.0%, f32 65536 on one
 /// block per row +7.9%, bf16 131072 on one block +4.9%, bf16 524288 over 8
 /// +10.1%; f32 over 8 blocks -1.6% (262147) and +1.5% (400000); bf16
 /// 1048576 with its kept tiles unchanged.
 static bool autoCacheHints(const KernelPlan &plan) {
   return plan.strategy == Strategy::Online && !plan.prefetch &&
-         plan.keptElements == 0 &&
+         (plan.keptElements == 0 || plan.keepAhead) &&
          !(byteWidth(plan.inType) == 4 && plan.clusterSize == 8);
 }
 
@@ -1047,10 +1066,10 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
       (isOn(opts.pairReduce) ||
        (opts.pairReduce == "auto" && autoPairReduce(plan, opts, cols)));
 
-  if (opts.onlineKeep == -1 && opts.prefetch == "auto") {
-    int64_t tileBytes = plan.blockElements * byteWidth(plan.inType);
-    plan.keptElements =
-        autoOnlineKeepBytes(plan) / tileBytes * plan.blockElements;
+  if (opts.onlineKeep == -1 && opts.prefetch == "auto" &&
+      !isOff(opts.keepAhead)) {
+    plan.keptElements = autoKeepAheadElements(plan);
+    plan.keepAhead = plan.keptElements > 0;
   }
   if (opts.prefetch != "on" && opts.prefetch != "off" &&
       opts.prefetch != "auto" && opts.prefetch != "registers")
@@ -1102,6 +1121,38 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
                                << " KiB exceeds the shared memory of a block ("
                                << kMaxDynamicSharedBytes / 1024 << " KiB)";
     plan.keptElements = tiles * plan.blockElements;
+  }
+
+  if (!isOn(opts.keepAhead) && !isOff(opts.keepAhead) &&
+      opts.keepAhead != "auto")
+    return map.emitOpError() << "unknown keep-ahead '" << opts.keepAhead
+                             << "'; expected on, off or auto";
+  if (isOn(opts.keepAhead) || plan.keepAhead) {
+    if (plan.keptElements == 0)
+      return map.emitOpError() << "keep-ahead fills the tiles that "
+                                  "online-keep keeps; set online-keep=K";
+    if (plan.stageElements == 0)
+      return map.emitOpError() << "keep-ahead keeps the last tiles of each "
+                                  "block's share and needs the row length "
+                                  "(cols=N)";
+    if (plan.keptElements >= plan.stageElements)
+      return map.emitOpError()
+             << "online-keep=" << opts.onlineKeep
+             << " KiB keeps the whole share of a row, and keep-ahead streams "
+                "at least its last tile; keep less, or use prefetch=on to "
+                "stage the whole share";
+    if (sm < 80)
+      return map.emitOpError() << "keep-ahead copies with cp.async, which "
+                                  "needs sm_80 or newer";
+    if (!plan.reverseSecondPass || plan.splitSize > 1 || opts.prefetch == "off")
+      return map.emitOpError()
+             << "keep-ahead hands tiles on across the passes: it needs the "
+                "tiles loaded ahead (prefetch=registers or auto), the "
+                "reversed second pass and no row-split";
+    plan.keepAhead = true;
+    plan.prefetchRegisters = true;
+    // The stage holds the last tiles of a share of at most stageElements.
+    plan.maxCols = plan.stageElements * plan.shareBlocks();
   }
 
   if (!isOn(opts.cacheHints) && !isOff(opts.cacheHints) &&
@@ -1692,8 +1743,9 @@ private:
   /// Starts copying this thread's chunks of the block at column `start` of
   /// row `row` (i64) into the stage when the row exists, as one cp.async
   /// group: at the chunks' places in the block, or at their columns from
-  /// `stageStart` when given (the online kernel's share).
-  void copyToStage(Value row, Value start, Value stageStart) {
+  /// `stageStart` when given (the online kernel's share), masked at `end`
+  /// when given (else at the row's end).
+  void copyToStage(Value row, Value start, Value stageStart, Value end = {}) {
     int64_t vec = plan.vectorWidth;
     int64_t bytes = vec * byteWidth(plan.inType);
     auto ifOp = scf::IfOp::create(
@@ -1703,7 +1755,7 @@ private:
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
       Value xRow = rowPointer(x, plan.inType, row, xStride);
-      for (const ChunkPlace &place : chunkPlaces(start, vec)) {
+      for (const ChunkPlace &place : chunkPlaces(start, vec, 0, end)) {
         auto copy = scf::IfOp::create(b, place.valid, /*withElseRegion=*/false);
         OpBuilder::InsertionGuard inner(b);
         b.setInsertionPointToStart(&copy.getThenRegion().front());
@@ -2356,6 +2408,11 @@ private:
     bool staged = plan.prefetch && vec > 1 && !peeled;
     if (staged)
       prefetchRow(first);
+    keepAheadRow = plan.keepAhead && vec > 1 && !peeled;
+    if (keepAheadRow) {
+      auto [lo, hi] = onlineShare();
+      copyKeptTiles(first, lo, hi);
+    }
     // With clusters the loop also counts its iterations (i32): each cluster
     // exchange's mbarrier completes one phase per row, or every other row
     // with two buffers. A split group's exchange counts its arrivals by
@@ -2373,9 +2430,10 @@ private:
                  plan.strategy != Strategy::Online;
     // The online kernel's chained tiles carry the next row's first tile
     // (emitOnlineRow), loaded evict-last as pass 1 loads it.
+    // Not with keep-ahead, whose pass 2 ends on a kept tile.
     bool tileAhead = plan.strategy == Strategy::Online && !peeled &&
                      onlineChainsTiles(staged, vec) &&
-                     !onlineKeeps(staged, vec);
+                     !onlineKeeps(staged, vec) && !keepAheadRow;
     SmallVector<Value> inits;
     if (countRows)
       inits.push_back(constI32(0));
@@ -2426,6 +2484,8 @@ private:
     }
     Value xRow = rowPointer(x, plan.inType, row, xStride);
     Value yRow = rowPointer(y, plan.outType, row, yStride);
+    if (keepAheadRow)
+      keepAheadNextRow = arith::AddIOp::create(b, row, step);
     if (tileAhead) {
       NextTile next{row, step};
       SmallVector<Value> nextLoads =
@@ -2452,6 +2512,8 @@ private:
                              plan.pairReduce && !pairRow) == 1)
       gpu::BarrierOp::create(b);
     rowValid = Value();
+    keepAheadRow = false;
+    keepAheadNextRow = Value();
   }
 
   /// The row loop of a split group whose pass 1 runs splitAhead (A) rows
@@ -2907,14 +2969,14 @@ private:
   }
 
   /// This thread's loads of the online tile at column `start` (masked at
-  /// `end` and by `exists`) of the block's share from column `lo`: from the
-  /// stage when the tile is one of those pass 1 keeps (online-keep), else
-  /// from the row at `xRow`.
+  /// `end` and, when given, by `exists`) of the block's share from column
+  /// `lo`: from the stage when the tile is one of those kept there
+  /// (online-keep), else from the row at `xRow`.
   SmallVector<Value> loadShareTile(Value xRow, Value start, Value lo, Value end,
                                    int64_t vec, Value exists) {
-    if (plan.keptElements == 0)
+    if (!readsKeptTiles())
       return loadOnlineTileAhead(xRow, start, end, vec, exists);
-    Value kept = isKeptTile(start, lo);
+    Value kept = isKeptTile(start, lo, end);
     SmallVector<Type> types(plan.elementsPerThread() / vec, rawType(vec));
     auto ifOp = scf::IfOp::create(b, types, kept, /*withElseRegion=*/true);
     OpBuilder::InsertionGuard guard(b);
@@ -2933,8 +2995,8 @@ private:
   /// Pass 1's copy of the tile at column `start` (`raw`, as loaded) into the
   /// stage when it is one of the tiles kept for pass 2 (online-keep).
   void keepTile(Value start, Value lo, Value end, int64_t vec, ValueRange raw) {
-    auto ifOp =
-        scf::IfOp::create(b, isKeptTile(start, lo), /*withElseRegion=*/false);
+    auto ifOp = scf::IfOp::create(b, isKeptTile(start, lo, end),
+                                  /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     for (auto [place, loaded] :
@@ -2948,12 +3010,37 @@ private:
     }
   }
 
-  /// Whether the online tile at column `start` of the share from column `lo`
-  /// is one of those pass 1 keeps in the stage (online-keep).
-  Value isKeptTile(Value start, Value lo) {
+  /// Whether the online tile at column `start` of the share [lo, hi) is one
+  /// of those kept in the stage (online-keep): before keptEnd.
+  Value isKeptTile(Value start, Value lo, Value hi) {
+    if (keepAheadRow)
+      return arith::CmpIOp::create(b, arith::CmpIPredicate::slt, start,
+                                   keptEnd(lo, hi));
     return arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
                                  arith::SubIOp::create(b, start, lo),
                                  constI32(plan.keptElements));
+  }
+
+  /// With keep-ahead, the end of the kept tiles of the share [lo, hi): its
+  /// first tiles, at most keptElements of them and never its last, which
+  /// pass 1 loads into registers and pass 2 starts on.
+  Value keptEnd(Value lo, Value hi) {
+    Value beforeLast = arith::MulIOp::create(
+        b, tilesBeforeLast(shareTiles(lo, hi)), constI32(plan.blockElements));
+    return arith::AddIOp::create(
+        b, lo,
+        arith::MinUIOp::create(b, beforeLast, constI32(plan.keptElements)));
+  }
+
+  /// With keep-ahead, starts copying this thread's chunks of the kept tiles
+  /// of row `row` (i64) into the stage, a cp.async group per tile: the
+  /// first row's, before the row loop.
+  void copyKeptTiles(Value row, Value lo, Value hi) {
+    auto loop = scf::ForOp::create(b, lo, keptEnd(lo, hi),
+                                   constI32(plan.blockElements));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    copyToStage(row, loop.getInductionVar(), lo, hi);
   }
 
   /// The online kernel's tile at column `start` of the row at `xRow`, or
@@ -3060,7 +3147,14 @@ private:
   /// the stage for pass 2 (online-keep). A thread reads back only what it
   /// stored itself: no barrier.
   bool onlineKeeps(bool staged, int64_t vec) const {
-    return plan.keptElements > 0 && !staged && vec > 1;
+    return plan.keptElements > 0 && !staged && vec > 1 && !plan.keepAhead;
+  }
+
+  /// Whether this row path reads kept tiles from the stage: pass 1 stores
+  /// them there (onlineKeeps), or keep-ahead copies them in (keepAheadRow).
+  /// A keep-ahead kernel's other paths keep nothing.
+  bool readsKeptTiles() const {
+    return plan.keptElements > 0 && (!plan.keepAhead || keepAheadRow);
   }
 
   /// Pass 1 of the online kernel over `share`: this thread's running (max,
@@ -3070,6 +3164,11 @@ private:
   /// With the tiles loaded ahead, `firstTile` holds the first tile's loads
   /// when the previous row issued them, and with `lastTile` the last tile is
   /// folded after the loop and its loads returned there, for pass 2.
+  ///
+  /// With keep-ahead, pass 1 first issues the loads of the first tile after
+  /// the kept ones, then waits for this thread's copies into the stage and
+  /// folds the kept tiles from there while those loads are in flight; the
+  /// loop walks the rest of the share.
   std::pair<Value, Value>
   onlinePassOne(Value xRow, int64_t vec, const OnlineShare &share, bool staged,
                 ValueRange firstTile = {},
@@ -3088,19 +3187,43 @@ private:
         keepTile(start, lo, hi, vec, raw);
       return onlineFold(m, d, unpackOnlineTile(start, hi, vec, raw));
     };
+    // The first column of the loop.
+    Value from = lo;
+    SmallVector<Value> firstLoads(firstTile);
+    if (keepAheadRow) {
+      assert(ahead && lastTile && firstTile.empty() &&
+             "keep-ahead chains its streamed tiles");
+      from = keptEnd(lo, hi);
+      firstLoads = loadOnlineTileAhead(xRow, from, hi, vec);
+      NVVM::CpAsyncWaitGroupOp::create(b, 0);
+      auto kept = scf::ForOp::create(b, lo, from, tile, ValueRange{m0, d0});
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(kept.getBody());
+        auto [m, d] =
+            onlineFold(kept.getRegionIterArg(0), kept.getRegionIterArg(1),
+                       loadOnlineTile(xRow, kept.getInductionVar(), lo, vec,
+                                      /*fromStage=*/true, hi));
+        scf::YieldOp::create(b, ValueRange{m, d});
+      }
+      m0 = kept.getResult(0);
+      d0 = kept.getResult(1);
+    }
     SmallVector<Value> inits{m0, d0};
     if (ahead)
-      llvm::append_range(inits, firstTile.empty()
-                                    ? loadOnlineTileAhead(xRow, lo, hi, vec)
-                                    : SmallVector<Value>(firstTile));
+      llvm::append_range(inits, firstLoads.empty()
+                                    ? loadOnlineTileAhead(xRow, from, hi, vec)
+                                    : firstLoads);
     // The loop's end: hi, or the start of the last tile when that tile is
-    // folded after the loop (lo for an empty share, whose loads are masked).
+    // folded after the loop (`from` for an empty share, whose loads are
+    // masked).
     Value end = hi;
     if (lastTile)
       end = arith::AddIOp::create(
-          b, lo,
-          arith::MulIOp::create(b, tilesBeforeLast(shareTiles(lo, hi)), tile));
-    auto pass1 = scf::ForOp::create(b, lo, end, tile, inits);
+          b, from,
+          arith::MulIOp::create(b, tilesBeforeLast(shareTiles(from, hi)),
+                                tile));
+    auto pass1 = scf::ForOp::create(b, from, end, tile, inits);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(pass1.getBody());
@@ -3175,6 +3298,15 @@ private:
       // used, so nothing waits for the other threads.
       if (staged)
         copyToStage(nextRow, start, lo);
+      // With keep-ahead, the same for the kept tiles: the next row's copies
+      // are in flight through the rest of this row.
+      if (keepAheadRow) {
+        auto ifOp = scf::IfOp::create(b, isKeptTile(start, lo, hi),
+                                      /*withElseRegion=*/false);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+        copyToStage(keepAheadNextRow, start, lo, hi);
+      }
     };
     SmallVector<Value> inits2(lastTile.begin(), lastTile.end());
     if (ahead && lastTile.empty())
@@ -3288,6 +3420,12 @@ private:
   /// (KernelPlan::pairReduce, except on the peeled path of
   /// peeledWithoutPair).
   bool pairRow = false;
+  /// Whether the row path being emitted copies the kept tiles in ahead
+  /// (KernelPlan::keepAhead, on the aligned vector path only).
+  bool keepAheadRow = false;
+  /// With keepAheadRow, the next row of the block (i64), whose kept tiles
+  /// pass 2 copies into the stage.
+  Value keepAheadNextRow;
   /// Whether this thread's row exists, in the row loop with several rows per
   /// block; null otherwise.
   Value rowValid;
@@ -3367,6 +3505,7 @@ static DictionaryAttr kernelMetadata(Builder &b, Group &group,
       b.getNamedAttr("peeled_path", b.getBoolAttr(plan.peelable())),
       b.getNamedAttr("pair_reduce", b.getBoolAttr(plan.pairReduce)),
       b.getNamedAttr("l2_hints", b.getBoolAttr(plan.cacheHints)),
+      b.getNamedAttr("keep_ahead", b.getBoolAttr(plan.keepAhead)),
       b.getNamedAttr("row_split", b.getI64IntegerAttr(plan.splitSize)),
       b.getNamedAttr("split_ahead", b.getI64IntegerAttr(plan.splitAhead)),
       b.getNamedAttr("workspace_bytes_per_group",
@@ -3401,8 +3540,8 @@ struct ConvertRowRedToGPUPass
         strategy,          cols,        blockSize,      numWarps,
         rowsPerBlock,      clusterSize, vectorWidth,    maxElementsPerThread,
         reverseSecondPass, fastExp,     scalarFallback, chip,
-        prefetch,          pairReduce,  onlineKeep,     cacheHints,
-        rowSplit,          splitAhead};
+        prefetch,          pairReduce,  onlineKeep,     keepAhead,
+        cacheHints,        rowSplit,    splitAhead};
     SmallVector<MapOp> maps;
     module.walk([&](MapOp map) { maps.push_back(map); });
 

@@ -37,6 +37,10 @@
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=524288 | FileCheck %s --check-prefix=N524288
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=1048576 | FileCheck %s --check-prefix=N1M
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=1048576 cluster-size=1" | FileCheck %s --check-prefix=N1M-ONE
+// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=2097152 | FileCheck %s --check-prefix=N2M
+// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=4194304 | FileCheck %s --check-prefix=N4M
+// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=400000 | FileCheck %s --check-prefix=N400000
+// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=1048576 keep-ahead=off" | FileCheck %s --check-prefix=N1M-OFF
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=65536 chip=sm_80" | FileCheck %s --check-prefix=SM80
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=32768 chip=sm_80" | FileCheck %s --check-prefix=SM80-32768
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu | FileCheck %s --check-prefix=UNKNOWN
@@ -98,11 +102,25 @@
 // N524287-SAME: strategy = "online"
 // N524288: block_threads = 1024 : i64, cluster_blocks = 16 : i64
 // N524288-SAME: strategy = "online"
-// N1M: block_threads = 1024 : i64, cluster_blocks = 16 : i64
+// Rows over clusters of 16 keep 3/8 of each block's share (whole tiles of
+// 64 KiB, at most 192 KiB) in shared memory, copied in during the previous
+// row's second pass (keep-ahead), and stream the rest with L2 hints.
+// N1M: block_threads = 1024 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 65536 : i64
+// N1M-SAME: keep_ahead = true, l2_hints = true, max_cols = 1048576 : i64
 // N1M-SAME: prefetch = "registers"
 // N1M-SAME: strategy = "online"
-// N1M-ONE: block_threads = 1024 : i64, cluster_blocks = 1 : i64
+// N1M-ONE: block_threads = 1024 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64
+// N1M-ONE-SAME: keep_ahead = false
 // N1M-ONE-SAME: strategy = "online"
+// N2M: cluster_blocks = 16 : i64, dynamic_shared_bytes = 196608 : i64
+// N2M-SAME: keep_ahead = true
+// N4M: cluster_blocks = 16 : i64, dynamic_shared_bytes = 196608 : i64
+// N4M-SAME: keep_ahead = true
+// Not over clusters of 8 (f32 400000 lost 7-10% with it).
+// N400000: cluster_blocks = 8 : i64, dynamic_shared_bytes = 0 : i64
+// N400000-SAME: keep_ahead = false
+// N1M-OFF: cluster_blocks = 16 : i64, dynamic_shared_bytes = 0 : i64
+// N1M-OFF-SAME: keep_ahead = false, l2_hints = true, max_cols = 0 : i64
 // SM80: block_threads = 1024 : i64, cluster_blocks = 1 : i64
 // SM80-SAME: strategy = "online"
 // SM80-32768: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 131072 : i64
@@ -144,6 +162,8 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=1048576 | FileCheck %s --check-prefix=BF1M
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 prefetch=registers" | FileCheck %s --check-prefix=BF1M-REG
 // RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=1048576 | FileCheck %s --check-prefix=F16-1M
+// RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=2097152 | FileCheck %s --check-prefix=F16-2M
+// RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=8388608 | FileCheck %s --check-prefix=F16-8M
 // RUN: not softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=131072 pair-reduce=maybe" 2>&1 | FileCheck %s --check-prefix=BF-PAIR-BAD
 // BF512: block_elements = 512 : i64, block_threads = 128 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 16 : i64
 // BF512-SAME: prefetch = "registers"
@@ -219,13 +239,19 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // 16-bit rows over clusters of 16 run on 1024 threads, 32 elements per
 // thread and tile, their tiles loaded ahead; nothing kept in shared memory.
 // BF1M: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 0 : i64
+// BF1M-SAME: keep_ahead = false
 // BF1M-SAME: prefetch = "registers"
 // BF1M-SAME: strategy = "online"
-// f16 rows there keep 64 KiB of each share in shared memory between the
-// passes instead, on 512 threads.
-// F16-1M: block_elements = 8192 : i64, block_threads = 512 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 65536 : i64
-// F16-1M-SAME: prefetch = "none"
+// f16 rows there keep 3/8 of each share in shared memory (keep-ahead), on
+// 512 threads: tiles of 16 KiB, at most 112 KiB for each of two blocks.
+// F16-1M: block_elements = 8192 : i64, block_threads = 512 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 49152 : i64
+// F16-1M-SAME: keep_ahead = true, l2_hints = true
+// F16-1M-SAME: prefetch = "registers"
 // F16-1M-SAME: strategy = "online"
+// F16-2M: dynamic_shared_bytes = 98304 : i64
+// F16-2M-SAME: keep_ahead = true
+// F16-8M: dynamic_shared_bytes = 114688 : i64
+// F16-8M-SAME: keep_ahead = true
 // BF1M-REG: cluster_blocks = 16 : i64, dynamic_shared_bytes = 0 : i64
 // BF1M-REG-SAME: prefetch = "registers"
 // BF-PAIR-BAD: error: 'rowred.map' op unknown pair-reduce 'maybe'; expected on, off, 1, 0 or auto

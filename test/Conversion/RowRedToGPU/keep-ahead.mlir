@@ -1,0 +1,54 @@
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online cluster-size=4 cols=262144 online-keep=128 keep-ahead=on" | FileCheck %s
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online cols=262144 keep-ahead=on" 2>&1 | FileCheck %s --check-prefix=NO-KEEP
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online online-keep=64 keep-ahead=on" 2>&1 | FileCheck %s --check-prefix=NO-COLS
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online cols=32768 online-keep=128 keep-ahead=on" 2>&1 | FileCheck %s --check-prefix=WHOLE
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online cols=262144 online-keep=64 keep-ahead=on prefetch=off" 2>&1 | FileCheck %s --check-prefix=NOT-AHEAD
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online cols=262144 online-keep=64 keep-ahead=on row-split=2" 2>&1 | FileCheck %s --check-prefix=NOT-AHEAD
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online cols=262144 online-keep=64 keep-ahead=on chip=sm_75" 2>&1 | FileCheck %s --check-prefix=SM75
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online cols=262144 online-keep=64 keep-ahead=maybe" 2>&1 | FileCheck %s --check-prefix=BAD
+
+// keep-ahead: the kept tiles (here 128 KiB, two f32 tiles of 16384 of the
+// 65536-element share of each of 4 blocks) are copied into the stage with
+// cp.async, before the row loop for the first row and in pass 2 for the
+// next, instead of stored by pass 1. The stage holds the tiles of a share
+// of the given length, which bounds the row length.
+// CHECK: dynamic_shared_bytes = 131072 : i64
+// CHECK-SAME: keep_ahead = true, l2_hints = true, max_cols = 262144 : i64
+// CHECK: %[[STG:.*]] = llvm.mlir.addressof @rowred_stage : !llvm.ptr<3>
+// The kept tiles end before the share's last tile, at most 32768 elements
+// from lo: lo + min(tilesBeforeLast * 16384, 32768).
+// CHECK: %[[KEPT:.*]] = arith.minui %{{.*}}, %c32768_i32 : i32
+// CHECK: %[[END:.*]] = arith.addi %[[LO:.*]], %[[KEPT]] : i32
+// The first row's kept tiles, a cp.async group per tile.
+// CHECK: scf.for %{{.*}} = %[[LO]] to %[[END]] step %c16384_i32
+// CHECK-COUNT-4: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg : !llvm.ptr<3>, !llvm.ptr<1>
+// CHECK: nvvm.cp.async.commit.group
+// The row loop. Pass 1 issues the loads of the first streamed tile, waits
+// for this thread's copies, folds the kept tiles from the stage, then walks
+// the streamed tiles with the next one's loads ahead (evict-last loads in
+// inline PTX).
+// CHECK: scf.for %{{.*}} = %{{.*}} to %arg2 step
+// CHECK-COUNT-4: nvvm.inline_ptx "ld.global.L2::cache_hint
+// CHECK: nvvm.cp.async.wait.group 0
+// CHECK: scf.for %{{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (f32, f32)
+// CHECK-COUNT-4: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
+// CHECK: scf.for %{{.*}} iter_args({{.*}}) -> (f32, f32, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
+// Pass 2 (reversed): the next tile from the stage when kept, else from the
+// row; each kept tile, once written, is refilled with the next row's.
+// CHECK: scf.for %{{.*}} iter_args({{.*}}) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
+// CHECK: scf.if %{{.*}} -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
+// CHECK-COUNT-4: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
+// CHECK: } else {
+// CHECK-COUNT-4: nvvm.inline_ptx "ld.global.L2::cache_hint
+// CHECK-COUNT-4: nvvm.inline_ptx "st.global.L2::cache_hint
+// CHECK: %[[REFILL:.*]] = arith.cmpi slt, %{{.*}}, %{{.*}} : i32
+// CHECK: scf.if %[[REFILL]] {
+// CHECK-COUNT-4: nvvm.cp.async.shared.global
+// CHECK: nvvm.cp.async.commit.group
+
+// NO-KEEP: error: 'rowred.map' op keep-ahead fills the tiles that online-keep keeps; set online-keep=K
+// NO-COLS: error: 'rowred.map' op keep-ahead keeps the last tiles of each block's share and needs the row length (cols=N)
+// WHOLE: error: 'rowred.map' op online-keep=128 KiB keeps the whole share of a row, and keep-ahead streams at least its last tile; keep less, or use prefetch=on to stage the whole share
+// NOT-AHEAD: error: 'rowred.map' op keep-ahead hands tiles on across the passes: it needs the tiles loaded ahead (prefetch=registers or auto), the reversed second pass and no row-split
+// SM75: error: 'rowred.map' op keep-ahead copies with cp.async, which needs sm_80 or newer
+// BAD: error: 'rowred.map' op unknown keep-ahead 'maybe'; expected on, off or auto
