@@ -33,7 +33,10 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("dirs", nargs="+")
     p.add_argument("--rows", type=int, default=4096,
-                   help="rows M (at most 2^28 elements per shape)")
+                   help="rows M (at most --max-elements per shape)")
+    p.add_argument("--max-elements", type=int, default=1 << 28,
+                   help="elements per shape at most (default 2^28; the "
+                        "bench's rows of 1048576 have 2^30)")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--match", default="")
     p.add_argument("--json")
@@ -47,7 +50,7 @@ def main():
         kernels = [Kernel(d, meta_file) for d in args.dirs]
         n = named_cols(meta_file, kernels[0].meta)
         dtype = DTYPES[kernels[0].meta["input_type"]]
-        rows = min(args.rows, max(1, (1 << 28) // n))
+        rows = min(args.rows, max(1, args.max_elements // n))
         x = torch.randn(rows, n, device="cuda", dtype=dtype)
         ref = torch.softmax(x.double(), dim=-1)
         tol = 1e-5 if dtype == torch.float32 else 1e-2

@@ -123,8 +123,8 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
            "pass 2 reads them there instead of from L2 or DRAM; the launcher "
            "provides it as dynamic shared memory. 0: none; -1: auto (with "
            "keep-ahead: 3/8 of the share, up to 192 KiB for f32 and 112 KiB "
-           "for f16, for f32 and f16 rows of a known length over clusters "
-           "of 16; none elsewhere)">,
+           "for f16, for f16 rows of a known length over clusters of 16 and "
+           "f32 rows there from 8 MiB; none elsewhere)">,
     Option<"keepAhead", "keep-ahead", "std::string", /*default=*/"\"auto\"",
            "Online, with kept tiles (online-keep) and a known row length: "
            "the kept tiles are copied into shared memory with cp.async "

@@ -74,8 +74,8 @@ struct RowRedToPTXOptions : public PassPipelineOptions<RowRedToPTXOptions> {
       *this, "online-keep",
       llvm::cl::desc("Online: KiB of each block's share that pass 1 keeps "
                      "in shared memory for pass 2 (0: none, -1: auto: 3/8 "
-                     "of the share for f32 and f16 rows over clusters of "
-                     "16, with keep-ahead)"),
+                     "of the share, with keep-ahead, for f16 rows over "
+                     "clusters of 16 and f32 rows there from 8 MiB)"),
       llvm::cl::init(-1)};
   PassOptions::Option<std::string> keepAhead{
       *this, "keep-ahead",

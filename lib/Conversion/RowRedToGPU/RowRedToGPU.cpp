@@ -674,20 +674,25 @@ static bool autoPrefetchRegisters(const KernelPlan &plan) {
 }
 
 /// Elements of each block's share that auto keeps in shared memory, copied
-/// in ahead (keep-ahead), or 0: for f32 and f16 rows of a known length over
-/// clusters of 16 (rows from 2 MiB), 3/8 of the share in whole tiles, at
-/// most what the blocks resident on an SM can hold (f32: 192 KiB for one
-/// 1024-thread block; f16: 112 KiB for each of two 512-thread blocks).
-/// H200, alternating runs (docs/performance.md), against the tiles loaded
-/// ahead without a stage (f32) and 64 KiB stored by pass 1 (f16): f32
-/// 1048576 +1.5% keeping 64 KiB (-3% at 128, -5% at 192), 2097152 +6% and
-/// 4194304 +3.5% keeping 192; f16 1048576 +9% keeping 48 KiB (+7% at 64),
-/// 2097152 +11.5% keeping 96. bf16 rows, on 1024 threads, spill 24 bytes
-/// with it and lost 12-20%; f32 rows over clusters of 8 lost 7-10%.
+/// in ahead (keep-ahead), or 0: for f16 rows of a known length over clusters
+/// of 16 (rows from 2 MiB) and f32 rows there whose share spans 8 tiles or
+/// more (rows from 8 MiB), 3/8 of the share in whole tiles, at most what the
+/// blocks resident on an SM can hold (f32: 192 KiB for one 1024-thread
+/// block; f16: 112 KiB for each of two 512-thread blocks). H200, alternating
+/// runs (docs/performance.md), against the tiles loaded ahead without a
+/// stage (f32) and 64 KiB stored by pass 1 (f16): f32 2097152 +9% and
+/// 4194304 +4% keeping 192 KiB; f16 1048576 +8 to +9% keeping 48 KiB,
+/// 2097152 +13% keeping 96. f32 1048576 (four tiles per share) lost 1.5% at
+/// M = 1024 keeping 64 KiB (+1.5% at M = 256) and more keeping 128 or 192;
+/// bf16 rows, on 1024 threads, spill 24 bytes with it and lost 12-20%; f32
+/// rows over clusters of 8 lost 7-10%.
 static int64_t autoKeepAheadElements(const KernelPlan &plan) {
   if (plan.strategy != Strategy::Online || plan.clusterSize != 16 ||
       plan.inType.isBF16() || plan.vectorWidth == 1 ||
       plan.stageElements == 0 || !plan.reverseSecondPass)
+    return 0;
+  int64_t shareTiles = plan.stageElements / plan.blockElements;
+  if (byteWidth(plan.inType) == 4 && shareTiles < 8)
     return 0;
   int64_t tileBytes = plan.blockElements * byteWidth(plan.inType);
   int64_t blocks =
@@ -696,8 +701,7 @@ static int64_t autoKeepAheadElements(const KernelPlan &plan) {
   int64_t fit =
       std::min(kMaxDynamicSharedBytes, kSharedPerSM / blocks - 2 * 1024) /
       tileBytes;
-  int64_t tiles =
-      std::min(plan.stageElements / plan.blockElements * 3 / 8, fit);
+  int64_t tiles = std::min(shareTiles * 3 / 8, fit);
   return tiles * plan.blockElements;
 }
 

@@ -40,7 +40,7 @@
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=2097152 | FileCheck %s --check-prefix=N2M
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=4194304 | FileCheck %s --check-prefix=N4M
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=400000 | FileCheck %s --check-prefix=N400000
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=1048576 keep-ahead=off" | FileCheck %s --check-prefix=N1M-OFF
+// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=2097152 keep-ahead=off" | FileCheck %s --check-prefix=N2M-OFF
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=65536 chip=sm_80" | FileCheck %s --check-prefix=SM80
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=32768 chip=sm_80" | FileCheck %s --check-prefix=SM80-32768
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu | FileCheck %s --check-prefix=UNKNOWN
@@ -102,25 +102,26 @@
 // N524287-SAME: strategy = "online"
 // N524288: block_threads = 1024 : i64, cluster_blocks = 16 : i64
 // N524288-SAME: strategy = "online"
-// Rows over clusters of 16 keep 3/8 of each block's share (whole tiles of
+// Rows of 4 MiB over clusters of 16 stream their share (tiles loaded ahead,
+// L2 hints); from 8 MiB they keep 3/8 of each block's share (whole tiles of
 // 64 KiB, at most 192 KiB) in shared memory, copied in during the previous
-// row's second pass (keep-ahead), and stream the rest with L2 hints.
-// N1M: block_threads = 1024 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 65536 : i64
-// N1M-SAME: keep_ahead = true, l2_hints = true, max_cols = 1048576 : i64
+// row's second pass (keep-ahead), and stream the rest.
+// N1M: block_threads = 1024 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 0 : i64
+// N1M-SAME: keep_ahead = false, l2_hints = true, max_cols = 0 : i64
 // N1M-SAME: prefetch = "registers"
 // N1M-SAME: strategy = "online"
 // N1M-ONE: block_threads = 1024 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64
 // N1M-ONE-SAME: keep_ahead = false
 // N1M-ONE-SAME: strategy = "online"
 // N2M: cluster_blocks = 16 : i64, dynamic_shared_bytes = 196608 : i64
-// N2M-SAME: keep_ahead = true
+// N2M-SAME: keep_ahead = true, l2_hints = true, max_cols = 2097152 : i64
 // N4M: cluster_blocks = 16 : i64, dynamic_shared_bytes = 196608 : i64
 // N4M-SAME: keep_ahead = true
 // Not over clusters of 8 (f32 400000 lost 7-10% with it).
 // N400000: cluster_blocks = 8 : i64, dynamic_shared_bytes = 0 : i64
 // N400000-SAME: keep_ahead = false
-// N1M-OFF: cluster_blocks = 16 : i64, dynamic_shared_bytes = 0 : i64
-// N1M-OFF-SAME: keep_ahead = false, l2_hints = true, max_cols = 0 : i64
+// N2M-OFF: cluster_blocks = 16 : i64, dynamic_shared_bytes = 0 : i64
+// N2M-OFF-SAME: keep_ahead = false, l2_hints = true, max_cols = 0 : i64
 // SM80: block_threads = 1024 : i64, cluster_blocks = 1 : i64
 // SM80-SAME: strategy = "online"
 // SM80-32768: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 131072 : i64
