@@ -120,11 +120,11 @@ struct KernelPlan {
   /// the block's whole share of a row of the known length (online; 0 when
   /// the length is unknown).
   int64_t stageElements = 0;
-  /// Online: elements of each block's share (its first whole tiles) that
-  /// pass 1 keeps in the stage for pass 2 (online-keep); 0 for none.
+  /// Online: elements of each block's share (its first whole tiles) kept in
+  /// the stage for pass 2 (online-keep); 0 for none.
   int64_t keptElements = 0;
-  /// Online, with kept tiles: they are the share's last whole tiles, copied
-  /// in with cp.async during the previous row's pass 2 (keep-ahead) instead
+  /// Online, with kept tiles: they are copied in with cp.async during the
+  /// previous row's pass 2 (keep-ahead), never the share's last tile, instead
   /// of stored by pass 1.
   bool keepAhead = false;
   /// Online: L2 eviction hints on the 16-byte global accesses (cache-hints).
@@ -616,6 +616,12 @@ static constexpr int64_t kRegisterFile = 65536;
 /// Shared memory of one SM on sm_90 (228 KiB).
 static constexpr int64_t kSharedPerSM = 228 * 1024;
 
+/// Blocks of `plan` that fit one SM's registers at 64 per thread, at least
+/// one.
+static int64_t blocksAt64Registers(const KernelPlan &plan) {
+  return std::max<int64_t>(1, kRegisterFile / (64 * plan.numThreads()));
+}
+
 /// Whether auto gives a kernel the pair reduction: 16-bit cluster slices,
 /// together with their next row loaded ahead into registers (see
 /// autoPrefetchRegisters) unless prefetch says otherwise. On an H200
@@ -695,8 +701,7 @@ static int64_t autoKeepAheadElements(const KernelPlan &plan) {
   if (byteWidth(plan.inType) == 4 && shareTiles < 8)
     return 0;
   int64_t tileBytes = plan.blockElements * byteWidth(plan.inType);
-  int64_t blocks =
-      std::max<int64_t>(1, kRegisterFile / (64 * plan.numThreads()));
+  int64_t blocks = blocksAt64Registers(plan);
   // 2 KiB of each block's share of the SM for its static shared memory.
   int64_t fit =
       std::min(kMaxDynamicSharedBytes, kSharedPerSM / blocks - 2 * 1024) /
@@ -765,7 +770,7 @@ static int64_t minBlocksPerSM(const KernelPlan &plan) {
                  !plan.pairReduce);
   if (!capped)
     return 0;
-  int64_t blocks = kRegisterFile / (64 * plan.numThreads());
+  int64_t blocks = blocksAt64Registers(plan);
   // Kept online tiles take shared memory: no more blocks than fit in it.
   if (plan.keptElements > 0)
     blocks = std::min(blocks, kSharedPerSM / plan.dynamicSharedBytes());
