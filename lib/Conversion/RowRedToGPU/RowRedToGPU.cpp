@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -235,9 +236,21 @@ struct KernelPlan {
       n = std::max(n, e.barriers() * e.values * clusterSize);
     return n;
   }
-  /// f32 slots per warp in shared memory: one per exchanged value.
+  /// Whether the block exchange of the online kernel's (max, sum) pair over
+  /// a cluster alternates between two pairs of shared slots by row, so that
+  /// no barrier at the end of a row has to keep the next row's pair from
+  /// landing in slots still being read: the next use of a row's slots
+  /// comes after the next row's exchange barrier, which every warp reaches
+  /// only once it has read them.
+  bool alternatesSlots() const {
+    return strategy == Strategy::Online && clusterSize > 1 && splitSize == 1 &&
+           threadsPerRow() > 32;
+  }
+  /// f32 slots per warp in shared memory: one per exchanged value (twice
+  /// that with alternatesSlots).
   int64_t sharedSlots(size_t numReduces) const {
-    return exchangesPerRow(numReduces) * (exchangesPairs() ? 2 : 1) +
+    return exchangesPerRow(numReduces) * (exchangesPairs() ? 2 : 1) *
+               (alternatesSlots() ? 2 : 1) +
            (pipelinesSplit() ? 2 : 0);
   }
   /// Whether the vector path of a split-ahead kernel has the pipelined row
@@ -1900,16 +1913,31 @@ private:
   /// false.
   void publishPerWarp(ArrayRef<Value> values, int64_t firstSlot,
                       bool barrier = true) {
+    publishPerWarp(values, arith::ConstantIndexOp::create(b, firstSlot),
+                   barrier);
+  }
+  /// Shared slot `base + i` (index), a constant for a constant `base`.
+  Value slotAt(Value base, int64_t i) {
+    if (std::optional<int64_t> c = getConstantIntValue(base))
+      return arith::ConstantIndexOp::create(b, *c + i);
+    return i == 0 ? base
+                  : arith::AddIOp::create(b, base,
+                                          arith::ConstantIndexOp::create(b, i))
+                        .getResult();
+  }
+
+  /// The same from slot `firstSlot` (index).
+  void publishPerWarp(ArrayRef<Value> values, Value firstSlot,
+                      bool barrier = true) {
     Value isLane0 =
         arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, constI32(0));
     auto ifOp = scf::IfOp::create(b, isLane0, /*withElseRegion=*/false);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      for (auto [i, v] : llvm::enumerate(values)) {
-        Value slot = arith::ConstantIndexOp::create(b, firstSlot + i);
-        memref::StoreOp::create(b, v, shared, ValueRange{slot, warp});
-      }
+      for (auto [i, v] : llvm::enumerate(values))
+        memref::StoreOp::create(b, v, shared,
+                                ValueRange{slotAt(firstSlot, i), warp});
     }
     if (barrier)
       gpu::BarrierOp::create(b);
@@ -2359,7 +2387,9 @@ private:
     std::tie(m, d) =
         butterflyPair(m, d, std::min<int64_t>(plan.threadsPerRow(), 32));
     if (plan.threadsPerRow() > 32) {
-      publishPerWarp({m, d}, 0);
+      // The row's first slot: 0, or 0 and 2 by turns (alternatesSlots).
+      Value base = pairSlot ? pairSlot : arith::ConstantIndexOp::create(b, 0);
+      publishPerWarp({m, d}, base);
       // Lane l of every aligned group of P lanes (P: the warps rounded up to
       // a power of two) reads warp l's pair, so that every lane ends with the
       // result; lanes past the last warp hold the identity (-inf, 0).
@@ -2370,10 +2400,10 @@ private:
       Value index = arith::IndexCastOp::create(
           b, b.getIndexType(),
           arith::SelectOp::create(b, inRange, slotWarp, constI32(0)));
-      Value wm = memref::LoadOp::create(
-          b, shared, ValueRange{arith::ConstantIndexOp::create(b, 0), index});
-      Value wd = memref::LoadOp::create(
-          b, shared, ValueRange{arith::ConstantIndexOp::create(b, 1), index});
+      Value wm =
+          memref::LoadOp::create(b, shared, ValueRange{slotAt(base, 0), index});
+      Value wd =
+          memref::LoadOp::create(b, shared, ValueRange{slotAt(base, 1), index});
       std::tie(m, d) = butterflyPair(
           arith::SelectOp::create(b, inRange, wm, negInf()),
           arith::SelectOp::create(b, inRange, wd, constF32(0.0)), groupLanes);
@@ -2490,6 +2520,11 @@ private:
       }
       clusterParity = arith::AndIOp::create(b, phase, constI32(1));
       armClusterBarriers();
+      if (plan.alternatesSlots())
+        pairSlot = arith::IndexCastOp::create(
+            b, b.getIndexType(),
+            arith::ShLIOp::create(b, arith::AndIOp::create(b, k, constI32(1)),
+                                  constI32(1)));
     }
     Value xRow = rowPointer(x, plan.inType, row, xStride);
     Value yRow = rowPointer(y, plan.outType, row, yStride);
@@ -2516,11 +2551,14 @@ private:
     // With a single exchange per row, the next row's write of the same shared
     // slots must wait until every thread has read this row's. (With two or
     // more, the barrier of the next exchange orders them. Cluster exchanges
-    // alternate between two buffers instead.)
+    // alternate between two buffers instead, and so do the online kernel's
+    // shared slots over clusters: alternatesSlots.)
     if (plan.exchangesPerRow(group.reduces.size(),
-                             plan.pairReduce && !pairRow) == 1)
+                             plan.pairReduce && !pairRow) == 1 &&
+        !plan.alternatesSlots())
       gpu::BarrierOp::create(b);
     rowValid = Value();
+    pairSlot = Value();
     keepAheadRow = false;
     keepAheadNextRow = Value();
   }
@@ -3417,6 +3455,9 @@ private:
   /// cluster exchanges when a row has only one, and the parity of the
   /// mbarrier phase they complete.
   Value clusterBuffer, clusterParity;
+  /// In the row loop with KernelPlan::alternatesSlots: the first shared slot
+  /// (index) of this row's block exchange of the pair; null otherwise.
+  Value pairSlot;
   /// The cluster exchanges of a row on the path being emitted.
   KernelPlan::ClusterExchanges rowExchanges;
   /// L2 eviction policies (cache-hints): evict-last and evict-first, from

@@ -26,12 +26,22 @@
 // CLUSTER: %[[HALF:.*]] = arith.shrui %[[K]], %c1_i32{{.*}}
 // CLUSTER: %[[PARITY:[^ ]*]] = arith.andi %[[HALF]], %c1_i32{{.*}}
 // CLUSTER: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c32_i32{{.*}}
+// The block exchange of the pair takes shared slots 0-1 or 2-3 by turns
+// (k & 1), so that no barrier has to end the row.
+// CLUSTER: %[[ODD:.*]] = arith.andi %[[K]], %c1_i32{{.*}}
+// CLUSTER: %[[BASE32:.*]] = arith.shli %[[ODD]], %c1_i32{{.*}}
+// CLUSTER: %[[BASE:.*]] = arith.index_cast %[[BASE32]] : i32 to index
 // CLUSTER: arith.ceildivui %{{.*}}, %c4_i64
 // CLUSTER: %[[LO64:.*]] = arith.minui
 // CLUSTER: %[[HI64:.*]] = arith.minui
 // CLUSTER: %[[LO:.*]] = arith.trunci %[[LO64]] : i64 to i32
 // CLUSTER: %[[HI:.*]] = arith.trunci %[[HI64]] : i64 to i32
 // CLUSTER: scf.for %{{.*}} = %[[LO]] to %[[HI]] step %c16384_i32
+// CLUSTER: memref.store %{{.*}}, %{{.*}}[%[[BASE]], %{{.*}}] : memref<4x32xf32, #gpu.address_space<workgroup>>
+// CLUSTER: %[[BASE1:.*]] = arith.addi %[[BASE]], %c1{{.*}} : index
+// CLUSTER-NEXT: memref.store %{{.*}}, %{{.*}}[%[[BASE1]], %{{.*}}]
+// CLUSTER: gpu.barrier
+// CLUSTER: memref.load %{{.*}}[%[[BASE]], %{{.*}}]
 // Threads 0-3 send the block's max and sum to block tid with st.async, which
 // counts the bytes on that block's mbarrier; every thread waits for the
 // phase, then reads entry lane % 4.
@@ -45,6 +55,8 @@
 // CLUSTER: scf.while
 // CLUSTER-NEXT: nvvm.mbarrier.try_wait %{{.*}}, %[[PARITY]] : !llvm.ptr<3>, i32 -> i1
 // CLUSTER-COUNT-2: gpu.shuffle xor
+// CLUSTER-NOT: gpu.barrier
+// CLUSTER: scf.yield %{{[0-9]+}} : i32{{$}}
 // No cluster barrier inside the row loop; one before the kernel returns.
 // CLUSTER-NOT: nvvm.cluster.wait
 // CLUSTER: nvvm.cluster.arrive {aligned}

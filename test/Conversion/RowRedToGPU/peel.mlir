@@ -160,4 +160,4 @@
 // ONLINE-COUNT-4: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<1>
 // ONLINE: llvm.store %{{.*}} {alignment = 2 : i64} : bf16, !llvm.ptr<1>
 // ONLINE-NEXT: }
-// ONLINE-NEXT: gpu.barrier
+// ONLINE-NEXT: scf.yield
