@@ -10,7 +10,11 @@ directory, and each directory's ratio to the first. Every output is checked
 against torch.softmax in float64 first; a wrong kernel is reported and not
 timed.
 
-usage: ab.py DIR_A DIR_B [DIR_C ...] [--rows M] [--rounds R] [--match RE]
+With --torch, torch.softmax is timed in the same rounds as one more
+column, so that a kernel can be compared with it on equal terms (the
+benchmark times each provider once per shape).
+
+usage: ab.py DIR_A [DIR_B ...] [--torch] [--rows M] [--rounds R] [--match RE]
 """
 import argparse
 import json
@@ -39,10 +43,13 @@ def main():
                         "bench's rows of 1048576 have 2^30)")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--match", default="")
+    p.add_argument("--torch", action="store_true",
+                   help="also time torch.softmax in every round")
     p.add_argument("--json")
     args = p.parse_args()
-    if len(args.dirs) < 2:
-        p.error("give at least two kernel directories")
+    if len(args.dirs) + args.torch < 2:
+        p.error("give at least two kernel directories, or one and --torch")
+    columns = args.dirs + (["torch"] if args.torch else [])
     with open(os.path.join(args.dirs[0], "manifest.json")) as f:
         manifest = [m for m in json.load(f) if re.search(args.match, m)]
     results = []
@@ -63,6 +70,9 @@ def main():
             err = (run().double() - ref).abs().max().item()
             runs.append(run if err <= tol else None)
             times.append([])
+        if args.torch:
+            runs.append(lambda: torch.softmax(x, dim=-1))
+            times.append([])
         for _ in range(args.rounds):
             for run, samples in zip(runs, times):
                 if run:
@@ -71,7 +81,7 @@ def main():
         gbps = [2 * rows * n * x.element_size() / statistics.median(t) / 1e6
                 if t else None for t in times]
         results.append({"kernel": meta_file, "M": rows, "N": n,
-                        "gbps": dict(zip(args.dirs, gbps))})
+                        "gbps": dict(zip(columns, gbps))})
         cells = " ".join(f"{g:8.0f}" if g else "   WRONG" for g in gbps)
         ratios = " ".join(f"{g / gbps[0]:6.3f}" if g and gbps[0] else
                           "     -" for g in gbps[1:])
