@@ -110,6 +110,18 @@ VARIANTS = [
      "online-keep=48 keep-ahead=on"),
     ("softmax", "bf16", "online", "cols=131072 num-warps=16 online-keep=64 "
      "keep-ahead=on"),
+    # The same with one bulk copy per row into two buffers by turns
+    # (keep-ahead=bulk): over clusters of 4 (one of four f32 tiles kept),
+    # f16 over 4 (three of eight), bf16 on one block per row, and one warp
+    # per block (no block reduction barrier of its own).
+    ("softmax", "f32", "online", "cols=262144 cluster-size=4 online-keep=64 "
+     "keep-ahead=bulk"),
+    ("log_softmax", "f16", "online", "cols=262144 cluster-size=4 "
+     "online-keep=48 keep-ahead=bulk"),
+    ("softmax", "bf16", "online", "cols=131072 cluster-size=1 num-warps=16 "
+     "online-keep=64 keep-ahead=bulk"),
+    ("softmax", "f32", "online", "cols=16384 cluster-size=1 num-warps=1 "
+     "online-keep=8 keep-ahead=bulk"),
     # Rows split over groups of blocks that combine through a global
     # workspace (row-split, cooperative launch): a group of 4; of 33 (each
     # lane folds two entries); of 8 with kept tiles; f16 over 3.

@@ -124,6 +124,10 @@ def main():
             "softmax_f32_online_rowsplit4_splitahead2_kernel0.json",
             "log_softmax_f16_online_rowsplit5_splitahead3_pfoff_kernel0.json",
             "softmax_f32_online_n262144_c4_onlinekeep128_keepaheadon"
+            "_kernel0.json",
+            "softmax_f32_online_n262144_c4_onlinekeep64_keepaheadbulk"
+            "_kernel0.json",
+            "softmax_bf16_online_n131072_c1_w16_onlinekeep64_keepaheadbulk"
             "_kernel0.json")]
         for k in picks:
             with open(os.path.join(args.kernel_dir, k)) as f:
@@ -138,8 +142,9 @@ def main():
                        "odd": [f"--cols={min(999, max_cols - 1) or 1}",
                                "--offset=1"]}
             # Kept tiles copied in ahead (keep-ahead) live on the aligned
-            # vector path: shares of three tiles, two of them kept, on two
-            # clusters, so that each refills its stage for later rows.
+            # vector path: shares of three tiles, two of them kept (one with
+            # keep-ahead=bulk), on two clusters, so that each refills its
+            # stage (both buffers) for later rows.
             if meta.get("keep_ahead"):
                 clusters = meta["cluster_blocks"]
                 layouts["aligned"] = [

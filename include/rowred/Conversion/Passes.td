@@ -133,8 +133,12 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
            "are in flight while this row is written. Pass 1 issues the loads "
            "of the first tile after them and folds the kept tiles while they "
            "fly; the share's last tile is never kept (pass 1 hands it to "
-           "pass 2 in registers). Needs the tiles loaded ahead. on, off, or "
-           "auto: on with auto's kept tiles (see online-keep)">,
+           "pass 2 in registers). Needs the tiles loaded ahead. on, off, "
+           "bulk (sm_90+: two buffers of the kept tiles, by turns per row; "
+           "thread 0 copies the next row's into the other buffer with one "
+           "cp.async.bulk right after this row's block reduction, and pass 1 "
+           "waits on the buffer's mbarrier), or auto: on with auto's kept "
+           "tiles (see online-keep)">,
     Option<"cacheHints", "cache-hints", "std::string", /*default=*/"\"auto\"",
            "Online: L2 eviction hints on the 16-byte accesses (createpolicy "
            "and .L2::cache_hint): pass 1 loads evict-last, pass 2 loads and "

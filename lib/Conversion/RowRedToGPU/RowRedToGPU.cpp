@@ -128,6 +128,11 @@ struct KernelPlan {
   /// previous row's pass 2 (keep-ahead), never the share's last tile, instead
   /// of stored by pass 1.
   bool keepAhead = false;
+  /// Online, with keep-ahead: thread 0 copies the next row's kept tiles with
+  /// one bulk copy (cp.async.bulk, completing on an mbarrier) into the
+  /// second of two stage buffers, right after this row's block reduction,
+  /// instead of each thread refilling its chunks in pass 2 (keep-ahead=bulk).
+  bool bulkKeep = false;
   /// Online: L2 eviction hints on the 16-byte global accesses (cache-hints).
   bool cacheHints = false;
 
@@ -264,9 +269,9 @@ struct KernelPlan {
   }
   /// Bytes of dynamic shared memory the launcher must provide: the prefetch
   /// stage of stageElements input elements, or the online kernel's kept
-  /// tiles (keptElements).
+  /// tiles (keptElements), twice with bulkKeep (two buffers).
   int64_t dynamicSharedBytes() const {
-    return (prefetch ? stageElements : keptElements) *
+    return (prefetch ? stageElements : keptElements * (bulkKeep ? 2 : 1)) *
            inType.getIntOrFloatBitWidth() / 8;
   }
   /// Whether the kernel has a stage in dynamic shared memory.
@@ -1145,18 +1150,19 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
     plan.keptElements = tiles * plan.blockElements;
   }
 
-  if (!isOn(opts.keepAhead) && !isOff(opts.keepAhead) &&
+  bool bulk = opts.keepAhead == "bulk";
+  if (!isOn(opts.keepAhead) && !isOff(opts.keepAhead) && !bulk &&
       opts.keepAhead != "auto")
     return map.emitOpError() << "unknown keep-ahead '" << opts.keepAhead
-                             << "'; expected on, off or auto";
-  if (isOn(opts.keepAhead) || plan.keepAhead) {
+                             << "'; expected on, bulk, off or auto";
+  if (isOn(opts.keepAhead) || bulk || plan.keepAhead) {
     if (plan.keptElements == 0)
       return map.emitOpError() << "keep-ahead fills the tiles that "
                                   "online-keep keeps; set online-keep=K";
     if (plan.stageElements == 0)
-      return map.emitOpError() << "keep-ahead keeps the last tiles of each "
-                                  "block's share and needs the row length "
-                                  "(cols=N)";
+      return map.emitOpError() << "keep-ahead copies the first tiles of each "
+                                  "block's share ahead and needs the row "
+                                  "length (cols=N)";
     if (plan.keptElements >= plan.stageElements)
       return map.emitOpError()
              << "online-keep=" << opts.onlineKeep
@@ -1166,12 +1172,22 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
     if (sm < 80)
       return map.emitOpError() << "keep-ahead copies with cp.async, which "
                                   "needs sm_80 or newer";
+    if (bulk && sm < 90)
+      return map.emitOpError() << "keep-ahead=bulk copies with cp.async.bulk "
+                                  "and an mbarrier, which need sm_90 or newer";
+    if (bulk &&
+        2 * plan.keptElements * byteWidth(plan.inType) > kMaxDynamicSharedBytes)
+      return map.emitOpError()
+             << "keep-ahead=bulk keeps two buffers of online-keep="
+             << opts.onlineKeep << " KiB, more than the shared memory of a "
+             << "block (" << kMaxDynamicSharedBytes / 1024 << " KiB)";
     if (!plan.reverseSecondPass || plan.splitSize > 1 || opts.prefetch == "off")
       return map.emitOpError()
              << "keep-ahead hands tiles on across the passes: it needs the "
                 "tiles loaded ahead (prefetch=registers or auto), the "
                 "reversed second pass and no row-split";
     plan.keepAhead = true;
+    plan.bulkKeep = bulk;
     plan.prefetchRegisters = true;
     // The stage holds the last tiles of a share of at most stageElements.
     plan.maxCols = plan.stageElements * plan.shareBlocks();
@@ -1217,6 +1233,10 @@ static constexpr StringLiteral kClusterBarriersName = "rowred_cluster_barriers";
 /// (`dynamic_shared_bytes` in the metadata).
 static constexpr StringLiteral kStageName = "rowred_stage";
 
+/// Name of the shared-memory array of two mbarriers (i64) on which the bulk
+/// copies of keep-ahead=bulk complete, one per stage buffer.
+static constexpr StringLiteral kStageBarriersName = "rowred_stage_barriers";
+
 /// Per-row clones of the parts of a body that do not depend on the element.
 struct RowContext {
   Region *body;
@@ -1251,7 +1271,7 @@ public:
       shared = func.getWorkgroupAttributions().front();
     sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
     if (plan.hasStage())
-      stage = LLVM::AddressOfOp::create(b, sharedPtr, kStageName);
+      stage = stageBase = LLVM::AddressOfOp::create(b, sharedPtr, kStageName);
     f32 = b.getF32Type();
     i32 = b.getI32Type();
     i64 = b.getI64Type();
@@ -1306,9 +1326,13 @@ public:
     // that block has started and initialized its mbarriers: one cluster
     // barrier before the first exchange (compute-sanitizer's racecheck
     // reports the writes otherwise).
+    if (plan.bulkKeep)
+      initStageBarriers();
     if (plan.clusterSize > 1) {
       initClusterBarriers();
       emitClusterBarrier();
+    } else if (plan.bulkKeep) {
+      gpu::BarrierOp::create(b);
     }
     // Blocks past the last whole split group have no group to wait with.
     OpBuilder::InsertionGuard guard(b);
@@ -2009,6 +2033,70 @@ private:
     NVVM::FenceMbarrierInitOp::create(b);
   }
 
+  /// Thread 0 initializes the two mbarriers of keep-ahead=bulk's stage
+  /// buffers (one arrival each: its own, which arms the copy's bytes). A
+  /// block (or cluster) barrier before the row loop makes them visible.
+  void initStageBarriers() {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(emitIfFirstThread());
+    for (int64_t i = 0; i < 2; ++i)
+      NVVM::MBarrierInitOp::create(b, stageBarrier(constI32(i)), constI32(1),
+                                   /*predicate=*/Value());
+    NVVM::FenceMbarrierInitOp::create(b);
+  }
+
+  /// The mbarrier (`!llvm.ptr<3>`) of keep-ahead=bulk's stage buffer
+  /// `buffer` (i32, 0 or 1).
+  Value stageBarrier(Value buffer) {
+    return LLVM::GEPOp::create(
+        b, sharedPtr, i64,
+        LLVM::AddressOfOp::create(b, sharedPtr, kStageBarriersName),
+        ValueRange{buffer});
+  }
+
+  /// keep-ahead=bulk's stage buffer `buffer` (i32, 0 or 1): the stage's
+  /// first or second half.
+  Value stageBuffer(Value buffer) {
+    Value offset = arith::MulIOp::create(
+        b, buffer, constI32(plan.keptElements * byteWidth(plan.inType)));
+    return LLVM::GEPOp::create(b, sharedPtr, b.getI8Type(), stageBase,
+                               ValueRange{offset},
+                               LLVM::GEPNoWrapFlags::inbounds);
+  }
+
+  /// keep-ahead=bulk: thread 0 starts copying the kept tiles of row `row`
+  /// (i64) of the input, columns [lo, keptEnd), into stage buffer `buffer`
+  /// with one cp.async.bulk (evict-first with cache-hints: nothing reads
+  /// them from L2 again), which completes the buffer's mbarrier phase, armed
+  /// here for its bytes. Nothing when the row does not exist, and then
+  /// nobody waits for the phase.
+  void bulkCopyKeptTiles(Value row, Value buffer, Value lo, Value hi) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(emitIfFirstThread());
+    b.setInsertionPointToStart(emitIfThen(
+        arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, rows)));
+    Value bytes =
+        arith::MulIOp::create(b, arith::SubIOp::create(b, keptEnd(lo, hi), lo),
+                              constI32(byteWidth(plan.inType)));
+    Value barrier = stageBarrier(buffer);
+    NVVM::MBarrierArriveExpectTxOp::create(b, Type(), barrier, bytes,
+                                           NVVM::MemScopeKind::CTA,
+                                           /*relaxed=*/false,
+                                           /*predicate=*/Value());
+    b.setInsertionPointToStart(emitIfThen(arith::CmpIOp::create(
+        b, arith::CmpIPredicate::ugt, bytes, constI32(0))));
+    Value src = LLVM::GEPOp::create(
+        b, x.getType(), plan.inType, rowPointer(x, plan.inType, row, xStride),
+        ValueRange{lo}, LLVM::GEPNoWrapFlags::inbounds);
+    // The shared::cluster form (PTX 8.0; the shared::cta one needs 8.6): a
+    // block's own shared addresses are valid shared::cluster addresses.
+    Value dst = LLVM::AddrSpaceCastOp::create(
+        b, LLVM::LLVMPointerType::get(b.getContext(), 7), stageBuffer(buffer));
+    NVVM::CpAsyncBulkGlobalToSharedClusterOp::create(
+        b, dst, src, barrier, bytes, /*multicastMask=*/Value(),
+        /*l2CacheHint=*/evictFirst);
+  }
+
   /// `barrier.cluster.arrive` (release) and `barrier.cluster.wait`
   /// (acquire), executed by every thread of every block of the cluster.
   void emitClusterBarrier() {
@@ -2408,6 +2496,18 @@ private:
           arith::SelectOp::create(b, inRange, wm, negInf()),
           arith::SelectOp::create(b, inRange, wd, constF32(0.0)), groupLanes);
     }
+    // keep-ahead=bulk: every thread of the block has passed the reduction's
+    // barrier, so it is done with the previous row and its stage buffer,
+    // into which the next row's kept tiles go now, in flight through the
+    // cluster's exchange and pass 2.
+    if (bulkBuffer) {
+      if (plan.threadsPerRow() <= 32)
+        gpu::BarrierOp::create(b);
+      auto [lo, hi] = onlineShare();
+      bulkCopyKeptTiles(keepAheadNextRow,
+                        arith::XOrIOp::create(b, bulkBuffer, constI32(1)), lo,
+                        hi);
+    }
     if (plan.clusterSize > 1)
       std::tie(m, d) = clusterReducePair(m, d);
     if (plan.splitSize > 1 && acrossSplit)
@@ -2450,7 +2550,10 @@ private:
     keepAheadRow = plan.keepAhead && vec > 1 && !peeled;
     if (keepAheadRow) {
       auto [lo, hi] = onlineShare();
-      copyKeptTiles(first, lo, hi);
+      if (plan.bulkKeep)
+        bulkCopyKeptTiles(first, constI32(0), lo, hi);
+      else
+        copyKeptTiles(first, lo, hi);
     }
     // With clusters the loop also counts its iterations (i32): each cluster
     // exchange's mbarrier completes one phase per row, or every other row
@@ -2463,7 +2566,9 @@ private:
         group.reduces.size(), rereads || (plan.pairReduce && !pairRow));
     if (plan.splitAhead > 0)
       return emitSplitAheadLoop(first, step, vec, peeled);
-    bool countRows = plan.shareBlocks() > 1;
+    // keep-ahead=bulk's rows take the stage buffers by turns.
+    bool bulkRow = keepAheadRow && plan.bulkKeep;
+    bool countRows = plan.shareBlocks() > 1 || bulkRow;
     // With prefetch=registers the loop also carries the next row's loads.
     bool ahead = plan.prefetchRegisters && vec > 1 && !peeled &&
                  plan.strategy != Strategy::Online;
@@ -2513,18 +2618,26 @@ private:
       Value k = loop.getRegionIterArgs().front();
       loop.getBody()->getTerminator()->setOperand(
           0, arith::AddIOp::create(b, k, constI32(1)));
-      Value phase = k;
-      if (rowExchanges.buffers() > 1) {
-        clusterBuffer = arith::AndIOp::create(b, k, constI32(1));
-        phase = arith::ShRUIOp::create(b, k, constI32(1));
+      if (bulkRow) {
+        bulkBuffer = arith::AndIOp::create(b, k, constI32(1));
+        bulkParity = arith::AndIOp::create(
+            b, arith::ShRUIOp::create(b, k, constI32(1)), constI32(1));
+        stage = stageBuffer(bulkBuffer);
       }
-      clusterParity = arith::AndIOp::create(b, phase, constI32(1));
-      armClusterBarriers();
-      if (plan.alternatesSlots())
-        pairSlot = arith::IndexCastOp::create(
-            b, b.getIndexType(),
-            arith::ShLIOp::create(b, arith::AndIOp::create(b, k, constI32(1)),
-                                  constI32(1)));
+      if (plan.clusterSize > 1) {
+        Value phase = k;
+        if (rowExchanges.buffers() > 1) {
+          clusterBuffer = arith::AndIOp::create(b, k, constI32(1));
+          phase = arith::ShRUIOp::create(b, k, constI32(1));
+        }
+        clusterParity = arith::AndIOp::create(b, phase, constI32(1));
+        armClusterBarriers();
+        if (plan.alternatesSlots())
+          pairSlot = arith::IndexCastOp::create(
+              b, b.getIndexType(),
+              arith::ShLIOp::create(b, arith::AndIOp::create(b, k, constI32(1)),
+                                    constI32(1)));
+      }
     }
     Value xRow = rowPointer(x, plan.inType, row, xStride);
     Value yRow = rowPointer(y, plan.outType, row, yStride);
@@ -2559,6 +2672,8 @@ private:
       gpu::BarrierOp::create(b);
     rowValid = Value();
     pairSlot = Value();
+    stage = stageBase;
+    bulkBuffer = bulkParity = Value();
     keepAheadRow = false;
     keepAheadNextRow = Value();
   }
@@ -3242,7 +3357,10 @@ private:
              "keep-ahead chains its streamed tiles");
       from = keptEnd(lo, hi);
       firstLoads = loadOnlineTileAhead(xRow, from, hi, vec);
-      NVVM::CpAsyncWaitGroupOp::create(b, 0);
+      if (bulkBuffer)
+        waitForPhase(stageBarrier(bulkBuffer), bulkParity);
+      else
+        NVVM::CpAsyncWaitGroupOp::create(b, 0);
       auto kept = scf::ForOp::create(b, lo, from, tile, ValueRange{m0, d0});
       {
         OpBuilder::InsertionGuard guard(b);
@@ -3347,7 +3465,7 @@ private:
         copyToStage(nextRow, start, lo);
       // With keep-ahead, the same for the kept tiles: the next row's copies
       // are in flight through the rest of this row.
-      if (keepAheadRow) {
+      if (keepAheadRow && !bulkBuffer) {
         auto ifOp = scf::IfOp::create(b, isKeptTile(start, lo, hi),
                                       /*withElseRegion=*/false);
         OpBuilder::InsertionGuard guard(b);
@@ -3435,8 +3553,15 @@ private:
   Group group;
   const KernelPlan &plan;
   Value x, y, rows, cols, xStride, yStride, shared;
-  /// The prefetch stage (`!llvm.ptr<3>`), with prefetch.
+  /// The prefetch stage (`!llvm.ptr<3>`), with prefetch or kept tiles; in
+  /// the row loop with keep-ahead=bulk, the row's buffer of it.
   Value stage;
+  /// The start of the stage, with a stage.
+  Value stageBase;
+  /// In the row loop with keep-ahead=bulk: the row's stage buffer (0 or 1,
+  /// i32) and the parity of the phase of its mbarrier that the row's copy
+  /// completes.
+  Value bulkBuffer, bulkParity;
   Value tid, lane, warp;
   /// Thread index among the threads of its row (tid with one row per block).
   Value rowTid;
@@ -3556,6 +3681,7 @@ static DictionaryAttr kernelMetadata(Builder &b, Group &group,
       b.getNamedAttr("pair_reduce", b.getBoolAttr(plan.pairReduce)),
       b.getNamedAttr("l2_hints", b.getBoolAttr(plan.cacheHints)),
       b.getNamedAttr("keep_ahead", b.getBoolAttr(plan.keepAhead)),
+      b.getNamedAttr("keep_ahead_bulk", b.getBoolAttr(plan.bulkKeep)),
       b.getNamedAttr("row_split", b.getI64IntegerAttr(plan.splitSize)),
       b.getNamedAttr("split_ahead", b.getI64IntegerAttr(plan.splitAhead)),
       b.getNamedAttr("workspace_bytes_per_group",
@@ -3677,6 +3803,11 @@ struct ConvertRowRedToGPUPass
                                    plan.clusterBarriers(group.reduces.size())),
           /*isConstant=*/false, LLVM::Linkage::Internal, kClusterBarriersName,
           Attribute(), /*alignment=*/8, /*addrSpace=*/3);
+    if (plan.bulkKeep)
+      LLVM::GlobalOp::create(b, LLVM::LLVMArrayType::get(b.getI64Type(), 2),
+                             /*isConstant=*/false, LLVM::Linkage::Internal,
+                             kStageBarriersName, Attribute(), /*alignment=*/8,
+                             /*addrSpace=*/3);
     if (plan.hasStage())
       LLVM::GlobalOp::create(b, LLVM::LLVMArrayType::get(b.getI8Type(), 0),
                              /*isConstant=*/false, LLVM::Linkage::External,

@@ -107,21 +107,21 @@
 // 64 KiB, at most 192 KiB) in shared memory, copied in during the previous
 // row's second pass (keep-ahead), and stream the rest.
 // N1M: block_threads = 1024 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 0 : i64
-// N1M-SAME: keep_ahead = false, l2_hints = true, max_cols = 0 : i64
+// N1M-SAME: keep_ahead = false, keep_ahead_bulk = false, l2_hints = true, max_cols = 0 : i64
 // N1M-SAME: prefetch = "registers"
 // N1M-SAME: strategy = "online"
 // N1M-ONE: block_threads = 1024 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64
 // N1M-ONE-SAME: keep_ahead = false
 // N1M-ONE-SAME: strategy = "online"
 // N2M: cluster_blocks = 16 : i64, dynamic_shared_bytes = 196608 : i64
-// N2M-SAME: keep_ahead = true, l2_hints = true, max_cols = 2097152 : i64
+// N2M-SAME: keep_ahead = true, keep_ahead_bulk = false, l2_hints = true, max_cols = 2097152 : i64
 // N4M: cluster_blocks = 16 : i64, dynamic_shared_bytes = 196608 : i64
 // N4M-SAME: keep_ahead = true
 // Not over clusters of 8 (f32 400000 lost 7-10% with it).
 // N400000: cluster_blocks = 8 : i64, dynamic_shared_bytes = 0 : i64
 // N400000-SAME: keep_ahead = false
 // N2M-OFF: cluster_blocks = 16 : i64, dynamic_shared_bytes = 0 : i64
-// N2M-OFF-SAME: keep_ahead = false, l2_hints = true, max_cols = 0 : i64
+// N2M-OFF-SAME: keep_ahead = false, keep_ahead_bulk = false, l2_hints = true, max_cols = 0 : i64
 // SM80: block_threads = 1024 : i64, cluster_blocks = 1 : i64
 // SM80-SAME: strategy = "online"
 // SM80-32768: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 131072 : i64
@@ -246,7 +246,7 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // f16 rows there keep 3/8 of each share in shared memory (keep-ahead), on
 // 512 threads: tiles of 16 KiB, at most 112 KiB for each of two blocks.
 // F16-1M: block_elements = 8192 : i64, block_threads = 512 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 49152 : i64
-// F16-1M-SAME: keep_ahead = true, l2_hints = true
+// F16-1M-SAME: keep_ahead = true, keep_ahead_bulk = false, l2_hints = true
 // F16-1M-SAME: prefetch = "registers"
 // F16-1M-SAME: strategy = "online"
 // F16-2M: dynamic_shared_bytes = 98304 : i64

@@ -13,7 +13,7 @@
 // next, instead of stored by pass 1. The stage holds the tiles of a share
 // of the given length, which bounds the row length.
 // CHECK: dynamic_shared_bytes = 131072 : i64
-// CHECK-SAME: keep_ahead = true, l2_hints = true, max_cols = 262144 : i64
+// CHECK-SAME: keep_ahead = true, keep_ahead_bulk = false, l2_hints = true, max_cols = 262144 : i64
 // CHECK: %[[STG:.*]] = llvm.mlir.addressof @rowred_stage : !llvm.ptr<3>
 // The kept tiles end before the share's last tile, at most 32768 elements
 // from lo: lo + min(tilesBeforeLast * 16384, 32768).
@@ -47,8 +47,8 @@
 // CHECK: nvvm.cp.async.commit.group
 
 // NO-KEEP: error: 'rowred.map' op keep-ahead fills the tiles that online-keep keeps; set online-keep=K
-// NO-COLS: error: 'rowred.map' op keep-ahead keeps the last tiles of each block's share and needs the row length (cols=N)
+// NO-COLS: error: 'rowred.map' op keep-ahead copies the first tiles of each block's share ahead and needs the row length (cols=N)
 // WHOLE: error: 'rowred.map' op online-keep=128 KiB keeps the whole share of a row, and keep-ahead streams at least its last tile; keep less, or use prefetch=on to stage the whole share
 // NOT-AHEAD: error: 'rowred.map' op keep-ahead hands tiles on across the passes: it needs the tiles loaded ahead (prefetch=registers or auto), the reversed second pass and no row-split
 // SM75: error: 'rowred.map' op keep-ahead copies with cp.async, which needs sm_80 or newer
-// BAD: error: 'rowred.map' op unknown keep-ahead 'maybe'; expected on, off or auto
+// BAD: error: 'rowred.map' op unknown keep-ahead 'maybe'; expected on, bulk, off or auto
