@@ -328,6 +328,7 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
   flag("pair_reduce", spec.pairReduce);
   flag("l2_hints", spec.cacheHints);
   flag("keep_ahead", spec.keepAhead);
+  flag("keep_ahead_bulk", spec.keepAheadBulk);
   num("row_split", spec.rowSplit);
   num("workspace_bytes_per_group", spec.workspaceBytesPerGroup);
   num("split_ahead", spec.splitAhead);
@@ -432,12 +433,15 @@ std::string KernelSpec::describe() const {
          : prefetch == "registers" ? "into registers"
                                    : "no");
   if (strategy == "online" && prefetch != "shared" && dynamicSharedBytes > 0)
-    os << "; " << dynamicSharedBytes / 1024
+    os << "; " << dynamicSharedBytes / (keepAheadBulk ? 2 : 1) / 1024
        << " KiB of each block's share kept in shared memory between the "
           "passes"
-       << (keepAhead ? ", copied in (cp.async) during the previous row's "
-                       "second pass"
-                     : "");
+       << (keepAheadBulk ? ", in two buffers by turns, copied in by one "
+                           "bulk copy (cp.async.bulk) during the previous "
+                           "row"
+           : keepAhead   ? ", copied in (cp.async) during the previous row's "
+                           "second pass"
+                         : "");
   if (cacheHints)
     os << "; L2 hints: pass 1 evict-last, pass 2 evict-first";
   os << "\n";

@@ -77,6 +77,9 @@ struct KernelSpec {
   bool cacheHints = false;
   /// Online: the kept tiles are copied in ahead (keep-ahead).
   bool keepAhead = false;
+  /// Online: they are copied in by one bulk copy per row into two buffers
+  /// (keep-ahead=bulk); dynamicSharedBytes holds both.
+  bool keepAheadBulk = false;
   /// Row-split (version 3): blocks per split group, which share a row and
   /// combine through the workspace (a seventh parameter, of
   /// workspaceBytesPerGroup bytes per group); 1 for none. Such kernels are

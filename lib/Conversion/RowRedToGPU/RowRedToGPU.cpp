@@ -728,6 +728,47 @@ static int64_t autoKeepAheadElements(const KernelPlan &plan) {
   return tiles * plan.blockElements;
 }
 
+/// Elements of each block's share that auto keeps in two stage buffers with
+/// keep-ahead=bulk, or 0: over clusters of 16, one tile of f32 shares of 2
+/// to 7 tiles (rows of 2 MiB to under 8 MiB; from 8 tiles,
+/// autoKeepAheadElements keeps 3/8), and every tile but the last of bf16
+/// shares of at most 65536 elements (rows of 2 MiB, in tiles of 16384: see
+/// autoBulkTiles), at most 112 KiB per buffer. H200, alternating runs
+/// against the tiles loaded ahead without a stage (docs/performance.md,
+/// version 59): f32 524288 +2.7%, 1048576 +2.2 to +5.2%, bf16 1048576 +1.0
+/// to +2.5%; f32 2097152 lost 2.1% against auto's 3/8, bf16 2097152 (three
+/// of eight tiles kept) 0.4%, and f32 shares kept in more, smaller tiles 4-7%.
+static int64_t autoBulkKeptElements(const KernelPlan &plan) {
+  if (plan.strategy != Strategy::Online || plan.clusterSize != 16 ||
+      plan.vectorWidth == 1 || plan.stageElements == 0 ||
+      !plan.reverseSecondPass)
+    return 0;
+  int64_t shareTiles = plan.stageElements / plan.blockElements;
+  int64_t tileBytes = plan.blockElements * byteWidth(plan.inType);
+  if (byteWidth(plan.inType) == 4 && shareTiles >= 2 && shareTiles < 8)
+    return plan.blockElements;
+  if (plan.inType.isBF16() && plan.stageElements <= 65536 && shareTiles >= 2)
+    return std::min(shareTiles - 1, kMaxDynamicSharedBytes / 2 / tileBytes) *
+           plan.blockElements;
+  return 0;
+}
+
+/// Whether auto gives the online kernel tiles of two vectors per thread
+/// instead of four, so that autoBulkKeptElements keeps three of the four
+/// tiles of each share, 96 KiB twice: bf16 rows of a known length up to 2
+/// MiB over clusters of 16 on auto's 1024 threads with keep-ahead=bulk
+/// (auto or asked for) and auto's kept tiles. H200: bf16 1048576 keeping
+/// three of four tiles of 16384 +1.0 to +2.5%, two of four 0.93-0.96, one
+/// of two tiles of 32768 (4 bytes of spills) 0.97.
+static bool autoBulkTiles(const PlanOptions &opts, Type type,
+                          int64_t clusterSize, int64_t cols) {
+  return type.isBF16() && clusterSize == 16 && cols != 0 &&
+         cols <= 16 * 65536 && opts.blockSize == 0 && opts.numWarps == 0 &&
+         opts.onlineKeep == -1 && opts.prefetch == "auto" &&
+         (opts.keepAhead == "auto" || opts.keepAhead == "bulk") &&
+         opts.reverseSecondPass;
+}
+
 /// Whether auto gives the online kernel L2 eviction hints (cache-hints): when
 /// its second pass reads the row from global memory (no stage, no kept
 /// tiles, or kept tiles with keep-ahead, which streams the rest), except f32
@@ -1052,10 +1093,13 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
                         ? opts.numWarps
                         : defaultOnlineWarps(plan.inType, plan.clusterSize);
     // Tiles of 4 vectors per thread; 2 for f16, whose conversions make
-    // ptxas spill with the reversed second pass at 4.
-    plan.blockElements = opts.blockSize ? opts.blockSize
-                                        : plan.numThreads() * vector *
-                                              (plan.inType.isF16() ? 2 : 4);
+    // ptxas spill with the reversed second pass at 4, and for the bf16
+    // shares kept in bulk (autoBulkTiles).
+    bool twoVectors = plan.inType.isF16() ||
+                      autoBulkTiles(opts, plan.inType, plan.clusterSize, cols);
+    plan.blockElements =
+        opts.blockSize ? opts.blockSize
+                       : plan.numThreads() * vector * (twoVectors ? 2 : 4);
     plan.maxCols = 0;
     // A block's share of a known row: whole tiles, ceil(ceil(N / C) / tile)
     // of them (emitOnlineRow).
@@ -1095,7 +1139,14 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
 
   if (opts.onlineKeep == -1 && opts.prefetch == "auto" &&
       !isOff(opts.keepAhead)) {
-    plan.keptElements = autoKeepAheadElements(plan);
+    // Bulk copies where they measured faster (auto) or were asked for;
+    // per-thread copies where asked for or as auto's other rule.
+    int64_t bulkKept = isOn(opts.keepAhead) ? 0 : autoBulkKeptElements(plan);
+    plan.bulkKeep = bulkKept > 0;
+    plan.keptElements = bulkKept > 0 ? bulkKept
+                        : opts.keepAhead == "bulk"
+                            ? 0
+                            : autoKeepAheadElements(plan);
     plan.keepAhead = plan.keptElements > 0;
   }
   if (opts.prefetch != "on" && opts.prefetch != "off" &&
@@ -1187,7 +1238,7 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
                 "tiles loaded ahead (prefetch=registers or auto), the "
                 "reversed second pass and no row-split";
     plan.keepAhead = true;
-    plan.bulkKeep = bulk;
+    plan.bulkKeep = bulk || plan.bulkKeep;
     plan.prefetchRegisters = true;
     // The stage holds the last tiles of a share of at most stageElements.
     plan.maxCols = plan.stageElements * plan.shareBlocks();

@@ -100,14 +100,17 @@
 // N262145-SAME: strategy = "online"
 // N524287: block_threads = 1024 : i64, cluster_blocks = 8 : i64
 // N524287-SAME: strategy = "online"
-// N524288: block_threads = 1024 : i64, cluster_blocks = 16 : i64
+// N524288: block_threads = 1024 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 131072 : i64
+// N524288-SAME: keep_ahead = true, keep_ahead_bulk = true
 // N524288-SAME: strategy = "online"
-// Rows of 4 MiB over clusters of 16 stream their share (tiles loaded ahead,
-// L2 hints); from 8 MiB they keep 3/8 of each block's share (whole tiles of
-// 64 KiB, at most 192 KiB) in shared memory, copied in during the previous
-// row's second pass (keep-ahead), and stream the rest.
-// N1M: block_threads = 1024 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 0 : i64
-// N1M-SAME: keep_ahead = false, keep_ahead_bulk = false, l2_hints = true, max_cols = 0 : i64
+// Rows of 2 to under 8 MiB over clusters of 16 keep the first tile (64 KiB)
+// of each block's share in two buffers, one bulk copy per row
+// (keep-ahead=bulk), and stream the rest (tiles loaded ahead, L2 hints);
+// from 8 MiB they keep 3/8 of each block's share (whole tiles of 64 KiB, at
+// most 192 KiB) in shared memory, copied in by each thread during the
+// previous row's second pass (keep-ahead), and stream the rest.
+// N1M: block_threads = 1024 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 131072 : i64
+// N1M-SAME: keep_ahead = true, keep_ahead_bulk = true, l2_hints = true, max_cols = 1048576 : i64
 // N1M-SAME: prefetch = "registers"
 // N1M-SAME: strategy = "online"
 // N1M-ONE: block_threads = 1024 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64
@@ -162,6 +165,8 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=262144 | FileCheck %s --check-prefix=F16-262144
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=1048576 | FileCheck %s --check-prefix=BF1M
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 prefetch=registers" | FileCheck %s --check-prefix=BF1M-REG
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 keep-ahead=off" | FileCheck %s --check-prefix=BF1M-OFF
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=2097152 | FileCheck %s --check-prefix=BF2M
 // RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=1048576 | FileCheck %s --check-prefix=F16-1M
 // RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=2097152 | FileCheck %s --check-prefix=F16-2M
 // RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=8388608 | FileCheck %s --check-prefix=F16-8M
@@ -237,12 +242,19 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // BF450000-SAME: strategy = "online"
 // BF500009: cluster_blocks = 8 : i64
 // BF500009-SAME: strategy = "online"
-// 16-bit rows over clusters of 16 run on 1024 threads, 32 elements per
-// thread and tile, their tiles loaded ahead; nothing kept in shared memory.
-// BF1M: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 0 : i64
-// BF1M-SAME: keep_ahead = false
+// bf16 rows over clusters of 16 run on 1024 threads, their tiles loaded
+// ahead. Rows of 2 MiB take tiles of 16 elements per thread and keep three
+// of the four tiles of each share in two buffers of 96 KiB, one bulk copy
+// per row (keep-ahead=bulk); longer rows take tiles of 32 per thread and
+// keep nothing, and so do rows with keep-ahead=off.
+// BF1M: block_elements = 16384 : i64, block_threads = 1024 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 196608 : i64
+// BF1M-SAME: keep_ahead = true, keep_ahead_bulk = true, l2_hints = true
 // BF1M-SAME: prefetch = "registers"
 // BF1M-SAME: strategy = "online"
+// BF1M-OFF: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 0 : i64
+// BF1M-OFF-SAME: keep_ahead = false
+// BF2M: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 0 : i64
+// BF2M-SAME: keep_ahead = false
 // f16 rows there keep 3/8 of each share in shared memory (keep-ahead), on
 // 512 threads: tiles of 16 KiB, at most 112 KiB for each of two blocks.
 // F16-1M: block_elements = 8192 : i64, block_threads = 512 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 49152 : i64
