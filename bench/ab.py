@@ -12,9 +12,12 @@ timed.
 
 With --torch, torch.softmax is timed in the same rounds as one more
 column, so that a kernel can be compared with it on equal terms (the
-benchmark times each provider once per shape).
+benchmark times each provider once per shape); --peers adds the
+benchmark's Triton peers as well (the tutorial's kernel only up to its
+16384 columns).
 
-usage: ab.py DIR_A [DIR_B ...] [--torch] [--rows M] [--rounds R] [--match RE]
+usage: ab.py DIR_A [DIR_B ...] [--torch | --peers] [--rows M] [--rounds R]
+             [--match RE]
 """
 import argparse
 import json
@@ -45,11 +48,22 @@ def main():
     p.add_argument("--match", default="")
     p.add_argument("--torch", action="store_true",
                    help="also time torch.softmax in every round")
+    p.add_argument("--peers", action="store_true",
+                   help="also time torch.softmax and the bench's Triton "
+                        "peers in every round")
     p.add_argument("--json")
     args = p.parse_args()
-    if len(args.dirs) + args.torch < 2:
-        p.error("give at least two kernel directories, or one and --torch")
-    columns = args.dirs + (["torch"] if args.torch else [])
+    if len(args.dirs) + (args.torch or args.peers) < 2:
+        p.error("give at least two kernel directories, or one and --torch "
+                "or --peers")
+    peers = {}
+    if args.torch or args.peers:
+        peers["torch"] = lambda x: torch.softmax(x, dim=-1)
+    if args.peers:
+        import bench
+        peers["triton-tutorial"] = bench.tutorial_softmax
+        peers["triton-online"] = bench.triton_online_softmax
+    columns = args.dirs + list(peers)
     with open(os.path.join(args.dirs[0], "manifest.json")) as f:
         manifest = [m for m in json.load(f) if re.search(args.match, m)]
     results = []
@@ -70,8 +84,11 @@ def main():
             err = (run().double() - ref).abs().max().item()
             runs.append(run if err <= tol else None)
             times.append([])
-        if args.torch:
-            runs.append(lambda: torch.softmax(x, dim=-1))
+        for name, peer in peers.items():
+            ok = not (name == "triton-tutorial" and n > bench.TUTORIAL_MAX_N)
+            if ok and name != "torch":
+                ok = (peer(x).double() - ref).abs().max().item() <= tol
+            runs.append((lambda peer=peer: peer(x)) if ok else None)
             times.append([])
         for _ in range(args.rounds):
             for run, samples in zip(runs, times):
@@ -82,7 +99,9 @@ def main():
                 if t else None for t in times]
         results.append({"kernel": meta_file, "M": rows, "N": n,
                         "gbps": dict(zip(columns, gbps))})
-        cells = " ".join(f"{g:8.0f}" if g else "   WRONG" for g in gbps)
+        cells = " ".join(f"{g:8.0f}" if g else
+                         "     n/a" if c == "triton-tutorial" else "   WRONG"
+                         for g, c in zip(gbps, columns))
         ratios = " ".join(f"{g / gbps[0]:6.3f}" if g and gbps[0] else
                           "     -" for g in gbps[1:])
         print(f"{meta_file:48} {rows:6} x {n:<8} {cells}  {ratios}",
@@ -92,7 +111,8 @@ def main():
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
-    return 1 if any(None in r["gbps"].values() for r in results) else 0
+    return 1 if any(g is None and c != "triton-tutorial"
+                    for r in results for c, g in r["gbps"].items()) else 0
 
 
 if __name__ == "__main__":
