@@ -122,9 +122,11 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
            "shared memory (in whole tiles, from the share's first) so that "
            "pass 2 reads them there instead of from L2 or DRAM; the launcher "
            "provides it as dynamic shared memory. 0: none; -1: auto (with "
-           "keep-ahead: 3/8 of the share, up to 192 KiB for f32 and 112 KiB "
-           "for f16, for f16 rows of a known length over clusters of 16 and "
-           "f32 rows there from 8 MiB; none elsewhere)">,
+           "keep-ahead, for rows of a known length over clusters of 16: 3/8 "
+           "of the share, up to 192 KiB for f32 and 112 KiB for f16, for "
+           "f16 rows and f32 rows from 8 MiB; with keep-ahead=bulk, one "
+           "tile of f32 shares of 2 to 7 tiles and three of four tiles of "
+           "bf16 rows of 2 MiB; none elsewhere)">,
     Option<"keepAhead", "keep-ahead", "std::string", /*default=*/"\"auto\"",
            "Online, with kept tiles (online-keep) and a known row length: "
            "the kept tiles are copied into shared memory with cp.async "
@@ -137,8 +139,9 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
            "bulk (sm_90+: two buffers of the kept tiles, by turns per row; "
            "thread 0 copies the next row's into the other buffer with one "
            "cp.async.bulk right after this row's block reduction, and pass 1 "
-           "waits on the buffer's mbarrier), or auto: on with auto's kept "
-           "tiles (see online-keep)">,
+           "waits on the buffer's mbarrier), or auto: auto's kept tiles, "
+           "copied in bulk where auto keeps them that way (see "
+           "online-keep)">,
     Option<"cacheHints", "cache-hints", "std::string", /*default=*/"\"auto\"",
            "Online: L2 eviction hints on the 16-byte accesses (createpolicy "
            "and .L2::cache_hint): pass 1 loads evict-last, pass 2 loads and "
