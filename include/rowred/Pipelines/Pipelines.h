@@ -72,16 +72,20 @@ struct RowRedToPTXOptions : public PassPipelineOptions<RowRedToPTXOptions> {
       llvm::cl::init("auto")};
   PassOptions::Option<int64_t> onlineKeep{
       *this, "online-keep",
-      llvm::cl::desc("Online: KiB of each block's share that pass 1 keeps "
-                     "in shared memory for pass 2 (0: none, -1: auto: 3/8 "
-                     "of the share, with keep-ahead, for f16 rows over "
-                     "clusters of 16 and f32 rows there from 8 MiB)"),
+      llvm::cl::desc("Online: KiB of each block's share kept in shared "
+                     "memory for pass 2 (0: none, -1: auto: over clusters "
+                     "of 16, 3/8 of the share with keep-ahead for f16 rows "
+                     "and f32 rows from 8 MiB; with keep-ahead=bulk, one "
+                     "tile for f32 rows of 2 to under 8 MiB and three of "
+                     "four for bf16 rows of 2 MiB)"),
       llvm::cl::init(-1)};
   PassOptions::Option<std::string> keepAhead{
       *this, "keep-ahead",
       llvm::cl::desc("Online, with online-keep: copy the kept tiles in "
-                     "with cp.async during the previous row's second pass: "
-                     "on | off | auto (with auto's kept tiles)"),
+                     "ahead: on (cp.async by each thread during the "
+                     "previous row's second pass) | bulk (sm_90+: one "
+                     "cp.async.bulk per row into two buffers by turns) | "
+                     "off | auto (with auto's kept tiles)"),
       llvm::cl::init("auto")};
   PassOptions::Option<std::string> cacheHints{
       *this, "cache-hints",

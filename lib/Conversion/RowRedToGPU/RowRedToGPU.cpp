@@ -728,6 +728,10 @@ static int64_t autoKeepAheadElements(const KernelPlan &plan) {
   return tiles * plan.blockElements;
 }
 
+/// Largest share (elements) of a bf16 row over a cluster of 16 whose tiles
+/// auto keeps in bulk (autoBulkKeptElements, autoBulkTiles): rows of 2 MiB.
+static constexpr int64_t kBulkBF16Share = 65536;
+
 /// Elements of each block's share that auto keeps in two stage buffers with
 /// keep-ahead=bulk, or 0: over clusters of 16, one tile of f32 shares of 2
 /// to 7 tiles (rows of 2 MiB to under 8 MiB; from 8 tiles,
@@ -747,7 +751,8 @@ static int64_t autoBulkKeptElements(const KernelPlan &plan) {
   int64_t tileBytes = plan.blockElements * byteWidth(plan.inType);
   if (byteWidth(plan.inType) == 4 && shareTiles >= 2 && shareTiles < 8)
     return plan.blockElements;
-  if (plan.inType.isBF16() && plan.stageElements <= 65536 && shareTiles >= 2)
+  if (plan.inType.isBF16() && plan.stageElements <= kBulkBF16Share &&
+      shareTiles >= 2)
     return std::min(shareTiles - 1, kMaxDynamicSharedBytes / 2 / tileBytes) *
            plan.blockElements;
   return 0;
@@ -763,8 +768,9 @@ static int64_t autoBulkKeptElements(const KernelPlan &plan) {
 static bool autoBulkTiles(const PlanOptions &opts, Type type,
                           int64_t clusterSize, int64_t cols) {
   return type.isBF16() && clusterSize == 16 && cols != 0 &&
-         cols <= 16 * 65536 && opts.blockSize == 0 && opts.numWarps == 0 &&
-         opts.onlineKeep == -1 && opts.prefetch == "auto" &&
+         cols <= clusterSize * kBulkBF16Share && opts.blockSize == 0 &&
+         opts.numWarps == 0 && opts.onlineKeep == -1 &&
+         opts.prefetch == "auto" &&
          (opts.keepAhead == "auto" || opts.keepAhead == "bulk") &&
          opts.reverseSecondPass;
 }
@@ -2075,34 +2081,38 @@ private:
   /// arrival each: its own, which arms the expected bytes) and makes them
   /// visible to the cluster.
   void initClusterBarriers() {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(emitIfFirstThread());
-    for (int64_t i = 0, e = plan.clusterBarriers(group.reduces.size()); i < e;
-         ++i)
-      NVVM::MBarrierInitOp::create(b, clusterBarrier(constI32(i)), constI32(1),
-                                   /*predicate=*/Value());
-    NVVM::FenceMbarrierInitOp::create(b);
+    initBarriers(kClusterBarriersName,
+                 plan.clusterBarriers(group.reduces.size()));
   }
 
   /// Thread 0 initializes the two mbarriers of keep-ahead=bulk's stage
   /// buffers (one arrival each: its own, which arms the copy's bytes). A
   /// block (or cluster) barrier before the row loop makes them visible.
-  void initStageBarriers() {
+  void initStageBarriers() { initBarriers(kStageBarriersName, 2); }
+
+  /// Thread 0 initializes the `count` mbarriers of the shared array `name`
+  /// for one arrival each, then fences their initialization.
+  void initBarriers(StringRef name, int64_t count) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(emitIfFirstThread());
-    for (int64_t i = 0; i < 2; ++i)
-      NVVM::MBarrierInitOp::create(b, stageBarrier(constI32(i)), constI32(1),
+    for (int64_t i = 0; i < count; ++i)
+      NVVM::MBarrierInitOp::create(b, barrierAt(name, constI32(i)), constI32(1),
                                    /*predicate=*/Value());
     NVVM::FenceMbarrierInitOp::create(b);
+  }
+
+  /// The mbarrier number `index` (i32) of the shared array `name`
+  /// (`!llvm.ptr<3>`).
+  Value barrierAt(StringRef name, Value index) {
+    return LLVM::GEPOp::create(b, sharedPtr, i64,
+                               LLVM::AddressOfOp::create(b, sharedPtr, name),
+                               ValueRange{index});
   }
 
   /// The mbarrier (`!llvm.ptr<3>`) of keep-ahead=bulk's stage buffer
   /// `buffer` (i32, 0 or 1).
   Value stageBarrier(Value buffer) {
-    return LLVM::GEPOp::create(
-        b, sharedPtr, i64,
-        LLVM::AddressOfOp::create(b, sharedPtr, kStageBarriersName),
-        ValueRange{buffer});
+    return barrierAt(kStageBarriersName, buffer);
   }
 
   /// keep-ahead=bulk's stage buffer `buffer` (i32, 0 or 1): the stage's
@@ -2235,10 +2245,7 @@ private:
 
   /// The block's own mbarrier number `index` (`!llvm.ptr<3>`).
   Value clusterBarrier(Value index) {
-    return LLVM::GEPOp::create(
-        b, sharedPtr, i64,
-        LLVM::AddressOfOp::create(b, sharedPtr, kClusterBarriersName),
-        ValueRange{index});
+    return barrierAt(kClusterBarriersName, index);
   }
 
   /// Thread 0 arms the mbarriers of the current row's cluster exchanges for
