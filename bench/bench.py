@@ -9,13 +9,19 @@ GB/s = 2 * M * N * bytes / time. The copy ceiling is measured in the same run,
 once on 1 GiB buffers and once per shape (a device copy of the same tensor,
 timed alike: the ceiling at that size, launch and ramp-up included).
 
-usage: bench.py KERNEL_DIR [--json OUT] [--png OUT]
+Each shape's providers (the same-size copy included) are timed in turns over
+--rounds rounds, and each reports the median of its rounds' medians, so that
+drift over the run (clocks, temperature) falls on all of them alike instead
+of on whichever ran last.
+
+usage: bench.py KERNEL_DIR [--json OUT] [--png OUT] [--rounds R]
 KERNEL_DIR holds the kernels from `scripts/gen_kernels.py --set bench`.
 """
 import argparse
 import json
 import math
 import os
+import statistics
 import sys
 
 import cupy as cp
@@ -156,11 +162,17 @@ def main():
     parser.add_argument("--json")
     parser.add_argument("--png")
     parser.add_argument("--dtypes", default="f32,bf16")
+    parser.add_argument("--rounds", type=int, default=5,
+                        help="rounds of every provider in turn per shape "
+                             "(default 5; 1: one timing each)")
     args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
     torch.manual_seed(0)
     ceiling = copy_bandwidth()
     name = torch.cuda.get_device_name()
-    print(f"device: {name}; copy bandwidth {ceiling:.0f} GB/s")
+    print(f"device: {name}; copy bandwidth {ceiling:.0f} GB/s; "
+          f"{args.rounds} rounds per shape")
     providers = {"torch": lambda x: torch.softmax(x, dim=-1),
                  "triton-tutorial": tutorial_softmax,
                  "triton-online": triton_online_softmax}
@@ -174,10 +186,7 @@ def main():
             ours = Ours(args.kernel_dir, dtype, n)
             result["ours_strategy"] = ours.meta["strategy"]
             copy_out = torch.empty_like(x)
-            ms = triton.testing.do_bench(lambda: copy_out.copy_(x),
-                                         return_mode="median")
-            result["copy"] = 2 * m * n * x.element_size() / ms / 1e6
-            del copy_out
+            timed = {"copy": lambda: copy_out.copy_(x)}
             for pname, fn in list(providers.items()) + [("ours", ours)]:
                 if pname == "triton-tutorial" and n > TUTORIAL_MAX_N:
                     # Its whole row lives in registers: compiling a block of
@@ -190,24 +199,40 @@ def main():
                     y = fn(x)
                     torch.cuda.synchronize()
                     err = (y.double() - ref).abs().max().item()
+                    del y
                     tol = 1e-5 if dtype == torch.float32 else 1e-2
                     if not err <= tol:
                         result[pname] = None
                         result[pname + "_error"] = f"max abs err {err:.2e}"
                         continue
-                    ms = triton.testing.do_bench(lambda: fn(x),
-                                                 return_mode="median")
-                    result[pname] = 2 * m * n * x.element_size() / ms / 1e6
+                    timed[pname] = lambda fn=fn: fn(x)
                 except Exception as e:  # a peer that fails is reported
                     result[pname] = None
                     result[pname + "_error"] = type(e).__name__
+            samples = {pname: [] for pname in timed}
+            for _ in range(args.rounds):
+                for pname, run in list(timed.items()):
+                    try:
+                        samples[pname].append(triton.testing.do_bench(
+                            run, return_mode="median"))
+                    except Exception as e:
+                        result[pname] = None
+                        result[pname + "_error"] = type(e).__name__
+                        del timed[pname]
+            for pname in timed:
+                ms = statistics.median(samples[pname])
+                result[pname] = 2 * m * n * x.element_size() / ms / 1e6
+                result[pname + "_spread"] = (
+                    max(samples[pname]) / min(samples[pname]) - 1)
+            del copy_out
             rows.append(result)
             print("  " + json.dumps(result), flush=True)
             del x, ref
             torch.cuda.empty_cache()
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"device": name, "copy_gbps": ceiling, "rows": rows},
+            json.dump({"device": name, "copy_gbps": ceiling,
+                       "rounds": args.rounds, "rows": rows},
                       f, indent=1)
     names = ["torch", "triton-tutorial", "triton-online", "ours"]
     print(f"{'dtype':5} {'M x N':>15} {'strategy':8} " +
@@ -239,6 +264,12 @@ def main():
         g = math.exp(sum(map(math.log, ratios_torch)) / len(ratios_torch))
         print(f"geomean ours/torch {g:.2f}; min ours/best-peer "
               f"{min(ratios_best):.2f}")
+    spreads = [(r[k], r["dtype"], r["M"], r["N"], k[:-len("_spread")])
+               for r in rows for k in r if k.endswith("_spread")]
+    if spreads and args.rounds > 1:
+        s, tag, m, n, p = max(spreads)
+        print(f"largest spread between one provider's rounds (slowest / "
+              f"fastest - 1): {100 * s:.1f}% ({p}, {tag} {m} x {n})")
     if args.png:
         import matplotlib
         matplotlib.use("Agg")
