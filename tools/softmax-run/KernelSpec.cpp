@@ -362,6 +362,14 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
     error = "'" + jsonPath + "' has an invalid dynamic_shared_bytes";
     return std::nullopt;
   }
+  // Bulk keeping is a form of keep-ahead whose two buffers are the stage.
+  if (spec.keepAheadBulk && (!spec.keepAhead || spec.dynamicSharedBytes == 0 ||
+                             spec.dynamicSharedBytes % 2 != 0)) {
+    error = "'" + jsonPath +
+            "' has keep_ahead_bulk without keep_ahead and two buffers of "
+            "dynamic_shared_bytes";
+    return std::nullopt;
+  }
   // The PTX file sits next to the JSON.
   size_t slash = jsonPath.find_last_of('/');
   spec.ptxPath = (slash == std::string::npos ? std::string()

@@ -102,6 +102,54 @@ TEST(KernelSpec, LoadsMetadataAndPtx) {
       << spec->describe();
 }
 
+/// An online kernel with kept tiles: keep_ahead, and keep_ahead_bulk, whose
+/// stage holds the kept tiles twice.
+static std::string keptTiles(bool bulk) {
+  std::string json = kGood;
+  json.replace(json.find("\"fused\""), 7, "\"online\"");
+  json.replace(json.find("\"shared_bytes\""), 1,
+               std::string("\"dynamic_shared_bytes\": 131072, "
+                           "\"prefetch\": \"registers\", "
+                           "\"keep_ahead\": true, \"keep_ahead_bulk\": ") +
+                   (bulk ? "true" : "false") + ", \"");
+  return json;
+}
+
+TEST(KernelSpec, DescribesKeptTiles) {
+  std::string error;
+  auto spec = KernelSpec::load(writeKernel(keptTiles(true)), error);
+  ASSERT_TRUE(spec) << error;
+  EXPECT_TRUE(spec->keepAhead);
+  EXPECT_TRUE(spec->keepAheadBulk);
+  std::string text = spec->describe();
+  EXPECT_NE(text.find("64 KiB of each block's share kept in shared memory "
+                      "between the passes, in two buffers by turns"),
+            std::string::npos)
+      << text;
+
+  spec = KernelSpec::load(writeKernel(keptTiles(false)), error);
+  ASSERT_TRUE(spec) << error;
+  EXPECT_FALSE(spec->keepAheadBulk);
+  text = spec->describe();
+  EXPECT_NE(text.find("128 KiB of each block's share kept in shared memory "
+                      "between the passes, copied in (cp.async)"),
+            std::string::npos)
+      << text;
+
+  // Bulk keeping without keep-ahead or without its buffers is rejected.
+  std::string noKeep = keptTiles(true);
+  noKeep.replace(noKeep.find("\"keep_ahead\": true"), 18,
+                 "\"keep_ahead\": false");
+  EXPECT_FALSE(KernelSpec::load(writeKernel(noKeep), error));
+  EXPECT_NE(error.find("keep_ahead_bulk without keep_ahead"), std::string::npos)
+      << error;
+  std::string noStage = keptTiles(true);
+  noStage.replace(noStage.find("131072"), 6, "0");
+  EXPECT_FALSE(KernelSpec::load(writeKernel(noStage), error));
+  EXPECT_NE(error.find("keep_ahead_bulk without keep_ahead"), std::string::npos)
+      << error;
+}
+
 TEST(KernelSpec, RejectsMissingFieldsVersionsAndFiles) {
   std::string error, good = kGood;
   std::string noKernel = good;
