@@ -1214,8 +1214,14 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
                              << "'; expected on, bulk, off or auto";
   if (isOn(opts.keepAhead) || bulk || plan.keepAhead) {
     if (plan.keptElements == 0)
-      return map.emitOpError() << "keep-ahead fills the tiles that "
-                                  "online-keep keeps; set online-keep=K";
+      return map.emitOpError()
+             << "keep-ahead=" << opts.keepAhead
+             << " fills the tiles that online-keep keeps, and "
+             << (opts.onlineKeep == 0
+                     ? "online-keep=0 keeps none"
+                     : "auto keeps none for this kernel with it (see "
+                       "online-keep's description)")
+             << "; set online-keep=K";
     if (plan.stageElements == 0)
       return map.emitOpError() << "keep-ahead copies the first tiles of each "
                                   "block's share ahead and needs the row "

@@ -77,4 +77,4 @@
 
 // SM80: error: 'rowred.map' op keep-ahead=bulk copies with cp.async.bulk and an mbarrier, which need sm_90 or newer
 // TOO-BIG: error: 'rowred.map' op keep-ahead=bulk keeps two buffers of online-keep=128 KiB, more than the shared memory of a block (224 KiB)
-// NO-KEEP: error: 'rowred.map' op keep-ahead fills the tiles that online-keep keeps; set online-keep=K
+// NO-KEEP: error: 'rowred.map' op keep-ahead=bulk fills the tiles that online-keep keeps, and auto keeps none for this kernel with it (see online-keep's description); set online-keep=K

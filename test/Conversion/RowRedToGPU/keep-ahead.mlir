@@ -1,5 +1,6 @@
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online cluster-size=4 cols=262144 online-keep=128 keep-ahead=on" | FileCheck %s
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online cols=262144 keep-ahead=on" 2>&1 | FileCheck %s --check-prefix=NO-KEEP
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online cols=262144 online-keep=0 keep-ahead=on" 2>&1 | FileCheck %s --check-prefix=NO-KEEP0
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online online-keep=64 keep-ahead=on" 2>&1 | FileCheck %s --check-prefix=NO-COLS
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online cols=32768 online-keep=128 keep-ahead=on" 2>&1 | FileCheck %s --check-prefix=WHOLE
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online cols=262144 online-keep=64 keep-ahead=on prefetch=off" 2>&1 | FileCheck %s --check-prefix=NOT-AHEAD
@@ -46,7 +47,8 @@
 // CHECK-COUNT-4: nvvm.cp.async.shared.global
 // CHECK: nvvm.cp.async.commit.group
 
-// NO-KEEP: error: 'rowred.map' op keep-ahead fills the tiles that online-keep keeps; set online-keep=K
+// NO-KEEP0: error: 'rowred.map' op keep-ahead=on fills the tiles that online-keep keeps, and online-keep=0 keeps none; set online-keep=K
+// NO-KEEP: error: 'rowred.map' op keep-ahead=on fills the tiles that online-keep keeps, and auto keeps none for this kernel with it (see online-keep's description); set online-keep=K
 // NO-COLS: error: 'rowred.map' op keep-ahead copies the first tiles of each block's share ahead and needs the row length (cols=N)
 // WHOLE: error: 'rowred.map' op online-keep=128 KiB keeps the whole share of a row, and keep-ahead streams at least its last tile; keep less, or use prefetch=on to stage the whole share
 // NOT-AHEAD: error: 'rowred.map' op keep-ahead hands tiles on across the passes: it needs the tiles loaded ahead (prefetch=registers or auto), the reversed second pass and no row-split
