@@ -2682,25 +2682,37 @@ private:
       Value k = loop.getRegionIterArgs().front();
       loop.getBody()->getTerminator()->setOperand(
           0, arith::AddIOp::create(b, k, constI32(1)));
+      // What alternates by row takes buffer k & 1, and its mbarrier's phase
+      // parity flips every other row: (k >> 1) & 1. Each is built once.
+      Value turn, turnParity;
+      auto rowTurn = [&] {
+        if (!turn)
+          turn = arith::AndIOp::create(b, k, constI32(1));
+        return turn;
+      };
+      auto rowTurnParity = [&] {
+        if (!turnParity)
+          turnParity = arith::AndIOp::create(
+              b, arith::ShRUIOp::create(b, k, constI32(1)), constI32(1));
+        return turnParity;
+      };
       if (bulkRow) {
-        bulkBuffer = arith::AndIOp::create(b, k, constI32(1));
-        bulkParity = arith::AndIOp::create(
-            b, arith::ShRUIOp::create(b, k, constI32(1)), constI32(1));
+        bulkBuffer = rowTurn();
+        bulkParity = rowTurnParity();
         stage = stageBuffer(bulkBuffer);
       }
       if (plan.clusterSize > 1) {
-        Value phase = k;
         if (rowExchanges.buffers() > 1) {
-          clusterBuffer = arith::AndIOp::create(b, k, constI32(1));
-          phase = arith::ShRUIOp::create(b, k, constI32(1));
+          clusterBuffer = rowTurn();
+          clusterParity = rowTurnParity();
+        } else {
+          clusterParity = arith::AndIOp::create(b, k, constI32(1));
         }
-        clusterParity = arith::AndIOp::create(b, phase, constI32(1));
         armClusterBarriers();
         if (plan.alternatesSlots())
           pairSlot = arith::IndexCastOp::create(
               b, b.getIndexType(),
-              arith::ShLIOp::create(b, arith::AndIOp::create(b, k, constI32(1)),
-                                    constI32(1)));
+              arith::ShLIOp::create(b, rowTurn(), constI32(1)));
       }
     }
     Value xRow = rowPointer(x, plan.inType, row, xStride);
