@@ -2003,14 +2003,14 @@ private:
     publishPerWarp(values, arith::ConstantIndexOp::create(b, firstSlot),
                    barrier);
   }
-  /// Shared slot `base + i` (index), a constant for a constant `base`.
+  /// Shared slot `base + i` (index): `base` itself for i = 0, a constant
+  /// for a constant `base`.
   Value slotAt(Value base, int64_t i) {
+    if (i == 0)
+      return base;
     if (std::optional<int64_t> c = getConstantIntValue(base))
       return arith::ConstantIndexOp::create(b, *c + i);
-    return i == 0 ? base
-                  : arith::AddIOp::create(b, base,
-                                          arith::ConstantIndexOp::create(b, i))
-                        .getResult();
+    return arith::AddIOp::create(b, base, arith::ConstantIndexOp::create(b, i));
   }
 
   /// The same from slot `firstSlot` (index).
