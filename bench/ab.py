@@ -11,10 +11,10 @@ against torch.softmax in float64 first; a wrong kernel is reported and not
 timed.
 
 With --torch, torch.softmax is timed in the same rounds as one more
-column, so that a kernel can be compared with it on equal terms (the
-benchmark times each provider once per shape); --peers adds the
-benchmark's Triton peers as well (the tutorial's kernel only up to its
-16384 columns).
+column, so that a kernel can be compared with it on equal terms (as the
+benchmark does for its fixed shapes and the bench kernels, bench.py
+--rounds); --peers adds the benchmark's Triton peers as well (the
+tutorial's kernel only up to its 16384 columns).
 
 usage: ab.py DIR_A [DIR_B ...] [--torch | --peers] [--rows M] [--rounds R]
              [--match RE]
