@@ -2702,11 +2702,13 @@ private:
         stage = stageBuffer(bulkBuffer);
       }
       if (plan.clusterSize > 1) {
+        // Each of two buffers completes a phase every other row; a single
+        // buffer completes one every row, so its parity is the turn.
         if (rowExchanges.buffers() > 1) {
           clusterBuffer = rowTurn();
           clusterParity = rowTurnParity();
         } else {
-          clusterParity = arith::AndIOp::create(b, k, constI32(1));
+          clusterParity = rowTurn();
         }
         armClusterBarriers();
         if (plan.alternatesSlots())
