@@ -27,11 +27,11 @@ import statistics
 import sys
 
 import torch
-import triton
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "test", "GPU"))
 from rowred_kernel import Kernel, named_cols  # noqa: E402
+import bench  # noqa: E402
 
 DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
 
@@ -60,7 +60,6 @@ def main():
     if args.torch or args.peers:
         peers["torch"] = lambda x: torch.softmax(x, dim=-1)
     if args.peers:
-        import bench
         peers["triton-tutorial"] = bench.tutorial_softmax
         peers["triton-online"] = bench.triton_online_softmax
     columns = args.dirs + list(peers)
@@ -75,7 +74,7 @@ def main():
         x = torch.randn(rows, n, device="cuda", dtype=dtype)
         ref = torch.softmax(x.double(), dim=-1)
         tol = 1e-5 if dtype == torch.float32 else 1e-2
-        runs, times = [], []
+        runs = []
         for kernel in kernels:
             def run(kernel=kernel):
                 y = torch.empty_like(x)
@@ -83,18 +82,14 @@ def main():
                 return y
             err = (run().double() - ref).abs().max().item()
             runs.append(run if err <= tol else None)
-            times.append([])
         for name, peer in peers.items():
             ok = not (name == "triton-tutorial" and n > bench.TUTORIAL_MAX_N)
             if ok and name != "torch":
                 ok = (peer(x).double() - ref).abs().max().item() <= tol
             runs.append((lambda peer=peer: peer(x)) if ok else None)
-            times.append([])
-        for _ in range(args.rounds):
-            for run, samples in zip(runs, times):
-                if run:
-                    samples.append(triton.testing.do_bench(
-                        run, return_mode="median"))
+        samples, _ = bench.time_in_rounds(
+            {i: run for i, run in enumerate(runs) if run}, args.rounds)
+        times = [samples.get(i, []) for i in range(len(runs))]
         gbps = [2 * rows * n * x.element_size() / statistics.median(t) / 1e6
                 if t else None for t in times]
         results.append({"kernel": meta_file, "M": rows, "N": n,

@@ -149,6 +149,26 @@ class Ours:
         return y
 
 
+def time_in_rounds(runs, rounds):
+    """Times each callable of `runs` (name -> fn) with do_bench (median), in
+    turn, once per round for `rounds` rounds, so that drift over the run
+    falls on all of them alike. Returns name -> the rounds' times (ms), and
+    name -> the exception's type name for those that raised (not timed
+    again)."""
+    runs = dict(runs)
+    samples = {name: [] for name in runs}
+    errors = {}
+    for _ in range(rounds):
+        for name, run in list(runs.items()):
+            try:
+                samples[name].append(triton.testing.do_bench(
+                    run, return_mode="median"))
+            except Exception as e:  # reported by the caller
+                errors[name] = type(e).__name__
+                del runs[name], samples[name]
+    return samples, errors
+
+
 def copy_bandwidth():
     a = torch.empty(1 << 28, dtype=torch.float32, device=DEVICE)
     b = torch.empty_like(a)
@@ -209,17 +229,11 @@ def main():
                 except Exception as e:  # a peer that fails is reported
                     result[pname] = None
                     result[pname + "_error"] = type(e).__name__
-            samples = {pname: [] for pname in timed}
-            for _ in range(args.rounds):
-                for pname, run in list(timed.items()):
-                    try:
-                        samples[pname].append(triton.testing.do_bench(
-                            run, return_mode="median"))
-                    except Exception as e:
-                        result[pname] = None
-                        result[pname + "_error"] = type(e).__name__
-                        del timed[pname]
-            for pname in timed:
+            samples, errors = time_in_rounds(timed, args.rounds)
+            for pname, error in errors.items():
+                result[pname] = None
+                result[pname + "_error"] = error
+            for pname in samples:
                 ms = statistics.median(samples[pname])
                 result[pname] = 2 * m * n * x.element_size() / ms / 1e6
                 result[pname + "_spread"] = (
