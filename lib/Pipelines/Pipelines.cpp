@@ -55,6 +55,7 @@ void mlir::rowred::buildRowRedToPTXPipeline(OpPassManager &pm,
   lowering.cacheHints = options.cacheHints;
   lowering.rowSplit = options.rowSplit;
   lowering.splitAhead = options.splitAhead;
+  lowering.grid = options.grid;
   lowering.scalarFallback = options.scalarFallback;
   lowering.prefetch = options.prefetch;
   lowering.pairReduce = options.pairReduce;

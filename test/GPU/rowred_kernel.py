@@ -11,7 +11,9 @@ grid the way docs/abi.md says:
   clusters, so that every cluster is resident at once;
 * row-split: groups of `row_split` blocks, min(rows, resident blocks /
   row_split) groups, launched cooperatively with a zeroed workspace of
-  `workspace_bytes_per_group` bytes per group.
+  `workspace_bytes_per_group` bytes per group;
+* `grid` "rows" in the metadata: one block (or cluster) per row group
+  instead, however many fit at once.
 """
 import ctypes
 import json
@@ -138,6 +140,8 @@ class Kernel:
         still need the same number of rounds, so that none idles in the
         last one."""
         groups = -(-rows // self.rows_per_block)
+        if self.meta.get("grid") == "rows":
+            return self.cluster * max(1, groups)
         slots = self.resident // (self.cluster * self.split)
         programs = max(1, min(groups, slots))
         if balanced:

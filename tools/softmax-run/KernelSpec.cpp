@@ -332,6 +332,14 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
   num("row_split", spec.rowSplit);
   num("workspace_bytes_per_group", spec.workspaceBytesPerGroup);
   num("split_ahead", spec.splitAhead);
+  std::string grid = "persistent";
+  str("grid", grid);
+  if (grid != "persistent" && grid != "rows") {
+    error = "'" + jsonPath + "' has an unknown grid '" + grid +
+            "'; expected persistent or rows";
+    return std::nullopt;
+  }
+  spec.gridPerRowGroup = grid == "rows";
   std::optional<DType> inType = parseDType(in), outType = parseDType(out);
   if (!inType || !outType) {
     error = "'" + jsonPath + "' names an unknown element type";
@@ -352,7 +360,8 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
   }
   if (spec.rowSplit < 1 || (spec.rowSplit > 1 && spec.clusterBlocks > 1) ||
       (spec.rowSplit > 1) != (spec.workspaceBytesPerGroup > 0) ||
-      spec.workspaceBytesPerGroup < 0) {
+      spec.workspaceBytesPerGroup < 0 ||
+      (spec.rowSplit > 1 && spec.gridPerRowGroup)) {
     error = "'" + jsonPath +
             "' has an invalid row_split or workspace_bytes_per_group";
     return std::nullopt;

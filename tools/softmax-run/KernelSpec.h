@@ -88,6 +88,10 @@ struct KernelSpec {
   /// Rows a split group's pass 1 runs ahead of its pass 2 (`split_ahead`,
   /// informational; 0 when absent).
   int64_t splitAhead = 0;
+  /// The launcher starts one program (block, cluster) per row group (`grid`
+  /// "rows") instead of the persistent grid ("persistent", the default when
+  /// absent). Either grid computes the same result.
+  bool gridPerRowGroup = false;
 
   /// One line for --explain: the strategy and block shape the compiler chose.
   std::string describe() const;

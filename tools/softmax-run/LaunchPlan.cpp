@@ -92,6 +92,7 @@ LaunchPlan softmax_run::planLaunch(const DeviceInfo &device,
   p.clusterBlocks = shape.clusterBlocks;
   p.dynamicSharedBytes = shape.dynamicSharedBytes;
   p.rowSplit = shape.rowSplit;
+  p.gridPerRowGroup = shape.gridPerRowGroup;
   int warps = (threads + 31) / 32;
   int gran = device.registerGranularity;
   int regsPerWarp = (std::max(res.registers, 1) * 32 + gran - 1) / gran * gran;
@@ -114,6 +115,9 @@ LaunchPlan softmax_run::planLaunch(const DeviceInfo &device,
 }
 
 int64_t LaunchPlan::gridFor(int64_t residentBlocks, int64_t rows) const {
+  if (gridPerRowGroup && rowSplit == 1)
+    return clusterBlocks *
+           std::max<int64_t>(1, (rows + rowsPerBlock - 1) / rowsPerBlock);
   if (clusterBlocks > 1)
     return clusterBlocks *
            std::max<int64_t>(1, std::min(rows, residentClusters));
@@ -162,6 +166,13 @@ std::string LaunchPlan::explain(const DeviceInfo &device,
                      std::to_string(clusterBlocks) +
                      "; the GPC layout can lower it)")
        << "\n";
+    if (gridPerRowGroup) {
+      os << "clusters launched: one per row (grid \"rows\" in the "
+            "metadata) = "
+         << grid / clusterBlocks << ", grid " << grid
+         << " blocks; the scheduler starts a cluster as one ends\n";
+      return os.str();
+    }
     os << "clusters launched: min(" << rows << " rows, " << residentClusters
        << ") = " << grid / clusterBlocks << ", grid " << grid
        << " blocks (cluster c handles rows c, c + " << grid / clusterBlocks
@@ -184,6 +195,19 @@ std::string LaunchPlan::explain(const DeviceInfo &device,
        << ") = " << grid / rowSplit << ", grid " << grid
        << " blocks, launched cooperatively (group g handles rows g, g + "
        << grid / rowSplit << ", ...)\n";
+    return os.str();
+  }
+  if (gridPerRowGroup) {
+    if (rowsPerBlock > 1)
+      os << "rows per block: " << rowsPerBlock << " (" << threads / rowsPerBlock
+         << " threads per row, no block barrier)\n";
+    os << "programs launched: one per "
+       << (rowsPerBlock > 1
+               ? "group of " + std::to_string(rowsPerBlock) + " rows"
+               : std::string("row"))
+       << " (grid \"rows\" in the metadata) = " << grid
+       << "; the scheduler starts a block as one ends, " << blocksPerSM << " x "
+       << device.sms << " SMs at once\n";
     return os.str();
   }
   if (rowsPerBlock > 1) {

@@ -51,6 +51,8 @@ struct LaunchPlan {
   int64_t rowsPerBlock = 1, clusterBlocks = 1, dynamicSharedBytes = 0;
   /// Blocks per split group (row-split), else 1.
   int64_t rowSplit = 1;
+  /// One program per row group instead of the persistent grid (grid "rows").
+  bool gridPerRowGroup = false;
   int byRegisters = 0, byShared = 0, byThreads = 0, byBlocks = 0;
   int blocksPerSM = 0;
   /// Clusters resident at once: from the driver when given, else estimated
@@ -62,7 +64,8 @@ struct LaunchPlan {
   int64_t grid = 0;
   /// The grid for `rows` rows when `residentBlocks` blocks fit on the device
   /// at once (cluster kernels: residentClusters whole clusters instead;
-  /// row-split kernels: min(rows, residentBlocks / rowSplit) whole groups).
+  /// row-split kernels: min(rows, residentBlocks / rowSplit) whole groups;
+  /// gridPerRowGroup: a block or cluster per row group, whatever fits).
   int64_t gridFor(int64_t residentBlocks, int64_t rows) const;
   /// The derivation, as the Triton tutorial reasons about occupancy.
   std::string explain(const DeviceInfo &device, const KernelResources &res,
@@ -78,12 +81,15 @@ struct KernelShape {
   int64_t dynamicSharedBytes = 0;
   /// Blocks per split group (row-split), else 1.
   int64_t rowSplit = 1;
+  /// One program per row group (grid "rows").
+  bool gridPerRowGroup = false;
 };
 
-/// Derives the persistent grid: min(ceil(rows / rows per block), SMs x
+/// Derives the grid: the persistent min(ceil(rows / rows per block), SMs x
 /// resident blocks per SM) blocks, or for cluster kernels min(rows, resident
 /// clusters) clusters, with `driverClusters` (when positive) as the number of
-/// co-resident clusters.
+/// co-resident clusters; for kernels whose metadata asks for grid "rows",
+/// one block (or cluster) per row group.
 LaunchPlan planLaunch(const DeviceInfo &device, const KernelResources &res,
                       const KernelShape &shape, int64_t rows,
                       int64_t driverClusters = 0);

@@ -225,8 +225,12 @@ private:
 
 /// How the kernel maps rows to blocks, from its metadata.
 KernelShape shapeOf(const KernelSpec &spec) {
-  return {static_cast<int>(spec.blockThreads), spec.rowsPerBlock,
-          spec.clusterBlocks, spec.dynamicSharedBytes, spec.rowSplit};
+  return {static_cast<int>(spec.blockThreads),
+          spec.rowsPerBlock,
+          spec.clusterBlocks,
+          spec.dynamicSharedBytes,
+          spec.rowSplit,
+          spec.gridPerRowGroup};
 }
 
 std::string findPtxas(const std::string &explicitPath) {

@@ -67,6 +67,14 @@ TEST(KernelSpec, LoadsMetadataAndPtx) {
   EXPECT_EQ(spec->maxCols, 1024);
   EXPECT_EQ(spec->ptx, ".version 7.8\n");
   EXPECT_EQ(spec->dynamicSharedBytes, 0);
+  // Without a grid field the launcher keeps the persistent grid.
+  EXPECT_FALSE(spec->gridPerRowGroup);
+
+  std::string rows = kGood;
+  rows.replace(rows.find("\"shared_bytes\""), 1, "\"grid\": \"rows\", \"");
+  spec = KernelSpec::load(writeKernel(rows), error);
+  ASSERT_TRUE(spec) << error;
+  EXPECT_TRUE(spec->gridPerRowGroup);
 
   // Version 2 adds the prefetch stage.
   std::string v2 = kGood;
@@ -167,6 +175,20 @@ TEST(KernelSpec, RejectsMissingFieldsVersionsAndFiles) {
   noWorkspace.replace(noWorkspace.find("\"shared_bytes\""), 1,
                       "\"row_split\": 8, \"");
   EXPECT_FALSE(KernelSpec::load(writeKernel(noWorkspace), error));
+  EXPECT_NE(error.find("invalid row_split"), std::string::npos) << error;
+
+  std::string badGrid = good;
+  badGrid.replace(badGrid.find("\"shared_bytes\""), 1,
+                  "\"grid\": \"waves\", \"");
+  EXPECT_FALSE(KernelSpec::load(writeKernel(badGrid), error));
+  EXPECT_NE(error.find("unknown grid 'waves'"), std::string::npos) << error;
+
+  // A split group per row cannot be launched cooperatively.
+  std::string splitRows = good;
+  splitRows.replace(splitRows.find("\"shared_bytes\""), 1,
+                    "\"grid\": \"rows\", \"row_split\": 8, "
+                    "\"workspace_bytes_per_group\": 640, \"");
+  EXPECT_FALSE(KernelSpec::load(writeKernel(splitRows), error));
   EXPECT_NE(error.find("invalid row_split"), std::string::npos) << error;
 
   std::string badStage = good;

@@ -80,6 +80,28 @@ TEST(LaunchPlan, ClusterGridIsWholeClusters) {
             std::string::npos);
 }
 
+TEST(LaunchPlan, GridPerRowGroupIsOneProgramPerRowGroup) {
+  DeviceInfo h = *builtinDevice("sm_90");
+  KernelResources res;
+  res.registers = 64;
+  // 512 threads: 2 resident blocks per SM, but one block per row.
+  KernelShape shape{512};
+  shape.gridPerRowGroup = true;
+  LaunchPlan p = planLaunch(h, res, shape, 4096);
+  EXPECT_EQ(p.blocksPerSM, 2);
+  EXPECT_EQ(p.grid, 4096);
+  EXPECT_NE(p.explain(h, res, 4096).find("one per row"), std::string::npos)
+      << p.explain(h, res, 4096);
+  // Groups of rows, and clusters, each get one program.
+  KernelShape groups{128, 4};
+  groups.gridPerRowGroup = true;
+  EXPECT_EQ(planLaunch(h, res, groups, 4097).grid, 1025);
+  KernelShape clusters{512, 1, 8};
+  clusters.gridPerRowGroup = true;
+  EXPECT_EQ(planLaunch(h, res, clusters, 100, 30).grid, 100 * 8);
+  EXPECT_EQ(planLaunch(h, res, clusters, 0, 30).grid, 8);
+}
+
 TEST(LaunchPlan, ParsesPtxasReports) {
   auto r = parsePtxasReport(
       "ptxas info    : Function properties for k\n"

@@ -160,6 +160,15 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
            "waits for the group's pairs of row r, so that the slowest block "
            "of the group has A rows to catch up. 0: each row waits right "
            "after its pass 1; at most 7">,
+    Option<"grid", "grid", "std::string", /*default=*/"\"auto\"",
+           "How many programs (blocks, clusters) the launcher starts, as the "
+           "kernel's metadata tells it (the kernel loops over rows, so any "
+           "grid is correct): persistent (the programs resident at once, "
+           "each looping over rows), rows (one per row group; the scheduler "
+           "hands each SM a new row as a block ends, and no block has a next "
+           "row to fetch ahead), or auto: rows for fused kernels with a "
+           "block per row, f32 or 16-bit blocks from 16384 elements on at "
+           "most 512 threads; persistent elsewhere">,
     Option<"maxElementsPerThread", "max-elements-per-thread", "int64_t",
            /*default=*/"32",
            "Fused: refuse blocks that hold more elements per thread than "

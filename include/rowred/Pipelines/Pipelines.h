@@ -105,6 +105,13 @@ struct RowRedToPTXOptions : public PassPipelineOptions<RowRedToPTXOptions> {
                      "so that blocks wait for a row's pairs A rows later "
                      "(0: none)"),
       llvm::cl::init(0)};
+  PassOptions::Option<std::string> grid{
+      *this, "grid",
+      llvm::cl::desc("Programs the launcher starts: persistent (those "
+                     "resident at once, looping over rows), rows (one per "
+                     "row group) or auto (rows for fused f32 blocks of a "
+                     "row and 16-bit ones from 16384 on <= 512 threads)"),
+      llvm::cl::init("auto")};
   PassOptions::Option<int64_t> maxElementsPerThread{
       *this, "max-elements-per-thread",
       llvm::cl::desc("Fused: largest row share one thread keeps in registers "

@@ -135,6 +135,10 @@ struct KernelPlan {
   bool bulkKeep = false;
   /// Online: L2 eviction hints on the 16-byte global accesses (cache-hints).
   bool cacheHints = false;
+  /// The launcher starts one program (block, cluster) per row group instead
+  /// of the persistent grid of the programs resident at once (grid=rows); the
+  /// kernel still loops over rows, so any grid computes the same result.
+  bool gridPerRowGroup = false;
 
   int64_t numThreads() const { return numWarps * 32; }
   /// Blocks that share one row: a cluster's or a split group's.
@@ -464,6 +468,7 @@ struct PlanOptions {
   int64_t onlineKeep;
   std::string keepAhead, cacheHints;
   int64_t rowSplit, splitAhead;
+  std::string grid;
 };
 
 /// Whether an on/off option value `v` means on (`on`, `1`, `true`).
@@ -789,11 +794,33 @@ static bool autoCacheHints(const KernelPlan &plan) {
          !(byteWidth(plan.inType) == 4 && plan.clusterSize == 8);
 }
 
+/// Whether auto launches one program per row group (grid=rows) instead of the
+/// persistent grid: fused kernels with a block per row, for f32 and for
+/// 16-bit blocks of at least 16384 elements on at most 512 threads. On an
+/// H200 (docs/performance.md, two runs of five alternating rounds), the
+/// scheduler then hands each SM a new row as a block ends: f32 rows of
+/// 4096-32768 +1.4 to +6.7% at M = 4096, 32768 x 4096 +5.7 / +6.2%, bf16
+/// 16384 +2.9 / +3.1%. Kernels that hide a row's loads behind the previous
+/// row (the next row in registers: bf16 8192 -22 / -23%, 12288 -6%) or that
+/// run one block per SM (bf16 32768, 1024 threads: -13 / -14%) lose, and
+/// keep the persistent grid. Measured on sm_90 only; auto keeps the
+/// persistent grid on earlier chips.
+static bool autoGridPerRowGroup(const KernelPlan &plan) {
+  if (plan.strategy != Strategy::Fused || plan.rowsPerBlock != 1)
+    return false;
+  if (byteWidth(plan.inType) == 4)
+    return true;
+  return plan.blockElements >= 16384 && plan.numThreads() <= 512;
+}
+
 /// Why the kernel of `plan` cannot fetch its next row ahead, into the stage
 /// (`stage`) or into registers, on compute capability `sm`; empty when it
 /// can.
 static StringRef prefetchObstacle(const KernelPlan &plan, bool stage,
                                   int64_t sm) {
+  if (plan.gridPerRowGroup && plan.strategy != Strategy::Online)
+    return "grid=rows gives every block one row group, so there is no next "
+           "row to fetch";
   if (stage && plan.strategy == Strategy::Online && plan.stageElements == 0)
     return "the online kernel stages its share of a row only for a known "
            "row length (cols=N)";
@@ -1142,6 +1169,20 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
       plan.strategy != Strategy::Online && canOnline &&
       (isOn(opts.pairReduce) ||
        (opts.pairReduce == "auto" && autoPairReduce(plan, opts, cols)));
+
+  if (opts.grid != "auto" && opts.grid != "persistent" && opts.grid != "rows")
+    return map.emitOpError() << "unknown grid '" << opts.grid
+                             << "'; expected persistent, rows or auto";
+  if (opts.grid == "rows" && plan.splitSize > 1)
+    return map.emitOpError()
+           << "grid=rows launches a split group per row, but a row-split "
+              "kernel's groups must all be resident at once (cooperative "
+              "launch)";
+  // Auto keeps the persistent grid where the next row is asked for.
+  plan.gridPerRowGroup = opts.grid == "rows" ||
+                         (opts.grid == "auto" &&
+                          (opts.prefetch == "auto" || opts.prefetch == "off") &&
+                          sm >= 90 && autoGridPerRowGroup(plan));
 
   if (opts.onlineKeep == -1 && opts.prefetch == "auto" &&
       !isOff(opts.keepAhead)) {
@@ -3760,6 +3801,8 @@ static DictionaryAttr kernelMetadata(Builder &b, Group &group,
       b.getNamedAttr("l2_hints", b.getBoolAttr(plan.cacheHints)),
       b.getNamedAttr("keep_ahead", b.getBoolAttr(plan.keepAhead)),
       b.getNamedAttr("keep_ahead_bulk", b.getBoolAttr(plan.bulkKeep)),
+      b.getNamedAttr("grid", b.getStringAttr(
+                                 plan.gridPerRowGroup ? "rows" : "persistent")),
       b.getNamedAttr("row_split", b.getI64IntegerAttr(plan.splitSize)),
       b.getNamedAttr("split_ahead", b.getI64IntegerAttr(plan.splitAhead)),
       b.getNamedAttr("workspace_bytes_per_group",
@@ -3795,7 +3838,7 @@ struct ConvertRowRedToGPUPass
         rowsPerBlock,      clusterSize, vectorWidth,    maxElementsPerThread,
         reverseSecondPass, fastExp,     scalarFallback, chip,
         prefetch,          pairReduce,  onlineKeep,     keepAhead,
-        cacheHints,        rowSplit,    splitAhead};
+        cacheHints,        rowSplit,    splitAhead,     grid};
     SmallVector<MapOp> maps;
     module.walk([&](MapOp map) { maps.push_back(map); });
 

@@ -8,8 +8,10 @@
 //   32 at 2048-4096 and from 16384, up to 32768 columns (16384 for 16-bit
 //   rows without cp.async, before sm_80); blocks (and cluster slices) of
 //   3P/4 for rows that fit them (P >= 8192, three-quarter.mlir);
+// * one block per row (grid = "rows") for fused f32 blocks of a row and
+//   16-bit ones of 16384 on 512 threads, with no next row fetched;
 // * the next row staged in shared memory (dynamic_shared_bytes: one block of
-//   input) for fused 16-bit rows from 8192 and for fused blocks from 16384,
+//   input) for the other fused blocks from 16384 (and before sm_90),
 //   and loaded ahead into registers for fused 16-bit blocks of 2048-4096
 //   and 16-bit rows of 256-512 (prefetch = "registers");
 // * clusters of 2 to 8 blocks (512 x 32 slices; 1024 x 32 for f32 beyond
@@ -69,10 +71,15 @@
 // N8192-PAIR-SAME: elements_per_thread = 16 : i64
 // N8192-W4: error: 'rowred.map' op a fused block of 8192 elements over 128 threads keeps 64 elements per thread in registers (limit 32)
 // N12288: block_elements = 12288 : i64, block_threads = 384 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
+// N12288-SAME: grid = "rows"
 // N12288-SAME: prefetch = "none"
-// N16384: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 65536 : i64, elements_per_thread = 32 : i64
-// N16384-SAME: prefetch = "shared"
-// N32768: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 131072 : i64, elements_per_thread = 32 : i64
+// Fused f32 blocks of a row run one block per row (grid "rows"), and so
+// fetch no next row.
+// N16384: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
+// N16384-SAME: grid = "rows"
+// N16384-SAME: prefetch = "none"
+// N32768: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
+// N32768-SAME: grid = "rows"
 // N32768-SAME: strategy = "fused"
 // N32769: block_elements = 12288 : i64, block_threads = 384 : i64, cluster_blocks = 4 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
 // N32769-SAME: max_cols = 49152 : i64
@@ -182,11 +189,13 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // BF1024: gpu.func @softmax_kernel0
 // BF1024-SAME: nvvm.minctasm = 8 : i32
 // Fused 16-bit blocks up to 12288 load their next row ahead into registers;
-// the stage takes over from 16384.
+// 16384 on 512 threads runs a block per row (grid "rows") and fetches no
+// next row; the stage takes over from 24576 (768 threads and more).
 // BF8192: block_elements = 8192 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 16 : i64
 // BF8192-SAME: prefetch = "registers"
 // BF8192-SAME: strategy = "fused", vector_width = 8 : i64
-// BF16384: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 32768 : i64, elements_per_thread = 32 : i64
+// BF16384: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
+// BF16384-SAME: grid = "rows"
 // BF16384-SAME: strategy = "fused", vector_width = 8 : i64
 // BF16385: block_elements = 24576 : i64, block_threads = 768 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 49152 : i64, elements_per_thread = 32 : i64
 // BF16385-SAME: strategy = "fused", vector_width = 8 : i64

@@ -1,6 +1,6 @@
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=4096 prefetch=on" | FileCheck %s
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=4096" | FileCheck %s --check-prefix=OFF
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-to-ptx="cols=32768" | FileCheck %s --check-prefix=PTX
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-to-ptx="cols=32768" | FileCheck %s --check-prefix=PTX
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536 cluster-size=4 prefetch=on" | FileCheck %s --check-prefix=CLUSTER
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536" | FileCheck %s --check-prefix=CLUSTER-AUTO
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="prefetch=on" 2>&1 | FileCheck %s --check-prefix=ONLINE
@@ -47,7 +47,8 @@
 // OFF-NOT: rowred_stage
 
 // The assembly: the stage is extern shared memory, copies bypass L1 (.cg).
-// auto stages fused f32 blocks beyond 16384 elements (1024 threads x 32).
+// auto stages fused 16-bit blocks of 32768 elements (1024 threads x 32),
+// which keep the persistent grid.
 // PTX: .extern .shared .align 16 .b8 rowred_stage[];
 // PTX: cp.async.cg.shared.global [%rd{{[0-9]+}}], [%rd{{[0-9]+}}], 16;
 // PTX: cp.async.commit_group;

@@ -26,7 +26,7 @@
 // CHECK: memref.load %[[SMEM]][%{{.*}}, %c11]
 // CHECK-NOT: memref.load %[[SMEM]][%{{.*}}, %c12]
 
-// POW2: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 65536 : i64, elements_per_thread = 32 : i64
+// POW2: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
 // N6144: block_elements = 6144 : i64, block_threads = 384 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 16 : i64
 // Below 8192 the power-of-two block stays.
 // N3072: block_elements = 4096 : i64, block_threads = 128 : i64

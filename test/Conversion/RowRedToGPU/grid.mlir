@@ -1,0 +1,52 @@
+// The grid the kernel's metadata asks the launcher for (grid option): auto
+// gives fused f32 blocks of a row and 16-bit blocks of 16384 on 512 threads
+// one block per row ("rows"), which then fetch no next row; everything else
+// keeps the persistent grid, and so does every kernel before sm_90.
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=16384" | FileCheck %s --check-prefix=F32-AUTO
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=16384 grid=persistent" | FileCheck %s --check-prefix=F32-PERSISTENT
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=16384 prefetch=on" | FileCheck %s --check-prefix=F32-PERSISTENT
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=16384 chip=sm_80" | FileCheck %s --check-prefix=F32-PERSISTENT
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=256" | FileCheck %s --check-prefix=WARP-ROWS
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=8192" | FileCheck %s --check-prefix=BF16-AUTO
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=8192 grid=rows" | FileCheck %s --check-prefix=BF16-ROWS
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=32768" | FileCheck %s --check-prefix=BF16-STAGE
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 grid=rows" | FileCheck %s --check-prefix=ONLINE-ROWS
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=16384 grid=rows prefetch=on" 2>&1 | FileCheck %s --check-prefix=ROWS-STAGE
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online row-split=4 grid=rows" 2>&1 | FileCheck %s --check-prefix=ROWS-SPLIT
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=16384 grid=waves" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+
+// F32-AUTO: dynamic_shared_bytes = 0 : i64
+// F32-AUTO-SAME: grid = "rows"
+// F32-AUTO-SAME: prefetch = "none"
+// F32-AUTO-NOT: cp.async
+// F32-AUTO-NOT: rowred_stage
+
+// The persistent grid (asked for, or kept for the stage asked for, or before
+// sm_90) brings back auto's stage for the next row.
+// F32-PERSISTENT: dynamic_shared_bytes = 65536 : i64
+// F32-PERSISTENT-SAME: grid = "persistent"
+// F32-PERSISTENT-SAME: prefetch = "shared"
+
+// Blocks of several rows keep the persistent grid.
+// WARP-ROWS: grid = "persistent"
+// WARP-ROWS-SAME: rows_per_block = 4 : i64
+
+// Fused 16-bit blocks that load their next row into registers stay
+// persistent; asked for one block per row, they load nothing ahead.
+// BF16-AUTO: grid = "persistent"
+// BF16-AUTO-SAME: prefetch = "registers"
+// BF16-ROWS: grid = "rows"
+// BF16-ROWS-SAME: prefetch = "none"
+// BF16-STAGE: block_threads = 1024 : i64
+// BF16-STAGE-SAME: grid = "persistent"
+// BF16-STAGE-SAME: prefetch = "shared"
+
+// The online kernel's registers hold its next tile, within the row: one
+// cluster per row keeps them.
+// ONLINE-ROWS: cluster_blocks = 16 : i64
+// ONLINE-ROWS-SAME: grid = "rows"
+// ONLINE-ROWS-SAME: prefetch = "registers"
+
+// ROWS-STAGE: error: 'rowred.map' op prefetch=on is not possible here: grid=rows gives every block one row group, so there is no next row to fetch
+// ROWS-SPLIT: error: 'rowred.map' op grid=rows launches a split group per row, but a row-split kernel's groups must all be resident at once (cooperative launch)
+// UNKNOWN: error: 'rowred.map' op unknown grid 'waves'; expected persistent, rows or auto
