@@ -3,13 +3,13 @@
 #ifndef UNR
 #define UNR 4
 #endif
-// Grid-stride: the whole grid reads one contiguous window at a time.
-extern "C" __global__ void __launch_bounds__(1024, 1)
-    stride_copy(const uint4 *__restrict__ src, uint4 *__restrict__ dst,
-                long long n) {
-  long long step = (long long)blockDim.x * gridDim.x;
-  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  for (; i + (UNR - 1) * step < n; i += UNR * step) {
+// Copies vectors i, i + step, ... below `end`, UNR loads in flight per
+// thread before their stores (streaming hints).
+__device__ __forceinline__ void copy_strided(const uint4 *__restrict__ src,
+                                             uint4 *__restrict__ dst,
+                                             long long i, long long end,
+                                             long long step) {
+  for (; i + (UNR - 1) * step < end; i += UNR * step) {
     uint4 v[UNR];
 #pragma unroll
     for (int u = 0; u < UNR; ++u)
@@ -18,8 +18,16 @@ extern "C" __global__ void __launch_bounds__(1024, 1)
     for (int u = 0; u < UNR; ++u)
       __stcs(dst + i + u * step, v[u]);
   }
-  for (; i < n; i += step)
+  for (; i < end; i += step)
     __stcs(dst + i, __ldcs(src + i));
+}
+// Grid-stride: the whole grid reads one contiguous window at a time.
+extern "C" __global__ void __launch_bounds__(1024, 1)
+    stride_copy(const uint4 *__restrict__ src, uint4 *__restrict__ dst,
+                long long n) {
+  long long step = (long long)blockDim.x * gridDim.x;
+  copy_strided(src, dst, (long long)blockIdx.x * blockDim.x + threadIdx.x, n,
+               step);
 }
 // Regions: block b copies its own contiguous part, in chunks of 1024 x UNR.
 extern "C" __global__ void __launch_bounds__(1024, 1)
@@ -27,19 +35,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1)
                 long long n) {
   long long per = (n + gridDim.x - 1) / gridDim.x;
   long long lo = blockIdx.x * per, hi = lo + per < n ? lo + per : n;
-  long long i = lo + threadIdx.x;
-  const long long step = blockDim.x;
-  for (; i + (UNR - 1) * step < hi; i += UNR * step) {
-    uint4 v[UNR];
-#pragma unroll
-    for (int u = 0; u < UNR; ++u)
-      v[u] = __ldcs(src + i + u * step);
-#pragma unroll
-    for (int u = 0; u < UNR; ++u)
-      __stcs(dst + i + u * step, v[u]);
-  }
-  for (; i < hi; i += step)
-    __stcs(dst + i, __ldcs(src + i));
+  copy_strided(src, dst, lo + threadIdx.x, hi, blockDim.x);
 }
 // One tile per block, many blocks: the non-persistent copy.
 extern "C" __global__ void __launch_bounds__(256)

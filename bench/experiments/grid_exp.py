@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""grid_exp.py DIR ROUNDS [DTYPES]: the bench kernels of DIR on the ABI's
-persistent grid (occupancy) against one program per row group (every row its
-own block or cluster, the scheduler's waves), next to the same-size copy.
-Checked against float64 first, timed in alternating rounds."""
+"""grid_exp.py ROUNDS DTYPES NS DIR...: bench shapes with N in NS (comma
+lists), each DIR's kernel on the persistent grid (p) and one program per row
+group (w), next to the same-size copy; checked against float64, timed in
+alternating rounds. GB/s per column."""
 import os, statistics, sys
 import torch
 sys.path.insert(0, os.path.join(os.getcwd(), "test", "GPU"))
@@ -10,36 +10,42 @@ sys.path.insert(0, os.path.join(os.getcwd(), "bench"))
 from rowred_kernel import Kernel  # noqa
 import bench  # noqa
 
-d, rounds = sys.argv[1], int(sys.argv[2])
-dtypes = sys.argv[3].split(",") if len(sys.argv) > 3 else ["f32", "bf16"]
+rounds = int(sys.argv[1])
+dtypes = sys.argv[2].split(",")
+ns = {int(n) for n in sys.argv[3].split(",")}
+dirs = sys.argv[4:]
 DT = {"f32": torch.float32, "bf16": torch.bfloat16}
-print(f"{'shape':22} {'persist':>8} {'waves':>8} {'w/p':>6} {'copy':>6}  grids")
+cols = [f"{os.path.basename(d)}:{g}" for d in dirs for g in "pw"]
+print(f"{'shape':20}" + "".join(f"{c:>14}" for c in cols) + f"{'copy':>7}")
 for tag in dtypes:
     for M, N in bench.SHAPES:
-        K = Kernel(d, f"softmax_{tag}_auto_n{N}_kernel0.json")
+        if N not in ns:
+            continue
         x = torch.randn(M, N, device="cuda", dtype=DT[tag])
         ref = torch.softmax(x.double(), dim=-1)
-        groups = -(-M // K.rows_per_block)
-        grids = {"persist": K.grid(M), "waves": K.cluster * groups}
         runs = {}
-        for name, g in grids.items():
-            y = torch.full_like(x, float("nan"))
-            K.launch(x.data_ptr(), y.data_ptr(), M, N, N, N, grid=g)
-            torch.cuda.synchronize()
-            err = (y.double() - ref).abs().max().item()
-            if not err <= (1e-5 if tag == "f32" else 1e-2):
-                print(f"{tag} {M}x{N} {name}: WRONG {err}")
-                continue
-            runs[name] = (lambda g=g, y=y: K.launch(
-                x.data_ptr(), y.data_ptr(), M, N, N, N, grid=g))
+        for d in dirs:
+            K = Kernel(d, f"softmax_{tag}_auto_n{N}_kernel0.json")
+            groups = -(-M // K.rows_per_block)
+            # The persistent grid, whatever the metadata asks for.
+            persistent = K.cluster * max(1, min(groups, K.resident // K.cluster))
+            for g, grid in (("p", persistent), ("w", K.cluster * groups)):
+                y = torch.full_like(x, float("nan"))
+                K.launch(x.data_ptr(), y.data_ptr(), M, N, N, N, grid=grid)
+                torch.cuda.synchronize()
+                err = (y.double() - ref).abs().max().item()
+                if not err <= (1e-5 if tag == "f32" else 1e-2):
+                    print(f"{tag} {M}x{N} {d}:{g}: WRONG {err}")
+                    continue
+                runs[f"{os.path.basename(d)}:{g}"] = (
+                    lambda K=K, grid=grid, y=y: K.launch(
+                        x.data_ptr(), y.data_ptr(), M, N, N, N, grid=grid))
         yc = torch.empty_like(x)
         runs["copy"] = lambda: yc.copy_(x)
         samples, _ = bench.time_in_rounds(runs, rounds)
         gb = {k: 2 * M * N * x.element_size() / statistics.median(t) / 1e6
               for k, t in samples.items()}
-        p, w = gb.get("persist", 0), gb.get("waves", 0)
-        print(f"{tag} {M}x{N:<14} {p:8.0f} {w:8.0f} {w / p if p else 0:6.3f}"
-              f" {gb['copy']:6.0f}  {grids['persist']} / {grids['waves']}",
-              flush=True)
+        print(f"{tag} {M}x{N:<12}" + "".join(f"{gb.get(c, 0):14.0f}" for c in cols)
+              + f"{gb['copy']:7.0f}", flush=True)
         del x, ref, yc, runs
         torch.cuda.empty_cache()
