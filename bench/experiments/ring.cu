@@ -59,21 +59,16 @@ __device__ __forceinline__ float ex2(float v) {
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(v));
   return r;
 }
-__device__ __forceinline__ uint32_t cluster_rank() {
-  uint32_t r;
-  asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-  return r;
-}
-__device__ __forceinline__ uint32_t cluster_id() {
-  uint32_t r;
-  asm("mov.u32 %0, %%clusterid.x;" : "=r"(r));
-  return r;
-}
-__device__ __forceinline__ uint32_t num_clusters() {
-  uint32_t r;
-  asm("mov.u32 %0, %%nclusterid.x;" : "=r"(r));
-  return r;
-}
+// A special register's value (PTX `mov.u32 r, %reg`).
+#define SPECIAL_REGISTER(fn, reg)                                             \
+  __device__ __forceinline__ uint32_t fn() {                                  \
+    uint32_t r;                                                               \
+    asm("mov.u32 %0, %%" reg ";" : "=r"(r));                                  \
+    return r;                                                                 \
+  }
+SPECIAL_REGISTER(cluster_rank, "cluster_ctarank")
+SPECIAL_REGISTER(cluster_id, "clusterid.x")
+SPECIAL_REGISTER(num_clusters, "nclusterid.x")
 __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\n"
                "barrier.cluster.wait.acquire.aligned;" ::
