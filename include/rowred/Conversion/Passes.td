@@ -166,9 +166,10 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
            "grid is correct): persistent (the programs resident at once, "
            "each looping over rows), rows (one per row group; the scheduler "
            "hands each SM a new row as a block ends, and no block has a next "
-           "row to fetch ahead), or auto: rows for fused kernels with a "
-           "block per row, f32 or 16-bit blocks from 16384 elements on at "
-           "most 512 threads; persistent elsewhere">,
+           "row to fetch ahead), or auto: rows (sm_90+) for fused kernels "
+           "with a block per row, f32, or 16-bit blocks of 4096, 8192 (then "
+           "on 256 threads x 32) and from 16384 elements on at most 512 "
+           "threads; persistent elsewhere">,
     Option<"maxElementsPerThread", "max-elements-per-thread", "int64_t",
            /*default=*/"32",
            "Fused: refuse blocks that hold more elements per thread than "

@@ -110,7 +110,8 @@ struct RowRedToPTXOptions : public PassPipelineOptions<RowRedToPTXOptions> {
       llvm::cl::desc("Programs the launcher starts: persistent (those "
                      "resident at once, looping over rows), rows (one per "
                      "row group) or auto (rows for fused f32 blocks of a "
-                     "row and 16-bit ones from 16384 on <= 512 threads)"),
+                     "row and 16-bit ones of 4096, 8192 and from 16384 on "
+                     "<= 512 threads)"),
       llvm::cl::init("auto")};
   PassOptions::Option<int64_t> maxElementsPerThread{
       *this, "max-elements-per-thread",

@@ -796,22 +796,41 @@ static bool autoCacheHints(const KernelPlan &plan) {
 
 /// Whether auto launches one program per row group (grid=rows) instead of the
 /// persistent grid: fused kernels with a block per row, for f32 and for
-/// 16-bit blocks of at least 16384 elements on at most 512 threads. On an
-/// H200 (docs/performance.md, two runs of five alternating rounds), the
-/// scheduler then hands each SM a new row as a block ends: f32 rows of
-/// 4096-32768 +1.4 to +6.7% at M = 4096, 32768 x 4096 +5.7 / +6.2%, bf16
-/// 16384 +2.9 / +3.1%. Kernels that hide a row's loads behind the previous
-/// row (the next row in registers: bf16 8192 -22 / -23%, 12288 -6%) or that
-/// run one block per SM (bf16 32768, 1024 threads: -13 / -14%) lose, and
-/// keep the persistent grid. Measured on sm_90 only; auto keeps the
-/// persistent grid on earlier chips.
+/// 16-bit blocks of 4096, 8192 (on 256 threads, kRowGrid16BitWarps) and
+/// from 16384 elements on at most 512 threads. On an H200
+/// (docs/performance.md, alternating rounds), the scheduler then hands each
+/// SM a new row as a block ends: f32 rows of 4096-32768 +1.4 to +6.7% at M
+/// = 4096, 32768 x 4096 +5.7 / +6.2%; bf16 4096 +2.4% (M = 4096) and +6.8%
+/// (M = 32768), 8192 +3.6 / +5.5%, 16384 +2.9 / +3.1%. Kernels that hide a
+/// row's loads behind the previous row (bf16 2048 and 12288 with the next
+/// row in registers: -1 to -6.5%) or that run one block per SM (bf16 32768,
+/// 1024 threads: -13 / -14%) lose, and keep the persistent grid. Measured on
+/// sm_90 only; auto keeps the persistent grid on earlier chips.
 static bool autoGridPerRowGroup(const KernelPlan &plan) {
   if (plan.strategy != Strategy::Fused || plan.rowsPerBlock != 1)
     return false;
   if (byteWidth(plan.inType) == 4)
     return true;
-  return plan.blockElements >= 16384 && plan.numThreads() <= 512;
+  return plan.blockElements == 4096 || plan.blockElements == 8192 ||
+         (plan.blockElements >= 16384 && plan.numThreads() <= 512);
 }
+
+/// Whether the options let the kernel run one program per row group: asked
+/// for (grid=rows), or left to auto on sm_90 and newer with no next row
+/// asked for (autoGridPerRowGroup decides).
+static bool mayGridPerRowGroup(const PlanOptions &opts, int64_t sm) {
+  return opts.grid == "rows" ||
+         (opts.grid == "auto" &&
+          (opts.prefetch == "auto" || opts.prefetch == "off") && sm >= 90);
+}
+
+/// Warps of a fused 16-bit block of 8192 elements with one block per row:
+/// 256 threads x 32 elements instead of defaultFusedWarps' 512 x 16, twice
+/// the bytes in flight per thread when no next row is loaded ahead. On an
+/// H200 (docs/performance.md): 3501-3525 GB/s against the persistent 512 x
+/// 16 with its next row in registers at 3377-3380, and 2608-2636 for 512 x
+/// 16 with one block per row.
+static constexpr int64_t kRowGrid16BitWarps = 8;
 
 /// Why the kernel of `plan` cannot fetch its next row ahead, into the stage
 /// (`stage`) or into registers, on compute capability `sm`; empty when it
@@ -1076,6 +1095,10 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
     bool wide = !opts.numWarps && widensFusedBlock(plan, slice, opts);
     if (wide)
       plan.numWarps = kWideBlockElements / 64 / 32;
+    else if (!opts.numWarps && plan.strategy == Strategy::Fused &&
+             plan.rowsPerBlock == 1 && byteWidth(plan.inType) == 2 &&
+             slice == 8192 && mayGridPerRowGroup(opts, sm))
+      plan.numWarps = kRowGrid16BitWarps;
     if (plan.rowsPerBlock > 1 &&
         (plan.rowsPerBlock > plan.numThreads() || plan.threadsPerRow() > 32 ||
          !llvm::isPowerOf2_64(plan.threadsPerRow())))
@@ -1178,11 +1201,8 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
            << "grid=rows launches a split group per row, but a row-split "
               "kernel's groups must all be resident at once (cooperative "
               "launch)";
-  // Auto keeps the persistent grid where the next row is asked for.
-  plan.gridPerRowGroup = opts.grid == "rows" ||
-                         (opts.grid == "auto" &&
-                          (opts.prefetch == "auto" || opts.prefetch == "off") &&
-                          sm >= 90 && autoGridPerRowGroup(plan));
+  plan.gridPerRowGroup = opts.grid == "rows" || (mayGridPerRowGroup(opts, sm) &&
+                                                 autoGridPerRowGroup(plan));
 
   if (opts.onlineKeep == -1 && opts.prefetch == "auto" &&
       !isOff(opts.keepAhead)) {

@@ -188,11 +188,13 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // BF1024-SAME: rows_per_block = 4 : i64
 // BF1024: gpu.func @softmax_kernel0
 // BF1024-SAME: nvvm.minctasm = 8 : i32
-// Fused 16-bit blocks up to 12288 load their next row ahead into registers;
-// 16384 on 512 threads runs a block per row (grid "rows") and fetches no
-// next row; the stage takes over from 24576 (768 threads and more).
-// BF8192: block_elements = 8192 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 16 : i64
-// BF8192-SAME: prefetch = "registers"
+// Fused 16-bit blocks of 4096, 8192 (on 256 threads x 32) and 16384 (512
+// threads) run a block per row (grid "rows") and fetch no next row; 2048 and
+// 12288 load their next row ahead into registers; the stage takes over from
+// 24576 (768 threads and more).
+// BF8192: block_elements = 8192 : i64, block_threads = 256 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
+// BF8192-SAME: grid = "rows"
+// BF8192-SAME: prefetch = "none"
 // BF8192-SAME: strategy = "fused", vector_width = 8 : i64
 // BF16384: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
 // BF16384-SAME: grid = "rows"
@@ -206,7 +208,8 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // BF2048: block_elements = 2048 : i64, block_threads = 64 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64
 // BF2048-SAME: prefetch = "registers"
 // BF4096: block_elements = 4096 : i64, block_threads = 128 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64
-// BF4096-SAME: prefetch = "registers"
+// BF4096-SAME: grid = "rows"
+// BF4096-SAME: prefetch = "none"
 // 16-bit cluster slices reduce (max, sum) pairs and load their next row ahead
 // into registers, unless prefetch or pair-reduce says otherwise.
 // BF131072: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 4 : i64

@@ -1,14 +1,17 @@
 // The grid the kernel's metadata asks the launcher for (grid option): auto
-// gives fused f32 blocks of a row and 16-bit blocks of 16384 on 512 threads
-// one block per row ("rows"), which then fetch no next row; everything else
-// keeps the persistent grid, and so does every kernel before sm_90.
+// gives fused f32 blocks of a row and 16-bit blocks of 4096, 8192 and 16384
+// on 512 threads one block per row ("rows"), which then fetch no next row;
+// everything else keeps the persistent grid, and so does every kernel before
+// sm_90.
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=16384" | FileCheck %s --check-prefix=F32-AUTO
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=16384 grid=persistent" | FileCheck %s --check-prefix=F32-PERSISTENT
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=16384 prefetch=on" | FileCheck %s --check-prefix=F32-PERSISTENT
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=16384 chip=sm_80" | FileCheck %s --check-prefix=F32-PERSISTENT
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=256" | FileCheck %s --check-prefix=WARP-ROWS
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=8192" | FileCheck %s --check-prefix=BF16-AUTO
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=8192 grid=rows" | FileCheck %s --check-prefix=BF16-ROWS
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=12288" | FileCheck %s --check-prefix=BF16-AUTO
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=12288 grid=rows" | FileCheck %s --check-prefix=BF16-ROWS
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=8192" | FileCheck %s --check-prefix=BF8192
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=8192 grid=persistent" | FileCheck %s --check-prefix=BF8192-PERSISTENT
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=32768" | FileCheck %s --check-prefix=BF16-STAGE
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 grid=rows" | FileCheck %s --check-prefix=ONLINE-ROWS
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=16384 grid=rows prefetch=on" 2>&1 | FileCheck %s --check-prefix=ROWS-STAGE
@@ -31,12 +34,21 @@
 // WARP-ROWS: grid = "persistent"
 // WARP-ROWS-SAME: rows_per_block = 4 : i64
 
-// Fused 16-bit blocks that load their next row into registers stay
+// Fused 16-bit blocks of 12288 load their next row into registers and stay
 // persistent; asked for one block per row, they load nothing ahead.
 // BF16-AUTO: grid = "persistent"
 // BF16-AUTO-SAME: prefetch = "registers"
 // BF16-ROWS: grid = "rows"
 // BF16-ROWS-SAME: prefetch = "none"
+// A 16-bit block of 8192 with one block per row runs 256 threads x 32; on the
+// persistent grid, 512 x 16 with the next row in registers.
+// BF8192: block_threads = 256 : i64
+// BF8192-SAME: elements_per_thread = 32 : i64
+// BF8192-SAME: grid = "rows"
+// BF8192-PERSISTENT: block_threads = 512 : i64
+// BF8192-PERSISTENT-SAME: elements_per_thread = 16 : i64
+// BF8192-PERSISTENT-SAME: grid = "persistent"
+// BF8192-PERSISTENT-SAME: prefetch = "registers"
 // BF16-STAGE: block_threads = 1024 : i64
 // BF16-STAGE-SAME: grid = "persistent"
 // BF16-STAGE-SAME: prefetch = "shared"
