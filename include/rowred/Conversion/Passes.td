@@ -167,14 +167,15 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
            "each looping over rows), rows (one per row group; the scheduler "
            "hands each SM a new row as a block ends, and no block has a next "
            "row to fetch ahead), or auto: rows (sm_90+) for fused kernels "
-           "with a block per row, f32, or 16-bit blocks of 4096, 8192 (then "
-           "on 256 threads x 32) and from 16384 elements on at most 512 "
-           "threads; persistent elsewhere">,
+           "with a block per row, f32, or 16-bit blocks of 4096, 8192 and "
+           "16384 (the last two then on 256 threads) or larger ones on at "
+           "most 512 threads; persistent elsewhere">,
     Option<"maxElementsPerThread", "max-elements-per-thread", "int64_t",
            /*default=*/"32",
            "Fused: refuse blocks that hold more elements per thread than "
            "this in registers (auto's f32 block of 8192, 128 threads x 64, "
-           "is exempt)">
+           "and its 16-bit block of 16384 with one block per row, 256 x 64, "
+           "are exempt)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

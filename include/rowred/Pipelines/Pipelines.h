@@ -110,13 +110,14 @@ struct RowRedToPTXOptions : public PassPipelineOptions<RowRedToPTXOptions> {
       llvm::cl::desc("Programs the launcher starts: persistent (those "
                      "resident at once, looping over rows), rows (one per "
                      "row group) or auto (rows for fused f32 blocks of a "
-                     "row and 16-bit ones of 4096, 8192 and from 16384 on "
-                     "<= 512 threads)"),
+                     "row and 16-bit ones of 4096-16384, or larger on <= "
+                     "512 threads)"),
       llvm::cl::init("auto")};
   PassOptions::Option<int64_t> maxElementsPerThread{
       *this, "max-elements-per-thread",
       llvm::cl::desc("Fused: largest row share one thread keeps in registers "
-                     "(auto's f32 block of 8192 is exempt)"),
+                     "(auto's f32 block of 8192 and its 16-bit block of "
+                     "16384 with one block per row are exempt)"),
       llvm::cl::init(32)};
   PassOptions::Option<std::string> chip{
       *this, "chip", llvm::cl::desc("Target chip (sm_80, sm_90, ...)"),

@@ -824,13 +824,25 @@ static bool mayGridPerRowGroup(const PlanOptions &opts, int64_t sm) {
           (opts.prefetch == "auto" || opts.prefetch == "off") && sm >= 90);
 }
 
-/// Warps of a fused 16-bit block of 8192 elements with one block per row:
-/// 256 threads x 32 elements instead of defaultFusedWarps' 512 x 16, twice
-/// the bytes in flight per thread when no next row is loaded ahead. On an
-/// H200 (docs/performance.md): 3501-3525 GB/s against the persistent 512 x
-/// 16 with its next row in registers at 3377-3380, and 2608-2636 for 512 x
-/// 16 with one block per row.
+/// Warps of a fused 16-bit block of 8192 or 16384 elements with one block
+/// per row: 256 threads, 32 or 64 elements each, instead of
+/// defaultFusedWarps' 512 x 16 or 512 x 32, twice the bytes in flight per
+/// thread when no next row is loaded ahead. On an H200
+/// (docs/performance.md): bf16 8192 3501-3525 GB/s against the persistent
+/// 512 x 16 with its next row in registers at 3377-3380 (2608-2636 for 512
+/// x 16 with one block per row); bf16 16384 +1.6 to +1.8% over 512 x 32,
+/// both with one block per row. The block of 16384 is the one 16-bit block
+/// past max-elements-per-thread's default of 32 (102 registers, no spills).
 static constexpr int64_t kRowGrid16BitWarps = 8;
+
+/// Whether auto gives a fused 16-bit block of `slice` elements
+/// kRowGrid16BitWarps warps for one block per row (8192 and 16384).
+static bool narrowsRowGridBlock(const KernelPlan &plan, int64_t slice,
+                                const PlanOptions &opts, int64_t sm) {
+  return plan.strategy == Strategy::Fused && plan.rowsPerBlock == 1 &&
+         byteWidth(plan.inType) == 2 && (slice == 8192 || slice == 16384) &&
+         mayGridPerRowGroup(opts, sm);
+}
 
 /// Why the kernel of `plan` cannot fetch its next row ahead, into the stage
 /// (`stage`) or into registers, on compute capability `sm`; empty when it
@@ -1093,11 +1105,11 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
       plan.numWarps = defaultFusedWarps(slice);
     }
     bool wide = !opts.numWarps && widensFusedBlock(plan, slice, opts);
+    bool rowGridBlock =
+        !opts.numWarps && !wide && narrowsRowGridBlock(plan, slice, opts, sm);
     if (wide)
       plan.numWarps = kWideBlockElements / 64 / 32;
-    else if (!opts.numWarps && plan.strategy == Strategy::Fused &&
-             plan.rowsPerBlock == 1 && byteWidth(plan.inType) == 2 &&
-             slice == 8192 && mayGridPerRowGroup(opts, sm))
+    else if (rowGridBlock)
       plan.numWarps = kRowGrid16BitWarps;
     if (plan.rowsPerBlock > 1 &&
         (plan.rowsPerBlock > plan.numThreads() || plan.threadsPerRow() > 32 ||
@@ -1115,7 +1127,8 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
                                << plan.threadsPerRow() << " threads per row";
     plan.maxCols = plan.blockElements * plan.clusterSize;
     plan.stageElements = plan.blockElements;
-    if (plan.elementsPerThread() > opts.maxElementsPerThread && !wide)
+    if (plan.elementsPerThread() > opts.maxElementsPerThread && !wide &&
+        !rowGridBlock)
       return map.emitOpError()
              << "a " << stringify(plan.strategy) << " block of "
              << plan.blockElements << " elements over " << plan.threadsPerRow()

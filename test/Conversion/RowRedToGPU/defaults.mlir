@@ -188,15 +188,16 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // BF1024-SAME: rows_per_block = 4 : i64
 // BF1024: gpu.func @softmax_kernel0
 // BF1024-SAME: nvvm.minctasm = 8 : i32
-// Fused 16-bit blocks of 4096, 8192 (on 256 threads x 32) and 16384 (512
-// threads) run a block per row (grid "rows") and fetch no next row; 2048 and
+// Fused 16-bit blocks of 4096, 8192 and 16384 (both on 256 threads, 32 and
+// 64 elements each) run a block per row (grid "rows") and fetch no next
+// row; 2048 and
 // 12288 load their next row ahead into registers; the stage takes over from
 // 24576 (768 threads and more).
 // BF8192: block_elements = 8192 : i64, block_threads = 256 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
 // BF8192-SAME: grid = "rows"
 // BF8192-SAME: prefetch = "none"
 // BF8192-SAME: strategy = "fused", vector_width = 8 : i64
-// BF16384: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
+// BF16384: block_elements = 16384 : i64, block_threads = 256 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 64 : i64
 // BF16384-SAME: grid = "rows"
 // BF16384-SAME: strategy = "fused", vector_width = 8 : i64
 // BF16385: block_elements = 24576 : i64, block_threads = 768 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 49152 : i64, elements_per_thread = 32 : i64

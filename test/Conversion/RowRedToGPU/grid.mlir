@@ -12,6 +12,8 @@
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=12288 grid=rows" | FileCheck %s --check-prefix=BF16-ROWS
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=8192" | FileCheck %s --check-prefix=BF8192
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=8192 grid=persistent" | FileCheck %s --check-prefix=BF8192-PERSISTENT
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=16384" | FileCheck %s --check-prefix=BF16384
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=16384 grid=persistent" | FileCheck %s --check-prefix=BF16384-PERSISTENT
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=32768" | FileCheck %s --check-prefix=BF16-STAGE
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 grid=rows" | FileCheck %s --check-prefix=ONLINE-ROWS
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=16384 grid=rows prefetch=on" 2>&1 | FileCheck %s --check-prefix=ROWS-STAGE
@@ -41,7 +43,8 @@
 // BF16-ROWS: grid = "rows"
 // BF16-ROWS-SAME: prefetch = "none"
 // A 16-bit block of 8192 with one block per row runs 256 threads x 32; on the
-// persistent grid, 512 x 16 with the next row in registers.
+// persistent grid, 512 x 16 with the next row in registers. One of 16384
+// runs 256 x 64, the one 16-bit block past max-elements-per-thread's 32.
 // BF8192: block_threads = 256 : i64
 // BF8192-SAME: elements_per_thread = 32 : i64
 // BF8192-SAME: grid = "rows"
@@ -49,6 +52,13 @@
 // BF8192-PERSISTENT-SAME: elements_per_thread = 16 : i64
 // BF8192-PERSISTENT-SAME: grid = "persistent"
 // BF8192-PERSISTENT-SAME: prefetch = "registers"
+// BF16384: block_threads = 256 : i64
+// BF16384-SAME: elements_per_thread = 64 : i64
+// BF16384-SAME: grid = "rows"
+// BF16384-PERSISTENT: block_threads = 512 : i64
+// BF16384-PERSISTENT-SAME: elements_per_thread = 32 : i64
+// BF16384-PERSISTENT-SAME: grid = "persistent"
+// BF16384-PERSISTENT-SAME: prefetch = "shared"
 // BF16-STAGE: block_threads = 1024 : i64
 // BF16-STAGE-SAME: grid = "persistent"
 // BF16-STAGE-SAME: prefetch = "shared"
