@@ -801,11 +801,12 @@ static bool autoCacheHints(const KernelPlan &plan) {
 /// (docs/performance.md, alternating rounds), the scheduler then hands each
 /// SM a new row as a block ends: f32 rows of 4096-32768 +1.4 to +6.7% at M
 /// = 4096, 32768 x 4096 +5.7 / +6.2%; bf16 4096 +2.4% (M = 4096) and +6.8%
-/// (M = 32768), 8192 +3.6 / +5.5%, 16384 +2.9 / +3.1%. Kernels that hide a
-/// row's loads behind the previous row (bf16 2048 and 12288 with the next
-/// row in registers: -1 to -6.5%) or that run one block per SM (bf16 32768,
-/// 1024 threads: -13 / -14%) lose, and keep the persistent grid. Measured on
-/// sm_90 only; auto keeps the persistent grid on earlier chips.
+/// (M = 32768), 8192 +3.6 / +5.5%, 16384 +2.9 / +3.1%; f16 8192 and 16384
+/// +1.5 to +6.8%, 4096 -3.4% at M = 4096 and +6.3% at M = 32768. Kernels that
+/// hide a row's loads behind the previous row (bf16 2048 and 12288 with the
+/// next row in registers: -1 to -6.5%) or that run one block per SM (bf16
+/// 32768, 1024 threads: -13 / -14%) lose, and keep the persistent grid.
+/// Measured on sm_90 only; auto keeps the persistent grid on earlier chips.
 static bool autoGridPerRowGroup(const KernelPlan &plan) {
   if (plan.strategy != Strategy::Fused || plan.rowsPerBlock != 1)
     return false;
