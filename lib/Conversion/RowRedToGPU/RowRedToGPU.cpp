@@ -2606,11 +2606,20 @@ private:
   }
 
   /// Reduces a (max, sum) pair over the row's threads with the online
-  /// combiner (and over the cluster, with clusters): lanes, then one
-  /// shared-memory step across warps whose pairs lane w of every warp reads
-  /// back and combines by butterfly.
+  /// combiner, then over the cluster or the split group (blockReducePair's
+  /// two halves, reducePairInBlock and reducePairAcrossBlocks).
   std::pair<Value, Value> blockReducePair(Value m, Value d,
                                           bool acrossSplit = true) {
+    assert(!bulkBuffer && "the online row copies its next kept tiles between "
+                          "the two halves");
+    std::tie(m, d) = reducePairInBlock(m, d);
+    return reducePairAcrossBlocks(m, d, acrossSplit);
+  }
+
+  /// Reduces a (max, sum) pair over the row's threads of this block with the
+  /// online combiner: lanes, then one shared-memory step across warps whose
+  /// pairs lane w of every warp reads back and combines by butterfly.
+  std::pair<Value, Value> reducePairInBlock(Value m, Value d) {
     std::tie(m, d) =
         butterflyPair(m, d, std::min<int64_t>(plan.threadsPerRow(), 32));
     if (plan.threadsPerRow() > 32) {
@@ -2635,18 +2644,27 @@ private:
           arith::SelectOp::create(b, inRange, wm, negInf()),
           arith::SelectOp::create(b, inRange, wd, constF32(0.0)), groupLanes);
     }
-    // keep-ahead=bulk: every thread of the block has passed the reduction's
-    // barrier, so it is done with the previous row and its stage buffer,
-    // into which the next row's kept tiles go now, in flight through the
-    // cluster's exchange and pass 2.
-    if (bulkBuffer) {
-      if (plan.threadsPerRow() <= 32)
-        gpu::BarrierOp::create(b);
-      auto [lo, hi] = onlineShare();
-      bulkCopyKeptTiles(keepAheadNextRow,
-                        arith::XOrIOp::create(b, bulkBuffer, constI32(1)), lo,
-                        hi);
-    }
+    return {m, d};
+  }
+
+  /// keep-ahead=bulk, right after the row's block reduction: every thread of
+  /// the block has passed the reduction's barrier (or, with a single warp per
+  /// row, one emitted here), so it is done with the previous row and its
+  /// stage buffer, into which the next row's kept tiles go now, in flight
+  /// through the cluster's exchange and pass 2.
+  void copyNextRowKeptTiles() {
+    if (plan.threadsPerRow() <= 32)
+      gpu::BarrierOp::create(b);
+    auto [lo, hi] = onlineShare();
+    bulkCopyKeptTiles(keepAheadNextRow,
+                      arith::XOrIOp::create(b, bulkBuffer, constI32(1)), lo,
+                      hi);
+  }
+
+  /// Combines the block's (max, sum) pair with the other blocks of the row's
+  /// cluster, and of its split group unless `acrossSplit` is false.
+  std::pair<Value, Value> reducePairAcrossBlocks(Value m, Value d,
+                                                 bool acrossSplit) {
     if (plan.clusterSize > 1)
       std::tie(m, d) = clusterReducePair(m, d);
     if (plan.splitSize > 1 && acrossSplit)
@@ -3406,7 +3424,10 @@ private:
     bool chain = onlineChainsTiles(staged, vec);
     auto [m, d] = onlinePassOne(xRow, vec, share, staged, firstTile,
                                 chain ? &lastTile : nullptr);
-    auto [rowMax, rowSum] = blockReducePair(m, d);
+    std::tie(m, d) = reducePairInBlock(m, d);
+    if (bulkBuffer)
+      copyNextRowKeptTiles();
+    auto [rowMax, rowSum] = reducePairAcrossBlocks(m, d, /*acrossSplit=*/true);
     return onlinePassTwo(xRow, yRow, vec, share, rowMax, rowSum, nextRow,
                          lastTile, next);
   }
