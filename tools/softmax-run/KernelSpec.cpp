@@ -360,10 +360,15 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
   }
   if (spec.rowSplit < 1 || (spec.rowSplit > 1 && spec.clusterBlocks > 1) ||
       (spec.rowSplit > 1) != (spec.workspaceBytesPerGroup > 0) ||
-      spec.workspaceBytesPerGroup < 0 ||
-      (spec.rowSplit > 1 && spec.gridPerRowGroup)) {
+      spec.workspaceBytesPerGroup < 0) {
     error = "'" + jsonPath +
             "' has an invalid row_split or workspace_bytes_per_group";
+    return std::nullopt;
+  }
+  if (spec.rowSplit > 1 && spec.gridPerRowGroup) {
+    error = "'" + jsonPath +
+            "' has an invalid row_split for grid \"rows\": a split group per "
+            "row could not all be resident at once";
     return std::nullopt;
   }
   // 227 KiB is the most shared memory a block can have on any NVIDIA GPU.

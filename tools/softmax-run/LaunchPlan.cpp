@@ -197,10 +197,10 @@ std::string LaunchPlan::explain(const DeviceInfo &device,
        << grid / rowSplit << ", ...)\n";
     return os.str();
   }
+  if (rowsPerBlock > 1)
+    os << "rows per block: " << rowsPerBlock << " (" << threads / rowsPerBlock
+       << " threads per row, no block barrier)\n";
   if (gridPerRowGroup) {
-    if (rowsPerBlock > 1)
-      os << "rows per block: " << rowsPerBlock << " (" << threads / rowsPerBlock
-         << " threads per row, no block barrier)\n";
     os << "programs launched: one per "
        << (rowsPerBlock > 1
                ? "group of " + std::to_string(rowsPerBlock) + " rows"
@@ -212,8 +212,6 @@ std::string LaunchPlan::explain(const DeviceInfo &device,
   }
   if (rowsPerBlock > 1) {
     int64_t groups = (rows + rowsPerBlock - 1) / rowsPerBlock;
-    os << "rows per block: " << rowsPerBlock << " (" << threads / rowsPerBlock
-       << " threads per row, no block barrier)\n";
     os << "programs launched: min(" << groups << " groups of " << rowsPerBlock
        << " rows, " << blocksPerSM << " x " << device.sms << " SMs) = " << grid
        << " (each handles row groups b, b + " << grid << ", ...)\n";

@@ -702,6 +702,16 @@ static bool autoPrefetchRegisters(const KernelPlan &plan) {
   return plan.blockElements >= 2048 && plan.blockElements < 16384;
 }
 
+/// Whether an online kernel may keep tiles of its share at all under auto's
+/// rules (autoKeepAheadElements, autoBulkKeptElements): over clusters of 16,
+/// on the vector path, with a known row length (a stage to size) and the
+/// reversed second pass that hands tiles on across the passes.
+static bool autoKeepsTiles(const KernelPlan &plan) {
+  return plan.strategy == Strategy::Online && plan.clusterSize == 16 &&
+         plan.vectorWidth != 1 && plan.stageElements != 0 &&
+         plan.reverseSecondPass;
+}
+
 /// Elements of each block's share that auto keeps in shared memory, copied
 /// in ahead (keep-ahead), or 0: for f16 rows of a known length over clusters
 /// of 16 (rows from 2 MiB) and f32 rows there whose share spans 8 tiles or
@@ -716,9 +726,7 @@ static bool autoPrefetchRegisters(const KernelPlan &plan) {
 /// bf16 rows, on 1024 threads, spill 24 bytes with it and lost 12-20%; f32
 /// rows over clusters of 8 lost 7-10%.
 static int64_t autoKeepAheadElements(const KernelPlan &plan) {
-  if (plan.strategy != Strategy::Online || plan.clusterSize != 16 ||
-      plan.inType.isBF16() || plan.vectorWidth == 1 ||
-      plan.stageElements == 0 || !plan.reverseSecondPass)
+  if (!autoKeepsTiles(plan) || plan.inType.isBF16())
     return 0;
   int64_t shareTiles = plan.stageElements / plan.blockElements;
   if (byteWidth(plan.inType) == 4 && shareTiles < 8)
@@ -748,9 +756,7 @@ static constexpr int64_t kBulkBF16Share = 65536;
 /// to +2.5%; f32 2097152 lost 2.1% against auto's 3/8, bf16 2097152 (three
 /// of eight tiles kept) 0.4%, and f32 shares kept in more, smaller tiles 4-7%.
 static int64_t autoBulkKeptElements(const KernelPlan &plan) {
-  if (plan.strategy != Strategy::Online || plan.clusterSize != 16 ||
-      plan.vectorWidth == 1 || plan.stageElements == 0 ||
-      !plan.reverseSecondPass)
+  if (!autoKeepsTiles(plan))
     return 0;
   int64_t shareTiles = plan.stageElements / plan.blockElements;
   int64_t tileBytes = plan.blockElements * byteWidth(plan.inType);
@@ -1215,8 +1221,8 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
            << "grid=rows launches a split group per row, but a row-split "
               "kernel's groups must all be resident at once (cooperative "
               "launch)";
-  plan.gridPerRowGroup = opts.grid == "rows" || (mayGridPerRowGroup(opts, sm) &&
-                                                 autoGridPerRowGroup(plan));
+  plan.gridPerRowGroup = mayGridPerRowGroup(opts, sm) &&
+                         (opts.grid == "rows" || autoGridPerRowGroup(plan));
 
   if (opts.onlineKeep == -1 && opts.prefetch == "auto" &&
       !isOff(opts.keepAhead)) {
