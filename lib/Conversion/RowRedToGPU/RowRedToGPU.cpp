@@ -478,6 +478,10 @@ static bool isOff(StringRef v) {
   return v == "off" || v == "0" || v == "false";
 }
 
+/// Rows auto stages (autoStagedRow): longer than kStagedRowMin elements, up
+/// to kStagedRowMax.
+static constexpr int64_t kStagedRowMin = 8192, kStagedRowMax = 32768;
+
 /// Smallest power-of-two block whose three-quarter size auto uses.
 static constexpr int64_t kMinThreeQuarterBlock = 8192;
 
@@ -831,6 +835,43 @@ static bool mayGridPerRowGroup(const PlanOptions &opts, int64_t sm) {
           (opts.prefetch == "auto" || opts.prefetch == "off") && sm >= 90);
 }
 
+/// Whether auto runs a 16-bit row of `cols` elements as a staged row: the
+/// online kernel on one block per row (grid=rows) with the whole row copied
+/// into shared memory by cp.async before its first pass (prefetch=on), so
+/// that both passes read shared memory and every byte of the row is in
+/// flight at once, while the registers hold one tile of 16 elements per
+/// thread. For rows of a known length of 8193 to 32768 elements, a multiple
+/// of the vector width (others take the peeled path, which reads global
+/// memory in both passes), 16-bit in and out, on sm_90 and newer, with the
+/// options that shape the kernel left to auto. On an H200
+/// (docs/performance.md, version 65; alternating rounds against auto's fused
+/// blocks, which hold the row in registers): bf16 12288 +3.4 to +5.5% (128
+/// threads, whose next row the fused block loads ahead into registers),
+/// 16384 +0.7 to +1.7% (against 256 threads x 64 with one block per row),
+/// 24576 +5.9 / +6.6% and 32768 +6.6 to +7.4% (against 768 and 1024
+/// threads, alone on their SM with the next row staged); f16 alike. Not for
+/// f32, whose staged rows lost 1-4% at 8192-16384, nor for 16-bit rows of
+/// 4096-8192 (even).
+static bool autoStagedRow(const PlanOptions &opts, const KernelPlan &plan,
+                          int64_t cols, int64_t sm) {
+  return byteWidth(plan.inType) == 2 && byteWidth(plan.outType) == 2 &&
+         cols > kStagedRowMin && cols <= kStagedRowMax &&
+         cols % (16 / byteWidth(plan.inType)) == 0 && opts.prefetch == "auto" &&
+         mayGridPerRowGroup(opts, sm) && opts.blockSize == 0 &&
+         opts.numWarps == 0 && opts.clusterSize == 0 && opts.rowSplit <= 1 &&
+         opts.onlineKeep == -1 && !isOn(opts.keepAhead) &&
+         opts.keepAhead != "bulk" && !isOn(opts.pairReduce);
+}
+
+/// Warps auto gives a staged row (autoStagedRow) of `cols` elements: 4 (128
+/// threads) for rows that a fused kernel would hold in a block of 12288,
+/// 16 (512 threads) beyond. H200 (version 65): 12288 on 128 threads +3.4 to
+/// +5.5% over the fused block, on 256 +1.5 to +3.9%, on 512 -3 to -4%;
+/// 24576 on 512 +5.9 / +6.6%, on 256 +3.7 / +4.4%, on 128 +1.4 / +4.2%.
+static int64_t stagedRowWarps(int64_t cols) {
+  return autoRowBlock(cols) <= 12288 ? 4 : 16;
+}
+
 /// Warps of a fused 16-bit block of 8192 or 16384 elements with one block
 /// per row: 256 threads, 32 or 64 elements each, instead of
 /// defaultFusedWarps' 512 x 16 or 512 x 32, twice the bytes in flight per
@@ -1014,6 +1055,10 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
   if (rowBlock == 0 && cols != 0)
     rowBlock = autoRowBlock(cols);
   bool canOnline = isOnlineSoftmaxPair(group);
+  // A 16-bit row that auto stages whole in shared memory on a block of its
+  // own (autoStagedRow): the online kernel's shape, decided here once.
+  bool stagedRow = opts.strategy == "auto" && canOnline &&
+                   autoStagedRow(opts, plan, cols, sm);
   if (opts.strategy == "fused") {
     plan.strategy = Strategy::Fused;
   } else if (opts.strategy == "cluster") {
@@ -1037,7 +1082,7 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
     // when it fits a cluster's, else online.
     plan.strategy = canOnline ? Strategy::Online : Strategy::Fused;
     // A row split through global memory is an online kernel's.
-    if (rowBlock != 0 && opts.rowSplit <= 1) {
+    if (rowBlock != 0 && opts.rowSplit <= 1 && !stagedRow) {
       int64_t warps =
           opts.numWarps ? opts.numWarps : defaultFusedWarps(rowBlock);
       bool fitsBlock = std::max<int64_t>(rowBlock / (warps * 32), 1) <=
@@ -1158,20 +1203,21 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
       plan.splitSize = opts.rowSplit;
       plan.splitAhead = opts.splitAhead;
     } else if (opts.clusterSize == 0 && opts.strategy == "auto" &&
-               clustersAvailable && cols != 0) {
+               clustersAvailable && cols != 0 && !stagedRow) {
       plan.clusterSize = autoOnlineClusterSize(cols, elementBytes);
     }
     if (opts.blockSize != 0 && !llvm::isPowerOf2_64(opts.blockSize))
       return map.emitOpError() << "an online tile (block-size) must be a "
                                   "power of two, got "
                                << opts.blockSize;
-    plan.numWarps = opts.numWarps
-                        ? opts.numWarps
+    plan.numWarps = opts.numWarps ? opts.numWarps
+                    : stagedRow
+                        ? stagedRowWarps(cols)
                         : defaultOnlineWarps(plan.inType, plan.clusterSize);
     // Tiles of 4 vectors per thread; 2 for f16, whose conversions make
-    // ptxas spill with the reversed second pass at 4, and for the bf16
-    // shares kept in bulk (autoBulkTiles).
-    bool twoVectors = plan.inType.isF16() ||
+    // ptxas spill with the reversed second pass at 4, for the bf16 shares
+    // kept in bulk (autoBulkTiles) and for staged rows.
+    bool twoVectors = plan.inType.isF16() || stagedRow ||
                       autoBulkTiles(opts, plan.inType, plan.clusterSize, cols);
     plan.blockElements =
         opts.blockSize ? opts.blockSize
@@ -1221,8 +1267,9 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
            << "grid=rows launches a split group per row, but a row-split "
               "kernel's groups must all be resident at once (cooperative "
               "launch)";
-  plan.gridPerRowGroup = mayGridPerRowGroup(opts, sm) &&
-                         (opts.grid == "rows" || autoGridPerRowGroup(plan));
+  plan.gridPerRowGroup =
+      mayGridPerRowGroup(opts, sm) &&
+      (opts.grid == "rows" || stagedRow || autoGridPerRowGroup(plan));
 
   if (opts.onlineKeep == -1 && opts.prefetch == "auto" &&
       !isOff(opts.keepAhead)) {
@@ -1247,15 +1294,16 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
       return map.emitOpError() << "prefetch=" << opts.prefetch
                                << " is not possible here: " << reason;
     (stage ? plan.prefetch : plan.prefetchRegisters) = true;
-    if (stage && plan.strategy == Strategy::Online)
-      plan.maxCols = plan.stageElements * plan.shareBlocks();
   } else if (opts.prefetch == "auto") {
-    plan.prefetch =
-        prefetchObstacle(plan, true, sm).empty() && autoPrefetch(plan);
+    plan.prefetch = prefetchObstacle(plan, true, sm).empty() &&
+                    (stagedRow || autoPrefetch(plan));
     plan.prefetchRegisters = !plan.prefetch &&
                              prefetchObstacle(plan, false, sm).empty() &&
                              autoPrefetchRegisters(plan);
   }
+  // The online kernel stages its share of rows of at most the known length.
+  if (plan.prefetch && plan.strategy == Strategy::Online)
+    plan.maxCols = plan.stageElements * plan.shareBlocks();
 
   if (opts.onlineKeep < -1)
     return map.emitOpError() << "online-keep must be a number of KiB, 0 "

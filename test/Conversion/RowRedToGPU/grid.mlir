@@ -1,20 +1,23 @@
 // The grid the kernel's metadata asks the launcher for (grid option): auto
-// gives fused f32 blocks of a row and 16-bit blocks of 4096, 8192 and 16384
-// on 512 threads one block per row ("rows"), which then fetch no next row;
-// everything else keeps the persistent grid, and so does every kernel before
-// sm_90.
+// gives fused f32 blocks of a row, 16-bit blocks of 4096, 8192 and 16384 on
+// 256 threads, and the 16-bit rows it stages whole (8193 to 32768 elements,
+// a multiple of 8) one block per row ("rows"); fused ones then fetch no next
+// row. Everything else keeps the persistent grid, and so does every kernel
+// before sm_90.
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=16384" | FileCheck %s --check-prefix=F32-AUTO
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=16384 grid=persistent" | FileCheck %s --check-prefix=F32-PERSISTENT
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=16384 prefetch=on" | FileCheck %s --check-prefix=F32-PERSISTENT
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=16384 chip=sm_80" | FileCheck %s --check-prefix=F32-PERSISTENT
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=256" | FileCheck %s --check-prefix=WARP-ROWS
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=12288" | FileCheck %s --check-prefix=BF16-AUTO
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=12288 grid=rows" | FileCheck %s --check-prefix=BF16-ROWS
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=12287" | FileCheck %s --check-prefix=BF16-AUTO
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=12287 grid=rows" | FileCheck %s --check-prefix=BF16-ROWS
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=8192" | FileCheck %s --check-prefix=BF8192
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=8192 grid=persistent" | FileCheck %s --check-prefix=BF8192-PERSISTENT
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=16384" | FileCheck %s --check-prefix=BF16384
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=16383" | FileCheck %s --check-prefix=BF16384
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=16384 grid=persistent" | FileCheck %s --check-prefix=BF16384-PERSISTENT
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=32768" | FileCheck %s --check-prefix=BF16-STAGE
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=32767" | FileCheck %s --check-prefix=BF16-STAGE
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=32768" | FileCheck %s --check-prefix=STAGED-ROW
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=32768 grid=persistent" | FileCheck %s --check-prefix=BF16-STAGE
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 grid=rows" | FileCheck %s --check-prefix=ONLINE-ROWS
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=16384 grid=rows prefetch=on" 2>&1 | FileCheck %s --check-prefix=ROWS-STAGE
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online row-split=4 grid=rows" 2>&1 | FileCheck %s --check-prefix=ROWS-SPLIT
@@ -36,15 +39,17 @@
 // WARP-ROWS: grid = "persistent"
 // WARP-ROWS-SAME: rows_per_block = 4 : i64
 
-// Fused 16-bit blocks of 12288 load their next row into registers and stay
-// persistent; asked for one block per row, they load nothing ahead.
+// Fused 16-bit blocks of 12288 (rows of a length auto does not stage: not a
+// multiple of 8) load their next row into registers and stay persistent;
+// asked for one block per row, they load nothing ahead.
 // BF16-AUTO: grid = "persistent"
 // BF16-AUTO-SAME: prefetch = "registers"
 // BF16-ROWS: grid = "rows"
 // BF16-ROWS-SAME: prefetch = "none"
 // A 16-bit block of 8192 with one block per row runs 256 threads x 32; on the
 // persistent grid, 512 x 16 with the next row in registers. One of 16384
-// runs 256 x 64, the one 16-bit block past max-elements-per-thread's 32.
+// (for rows auto does not stage) runs 256 x 64, the one 16-bit block past
+// max-elements-per-thread's 32.
 // BF8192: block_threads = 256 : i64
 // BF8192-SAME: elements_per_thread = 32 : i64
 // BF8192-SAME: grid = "rows"
@@ -59,9 +64,19 @@
 // BF16384-PERSISTENT-SAME: elements_per_thread = 32 : i64
 // BF16384-PERSISTENT-SAME: grid = "persistent"
 // BF16384-PERSISTENT-SAME: prefetch = "shared"
+// The fused 16-bit block of 32768 (1024 threads, alone on its SM) stages
+// its next row and keeps the persistent grid: for rows auto does not stage
+// whole, and where the persistent grid is asked for.
 // BF16-STAGE: block_threads = 1024 : i64
 // BF16-STAGE-SAME: grid = "persistent"
 // BF16-STAGE-SAME: prefetch = "shared"
+// BF16-STAGE-SAME: strategy = "fused"
+// A staged row: the online kernel on one block per row, its row copied into
+// the stage before the first pass.
+// STAGED-ROW: block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 65536 : i64
+// STAGED-ROW-SAME: grid = "rows"
+// STAGED-ROW-SAME: prefetch = "shared"
+// STAGED-ROW-SAME: strategy = "online"
 
 // The online kernel's registers hold its next tile, within the row: one
 // cluster per row keeps them.

@@ -1,6 +1,7 @@
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=4096 prefetch=on" | FileCheck %s
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=4096" | FileCheck %s --check-prefix=OFF
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-to-ptx="cols=32768" | FileCheck %s --check-prefix=PTX
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-to-ptx="cols=32768 grid=persistent" | FileCheck %s --check-prefix=PTX
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-to-ptx="cols=32768" | FileCheck %s --check-prefix=PTX-ROW
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536 cluster-size=4 prefetch=on" | FileCheck %s --check-prefix=CLUSTER
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536" | FileCheck %s --check-prefix=CLUSTER-AUTO
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="prefetch=on" 2>&1 | FileCheck %s --check-prefix=ONLINE
@@ -47,13 +48,22 @@
 // OFF-NOT: rowred_stage
 
 // The assembly: the stage is extern shared memory, copies bypass L1 (.cg).
-// auto stages fused 16-bit blocks of 32768 elements (1024 threads x 32),
-// which keep the persistent grid.
+// auto stages the next row of fused 16-bit blocks of 32768 elements (1024
+// threads x 32) on the persistent grid.
 // PTX: .extern .shared .align 16 .b8 rowred_stage[];
 // PTX: cp.async.cg.shared.global [%rd{{[0-9]+}}], [%rd{{[0-9]+}}], 16;
 // PTX: cp.async.commit_group;
 // PTX: cp.async.wait_group {{(\\09)?}}0;
 // PTX: ld.shared.v4.b32
+
+// With one block per row (auto on sm_90), the online kernel stages the whole
+// row before its first pass, waits for the copies and reads the stage in
+// both passes.
+// PTX-ROW: .maxntid 512, 1, 1
+// PTX-ROW: cp.async.cg.shared.global [%rd{{[0-9]+}}], [%rd{{[0-9]+}}], 16;
+// PTX-ROW: cp.async.wait_group {{(\\09)?}}0;
+// PTX-ROW: ld.shared.v4.b32
+// PTX-ROW: ld.shared.v4.b32
 
 // Cluster slices can be staged on request: each block copies its own slice
 // (512 threads x 32 bf16, 32 KiB). Not by default: with the exchanges no
