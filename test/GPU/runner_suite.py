@@ -96,8 +96,9 @@ def main():
     elapsed = time.time() - start
 
     # compute-sanitizer on fused multi-warp, single-warp, several-rows,
-    # cluster and online kernels (also with kept tiles in shared memory, and
-    # split over groups of blocks, also with pass 1 rows ahead), small shapes.
+    # cluster and online kernels (also with kept tiles in shared memory, split
+    # over groups of blocks, also with pass 1 rows ahead, and rows staged
+    # whole on a block per row), small shapes.
     sanitizer = shutil.which("compute-sanitizer")
     san_rows = []
     if sanitizer:
@@ -128,7 +129,9 @@ def main():
             "softmax_f32_online_n262144_c4_onlinekeep64_keepaheadbulk"
             "_kernel0.json",
             "softmax_bf16_online_n131072_c1_w16_onlinekeep64_keepaheadbulk"
-            "_kernel0.json")]
+            "_kernel0.json",
+            "softmax_bf16_auto_n32768_kernel0.json",
+            "log_softmax_bf16_auto_n12288_kernel0.json")]
         for k in picks:
             with open(os.path.join(args.kernel_dir, k)) as f:
                 meta = json.load(f)

@@ -58,7 +58,9 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
     Option<"strategy", "strategy", "std::string", /*default=*/"\"auto\"",
            "Kernel strategy: fused | cluster | online | auto (fused when the "
            "row fits in one block's registers, cluster when it fits in a "
-           "cluster's, else online)">,
+           "cluster's, else online; on sm_90+, 16-bit rows of 8193 to "
+           "32768 elements, a multiple of 8, are online on a block per row "
+           "with the whole row staged in shared memory)">,
     Option<"cols", "cols", "int64_t", /*default=*/"0",
            "Number of columns the kernel is compiled for, when the input "
            "type does not say it (0: unknown)">,
@@ -166,10 +168,11 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
            "grid is correct): persistent (the programs resident at once, "
            "each looping over rows), rows (one per row group; the scheduler "
            "hands each SM a new row as a block ends, and no block has a next "
-           "row to fetch ahead), or auto: rows (sm_90+) for fused kernels "
-           "with a block per row, f32, or 16-bit blocks of 4096, 8192 and "
-           "16384 (the last two then on 256 threads) or larger ones on at "
-           "most 512 threads; persistent elsewhere">,
+           "row to fetch ahead; the online kernel's stage holds its own "
+           "row), or auto: rows (sm_90+) for fused kernels with a block per "
+           "row, f32, or 16-bit blocks of 4096, 8192 and 16384 (the last "
+           "two then on 256 threads) or larger ones on at most 512 threads, "
+           "and for auto's 16-bit staged rows; persistent elsewhere">,
     Option<"maxElementsPerThread", "max-elements-per-thread", "int64_t",
            /*default=*/"32",
            "Fused: refuse blocks that hold more elements per thread than "

@@ -111,7 +111,7 @@ struct RowRedToPTXOptions : public PassPipelineOptions<RowRedToPTXOptions> {
                      "resident at once, looping over rows), rows (one per "
                      "row group) or auto (rows for fused f32 blocks of a "
                      "row and 16-bit ones of 4096-16384, or larger on <= "
-                     "512 threads)"),
+                     "512 threads, and 16-bit staged rows)"),
       llvm::cl::init("auto")};
   PassOptions::Option<int64_t> maxElementsPerThread{
       *this, "max-elements-per-thread",
