@@ -450,10 +450,16 @@ std::string KernelSpec::describe() const {
   // The online kernel loads ahead into registers tile by tile (with the
   // second pass reversed, also across its passes and into the next row).
   bool tiles = strategy == "online" && prefetch == "registers";
-  os << "; next " << (tiles ? "tile" : "row") << " fetched ahead: "
-     << (prefetch == "shared"      ? "into shared memory (cp.async)"
-         : prefetch == "registers" ? "into registers"
-                                   : "no");
+  // With one block per row the online kernel's stage holds the block's own
+  // row's share, copied in before its first pass (a staged row).
+  if (strategy == "online" && prefetch == "shared" && gridPerRowGroup)
+    os << "; the block's share of its row staged whole in shared memory "
+          "(cp.async) before pass 1, both passes reading it there";
+  else
+    os << "; next " << (tiles ? "tile" : "row") << " fetched ahead: "
+       << (prefetch == "shared"      ? "into shared memory (cp.async)"
+           : prefetch == "registers" ? "into registers"
+                                     : "no");
   if (strategy == "online" && prefetch != "shared" && dynamicSharedBytes > 0)
     os << "; " << dynamicSharedBytes / (keepAheadBulk ? 2 : 1) / 1024
        << " KiB of each block's share kept in shared memory between the "
