@@ -845,13 +845,13 @@ static bool mayGridPerRowGroup(const PlanOptions &opts, int64_t sm) {
 /// memory in both passes), 16-bit in and out, on sm_90 and newer, with the
 /// options that shape the kernel left to auto. On an H200
 /// (docs/performance.md, version 65; alternating rounds against auto's fused
-/// blocks, which hold the row in registers): bf16 12288 +3.4 to +5.5% (128
+/// blocks, which hold the row in registers): bf16 12288 +3.4 to +5.8% (128
 /// threads, whose next row the fused block loads ahead into registers),
 /// 16384 +0.7 to +1.7% (against 256 threads x 64 with one block per row),
-/// 24576 +5.9 / +6.6% and 32768 +6.6 to +7.4% (against 768 and 1024
+/// 24576 +5.9 to +6.6% and 32768 +6.6 to +7.3% (against 768 and 1024
 /// threads, alone on their SM with the next row staged); f16 alike. Not for
-/// f32, whose staged rows lost 1-4% at 8192-16384, nor for 16-bit rows of
-/// 4096-8192 (even).
+/// f32 rows of 8192-16384 (0.98-1.00) nor 16-bit rows of 4096-8192
+/// (0.99-1.04).
 static bool autoStagedRow(const PlanOptions &opts, const KernelPlan &plan,
                           int64_t cols, int64_t sm) {
   return byteWidth(plan.inType) == 2 && byteWidth(plan.outType) == 2 &&
@@ -866,8 +866,8 @@ static bool autoStagedRow(const PlanOptions &opts, const KernelPlan &plan,
 /// Warps auto gives a staged row (autoStagedRow) of `cols` elements: 4 (128
 /// threads) for rows that a fused kernel would hold in a block of 12288,
 /// 16 (512 threads) beyond. H200 (version 65): 12288 on 128 threads +3.4 to
-/// +5.5% over the fused block, on 256 +1.5 to +3.9%, on 512 -3 to -4%;
-/// 24576 on 512 +5.9 / +6.6%, on 256 +3.7 / +4.4%, on 128 +1.4 / +4.2%.
+/// +5.6% over the fused block, on 256 +1.5 to +3.9%, on 512 -4% to even;
+/// 24576 on 512 +5.9 to +6.6%, on 256 +3.7 to +4.4%, on 128 +0.8 to +4.2%.
 static int64_t stagedRowWarps(int64_t cols) {
   return autoRowBlock(cols) <= 12288 ? 4 : 16;
 }
