@@ -173,8 +173,10 @@ VARIANTS = [
     ("softmax", "f32", "cluster", "block-size=49152 pair-reduce=1 "
      "scalar-fallback=registers"),
     # 16-bit rows that auto stages whole on sm_90: the online kernel on one
-    # block per row, 512 threads from 16385 columns (four and three tiles of
-    # 8192), 128 threads up to 12288 (six tiles of 2048).
+    # block per row, 512 threads from 16385 columns (seven, four and three
+    # tiles of 8192; 112 KiB at 57344), 128 threads up to 12288 (six tiles of
+    # 2048).
+    ("softmax", "bf16", "auto", "cols=57344"),
     ("softmax", "bf16", "auto", "cols=32768"),
     ("softmax", "f16", "auto", "cols=24576"),
     ("log_softmax", "bf16", "auto", "cols=12288"),

@@ -131,6 +131,7 @@ def main():
             "softmax_bf16_online_n131072_c1_w16_onlinekeep64_keepaheadbulk"
             "_kernel0.json",
             "softmax_bf16_auto_n32768_kernel0.json",
+            "softmax_bf16_auto_n57344_kernel0.json",
             "log_softmax_bf16_auto_n12288_kernel0.json")]
         for k in picks:
             with open(os.path.join(args.kernel_dir, k)) as f:

@@ -59,7 +59,7 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
            "Kernel strategy: fused | cluster | online | auto (fused when the "
            "row fits in one block's registers, cluster when it fits in a "
            "cluster's, else online; on sm_90+, 16-bit rows of 8193 to "
-           "32768 elements, a multiple of 8, are online on a block per row "
+           "57344 elements, a multiple of 8, are online on a block per row "
            "with the whole row staged in shared memory)">,
     Option<"cols", "cols", "int64_t", /*default=*/"0",
            "Number of columns the kernel is compiled for, when the input "

@@ -479,8 +479,9 @@ static bool isOff(StringRef v) {
 }
 
 /// Rows auto stages (autoStagedRow): longer than kStagedRowMin elements, up
-/// to kStagedRowMax.
-static constexpr int64_t kStagedRowMin = 8192, kStagedRowMax = 32768;
+/// to kStagedRowMax, the longest 16-bit row (in whole tiles of 8192) whose
+/// stages, 112 KiB each, still fit two blocks on an SM.
+static constexpr int64_t kStagedRowMin = 8192, kStagedRowMax = 57344;
 
 /// Smallest power-of-two block whose three-quarter size auto uses.
 static constexpr int64_t kMinThreeQuarterBlock = 8192;
@@ -840,7 +841,7 @@ static bool mayGridPerRowGroup(const PlanOptions &opts, int64_t sm) {
 /// into shared memory by cp.async before its first pass (prefetch=on), so
 /// that both passes read shared memory and every byte of the row is in
 /// flight at once, while the registers hold one tile of 16 elements per
-/// thread. For rows of a known length of 8193 to 32768 elements, a multiple
+/// thread. For rows of a known length of 8193 to 57344 elements, a multiple
 /// of the vector width (others take the peeled path, which reads global
 /// memory in both passes), 16-bit in and out, on sm_90 and newer, with the
 /// options that shape the kernel left to auto. On an H200
@@ -849,9 +850,11 @@ static bool mayGridPerRowGroup(const PlanOptions &opts, int64_t sm) {
 /// threads, whose next row the fused block loads ahead into registers),
 /// 16384 +0.7 to +1.7% (against 256 threads x 64 with one block per row),
 /// 24576 +5.9 to +6.6% and 32768 +6.6 to +7.3% (against 768 and 1024
-/// threads, alone on their SM with the next row staged); f16 alike. Not for
-/// f32 rows of 8192-16384 (0.98-1.00) nor 16-bit rows of 4096-8192
-/// (0.99-1.04).
+/// threads, alone on their SM with the next row staged); f16 alike. Against
+/// auto's clusters (version 67): bf16 and f16 40960 +4.4 to +6.7%, 49152
+/// +3.8 to +4.5%, 57344 +4.6 to +5.4%; 65536, whose stage of 128 KiB leaves
+/// one block per SM, 0.99-1.03, keeps its cluster of 2. Not for f32 rows of
+/// 8192-16384 (0.98-1.00) nor 16-bit rows of 4096-8192 (0.99-1.04).
 static bool autoStagedRow(const PlanOptions &opts, const KernelPlan &plan,
                           int64_t cols, int64_t sm) {
   return byteWidth(plan.inType) == 2 && byteWidth(plan.outType) == 2 &&

@@ -147,7 +147,7 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // clusters of 8 beyond; the next row loaded ahead into registers for fused
 // blocks of 2048-4096, the stage from 8192 columns, not before sm_80 (no
 // cp.async), where rows stay fused up to 16384 only. On sm_90, rows of 8193
-// to 32768 elements (a multiple of 8) are staged whole instead: the online
+// to 57344 elements (a multiple of 8) are staged whole instead: the online
 // kernel on a block per row, both passes reading shared memory.
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=8192 | FileCheck %s --check-prefix=BF8192
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=12288 | FileCheck %s --check-prefix=BF12288
@@ -155,6 +155,9 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=16383 | FileCheck %s --check-prefix=BF16383
 // RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=24576 | FileCheck %s --check-prefix=F16-24576
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=32768 chip=sm_80" | FileCheck %s --check-prefix=BF32768-SM80
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=45000 | FileCheck %s --check-prefix=BF45000
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=57344 | FileCheck %s --check-prefix=BF57344
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=57352 | FileCheck %s --check-prefix=BF57352
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=16385 | FileCheck %s --check-prefix=BF16385
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=32769 | FileCheck %s --check-prefix=BF32769
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=16385 chip=sm_75" | FileCheck %s --check-prefix=BF-SM75
@@ -197,11 +200,12 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // Fused 16-bit blocks of 4096, 8192 and 16384 (both on 256 threads, 32 and
 // 64 elements each) run a block per row (grid "rows") and fetch no next
 // row; 2048 and 12288 load their next row ahead into registers; the stage
-// takes over from 24576 (768 threads and more). Rows of 8193 to 32768 that
+// takes over from 24576 (768 threads and more). Rows of 8193 to 57344 that
 // are a multiple of 8 are staged whole on sm_90: the online kernel on one
 // block per row with tiles of 16 elements per thread, 128 threads up to
 // 12288, 512 beyond; its stage is the row in whole tiles, which bounds
-// max_cols.
+// max_cols. At 57344 two stages of 112 KiB share an SM; longer rows keep
+// their clusters.
 // BF8192: block_elements = 8192 : i64, block_threads = 256 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
 // BF8192-SAME: grid = "rows"
 // BF8192-SAME: prefetch = "none"
@@ -224,6 +228,15 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // F16-24576-SAME: max_cols = 24576 : i64
 // F16-24576-SAME: strategy = "online"
 // BF32768-SM80: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 65536 : i64
+// BF45000: block_elements = 8192 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 98304 : i64
+// BF45000-SAME: max_cols = 49152 : i64
+// BF45000-SAME: strategy = "online"
+// BF57344: block_elements = 8192 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 114688 : i64
+// BF57344-SAME: grid = "rows"
+// BF57344-SAME: strategy = "online"
+// BF57352: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 2 : i64, dynamic_shared_bytes = 0 : i64
+// BF57352-SAME: grid = "persistent"
+// BF57352-SAME: strategy = "cluster"
 // BF32768-SM80-SAME: grid = "persistent"
 // BF32768-SM80-SAME: strategy = "fused"
 // BF16385: block_elements = 24576 : i64, block_threads = 768 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 49152 : i64, elements_per_thread = 32 : i64

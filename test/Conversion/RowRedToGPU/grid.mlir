@@ -1,6 +1,6 @@
 // The grid the kernel's metadata asks the launcher for (grid option): auto
 // gives fused f32 blocks of a row, 16-bit blocks of 4096, 8192 and 16384 on
-// 256 threads, and the 16-bit rows it stages whole (8193 to 32768 elements,
+// 256 threads, and the 16-bit rows it stages whole (8193 to 57344 elements,
 // a multiple of 8) one block per row ("rows"); fused ones then fetch no next
 // row. Everything else keeps the persistent grid, and so does every kernel
 // before sm_90.
