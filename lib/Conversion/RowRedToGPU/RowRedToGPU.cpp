@@ -844,7 +844,8 @@ static bool mayGridPerRowGroup(const PlanOptions &opts, int64_t sm) {
 /// thread. For rows of a known length of 8193 to 57344 elements, a multiple
 /// of the vector width (others take the peeled path, which reads global
 /// memory in both passes), 16-bit in and out, on sm_90 and newer, with the
-/// options that shape the kernel left to auto. On an H200
+/// options that shape the kernel left to auto and max-elements-per-thread
+/// allowing the tile of two vectors per thread. On an H200
 /// (docs/performance.md, version 65; alternating rounds against auto's fused
 /// blocks, which hold the row in registers): bf16 12288 +3.4 to +5.8% (128
 /// threads, whose next row the fused block loads ahead into registers),
@@ -863,7 +864,8 @@ static bool autoStagedRow(const PlanOptions &opts, const KernelPlan &plan,
          mayGridPerRowGroup(opts, sm) && opts.blockSize == 0 &&
          opts.numWarps == 0 && opts.clusterSize == 0 && opts.rowSplit <= 1 &&
          opts.onlineKeep == -1 && !isOn(opts.keepAhead) &&
-         opts.keepAhead != "bulk" && !isOn(opts.pairReduce);
+         opts.keepAhead != "bulk" && !isOn(opts.pairReduce) &&
+         opts.maxElementsPerThread >= 2 * 16 / byteWidth(plan.inType);
 }
 
 /// Warps auto gives a staged row (autoStagedRow) of `cols` elements: 4 (128

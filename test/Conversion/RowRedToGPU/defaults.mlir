@@ -158,6 +158,7 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=45000 | FileCheck %s --check-prefix=BF45000
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=57344 | FileCheck %s --check-prefix=BF57344
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=57352 | FileCheck %s --check-prefix=BF57352
+// RUN: not softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=32768 max-elements-per-thread=8" 2>&1 | FileCheck %s --check-prefix=BF-STAGED-LIMIT
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=16385 | FileCheck %s --check-prefix=BF16385
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=32769 | FileCheck %s --check-prefix=BF32769
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=16385 chip=sm_75" | FileCheck %s --check-prefix=BF-SM75
@@ -237,6 +238,9 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // BF57352: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 2 : i64, dynamic_shared_bytes = 0 : i64
 // BF57352-SAME: grid = "persistent"
 // BF57352-SAME: strategy = "cluster"
+// A staged row's tile holds two vectors (16 elements) per thread: with a
+// lower limit auto does not stage, and reports the cluster it tried next.
+// BF-STAGED-LIMIT: error: 'rowred.map' op a cluster block of 16384 elements over 512 threads keeps 32 elements per thread in registers (limit 8)
 // BF32768-SM80-SAME: grid = "persistent"
 // BF32768-SM80-SAME: strategy = "fused"
 // BF16385: block_elements = 24576 : i64, block_threads = 768 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 49152 : i64, elements_per_thread = 32 : i64
