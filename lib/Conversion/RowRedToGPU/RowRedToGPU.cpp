@@ -858,14 +858,15 @@ static bool mayGridPerRowGroup(const PlanOptions &opts, int64_t sm) {
 /// 8192-16384 (0.98-1.00) nor 16-bit rows of 4096-8192 (0.99-1.04).
 static bool autoStagedRow(const PlanOptions &opts, const KernelPlan &plan,
                           int64_t cols, int64_t sm) {
+  // 8: the default vector width, 16 bytes of 16-bit elements; 16: the tile's
+  // two vectors per thread.
   return byteWidth(plan.inType) == 2 && byteWidth(plan.outType) == 2 &&
-         cols > kStagedRowMin && cols <= kStagedRowMax &&
-         cols % (16 / byteWidth(plan.inType)) == 0 && opts.prefetch == "auto" &&
-         mayGridPerRowGroup(opts, sm) && opts.blockSize == 0 &&
-         opts.numWarps == 0 && opts.clusterSize == 0 && opts.rowSplit <= 1 &&
-         opts.onlineKeep == -1 && !isOn(opts.keepAhead) &&
-         opts.keepAhead != "bulk" && !isOn(opts.pairReduce) &&
-         opts.maxElementsPerThread >= 2 * 16 / byteWidth(plan.inType);
+         cols > kStagedRowMin && cols <= kStagedRowMax && cols % 8 == 0 &&
+         opts.prefetch == "auto" && mayGridPerRowGroup(opts, sm) &&
+         opts.blockSize == 0 && opts.numWarps == 0 && opts.vectorWidth == 0 &&
+         opts.clusterSize == 0 && opts.rowSplit <= 1 && opts.onlineKeep == -1 &&
+         !isOn(opts.keepAhead) && opts.keepAhead != "bulk" &&
+         !isOn(opts.pairReduce) && opts.maxElementsPerThread >= 16;
 }
 
 /// Warps auto gives a staged row (autoStagedRow) of `cols` elements: 4 (128

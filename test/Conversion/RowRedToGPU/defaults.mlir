@@ -159,6 +159,7 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=57344 | FileCheck %s --check-prefix=BF57344
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=57352 | FileCheck %s --check-prefix=BF57352
 // RUN: not softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=32768 max-elements-per-thread=8" 2>&1 | FileCheck %s --check-prefix=BF-STAGED-LIMIT
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=32768 vector-width=1" | FileCheck %s --check-prefix=BF-STAGED-SCALAR
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=16385 | FileCheck %s --check-prefix=BF16385
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=32769 | FileCheck %s --check-prefix=BF32769
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=16385 chip=sm_75" | FileCheck %s --check-prefix=BF-SM75
@@ -240,6 +241,11 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // BF57352-SAME: strategy = "cluster"
 // A staged row's tile holds two vectors (16 elements) per thread: with a
 // lower limit auto does not stage, and reports the cluster it tried next.
+// A vector width asked for leaves the shape to the options: no staged row
+// (the stage copies vectors, and vector-width=1 has none).
+// BF-STAGED-SCALAR: block_threads = 1024 : i64
+// BF-STAGED-SCALAR-SAME: grid = "persistent"
+// BF-STAGED-SCALAR-SAME: strategy = "fused"
 // BF-STAGED-LIMIT: error: 'rowred.map' op a cluster block of 16384 elements over 512 threads keeps 32 elements per thread in registers (limit 8)
 // BF32768-SM80-SAME: grid = "persistent"
 // BF32768-SM80-SAME: strategy = "fused"
