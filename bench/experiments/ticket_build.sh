@@ -83,7 +83,7 @@ variant b-t128-e64-s64-rc-bulk bf16 128 64 64 false -DRECOMP -DBULK
 variant b-t256-e32-s96-rc-bulk bf16 256 32 96 false -DRECOMP -DBULK
 variant b-t128-e32-s96-rc-bulk bf16 128 32 96 false -DRECOMP -DBULK
 variant b-t256-e64-s64-rc-bulk bf16 256 64 64 false -DRECOMP -DBULK
-else
+elif [ "${ROUND:-6}" = 5 ]; then
 # Fifth round: more of each chunk staged.
 variant f-t128-e64-s64-bulk f32 128 64 64 false -DSTHINT=0 -DBULK
 variant f-t128-e32-s96-bulk f32 128 32 96 false -DSTHINT=0 -DBULK
@@ -96,5 +96,11 @@ variant b-t64-e64-s192-rc-bulk bf16 64 64 192 false -DRECOMP -DBULK
 variant b-t128-e32-s224-rc-bulk bf16 128 32 224 false -DRECOMP -DBULK
 variant b-t128-e32-s96-bulk bf16 128 32 96 false -DBULK
 variant b-t128-e32-s96-rc-bulk-sl16 bf16 128 32 96 false -DRECOMP -DBULK -DSLEEP=16
+else
+# Sixth round: the best layouts on the other shapes of 64 MiB and more.
+variant f-t128-e64-s64-bulk f32 128 64 64 false -DSTHINT=0 -DBULK
+variant f-t256-e32-s32-bulk f32 256 32 32 false -DSTHINT=0 -DBULK
+variant b-t128-e32-s96-bulk bf16 128 32 96 false -DBULK
+variant b-t128-e32-s96-rc-bulk bf16 128 32 96 false -DRECOMP -DBULK
 fi
 (IFS=,; echo "[${list[*]}]") > "$out/variants.json"
