@@ -162,6 +162,21 @@ __device__ __forceinline__ uint4 pack(const float *f) {
 #endif
 }
 
+#if SEPT
+// Calls f(values) with the VEC values of each of this thread's staged
+// vectors, two vectors unrolled at a time (more keeps them all in
+// registers).
+template <class F>
+__device__ __forceinline__ void for_staged(const uint4 *stage, int tid, F f) {
+#pragma unroll 2
+  for (int i = 0; i < NS; ++i) {
+    float g[VEC];
+    unpack(stage[i * THREADS + tid], g);
+    f(g, i);
+  }
+}
+#endif
+
 extern "C" __global__ void __launch_bounds__(THREADS)
     KNAME(const elem *__restrict__ x, elem *__restrict__ y, long long rows,
           long long cols, unsigned *__restrict__ ws) {
@@ -242,14 +257,11 @@ extern "C" __global__ void __launch_bounds__(THREADS)
     m = fmaxf(m, f[i]);
 #if SEPT && !defined(SONLINE)
   wait_stage(STAGE_BAR);
-#pragma unroll 2
-  for (int i = 0; i < NS; ++i) {
-    float g[VEC];
-    unpack(stage[i * THREADS + tid], g);
+  for_staged(stage, tid, [&](const float *g, int) {
 #pragma unroll
     for (int j = 0; j < VEC; ++j)
       m = fmaxf(m, g[j]);
-  }
+  });
 #endif
   float s = 0.f;
   const float ms = m * LOG2E;
@@ -268,10 +280,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 #if SEPT && defined(SONLINE)
   // The stage's (max, sum) in one pass, folded into the registers' pair.
   wait_stage(STAGE_BAR);
-#pragma unroll 2
-  for (int i = 0; i < NS; ++i) {
-    float g[VEC];
-    unpack(stage[i * THREADS + tid], g);
+  for_staged(stage, tid, [&](const float *g, int) {
     float gm = g[0];
 #pragma unroll
     for (int j = 1; j < VEC; ++j)
@@ -281,17 +290,14 @@ extern "C" __global__ void __launch_bounds__(THREADS)
     for (int j = 0; j < VEC; ++j)
       gs += ex2((g[j] - gm) * LOG2E);
     combine(m2, s2, gm, gs);
-  }
+  });
 #elif SEPT
   asm volatile("" ::: "memory"); // read the stage again, not registers
-#pragma unroll 2
-  for (int i = 0; i < NS; ++i) {
-    float g[VEC];
-    unpack(stage[i * THREADS + tid], g);
+  for_staged(stage, tid, [&](const float *g, int) {
 #pragma unroll
     for (int j = 0; j < VEC; ++j)
       s += ex2(fmaf(g[j], LOG2E, -ms));
-  }
+  });
 #endif
 #if SEPT && defined(SONLINE)
   combine(m2, s2, m, s);
@@ -365,15 +371,13 @@ extern "C" __global__ void __launch_bounds__(THREADS)
   {
     asm volatile("" ::: "memory");
     const float rm2 = r.x * LOG2E;
-#pragma unroll 2
-    for (int i = 0; i < NS; ++i) {
+    for_staged(stage, tid, [&](const float *g, int i) {
       float o[VEC];
-      unpack(stage[i * THREADS + tid], o);
 #pragma unroll
       for (int j = 0; j < VEC; ++j)
-        o[j] = ex2(fmaf(o[j], LOG2E, -rm2)) * inv;
+        o[j] = ex2(fmaf(g[j], LOG2E, -rm2)) * inv;
       store(dst + (NV + i) * THREADS + tid, pack(o));
-    }
+    });
   }
 #endif
 #endif

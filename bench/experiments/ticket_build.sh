@@ -18,7 +18,8 @@ variant() { # name dtype threads ept sept copy [nvcc flags...]
   list+=("{\"name\": \"$name\", \"dtype\": \"$dt\", \"threads\": $th, \"ept\": $ept, \"sept\": $sept, \"copy\": $copy}")
 }
 # The first round (kept for the record: ticket-only, registers only).
-if [ "${ROUND:-2}" = 1 ]; then
+case ${ROUND:-6} in
+1)
 variant f-t256-e32 f32 256 32 0 false
 variant f-t256-e16 f32 256 16 0 false
 variant f-t128-e32 f32 128 32 0 false
@@ -36,7 +37,8 @@ variant b-t512-e32 bf16 512 32 0 false
 variant b-t128-e64 bf16 128 64 0 false
 variant b-t256-e16 bf16 256 16 0 false
 variant b-copy-t256-e32 bf16 256 32 0 true -DCOPY_ONLY
-elif [ "${ROUND:-3}" = 2 ]; then
+;;
+2)
 # Second round: part of each chunk staged in shared memory as well.
 variant f-t256-e32 f32 256 32 0 false -DSTHINT=0
 variant f-t256-e32-s32 f32 256 32 32 false -DSTHINT=0
@@ -53,7 +55,8 @@ variant b-t128-e64-s64-rc bf16 128 64 64 false -DRECOMP
 variant b-t128-e64-s192-rc bf16 128 64 192 false -DRECOMP
 variant b-t256-e64-rc bf16 256 64 0 false -DRECOMP
 variant b-copy-t128-e64-s64 bf16 128 64 64 true -DCOPY_ONLY
-elif [ "${ROUND:-4}" = 3 ]; then
+;;
+3)
 # Third round: the stage's pass, its copy and the polling.
 variant f-t256-e32-s32 f32 256 32 32 false -DSTHINT=0
 variant f-t256-e32-s32-on f32 256 32 32 false -DSTHINT=0 -DSONLINE
@@ -71,7 +74,8 @@ variant b-t256-e32-s32-bulk-on bf16 256 32 32 false -DBULK -DSONLINE
 variant b-t128-e64-s64 bf16 128 64 64 false
 variant b-t256-e64-s64-rc bf16 256 64 64 false -DRECOMP
 variant b-copy-t128-e64-s64-bulk bf16 128 64 64 true -DCOPY_ONLY -DBULK
-elif [ "${ROUND:-5}" = 4 ]; then
+;;
+4)
 # Fourth round: the bulk copy with other shapes.
 variant f-t256-e32-s32-bulk f32 256 32 32 false -DSTHINT=0 -DBULK
 variant f-t128-e64-s64-bulk f32 128 64 64 false -DSTHINT=0 -DBULK
@@ -83,7 +87,8 @@ variant b-t128-e64-s64-rc-bulk bf16 128 64 64 false -DRECOMP -DBULK
 variant b-t256-e32-s96-rc-bulk bf16 256 32 96 false -DRECOMP -DBULK
 variant b-t128-e32-s96-rc-bulk bf16 128 32 96 false -DRECOMP -DBULK
 variant b-t256-e64-s64-rc-bulk bf16 256 64 64 false -DRECOMP -DBULK
-elif [ "${ROUND:-6}" = 5 ]; then
+;;
+5)
 # Fifth round: more of each chunk staged.
 variant f-t128-e64-s64-bulk f32 128 64 64 false -DSTHINT=0 -DBULK
 variant f-t128-e32-s96-bulk f32 128 32 96 false -DSTHINT=0 -DBULK
@@ -96,11 +101,13 @@ variant b-t64-e64-s192-rc-bulk bf16 64 64 192 false -DRECOMP -DBULK
 variant b-t128-e32-s224-rc-bulk bf16 128 32 224 false -DRECOMP -DBULK
 variant b-t128-e32-s96-bulk bf16 128 32 96 false -DBULK
 variant b-t128-e32-s96-rc-bulk-sl16 bf16 128 32 96 false -DRECOMP -DBULK -DSLEEP=16
-else
+;;
+*)
 # Sixth round: the best layouts on the other shapes of 64 MiB and more.
 variant f-t128-e64-s64-bulk f32 128 64 64 false -DSTHINT=0 -DBULK
 variant f-t256-e32-s32-bulk f32 256 32 32 false -DSTHINT=0 -DBULK
 variant b-t128-e32-s96-bulk bf16 128 32 96 false -DBULK
 variant b-t128-e32-s96-rc-bulk bf16 128 32 96 false -DRECOMP -DBULK
-fi
+;;
+esac
 (IFS=,; echo "[${list[*]}]") > "$out/variants.json"
