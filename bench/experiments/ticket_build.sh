@@ -18,7 +18,7 @@ variant() { # name dtype threads ept sept copy [nvcc flags...]
   list+=("{\"name\": \"$name\", \"dtype\": \"$dt\", \"threads\": $th, \"ept\": $ept, \"sept\": $sept, \"copy\": $copy}")
 }
 # The first round (kept for the record: ticket-only, registers only).
-case ${ROUND:-6} in
+case ${ROUND:-7} in
 1)
 variant f-t256-e32 f32 256 32 0 false
 variant f-t256-e16 f32 256 16 0 false
@@ -102,12 +102,22 @@ variant b-t128-e32-s224-rc-bulk bf16 128 32 224 false -DRECOMP -DBULK
 variant b-t128-e32-s96-bulk bf16 128 32 96 false -DBULK
 variant b-t128-e32-s96-rc-bulk-sl16 bf16 128 32 96 false -DRECOMP -DBULK -DSLEEP=16
 ;;
-*)
+6)
 # Sixth round: the best layouts on the other shapes of 64 MiB and more.
 variant f-t128-e64-s64-bulk f32 128 64 64 false -DSTHINT=0 -DBULK
 variant f-t256-e32-s32-bulk f32 256 32 32 false -DSTHINT=0 -DBULK
 variant b-t128-e32-s96-bulk bf16 128 32 96 false -DBULK
 variant b-t128-e32-s96-rc-bulk bf16 128 32 96 false -DRECOMP -DBULK
+;;
+*)
+# Seventh round: bf16 layouts of 1048576.
+variant b-t128-e32-s96-bulk bf16 128 32 96 false -DBULK
+variant b-t128-e32-s96-bulk-st bf16 128 32 96 false -DBULK -DSTHINT=0
+variant b-t128-e32-s96-bulk-on bf16 128 32 96 false -DBULK -DSONLINE
+variant b-t64-e32-s96-bulk bf16 64 32 96 false -DBULK
+variant b-t64-e64-s64-bulk bf16 64 64 64 false -DBULK
+variant b-t128-e64-s64-bulk bf16 128 64 64 false -DBULK
+variant b-t128-e32-s32-bulk bf16 128 32 32 false -DBULK
 ;;
 esac
 (IFS=,; echo "[${list[*]}]") > "$out/variants.json"
