@@ -169,6 +169,21 @@ def time_in_rounds(runs, rounds):
     return samples, errors
 
 
+def print_rounds(samples, moved_bytes, width, prefix="", ratios=True):
+    """Prints one line per entry of time_in_rounds' `samples`: its median
+    time, GB/s for `moved_bytes` read and written, its speed relative to
+    the first entry (`ratios`), and the spread between its rounds. Lines
+    start with `prefix`; names are padded to `width`."""
+    first = None
+    for name, t in samples.items():
+        ms = statistics.median(t)
+        first = first or ms
+        ratio = f"  {first / ms:6.3f}" if ratios else ""
+        print(f"{prefix}{name:{width}} {ms:8.4f} ms "
+              f"{moved_bytes / ms / 1e6:7.0f} GB/s{ratio}"
+              f"  spread {100 * (max(t) / min(t) - 1):4.1f}%", flush=True)
+
+
 def copy_bandwidth():
     a = torch.empty(1 << 28, dtype=torch.float32, device=DEVICE)
     b = torch.empty_like(a)

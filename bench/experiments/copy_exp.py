@@ -3,7 +3,7 @@
 the kernels of copy.cu (build.sh puts their PTX in PTX_DIR) on persistent grids
 of 112 and 132 blocks (one per SM, forced by shared memory) and on one block
 per tile, next to torch's copy."""
-import os, statistics, sys
+import os, sys
 import cupy as cp
 import numpy as np
 import torch
@@ -48,7 +48,4 @@ with profile(activities=[ProfilerActivity.CUDA]) as prof:
 print(prof.key_averages().table(row_limit=5))
 samples, errors = bench.time_in_rounds(runs, rounds)
 print("errors", errors)
-for name, t in samples.items():
-    ms = statistics.median(t)
-    print(f"{name:26} {ms:8.4f} ms {2 * nbytes / ms / 1e6:7.0f} GB/s"
-          f"  spread {100 * (max(t) / min(t) - 1):4.1f}%", flush=True)
+bench.print_rounds(samples, 2 * nbytes, 26, ratios=False)

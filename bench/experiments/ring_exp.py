@@ -2,7 +2,7 @@
 """ring_exp.py ROUNDS DIR...: bf16 1024 x 1048576, each directory's kernel
 (rowred ABI) checked (softmax against float64; copy-* dirs: y == x) and timed
 in alternating rounds with torch's same-size copy. Ratios to the first dir."""
-import os, statistics, sys
+import os, sys
 import torch
 sys.path.insert(0, os.path.join(os.getcwd(), "test", "GPU"))
 sys.path.insert(0, os.path.join(os.getcwd(), "bench"))
@@ -36,11 +36,4 @@ yc = torch.empty_like(x)
 runs["torch copy"] = lambda: yc.copy_(x)
 samples, errors = bench.time_in_rounds(runs, rounds)
 print("errors", errors)
-first = None
-for name, t in samples.items():
-    ms = statistics.median(t)
-    first = first or ms
-    gbps = 2 * M * N * 2 / ms / 1e6
-    spread = max(t) / min(t) - 1
-    print(f"{name:28} {ms:8.4f} ms {gbps:7.0f} GB/s  {first / ms:6.3f}"
-          f"  spread {100 * spread:4.1f}%", flush=True)
+bench.print_rounds(samples, 2 * M * N * 2, 28)

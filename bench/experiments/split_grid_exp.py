@@ -3,7 +3,7 @@
 row-split kernels of each DIR launched with one split group per row (grid
 rows x S, plain launch, blockIdx order), against the bench kernel and the
 prototype f-t256-e32-s32-bulk of ticket.cu."""
-import os, statistics, sys
+import os, sys
 import cupy as cp
 import numpy as np
 import torch
@@ -44,7 +44,4 @@ check("proto-e32-s32-bulk", lambda: f((M * 64,), (256,), argt, shared_mem=32768)
 yc = torch.empty_like(x)
 runs["torch copy"] = lambda: yc.copy_(x)
 samples, errors = bench.time_in_rounds(runs, rounds)
-first = None
-for name, t in samples.items():
-    ms = statistics.median(t); first = first or ms
-    print(f"{name:24} {ms:8.4f} ms {2 * M * N * 4 / ms / 1e6:7.0f} GB/s  {first / ms:6.3f}  spread {100 * (max(t) / min(t) - 1):4.1f}%", flush=True)
+bench.print_rounds(samples, 2 * M * N * 4, 24)

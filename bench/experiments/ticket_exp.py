@@ -4,7 +4,7 @@ ticket.cu (PTX_DIR/variants.json, written by ticket_build.sh) on f32 and bf16
 rows (default 1024 x 1048576), each checked against float64 (copies: y == x)
 and timed in alternating rounds with the bench kernel of the same shape
 (BENCH_DIR) and torch's same-size copy. Ratios to the bench kernel."""
-import json, os, statistics, sys
+import json, os, sys
 import cupy as cp
 import numpy as np
 import torch
@@ -74,13 +74,6 @@ for M, N in shapes:
         samples, errors = bench.time_in_rounds(runs, rounds)
         if errors:
             print("errors", errors)
-        first = None
-        for name, t in samples.items():
-            ms = statistics.median(t)
-            first = first or ms
-            gbps = 2 * M * N * size / ms / 1e6
-            print(f"{dt} {M}x{N} {name:24} {ms:8.4f} ms {gbps:7.0f} GB/s"
-                  f"  {first / ms:6.3f}  spread {100 * (max(t) / min(t) - 1):4.1f}%",
-                  flush=True)
+        bench.print_rounds(samples, 2 * M * N * size, 24, f"{dt} {M}x{N} ")
         del x, ref
         torch.cuda.empty_cache()
