@@ -2,7 +2,10 @@
 """split_grid_exp.py ROUNDS BENCH_DIR TICKET_DIR DIR...: f32 1024 x 1048576,
 row-split kernels of each DIR launched with one split group per row (grid
 rows x S, plain launch, blockIdx order), against the bench kernel and the
-prototype f-t256-e32-s32-bulk of ticket.cu."""
+prototype f-t256-e32-s32-bulk of ticket.cu (TICKET_DIR from
+`ROUND=6 ticket_build.sh TICKET_DIR`). Each DIR holds the kernel
+softmax_f32_auto_n1048576_kernel0 generated with `row-split=S` (section 2
+of the nineteenth A/B file names the options)."""
 import os, sys
 import cupy as cp
 import numpy as np
