@@ -180,6 +180,16 @@ VARIANTS = [
     ("softmax", "bf16", "auto", "cols=32768"),
     ("softmax", "f16", "auto", "cols=24576"),
     ("log_softmax", "bf16", "auto", "cols=12288"),
+    # Rows cut into chunks taken by ticket: the default layouts (f32 128 x
+    # (64 + 64 staged), 16-bit 128 x (32 + 96)), a small chunk with many per
+    # row and a map other than softmax, one warp with no stage, and scalar
+    # accesses only.
+    ("softmax", "f32", "chunks", ""),
+    ("softmax", "bf16", "chunks", ""),
+    ("log_softmax", "f32", "chunks", "block-size=1024 chunk-stage=1024"),
+    ("softmax", "f16", "chunks", "num-warps=1 block-size=256 chunk-stage=0"),
+    ("log_softmax", "bf16", "chunks", "vector-width=1 block-size=2048 "
+     "chunk-stage=2048"),
 ]
 
 

@@ -56,6 +56,7 @@ void mlir::rowred::buildRowRedToPTXPipeline(OpPassManager &pm,
   lowering.rowSplit = options.rowSplit;
   lowering.splitAhead = options.splitAhead;
   lowering.grid = options.grid;
+  lowering.chunkStage = options.chunkStage;
   lowering.scalarFallback = options.scalarFallback;
   lowering.prefetch = options.prefetch;
   lowering.pairReduce = options.pairReduce;

@@ -26,7 +26,7 @@ using namespace mlir;
 using namespace mlir::rowred;
 
 /// Version of the kernel ABI and metadata format in docs/abi.md.
-static constexpr int64_t kAbiVersion = 3;
+static constexpr int64_t kAbiVersion = 4;
 
 /// Converts a metadata dictionary entry to JSON.
 static llvm::json::Value toJSON(Attribute attr) {
@@ -43,9 +43,9 @@ static llvm::json::Value toJSON(Attribute attr) {
 }
 
 /// The kernel parameters, in order (docs/abi.md); row-split kernels
-/// (`split` blocks per row) also take their workspace.
+/// (`split` blocks per row) and chunks kernels also take their workspace.
 static llvm::json::Array abiParams(StringRef inType, StringRef outType,
-                                   int64_t split) {
+                                   int64_t split, bool chunks) {
   // json::Value keeps StringRefs unowned: pass owned strings.
   auto param = [](std::string name, std::string type, std::string meaning) {
     return llvm::json::Object{{"name", std::move(name)},
@@ -67,6 +67,12 @@ static llvm::json::Array abiParams(StringRef inType, StringRef outType,
         "workspace", "uint8 *",
         "global memory of workspace_bytes_per_group bytes per split group, "
         "zero before the first launch; each launch leaves it zero"));
+  if (chunks)
+    params.push_back(param(
+        "workspace", "uint8 *",
+        "global memory of 128 + rows * (128 + alignTo(8 * ceil(cols / "
+        "chunk_elements), 128)) bytes, zero before the first launch; each "
+        "launch leaves it zero"));
   return params;
 }
 
@@ -147,9 +153,11 @@ struct RowRedExportKernelsPass
     int64_t split = 1;
     if (auto attr = metadata.getAs<IntegerAttr>("row_split"))
       split = attr.getInt();
+    auto chunk = metadata.getAs<IntegerAttr>("chunk_elements");
     json["params"] =
         abiParams(metadata.getAs<StringAttr>("input_type").getValue(),
-                  metadata.getAs<StringAttr>("output_type").getValue(), split);
+                  metadata.getAs<StringAttr>("output_type").getValue(), split,
+                  chunk && chunk.getInt() > 0);
     std::string text;
     llvm::raw_string_ostream os(text);
     os << llvm::formatv("{0:2}", llvm::json::Value(std::move(json))) << "\n";

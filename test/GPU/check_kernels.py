@@ -107,8 +107,8 @@ def run_case(kernel, rng, rows, cols, layout, grid_kind):
     x64 = decode(xs[off:off + rows * sx].reshape(rows, sx)[:, :cols], in_t)
     poison = encode(cp.full((1,), POISON), out_t)[0]
     ys = cp.full((rows * sy + off,), poison, dtype=to_device_dtype(out_t))
-    grid = (kernel.grid(rows) if grid_kind == "occupancy"
-            else kernel.small_grid(rows))
+    grid = (kernel.grid(rows, cols=cols) if grid_kind == "occupancy"
+            else kernel.small_grid(rows, cols=cols))
     itemsize = xs.itemsize
     kernel.launch(xs.data.ptr + off * itemsize,
                   ys.data.ptr + off * ys.itemsize, rows, cols, sx, sy, grid)
@@ -117,6 +117,9 @@ def run_case(kernel, rng, rows, cols, layout, grid_kind):
     y2 = ys[off:off + rows * sy].reshape(rows, sy)
     out = decode(y2[:, :cols], out_t)
     problems = []
+    # Row-split and chunks kernels leave their workspace as they found it.
+    if kernel.workspace is not None and bool(kernel.workspace.any()):
+        problems.append("left the workspace nonzero")
     if off and ys[0] != poison:
         problems.append("wrote before the output")
     if sy > cols and bool((y2[:, cols:] != poison).any()):

@@ -13,7 +13,10 @@ grid the way docs/abi.md says:
   row_split) groups, launched cooperatively with a zeroed workspace of
   `workspace_bytes_per_group` bytes per group;
 * `grid` "rows" in the metadata: one block (or cluster) per row group
-  instead, however many fit at once.
+  instead, however many fit at once;
+* `grid` "chunks": one block per chunk of `chunk_elements` of every row, with
+  a zeroed workspace of 128 + rows x (128 + 8 x chunks per row, rounded up to
+  128) bytes; a row's chunks must all fit on the device at once.
 """
 import ctypes
 import json
@@ -129,16 +132,39 @@ class Kernel:
                 f"{self.name}: a split group of {self.split} blocks does not "
                 f"fit on the device ({self.resident} resident blocks)")
         self.workspace = None
+        self.chunk = self.meta.get("chunk_elements", 0)
         if self.split > 1:
             groups = self.resident // self.split
             self.workspace = cp.zeros(
                 groups * self.meta["workspace_bytes_per_group"], cp.uint8)
 
-    def grid(self, rows, balanced=False):
-        """Blocks of the persistent grid for `rows` rows. `balanced` (an
+    def chunks_per_row(self, cols):
+        """Chunks of a chunks kernel's row of `cols` elements."""
+        return -(-cols // self.chunk)
+
+    def chunk_workspace(self, rows, cols):
+        """A chunks kernel's workspace for `rows` rows of `cols`: zeroed
+        when allocated, reused while large enough (each launch leaves it
+        zero)."""
+        per_row = 128 + -(-8 * self.chunks_per_row(cols) // 128) * 128
+        size = 128 + rows * per_row
+        if self.workspace is None or self.workspace.size < size:
+            self.workspace = cp.zeros(size, cp.uint8)
+        return self.workspace
+
+    def grid(self, rows, balanced=False, cols=None):
+        """Blocks of the persistent grid for `rows` rows (for a chunks
+        kernel, a block per chunk of rows of `cols`). `balanced` (an
         experiment, not the ABI's rule) takes the fewest programs that
         still need the same number of rounds, so that none idles in the
         last one."""
+        if self.chunk:
+            chunks = self.chunks_per_row(cols)
+            if chunks > self.resident:
+                raise RuntimeError(
+                    f"{self.name}: rows of {cols} take {chunks} chunks, more "
+                    f"than the {self.resident} blocks resident at once")
+            return max(rows, 1) * chunks
         groups = -(-rows // self.rows_per_block)
         if self.meta.get("grid") == "rows":
             return self.cluster * max(1, groups)
@@ -148,18 +174,26 @@ class Kernel:
             programs = -(-groups // -(-groups // programs))
         return self.cluster * self.split * programs
 
-    def small_grid(self, rows):
+    def small_grid(self, rows, cols=None):
         """A grid of at most 3 programs (blocks, clusters or split groups),
-        so that each handles several rows."""
+        so that each handles several rows (a chunks kernel has one grid)."""
+        if self.chunk:
+            return self.grid(rows, cols=cols)
         programs = min(-(-rows // self.rows_per_block), 3,
                        self.resident // (self.cluster * self.split))
         return max(programs, 1) * self.cluster * self.split
 
     def launch(self, x, y, rows, cols, sx, sy, grid=None):
         if grid is None:
-            grid = self.grid(rows)
+            grid = self.grid(rows, cols=cols)
         args = (np.uint64(x), np.uint64(y), np.int64(rows), np.int64(cols),
                 np.int64(sx), np.int64(sy))
+        if self.chunk:
+            if grid != self.grid(rows, cols=cols):
+                raise ValueError(f"{self.name}: a chunks kernel runs on "
+                                 f"{self.grid(rows, cols=cols)} blocks, "
+                                 f"not {grid}")
+            args += (np.uint64(self.chunk_workspace(rows, cols).data.ptr),)
         if self.split > 1:
             launch_cooperative(self.function.kernel.ptr, grid, self.threads,
                                self.dynamic_shared,

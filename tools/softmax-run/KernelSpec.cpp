@@ -290,10 +290,11 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
   if (!num("abi_version", abi))
     return missing("abi_version");
   // Version 2 added dynamic_shared_bytes (absent, hence 0, in version 1),
-  // version 3 row_split and the workspace (absent, hence none, before).
-  if (abi < 1 || abi > 3) {
+  // version 3 row_split and the workspace (absent, hence none, before),
+  // version 4 chunks kernels (grid "chunks", chunk_elements).
+  if (abi < 1 || abi > 4) {
     error = "'" + jsonPath + "' has ABI version " + std::to_string(abi) +
-            "; this runner knows versions 1 to 3";
+            "; this runner knows versions 1 to 4";
     return std::nullopt;
   }
   std::string in, out, ptxName;
@@ -334,12 +335,24 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
   num("split_ahead", spec.splitAhead);
   std::string grid = "persistent";
   str("grid", grid);
-  if (grid != "persistent" && grid != "rows") {
+  if (grid != "persistent" && grid != "rows" && grid != "chunks") {
     error = "'" + jsonPath + "' has an unknown grid '" + grid +
-            "'; expected persistent or rows";
+            "'; expected persistent, rows or chunks";
     return std::nullopt;
   }
   spec.gridPerRowGroup = grid == "rows";
+  num("chunk_elements", spec.chunkElements);
+  if ((grid == "chunks") != (spec.chunkElements > 0) ||
+      spec.chunkElements < 0 || spec.chunkElements > (int64_t(1) << 30) ||
+      (spec.chunkElements > 0 &&
+       (spec.rowSplit > 1 || spec.clusterBlocks > 1 ||
+        spec.rowsPerBlock > 1))) {
+    error = "'" + jsonPath +
+            "' has an invalid chunk_elements: a positive chunk (at most "
+            "2^30 elements) for grid \"chunks\", one block per chunk, and "
+            "none otherwise";
+    return std::nullopt;
+  }
   std::optional<DType> inType = parseDType(in), outType = parseDType(out);
   if (!inType || !outType) {
     error = "'" + jsonPath + "' names an unknown element type";
@@ -394,6 +407,11 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
   return spec;
 }
 
+int64_t KernelSpec::chunkWorkspaceBytes(int64_t rows, int64_t cols) const {
+  int64_t chunks = (cols + chunkElements - 1) / chunkElements;
+  return 128 + rows * (128 + (chunks * 8 + 127) / 128 * 128);
+}
+
 std::string KernelSpec::describeAccess(int64_t cols, int64_t xStride,
                                        int64_t yStride, int64_t offset) const {
   std::ostringstream os;
@@ -442,6 +460,11 @@ std::string KernelSpec::describe() const {
   if (rowSplit > 1)
     os << ", rows split over groups of " << rowSplit
        << " blocks combining through global memory";
+  if (chunkElements > 0)
+    os << ", rows cut into chunks of " << chunkElements << " (" << blockElements
+       << " in registers, " << chunkElements - blockElements
+       << " bulk-copied into shared memory), a block each, taken by ticket "
+          "and combining through global memory";
   if (rowSplit > 1 && splitAhead > 0)
     os << ", pass 1 running " << splitAhead << " row"
        << (splitAhead > 1 ? "s" : "") << " ahead of pass 2";
@@ -455,7 +478,7 @@ std::string KernelSpec::describe() const {
   if (strategy == "online" && prefetch == "shared" && gridPerRowGroup)
     os << "; the block's share of its row staged whole in shared memory "
           "(cp.async) before pass 1, both passes reading it there";
-  else
+  else if (chunkElements == 0)
     os << "; next " << (tiles ? "tile" : "row") << " fetched ahead: "
        << (prefetch == "shared"      ? "into shared memory (cp.async)"
            : prefetch == "registers" ? "into registers"

@@ -92,6 +92,15 @@ struct KernelSpec {
   /// "rows") instead of the persistent grid ("persistent", the default when
   /// absent). Either grid computes the same result.
   bool gridPerRowGroup = false;
+  /// Chunks kernels (version 4, `grid` "chunks"): elements of each chunk;
+  /// the launcher starts one block per chunk of every row and passes a
+  /// zeroed workspace of chunkWorkspaceBytes; 0 for other kernels.
+  int64_t chunkElements = 0;
+
+  /// Bytes of a chunks kernel's workspace for `rows` rows of `cols`
+  /// elements (docs/abi.md): the ticket's 128, then per row 128 of counter
+  /// and the 8-byte pairs of its chunks rounded up to 128.
+  int64_t chunkWorkspaceBytes(int64_t rows, int64_t cols) const;
 
   /// One line for --explain: the strategy and block shape the compiler chose.
   std::string describe() const;

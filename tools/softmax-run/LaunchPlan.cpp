@@ -84,7 +84,7 @@ std::optional<KernelResources> softmax_run::runPtxas(const std::string &ptxas,
 LaunchPlan softmax_run::planLaunch(const DeviceInfo &device,
                                    const KernelResources &res,
                                    const KernelShape &shape, int64_t rows,
-                                   int64_t driverClusters) {
+                                   int64_t driverClusters, int64_t cols) {
   LaunchPlan p;
   int threads = shape.threads;
   p.threads = threads;
@@ -93,6 +93,10 @@ LaunchPlan softmax_run::planLaunch(const DeviceInfo &device,
   p.dynamicSharedBytes = shape.dynamicSharedBytes;
   p.rowSplit = shape.rowSplit;
   p.gridPerRowGroup = shape.gridPerRowGroup;
+  p.chunkElements = shape.chunkElements;
+  if (p.chunkElements > 0)
+    p.chunksPerRow =
+        std::max<int64_t>(1, (cols + p.chunkElements - 1) / p.chunkElements);
   int warps = (threads + 31) / 32;
   int gran = device.registerGranularity;
   int regsPerWarp = (std::max(res.registers, 1) * 32 + gran - 1) / gran * gran;
@@ -115,6 +119,10 @@ LaunchPlan softmax_run::planLaunch(const DeviceInfo &device,
 }
 
 int64_t LaunchPlan::gridFor(int64_t residentBlocks, int64_t rows) const {
+  if (chunkElements > 0)
+    return chunksPerRow > residentBlocks
+               ? 0
+               : std::max<int64_t>(rows, 1) * chunksPerRow;
   if (gridPerRowGroup && rowSplit == 1)
     return clusterBlocks *
            std::max<int64_t>(1, (rows + rowsPerBlock - 1) / rowsPerBlock);
@@ -177,6 +185,21 @@ std::string LaunchPlan::explain(const DeviceInfo &device,
        << ") = " << grid / clusterBlocks << ", grid " << grid
        << " blocks (cluster c handles rows c, c + " << grid / clusterBlocks
        << ", ...)\n";
+    return os.str();
+  }
+  if (chunkElements > 0) {
+    os << "chunks of " << chunkElements << " elements, " << chunksPerRow
+       << " per row, each block taking the next by ticket; resident blocks: "
+       << blocksPerSM << " x " << device.sms << " = "
+       << int64_t(blocksPerSM) * device.sms << "\n";
+    if (grid == 0) {
+      os << "blocks launched: none: a row's " << chunksPerRow
+         << " chunks must all be resident at once\n";
+      return os.str();
+    }
+    os << "blocks launched: " << rows << " rows x " << chunksPerRow
+       << " chunks = " << grid
+       << " (the blocks of a row wait for each other's (max, sum) pairs)\n";
     return os.str();
   }
   if (rowSplit > 1) {

@@ -53,6 +53,9 @@ struct LaunchPlan {
   int64_t rowSplit = 1;
   /// One program per row group instead of the persistent grid (grid "rows").
   bool gridPerRowGroup = false;
+  /// Chunks kernels (grid "chunks"): elements of a chunk, and chunks per row
+  /// of the planned length; 0 otherwise.
+  int64_t chunkElements = 0, chunksPerRow = 0;
   int byRegisters = 0, byShared = 0, byThreads = 0, byBlocks = 0;
   int blocksPerSM = 0;
   /// Clusters resident at once: from the driver when given, else estimated
@@ -65,7 +68,9 @@ struct LaunchPlan {
   /// The grid for `rows` rows when `residentBlocks` blocks fit on the device
   /// at once (cluster kernels: residentClusters whole clusters instead;
   /// row-split kernels: min(rows, residentBlocks / rowSplit) whole groups;
-  /// gridPerRowGroup: a block or cluster per row group, whatever fits).
+  /// gridPerRowGroup: a block or cluster per row group, whatever fits;
+  /// chunks kernels: a block per chunk of every row, 0 when a row has more
+  /// chunks than blocks fit at once).
   int64_t gridFor(int64_t residentBlocks, int64_t rows) const;
   /// The derivation, as the Triton tutorial reasons about occupancy.
   std::string explain(const DeviceInfo &device, const KernelResources &res,
@@ -83,16 +88,19 @@ struct KernelShape {
   int64_t rowSplit = 1;
   /// One program per row group (grid "rows").
   bool gridPerRowGroup = false;
+  /// Elements of each chunk (grid "chunks"), else 0.
+  int64_t chunkElements = 0;
 };
 
 /// Derives the grid: the persistent min(ceil(rows / rows per block), SMs x
 /// resident blocks per SM) blocks, or for cluster kernels min(rows, resident
 /// clusters) clusters, with `driverClusters` (when positive) as the number of
 /// co-resident clusters; for kernels whose metadata asks for grid "rows",
-/// one block (or cluster) per row group.
+/// one block (or cluster) per row group; for chunks kernels, one block per
+/// chunk of each of the rows of `cols` elements.
 LaunchPlan planLaunch(const DeviceInfo &device, const KernelResources &res,
                       const KernelShape &shape, int64_t rows,
-                      int64_t driverClusters = 0);
+                      int64_t driverClusters = 0, int64_t cols = 0);
 
 } // namespace softmax_run
 

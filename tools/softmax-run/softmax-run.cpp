@@ -230,7 +230,8 @@ KernelShape shapeOf(const KernelSpec &spec) {
           spec.clusterBlocks,
           spec.dynamicSharedBytes,
           spec.rowSplit,
-          spec.gridPerRowGroup};
+          spec.gridPerRowGroup,
+          spec.chunkElements};
 }
 
 std::string findPtxas(const std::string &explicitPath) {
@@ -487,6 +488,17 @@ int main(int argc, char **argv) {
           std::to_string(spec->maxCols) + " columns, not " +
           std::to_string(opts.cols) +
           "; compile one with a larger block-size or strategy=online");
+  // A chunks kernel counts its tickets and columns in 32 bits.
+  if (spec->chunkElements > 0) {
+    int64_t chunks = (opts.cols + spec->chunkElements - 1) / spec->chunkElements;
+    if (opts.cols + spec->chunkElements > INT32_MAX ||
+        opts.rows * chunks > INT32_MAX)
+      fatal("kernel '" + spec->kernel + "' (chunks of " +
+            std::to_string(spec->chunkElements) + ") handles rows x chunks "
+            "and columns + a chunk below 2^31, not " +
+            std::to_string(opts.rows) + " x " + std::to_string(chunks) +
+            " chunks of rows of " + std::to_string(opts.cols));
+  }
   int64_t sx = opts.xStride ? opts.xStride : opts.cols;
   int64_t sy = opts.yStride ? opts.yStride : opts.cols;
   if (sx < opts.cols || sy < opts.cols)
@@ -519,7 +531,8 @@ int main(int argc, char **argv) {
         runPtxas(ptxas, spec->ptxPath, chip, ptxasError);
     if (!res)
       fatal(ptxasError);
-    LaunchPlan plan = planLaunch(*device, *res, shapeOf(*spec), opts.rows);
+    LaunchPlan plan =
+        planLaunch(*device, *res, shapeOf(*spec), opts.rows, 0, opts.cols);
     std::printf("no GPU here (%s); launch plan from the device description\n",
                 error.c_str());
     std::printf("%s", kernelSummary.c_str());
@@ -556,11 +569,14 @@ int main(int argc, char **argv) {
             gpu.info.name + " cannot make resident");
   }
   LaunchPlan plan =
-      planLaunch(gpu.info, res, shapeOf(*spec), opts.rows, clusters);
+      planLaunch(gpu.info, res, shapeOf(*spec), opts.rows, clusters, opts.cols);
   // The plan's arithmetic with the driver's blocks per SM.
   int64_t resident = int64_t(perSM) * gpu.info.sms;
   int64_t grid = plan.gridFor(resident, opts.rows);
   if (opts.grid) {
+    if (spec->chunkElements > 0)
+      usageError("--grid does not apply to a chunks kernel, which takes one "
+                 "block per chunk of every row");
     if (opts.grid % spec->clusterBlocks != 0)
       usageError("--grid must be a multiple of the kernel's cluster size (" +
                  std::to_string(spec->clusterBlocks) + ")");
@@ -574,6 +590,14 @@ int main(int argc, char **argv) {
                  "), which a row-split kernel needs");
     grid = opts.grid;
   }
+  if (grid == 0 && spec->chunkElements > 0)
+    fatal("kernel '" + spec->kernel + "' cuts rows of " +
+          std::to_string(opts.cols) + " into " +
+          std::to_string(plan.chunksPerRow) + " chunks, whose blocks wait "
+          "for each other, but only " + std::to_string(resident) +
+          " fit on " + gpu.info.name +
+          " at once; compile it with a larger chunk (block-size, "
+          "chunk-stage)");
   if (grid == 0)
     fatal("kernel '" + spec->kernel + "' splits each row over " +
           std::to_string(spec->rowSplit) + " blocks, but only " +
@@ -629,10 +653,14 @@ int main(int argc, char **argv) {
   gpu.checked(gpu.cu.cuMemcpyHtoD_v2(py, y.bytes.data(), y.bytes.size()),
               "cuMemcpyHtoD");
 
-  // A row-split kernel's workspace: zeroed once, left zero by each launch.
-  // (workspaceBytesPerGroup is 0 without a split; whole words for the memset.)
+  // A row-split or chunks kernel's workspace: zeroed once, left zero by
+  // each launch. (workspaceBytesPerGroup is 0 without a split; whole words
+  // for the memset.)
   size_t workspaceWords =
-      (grid / spec->rowSplit * spec->workspaceBytesPerGroup + 3) / 4;
+      (spec->chunkElements > 0
+           ? spec->chunkWorkspaceBytes(opts.rows, opts.cols)
+           : grid / spec->rowSplit * spec->workspaceBytesPerGroup + 3) /
+      4;
   DeviceBuffer workspace(gpu, workspaceWords * 4);
   if (workspaceWords > 0)
     gpu.checked(gpu.cu.cuMemsetD32_v2(workspace.ptr, 0, workspaceWords),

@@ -165,10 +165,10 @@ TEST(KernelSpec, RejectsMissingFieldsVersionsAndFiles) {
   EXPECT_FALSE(KernelSpec::load(writeKernel(noKernel), error));
   EXPECT_NE(error.find("lacks the field 'kernel'"), std::string::npos) << error;
 
-  std::string v4 = good;
-  v4.replace(v4.find("1, \"kernel\""), 1, "4");
-  EXPECT_FALSE(KernelSpec::load(writeKernel(v4), error));
-  EXPECT_NE(error.find("ABI version 4"), std::string::npos) << error;
+  std::string v5 = good;
+  v5.replace(v5.find("1, \"kernel\""), 1, "5");
+  EXPECT_FALSE(KernelSpec::load(writeKernel(v5), error));
+  EXPECT_NE(error.find("ABI version 5"), std::string::npos) << error;
 
   // A split group needs its workspace.
   std::string noWorkspace = good;

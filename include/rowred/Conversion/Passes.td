@@ -56,7 +56,11 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"strategy", "strategy", "std::string", /*default=*/"\"auto\"",
-           "Kernel strategy: fused | cluster | online | auto (fused when the "
+           "Kernel strategy: fused | cluster | online | chunks | auto "
+           "(chunks: each block takes the next chunk of block-size + "
+           "chunk-stage elements of a row by atomic ticket and meets the "
+           "row's other chunks through a global-memory workspace; auto: "
+           "fused when the "
            "row fits in one block's registers, cluster when it fits in a "
            "cluster's, else online; on sm_90+, 16-bit rows of 8193 to "
            "57344 elements, a multiple of 8, are online on a block per row "
@@ -173,6 +177,13 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
            "row, f32, or 16-bit blocks of 4096, 8192 and 16384 (the last "
            "two then on 256 threads) or larger ones on at most 512 threads, "
            "and for auto's 16-bit staged rows; persistent elsewhere">,
+    Option<"chunkStage", "chunk-stage", "int64_t", /*default=*/"-1",
+           "Chunks: elements of each chunk that follow its block-size "
+           "elements in registers and are bulk-copied (cp.async.bulk, "
+           "sm_90+) into shared memory, a multiple of the block's threads x "
+           "the vector width; the launcher provides them as dynamic shared "
+           "memory. 0: none; -1: 64 per thread for f32, 96 for 16-bit "
+           "types">,
     Option<"maxElementsPerThread", "max-elements-per-thread", "int64_t",
            /*default=*/"32",
            "Fused: refuse blocks that hold more elements per thread than "

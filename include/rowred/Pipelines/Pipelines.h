@@ -113,6 +113,12 @@ struct RowRedToPTXOptions : public PassPipelineOptions<RowRedToPTXOptions> {
                      "row and 16-bit ones of 4096-16384, or larger on <= "
                      "512 threads, and 16-bit staged rows)"),
       llvm::cl::init("auto")};
+  PassOptions::Option<int64_t> chunkStage{
+      *this, "chunk-stage",
+      llvm::cl::desc("Chunks: elements of each chunk bulk-copied into "
+                     "shared memory after the block-size in registers (-1: "
+                     "64 per thread for f32, 96 for 16-bit types)"),
+      llvm::cl::init(-1)};
   PassOptions::Option<int64_t> maxElementsPerThread{
       *this, "max-elements-per-thread",
       llvm::cl::desc("Fused: largest row share one thread keeps in registers "

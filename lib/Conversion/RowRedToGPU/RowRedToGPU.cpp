@@ -48,7 +48,12 @@ enum class Strategy {
   /// memory. One read.
   Cluster,
   /// Tiles with a running (max, sum), then a second read to write.
-  Online
+  Online,
+  /// The row cut into chunks of a block each, taken by atomic ticket; a
+  /// chunk stays on chip (registers and a bulk-copied stage) while its
+  /// block's (max, sum) meets the row's other chunks' in a global-memory
+  /// workspace. One read.
+  Chunks
 };
 
 static StringRef stringify(Strategy s) {
@@ -59,6 +64,8 @@ static StringRef stringify(Strategy s) {
     return "cluster";
   case Strategy::Online:
     return "online";
+  case Strategy::Chunks:
+    return "chunks";
   }
   llvm_unreachable("unknown strategy");
 }
@@ -135,6 +142,9 @@ struct KernelPlan {
   bool bulkKeep = false;
   /// Online: L2 eviction hints on the 16-byte global accesses (cache-hints).
   bool cacheHints = false;
+  /// Chunks: elements of each chunk after its blockElements in registers,
+  /// bulk-copied into the stage (chunk-stage); 0 for none.
+  int64_t chunkStaged = 0;
   /// The launcher starts one program (block, cluster) per row group instead
   /// of the persistent grid of the programs resident at once (grid=rows); the
   /// kernel still loops over rows, so any grid computes the same result.
@@ -167,13 +177,19 @@ struct KernelPlan {
                : 0;
   }
   int64_t threadsPerRow() const { return numThreads() / rowsPerBlock; }
+  /// Chunks: the elements of one chunk, one block's.
+  int64_t chunkElements() const { return blockElements + chunkStaged; }
+  /// Chunks: the shared f32 slots of the block's ticket and of the row's
+  /// (max, sum) pair, after the two of the block exchange.
+  static constexpr int64_t kTicketSlot = 2, kRowPairSlot = 3;
   /// Whether the kernel has the peeled vector path, for rows that are not
   /// aligned for vectors but are misaligned alike in the input and the
   /// output (odd row lengths of contiguous tensors). Not for cluster slices
   /// with both the pair reduction and the stage, which spill (f32 65536: 4
   /// bytes).
   bool peelable() const {
-    return vectorWidth > 1 && !(clusterSize > 1 && pairReduce && prefetch);
+    return vectorWidth > 1 && strategy != Strategy::Chunks &&
+           !(clusterSize > 1 && pairReduce && prefetch);
   }
   /// Whether the peeled path of cluster slices reduces one value at a time
   /// even with the pair reduction: the pair keeps every chunk's exponentials
@@ -194,7 +210,8 @@ struct KernelPlan {
   }
   /// Whether the exchanges carry (max, sum) pairs.
   bool exchangesPairs() const {
-    return strategy == Strategy::Online || pairReduce;
+    return strategy == Strategy::Online || strategy == Strategy::Chunks ||
+           pairReduce;
   }
   /// The cluster exchanges of one row on one of the kernel's paths.
   struct ClusterExchanges {
@@ -258,6 +275,8 @@ struct KernelPlan {
   /// f32 slots per warp in shared memory: one per exchanged value (twice
   /// that with alternatesSlots).
   int64_t sharedSlots(size_t numReduces) const {
+    if (strategy == Strategy::Chunks)
+      return kRowPairSlot + 2;
     return exchangesPerRow(numReduces) * (exchangesPairs() ? 2 : 1) *
                (alternatesSlots() ? 2 : 1) +
            (pipelinesSplit() ? 2 : 0);
@@ -275,11 +294,19 @@ struct KernelPlan {
   /// stage of stageElements input elements, or the online kernel's kept
   /// tiles (keptElements), twice with bulkKeep (two buffers).
   int64_t dynamicSharedBytes() const {
+    if (strategy == Strategy::Chunks)
+      return hasStage() ? chunkStaged * inType.getIntOrFloatBitWidth() / 8
+                        : 0;
     return (prefetch ? stageElements : keptElements * (bulkKeep ? 2 : 1)) *
            inType.getIntOrFloatBitWidth() / 8;
   }
-  /// Whether the kernel has a stage in dynamic shared memory.
-  bool hasStage() const { return prefetch || keptElements > 0; }
+  /// Whether the kernel has a stage in dynamic shared memory (for chunks,
+  /// only the vector path reads it).
+  bool hasStage() const {
+    if (strategy == Strategy::Chunks)
+      return chunkStaged > 0 && vectorWidth > 1;
+    return prefetch || keptElements > 0;
+  }
 };
 
 static int64_t byteWidth(Type type) { return type.getIntOrFloatBitWidth() / 8; }
@@ -469,6 +496,7 @@ struct PlanOptions {
   std::string keepAhead, cacheHints;
   int64_t rowSplit, splitAhead;
   std::string grid;
+  int64_t chunkStage;
 };
 
 /// Whether an on/off option value `v` means on (`on`, `1`, `true`).
@@ -643,6 +671,15 @@ static constexpr int64_t kMaxDynamicSharedBytes = 224 * 1024;
 static constexpr int64_t kRegisterFile = 65536;
 /// Shared memory of one SM on sm_90 (228 KiB).
 static constexpr int64_t kSharedPerSM = 228 * 1024;
+
+/// Shared memory the driver reserves for each block (sm_90).
+static constexpr int64_t kSharedReservedPerBlock = 1024;
+
+/// Registers per thread a chunks kernel is compiled for (minctasm): 96 puts
+/// five blocks of 128 threads on an SM, as the prototype of version 69 ran
+/// (93 registers); left alone, ptxas takes 108 for the f32 default, four
+/// blocks.
+static constexpr int64_t kChunkRegisters = 96;
 
 /// Blocks of `plan` that fit one SM's registers at 64 per thread, at least
 /// one.
@@ -941,6 +978,13 @@ static StringRef prefetchObstacle(const KernelPlan &plan, bool stage,
 ///   threads per row, which take more edge elements on the peeled path
 ///   (116 bytes of spills for one thread per row).
 static int64_t minBlocksPerSM(const KernelPlan &plan) {
+  if (plan.strategy == Strategy::Chunks) {
+    int64_t blocks = kRegisterFile / (kChunkRegisters * plan.numThreads());
+    if (plan.hasStage())
+      blocks = std::min(blocks, kSharedPerSM / (plan.dynamicSharedBytes() +
+                                                kSharedReservedPerBlock));
+    return std::max<int64_t>(1, blocks);
+  }
   bool capped = plan.shareBlocks() > 1 ||
                 (plan.rowsPerBlock > 1 && plan.threadsPerRow() == 32 &&
                  plan.elementsPerThread() >= 32 && !plan.prefetchRegisters &&
@@ -971,6 +1015,90 @@ static int64_t smVersion(StringRef chip) {
   if (chip.consume_front("sm_"))
     chip.take_while(llvm::isDigit).getAsInteger(10, version);
   return version;
+}
+
+/// Most elements per thread a chunk holds in registers.
+static constexpr int64_t kMaxChunkRegisterElements = 128;
+
+/// The chunks strategy's part of planKernel: `plan` has its types, and
+/// `vector` and `sm` are resolved. Default layout (H200, version 69 of
+/// docs/performance.md): 128 threads, each with 64 f32 elements in registers
+/// and 64 staged (3947-3954 GB/s on f32 1024 x 1048576, 1.075x the online
+/// kernel's), or 32 16-bit elements in registers and 96 staged.
+static FailureOr<KernelPlan> planChunks(MapOp map, const PlanOptions &opts,
+                                        KernelPlan plan, int64_t vector,
+                                        int64_t sm) {
+  auto unsupported = [&](StringRef option) {
+    return map.emitOpError()
+           << option << " does not apply to the chunks strategy, whose "
+           << "blocks each take one chunk of one row";
+  };
+  if (opts.rowsPerBlock > 1)
+    return unsupported("rows-per-block");
+  if (opts.clusterSize > 1)
+    return unsupported("cluster-size");
+  if (opts.rowSplit > 1)
+    return unsupported("row-split");
+  if (opts.onlineKeep > 0)
+    return unsupported("online-keep");
+  if (opts.prefetch != "auto" && !isOff(opts.prefetch))
+    return unsupported("prefetch");
+  if (opts.keepAhead != "auto" && !isOff(opts.keepAhead))
+    return unsupported("keep-ahead");
+  if (isOn(opts.cacheHints))
+    return unsupported("cache-hints");
+  if (opts.grid != "auto")
+    return map.emitOpError() << "a chunks kernel is launched on one block "
+                                "per chunk of every row; grid must be auto";
+  plan.strategy = Strategy::Chunks;
+  plan.numWarps = opts.numWarps ? opts.numWarps : 4;
+  bool wide = byteWidth(plan.inType) == 4;
+  plan.blockElements = opts.blockSize ? opts.blockSize
+                                      : plan.numThreads() * (wide ? 64 : 32);
+  if (plan.blockElements % plan.numThreads() != 0)
+    return map.emitOpError()
+           << "block-size " << plan.blockElements
+           << " must be a multiple of the block's " << plan.numThreads()
+           << " threads: each holds the same number of a chunk's elements";
+  int64_t perThread = plan.elementsPerThread();
+  if (perThread > kMaxChunkRegisterElements)
+    return map.emitOpError()
+           << "a chunk of block-size " << plan.blockElements << " keeps "
+           << perThread << " elements per thread in registers (limit "
+           << kMaxChunkRegisterElements << ")";
+  plan.vectorWidth = std::min(vector, perThread & -perThread);
+  if (opts.chunkStage < -1)
+    return map.emitOpError()
+           << "chunk-stage must be 0 (none), -1 (auto) or a number of "
+              "elements, got "
+           << opts.chunkStage;
+  plan.chunkStaged = opts.chunkStage >= 0
+                         ? opts.chunkStage
+                         : plan.numThreads() * (wide ? 64 : 96);
+  int64_t stagedUnit = plan.numThreads() * plan.vectorWidth;
+  if (plan.chunkStaged % stagedUnit != 0)
+    return map.emitOpError()
+           << "chunk-stage " << plan.chunkStaged << " must be a multiple of "
+           << stagedUnit << " (" << plan.numThreads() << " threads x "
+           << plan.vectorWidth << "-element vectors)";
+  if (plan.dynamicSharedBytes() > kMaxDynamicSharedBytes)
+    return map.emitOpError()
+           << "chunk-stage " << plan.chunkStaged << " takes "
+           << plan.dynamicSharedBytes()
+           << " bytes of shared memory; a block has at most "
+           << kMaxDynamicSharedBytes;
+  if (plan.hasStage() && sm < 90)
+    return map.emitOpError()
+           << "chunk-stage fills the stage with cp.async.bulk, which needs "
+              "sm_90 or newer, not "
+           << opts.chip << " (chunk-stage=0 holds a chunk in registers only)";
+  if (plan.chunkElements() > (int64_t(1) << 30))
+    return map.emitOpError()
+           << "a chunk of " << plan.chunkElements()
+           << " elements is too large (at most 2^30)";
+  plan.maxCols = 0;
+  plan.rereadFallback = false;
+  return plan;
 }
 
 /// Resolves the options against the group, with a diagnostic on the map for
@@ -1083,6 +1211,12 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
              << "the online strategy needs a max reduce followed by a sum of "
                 "exp(x - max), as produced by rowred-decompose";
     plan.strategy = Strategy::Online;
+  } else if (opts.strategy == "chunks") {
+    if (!canOnline)
+      return map.emitOpError()
+             << "the chunks strategy needs a max reduce followed by a sum of "
+                "exp(x - max), as produced by rowred-decompose";
+    return planChunks(map, opts, plan, vector, sm);
   } else if (opts.strategy == "auto") {
     // Fused when the row is known and fits one block's registers, cluster
     // when it fits a cluster's, else online.
@@ -1105,7 +1239,8 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
     }
   } else {
     return map.emitOpError() << "unknown strategy '" << opts.strategy
-                             << "'; expected fused, cluster, online or auto";
+                             << "'; expected fused, cluster, online, chunks or "
+                                "auto";
   }
 
   if (opts.rowSplit > 1 && plan.strategy != Strategy::Online)
@@ -1431,8 +1566,13 @@ static constexpr StringLiteral kClusterBarriersName = "rowred_cluster_barriers";
 /// (`dynamic_shared_bytes` in the metadata).
 static constexpr StringLiteral kStageName = "rowred_stage";
 
-/// Name of the shared-memory array of two mbarriers (i64) on which the bulk
-/// copies of keep-ahead=bulk complete, one per stage buffer.
+/// Nanoseconds a chunks kernel's warp 0 sleeps between two polls of its
+/// row's counter (version 69: the interval made no difference).
+static constexpr int64_t kChunkPollNanoseconds = 64;
+
+/// Name of the shared-memory array of the mbarriers (i64) on which the bulk
+/// copies complete: two for keep-ahead=bulk, one per stage buffer; one for
+/// a chunks kernel's stage.
 static constexpr StringLiteral kStageBarriersName = "rowred_stage_barriers";
 
 /// Per-row clones of the parts of a body that do not depend on the element.
@@ -1491,6 +1631,8 @@ public:
           arith::MulIOp::create(b, clusterRank, constI32(plan.blockElements));
       shareRank = clusterRank;
     }
+    if (plan.strategy == Strategy::Chunks)
+      workspace = entry.getArgument(6);
     if (plan.splitSize > 1) {
       workspace = entry.getArgument(6);
       Value block = arith::IndexCastOp::create(
@@ -1508,6 +1650,8 @@ public:
   /// used, the row paths (emitPaths), and the exit of the cluster or of the
   /// split group.
   void emit() {
+    if (plan.strategy == Strategy::Chunks)
+      return emitChunks();
     if (plan.cacheHints) {
       auto policy = [&](StringRef priority) {
         return NVVM::InlinePtxOp::create(
@@ -1559,14 +1703,8 @@ private:
     if (vec == 1) {
       emitRowLoop(1);
     } else {
-      Value ok = isAligned(x, xStride, plan.inType, vec);
-      ok = arith::AndIOp::create(b, ok,
-                                 isAligned(y, yStride, plan.outType, vec));
-      Value colsOk = arith::CmpIOp::create(
-          b, arith::CmpIPredicate::eq,
-          arith::RemUIOp::create(b, cols, constI32(vec)), constI32(0));
-      ok = arith::AndIOp::create(b, ok, colsOk);
-      auto ifOp = scf::IfOp::create(b, ok, /*withElseRegion=*/true);
+      auto ifOp = scf::IfOp::create(b, vectorPathAllowed(vec),
+                                    /*withElseRegion=*/true);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
       emitRowLoop(vec);
@@ -1580,6 +1718,17 @@ private:
       }
       emitRowLoop(1);
     }
+  }
+
+  /// True (i1) when both matrices' pointers and strides and the row length
+  /// allow `vec`-element accesses.
+  Value vectorPathAllowed(int64_t vec) {
+    Value ok = isAligned(x, xStride, plan.inType, vec);
+    ok = arith::AndIOp::create(b, ok, isAligned(y, yStride, plan.outType, vec));
+    Value colsOk = arith::CmpIOp::create(
+        b, arith::CmpIPredicate::eq,
+        arith::RemUIOp::create(b, cols, constI32(vec)), constI32(0));
+    return arith::AndIOp::create(b, ok, colsOk);
   }
 
   Value constI32(int64_t v) { return arith::ConstantIntOp::create(b, v, 32); }
@@ -3783,6 +3932,401 @@ private:
     return {mNew, dNew};
   }
 
+  //===--------------------------------------------------------------------===//
+  // Chunks
+  //===--------------------------------------------------------------------===//
+
+  /// The chunks kernel (Strategy::Chunks): each block handles one chunk of
+  /// one row, taken by ticket, on the vector path or the scalar path.
+  ///
+  /// Thread 0 takes ticket t with an `atom.inc` on the workspace's first
+  /// word, which wraps to 0 after the launch's last ticket (rows x K of
+  /// them, K = ceil(cols / chunk)); block t handles chunk t mod K of row
+  /// t / K. Tickets, unlike block indices, follow the order in which blocks
+  /// start, so a running block only ever waits for chunks whose blocks have
+  /// started or will start in a free slot: the kernel cannot hang while the
+  /// device holds K of its blocks at once (docs/abi.md). Blocks past the
+  /// last ticket take none.
+  void emitChunks() {
+    if (plan.hasStage())
+      initBarriers(kStageBarriersName, 1);
+    Value count = arith::CeilDivUIOp::create(b, cols,
+                                             constI32(plan.chunkElements()));
+    Value total = arith::MulIOp::create(
+        b, arith::TruncIOp::create(b, i32, rows), count);
+    Value block = arith::IndexCastOp::create(
+        b, i32, gpu::BlockIdOp::create(b, gpu::Dimension::x));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(emitIfThen(arith::CmpIOp::create(
+        b, arith::CmpIPredicate::ult, block, total)));
+    Value ticketSlot = constIndex(KernelPlan::kTicketSlot);
+    Value first = constIndex(0);
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(emitIfFirstThread());
+      Value ticket = LLVM::AtomicRMWOp::create(
+          b, LLVM::AtomicBinOp::uinc_wrap, workspace,
+          arith::SubIOp::create(b, total, constI32(1)),
+          LLVM::AtomicOrdering::monotonic, "device");
+      memref::StoreOp::create(b, arith::BitcastOp::create(b, f32, ticket),
+                              shared, ValueRange{ticketSlot, first});
+    }
+    gpu::BarrierOp::create(b);
+    Value ticket = arith::BitcastOp::create(
+        b, i32,
+        memref::LoadOp::create(b, shared, ValueRange{ticketSlot, first}));
+    Value row =
+        arith::ExtUIOp::create(b, i64, arith::DivUIOp::create(b, ticket, count));
+    Value chunk = arith::RemUIOp::create(b, ticket, count);
+    sliceStart =
+        arith::MulIOp::create(b, chunk, constI32(plan.chunkElements()));
+    int64_t vec = plan.vectorWidth;
+    if (vec == 1)
+      return emitChunk(row, chunk, count, 1);
+    auto ifOp = scf::IfOp::create(b, vectorPathAllowed(vec),
+                                  /*withElseRegion=*/true);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    emitChunk(row, chunk, count, vec);
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    emitChunk(row, chunk, count, 1);
+  }
+
+  /// Chunk `chunk` (i32) of the `count` of row `row` (i64), from column
+  /// sliceStart. On the vector path, blockElements elements in registers,
+  /// then chunkStaged more in the stage (one cp.async.bulk by thread 0,
+  /// issued before the registers' loads); on the scalar path, the whole
+  /// chunk streamed from global memory by each of the three passes (mostly
+  /// from L2 after the first), so that it keeps few registers next to the
+  /// vector path's. Each thread reduces its elements to a (max, sum) pair;
+  /// the block's pair meets the row's other chunks' (exchangeChunkPair),
+  /// and the map writes the chunk: a softmax as e_i * exp(m_t - m) / s from
+  /// the exponentials e_i = exp(x_i - m_t) kept in registers, the streamed
+  /// part and any other map from the inputs.
+  void emitChunk(Value row, Value chunk, Value count, int64_t vec) {
+    Value xRow = rowPointer(x, plan.inType, row, xStride);
+    Value yRow = rowPointer(y, plan.outType, row, yStride);
+    bool staged = vec > 1 && plan.hasStage();
+    Value stageStart = sliceStart;
+    int64_t streamed = plan.chunkElements();
+    SmallVector<Chunk> held;
+    if (vec > 1) {
+      stageStart =
+          arith::AddIOp::create(b, sliceStart, constI32(plan.blockElements));
+      streamed = plan.chunkStaged;
+      if (staged)
+        bulkCopyChunkStage(xRow, stageStart);
+      held = loadBlock(xRow, sliceStart, vec);
+    }
+    auto forEachStaged = [&](ValueRange inits, StreamBody body) {
+      return forEachStreamed(xRow, stageStart, streamed, vec, staged, inits,
+                             body);
+    };
+    // Masks apply per chunk, not per element: the valid elements' max and
+    // sum of exponentials of each chunk, or the identity. Two selects per
+    // element cost 16-bit rows 5% (they are issue-bound: up to 1.75 ex2
+    // per element).
+    auto max = [&](Value l, Value r) { return combine(Combiner::max, l, r); };
+    auto sum = [&](Value l, Value r) { return combine(Combiner::sum, l, r); };
+    auto chunkMax = [&](const Chunk &c) -> Value {
+      return arith::SelectOp::create(b, c.valid,
+                                     treeReduce<Value>(c.values, max),
+                                     negInf());
+    };
+    Value mt = negInf();
+    for (const Chunk &c : held)
+      mt = max(mt, chunkMax(c));
+    if (staged)
+      waitForPhase(barrierAt(kStageBarriersName, constI32(0)), constI32(0));
+    mt = forEachStaged({mt},
+                       [&](const Chunk &c, ValueRange acc) {
+                         return SmallVector<Value>{max(acc[0], chunkMax(c))};
+                       })
+             .front();
+    // Exponents against the thread's max, or 0 when it is -inf (every
+    // element -inf or masked) or NaN: -inf elements then give 0, not NaN,
+    // and a NaN row stays NaN.
+    Value zero = constF32(0.0);
+    Value finite =
+        arith::CmpFOp::create(b, arith::CmpFPredicate::ONE, mt, negInf());
+    Value shift = arith::SelectOp::create(b, finite, mt, zero);
+    auto chunkExps = [&](const Chunk &c) {
+      SmallVector<Value> exps;
+      for (Value v : c.values)
+        exps.push_back(emitExp(arith::SubFOp::create(b, v, shift)));
+      return exps;
+    };
+    auto chunkSum = [&](const Chunk &c, ArrayRef<Value> exps) -> Value {
+      return arith::SelectOp::create(b, c.valid, treeReduce<Value>(exps, sum),
+                                     zero);
+    };
+    SmallVector<SmallVector<Value>> exps;
+    Value dt = zero;
+    for (const Chunk &c : held) {
+      exps.push_back(chunkExps(c));
+      dt = sum(dt, chunkSum(c, exps.back()));
+    }
+    dt = forEachStaged({dt},
+                       [&](const Chunk &c, ValueRange acc) {
+                         return SmallVector<Value>{
+                             sum(acc[0], chunkSum(c, chunkExps(c)))};
+                       })
+             .front();
+    auto [m, d] = reducePairInBlock(mt, dt);
+    auto [rowMax, rowSum] = exchangeChunkPair(row, chunk, count, m, d);
+    DenseMap<Value, Value> scalars = onlineScalars(rowMax, rowSum);
+    RowContext ctx = prepareMap(scalars);
+    if (isSoftmaxMap(group)) {
+      // exp(x_i - m) / s = e_i * exp(m_t - m) / s: 0 when the thread's
+      // elements are all -inf (e_i = 0 against the shift of 0, which the
+      // scale must not blow up), NaN when the whole row is -inf (m = -inf,
+      // s = 0), as torch's result.
+      Value scale = arith::DivFOp::create(
+          b, emitExp(arith::SubFOp::create(b, mt, rowMax)), rowSum);
+      for (auto [c, values] : llvm::zip(held, exps)) {
+        SmallVector<Value> outs;
+        for (Value e : values)
+          outs.push_back(arith::MulFOp::create(b, e, scale));
+        storeChunk(yRow, c.col, c.valid, outs);
+      }
+    } else {
+      emitMap(yRow, held, ctx);
+    }
+    forEachStaged({},
+                  [&](const Chunk &c, ValueRange) {
+                    emitMap(yRow, c, ctx);
+                    return SmallVector<Value>();
+                  });
+  }
+
+  /// What forEachStreamed calls on each chunk: the values to carry on.
+  using StreamBody =
+      function_ref<SmallVector<Value>(const Chunk &, ValueRange)>;
+
+  /// Calls `body` on each of this thread's chunks of the `elements` columns
+  /// from `start` of the block's chunk: `vec` elements each, interleaved
+  /// over the block's threads as loadBlock's, read from the stage when
+  /// `staged` (which holds them from its start), else from the row at
+  /// `xRow`; chunks past the row's end are masked. An scf.for over them, two
+  /// per iteration (more would hold them all in registers), carries `inits`
+  /// through `body`'s results; returns the last ones.
+  SmallVector<Value> forEachStreamed(Value xRow, Value start, int64_t elements,
+                                     int64_t vec, bool staged, ValueRange inits,
+                                     StreamBody body) {
+    int64_t stride = plan.numThreads() * vec;
+    int64_t count = elements / stride;
+    if (count == 0)
+      return SmallVector<Value>(inits);
+    int64_t unroll = count % 2 == 0 ? 2 : 1;
+    Value firstLocal = arith::MulIOp::create(b, tid, constI32(vec));
+    auto loop = scf::ForOp::create(b, constI32(0), constI32(count * stride),
+                                   constI32(unroll * stride), inits);
+    // LLVM would unroll the loop fully; kept a loop, the chunks pass through
+    // two sets of registers.
+    loop->setAttr("loop_annotation",
+                  LLVM::LoopAnnotationAttr::get(
+                      b.getContext(), {}, {}, {},
+                      LLVM::LoopUnrollAttr::get(b.getContext(),
+                                                b.getBoolAttr(true), {}, {},
+                                                {}, {}, {}, {}),
+                      {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}));
+    OpBuilder::InsertionGuard guard(b);
+    if (inits.empty())
+      b.setInsertionPoint(loop.getBody()->getTerminator());
+    else
+      b.setInsertionPointToStart(loop.getBody());
+    SmallVector<Value> acc(loop.getRegionIterArgs());
+    for (int64_t u = 0; u < unroll; ++u) {
+      Value local = arith::AddIOp::create(
+          b, arith::AddIOp::create(b, firstLocal, loop.getInductionVar()),
+          constI32(u * stride));
+      Value col = arith::AddIOp::create(b, start, local);
+      Value valid =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::slt, col, cols);
+      Chunk c = staged ? loadChunk(stage, col, valid, vec, local)
+                       : loadChunk(xRow, col, valid, vec);
+      acc = body(c, acc);
+    }
+    if (!inits.empty())
+      scf::YieldOp::create(b, acc);
+    return SmallVector<Value>(loop.getResults());
+  }
+
+  /// Thread 0 arms the stage's mbarrier for the part of the staged columns
+  /// [stageStart, stageStart + chunkStaged) inside the row and copies it
+  /// into the stage with one cp.async.bulk; none when that part is empty,
+  /// and the arrival alone completes the phase. Vector path only: the part
+  /// is whole 16-byte vectors from a 16-byte aligned address.
+  void bulkCopyChunkStage(Value xRow, Value stageStart) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(emitIfFirstThread());
+    Value end = arith::MinSIOp::create(
+        b, cols,
+        arith::AddIOp::create(b, stageStart, constI32(plan.chunkStaged)));
+    Value elements = arith::MaxSIOp::create(
+        b, arith::SubIOp::create(b, end, stageStart), constI32(0));
+    Value bytes = arith::MulIOp::create(b, elements,
+                                        constI32(byteWidth(plan.inType)));
+    Value barrier = barrierAt(kStageBarriersName, constI32(0));
+    NVVM::MBarrierArriveExpectTxOp::create(b, Type(), barrier, bytes,
+                                           NVVM::MemScopeKind::CTA,
+                                           /*relaxed=*/false,
+                                           /*predicate=*/Value());
+    b.setInsertionPointToStart(emitIfThen(arith::CmpIOp::create(
+        b, arith::CmpIPredicate::sgt, bytes, constI32(0))));
+    Value src =
+        LLVM::GEPOp::create(b, x.getType(), plan.inType, xRow,
+                            ValueRange{stageStart},
+                            LLVM::GEPNoWrapFlags::inbounds);
+    // The shared::cluster form, as in bulkCopyKeptTiles.
+    Value dst = LLVM::AddrSpaceCastOp::create(
+        b, LLVM::LLVMPointerType::get(b.getContext(), 7), stage);
+    NVVM::CpAsyncBulkGlobalToSharedClusterOp::create(
+        b, dst, src, barrier, bytes, /*multicastMask=*/Value(),
+        /*l2CacheHint=*/Value());
+  }
+
+  /// The row's (max, sum) pair, in every thread, from the block's pair (m,
+  /// d) of chunk `chunk` (i32) of the row's `count`, through row `row`'s
+  /// record in the workspace (docs/abi.md: a counter, then `count` pairs
+  /// from byte 128):
+  ///
+  /// * thread 0 stores (m, d) into the chunk's entry and adds one to the
+  ///   counter (release: a fence and a relaxed add, as publishSplitPair);
+  /// * every lane of warp 0 polls the counter with acquire loads (each
+  ///   lane's reads of the entries then follow its own acquire) until all
+  ///   the row's chunks have arrived, the lanes fold the entries and lane 0
+  ///   hands the pair to the block through shared memory;
+  /// * lane 0 then counts the block out on the same counter: the last of
+  ///   the row's `count` arrivals and `count` departures clears the row's
+  ///   record, so that each launch leaves the workspace as it found it.
+  std::pair<Value, Value> exchangeChunkPair(Value row, Value chunk,
+                                            Value count, Value m, Value d) {
+    // Row r's record starts 128 + r x (128 + alignTo(8 x count, 128)) bytes
+    // into the workspace: no two rows share a 128-byte line.
+    Value entryBytes = arith::AndIOp::create(
+        b,
+        arith::AddIOp::create(b, arith::MulIOp::create(b, count, constI32(8)),
+                              constI32(127)),
+        constI32(-128));
+    Value recordBytes = arith::AddIOp::create(
+        b, arith::ExtUIOp::create(b, i64, entryBytes), constI64(128));
+    Value counter = LLVM::GEPOp::create(
+        b, workspace.getType(), b.getI8Type(), workspace,
+        ValueRange{arith::AddIOp::create(
+            b, constI64(128), arith::MulIOp::create(b, row, recordBytes))});
+    Value entries = LLVM::GEPOp::create(b, workspace.getType(), b.getI8Type(),
+                                        counter, ValueRange{constI64(128)});
+    auto entry = [&](Value index) {
+      return LLVM::GEPOp::create(b, workspace.getType(), i64, entries,
+                                 ValueRange{index});
+    };
+    auto pairType = VectorType::get({2}, f32);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(emitIfFirstThread());
+      Value pair = LLVM::PoisonOp::create(b, pairType);
+      pair = LLVM::InsertElementOp::create(b, pair, m, constI32(0));
+      pair = LLVM::InsertElementOp::create(b, pair, d, constI32(1));
+      LLVM::StoreOp::create(b, LLVM::BitcastOp::create(b, i64, pair),
+                            entry(chunk), /*alignment=*/8);
+      LLVM::FenceOp::create(b, LLVM::AtomicOrdering::release, "device");
+      LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::add, counter,
+                                constI32(1), LLVM::AtomicOrdering::monotonic,
+                                "device");
+    }
+    Value pairSlotIndex = constIndex(KernelPlan::kRowPairSlot);
+    Value sumSlotIndex = constIndex(KernelPlan::kRowPairSlot + 1);
+    Value first = constIndex(0);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(emitIfThen(isWarp0()));
+      {
+        OpBuilder::InsertionGuard inner(b);
+        auto poll = scf::WhileOp::create(b, TypeRange(), ValueRange());
+        b.setInsertionPointToStart(b.createBlock(&poll.getBefore()));
+        Value arrived =
+            atomicLoad(i32, counter, 4, LLVM::AtomicOrdering::acquire);
+        scf::ConditionOp::create(
+            b,
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, arrived,
+                                  count),
+            ValueRange());
+        b.setInsertionPointToStart(b.createBlock(&poll.getAfter()));
+        NVVM::NanosleepOp::create(b, constI32(kChunkPollNanoseconds));
+        scf::YieldOp::create(b);
+      }
+      auto fold = scf::ForOp::create(b, lane, count, constI32(32),
+                                     ValueRange{negInf(), constF32(0.0)});
+      {
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPointToStart(fold.getBody());
+        Value pair = LLVM::BitcastOp::create(
+            b, pairType,
+            atomicLoad(i64, entry(fold.getInductionVar()), 8,
+                       LLVM::AtomicOrdering::monotonic));
+        Value em = LLVM::ExtractElementOp::create(b, pair, constI32(0));
+        Value ed = LLVM::ExtractElementOp::create(b, pair, constI32(1));
+        Value fm = fold.getRegionIterArgs()[0];
+        Value fd = fold.getRegionIterArgs()[1];
+        Value mAll = combine(Combiner::max, fm, em);
+        scf::YieldOp::create(
+            b, ValueRange{mAll, arith::AddFOp::create(
+                                    b, rescale(fm, fd, mAll),
+                                    rescale(em, ed, mAll))});
+      }
+      auto [rowMax, rowSum] = butterflyPair(fold.getResult(0),
+                                            fold.getResult(1), 32);
+      Value isLane0 =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, constI32(0));
+      auto leave = scf::IfOp::create(b, i32, isLane0, /*withElseRegion=*/true);
+      {
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPointToStart(&leave.getThenRegion().front());
+        memref::StoreOp::create(b, rowMax, shared,
+                                ValueRange{pairSlotIndex, first});
+        memref::StoreOp::create(b, rowSum, shared,
+                                ValueRange{sumSlotIndex, first});
+        // A relaxed add with no fence ahead of it: the lanes' loads of the
+        // entries have returned (the butterfly above consumed them) before
+        // it issues, and a fence here would hold the whole block for the
+        // device's outstanding traffic (it cost 5-11% on rows of 1048576).
+        scf::YieldOp::create(
+            b, LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::add, counter,
+                                         constI32(1),
+                                         LLVM::AtomicOrdering::monotonic,
+                                         "device")
+                   .getResult());
+        b.setInsertionPointToStart(&leave.getElseRegion().front());
+        scf::YieldOp::create(b, constI32(0));
+      }
+      Value before =
+          gpu::ShuffleOp::create(b, leave.getResult(0), 0, 32,
+                                 gpu::ShuffleMode::IDX)
+              .getShuffleResult();
+      Value last = arith::CmpIOp::create(
+          b, arith::CmpIPredicate::eq, before,
+          arith::SubIOp::create(b, arith::MulIOp::create(b, count, constI32(2)),
+                                constI32(1)));
+      // The row's last block out zeroes its entries and its counter, so
+      // that the whole workspace is zero again for the next launch, whatever
+      // its shape (a row's record moves with the chunks per row).
+      b.setInsertionPointToStart(emitIfThen(last));
+      LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
+      auto clear = scf::ForOp::create(b, lane, count, constI32(32));
+      {
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPoint(clear.getBody()->getTerminator());
+        LLVM::StoreOp::create(b, constI64(0), entry(clear.getInductionVar()),
+                              /*alignment=*/8);
+      }
+      b.setInsertionPointToStart(emitIfThen(isLane0));
+      LLVM::StoreOp::create(b, constI32(0), counter, /*alignment=*/4);
+    }
+    gpu::BarrierOp::create(b);
+    return {memref::LoadOp::create(b, shared, ValueRange{pairSlotIndex, first}),
+            memref::LoadOp::create(b, shared, ValueRange{sumSlotIndex, first})};
+  }
+
   ImplicitLocOpBuilder &b;
   Group group;
   const KernelPlan &plan;
@@ -3877,6 +4421,14 @@ static StringRef prefetchKind(const KernelPlan &plan) {
   return plan.prefetchRegisters ? "registers" : "none";
 }
 
+/// The grid the launcher starts (docs/abi.md): "chunks" (one block per
+/// chunk of every row), "rows" (one program per row group) or "persistent".
+static StringRef gridKind(const KernelPlan &plan) {
+  if (plan.strategy == Strategy::Chunks)
+    return "chunks";
+  return plan.gridPerRowGroup ? "rows" : "persistent";
+}
+
 /// The launch metadata recorded for a kernel (docs/abi.md).
 static DictionaryAttr kernelMetadata(Builder &b, Group &group,
                                      const KernelPlan &plan) {
@@ -3916,8 +4468,11 @@ static DictionaryAttr kernelMetadata(Builder &b, Group &group,
       b.getNamedAttr("l2_hints", b.getBoolAttr(plan.cacheHints)),
       b.getNamedAttr("keep_ahead", b.getBoolAttr(plan.keepAhead)),
       b.getNamedAttr("keep_ahead_bulk", b.getBoolAttr(plan.bulkKeep)),
-      b.getNamedAttr("grid", b.getStringAttr(
-                                 plan.gridPerRowGroup ? "rows" : "persistent")),
+      b.getNamedAttr("grid", b.getStringAttr(gridKind(plan))),
+      b.getNamedAttr("chunk_elements",
+                     b.getI64IntegerAttr(plan.strategy == Strategy::Chunks
+                                             ? plan.chunkElements()
+                                             : 0)),
       b.getNamedAttr("row_split", b.getI64IntegerAttr(plan.splitSize)),
       b.getNamedAttr("split_ahead", b.getI64IntegerAttr(plan.splitAhead)),
       b.getNamedAttr("workspace_bytes_per_group",
@@ -3953,7 +4508,8 @@ struct ConvertRowRedToGPUPass
         rowsPerBlock,      clusterSize, vectorWidth,    maxElementsPerThread,
         reverseSecondPass, fastExp,     scalarFallback, chip,
         prefetch,          pairReduce,  onlineKeep,     keepAhead,
-        cacheHints,        rowSplit,    splitAhead,     grid};
+        cacheHints,        rowSplit,    splitAhead,     grid,
+        chunkStage};
     SmallVector<MapOp> maps;
     module.walk([&](MapOp map) { maps.push_back(map); });
 
@@ -4015,8 +4571,8 @@ struct ConvertRowRedToGPUPass
     auto ptr = LLVM::LLVMPointerType::get(ctx, 1);
     Type i64 = b.getI64Type();
     SmallVector<Type> params = {ptr, ptr, i64, i64, i64, i64};
-    // Row-split kernels also take their workspace.
-    if (plan.splitSize > 1)
+    // Row-split and chunks kernels also take their workspace.
+    if (plan.splitSize > 1 || plan.strategy == Strategy::Chunks)
       params.push_back(ptr);
     auto funcType = FunctionType::get(ctx, params, {});
     SmallVector<Type> workgroup;
@@ -4039,8 +4595,10 @@ struct ConvertRowRedToGPUPass
                                    plan.clusterBarriers(group.reduces.size())),
           /*isConstant=*/false, LLVM::Linkage::Internal, kClusterBarriersName,
           Attribute(), /*alignment=*/8, /*addrSpace=*/3);
-    if (plan.bulkKeep)
-      LLVM::GlobalOp::create(b, LLVM::LLVMArrayType::get(b.getI64Type(), 2),
+    if (plan.bulkKeep || (plan.strategy == Strategy::Chunks && plan.hasStage()))
+      LLVM::GlobalOp::create(b,
+                             LLVM::LLVMArrayType::get(b.getI64Type(),
+                                                      plan.bulkKeep ? 2 : 1),
                              /*isConstant=*/false, LLVM::Linkage::Internal,
                              kStageBarriersName, Attribute(), /*alignment=*/8,
                              /*addrSpace=*/3);
@@ -4110,6 +4668,34 @@ struct ConvertRowRedToGPUPass
                               b.getI32Type()),
               /*asyncToken=*/Type(), ValueRange(), ValueRange(), ValueRange())
               .getMemref();
+      gpu::MemsetOp::create(b, /*asyncToken=*/Type(), ValueRange(), workspace,
+                            arith::ConstantIntOp::create(b, 0, 32));
+      args.push_back(hostPointer(b, workspace));
+    }
+    // A chunks kernel: one block per chunk of every row, and a zeroed
+    // workspace: the ticket's 128 bytes, then per row 128 bytes of counter
+    // and its chunks' pairs, 128-byte aligned (docs/abi.md).
+    if (plan.strategy == Strategy::Chunks) {
+      Value chunks = arith::CeilDivUIOp::create(
+          b, colsIdx, arith::ConstantIndexOp::create(b, plan.chunkElements()));
+      blocks = arith::MulIOp::create(b, rowsIdx, chunks);
+      Value entryWords = arith::MulIOp::create(
+          b,
+          arith::CeilDivUIOp::create(
+              b, arith::MulIOp::create(b, chunks,
+                                       arith::ConstantIndexOp::create(b, 8)),
+              arith::ConstantIndexOp::create(b, 128)),
+          arith::ConstantIndexOp::create(b, 32));
+      Value recordWords = arith::AddIOp::create(
+          b, entryWords, arith::ConstantIndexOp::create(b, 32));
+      Value words = arith::AddIOp::create(
+          b, arith::ConstantIndexOp::create(b, 32),
+          arith::MulIOp::create(b, rowsIdx, recordWords));
+      workspace = gpu::AllocOp::create(
+                      b, MemRefType::get({ShapedType::kDynamic}, b.getI32Type()),
+                      /*asyncToken=*/Type(), ValueRange(), ValueRange{words},
+                      ValueRange())
+                      .getMemref();
       gpu::MemsetOp::create(b, /*asyncToken=*/Type(), ValueRange(), workspace,
                             arith::ConstantIntOp::create(b, 0, 32));
       args.push_back(hostPointer(b, workspace));

@@ -83,7 +83,7 @@
 
 // Clusters of 16 (non-portable): 512-thread slices of 16384 elements; the
 // lanes read the 16 partials and a four-step butterfly combines them.
-// SIXTEEN: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 16 : i64
+// SIXTEEN: block_elements = 16384 : i64, block_threads = 512 : i64, chunk_elements = 0 : i64, cluster_blocks = 16 : i64
 // SIXTEEN-SAME: max_cols = 262144 : i64
 // SIXTEEN: .reqnctapercluster 16, 1, 1
 

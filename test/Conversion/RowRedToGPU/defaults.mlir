@@ -47,19 +47,19 @@
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=32768 chip=sm_80" | FileCheck %s --check-prefix=SM80-32768
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu | FileCheck %s --check-prefix=UNKNOWN
 
-// N100: block_elements = 128 : i64, block_threads = 64 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 8 : i64
+// N100: block_elements = 128 : i64, block_threads = 64 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 8 : i64
 // N100-SAME: max_cols = 128 : i64
 // N100-SAME: rows_per_block = 4 : i64, shared_bytes = 0 : i64, split_ahead = 0 : i64, strategy = "fused", vector_width = 4 : i64
-// N256: block_elements = 256 : i64, block_threads = 128 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 8 : i64
+// N256: block_elements = 256 : i64, block_threads = 128 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 8 : i64
 // N256-SAME: rows_per_block = 4 : i64, shared_bytes = 0 : i64, split_ahead = 0 : i64, strategy = "fused"
-// N781: block_elements = 1024 : i64, block_threads = 128 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
+// N781: block_elements = 1024 : i64, block_threads = 128 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
 // N781-SAME: prefetch = "none"
 // N781-SAME: rows_per_block = 4 : i64
 // N781: gpu.func @softmax_kernel0
 // N781-SAME: nvvm.minctasm = 8 : i32
-// N4096: block_elements = 4096 : i64, block_threads = 128 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
+// N4096: block_elements = 4096 : i64, block_threads = 128 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
 // N4096-SAME: prefetch = "none"
-// N8192: block_elements = 8192 : i64, block_threads = 128 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 64 : i64
+// N8192: block_elements = 8192 : i64, block_threads = 128 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 64 : i64
 // N8192-SAME: prefetch = "none"
 // Not with the next row in registers or the pair reduction, which keep
 // 512 x 16; max-elements-per-thread's limit of 32 still holds for the
@@ -70,18 +70,18 @@
 // N8192-PAIR: block_threads = 512 : i64
 // N8192-PAIR-SAME: elements_per_thread = 16 : i64
 // N8192-W4: error: 'rowred.map' op a fused block of 8192 elements over 128 threads keeps 64 elements per thread in registers (limit 32)
-// N12288: block_elements = 12288 : i64, block_threads = 384 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
+// N12288: block_elements = 12288 : i64, block_threads = 384 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
 // N12288-SAME: grid = "rows"
 // N12288-SAME: prefetch = "none"
 // Fused f32 blocks of a row run one block per row (grid "rows"), and so
 // fetch no next row.
-// N16384: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
+// N16384: block_elements = 16384 : i64, block_threads = 512 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
 // N16384-SAME: grid = "rows"
 // N16384-SAME: prefetch = "none"
-// N32768: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
+// N32768: block_elements = 32768 : i64, block_threads = 1024 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
 // N32768-SAME: grid = "rows"
 // N32768-SAME: strategy = "fused"
-// N32769: block_elements = 12288 : i64, block_threads = 384 : i64, cluster_blocks = 4 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
+// N32769: block_elements = 12288 : i64, block_threads = 384 : i64, chunk_elements = 0 : i64, cluster_blocks = 4 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
 // N32769-SAME: max_cols = 49152 : i64
 // N32769-SAME: prefetch = "none"
 // N32769-SAME: strategy = "cluster"
@@ -89,25 +89,25 @@
 // beyond (three-quarter slices of 12288 up to 196608); past 262144 the online
 // kernel with its tiles loaded ahead, over clusters of 8 for rows under 2 MiB
 // and 16 from 2 MiB.
-// N131072: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 8 : i64
+// N131072: block_elements = 16384 : i64, block_threads = 512 : i64, chunk_elements = 0 : i64, cluster_blocks = 8 : i64
 // N131072-SAME: max_cols = 131072 : i64
 // N131072-SAME: pair_reduce = false
 // N131072-SAME: strategy = "cluster"
-// N131073: block_elements = 12288 : i64, block_threads = 384 : i64, cluster_blocks = 16 : i64
+// N131073: block_elements = 12288 : i64, block_threads = 384 : i64, chunk_elements = 0 : i64, cluster_blocks = 16 : i64
 // N131073-SAME: max_cols = 196608 : i64
 // N131073-SAME: strategy = "cluster"
-// N262144: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
+// N262144: block_elements = 16384 : i64, block_threads = 512 : i64, chunk_elements = 0 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
 // N262144-SAME: max_cols = 262144 : i64
 // N262144-SAME: prefetch = "none"
 // N262144-SAME: strategy = "cluster"
-// N262145: block_elements = 16384 : i64, block_threads = 1024 : i64, cluster_blocks = 8 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 16 : i64
+// N262145: block_elements = 16384 : i64, block_threads = 1024 : i64, chunk_elements = 0 : i64, cluster_blocks = 8 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 16 : i64
 // N262145-SAME: max_cols = 0 : i64
 // N262145-SAME: prefetch = "registers"
 // N262145-SAME: reverse_second_pass = true
 // N262145-SAME: strategy = "online"
-// N524287: block_threads = 1024 : i64, cluster_blocks = 8 : i64
+// N524287: block_threads = 1024 : i64, chunk_elements = 0 : i64, cluster_blocks = 8 : i64
 // N524287-SAME: strategy = "online"
-// N524288: block_threads = 1024 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 131072 : i64
+// N524288: block_threads = 1024 : i64, chunk_elements = 0 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 131072 : i64
 // N524288-SAME: keep_ahead = true, keep_ahead_bulk = true
 // N524288-SAME: strategy = "online"
 // Rows of 2 to under 8 MiB over clusters of 16 keep the first tile (64 KiB)
@@ -116,11 +116,11 @@
 // from 8 MiB they keep 3/8 of each block's share (whole tiles of 64 KiB, at
 // most 192 KiB) in shared memory, copied in by each thread during the
 // previous row's second pass (keep-ahead), and stream the rest.
-// N1M: block_threads = 1024 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 131072 : i64
+// N1M: block_threads = 1024 : i64, chunk_elements = 0 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 131072 : i64
 // N1M-SAME: keep_ahead = true, keep_ahead_bulk = true, l2_hints = true, max_cols = 1048576 : i64
 // N1M-SAME: prefetch = "registers"
 // N1M-SAME: strategy = "online"
-// N1M-ONE: block_threads = 1024 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64
+// N1M-ONE: block_threads = 1024 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64
 // N1M-ONE-SAME: keep_ahead = false
 // N1M-ONE-SAME: strategy = "online"
 // N2M: cluster_blocks = 16 : i64, dynamic_shared_bytes = 196608 : i64
@@ -132,11 +132,11 @@
 // N400000-SAME: keep_ahead = false
 // N2M-OFF: cluster_blocks = 16 : i64, dynamic_shared_bytes = 0 : i64
 // N2M-OFF-SAME: keep_ahead = false, keep_ahead_bulk = false, l2_hints = true, max_cols = 0 : i64
-// SM80: block_threads = 1024 : i64, cluster_blocks = 1 : i64
+// SM80: block_threads = 1024 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64
 // SM80-SAME: strategy = "online"
-// SM80-32768: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 131072 : i64
+// SM80-32768: block_elements = 32768 : i64, block_threads = 1024 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 131072 : i64
 // SM80-32768-SAME: strategy = "fused"
-// UNKNOWN: block_threads = 1024 : i64, cluster_blocks = 1 : i64
+// UNKNOWN: block_threads = 1024 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64
 // UNKNOWN-SAME: strategy = "online"
 func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   rowred.softmax dimension(1) ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>)
@@ -189,12 +189,12 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=2097152 | FileCheck %s --check-prefix=F16-2M
 // RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=8388608 | FileCheck %s --check-prefix=F16-8M
 // RUN: not softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=131072 pair-reduce=maybe" 2>&1 | FileCheck %s --check-prefix=BF-PAIR-BAD
-// BF512: block_elements = 512 : i64, block_threads = 128 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 16 : i64
+// BF512: block_elements = 512 : i64, block_threads = 128 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 16 : i64
 // BF512-SAME: prefetch = "registers"
 // BF512-SAME: rows_per_block = 4 : i64
 // BF512: gpu.func @softmax_kernel0
 // BF512-SAME: kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
-// BF1024: block_elements = 1024 : i64, block_threads = 128 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
+// BF1024: block_elements = 1024 : i64, block_threads = 128 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
 // BF1024-SAME: prefetch = "none"
 // BF1024-SAME: rows_per_block = 4 : i64
 // BF1024: gpu.func @softmax_kernel0
@@ -208,35 +208,35 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // 12288, 512 beyond; its stage is the row in whole tiles, which bounds
 // max_cols. At 57344 two stages of 112 KiB share an SM; longer rows keep
 // their clusters.
-// BF8192: block_elements = 8192 : i64, block_threads = 256 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
+// BF8192: block_elements = 8192 : i64, block_threads = 256 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
 // BF8192-SAME: grid = "rows"
 // BF8192-SAME: prefetch = "none"
 // BF8192-SAME: strategy = "fused", vector_width = 8 : i64
-// BF12288: block_elements = 2048 : i64, block_threads = 128 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 24576 : i64, elements_per_thread = 16 : i64
+// BF12288: block_elements = 2048 : i64, block_threads = 128 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 24576 : i64, elements_per_thread = 16 : i64
 // BF12288-SAME: grid = "rows"
 // BF12288-SAME: max_cols = 12288 : i64
 // BF12288-SAME: prefetch = "shared"
 // BF12288-SAME: strategy = "online", vector_width = 8 : i64
-// BF16384: block_elements = 8192 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 32768 : i64, elements_per_thread = 16 : i64
+// BF16384: block_elements = 8192 : i64, block_threads = 512 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 32768 : i64, elements_per_thread = 16 : i64
 // BF16384-SAME: grid = "rows"
 // BF16384-SAME: max_cols = 16384 : i64
 // BF16384-SAME: prefetch = "shared"
 // BF16384-SAME: strategy = "online", vector_width = 8 : i64
-// BF16383: block_elements = 16384 : i64, block_threads = 256 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 64 : i64
+// BF16383: block_elements = 16384 : i64, block_threads = 256 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 64 : i64
 // BF16383-SAME: grid = "rows"
 // BF16383-SAME: strategy = "fused", vector_width = 8 : i64
-// F16-24576: block_elements = 8192 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 49152 : i64, elements_per_thread = 16 : i64
+// F16-24576: block_elements = 8192 : i64, block_threads = 512 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 49152 : i64, elements_per_thread = 16 : i64
 // F16-24576-SAME: grid = "rows"
 // F16-24576-SAME: max_cols = 24576 : i64
 // F16-24576-SAME: strategy = "online"
-// BF32768-SM80: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 65536 : i64
-// BF45000: block_elements = 8192 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 98304 : i64
+// BF32768-SM80: block_elements = 32768 : i64, block_threads = 1024 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 65536 : i64
+// BF45000: block_elements = 8192 : i64, block_threads = 512 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 98304 : i64
 // BF45000-SAME: max_cols = 49152 : i64
 // BF45000-SAME: strategy = "online"
-// BF57344: block_elements = 8192 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 114688 : i64
+// BF57344: block_elements = 8192 : i64, block_threads = 512 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 114688 : i64
 // BF57344-SAME: grid = "rows"
 // BF57344-SAME: strategy = "online"
-// BF57352: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 2 : i64, dynamic_shared_bytes = 0 : i64
+// BF57352: block_elements = 32768 : i64, block_threads = 1024 : i64, chunk_elements = 0 : i64, cluster_blocks = 2 : i64, dynamic_shared_bytes = 0 : i64
 // BF57352-SAME: grid = "persistent"
 // BF57352-SAME: strategy = "cluster"
 // A staged row's tile holds two vectors (16 elements) per thread: with a
@@ -249,35 +249,35 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // BF-STAGED-LIMIT: error: 'rowred.map' op a cluster block of 16384 elements over 512 threads keeps 32 elements per thread in registers (limit 8)
 // BF32768-SM80-SAME: grid = "persistent"
 // BF32768-SM80-SAME: strategy = "fused"
-// BF16385: block_elements = 24576 : i64, block_threads = 768 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 49152 : i64, elements_per_thread = 32 : i64
+// BF16385: block_elements = 24576 : i64, block_threads = 768 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 49152 : i64, elements_per_thread = 32 : i64
 // BF16385-SAME: strategy = "fused", vector_width = 8 : i64
-// BF32769: block_elements = 12288 : i64, block_threads = 384 : i64, cluster_blocks = 4 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
+// BF32769: block_elements = 12288 : i64, block_threads = 384 : i64, chunk_elements = 0 : i64, cluster_blocks = 4 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
 // BF32769-SAME: strategy = "cluster", vector_width = 8 : i64
-// BF-SM75: block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64
+// BF-SM75: block_threads = 512 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64
 // BF-SM75-SAME: strategy = "online"
-// BF2048: block_elements = 2048 : i64, block_threads = 64 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64
+// BF2048: block_elements = 2048 : i64, block_threads = 64 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64
 // BF2048-SAME: prefetch = "registers"
-// BF4096: block_elements = 4096 : i64, block_threads = 128 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64
+// BF4096: block_elements = 4096 : i64, block_threads = 128 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64
 // BF4096-SAME: grid = "rows"
 // BF4096-SAME: prefetch = "none"
 // 16-bit cluster slices reduce (max, sum) pairs and load their next row ahead
 // into registers, unless prefetch or pair-reduce says otherwise.
-// BF131072: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 4 : i64
+// BF131072: block_elements = 32768 : i64, block_threads = 1024 : i64, chunk_elements = 0 : i64, cluster_blocks = 4 : i64
 // BF131072-SAME: pair_reduce = true, peeled_path = true, prefetch = "registers"
 // BF131072-SAME: strategy = "cluster"
 // BF131072-OFF: pair_reduce = false, peeled_path = true, prefetch = "none"
 // BF131072-NOPAIR: pair_reduce = false, peeled_path = true, prefetch = "none"
-// BF131073: block_elements = 12288 : i64, block_threads = 384 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
+// BF131073: block_elements = 12288 : i64, block_threads = 384 : i64, chunk_elements = 0 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
 // BF131073-SAME: pair_reduce = false, peeled_path = true, prefetch = "none"
 // BF131073-SAME: strategy = "cluster", vector_width = 8 : i64
-// BF151936: block_elements = 12288 : i64, block_threads = 384 : i64, cluster_blocks = 16 : i64
+// BF151936: block_elements = 12288 : i64, block_threads = 384 : i64, chunk_elements = 0 : i64, cluster_blocks = 16 : i64
 // BF151936-SAME: pair_reduce = true, peeled_path = true, prefetch = "registers"
 // BF151936-SAME: strategy = "cluster"
 // A known length that is not a multiple of the vector width runs the peeled
 // path on contiguous rows, which takes no pair: auto leaves the pair off.
 // BF50257: cluster_blocks = 4 : i64
 // BF50257-SAME: pair_reduce = false, peeled_path = true, prefetch = "none"
-// BF262145: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 8 : i64
+// BF262145: block_elements = 16384 : i64, block_threads = 512 : i64, chunk_elements = 0 : i64, cluster_blocks = 8 : i64
 // BF262145-SAME: pair_reduce = false
 // BF262145-SAME: prefetch = "registers"
 // BF262145-SAME: strategy = "online"
@@ -286,19 +286,19 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // threads (131072 above: clusters of 4 instead of 8): clusters of 8 instead
 // of 16 up to 262144, clusters of 16 instead of the online kernel up to
 // 524288.
-// BF240000: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 8 : i64
+// BF240000: block_elements = 32768 : i64, block_threads = 1024 : i64, chunk_elements = 0 : i64, cluster_blocks = 8 : i64
 // BF240000-SAME: pair_reduce = true, peeled_path = true, prefetch = "registers"
 // BF240000-SAME: strategy = "cluster"
-// F16-262144: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 8 : i64
+// F16-262144: block_elements = 32768 : i64, block_threads = 1024 : i64, chunk_elements = 0 : i64, cluster_blocks = 8 : i64
 // F16-262144-SAME: strategy = "cluster"
-// BF393216: block_elements = 24576 : i64, block_threads = 768 : i64, cluster_blocks = 16 : i64
+// BF393216: block_elements = 24576 : i64, block_threads = 768 : i64, chunk_elements = 0 : i64, cluster_blocks = 16 : i64
 // BF393216-SAME: strategy = "cluster"
-// BF524288: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 16 : i64
+// BF524288: block_elements = 32768 : i64, block_threads = 1024 : i64, chunk_elements = 0 : i64, cluster_blocks = 16 : i64
 // BF524288-SAME: pair_reduce = true, peeled_path = true, prefetch = "registers"
 // BF524288-SAME: strategy = "cluster"
 // Rows filling 3/4 of their block keep 16 slices of 16384 (up to 262144),
 // or the online kernel beyond; so do rows of odd length.
-// BF200000: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 16 : i64
+// BF200000: block_elements = 16384 : i64, block_threads = 512 : i64, chunk_elements = 0 : i64, cluster_blocks = 16 : i64
 // BF200000-SAME: strategy = "cluster"
 // BF450000: cluster_blocks = 8 : i64
 // BF450000-SAME: strategy = "online"
@@ -309,17 +309,17 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // of the four tiles of each share in two buffers of 96 KiB, one bulk copy
 // per row (keep-ahead=bulk); longer rows take tiles of 32 per thread and
 // keep nothing, and so do rows with keep-ahead=off.
-// BF1M: block_elements = 16384 : i64, block_threads = 1024 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 196608 : i64
+// BF1M: block_elements = 16384 : i64, block_threads = 1024 : i64, chunk_elements = 0 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 196608 : i64
 // BF1M-SAME: keep_ahead = true, keep_ahead_bulk = true, l2_hints = true
 // BF1M-SAME: prefetch = "registers"
 // BF1M-SAME: strategy = "online"
-// BF1M-OFF: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 0 : i64
+// BF1M-OFF: block_elements = 32768 : i64, block_threads = 1024 : i64, chunk_elements = 0 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 0 : i64
 // BF1M-OFF-SAME: keep_ahead = false
-// BF2M: block_elements = 32768 : i64, block_threads = 1024 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 0 : i64
+// BF2M: block_elements = 32768 : i64, block_threads = 1024 : i64, chunk_elements = 0 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 0 : i64
 // BF2M-SAME: keep_ahead = false
 // f16 rows there keep 3/8 of each share in shared memory (keep-ahead), on
 // 512 threads: tiles of 16 KiB, at most 112 KiB for each of two blocks.
-// F16-1M: block_elements = 8192 : i64, block_threads = 512 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 49152 : i64
+// F16-1M: block_elements = 8192 : i64, block_threads = 512 : i64, chunk_elements = 0 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 49152 : i64
 // F16-1M-SAME: keep_ahead = true, keep_ahead_bulk = false, l2_hints = true
 // F16-1M-SAME: prefetch = "registers"
 // F16-1M-SAME: strategy = "online"

@@ -17,7 +17,7 @@
 // NEEDS-COLS: dynamic.mlir:3:3: error: 'rowred.map' op the fused strategy holds the whole row in registers and needs its length: set cols=N or block-size=B (or use strategy=online)
 // SMALL-BLOCK: error: 'rowred.map' op block-size 512 is smaller than the 1000 columns; the fused kernel holds the whole row
 // POW2: error: 'rowred.map' op block-size must be a power of two or three times one, got 1000
-// STRATEGY: error: 'rowred.map' op unknown strategy 'fastest'; expected fused, cluster, online or auto
+// STRATEGY: error: 'rowred.map' op unknown strategy 'fastest'; expected fused, cluster, online, chunks or auto
 // WARPS: error: 'rowred.map' op num-warps must be from 1 to 32, a power of two or three times one, got 5
 // VECTOR: error: 'rowred.map' op vector-width must be a power of two with accesses of at most 16 bytes (at most 4 elements here), got 8
 // TILE: error: 'rowred.map' op the online tile (block-size 128) must hold at least one element per thread (256)

@@ -73,7 +73,7 @@
 // BF16-STAGE-SAME: strategy = "fused"
 // A staged row: the online kernel on one block per row, its row copied into
 // the stage before the first pass.
-// STAGED-ROW: block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 65536 : i64
+// STAGED-ROW: block_threads = 512 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 65536 : i64
 // STAGED-ROW-SAME: grid = "rows"
 // STAGED-ROW-SAME: prefetch = "shared"
 // STAGED-ROW-SAME: strategy = "online"

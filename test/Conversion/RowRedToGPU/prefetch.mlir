@@ -112,7 +112,7 @@
 // ROWS: error: 'rowred.map' op prefetch=on is not possible here: blocks with several rows hold no stage
 // Asked for the stage, a short row keeps a block of its own instead of the
 // default warp per row.
-// ROWS-DEFAULT: block_threads = 32 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 1024 : i64
+// ROWS-DEFAULT: block_threads = 32 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 1024 : i64
 // ROWS-DEFAULT-SAME: prefetch = "shared"
 // ROWS-DEFAULT-SAME: rows_per_block = 1 : i64
 // SCALAR: error: 'rowred.map' op prefetch=on is not possible here: cp.async copies vectors and this kernel has none

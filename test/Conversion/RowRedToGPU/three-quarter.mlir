@@ -11,7 +11,7 @@
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=49152 | FileCheck %s --check-prefix=CLUSTER4
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="block-size=3072 num-warps=3" | FileCheck %s --check-prefix=EXPLICIT
 
-// CHECK: block_elements = 12288 : i64, block_threads = 384 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
+// CHECK: block_elements = 12288 : i64, block_threads = 384 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
 // CHECK-SAME: max_cols = 12288 : i64
 // CHECK-SAME: strategy = "fused", vector_width = 4 : i64
 // CHECK: gpu.func @softmax_kernel0({{.*}}) workgroup(%[[SMEM:.*]] : memref<2x12xf32, #gpu.address_space<workgroup>>) kernel attributes {known_block_size = array<i32: 384, 1, 1>}
@@ -26,16 +26,16 @@
 // CHECK: memref.load %[[SMEM]][%{{.*}}, %c11]
 // CHECK-NOT: memref.load %[[SMEM]][%{{.*}}, %c12]
 
-// POW2: block_elements = 16384 : i64, block_threads = 512 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
-// N6144: block_elements = 6144 : i64, block_threads = 384 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 16 : i64
+// POW2: block_elements = 16384 : i64, block_threads = 512 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
+// N6144: block_elements = 6144 : i64, block_threads = 384 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 16 : i64
 // Below 8192 the power-of-two block stays.
 // N3072: block_elements = 4096 : i64, block_threads = 128 : i64
-// CLUSTER: block_elements = 12288 : i64, block_threads = 384 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
+// CLUSTER: block_elements = 12288 : i64, block_threads = 384 : i64, chunk_elements = 0 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
 // CLUSTER-SAME: max_cols = 196608 : i64
 // CLUSTER-SAME: strategy = "cluster"
-// CLUSTER4: block_elements = 12288 : i64, block_threads = 384 : i64, cluster_blocks = 4 : i64
+// CLUSTER4: block_elements = 12288 : i64, block_threads = 384 : i64, chunk_elements = 0 : i64, cluster_blocks = 4 : i64
 // CLUSTER4-SAME: strategy = "cluster"
-// EXPLICIT: block_elements = 3072 : i64, block_threads = 96 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
+// EXPLICIT: block_elements = 3072 : i64, block_threads = 96 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
 func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   rowred.softmax dimension(1) ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>)
   return
