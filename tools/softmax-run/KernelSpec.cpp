@@ -344,9 +344,8 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
   num("chunk_elements", spec.chunkElements);
   if ((grid == "chunks") != (spec.chunkElements > 0) ||
       spec.chunkElements < 0 || spec.chunkElements > (int64_t(1) << 30) ||
-      (spec.chunkElements > 0 &&
-       (spec.rowSplit > 1 || spec.clusterBlocks > 1 ||
-        spec.rowsPerBlock > 1))) {
+      (spec.chunkElements > 0 && (spec.rowSplit > 1 || spec.clusterBlocks > 1 ||
+                                  spec.rowsPerBlock > 1))) {
     error = "'" + jsonPath +
             "' has an invalid chunk_elements: a positive chunk (at most "
             "2^30 elements) for grid \"chunks\", one block per chunk, and "

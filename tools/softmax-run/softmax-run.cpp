@@ -488,13 +488,18 @@ int main(int argc, char **argv) {
           std::to_string(spec->maxCols) + " columns, not " +
           std::to_string(opts.cols) +
           "; compile one with a larger block-size or strategy=online");
+  if (spec->chunkElements > 0 && opts.grid)
+    usageError("--grid does not apply to a chunks kernel, which takes one "
+               "block per chunk of every row");
   // A chunks kernel counts its tickets and columns in 32 bits.
   if (spec->chunkElements > 0) {
-    int64_t chunks = (opts.cols + spec->chunkElements - 1) / spec->chunkElements;
+    int64_t chunks =
+        (opts.cols + spec->chunkElements - 1) / spec->chunkElements;
     if (opts.cols + spec->chunkElements > INT32_MAX ||
         opts.rows * chunks > INT32_MAX)
       fatal("kernel '" + spec->kernel + "' (chunks of " +
-            std::to_string(spec->chunkElements) + ") handles rows x chunks "
+            std::to_string(spec->chunkElements) +
+            ") handles rows x chunks "
             "and columns + a chunk below 2^31, not " +
             std::to_string(opts.rows) + " x " + std::to_string(chunks) +
             " chunks of rows of " + std::to_string(opts.cols));
@@ -574,9 +579,6 @@ int main(int argc, char **argv) {
   int64_t resident = int64_t(perSM) * gpu.info.sms;
   int64_t grid = plan.gridFor(resident, opts.rows);
   if (opts.grid) {
-    if (spec->chunkElements > 0)
-      usageError("--grid does not apply to a chunks kernel, which takes one "
-                 "block per chunk of every row");
     if (opts.grid % spec->clusterBlocks != 0)
       usageError("--grid must be a multiple of the kernel's cluster size (" +
                  std::to_string(spec->clusterBlocks) + ")");
@@ -593,9 +595,10 @@ int main(int argc, char **argv) {
   if (grid == 0 && spec->chunkElements > 0)
     fatal("kernel '" + spec->kernel + "' cuts rows of " +
           std::to_string(opts.cols) + " into " +
-          std::to_string(plan.chunksPerRow) + " chunks, whose blocks wait "
-          "for each other, but only " + std::to_string(resident) +
-          " fit on " + gpu.info.name +
+          std::to_string(plan.chunksPerRow) +
+          " chunks, whose blocks wait "
+          "for each other, but only " +
+          std::to_string(resident) + " fit on " + gpu.info.name +
           " at once; compile it with a larger chunk (block-size, "
           "chunk-stage)");
   if (grid == 0)

@@ -102,6 +102,29 @@ TEST(LaunchPlan, GridPerRowGroupIsOneProgramPerRowGroup) {
   EXPECT_EQ(planLaunch(h, res, clusters, 0, 30).grid, 8);
 }
 
+TEST(LaunchPlan, ChunksTakeABlockPerChunkOfEveryRow) {
+  DeviceInfo h = *builtinDevice("sm_90");
+  KernelResources res;
+  res.registers = 95;
+  // 128 threads with a 32 KiB stage: 5 blocks per SM by registers.
+  KernelShape shape{128};
+  shape.dynamicSharedBytes = 32768;
+  shape.chunkElements = 16384;
+  LaunchPlan p = planLaunch(h, res, shape, 1024, 0, 1 << 20);
+  EXPECT_EQ(p.blocksPerSM, 5);
+  EXPECT_EQ(p.chunksPerRow, 64);
+  EXPECT_EQ(p.grid, 1024 * 64);
+  // A partial last chunk counts; no rows still take one row's chunks.
+  EXPECT_EQ(planLaunch(h, res, shape, 3, 0, 16385).grid, 3 * 2);
+  EXPECT_EQ(planLaunch(h, res, shape, 0, 0, 100).grid, 1);
+  // More chunks per row than blocks resident at once: no launch.
+  LaunchPlan tooLong = planLaunch(h, res, shape, 2, 0, 16384 * 661);
+  EXPECT_EQ(tooLong.grid, 0);
+  EXPECT_NE(tooLong.explain(h, res, 2).find("must all be resident at once"),
+            std::string::npos)
+      << tooLong.explain(h, res, 2);
+}
+
 TEST(LaunchPlan, ParsesPtxasReports) {
   auto r = parsePtxasReport(
       "ptxas info    : Function properties for k\n"

@@ -295,8 +295,7 @@ struct KernelPlan {
   /// tiles (keptElements), twice with bulkKeep (two buffers).
   int64_t dynamicSharedBytes() const {
     if (strategy == Strategy::Chunks)
-      return hasStage() ? chunkStaged * inType.getIntOrFloatBitWidth() / 8
-                        : 0;
+      return hasStage() ? chunkStaged * inType.getIntOrFloatBitWidth() / 8 : 0;
     return (prefetch ? stageElements : keptElements * (bulkKeep ? 2 : 1)) *
            inType.getIntOrFloatBitWidth() / 8;
   }
@@ -675,11 +674,15 @@ static constexpr int64_t kSharedPerSM = 228 * 1024;
 /// Shared memory the driver reserves for each block (sm_90).
 static constexpr int64_t kSharedReservedPerBlock = 1024;
 
-/// Registers per thread a chunks kernel is compiled for (minctasm): 96 puts
-/// five blocks of 128 threads on an SM, as the prototype of version 69 ran
-/// (93 registers); left alone, ptxas takes 108 for the f32 default, four
-/// blocks.
-static constexpr int64_t kChunkRegisters = 96;
+/// Registers per thread a chunks kernel holding kChunkCappedElements or more
+/// elements per thread in registers is compiled for (minctasm): 96 puts five
+/// blocks of 128 threads on an SM. Left alone, ptxas takes 107 for the f32
+/// default (128 x 64), four blocks: 1.045x the online kernel on f32 1024 x
+/// 1048576 against 1.079x capped (H200, docs/performance.md version 71).
+/// The 16-bit default (128 x 32) is left alone: ptxas takes 60 registers,
+/// eight blocks, where the cap let it take 76, six blocks (0.93x against
+/// 1.00x).
+static constexpr int64_t kChunkRegisters = 96, kChunkCappedElements = 64;
 
 /// Blocks of `plan` that fit one SM's registers at 64 per thread, at least
 /// one.
@@ -979,6 +982,8 @@ static StringRef prefetchObstacle(const KernelPlan &plan, bool stage,
 ///   (116 bytes of spills for one thread per row).
 static int64_t minBlocksPerSM(const KernelPlan &plan) {
   if (plan.strategy == Strategy::Chunks) {
+    if (plan.elementsPerThread() < kChunkCappedElements)
+      return 0;
     int64_t blocks = kRegisterFile / (kChunkRegisters * plan.numThreads());
     if (plan.hasStage())
       blocks = std::min(blocks, kSharedPerSM / (plan.dynamicSharedBytes() +
@@ -1053,8 +1058,8 @@ static FailureOr<KernelPlan> planChunks(MapOp map, const PlanOptions &opts,
   plan.strategy = Strategy::Chunks;
   plan.numWarps = opts.numWarps ? opts.numWarps : 4;
   bool wide = byteWidth(plan.inType) == 4;
-  plan.blockElements = opts.blockSize ? opts.blockSize
-                                      : plan.numThreads() * (wide ? 64 : 32);
+  plan.blockElements =
+      opts.blockSize ? opts.blockSize : plan.numThreads() * (wide ? 64 : 32);
   if (plan.blockElements % plan.numThreads() != 0)
     return map.emitOpError()
            << "block-size " << plan.blockElements
@@ -1082,23 +1087,44 @@ static FailureOr<KernelPlan> planChunks(MapOp map, const PlanOptions &opts,
            << stagedUnit << " (" << plan.numThreads() << " threads x "
            << plan.vectorWidth << "-element vectors)";
   if (plan.dynamicSharedBytes() > kMaxDynamicSharedBytes)
-    return map.emitOpError()
-           << "chunk-stage " << plan.chunkStaged << " takes "
-           << plan.dynamicSharedBytes()
-           << " bytes of shared memory; a block has at most "
-           << kMaxDynamicSharedBytes;
+    return map.emitOpError() << "chunk-stage " << plan.chunkStaged << " takes "
+                             << plan.dynamicSharedBytes()
+                             << " bytes of shared memory; a block has at most "
+                             << kMaxDynamicSharedBytes;
   if (plan.hasStage() && sm < 90)
     return map.emitOpError()
            << "chunk-stage fills the stage with cp.async.bulk, which needs "
               "sm_90 or newer, not "
            << opts.chip << " (chunk-stage=0 holds a chunk in registers only)";
   if (plan.chunkElements() > (int64_t(1) << 30))
-    return map.emitOpError()
-           << "a chunk of " << plan.chunkElements()
-           << " elements is too large (at most 2^30)";
+    return map.emitOpError() << "a chunk of " << plan.chunkElements()
+                             << " elements is too large (at most 2^30)";
   plan.maxCols = 0;
   plan.rereadFallback = false;
   return plan;
+}
+
+/// Smallest row auto cuts into chunks (autoChunks).
+static constexpr int64_t kChunkRowMin = 65536;
+
+/// Whether auto cuts rows of `cols` into chunks (Strategy::Chunks): f32 rows
+/// of a known length of at least kChunkRowMin, a multiple of the vector
+/// width, on sm_90+, with the options that shape the kernel left to auto.
+/// On an H200 (docs/performance.md, version 71; alternating rounds against
+/// auto's online kernels): f32 4096 x 65536 +3.3 to +4.3%, 2048 x 131072
+/// +2.2 to +2.4%, 1024 x 262144 +2.6 to +3.5%, 1024 x 1048576 +6.6 to
+/// +7.9%; f32 32768 (auto's cluster) 0.97. Not for bf16 (0.89-1.02).
+static bool autoChunks(const PlanOptions &opts, const KernelPlan &plan,
+                       int64_t cols, int64_t sm) {
+  return byteWidth(plan.inType) == 4 && byteWidth(plan.outType) == 4 &&
+         cols >= kChunkRowMin && cols % 4 == 0 && sm >= 90 &&
+         opts.blockSize == 0 && opts.numWarps == 0 && opts.vectorWidth == 0 &&
+         opts.rowsPerBlock == 0 && opts.clusterSize == 0 &&
+         opts.rowSplit <= 1 && opts.onlineKeep == -1 &&
+         opts.keepAhead == "auto" && opts.cacheHints == "auto" &&
+         opts.prefetch == "auto" && opts.grid == "auto" &&
+         opts.scalarFallback == "auto" && opts.pairReduce == "auto" &&
+         opts.chunkStage == -1;
 }
 
 /// Resolves the options against the group, with a diagnostic on the map for
@@ -1216,6 +1242,9 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
       return map.emitOpError()
              << "the chunks strategy needs a max reduce followed by a sum of "
                 "exp(x - max), as produced by rowred-decompose";
+    return planChunks(map, opts, plan, vector, sm);
+  } else if (opts.strategy == "auto" && canOnline &&
+             autoChunks(opts, plan, cols, sm)) {
     return planChunks(map, opts, plan, vector, sm);
   } else if (opts.strategy == "auto") {
     // Fused when the row is known and fits one block's registers, cluster
@@ -3950,15 +3979,15 @@ private:
   void emitChunks() {
     if (plan.hasStage())
       initBarriers(kStageBarriersName, 1);
-    Value count = arith::CeilDivUIOp::create(b, cols,
-                                             constI32(plan.chunkElements()));
-    Value total = arith::MulIOp::create(
-        b, arith::TruncIOp::create(b, i32, rows), count);
+    Value count =
+        arith::CeilDivUIOp::create(b, cols, constI32(plan.chunkElements()));
+    Value total =
+        arith::MulIOp::create(b, arith::TruncIOp::create(b, i32, rows), count);
     Value block = arith::IndexCastOp::create(
         b, i32, gpu::BlockIdOp::create(b, gpu::Dimension::x));
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(emitIfThen(arith::CmpIOp::create(
-        b, arith::CmpIPredicate::ult, block, total)));
+    b.setInsertionPointToStart(emitIfThen(
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, block, total)));
     Value ticketSlot = constIndex(KernelPlan::kTicketSlot);
     Value first = constIndex(0);
     {
@@ -3975,8 +4004,8 @@ private:
     Value ticket = arith::BitcastOp::create(
         b, i32,
         memref::LoadOp::create(b, shared, ValueRange{ticketSlot, first}));
-    Value row =
-        arith::ExtUIOp::create(b, i64, arith::DivUIOp::create(b, ticket, count));
+    Value row = arith::ExtUIOp::create(
+        b, i64, arith::DivUIOp::create(b, ticket, count));
     Value chunk = arith::RemUIOp::create(b, ticket, count);
     sliceStart =
         arith::MulIOp::create(b, chunk, constI32(plan.chunkElements()));
@@ -4028,20 +4057,17 @@ private:
     auto max = [&](Value l, Value r) { return combine(Combiner::max, l, r); };
     auto sum = [&](Value l, Value r) { return combine(Combiner::sum, l, r); };
     auto chunkMax = [&](const Chunk &c) -> Value {
-      return arith::SelectOp::create(b, c.valid,
-                                     treeReduce<Value>(c.values, max),
-                                     negInf());
+      return arith::SelectOp::create(
+          b, c.valid, treeReduce<Value>(c.values, max), negInf());
     };
     Value mt = negInf();
     for (const Chunk &c : held)
       mt = max(mt, chunkMax(c));
     if (staged)
       waitForPhase(barrierAt(kStageBarriersName, constI32(0)), constI32(0));
-    mt = forEachStaged({mt},
-                       [&](const Chunk &c, ValueRange acc) {
-                         return SmallVector<Value>{max(acc[0], chunkMax(c))};
-                       })
-             .front();
+    mt = forEachStaged({mt}, [&](const Chunk &c, ValueRange acc) {
+           return SmallVector<Value>{max(acc[0], chunkMax(c))};
+         }).front();
     // Exponents against the thread's max, or 0 when it is -inf (every
     // element -inf or masked) or NaN: -inf elements then give 0, not NaN,
     // and a NaN row stays NaN.
@@ -4065,12 +4091,9 @@ private:
       exps.push_back(chunkExps(c));
       dt = sum(dt, chunkSum(c, exps.back()));
     }
-    dt = forEachStaged({dt},
-                       [&](const Chunk &c, ValueRange acc) {
-                         return SmallVector<Value>{
-                             sum(acc[0], chunkSum(c, chunkExps(c)))};
-                       })
-             .front();
+    dt = forEachStaged({dt}, [&](const Chunk &c, ValueRange acc) {
+           return SmallVector<Value>{sum(acc[0], chunkSum(c, chunkExps(c)))};
+         }).front();
     auto [m, d] = reducePairInBlock(mt, dt);
     auto [rowMax, rowSum] = exchangeChunkPair(row, chunk, count, m, d);
     DenseMap<Value, Value> scalars = onlineScalars(rowMax, rowSum);
@@ -4091,11 +4114,10 @@ private:
     } else {
       emitMap(yRow, held, ctx);
     }
-    forEachStaged({},
-                  [&](const Chunk &c, ValueRange) {
-                    emitMap(yRow, c, ctx);
-                    return SmallVector<Value>();
-                  });
+    forEachStaged({}, [&](const Chunk &c, ValueRange) {
+      emitMap(yRow, c, ctx);
+      return SmallVector<Value>();
+    });
   }
 
   /// What forEachStreamed calls on each chunk: the values to carry on.
@@ -4122,13 +4144,13 @@ private:
                                    constI32(unroll * stride), inits);
     // LLVM would unroll the loop fully; kept a loop, the chunks pass through
     // two sets of registers.
-    loop->setAttr("loop_annotation",
-                  LLVM::LoopAnnotationAttr::get(
-                      b.getContext(), {}, {}, {},
-                      LLVM::LoopUnrollAttr::get(b.getContext(),
-                                                b.getBoolAttr(true), {}, {},
-                                                {}, {}, {}, {}),
-                      {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}));
+    loop->setAttr(
+        "loop_annotation",
+        LLVM::LoopAnnotationAttr::get(
+            b.getContext(), {}, {}, {},
+            LLVM::LoopUnrollAttr::get(b.getContext(), b.getBoolAttr(true), {},
+                                      {}, {}, {}, {}, {}),
+            {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}));
     OpBuilder::InsertionGuard guard(b);
     if (inits.empty())
       b.setInsertionPoint(loop.getBody()->getTerminator());
@@ -4164,8 +4186,8 @@ private:
         arith::AddIOp::create(b, stageStart, constI32(plan.chunkStaged)));
     Value elements = arith::MaxSIOp::create(
         b, arith::SubIOp::create(b, end, stageStart), constI32(0));
-    Value bytes = arith::MulIOp::create(b, elements,
-                                        constI32(byteWidth(plan.inType)));
+    Value bytes =
+        arith::MulIOp::create(b, elements, constI32(byteWidth(plan.inType)));
     Value barrier = barrierAt(kStageBarriersName, constI32(0));
     NVVM::MBarrierArriveExpectTxOp::create(b, Type(), barrier, bytes,
                                            NVVM::MemScopeKind::CTA,
@@ -4173,10 +4195,9 @@ private:
                                            /*predicate=*/Value());
     b.setInsertionPointToStart(emitIfThen(arith::CmpIOp::create(
         b, arith::CmpIPredicate::sgt, bytes, constI32(0))));
-    Value src =
-        LLVM::GEPOp::create(b, x.getType(), plan.inType, xRow,
-                            ValueRange{stageStart},
-                            LLVM::GEPNoWrapFlags::inbounds);
+    Value src = LLVM::GEPOp::create(b, x.getType(), plan.inType, xRow,
+                                    ValueRange{stageStart},
+                                    LLVM::GEPNoWrapFlags::inbounds);
     // The shared::cluster form, as in bulkCopyKeptTiles.
     Value dst = LLVM::AddrSpaceCastOp::create(
         b, LLVM::LLVMPointerType::get(b.getContext(), 7), stage);
@@ -4199,8 +4220,8 @@ private:
   /// * lane 0 then counts the block out on the same counter: the last of
   ///   the row's `count` arrivals and `count` departures clears the row's
   ///   record, so that each launch leaves the workspace as it found it.
-  std::pair<Value, Value> exchangeChunkPair(Value row, Value chunk,
-                                            Value count, Value m, Value d) {
+  std::pair<Value, Value> exchangeChunkPair(Value row, Value chunk, Value count,
+                                            Value m, Value d) {
     // Row r's record starts 128 + r x (128 + alignTo(8 x count, 128)) bytes
     // into the workspace: no two rows share a 128-byte line.
     Value entryBytes = arith::AndIOp::create(
@@ -4230,9 +4251,8 @@ private:
       LLVM::StoreOp::create(b, LLVM::BitcastOp::create(b, i64, pair),
                             entry(chunk), /*alignment=*/8);
       LLVM::FenceOp::create(b, LLVM::AtomicOrdering::release, "device");
-      LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::add, counter,
-                                constI32(1), LLVM::AtomicOrdering::monotonic,
-                                "device");
+      LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::add, counter, constI32(1),
+                                LLVM::AtomicOrdering::monotonic, "device");
     }
     Value pairSlotIndex = constIndex(KernelPlan::kRowPairSlot);
     Value sumSlotIndex = constIndex(KernelPlan::kRowPairSlot + 1);
@@ -4248,8 +4268,7 @@ private:
             atomicLoad(i32, counter, 4, LLVM::AtomicOrdering::acquire);
         scf::ConditionOp::create(
             b,
-            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, arrived,
-                                  count),
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, arrived, count),
             ValueRange());
         b.setInsertionPointToStart(b.createBlock(&poll.getAfter()));
         NVVM::NanosleepOp::create(b, constI32(kChunkPollNanoseconds));
@@ -4270,12 +4289,11 @@ private:
         Value fd = fold.getRegionIterArgs()[1];
         Value mAll = combine(Combiner::max, fm, em);
         scf::YieldOp::create(
-            b, ValueRange{mAll, arith::AddFOp::create(
-                                    b, rescale(fm, fd, mAll),
-                                    rescale(em, ed, mAll))});
+            b, ValueRange{mAll, arith::AddFOp::create(b, rescale(fm, fd, mAll),
+                                                      rescale(em, ed, mAll))});
       }
-      auto [rowMax, rowSum] = butterflyPair(fold.getResult(0),
-                                            fold.getResult(1), 32);
+      auto [rowMax, rowSum] =
+          butterflyPair(fold.getResult(0), fold.getResult(1), 32);
       Value isLane0 =
           arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, constI32(0));
       auto leave = scf::IfOp::create(b, i32, isLane0, /*withElseRegion=*/true);
@@ -4290,19 +4308,17 @@ private:
         // entries have returned (the butterfly above consumed them) before
         // it issues, and a fence here would hold the whole block for the
         // device's outstanding traffic (it cost 5-11% on rows of 1048576).
-        scf::YieldOp::create(
-            b, LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::add, counter,
-                                         constI32(1),
-                                         LLVM::AtomicOrdering::monotonic,
-                                         "device")
-                   .getResult());
+        scf::YieldOp::create(b, LLVM::AtomicRMWOp::create(
+                                    b, LLVM::AtomicBinOp::add, counter,
+                                    constI32(1),
+                                    LLVM::AtomicOrdering::monotonic, "device")
+                                    .getResult());
         b.setInsertionPointToStart(&leave.getElseRegion().front());
         scf::YieldOp::create(b, constI32(0));
       }
-      Value before =
-          gpu::ShuffleOp::create(b, leave.getResult(0), 0, 32,
-                                 gpu::ShuffleMode::IDX)
-              .getShuffleResult();
+      Value before = gpu::ShuffleOp::create(b, leave.getResult(0), 0, 32,
+                                            gpu::ShuffleMode::IDX)
+                         .getShuffleResult();
       Value last = arith::CmpIOp::create(
           b, arith::CmpIPredicate::eq, before,
           arith::SubIOp::create(b, arith::MulIOp::create(b, count, constI32(2)),
@@ -4596,12 +4612,11 @@ struct ConvertRowRedToGPUPass
           /*isConstant=*/false, LLVM::Linkage::Internal, kClusterBarriersName,
           Attribute(), /*alignment=*/8, /*addrSpace=*/3);
     if (plan.bulkKeep || (plan.strategy == Strategy::Chunks && plan.hasStage()))
-      LLVM::GlobalOp::create(b,
-                             LLVM::LLVMArrayType::get(b.getI64Type(),
-                                                      plan.bulkKeep ? 2 : 1),
-                             /*isConstant=*/false, LLVM::Linkage::Internal,
-                             kStageBarriersName, Attribute(), /*alignment=*/8,
-                             /*addrSpace=*/3);
+      LLVM::GlobalOp::create(
+          b, LLVM::LLVMArrayType::get(b.getI64Type(), plan.bulkKeep ? 2 : 1),
+          /*isConstant=*/false, LLVM::Linkage::Internal, kStageBarriersName,
+          Attribute(), /*alignment=*/8,
+          /*addrSpace=*/3);
     if (plan.hasStage())
       LLVM::GlobalOp::create(b, LLVM::LLVMArrayType::get(b.getI8Type(), 0),
                              /*isConstant=*/false, LLVM::Linkage::External,
@@ -4682,20 +4697,22 @@ struct ConvertRowRedToGPUPass
       Value entryWords = arith::MulIOp::create(
           b,
           arith::CeilDivUIOp::create(
-              b, arith::MulIOp::create(b, chunks,
-                                       arith::ConstantIndexOp::create(b, 8)),
+              b,
+              arith::MulIOp::create(b, chunks,
+                                    arith::ConstantIndexOp::create(b, 8)),
               arith::ConstantIndexOp::create(b, 128)),
           arith::ConstantIndexOp::create(b, 32));
       Value recordWords = arith::AddIOp::create(
           b, entryWords, arith::ConstantIndexOp::create(b, 32));
-      Value words = arith::AddIOp::create(
-          b, arith::ConstantIndexOp::create(b, 32),
-          arith::MulIOp::create(b, rowsIdx, recordWords));
-      workspace = gpu::AllocOp::create(
-                      b, MemRefType::get({ShapedType::kDynamic}, b.getI32Type()),
-                      /*asyncToken=*/Type(), ValueRange(), ValueRange{words},
-                      ValueRange())
-                      .getMemref();
+      Value words =
+          arith::AddIOp::create(b, arith::ConstantIndexOp::create(b, 32),
+                                arith::MulIOp::create(b, rowsIdx, recordWords));
+      workspace =
+          gpu::AllocOp::create(
+              b, MemRefType::get({ShapedType::kDynamic}, b.getI32Type()),
+              /*asyncToken=*/Type(), ValueRange(), ValueRange{words},
+              ValueRange())
+              .getMemref();
       gpu::MemsetOp::create(b, /*asyncToken=*/Type(), ValueRange(), workspace,
                             arith::ConstantIntOp::create(b, 0, 32));
       args.push_back(hostPointer(b, workspace));

@@ -1,6 +1,6 @@
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu=cols=65536 | FileCheck %s
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu=cols=65536 | grep -B2 gpu.return | FileCheck %s --check-prefix=FINAL
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-to-ptx="cols=65536" | FileCheck %s --check-prefix=PTX
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536 strategy=cluster" | FileCheck %s
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536 strategy=cluster" | grep -B2 gpu.return | FileCheck %s --check-prefix=FINAL
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-to-ptx="cols=65536 strategy=cluster" | FileCheck %s --check-prefix=PTX
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536 strategy=cluster chip=sm_80" 2>&1 | FileCheck %s --check-prefix=SM80
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536 strategy=cluster cluster-size=32" 2>&1 | FileCheck %s --check-prefix=SIZE
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536 pair-reduce=1" | FileCheck %s --check-prefix=PAIR

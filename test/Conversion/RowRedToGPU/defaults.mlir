@@ -36,13 +36,14 @@
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=262144 | FileCheck %s --check-prefix=N262144
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=262145 | FileCheck %s --check-prefix=N262145
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=524287 | FileCheck %s --check-prefix=N524287
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=524288 | FileCheck %s --check-prefix=N524288
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=1048576 | FileCheck %s --check-prefix=N1M
+// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=524288 strategy=online cluster-size=16" | FileCheck %s --check-prefix=N524288
+// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=1048576 strategy=online cluster-size=16" | FileCheck %s --check-prefix=N1M
+// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=1048576 | FileCheck %s --check-prefix=N1M-AUTO
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=1048576 cluster-size=1" | FileCheck %s --check-prefix=N1M-ONE
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=2097152 | FileCheck %s --check-prefix=N2M
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=4194304 | FileCheck %s --check-prefix=N4M
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=400000 | FileCheck %s --check-prefix=N400000
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=2097152 keep-ahead=off" | FileCheck %s --check-prefix=N2M-OFF
+// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=2097152 strategy=online cluster-size=16" | FileCheck %s --check-prefix=N2M
+// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=4194304 strategy=online cluster-size=16" | FileCheck %s --check-prefix=N4M
+// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=400000 strategy=online cluster-size=8" | FileCheck %s --check-prefix=N400000
+// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=2097152 strategy=online cluster-size=16 keep-ahead=off" | FileCheck %s --check-prefix=N2M-OFF
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=65536 chip=sm_80" | FileCheck %s --check-prefix=SM80
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=32768 chip=sm_80" | FileCheck %s --check-prefix=SM80-32768
 // RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu | FileCheck %s --check-prefix=UNKNOWN
@@ -86,20 +87,18 @@
 // N32769-SAME: prefetch = "none"
 // N32769-SAME: strategy = "cluster"
 // Clusters of slices of at most 16384 (512 threads x 32): 8 up to 131072, 16
-// beyond (three-quarter slices of 12288 up to 196608); past 262144 the online
-// kernel with its tiles loaded ahead, over clusters of 8 for rows under 2 MiB
-// and 16 from 2 MiB.
-// N131072: block_elements = 16384 : i64, block_threads = 512 : i64, chunk_elements = 0 : i64, cluster_blocks = 8 : i64
-// N131072-SAME: max_cols = 131072 : i64
-// N131072-SAME: pair_reduce = false
-// N131072-SAME: strategy = "cluster"
+// beyond (three-quarter slices of 12288 up to 196608); f32 rows from 65536, a
+// multiple of 4, are cut into chunks of 128 threads x (64 in registers + 64
+// staged) instead, for any length.
+// N131072: block_elements = 8192 : i64, block_threads = 128 : i64, chunk_elements = 16384 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 32768 : i64, elements_per_thread = 64 : i64
+// N131072-SAME: grid = "chunks"
+// N131072-SAME: max_cols = 0 : i64
+// N131072-SAME: strategy = "chunks"
 // N131073: block_elements = 12288 : i64, block_threads = 384 : i64, chunk_elements = 0 : i64, cluster_blocks = 16 : i64
 // N131073-SAME: max_cols = 196608 : i64
 // N131073-SAME: strategy = "cluster"
-// N262144: block_elements = 16384 : i64, block_threads = 512 : i64, chunk_elements = 0 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
-// N262144-SAME: max_cols = 262144 : i64
-// N262144-SAME: prefetch = "none"
-// N262144-SAME: strategy = "cluster"
+// N262144: block_elements = 8192 : i64, block_threads = 128 : i64, chunk_elements = 16384 : i64
+// N262144-SAME: strategy = "chunks"
 // N262145: block_elements = 16384 : i64, block_threads = 1024 : i64, chunk_elements = 0 : i64, cluster_blocks = 8 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 16 : i64
 // N262145-SAME: max_cols = 0 : i64
 // N262145-SAME: prefetch = "registers"
@@ -110,6 +109,8 @@
 // N524288: block_threads = 1024 : i64, chunk_elements = 0 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 131072 : i64
 // N524288-SAME: keep_ahead = true, keep_ahead_bulk = true
 // N524288-SAME: strategy = "online"
+// The online kernels of f32 rows from 512 KiB, over clusters as auto gives
+// 16-bit rows of the same size (auto cuts f32 rows into chunks).
 // Rows of 2 to under 8 MiB over clusters of 16 keep the first tile (64 KiB)
 // of each block's share in two buffers, one bulk copy per row
 // (keep-ahead=bulk), and stream the rest (tiles loaded ahead, L2 hints);
@@ -120,6 +121,8 @@
 // N1M-SAME: keep_ahead = true, keep_ahead_bulk = true, l2_hints = true, max_cols = 1048576 : i64
 // N1M-SAME: prefetch = "registers"
 // N1M-SAME: strategy = "online"
+// N1M-AUTO: chunk_elements = 16384 : i64
+// N1M-AUTO-SAME: strategy = "chunks"
 // N1M-ONE: block_threads = 1024 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64
 // N1M-ONE-SAME: keep_ahead = false
 // N1M-ONE-SAME: strategy = "online"

@@ -1,0 +1,119 @@
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=chunks" | FileCheck %s
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=chunks" | FileCheck %s --check-prefix=HOST
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=chunks" | FileCheck %s --check-prefix=BF16
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=chunks chunk-stage=0 chip=sm_80" | FileCheck %s --check-prefix=NOSTAGE
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=chunks vector-width=1" | FileCheck %s --check-prefix=SCALAR
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-to-ptx="strategy=chunks" | FileCheck %s --check-prefix=PTX
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536" | FileCheck %s --check-prefix=AUTO
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65540" | FileCheck %s --check-prefix=AUTO
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65537" | FileCheck %s --check-prefix=NOT-AUTO
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=32768" | FileCheck %s --check-prefix=NOT-AUTO
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576" | FileCheck %s --check-prefix=NOT-AUTO
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 chip=sm_80" | FileCheck %s --check-prefix=NOT-AUTO
+
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=chunks rows-per-block=4" 2>&1 | FileCheck %s --check-prefix=ERR-RPB
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=chunks cluster-size=2" 2>&1 | FileCheck %s --check-prefix=ERR-CLUSTER
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=chunks row-split=2" 2>&1 | FileCheck %s --check-prefix=ERR-SPLIT
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=chunks grid=rows" 2>&1 | FileCheck %s --check-prefix=ERR-GRID
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=chunks chunk-stage=100" 2>&1 | FileCheck %s --check-prefix=ERR-STAGE
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=chunks chunk-stage=-2" 2>&1 | FileCheck %s --check-prefix=ERR-NEG
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=chunks chunk-stage=1048576" 2>&1 | FileCheck %s --check-prefix=ERR-BIG
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=chunks chip=sm_80" 2>&1 | FileCheck %s --check-prefix=ERR-SM80
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=chunks block-size=64" 2>&1 | FileCheck %s --check-prefix=ERR-BLOCK
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=chunks block-size=32768" 2>&1 | FileCheck %s --check-prefix=ERR-EPT
+// RUN: not softmax-opt %S/Inputs/not-softmax.mlir --convert-rowred-to-gpu="strategy=chunks" 2>&1 | FileCheck %s --check-prefix=ERR-MAP
+// Rows cut into chunks (128 threads x (64 f32 in registers + 64 staged)):
+// thread 0 takes the block's ticket, which wraps to 0 after the launch's
+// last chunk, and hands it to the block through shared memory; the staged
+// part arrives by one bulk copy on an mbarrier while the registers load.
+// CHECK: rowred.kernels = {softmax_kernel0 = {block_elements = 8192 : i64, block_threads = 128 : i64, chunk_elements = 16384 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 32768 : i64, elements_per_thread = 64 : i64
+// CHECK-SAME: grid = "chunks"
+// CHECK-SAME: max_cols = 0 : i64
+// CHECK-SAME: peeled_path = false
+// CHECK-SAME: strategy = "chunks"
+// CHECK: llvm.mlir.global internal @rowred_stage_barriers() {addr_space = 3 : i32, alignment = 8 : i64} : !llvm.array<1 x i64>
+// CHECK: gpu.func @softmax_kernel0(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %[[WS:.*]]: !llvm.ptr<1>) workgroup(%[[SLOTS:.*]] : memref<5x4xf32, #gpu.address_space<workgroup>>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, nvvm.minctasm = 5 : i32}
+// CHECK: nvvm.mbarrier.init
+// CHECK: arith.ceildivui %{{.*}}, %c16384_i32 : i32
+// CHECK: llvm.atomicrmw uinc_wrap %[[WS]], %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i32
+// CHECK: memref.store %{{.*}}, %[[SLOTS]][%c2, %c0{{.*}}]
+// CHECK: gpu.barrier
+// CHECK: nvvm.mbarrier.arrive.expect_tx
+// CHECK: nvvm.cp.async.bulk.shared.cluster.global
+// CHECK-COUNT-16: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK: nvvm.mbarrier.try_wait
+// The staged part's passes stay loops of two chunks each.
+// CHECK: scf.for %{{.*}} = %c0_i32{{.*}} to %c8192_i32{{.*}} step %c1024_i32
+// CHECK-COUNT-2: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
+// CHECK: } {loop_annotation = #loop_annotation}
+// The row's exchange: publish with release, warp 0 polls with acquire and
+// folds the entries, lane 0 counts the block out and lane 0's count decides
+// for the warp whether it clears the row's record.
+// CHECK: llvm.fence syncscope("device") release
+// CHECK: llvm.atomicrmw add %[[COUNTER:.*]], %c1_i32{{.*}} syncscope("device") monotonic
+// CHECK: scf.while
+// CHECK: llvm.load %[[COUNTER]] atomic syncscope("device") acquire
+// CHECK: nvvm.nanosleep %c64_i32
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c32_i32
+// CHECK: llvm.load %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : !llvm.ptr<1> -> i64
+// CHECK: memref.store %{{.*}}, %[[SLOTS]][%c3, %c0{{.*}}]
+// CHECK: memref.store %{{.*}}, %[[SLOTS]][%c4, %c0{{.*}}]
+// CHECK-NOT: llvm.fence
+// CHECK: llvm.atomicrmw add %[[COUNTER]]
+// CHECK: gpu.shuffle  idx
+// CHECK: llvm.fence syncscope("device") acq_rel
+// CHECK: llvm.store %c0_i64{{.*}} : i64, !llvm.ptr<1>
+// CHECK: llvm.store %c0_i32{{.*}}, %[[COUNTER]]
+// CHECK: gpu.barrier
+// CHECK: memref.load %[[SLOTS]][%c3, %c0{{.*}}]
+// CHECK-COUNT-16: llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+
+// The host launches a block per chunk of every row, with a zeroed workspace
+// of 32 + rows x (32 + 32 x ceil(8 x chunks / 128)) words.
+// HOST: %[[CHUNKS:.*]] = arith.ceildivui %{{.*}}, %c16384 : index
+// HOST: %[[BLOCKS:.*]] = arith.muli %{{.*}}, %[[CHUNKS]] : index
+// HOST: %[[WS:.*]] = gpu.alloc  (%{{.*}}) : memref<?xi32>
+// HOST: gpu.memset  %[[WS]], %c0_i32
+// HOST: gpu.launch_func  @softmax_kernel0::@softmax_kernel0 blocks in (%[[BLOCKS]], %{{.*}}, %{{.*}}) threads in (%c128, %{{.*}}, %{{.*}})  dynamic_shared_memory_size %c32768_i32
+// HOST: gpu.dealloc  %[[WS]]
+
+// 16-bit input: 32 in registers and 96 staged per thread, no register cap.
+// BF16: block_elements = 4096 : i64, block_threads = 128 : i64, chunk_elements = 16384 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 24576 : i64
+// BF16: gpu.func @softmax_kernel0
+// BF16-NOT: minctasm
+// BF16-SAME: {
+
+// Without a stage (any chip), the chunk is the registers' part alone.
+// NOSTAGE: block_elements = 8192 : i64, block_threads = 128 : i64, chunk_elements = 8192 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64
+// NOSTAGE-NOT: rowred_stage
+// NOSTAGE-NOT: cp.async.bulk
+// NOSTAGE: llvm.atomicrmw uinc_wrap
+
+// Scalar only: no stage, the whole chunk streamed from global memory.
+// SCALAR: dynamic_shared_bytes = 0 : i64
+// SCALAR-SAME: vector_width = 1 : i64
+// SCALAR-NOT: cp.async.bulk
+// SCALAR: scf.for %{{.*}} = %c0_i32{{.*}} to %c16384_i32{{.*}} step %c256_i32
+
+// PTX: atom.global.inc.u32
+// PTX: cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes
+// PTX: nanosleep.u32
+// PTX: shfl.sync.idx.b32
+
+// Auto: f32 rows from 65536 elements, a multiple of 4, on sm_90.
+// AUTO: strategy = "chunks"
+// NOT-AUTO-NOT: strategy = "chunks"
+// NOT-AUTO: strategy =
+
+// Bad options name the problem.
+// ERR-RPB: 'rowred.map' op rows-per-block does not apply to the chunks strategy, whose blocks each take one chunk of one row
+// ERR-CLUSTER: cluster-size does not apply to the chunks strategy
+// ERR-SPLIT: row-split does not apply to the chunks strategy
+// ERR-GRID: a chunks kernel is launched on one block per chunk of every row; grid must be auto
+// ERR-STAGE: chunk-stage 100 must be a multiple of 512 (128 threads x 4-element vectors)
+// ERR-NEG: chunk-stage must be 0 (none), -1 (auto) or a number of elements, got -2
+// ERR-BIG: chunk-stage 1048576 takes 4194304 bytes of shared memory; a block has at most 229376
+// ERR-SM80: chunk-stage fills the stage with cp.async.bulk, which needs sm_90 or newer, not sm_80 (chunk-stage=0 holds a chunk in registers only)
+// ERR-BLOCK: block-size 64 must be a multiple of the block's 128 threads: each holds the same number of a chunk's elements
+// ERR-EPT: a chunk of block-size 32768 keeps 256 elements per thread in registers (limit 128)
+// ERR-MAP: the chunks strategy needs a max reduce followed by a sum of exp(x - max), as produced by rowred-decompose
