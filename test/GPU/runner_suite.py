@@ -98,7 +98,7 @@ def main():
     # compute-sanitizer on fused multi-warp, single-warp, several-rows,
     # cluster and online kernels (also with kept tiles in shared memory, split
     # over groups of blocks, also with pass 1 rows ahead, and rows staged
-    # whole on a block per row), small shapes.
+    # whole on a block per row, rows cut into chunks), small shapes.
     sanitizer = shutil.which("compute-sanitizer")
     san_rows = []
     if sanitizer:
@@ -132,7 +132,11 @@ def main():
             "_kernel0.json",
             "softmax_bf16_auto_n32768_kernel0.json",
             "softmax_bf16_auto_n57344_kernel0.json",
-            "log_softmax_bf16_auto_n12288_kernel0.json")]
+            "log_softmax_bf16_auto_n12288_kernel0.json",
+            "softmax_f32_chunks_kernel0.json",
+            "softmax_bf16_chunks_kernel0.json",
+            "log_softmax_f32_chunks_b1024_chunkstage1024_kernel0.json",
+            "softmax_f16_chunks_w1_b256_chunkstage0_kernel0.json")]
         for k in picks:
             with open(os.path.join(args.kernel_dir, k)) as f:
                 meta = json.load(f)
@@ -154,6 +158,11 @@ def main():
                 layouts["aligned"] = [
                     f"--cols={3 * meta['block_elements'] * clusters}",
                     f"--grid={2 * clusters}"]
+            # Chunks kernels bulk-copy their stage on the aligned vector
+            # path: two whole chunks and a partial one per row.
+            if meta.get("grid") == "chunks":
+                layouts["aligned"] = [
+                    f"--cols={2 * meta['chunk_elements'] + 512}"]
             for layout, shape in layouts.items():
                 for tool in ("memcheck", "racecheck"):
                     cmd = [sanitizer, f"--tool={tool}", "--error-exitcode=3",
