@@ -674,15 +674,17 @@ static constexpr int64_t kSharedPerSM = 228 * 1024;
 /// Shared memory the driver reserves for each block (sm_90).
 static constexpr int64_t kSharedReservedPerBlock = 1024;
 
-/// Registers per thread a chunks kernel holding kChunkCappedElements or more
-/// elements per thread in registers is compiled for (minctasm): 96 puts five
-/// blocks of 128 threads on an SM. Left alone, ptxas takes 107 for the f32
-/// default (128 x 64), four blocks: 1.045x the online kernel on f32 1024 x
-/// 1048576 against 1.079x capped (H200, docs/performance.md version 71).
-/// The 16-bit default (128 x 32) is left alone: ptxas takes 60 registers,
-/// eight blocks, where the cap let it take 76, six blocks (0.93x against
-/// 1.00x).
-static constexpr int64_t kChunkRegisters = 96, kChunkCappedElements = 64;
+/// Registers per thread a chunks kernel is compiled for (minctasm), beyond
+/// one per element it holds: the f32 default (128 x 64) then fits five
+/// blocks on an SM at up to 102 registers (ptxas takes 96; left alone, 107
+/// and four blocks: 1.045x the online kernel on f32 1024 x 1048576 against
+/// 1.079x), the 16-bit default (128 x 32) nine at 56 (left alone, 64 and
+/// eight: 1.030x on bf16 1024 x 1048576 against 1.048x; at 76 and six,
+/// 0.93x). H200, docs/performance.md version 71.
+static constexpr int64_t kChunkSpareRegisters = 24;
+
+/// Resident blocks and threads an SM takes at most (sm_80, sm_90).
+static constexpr int64_t kMaxBlocksPerSM = 32, kMaxThreadsPerSM = 2048;
 
 /// Blocks of `plan` that fit one SM's registers at 64 per thread, at least
 /// one.
@@ -982,12 +984,14 @@ static StringRef prefetchObstacle(const KernelPlan &plan, bool stage,
 ///   (116 bytes of spills for one thread per row).
 static int64_t minBlocksPerSM(const KernelPlan &plan) {
   if (plan.strategy == Strategy::Chunks) {
-    if (plan.elementsPerThread() < kChunkCappedElements)
-      return 0;
-    int64_t blocks = kRegisterFile / (kChunkRegisters * plan.numThreads());
+    int64_t blocks =
+        kRegisterFile /
+        ((plan.elementsPerThread() + kChunkSpareRegisters) * plan.numThreads());
     if (plan.hasStage())
       blocks = std::min(blocks, kSharedPerSM / (plan.dynamicSharedBytes() +
                                                 kSharedReservedPerBlock));
+    blocks = std::min(
+        {blocks, kMaxBlocksPerSM, kMaxThreadsPerSM / plan.numThreads()});
     return std::max<int64_t>(1, blocks);
   }
   bool capped = plan.shareBlocks() > 1 ||
@@ -1104,20 +1108,29 @@ static FailureOr<KernelPlan> planChunks(MapOp map, const PlanOptions &opts,
   return plan;
 }
 
-/// Smallest row auto cuts into chunks (autoChunks).
-static constexpr int64_t kChunkRowMin = 65536;
+/// Rows auto cuts into chunks (autoChunks): f32 from kChunkRowMin, bf16
+/// from kChunkRowMinBF16, both up to kChunkRowMax (the longest measured: a
+/// row's 64 chunks of the defaults need 64 resident blocks).
+static constexpr int64_t kChunkRowMin = 65536, kChunkRowMinBF16 = 1048576,
+                         kChunkRowMax = 1048576;
 
-/// Whether auto cuts rows of `cols` into chunks (Strategy::Chunks): f32 rows
-/// of a known length of at least kChunkRowMin, a multiple of the vector
-/// width, on sm_90+, with the options that shape the kernel left to auto.
-/// On an H200 (docs/performance.md, version 71; alternating rounds against
-/// auto's online kernels): f32 4096 x 65536 +3.3 to +4.3%, 2048 x 131072
-/// +2.2 to +2.4%, 1024 x 262144 +2.6 to +3.5%, 1024 x 1048576 +6.6 to
-/// +7.9%; f32 32768 (auto's cluster) 0.97. Not for bf16 (0.89-1.02).
+/// Whether auto cuts rows of `cols` into chunks (Strategy::Chunks): f32 and
+/// bf16 rows (in and out) of a known length in the ranges above, a multiple
+/// of the vector width, on sm_90+, with the options that shape the kernel
+/// left to auto. On an H200 (docs/performance.md, version 71; alternating
+/// rounds against auto's cluster and online kernels): f32 4096 x 65536 +3.3
+/// to +4.3%, 2048 x 131072 +2.2 to +2.4%, 1024 x 262144 +2.6 to +3.5%, 1024
+/// x 1048576 +6.6 to +7.9%; bf16 1024 x 1048576 +4.8%. bf16 65536 to 262144
+/// gained 0.3-2.3% in one run and keep their tuned kernels for now; f32 and
+/// bf16 32768 lost (0.97, 0.91); f16 was not measured.
 static bool autoChunks(const PlanOptions &opts, const KernelPlan &plan,
                        int64_t cols, int64_t sm) {
-  return byteWidth(plan.inType) == 4 && byteWidth(plan.outType) == 4 &&
-         cols >= kChunkRowMin && cols % 4 == 0 && sm >= 90 &&
+  bool wide = plan.inType.isF32() && plan.outType.isF32();
+  bool bf16 = plan.inType.isBF16() && plan.outType.isBF16();
+  int64_t vector = 16 / byteWidth(plan.inType);
+  return ((wide && cols >= kChunkRowMin) ||
+          (bf16 && cols >= kChunkRowMinBF16)) &&
+         cols <= kChunkRowMax && cols % vector == 0 && sm >= 90 &&
          opts.blockSize == 0 && opts.numWarps == 0 && opts.vectorWidth == 0 &&
          opts.rowsPerBlock == 0 && opts.clusterSize == 0 &&
          opts.rowSplit <= 1 && opts.onlineKeep == -1 &&
@@ -2018,10 +2031,13 @@ private:
     Value remaining = arith::SubIOp::create(b, end ? end : cols, first);
     for (int64_t k = 0; k < numChunks; ++k) {
       Value offset = constI32(k * plan.threadsPerRow() * vec);
-      places.push_back({arith::AddIOp::create(b, first, offset),
-                        arith::AddIOp::create(b, firstLocal, offset),
-                        arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
-                                              offset, remaining)});
+      places.push_back(
+          {arith::AddIOp::create(b, first, offset),
+           arith::AddIOp::create(b, firstLocal, offset),
+           wholeChunk ? arith::ConstantIntOp::create(b, 1, 1).getResult()
+                      : arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                                              offset, remaining)
+                            .getResult()});
     }
     return places;
   }
@@ -4015,7 +4031,26 @@ private:
     auto ifOp = scf::IfOp::create(b, vectorPathAllowed(vec),
                                   /*withElseRegion=*/true);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    emitChunk(row, chunk, count, vec);
+    // A chunk inside the row (all but a row's partial last one) takes the
+    // vector path without masks: no compare or select per chunk, and fewer
+    // registers.
+    auto whole = scf::IfOp::create(
+        b,
+        arith::CmpIOp::create(
+            b, arith::CmpIPredicate::sle,
+            arith::AddIOp::create(b, sliceStart,
+                                  constI32(plan.chunkElements())),
+            cols),
+        /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(&whole.getThenRegion().front());
+      wholeChunk = true;
+      emitChunk(row, chunk, count, vec);
+      wholeChunk = false;
+      b.setInsertionPointToStart(&whole.getElseRegion().front());
+      emitChunk(row, chunk, count, vec);
+    }
     b.setInsertionPointToStart(&ifOp.getElseRegion().front());
     emitChunk(row, chunk, count, 1);
   }
@@ -4163,7 +4198,10 @@ private:
           constI32(u * stride));
       Value col = arith::AddIOp::create(b, start, local);
       Value valid =
-          arith::CmpIOp::create(b, arith::CmpIPredicate::slt, col, cols);
+          wholeChunk
+              ? arith::ConstantIntOp::create(b, 1, 1).getResult()
+              : arith::CmpIOp::create(b, arith::CmpIPredicate::slt, col, cols)
+                    .getResult();
       Chunk c = staged ? loadChunk(stage, col, valid, vec, local)
                        : loadChunk(xRow, col, valid, vec);
       acc = body(c, acc);
@@ -4398,6 +4436,9 @@ private:
   /// Whether this thread's row exists, in the row loop with several rows per
   /// block; null otherwise.
   Value rowValid;
+  /// Chunks: whether the chunk being emitted lies inside the row, so that
+  /// its accesses need no masks.
+  bool wholeChunk = false;
   FloatType f32;
   Type i32, i64;
   /// `!llvm.ptr<3>`: shared memory.

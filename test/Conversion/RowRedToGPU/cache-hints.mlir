@@ -2,7 +2,7 @@
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 strategy=online cluster-size=16 cache-hints=off" | FileCheck %s --check-prefix=OFF
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=262145" | FileCheck %s --check-prefix=OFF
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 online-keep=64" | FileCheck %s --check-prefix=OFF
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576" | FileCheck %s --check-prefix=ON
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 strategy=online cluster-size=16" | FileCheck %s --check-prefix=ON
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online" | FileCheck %s --check-prefix=ON
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=450000" | FileCheck %s --check-prefix=ON
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=262145 cache-hints=on" | FileCheck %s --check-prefix=ON

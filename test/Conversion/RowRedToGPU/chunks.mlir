@@ -8,7 +8,10 @@
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65540" | FileCheck %s --check-prefix=AUTO
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65537" | FileCheck %s --check-prefix=NOT-AUTO
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=32768" | FileCheck %s --check-prefix=NOT-AUTO
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576" | FileCheck %s --check-prefix=NOT-AUTO
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576" | FileCheck %s --check-prefix=AUTO
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=524288" | FileCheck %s --check-prefix=NOT-AUTO
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=2097152" | FileCheck %s --check-prefix=NOT-AUTO
+// RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576" | FileCheck %s --check-prefix=NOT-AUTO
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 chip=sm_80" | FileCheck %s --check-prefix=NOT-AUTO
 
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=chunks rows-per-block=4" 2>&1 | FileCheck %s --check-prefix=ERR-RPB
@@ -100,10 +103,10 @@
 // PTX: nanosleep.u32
 // PTX: shfl.sync.idx.b32
 
-// Auto: f32 rows from 65536 elements, a multiple of 4, on sm_90.
+// Auto: f32 rows of 65536 to 1048576 elements, a multiple of 4, and bf16
+// rows of 1048576, on sm_90.
 // AUTO: strategy = "chunks"
-// NOT-AUTO-NOT: strategy = "chunks"
-// NOT-AUTO: strategy =
+// NOT-AUTO: strategy = "{{fused|cluster|online}}"
 
 // Bad options name the problem.
 // ERR-RPB: 'rowred.map' op rows-per-block does not apply to the chunks strategy, whose blocks each take one chunk of one row

@@ -184,7 +184,8 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=450000 | FileCheck %s --check-prefix=BF450000
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=500009 | FileCheck %s --check-prefix=BF500009
 // RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=262144 | FileCheck %s --check-prefix=F16-262144
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=1048576 | FileCheck %s --check-prefix=BF1M
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 strategy=online cluster-size=16" | FileCheck %s --check-prefix=BF1M
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=1048576 | FileCheck %s --check-prefix=BF1M-AUTO
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 prefetch=registers" | FileCheck %s --check-prefix=BF1M-REG
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 keep-ahead=off" | FileCheck %s --check-prefix=BF1M-OFF
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=2097152 | FileCheck %s --check-prefix=BF2M
@@ -311,7 +312,10 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // ahead. Rows of 2 MiB take tiles of 16 elements per thread and keep three
 // of the four tiles of each share in two buffers of 96 KiB, one bulk copy
 // per row (keep-ahead=bulk); longer rows take tiles of 32 per thread and
-// keep nothing, and so do rows with keep-ahead=off.
+// keep nothing, and so do rows with keep-ahead=off. (Auto cuts rows of
+// exactly 2 MiB into chunks instead: 128 threads x (32 + 96 staged).)
+// BF1M-AUTO: block_elements = 4096 : i64, block_threads = 128 : i64, chunk_elements = 16384 : i64
+// BF1M-AUTO-SAME: strategy = "chunks"
 // BF1M: block_elements = 16384 : i64, block_threads = 1024 : i64, chunk_elements = 0 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 196608 : i64
 // BF1M-SAME: keep_ahead = true, keep_ahead_bulk = true, l2_hints = true
 // BF1M-SAME: prefetch = "registers"
