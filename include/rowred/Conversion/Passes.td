@@ -42,6 +42,12 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
       `online`: a first pass keeps a running (max, sum) pair merged with the
       online combiner, a second pass writes the output (two reads); over a
       cluster, each block walks its share of the row twice;
+    * `chunks`: each row is cut into chunks of `block-size + chunk-stage`
+      elements, one block each (`rows x K` blocks), taken in row-major order
+      by an atomic ticket; a block holds its chunk in registers and a
+      bulk-copied shared-memory stage, publishes its (max, sum) pair to the
+      row's record in a global-memory workspace, waits for the row's other
+      chunks, then writes its chunk (one read);
     * global memory is accessed through `!llvm.ptr<1>` parameters with 16-byte
       vector loads and stores when the row length, both row strides and both
       base pointers allow it (checked once per launch), scalar ones otherwise;
@@ -51,7 +57,8 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
       reciprocal per row and a multiplication.
 
     The kernel ABI (`docs/abi.md`) is `(ptr x, ptr y, i64 rows, i64 cols,
-    i64 x_row_stride, i64 y_row_stride)`, strides in elements. Launch metadata
+    i64 x_row_stride, i64 y_row_stride)`, strides in elements, and a
+    workspace pointer for row-split and chunks kernels. Launch metadata
     is recorded in the `rowred.kernels` attribute of the module.
   }];
   let options = [
