@@ -1108,30 +1108,29 @@ static FailureOr<KernelPlan> planChunks(MapOp map, const PlanOptions &opts,
   return plan;
 }
 
-/// Rows auto cuts into chunks (autoChunks): f32 from kChunkRowMin, bf16
-/// from kChunkRowMinBF16, both up to kChunkRowMax (the longest measured: a
-/// row's 64 chunks of the defaults need 64 resident blocks).
-static constexpr int64_t kChunkRowMin = 65536, kChunkRowMinBF16 = 1048576,
-                         kChunkRowMax = 1048576;
+/// Rows auto cuts into chunks (autoChunks): from kChunkRowMin to
+/// kChunkRowMax elements (the longest measured: a row's 64 chunks of the
+/// defaults need 64 resident blocks).
+static constexpr int64_t kChunkRowMin = 65536, kChunkRowMax = 1048576;
 
 /// Whether auto cuts rows of `cols` into chunks (Strategy::Chunks): f32 and
-/// bf16 rows (in and out) of a known length in the ranges above, a multiple
+/// bf16 rows (in and out) of a known length in the range above, a multiple
 /// of the vector width, on sm_90+, with the options that shape the kernel
 /// left to auto. On an H200 (docs/performance.md, version 71; alternating
 /// rounds against auto's cluster and online kernels): f32 4096 x 65536 +3.3
 /// to +4.3%, 2048 x 131072 +2.2 to +2.4%, 1024 x 262144 +2.6 to +3.5%, 1024
-/// x 1048576 +6.6 to +7.9%; bf16 1024 x 1048576 +4.8%. bf16 65536 to 262144
-/// gained 0.3-2.3% in one run and keep their tuned kernels for now; f32 and
-/// bf16 32768 lost (0.97, 0.91); f16 was not measured.
+/// x 1048576 +6.6 to +7.9%; bf16 4096 x 65536 +1.5 to +1.9%, 2048 x 131072
+/// +1.7 to +2.3%, 1024 x 262144 0.99-1.00, 1024 x 524288 +6.7%, 1024 x
+/// 200000 +14%, 98304 0.98-1.00, 1024 x 1048576 +4.8%; f32 and bf16 32768
+/// lost (0.97, 0.91); f16 was not measured.
 static bool autoChunks(const PlanOptions &opts, const KernelPlan &plan,
                        int64_t cols, int64_t sm) {
   bool wide = plan.inType.isF32() && plan.outType.isF32();
   bool bf16 = plan.inType.isBF16() && plan.outType.isBF16();
   int64_t vector = 16 / byteWidth(plan.inType);
-  return ((wide && cols >= kChunkRowMin) ||
-          (bf16 && cols >= kChunkRowMinBF16)) &&
-         cols <= kChunkRowMax && cols % vector == 0 && sm >= 90 &&
-         opts.blockSize == 0 && opts.numWarps == 0 && opts.vectorWidth == 0 &&
+  return (wide || bf16) && cols >= kChunkRowMin && cols <= kChunkRowMax &&
+         cols % vector == 0 && sm >= 90 && opts.blockSize == 0 &&
+         opts.numWarps == 0 && opts.vectorWidth == 0 &&
          opts.rowsPerBlock == 0 && opts.clusterSize == 0 &&
          opts.rowSplit <= 1 && opts.onlineKeep == -1 &&
          opts.keepAhead == "auto" && opts.cacheHints == "auto" &&

@@ -4,7 +4,7 @@
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 online-keep=64" | FileCheck %s --check-prefix=OFF
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 strategy=online cluster-size=16" | FileCheck %s --check-prefix=ON
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online" | FileCheck %s --check-prefix=ON
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=450000" | FileCheck %s --check-prefix=ON
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=450000 strategy=online cluster-size=8" | FileCheck %s --check-prefix=ON
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=262145 cache-hints=on" | FileCheck %s --check-prefix=ON
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online cluster-size=8 cols=262144 prefetch=on" | FileCheck %s --check-prefix=OFF
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1024 cache-hints=on" 2>&1 | FileCheck %s --check-prefix=FUSED

@@ -9,7 +9,10 @@
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65537" | FileCheck %s --check-prefix=NOT-AUTO
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=32768" | FileCheck %s --check-prefix=NOT-AUTO
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576" | FileCheck %s --check-prefix=AUTO
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=524288" | FileCheck %s --check-prefix=NOT-AUTO
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536" | FileCheck %s --check-prefix=AUTO
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=200000" | FileCheck %s --check-prefix=AUTO
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=200004" | FileCheck %s --check-prefix=NOT-AUTO
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=2097152" | FileCheck %s --check-prefix=NOT-AUTO
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=2097152" | FileCheck %s --check-prefix=NOT-AUTO
 // RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576" | FileCheck %s --check-prefix=NOT-AUTO
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 chip=sm_80" | FileCheck %s --check-prefix=NOT-AUTO
@@ -103,8 +106,8 @@
 // PTX: nanosleep.u32
 // PTX: shfl.sync.idx.b32
 
-// Auto: f32 rows of 65536 to 1048576 elements, a multiple of 4, and bf16
-// rows of 1048576, on sm_90.
+// Auto: f32 and bf16 rows of 65536 to 1048576 elements, a multiple of the
+// vector width (4, 8), on sm_90.
 // AUTO: strategy = "chunks"
 // NOT-AUTO: strategy = "{{fused|cluster|online}}"
 

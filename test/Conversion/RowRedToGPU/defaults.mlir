@@ -170,18 +170,18 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=4096 | FileCheck %s --check-prefix=BF4096
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=512 | FileCheck %s --check-prefix=BF512
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=1024 | FileCheck %s --check-prefix=BF1024
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=131072 | FileCheck %s --check-prefix=BF131072
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=131072 strategy=cluster" | FileCheck %s --check-prefix=BF131072
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=131072 prefetch=off" | FileCheck %s --check-prefix=BF131072-OFF
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=131072 pair-reduce=off" | FileCheck %s --check-prefix=BF131072-NOPAIR
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=131073 | FileCheck %s --check-prefix=BF131073
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=151936 | FileCheck %s --check-prefix=BF151936
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=151936 strategy=cluster" | FileCheck %s --check-prefix=BF151936
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=50257 | FileCheck %s --check-prefix=BF50257
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=262145 | FileCheck %s --check-prefix=BF262145
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=240000 | FileCheck %s --check-prefix=BF240000
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=200000 | FileCheck %s --check-prefix=BF200000
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=393216 | FileCheck %s --check-prefix=BF393216
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=524288 | FileCheck %s --check-prefix=BF524288
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=450000 | FileCheck %s --check-prefix=BF450000
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=240000 strategy=cluster" | FileCheck %s --check-prefix=BF240000
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=200000 strategy=cluster" | FileCheck %s --check-prefix=BF200000
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=393216 strategy=cluster" | FileCheck %s --check-prefix=BF393216
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=524288 strategy=cluster" | FileCheck %s --check-prefix=BF524288
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=450000 strategy=online cluster-size=8" | FileCheck %s --check-prefix=BF450000
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=500009 | FileCheck %s --check-prefix=BF500009
 // RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=262144 | FileCheck %s --check-prefix=F16-262144
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 strategy=online cluster-size=16" | FileCheck %s --check-prefix=BF1M
@@ -265,7 +265,9 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // BF4096-SAME: grid = "rows"
 // BF4096-SAME: prefetch = "none"
 // 16-bit cluster slices reduce (max, sum) pairs and load their next row ahead
-// into registers, unless prefetch or pair-reduce says otherwise.
+// into registers, unless prefetch or pair-reduce says otherwise. (Auto cuts
+// bf16 rows of 65536 to 1048576 that are a multiple of 8 into chunks; the
+// cluster and online kernels below are asked for by name.)
 // BF131072: block_elements = 32768 : i64, block_threads = 1024 : i64, chunk_elements = 0 : i64, cluster_blocks = 4 : i64
 // BF131072-SAME: pair_reduce = true, peeled_path = true, prefetch = "registers"
 // BF131072-SAME: strategy = "cluster"
@@ -312,8 +314,8 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // ahead. Rows of 2 MiB take tiles of 16 elements per thread and keep three
 // of the four tiles of each share in two buffers of 96 KiB, one bulk copy
 // per row (keep-ahead=bulk); longer rows take tiles of 32 per thread and
-// keep nothing, and so do rows with keep-ahead=off. (Auto cuts rows of
-// exactly 2 MiB into chunks instead: 128 threads x (32 + 96 staged).)
+// keep nothing, and so do rows with keep-ahead=off. (Auto cuts rows of 2
+// MiB into chunks instead: 128 threads x (32 + 96 staged).)
 // BF1M-AUTO: block_elements = 4096 : i64, block_threads = 128 : i64, chunk_elements = 16384 : i64
 // BF1M-AUTO-SAME: strategy = "chunks"
 // BF1M: block_elements = 16384 : i64, block_threads = 1024 : i64, chunk_elements = 0 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 196608 : i64

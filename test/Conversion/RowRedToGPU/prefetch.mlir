@@ -3,7 +3,7 @@
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-to-ptx="cols=32768 grid=persistent" | FileCheck %s --check-prefix=PTX
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-to-ptx="cols=32768" | FileCheck %s --check-prefix=PTX-ROW
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536 cluster-size=4 prefetch=on" | FileCheck %s --check-prefix=CLUSTER
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536" | FileCheck %s --check-prefix=CLUSTER-AUTO
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536 strategy=cluster" | FileCheck %s --check-prefix=CLUSTER-AUTO
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="prefetch=on" 2>&1 | FileCheck %s --check-prefix=ONLINE
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online cluster-size=8 cols=262144 prefetch=on" | FileCheck %s --check-prefix=ONLINE-STAGE
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 prefetch=on" 2>&1 | FileCheck %s --check-prefix=ONLINE-TOO-BIG
