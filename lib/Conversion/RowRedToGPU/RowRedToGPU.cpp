@@ -1124,10 +1124,9 @@ static constexpr int64_t kChunkRowMin = 65536, kChunkRowMax = 1048576;
 /// 200000 +14%, 98304 0.98-1.00, 1024 x 1048576 +4.8%; f32 and bf16 32768
 /// lost (0.97, 0.91); f16 was not measured.
 static bool autoChunks(const PlanOptions &opts, const KernelPlan &plan,
-                       int64_t cols, int64_t sm) {
+                       int64_t cols, int64_t vector, int64_t sm) {
   bool wide = plan.inType.isF32() && plan.outType.isF32();
   bool bf16 = plan.inType.isBF16() && plan.outType.isBF16();
-  int64_t vector = 16 / byteWidth(plan.inType);
   return (wide || bf16) && cols >= kChunkRowMin && cols <= kChunkRowMax &&
          cols % vector == 0 && sm >= 90 && opts.blockSize == 0 &&
          opts.numWarps == 0 && opts.vectorWidth == 0 &&
@@ -1256,7 +1255,7 @@ static FailureOr<KernelPlan> planKernel(const Group &group,
                 "exp(x - max), as produced by rowred-decompose";
     return planChunks(map, opts, plan, vector, sm);
   } else if (opts.strategy == "auto" && canOnline &&
-             autoChunks(opts, plan, cols, sm)) {
+             autoChunks(opts, plan, cols, vector, sm)) {
     return planChunks(map, opts, plan, vector, sm);
   } else if (opts.strategy == "auto") {
     // Fused when the row is known and fits one block's registers, cluster
@@ -2473,23 +2472,38 @@ private:
     Value bytes =
         arith::MulIOp::create(b, arith::SubIOp::create(b, keptEnd(lo, hi), lo),
                               constI32(byteWidth(plan.inType)));
-    Value barrier = stageBarrier(buffer);
+    bulkCopyToShared(
+        stageBarrier(buffer), bytes,
+        [&] {
+          return LLVM::GEPOp::create(b, x.getType(), plan.inType,
+                                     rowPointer(x, plan.inType, row, xStride),
+                                     ValueRange{lo},
+                                     LLVM::GEPNoWrapFlags::inbounds);
+        },
+        [&] { return stageBuffer(buffer); }, evictFirst);
+  }
+
+  /// From thread 0: arms `barrier` for `bytes` (i32, at least 0) and, when
+  /// there are any, copies them from global memory at `src()` to shared
+  /// memory at `dst()` with one cp.async.bulk that completes the barrier's
+  /// phase (with the L2 policy `l2Hint` when given); with none, the arrival
+  /// alone completes it. The addresses are built where they are used.
+  void bulkCopyToShared(Value barrier, Value bytes, function_ref<Value()> src,
+                        function_ref<Value()> dst, Value l2Hint) {
+    OpBuilder::InsertionGuard guard(b);
     NVVM::MBarrierArriveExpectTxOp::create(b, Type(), barrier, bytes,
                                            NVVM::MemScopeKind::CTA,
                                            /*relaxed=*/false,
                                            /*predicate=*/Value());
     b.setInsertionPointToStart(emitIfThen(arith::CmpIOp::create(
         b, arith::CmpIPredicate::ugt, bytes, constI32(0))));
-    Value src = LLVM::GEPOp::create(
-        b, x.getType(), plan.inType, rowPointer(x, plan.inType, row, xStride),
-        ValueRange{lo}, LLVM::GEPNoWrapFlags::inbounds);
+    Value from = src();
     // The shared::cluster form (PTX 8.0; the shared::cta one needs 8.6): a
     // block's own shared addresses are valid shared::cluster addresses.
-    Value dst = LLVM::AddrSpaceCastOp::create(
-        b, LLVM::LLVMPointerType::get(b.getContext(), 7), stageBuffer(buffer));
+    Value to = LLVM::AddrSpaceCastOp::create(
+        b, LLVM::LLVMPointerType::get(b.getContext(), 7), dst());
     NVVM::CpAsyncBulkGlobalToSharedClusterOp::create(
-        b, dst, src, barrier, bytes, /*multicastMask=*/Value(),
-        /*l2CacheHint=*/evictFirst);
+        b, to, from, barrier, bytes, /*multicastMask=*/Value(), l2Hint);
   }
 
   /// `barrier.cluster.arrive` (release) and `barrier.cluster.wait`
@@ -4234,22 +4248,14 @@ private:
         b, arith::SubIOp::create(b, end, stageStart), constI32(0));
     Value bytes =
         arith::MulIOp::create(b, elements, constI32(byteWidth(plan.inType)));
-    Value barrier = barrierAt(kStageBarriersName, constI32(0));
-    NVVM::MBarrierArriveExpectTxOp::create(b, Type(), barrier, bytes,
-                                           NVVM::MemScopeKind::CTA,
-                                           /*relaxed=*/false,
-                                           /*predicate=*/Value());
-    b.setInsertionPointToStart(emitIfThen(arith::CmpIOp::create(
-        b, arith::CmpIPredicate::sgt, bytes, constI32(0))));
-    Value src = LLVM::GEPOp::create(b, x.getType(), plan.inType, xRow,
-                                    ValueRange{stageStart},
-                                    LLVM::GEPNoWrapFlags::inbounds);
-    // The shared::cluster form, as in bulkCopyKeptTiles.
-    Value dst = LLVM::AddrSpaceCastOp::create(
-        b, LLVM::LLVMPointerType::get(b.getContext(), 7), stage);
-    NVVM::CpAsyncBulkGlobalToSharedClusterOp::create(
-        b, dst, src, barrier, bytes, /*multicastMask=*/Value(),
-        /*l2CacheHint=*/Value());
+    bulkCopyToShared(
+        barrierAt(kStageBarriersName, constI32(0)), bytes,
+        [&] {
+          return LLVM::GEPOp::create(b, x.getType(), plan.inType, xRow,
+                                     ValueRange{stageStart},
+                                     LLVM::GEPNoWrapFlags::inbounds);
+        },
+        [&] { return stage; }, /*l2Hint=*/Value());
   }
 
   /// The row's (max, sum) pair, in every thread, from the block's pair (m,
