@@ -2,17 +2,19 @@
 """Times our generated softmax kernels against the peers on one GPU.
 
 Peers: torch.softmax, the Triton tutorial's fused persistent softmax, and a
-Triton online (two-read) softmax. All are timed alike with
-triton.testing.do_bench (CUDA events, L2 flushed before every run, median),
-and every output is checked against torch in float64 before it is timed.
+Triton online (two-read) softmax. All are timed alike, as
+triton.testing.do_bench times (CUDA events, L2 flushed before every run,
+median), and every output is checked against torch in float64 before it is
+timed.
 GB/s = 2 * M * N * bytes / time. The copy ceiling is measured in the same run,
 once on 1 GiB buffers and once per shape (a device copy of the same tensor,
 timed alike: the ceiling at that size, launch and ramp-up included).
 
-Each shape's providers (the same-size copy included) are timed in turns over
---rounds rounds, and each reports the median of its rounds' medians, so that
-drift over the run (clocks, temperature) falls on all of them alike instead
-of on whichever ran last.
+Each shape's providers (the same-size copy included) take turns call by call
+within each of --rounds rounds, and each reports the median of its rounds'
+medians, so that drift over the run (clocks, temperature, the bimodal
+per-call times of microsecond shapes) falls on all of them alike instead of
+on whichever ran last.
 
 usage: bench.py KERNEL_DIR [--json OUT] [--png OUT] [--rounds R]
 KERNEL_DIR holds the kernels from `scripts/gen_kernels.py --set bench`.
@@ -149,23 +151,69 @@ class Ours:
         return y
 
 
-def time_in_rounds(runs, rounds):
-    """Times each callable of `runs` (name -> fn) with do_bench (median), in
-    turn, once per round for `rounds` rounds, so that drift over the run
-    falls on all of them alike. Returns name -> the rounds' times (ms), and
+def _l2_flush():
+    """The L2 flush triton.testing.do_bench runs before every timed call:
+    Triton's own (zeroing a buffer larger than the L2) where this Triton
+    has it, else the same with a 256 MiB buffer. Returns a callable."""
+    active = driver.active
+    if hasattr(active, "get_empty_cache_for_benchmark"):
+        cache = active.get_empty_cache_for_benchmark()
+        return lambda: active.clear_cache(cache)
+    cache = torch.empty(256 << 20, dtype=torch.int8, device=DEVICE)
+    return cache.zero_
+
+
+def time_in_rounds(runs, rounds, rep_ms=100, warmup_ms=25):
+    """Times each callable of `runs` (name -> fn) as do_bench does (the L2
+    flushed before every call, CUDA events around it), for `rounds` rounds.
+    Within a round the callables take turns call by call, so that every
+    provider's samples come from the same stretch of time: on shapes of a
+    few microseconds the per-call times are bimodal, and the weight of the
+    two modes drifts over seconds, more than the providers differ (see
+    docs/performance.md, twenty-first session). Each round takes about
+    `rep_ms` per callable. Returns name -> the rounds' medians (ms), and
     name -> the exception's type name for those that raised (not timed
     again)."""
+    flush = _l2_flush()
     runs = dict(runs)
-    samples = {name: [] for name in runs}
     errors = {}
+    estimate = {}
+    for name, run in list(runs.items()):
+        try:
+            run()
+            torch.cuda.synchronize()
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            start.record()
+            for _ in range(5):
+                flush()
+                run()
+            end.record()
+            torch.cuda.synchronize()
+            estimate[name] = start.elapsed_time(end) / 5
+            for _ in range(max(1, int(warmup_ms / estimate[name]))):
+                run()
+        except Exception as e:  # reported by the caller
+            errors[name] = type(e).__name__
+            del runs[name]
+    samples = {name: [] for name in runs}
+    if not runs:
+        return samples, errors
+    calls = max(1, int(rep_ms * len(runs) / sum(estimate.values())))
     for _ in range(rounds):
-        for name, run in list(runs.items()):
-            try:
-                samples[name].append(triton.testing.do_bench(
-                    run, return_mode="median"))
-            except Exception as e:  # reported by the caller
-                errors[name] = type(e).__name__
-                del runs[name], samples[name]
+        events = {name: [(torch.cuda.Event(enable_timing=True),
+                          torch.cuda.Event(enable_timing=True))
+                         for _ in range(calls)] for name in runs}
+        for i in range(calls):
+            for name, run in runs.items():
+                flush()
+                events[name][i][0].record()
+                run()
+                events[name][i][1].record()
+        torch.cuda.synchronize()
+        for name in runs:
+            samples[name].append(statistics.median(
+                s.elapsed_time(e) for s, e in events[name]))
     return samples, errors
 
 
