@@ -52,7 +52,7 @@ def main():
         err = (y.double() - torch.softmax(x.double(), -1)).abs().max().item()
         ok = err <= (1e-5 if dtype == torch.float32 else 1e-2)
         failures += not ok
-        print(f"{meta_file} {m}x{n}: grid {kernel.grid(int(m))} x "
+        print(f"{meta_file} {m}x{n}: grid {kernel.grid(int(m), cols=n)} x "
               f"{kernel.threads}, {kernel.per_sm} blocks/SM, max abs err "
               f"{err:.2e} {'ok' if ok else 'WRONG'}", flush=True)
         del x, y

@@ -49,7 +49,7 @@ def main():
         def run():
             y = torch.empty_like(x)
             kernel.launch(x.data_ptr(), y.data_ptr(), rows, n, n, n,
-                          grid=kernel.grid(rows, args.balanced))
+                          grid=kernel.grid(rows, args.balanced, cols=n))
             return y
         err = (run().double() - ref).abs().max().item()
         ok = err <= (1e-5 if dtype == torch.float32 else 1e-2)
@@ -68,7 +68,7 @@ def main():
                         "pair": "_pr1" in meta_file,
                         "E": meta["elements_per_thread"],
                         "strategy": meta["strategy"], "gbps": gbps,
-                        "grid": kernel.grid(rows, args.balanced),
+                        "grid": kernel.grid(rows, args.balanced, cols=n),
                         "max_abs_err": err})
     results.sort(key=lambda r: (r["dtype"], r["N"], r["strategy"],
                                 r["cluster"], r["rows_per_block"],

@@ -26,7 +26,7 @@ for d in sys.argv[2:]:
     copy = os.path.basename(d.rstrip("/")).startswith("copy")
     err = (y.double() - (x.double() if copy else ref)).abs().max().item()
     ok = err <= (0 if copy else 1e-2)
-    print(f"{d}: grid {K.grid(M)} threads {K.threads} max err {err:.2e}"
+    print(f"{d}: grid {K.grid(M, cols=N)} threads {K.threads} max err {err:.2e}"
           f" {'ok' if ok else 'WRONG'}", flush=True)
     if ok:
         def run(K=K, y=y):

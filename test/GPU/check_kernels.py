@@ -14,12 +14,18 @@ reference rounded to the output type) and elementwise
 |out - ref| <= atol + rtol * |ref| per dtype; softmax rows sum to 1; rows holding NaN or only -inf are NaN and
 partly -inf rows are finite, as torch.softmax does.
 
+A chunks kernel launched on rows with more chunks than the device holds
+blocks (which the ABI forbids, and launchers refuse) must fail, not hang:
+the suite launches the chunks kernel of the smallest chunk that way in a
+child process and expects a launch failure within OVERFULL_TIMEOUT seconds.
+
 usage: check_kernels.py KERNEL_DIR [--quick] [--json OUT]
 Exit status: 0 when every case passed, 1 otherwise, 77 when there is no GPU.
 """
 import argparse
 import json
 import os
+import subprocess
 import sys
 import time
 
@@ -35,6 +41,11 @@ NS = [1, 2, 3, 31, 32, 33, 255, 256, 257, 781, 1000, 1024, 1025, 4096, 8191,
       12288, 16384, 32768, 50257, 65536, 131072, 151936, 262144]
 MS = [1, 7, 1823, 4096]
 POISON = 12345.0
+# Seconds an overfull chunks launch may take to fail (the kernel traps after
+# 4 s of waiting for a row's chunks).
+OVERFULL_TIMEOUT = 60
+# Exit status of the child process whose overfull launch failed, as it must.
+OVERFULL_FAILED = 3
 # (atol, rtol, relative L2, |row sum - 1|) per element type.
 TOLERANCES = {
     "f32": (2e-6, 2e-5, 1e-5, 1e-4),
@@ -164,6 +175,50 @@ def run_case(kernel, rng, rows, cols, layout, grid_kind):
     return problems, l2, max_err, grid
 
 
+def overfull_chunks_launch(kernel):
+    """Launches chunks kernel `kernel` on one row of one chunk more than the
+    device holds blocks, bypassing Kernel.grid's refusal. Returns
+    OVERFULL_FAILED if the launch fails (the kernel's wait traps), 0 if it
+    completes. Runs in a child process: a trap ends the CUDA context."""
+    chunks = kernel.resident + 1
+    cols = chunks * kernel.chunk
+    dtype = to_device_dtype(kernel.meta["input_type"])
+    x = cp.zeros((cols,), dtype=dtype)
+    y = cp.zeros((cols,), dtype=to_device_dtype(kernel.meta["output_type"]))
+    workspace = kernel.chunk_workspace(1, cols)
+    args = (np.uint64(x.data.ptr), np.uint64(y.data.ptr), np.int64(1),
+            np.int64(cols), np.int64(cols), np.int64(cols),
+            np.uint64(workspace.data.ptr))
+    try:
+        kernel.function((chunks,), (kernel.threads,), args,
+                        shared_mem=kernel.dynamic_shared)
+        cp.cuda.runtime.deviceSynchronize()
+    except (cp.cuda.runtime.CUDARuntimeError,
+            cp.cuda.driver.CUDADriverError) as e:
+        print(f"{kernel.name}: {chunks} chunks of {kernel.chunk} on "
+              f"{kernel.resident} resident blocks: {e}")
+        return OVERFULL_FAILED
+    print(f"{kernel.name}: an overfull launch of {chunks} chunks completed")
+    return 0
+
+
+def check_overfull(kernel_dir, meta_file):
+    """Runs overfull_chunks_launch in a child; returns the problems."""
+    start = time.time()
+    try:
+        child = subprocess.run(
+            [sys.executable, os.path.abspath(__file__), kernel_dir,
+             "--overfull", meta_file], capture_output=True, text=True,
+            timeout=OVERFULL_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return [f"an overfull launch did not fail within {OVERFULL_TIMEOUT} s"]
+    print(child.stdout.strip(), f"({time.time() - start:.0f} s)")
+    if child.returncode != OVERFULL_FAILED:
+        return [f"an overfull launch ended with status {child.returncode}, "
+                f"not a launch failure: {child.stderr.strip()[-300:]}"]
+    return []
+
+
 def cases_for(meta, quick):
     max_cols = meta["max_cols"] or NS[-1]
     ns = [n for n in NS if n <= max_cols]
@@ -189,7 +244,11 @@ def main():
     parser.add_argument("kernel_dir")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--json", help="write per-case results here")
+    parser.add_argument("--overfull", metavar="KERNEL_JSON",
+                        help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.overfull:
+        return overfull_chunks_launch(Kernel(args.kernel_dir, args.overfull))
     try:
         count = cp.cuda.runtime.getDeviceCount()
     except cp.cuda.runtime.CUDARuntimeError as e:
@@ -223,11 +282,23 @@ def main():
             worst_abs = max(worst_abs, max_err)
         summary.append((kernel.name, kernel.meta["strategy"], kernel.threads,
                         kernel.per_sm, passed, failed, worst_l2, worst_abs))
+    # The overfull launch of the chunks kernel with the smallest chunk.
+    chunked = []
+    for meta_file in manifest:
+        with open(os.path.join(args.kernel_dir, meta_file)) as f:
+            chunk = json.load(f).get("chunk_elements", 0)
+        if chunk:
+            chunked.append((chunk, meta_file))
+    overfull = []
+    if chunked:
+        overfull = check_overfull(args.kernel_dir, min(chunked)[1])
+        for problem in overfull:
+            print(f"FAIL {min(chunked)[1]}: {problem}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
-    total_fail = sum(s[5] for s in summary)
-    total = sum(s[4] + s[5] for s in summary)
+    total_fail = sum(s[5] for s in summary) + len(overfull)
+    total = sum(s[4] + s[5] for s in summary) + bool(chunked)
     print(f"\nGPU suite: {total - total_fail}/{total} cases passed on "
           f"{cp.cuda.runtime.getDeviceProperties(0)['name'].decode()} "
           f"in {time.time() - start:.0f} s")

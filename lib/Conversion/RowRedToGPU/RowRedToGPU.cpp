@@ -1610,6 +1610,13 @@ static constexpr StringLiteral kStageName = "rowred_stage";
 /// row's counter (version 69: the interval made no difference).
 static constexpr int64_t kChunkPollNanoseconds = 64;
 
+/// Nanoseconds (of %globaltimer) after which a chunks kernel's warp 0 stops
+/// waiting for its row's other chunks and traps: they cannot all be
+/// resident when a row has more chunks than the device holds blocks, and a
+/// launch that breaks that rule (docs/abi.md) then fails instead of hanging.
+/// A row's chunks wait for each other for microseconds in a correct launch.
+static constexpr int64_t kChunkWaitLimitNanoseconds = 4'000'000'000;
+
 /// Name of the shared-memory array of the mbarriers (i64) on which the bulk
 /// copies complete: two for keep-ahead=bulk, one per stage buffer; one for
 /// a chunks kernel's stage.
@@ -4267,8 +4274,11 @@ private:
   ///   counter (release: a fence and a relaxed add, as publishSplitPair);
   /// * every lane of warp 0 polls the counter with acquire loads (each
   ///   lane's reads of the entries then follow its own acquire) until all
-  ///   the row's chunks have arrived, the lanes fold the entries and lane 0
-  ///   hands the pair to the block through shared memory;
+  ///   the row's chunks have arrived (or traps after
+  ///   kChunkWaitLimitNanoseconds: a launch whose rows have more chunks
+  ///   than resident blocks would otherwise hang), the lanes fold the
+  ///   entries and lane 0 hands the pair to the block through shared
+  ///   memory;
   /// * lane 0 then counts the block out on the same counter: the last of
   ///   the row's `count` arrivals and `count` departures clears the row's
   ///   record, so that each launch leaves the workspace as it found it.
@@ -4308,6 +4318,7 @@ private:
       b.setInsertionPointToStart(emitIfThen(isWarp0()));
       {
         OpBuilder::InsertionGuard inner(b);
+        Value waitStart = NVVM::GlobalTimerOp::create(b, i64);
         auto poll = scf::WhileOp::create(b, TypeRange(), ValueRange());
         b.setInsertionPointToStart(b.createBlock(&poll.getBefore()));
         Value arrived =
@@ -4318,6 +4329,15 @@ private:
             ValueRange());
         b.setInsertionPointToStart(b.createBlock(&poll.getAfter()));
         NVVM::NanosleepOp::create(b, constI32(kChunkPollNanoseconds));
+        Value waited = arith::SubIOp::create(
+            b, NVVM::GlobalTimerOp::create(b, i64), waitStart);
+        {
+          OpBuilder::InsertionGuard trap(b);
+          b.setInsertionPointToStart(emitIfThen(
+              arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, waited,
+                                    constI64(kChunkWaitLimitNanoseconds))));
+          LLVM::Trap::create(b);
+        }
         scf::YieldOp::create(b);
       }
       auto fold = scf::ForOp::create(b, lane, count, constI32(32),

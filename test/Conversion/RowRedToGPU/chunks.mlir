@@ -54,12 +54,18 @@
 // CHECK: } {loop_annotation = #loop_annotation}
 // The row's exchange: publish with release, warp 0 polls with acquire and
 // folds the entries, lane 0 counts the block out and lane 0's count decides
-// for the warp whether it clears the row's record.
+// for the warp whether it clears the row's record. A wait of more than 4 s
+// (a launch with more chunks per row than resident blocks) traps.
 // CHECK: llvm.fence syncscope("device") release
 // CHECK: llvm.atomicrmw add %[[COUNTER:.*]], %c1_i32{{.*}} syncscope("device") monotonic
+// CHECK: %[[START:.*]] = nvvm.read.ptx.sreg.globaltimer : i64
 // CHECK: scf.while
 // CHECK: llvm.load %[[COUNTER]] atomic syncscope("device") acquire
 // CHECK: nvvm.nanosleep %c64_i32
+// CHECK: %[[NOW:.*]] = nvvm.read.ptx.sreg.globaltimer : i64
+// CHECK: %[[WAITED:.*]] = arith.subi %[[NOW]], %[[START]] : i64
+// CHECK: arith.cmpi ugt, %[[WAITED]], %c4000000000_i64 : i64
+// CHECK: llvm.intr.trap
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c32_i32
 // CHECK: llvm.load %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : !llvm.ptr<1> -> i64
 // CHECK: memref.store %{{.*}}, %[[SLOTS]][%c3, %c0{{.*}}]
@@ -103,7 +109,7 @@
 
 // PTX: atom.global.inc.u32
 // PTX: cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes
-// PTX: nanosleep.u32
+// PTX: nanosleep.u32 {{[^%]*}}64;{{[^%]*}}%rd{{[0-9]+}}, %globaltimer;{{.*}}setp.lt.u64 {{[^;]*}}, 4000000001;{{[^;]*}};{{[^;]*}}trap;
 // PTX: shfl.sync.idx.b32
 
 // Auto: f32 and bf16 rows of 65536 to 1048576 elements, a multiple of the
