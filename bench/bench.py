@@ -11,7 +11,8 @@ once on 1 GiB buffers and once per shape (a device copy of the same tensor,
 timed alike: the ceiling at that size, launch and ramp-up included).
 
 Each shape's providers (the same-size copy included) take turns call by call
-within each of --rounds rounds, and each reports the median of its rounds'
+within each of --rounds rounds (after one uncounted round, and the run
+starts with 3 s of copies), and each reports the median of its rounds'
 medians, so that drift over the run (clocks, temperature, the bimodal
 per-call times of microsecond shapes) falls on all of them alike instead of
 on whichever ran last.
@@ -25,6 +26,7 @@ import math
 import os
 import statistics
 import sys
+import time
 
 import cupy as cp
 import numpy as np
@@ -171,7 +173,7 @@ def time_in_rounds(runs, rounds, rep_ms=100, warmup_ms=25):
     few microseconds the per-call times are bimodal, and the weight of the
     two modes drifts over seconds, more than the providers differ (see
     docs/performance.md, twenty-first session). Each round takes about
-    `rep_ms` per callable. Returns name -> the rounds' medians (ms), and
+    `rep_ms` per callable, after one uncounted round. Returns name -> the rounds' medians (ms), and
     name -> the exception's type name for those that raised (not timed
     again)."""
     flush = _l2_flush()
@@ -200,7 +202,9 @@ def time_in_rounds(runs, rounds, rep_ms=100, warmup_ms=25):
     if not runs:
         return samples, errors
     calls = max(1, int(rep_ms * len(runs) / sum(estimate.values())))
-    for _ in range(rounds):
+    # One more round first, not counted: a shape's first round can follow
+    # seconds of idle GPU (Triton compiling a peer) and run at lower clocks.
+    for counted in [False] + [True] * rounds:
         events = {name: [(torch.cuda.Event(enable_timing=True),
                           torch.cuda.Event(enable_timing=True))
                          for _ in range(calls)] for name in runs}
@@ -211,7 +215,7 @@ def time_in_rounds(runs, rounds, rep_ms=100, warmup_ms=25):
                 run()
                 events[name][i][1].record()
         torch.cuda.synchronize()
-        for name in runs:
+        for name in runs if counted else ():
             samples[name].append(statistics.median(
                 s.elapsed_time(e) for s, e in events[name]))
     return samples, errors
@@ -232,9 +236,17 @@ def print_rounds(samples, moved_bytes, width, prefix="", ratios=True):
               f"  spread {100 * (max(t) / min(t) - 1):4.1f}%", flush=True)
 
 
-def copy_bandwidth():
+def copy_bandwidth(warm_up_s=3.0):
+    """The device copy's GB/s on 1 GiB buffers, measured after `warm_up_s`
+    seconds of the same copy, so that the clocks have settled before the
+    first shape (the first shape of a run on a GPU fresh from idle had
+    rounds 25-150% slower than the others, twenty-first session)."""
     a = torch.empty(1 << 28, dtype=torch.float32, device=DEVICE)
     b = torch.empty_like(a)
+    start = time.time()
+    while time.time() - start < warm_up_s:
+        b.copy_(a)
+        torch.cuda.synchronize()
     ms = triton.testing.do_bench(lambda: b.copy_(a), return_mode="median")
     return 2 * a.numel() * 4 / ms / 1e6
 
