@@ -165,6 +165,11 @@ def _l2_flush():
     return cache.zero_
 
 
+# Cycles of torch.cuda._sleep between the flush and each timed call: ~100 us
+# at the H200's 1.98 GHz, more than any provider's Python launch takes.
+HOST_AHEAD_CYCLES = 200_000
+
+
 def time_in_rounds(runs, rounds, rep_ms=100, warmup_ms=25):
     """Times each callable of `runs` (name -> fn) as do_bench does (the L2
     flushed before every call, CUDA events around it), for `rounds` rounds.
@@ -173,7 +178,10 @@ def time_in_rounds(runs, rounds, rep_ms=100, warmup_ms=25):
     few microseconds the per-call times are bimodal, and the weight of the
     two modes drifts over seconds, more than the providers differ (see
     docs/performance.md, twenty-first session). Each round takes about
-    `rep_ms` per callable, after one uncounted round. Returns name -> the rounds' medians (ms), and
+    `rep_ms` per callable, after one uncounted round; a spin kernel after
+    each flush keeps the host ahead of the GPU (the interleaved providers
+    include Python launches of tens of microseconds: without it, rounds of
+    one provider on a 7 us shape measured up to 128% apart). Returns name -> the rounds' medians (ms), and
     name -> the exception's type name for those that raised (not timed
     again)."""
     flush = _l2_flush()
@@ -201,7 +209,9 @@ def time_in_rounds(runs, rounds, rep_ms=100, warmup_ms=25):
     samples = {name: [] for name in runs}
     if not runs:
         return samples, errors
-    calls = max(1, int(rep_ms * len(runs) / sum(estimate.values())))
+    spin_ms = HOST_AHEAD_CYCLES / 2e6  # at about 2 GHz
+    calls = max(1, int(rep_ms * len(runs) /
+                       (sum(estimate.values()) + spin_ms * len(runs))))
     # One more round first, not counted: a shape's first round can follow
     # seconds of idle GPU (Triton compiling a peer) and run at lower clocks.
     for counted in [False] + [True] * rounds:
@@ -211,6 +221,10 @@ def time_in_rounds(runs, rounds, rep_ms=100, warmup_ms=25):
         for i in range(calls):
             for name, run in runs.items():
                 flush()
+                # A spin of ~100 us after the flush keeps the host's
+                # enqueueing ahead of the GPU, so that no provider's window
+                # holds time the GPU spent waiting for its (Python) launch.
+                torch.cuda._sleep(HOST_AHEAD_CYCLES)
                 events[name][i][0].record()
                 run()
                 events[name][i][1].record()
