@@ -170,20 +170,40 @@ def _l2_flush():
 HOST_AHEAD_CYCLES = 200_000
 
 
+def interleaved_calls(runs, calls, flush):
+    """Times `calls` calls of each callable of `runs` (name -> fn), the
+    callables taking turns call by call: before each call `flush` (the L2
+    flush) and a spin of HOST_AHEAD_CYCLES, then CUDA events around the
+    call. The spin keeps the host's enqueueing ahead of the GPU, so that no
+    call's window holds time the GPU spent waiting for a (Python) launch.
+    Returns name -> the calls' times (ms)."""
+    events = {name: [(torch.cuda.Event(enable_timing=True),
+                      torch.cuda.Event(enable_timing=True))
+                     for _ in range(calls)] for name in runs}
+    for i in range(calls):
+        for name, run in runs.items():
+            flush()
+            torch.cuda._sleep(HOST_AHEAD_CYCLES)
+            events[name][i][0].record()
+            run()
+            events[name][i][1].record()
+    torch.cuda.synchronize()
+    return {name: [s.elapsed_time(e) for s, e in events[name]]
+            for name in runs}
+
+
 def time_in_rounds(runs, rounds, rep_ms=100, warmup_ms=25):
     """Times each callable of `runs` (name -> fn) as do_bench does (the L2
     flushed before every call, CUDA events around it), for `rounds` rounds.
-    Within a round the callables take turns call by call, so that every
-    provider's samples come from the same stretch of time: on shapes of a
-    few microseconds the per-call times are bimodal, and the weight of the
-    two modes drifts over seconds, more than the providers differ (see
-    docs/performance.md, twenty-first session). Each round takes about
-    `rep_ms` per callable, after one uncounted round; a spin kernel after
-    each flush keeps the host ahead of the GPU (the interleaved providers
-    include Python launches of tens of microseconds: without it, rounds of
-    one provider on a 7 us shape measured up to 128% apart). Returns name -> the rounds' medians (ms), and
-    name -> the exception's type name for those that raised (not timed
-    again)."""
+    Within a round the callables take turns call by call
+    (interleaved_calls), so that every provider's samples come from the
+    same stretch of time: on shapes of a few microseconds the per-call
+    times are bimodal, and a median there moves with the mix of the two
+    modes (docs/performance.md, twenty-first session). Each round takes
+    about `rep_ms` per callable, after one uncounted round. Without the
+    spin after each flush, rounds of one provider on a 7 us shape measured
+    up to 128% apart. Returns name -> the rounds' medians (ms), and name ->
+    the exception's type name for those that raised (not timed again)."""
     flush = _l2_flush()
     runs = dict(runs)
     errors = {}
@@ -215,23 +235,9 @@ def time_in_rounds(runs, rounds, rep_ms=100, warmup_ms=25):
     # One more round first, not counted: a shape's first round can follow
     # seconds of idle GPU (Triton compiling a peer) and run at lower clocks.
     for counted in [False] + [True] * rounds:
-        events = {name: [(torch.cuda.Event(enable_timing=True),
-                          torch.cuda.Event(enable_timing=True))
-                         for _ in range(calls)] for name in runs}
-        for i in range(calls):
-            for name, run in runs.items():
-                flush()
-                # A spin of ~100 us after the flush keeps the host's
-                # enqueueing ahead of the GPU, so that no provider's window
-                # holds time the GPU spent waiting for its (Python) launch.
-                torch.cuda._sleep(HOST_AHEAD_CYCLES)
-                events[name][i][0].record()
-                run()
-                events[name][i][1].record()
-        torch.cuda.synchronize()
+        times = interleaved_calls(runs, calls, flush)
         for name in runs if counted else ():
-            samples[name].append(statistics.median(
-                s.elapsed_time(e) for s, e in events[name]))
+            samples[name].append(statistics.median(times[name]))
     return samples, errors
 
 

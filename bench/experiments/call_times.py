@@ -2,7 +2,8 @@
 """Per-call times of the bench kernels of one shape, and of torch.softmax.
 
 The providers take turns call by call, each call timed alone as the
-benchmark times it (the L2 flushed first, CUDA events around the call), and
+benchmark times it (bench.interleaved_calls: the L2 flushed first, CUDA
+events around the call), and
 the script prints each provider's mean, median, 10th and 90th percentiles
 and its most frequent times (to the timer's 32 ns). On shapes of a few
 microseconds the times are bimodal (twenty-first session), which is why
@@ -51,24 +52,13 @@ def main():
             sys.exit(f"{d}: max abs error {err:.2e}")
         runs[d] = run
     runs["torch"] = lambda: torch.softmax(x, dim=-1)
-    flush = bench._l2_flush()
-    events = {k: [(torch.cuda.Event(enable_timing=True),
-                   torch.cuda.Event(enable_timing=True))
-                  for _ in range(args.calls)] for k in runs}
     for run in runs.values():
         for _ in range(20):
             run()
-    torch.cuda.synchronize()
-    for i in range(args.calls):
-        for k, run in runs.items():
-            flush()
-            events[k][i][0].record()
-            run()
-            events[k][i][1].record()
-    torch.cuda.synchronize()
+    times = bench.interleaved_calls(runs, args.calls, bench._l2_flush())
     width = max(map(len, runs))
     for k in runs:
-        t = sorted(s.elapsed_time(e) * 1000 for s, e in events[k])
+        t = sorted(v * 1000 for v in times[k])
         top = collections.Counter(round(v, 3) for v in t).most_common(6)
         print(f"{k:{width}} mean {statistics.mean(t):7.3f} us  median "
               f"{statistics.median(t):7.3f}  p10 {t[len(t) // 10]:7.3f}  "

@@ -185,10 +185,7 @@ def overfull_chunks_launch(kernel):
     dtype = to_device_dtype(kernel.meta["input_type"])
     x = cp.zeros((cols,), dtype=dtype)
     y = cp.zeros((cols,), dtype=to_device_dtype(kernel.meta["output_type"]))
-    workspace = kernel.chunk_workspace(1, cols)
-    args = (np.uint64(x.data.ptr), np.uint64(y.data.ptr), np.int64(1),
-            np.int64(cols), np.int64(cols), np.int64(cols),
-            np.uint64(workspace.data.ptr))
+    args = kernel.args(x.data.ptr, y.data.ptr, 1, cols, cols, cols)
     try:
         kernel.function((chunks,), (kernel.threads,), args,
                         shared_mem=kernel.dynamic_shared)

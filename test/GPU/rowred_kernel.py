@@ -183,17 +183,24 @@ class Kernel:
                        self.resident // (self.cluster * self.split))
         return max(programs, 1) * self.cluster * self.split
 
-    def launch(self, x, y, rows, cols, sx, sy, grid=None):
-        if grid is None:
-            grid = self.grid(rows, cols=cols)
+    def args(self, x, y, rows, cols, sx, sy):
+        """The kernel's parameters (docs/abi.md), a chunks kernel's
+        workspace included (a row-split kernel's is added at its
+        cooperative launch)."""
         args = (np.uint64(x), np.uint64(y), np.int64(rows), np.int64(cols),
                 np.int64(sx), np.int64(sy))
         if self.chunk:
-            if grid != self.grid(rows, cols=cols):
-                raise ValueError(f"{self.name}: a chunks kernel runs on "
-                                 f"{self.grid(rows, cols=cols)} blocks, "
-                                 f"not {grid}")
             args += (np.uint64(self.chunk_workspace(rows, cols).data.ptr),)
+        return args
+
+    def launch(self, x, y, rows, cols, sx, sy, grid=None):
+        if grid is None:
+            grid = self.grid(rows, cols=cols)
+        if self.chunk and grid != self.grid(rows, cols=cols):
+            raise ValueError(f"{self.name}: a chunks kernel runs on "
+                             f"{self.grid(rows, cols=cols)} blocks, "
+                             f"not {grid}")
+        args = self.args(x, y, rows, cols, sx, sy)
         if self.split > 1:
             launch_cooperative(self.function.kernel.ptr, grid, self.threads,
                                self.dynamic_shared,
