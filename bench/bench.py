@@ -24,6 +24,7 @@ import argparse
 import json
 import math
 import os
+import random
 import statistics
 import sys
 import time
@@ -170,22 +171,28 @@ def _l2_flush():
 HOST_AHEAD_CYCLES = 200_000
 
 
-def interleaved_calls(runs, calls, flush):
+def interleaved_calls(runs, calls, flush, seed=0):
     """Times `calls` calls of each callable of `runs` (name -> fn), the
-    callables taking turns call by call: before each call `flush` (the L2
-    flush) and a spin of HOST_AHEAD_CYCLES, then CUDA events around the
-    call. The spin keeps the host's enqueueing ahead of the GPU, so that no
-    call's window holds time the GPU spent waiting for a (Python) launch.
-    Returns name -> the calls' times (ms)."""
+    callables taking turns call by call, in an order shuffled afresh for
+    each turn (seeded): a call's time depends on the calls before it (by up
+    to 10% on a 7 us shape, twenty-second session), and a fixed order would
+    give each provider the same predecessor every time. Before each call
+    `flush` (the L2 flush) and a spin of HOST_AHEAD_CYCLES, then CUDA
+    events around the call. The spin keeps the host's enqueueing ahead of
+    the GPU, so that no call's window holds time the GPU spent waiting for
+    a (Python) launch. Returns name -> the calls' times (ms)."""
     events = {name: [(torch.cuda.Event(enable_timing=True),
                       torch.cuda.Event(enable_timing=True))
                      for _ in range(calls)] for name in runs}
+    order = list(runs)
+    shuffle = random.Random(seed).shuffle
     for i in range(calls):
-        for name, run in runs.items():
+        shuffle(order)
+        for name in order:
             flush()
             torch.cuda._sleep(HOST_AHEAD_CYCLES)
             events[name][i][0].record()
-            run()
+            runs[name]()
             events[name][i][1].record()
     torch.cuda.synchronize()
     return {name: [s.elapsed_time(e) for s, e in events[name]]
@@ -195,9 +202,9 @@ def interleaved_calls(runs, calls, flush):
 def time_in_rounds(runs, rounds, rep_ms=100, warmup_ms=25):
     """Times each callable of `runs` (name -> fn) as do_bench does (the L2
     flushed before every call, CUDA events around it), for `rounds` rounds.
-    Within a round the callables take turns call by call
-    (interleaved_calls), so that every provider's samples come from the
-    same stretch of time: on shapes of a few microseconds the per-call
+    Within a round the callables take turns call by call, in a shuffled
+    order (interleaved_calls), so that every provider's samples come from
+    the same stretch of time and follow the same mix of other calls: on shapes of a few microseconds the per-call
     times are bimodal, and a median there moves with the mix of the two
     modes (docs/performance.md, twenty-first session). Each round takes
     about `rep_ms` per callable, after one uncounted round. Without the
@@ -234,8 +241,9 @@ def time_in_rounds(runs, rounds, rep_ms=100, warmup_ms=25):
                        (sum(estimate.values()) + spin_ms * len(runs))))
     # One more round first, not counted: a shape's first round can follow
     # seconds of idle GPU (Triton compiling a peer) and run at lower clocks.
-    for counted in [False] + [True] * rounds:
-        times = interleaved_calls(runs, calls, flush)
+    for round_ in range(rounds + 1):
+        times = interleaved_calls(runs, calls, flush, seed=round_)
+        counted = round_ > 0
         for name in runs if counted else ():
             samples[name].append(statistics.median(times[name]))
     return samples, errors
