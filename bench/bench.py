@@ -18,7 +18,10 @@ per-call times of microsecond shapes) falls on all of them alike instead of
 on whichever ran last.
 
 usage: bench.py KERNEL_DIR [--json OUT] [--png OUT] [--rounds R]
-KERNEL_DIR holds the kernels from `scripts/gen_kernels.py --set bench`.
+                [--dtypes f32,bf16] [--shapes MxN,...]
+KERNEL_DIR holds the kernels from `scripts/gen_kernels.py --set bench`;
+--shapes times only the named shapes of the sweep (for example
+4096x12288,1024x1048576).
 """
 import argparse
 import json
@@ -288,9 +291,19 @@ def main():
     parser.add_argument("--rounds", type=int, default=5,
                         help="rounds of every provider in turn per shape "
                              "(default 5; 1: one timing each)")
+    parser.add_argument("--shapes",
+                        help="only these shapes of the sweep, as MxN,...")
     args = parser.parse_args()
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
+    shapes = SHAPES
+    if args.shapes:
+        named = {f"{m}x{n}": (m, n) for m, n in SHAPES}
+        unknown = [s for s in args.shapes.split(",") if s not in named]
+        if unknown:
+            parser.error(f"--shapes: {', '.join(unknown)} not in the sweep "
+                         f"({', '.join(named)})")
+        shapes = [named[s] for s in args.shapes.split(",")]
     torch.manual_seed(0)
     ceiling = copy_bandwidth()
     name = torch.cuda.get_device_name()
@@ -302,7 +315,7 @@ def main():
     rows = []
     for tag in args.dtypes.split(","):
         dtype = {"f32": torch.float32, "bf16": torch.bfloat16}[tag]
-        for m, n in SHAPES:
+        for m, n in shapes:
             x = torch.randn(m, n, device=DEVICE, dtype=dtype)
             ref = torch.softmax(x.double(), dim=-1)
             result = {"dtype": tag, "M": m, "N": n}

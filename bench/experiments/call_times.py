@@ -12,12 +12,13 @@ bench.time_in_rounds interleaves the providers call by call.
 By default each kernel writes one fixed buffer and torch a buffer of its
 caching allocator. The time of a call depends on the calls before it and
 on the buffers they wrote (twenty-second session: by up to 0.8 us on f32
-4096 x 256, in a fixed order of six providers), so --outputs compares the providers in four separate sets, each interleaved
-on its own: all writing the allocator's buffer (as in bench.py), all
-writing the fixed buffer (torch through aten._softmax.out), and the two
-crossings. --floor adds a set of what any kernel pays on the shape: a copy of x into
-the fixed buffer (`Tensor.copy_`) and an empty kernel launched on the
-first kernel's grid and block, and on one block per SM.
+4096 x 256, in a fixed order of six providers), so --outputs compares the
+providers in five separate sets, each interleaved on its own: all writing
+the allocator's buffer (as in bench.py), all writing the fixed buffer
+(torch through aten._softmax.out), the two crossings, and the kernels
+alone. --floor adds a set of what any kernel pays on the shape: a copy of
+x into the fixed buffer (`Tensor.copy_`) and an empty kernel launched on
+the first kernel's grid and block, and on one block per SM.
 
 usage: call_times.py DTYPE N DIR... [--rows M] [--calls C] [--outputs] [--floor]
 """
@@ -114,7 +115,8 @@ def main():
                 ("all: the fixed buffer", fixed),
                 sets[0],
                 ("kernels: the allocator's buffer, torch: the fixed one",
-                 {**kernels(fresh), "torch": fixed["torch"]})]
+                 {**kernels(fresh), "torch": fixed["torch"]}),
+                ("kernels alone: the fixed buffer", kernels(fixed))]
     if floor:
         sets.append(("floor: a copy into the fixed buffer, an empty kernel",
                      floor))
