@@ -174,12 +174,14 @@ def _l2_flush():
 HOST_AHEAD_CYCLES = 200_000
 
 
-def interleaved_calls(runs, calls, flush, seed=0):
+def interleaved_calls(runs, calls, flush, seed=0, shuffle=True):
     """Times `calls` calls of each callable of `runs` (name -> fn), the
     callables taking turns call by call, in an order shuffled afresh for
     each turn (seeded): a call's time depends on the calls before it (by up
     to 10% on a 7 us shape, twenty-second session), and a fixed order would
-    give each provider the same predecessor every time. Before each call
+    give each provider the same predecessor every time. With `shuffle`
+    false they keep the order of `runs` (experiments that study that
+    dependence: bench/experiments/order_exp.py). Before each call
     `flush` (the L2 flush) and a spin of HOST_AHEAD_CYCLES, then CUDA
     events around the call. The spin keeps the host's enqueueing ahead of
     the GPU, so that no call's window holds time the GPU spent waiting for
@@ -188,9 +190,10 @@ def interleaved_calls(runs, calls, flush, seed=0):
                       torch.cuda.Event(enable_timing=True))
                      for _ in range(calls)] for name in runs}
     order = list(runs)
-    shuffle = random.Random(seed).shuffle
+    rng = random.Random(seed)
     for i in range(calls):
-        shuffle(order)
+        if shuffle:
+            rng.shuffle(order)
         for name in order:
             flush()
             torch.cuda._sleep(HOST_AHEAD_CYCLES)
@@ -207,9 +210,9 @@ def time_in_rounds(runs, rounds, rep_ms=100, warmup_ms=25):
     flushed before every call, CUDA events around it), for `rounds` rounds.
     Within a round the callables take turns call by call, in a shuffled
     order (interleaved_calls), so that every provider's samples come from
-    the same stretch of time and follow the same mix of other calls: on shapes of a few microseconds the per-call
-    times are bimodal, and a median there moves with the mix of the two
-    modes (docs/performance.md, twenty-first session). Each round takes
+    the same stretch of time and follow the same mix of other calls: on
+    shapes of a few microseconds the per-call times are bimodal, and a
+    median there moves with the mix of the two modes (docs/performance.md, twenty-first session). Each round takes
     about `rep_ms` per callable, after one uncounted round. Without the
     spin after each flush, rounds of one provider on a 7 us shape measured
     up to 128% apart. Returns name -> the rounds' medians (ms), and name ->
@@ -246,8 +249,7 @@ def time_in_rounds(runs, rounds, rep_ms=100, warmup_ms=25):
     # seconds of idle GPU (Triton compiling a peer) and run at lower clocks.
     for round_ in range(rounds + 1):
         times = interleaved_calls(runs, calls, flush, seed=round_)
-        counted = round_ > 0
-        for name in runs if counted else ():
+        for name in runs if round_ > 0 else ():
             samples[name].append(statistics.median(times[name]))
     return samples, errors
 

@@ -28,24 +28,16 @@ import bench  # noqa: E402
 
 def rotation(calls, steps, flush):
     """Times `calls` turns of `steps` ((name, fn, flushes) in a fixed
-    order): before each step `flushes` L2 flushes and the bench's spin.
-    Returns name -> median (us)."""
-    events = [[(torch.cuda.Event(enable_timing=True),
-                torch.cuda.Event(enable_timing=True)) for _ in steps]
-              for _ in range(calls)]
-    for i in range(calls):
-        for (name, fn, flushes), (start, end) in zip(steps, events[i]):
-            for _ in range(flushes):
-                flush()
-            torch.cuda._sleep(bench.HOST_AHEAD_CYCLES)
-            start.record()
-            fn()
-            end.record()
-    torch.cuda.synchronize()
-    return {name: 1000 * statistics.median(
-                events[i][j][0].elapsed_time(events[i][j][1])
-                for i in range(calls))
-            for j, (name, _, _) in enumerate(steps)}
+    order, every step with the same number of flushes) through
+    bench.interleaved_calls without its shuffle. Returns name -> median
+    (us)."""
+    flushes = {k for _, _, k in steps}
+    assert len(flushes) == 1, "one number of flushes per rotation"
+    count = flushes.pop()
+    times = bench.interleaved_calls(
+        {name: fn for name, fn, _ in steps}, calls,
+        lambda: [flush() for _ in range(count)], shuffle=False)
+    return {name: 1000 * statistics.median(t) for name, t in times.items()}
 
 
 def main():
