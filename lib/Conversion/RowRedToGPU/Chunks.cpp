@@ -1,0 +1,354 @@
+//===- Chunks.cpp - Rows cut into chunks by ticket ------------------------===//
+//
+// Part of the softmax kernel compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelEmitter.h"
+
+using namespace mlir;
+using namespace mlir::rowred;
+
+void KernelEmitter::emitChunks() {
+  if (plan.hasStage())
+    initBarriers(kStageBarriersName, 1);
+  Value count =
+      arith::CeilDivUIOp::create(b, cols, constI32(plan.chunkElements()));
+  Value total =
+      arith::MulIOp::create(b, arith::TruncIOp::create(b, i32, rows), count);
+  Value block = arith::IndexCastOp::create(
+      b, i32, gpu::BlockIdOp::create(b, gpu::Dimension::x));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(emitIfThen(
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, block, total)));
+  Value ticketSlot = constIndex(KernelPlan::kTicketSlot);
+  Value first = constIndex(0);
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(emitIfFirstThread());
+    Value ticket =
+        LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::uinc_wrap, workspace,
+                                  arith::SubIOp::create(b, total, constI32(1)),
+                                  LLVM::AtomicOrdering::monotonic, "device");
+    memref::StoreOp::create(b, arith::BitcastOp::create(b, f32, ticket), shared,
+                            ValueRange{ticketSlot, first});
+  }
+  gpu::BarrierOp::create(b);
+  Value ticket = arith::BitcastOp::create(
+      b, i32, memref::LoadOp::create(b, shared, ValueRange{ticketSlot, first}));
+  Value row =
+      arith::ExtUIOp::create(b, i64, arith::DivUIOp::create(b, ticket, count));
+  Value chunk = arith::RemUIOp::create(b, ticket, count);
+  sliceStart = arith::MulIOp::create(b, chunk, constI32(plan.chunkElements()));
+  int64_t vec = plan.vectorWidth;
+  if (vec == 1)
+    return emitChunk(row, chunk, count, 1);
+  auto ifOp = scf::IfOp::create(b, vectorPathAllowed(vec),
+                                /*withElseRegion=*/true);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  // A chunk inside the row (all but a row's partial last one) takes the
+  // vector path without masks: no compare or select per chunk, and fewer
+  // registers.
+  auto whole = scf::IfOp::create(
+      b,
+      arith::CmpIOp::create(
+          b, arith::CmpIPredicate::sle,
+          arith::AddIOp::create(b, sliceStart, constI32(plan.chunkElements())),
+          cols),
+      /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(&whole.getThenRegion().front());
+    wholeChunk = true;
+    emitChunk(row, chunk, count, vec);
+    wholeChunk = false;
+    b.setInsertionPointToStart(&whole.getElseRegion().front());
+    emitChunk(row, chunk, count, vec);
+  }
+  b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+  emitChunk(row, chunk, count, 1);
+}
+
+void KernelEmitter::emitChunk(Value row, Value chunk, Value count,
+                              int64_t vec) {
+  Value xRow = rowPointer(x, plan.inType, row, xStride);
+  Value yRow = rowPointer(y, plan.outType, row, yStride);
+  bool staged = vec > 1 && plan.hasStage();
+  Value stageStart = sliceStart;
+  int64_t streamed = plan.chunkElements();
+  SmallVector<Chunk> held;
+  if (vec > 1) {
+    stageStart =
+        arith::AddIOp::create(b, sliceStart, constI32(plan.blockElements));
+    streamed = plan.chunkStaged;
+    if (staged)
+      bulkCopyChunkStage(xRow, stageStart);
+    held = loadBlock(xRow, sliceStart, vec);
+  }
+  auto forEachStaged = [&](ValueRange inits, StreamBody body) {
+    return forEachStreamed(xRow, stageStart, streamed, vec, staged, inits,
+                           body);
+  };
+  // Masks apply per chunk, not per element: the valid elements' max and
+  // sum of exponentials of each chunk, or the identity. Two selects per
+  // element cost bf16 rows of 1048576 2.5% and f32 ones 1.2% (H200; the
+  // bf16 kernel is near issue-bound, with up to 1.75 ex2 per element).
+  auto max = [&](Value l, Value r) { return combine(Combiner::max, l, r); };
+  auto sum = [&](Value l, Value r) { return combine(Combiner::sum, l, r); };
+  auto chunkMax = [&](const Chunk &c) -> Value {
+    return arith::SelectOp::create(b, c.valid, treeReduce<Value>(c.values, max),
+                                   negInf());
+  };
+  Value mt = negInf();
+  for (const Chunk &c : held)
+    mt = max(mt, chunkMax(c));
+  if (staged)
+    waitForPhase(barrierAt(kStageBarriersName, constI32(0)), constI32(0));
+  mt = forEachStaged({mt}, [&](const Chunk &c, ValueRange acc) {
+         return SmallVector<Value>{max(acc[0], chunkMax(c))};
+       }).front();
+  // Exponents against the thread's max, or 0 when it is -inf (every
+  // element -inf or masked) or NaN: -inf elements then give 0, not NaN,
+  // and a NaN row stays NaN.
+  Value zero = constF32(0.0);
+  Value finite =
+      arith::CmpFOp::create(b, arith::CmpFPredicate::ONE, mt, negInf());
+  Value shift = arith::SelectOp::create(b, finite, mt, zero);
+  auto chunkExps = [&](const Chunk &c) {
+    SmallVector<Value> exps;
+    for (Value v : c.values)
+      exps.push_back(emitExp(arith::SubFOp::create(b, v, shift)));
+    return exps;
+  };
+  auto chunkSum = [&](const Chunk &c, ArrayRef<Value> exps) -> Value {
+    return arith::SelectOp::create(b, c.valid, treeReduce<Value>(exps, sum),
+                                   zero);
+  };
+  SmallVector<SmallVector<Value>> exps;
+  Value dt = zero;
+  for (const Chunk &c : held) {
+    exps.push_back(chunkExps(c));
+    dt = sum(dt, chunkSum(c, exps.back()));
+  }
+  dt = forEachStaged({dt}, [&](const Chunk &c, ValueRange acc) {
+         return SmallVector<Value>{sum(acc[0], chunkSum(c, chunkExps(c)))};
+       }).front();
+  auto [m, d] = reducePairInBlock(mt, dt);
+  auto [rowMax, rowSum] = exchangeChunkPair(row, chunk, count, m, d);
+  DenseMap<Value, Value> scalars = onlineScalars(rowMax, rowSum);
+  RowContext ctx = prepareMap(scalars);
+  if (isSoftmaxMap(group)) {
+    // exp(x_i - m) / s = e_i * exp(m_t - m) / s: 0 when the thread's
+    // elements are all -inf (e_i = 0 against the shift of 0, which the
+    // scale must not blow up), NaN when the whole row is -inf (m = -inf,
+    // s = 0), as torch's result.
+    Value scale = arith::DivFOp::create(
+        b, emitExp(arith::SubFOp::create(b, mt, rowMax)), rowSum);
+    for (auto [c, values] : llvm::zip(held, exps)) {
+      SmallVector<Value> outs;
+      for (Value e : values)
+        outs.push_back(arith::MulFOp::create(b, e, scale));
+      storeChunk(yRow, c.col, c.valid, outs);
+    }
+  } else {
+    emitMap(yRow, held, ctx);
+  }
+  forEachStaged({}, [&](const Chunk &c, ValueRange) {
+    emitMap(yRow, c, ctx);
+    return SmallVector<Value>();
+  });
+}
+
+SmallVector<Value> KernelEmitter::forEachStreamed(Value xRow, Value start,
+                                                  int64_t elements, int64_t vec,
+                                                  bool staged, ValueRange inits,
+                                                  StreamBody body) {
+  int64_t stride = plan.numThreads() * vec;
+  int64_t count = elements / stride;
+  if (count == 0)
+    return SmallVector<Value>(inits);
+  int64_t unroll = count % 2 == 0 ? 2 : 1;
+  Value firstLocal = arith::MulIOp::create(b, tid, constI32(vec));
+  auto loop = scf::ForOp::create(b, constI32(0), constI32(count * stride),
+                                 constI32(unroll * stride), inits);
+  // LLVM would unroll the loop fully; kept a loop, the chunks pass through
+  // two sets of registers.
+  loop->setAttr(
+      "loop_annotation",
+      LLVM::LoopAnnotationAttr::get(
+          b.getContext(), {}, {}, {},
+          LLVM::LoopUnrollAttr::get(b.getContext(), b.getBoolAttr(true), {}, {},
+                                    {}, {}, {}, {}),
+          {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}));
+  OpBuilder::InsertionGuard guard(b);
+  if (inits.empty())
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+  else
+    b.setInsertionPointToStart(loop.getBody());
+  SmallVector<Value> acc(loop.getRegionIterArgs());
+  for (int64_t u = 0; u < unroll; ++u) {
+    Value local = arith::AddIOp::create(
+        b, arith::AddIOp::create(b, firstLocal, loop.getInductionVar()),
+        constI32(u * stride));
+    Value col = arith::AddIOp::create(b, start, local);
+    Value valid =
+        wholeChunk
+            ? arith::ConstantIntOp::create(b, 1, 1).getResult()
+            : arith::CmpIOp::create(b, arith::CmpIPredicate::slt, col, cols)
+                  .getResult();
+    Chunk c = staged ? loadChunk(stage, col, valid, vec, local)
+                     : loadChunk(xRow, col, valid, vec);
+    acc = body(c, acc);
+  }
+  if (!inits.empty())
+    scf::YieldOp::create(b, acc);
+  return SmallVector<Value>(loop.getResults());
+}
+
+void KernelEmitter::bulkCopyChunkStage(Value xRow, Value stageStart) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(emitIfFirstThread());
+  Value end = arith::MinSIOp::create(
+      b, cols,
+      arith::AddIOp::create(b, stageStart, constI32(plan.chunkStaged)));
+  Value elements = arith::MaxSIOp::create(
+      b, arith::SubIOp::create(b, end, stageStart), constI32(0));
+  Value bytes =
+      arith::MulIOp::create(b, elements, constI32(byteWidth(plan.inType)));
+  bulkCopyToShared(
+      barrierAt(kStageBarriersName, constI32(0)), bytes,
+      [&] {
+        return LLVM::GEPOp::create(b, x.getType(), plan.inType, xRow,
+                                   ValueRange{stageStart},
+                                   LLVM::GEPNoWrapFlags::inbounds);
+      },
+      [&] { return stage; }, /*l2Hint=*/Value());
+}
+
+std::pair<Value, Value> KernelEmitter::exchangeChunkPair(Value row, Value chunk,
+                                                         Value count, Value m,
+                                                         Value d) {
+  // Row r's record starts 128 + r x (128 + alignTo(8 x count, 128)) bytes
+  // into the workspace: no two rows share a 128-byte line.
+  Value entryBytes = arith::AndIOp::create(
+      b,
+      arith::AddIOp::create(b, arith::MulIOp::create(b, count, constI32(8)),
+                            constI32(127)),
+      constI32(-128));
+  Value recordBytes = arith::AddIOp::create(
+      b, arith::ExtUIOp::create(b, i64, entryBytes), constI64(128));
+  Value counter = LLVM::GEPOp::create(
+      b, workspace.getType(), b.getI8Type(), workspace,
+      ValueRange{arith::AddIOp::create(
+          b, constI64(128), arith::MulIOp::create(b, row, recordBytes))});
+  Value entries = LLVM::GEPOp::create(b, workspace.getType(), b.getI8Type(),
+                                      counter, ValueRange{constI64(128)});
+  auto entry = [&](Value index) {
+    return LLVM::GEPOp::create(b, workspace.getType(), i64, entries,
+                               ValueRange{index});
+  };
+  auto pairType = VectorType::get({2}, f32);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(emitIfFirstThread());
+    publishPair(
+        m, d, [&] { return entry(chunk); }, [&] { return counter; });
+  }
+  Value pairSlotIndex = constIndex(KernelPlan::kRowPairSlot);
+  Value sumSlotIndex = constIndex(KernelPlan::kRowPairSlot + 1);
+  Value first = constIndex(0);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(emitIfThen(isWarp0()));
+    {
+      OpBuilder::InsertionGuard inner(b);
+      Value waitStart = NVVM::GlobalTimerOp::create(b, i64);
+      auto poll = scf::WhileOp::create(b, TypeRange(), ValueRange());
+      b.setInsertionPointToStart(b.createBlock(&poll.getBefore()));
+      Value arrived =
+          atomicLoad(i32, counter, 4, LLVM::AtomicOrdering::acquire);
+      scf::ConditionOp::create(
+          b,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, arrived, count),
+          ValueRange());
+      b.setInsertionPointToStart(b.createBlock(&poll.getAfter()));
+      NVVM::NanosleepOp::create(b, constI32(kChunkPollNanoseconds));
+      Value waited = arith::SubIOp::create(
+          b, NVVM::GlobalTimerOp::create(b, i64), waitStart);
+      {
+        OpBuilder::InsertionGuard trap(b);
+        b.setInsertionPointToStart(emitIfThen(
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, waited,
+                                  constI64(kChunkWaitLimitNanoseconds))));
+        LLVM::Trap::create(b);
+      }
+      scf::YieldOp::create(b);
+    }
+    auto fold = scf::ForOp::create(b, lane, count, constI32(32),
+                                   ValueRange{negInf(), constF32(0.0)});
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(fold.getBody());
+      Value pair = LLVM::BitcastOp::create(
+          b, pairType,
+          atomicLoad(i64, entry(fold.getInductionVar()), 8,
+                     LLVM::AtomicOrdering::monotonic));
+      Value em = LLVM::ExtractElementOp::create(b, pair, constI32(0));
+      Value ed = LLVM::ExtractElementOp::create(b, pair, constI32(1));
+      Value fm = fold.getRegionIterArgs()[0];
+      Value fd = fold.getRegionIterArgs()[1];
+      Value mAll = combine(Combiner::max, fm, em);
+      scf::YieldOp::create(
+          b, ValueRange{mAll, arith::AddFOp::create(b, rescale(fm, fd, mAll),
+                                                    rescale(em, ed, mAll))});
+    }
+    auto [rowMax, rowSum] =
+        butterflyPair(fold.getResult(0), fold.getResult(1), 32);
+    Value isLane0 =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, constI32(0));
+    auto leave = scf::IfOp::create(b, i32, isLane0, /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(&leave.getThenRegion().front());
+      memref::StoreOp::create(b, rowMax, shared,
+                              ValueRange{pairSlotIndex, first});
+      memref::StoreOp::create(b, rowSum, shared,
+                              ValueRange{sumSlotIndex, first});
+      // A relaxed add with no fence ahead of it: the lanes' loads of the
+      // entries have returned (the butterfly above consumed them) before
+      // it issues, and a fence here would hold the whole block for the
+      // device's outstanding traffic (it cost 5-11% on rows of 1048576).
+      scf::YieldOp::create(b,
+                           LLVM::AtomicRMWOp::create(
+                               b, LLVM::AtomicBinOp::add, counter, constI32(1),
+                               LLVM::AtomicOrdering::monotonic, "device")
+                               .getResult());
+      b.setInsertionPointToStart(&leave.getElseRegion().front());
+      scf::YieldOp::create(b, constI32(0));
+    }
+    Value before = gpu::ShuffleOp::create(b, leave.getResult(0), 0, 32,
+                                          gpu::ShuffleMode::IDX)
+                       .getShuffleResult();
+    Value last = arith::CmpIOp::create(
+        b, arith::CmpIPredicate::eq, before,
+        arith::SubIOp::create(b, arith::MulIOp::create(b, count, constI32(2)),
+                              constI32(1)));
+    // The row's last block out zeroes its entries and its counter, so
+    // that the whole workspace is zero again for the next launch, whatever
+    // its shape (a row's record moves with the chunks per row).
+    b.setInsertionPointToStart(emitIfThen(last));
+    LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
+    auto clear = scf::ForOp::create(b, lane, count, constI32(32));
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPoint(clear.getBody()->getTerminator());
+      LLVM::StoreOp::create(b, constI64(0), entry(clear.getInductionVar()),
+                            /*alignment=*/8);
+    }
+    b.setInsertionPointToStart(emitIfThen(isLane0));
+    LLVM::StoreOp::create(b, constI32(0), counter, /*alignment=*/4);
+  }
+  gpu::BarrierOp::create(b);
+  return {memref::LoadOp::create(b, shared, ValueRange{pairSlotIndex, first}),
+          memref::LoadOp::create(b, shared, ValueRange{sumSlotIndex, first})};
+}

@@ -1,0 +1,289 @@
+//===- KernelEmitter.cpp - The kernel, its paths and bodies ---------------===//
+//
+// Part of the softmax kernel compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelEmitter.h"
+
+using namespace mlir;
+using namespace mlir::rowred;
+
+KernelEmitter::KernelEmitter(ImplicitLocOpBuilder &b, Group group,
+                             const KernelPlan &plan, gpu::GPUFuncOp func)
+    : b(b), group(group), plan(plan) {
+  Block &entry = func.getBody().front();
+  x = entry.getArgument(0);
+  y = entry.getArgument(1);
+  rows = entry.getArgument(2);
+  cols = arith::TruncIOp::create(b, b.getI32Type(), entry.getArgument(3));
+  xStride = entry.getArgument(4);
+  yStride = entry.getArgument(5);
+  if (!func.getWorkgroupAttributions().empty())
+    shared = func.getWorkgroupAttributions().front();
+  sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  if (plan.hasStage())
+    stage = stageBase = LLVM::AddressOfOp::create(b, sharedPtr, kStageName);
+  f32 = b.getF32Type();
+  i32 = b.getI32Type();
+  i64 = b.getI64Type();
+  Value tidIndex = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  tid = arith::IndexCastOp::create(b, i32, tidIndex);
+  lane = arith::RemUIOp::create(b, tid, constI32(32));
+  warp = arith::IndexCastOp::create(
+      b, b.getIndexType(), arith::DivUIOp::create(b, tid, constI32(32)));
+  int64_t perRow = plan.threadsPerRow();
+  rowTid = tid;
+  if (plan.rowsPerBlock > 1) {
+    rowTid = arith::RemUIOp::create(b, tid, constI32(perRow));
+    rowInBlock = arith::DivUIOp::create(b, tid, constI32(perRow));
+  }
+  if (plan.clusterSize > 1) {
+    clusterRank = arith::IndexCastOp::create(
+        b, i32, gpu::ClusterBlockIdOp::create(b, gpu::Dimension::x));
+    sliceStart =
+        arith::MulIOp::create(b, clusterRank, constI32(plan.blockElements));
+    shareRank = clusterRank;
+  }
+  if (plan.strategy == Strategy::Chunks)
+    workspace = entry.getArgument(6);
+  if (plan.splitSize > 1) {
+    workspace = entry.getArgument(6);
+    Value block = arith::IndexCastOp::create(
+        b, i32, gpu::BlockIdOp::create(b, gpu::Dimension::x));
+    Value grid = arith::IndexCastOp::create(
+        b, i32, gpu::GridDimOp::create(b, gpu::Dimension::x));
+    Value size = constI32(plan.splitSize);
+    shareRank = arith::RemUIOp::create(b, block, size);
+    splitGroup = arith::DivUIOp::create(b, block, size);
+    splitGroups = arith::DivUIOp::create(b, grid, size);
+  }
+}
+
+void KernelEmitter::emit() {
+  if (plan.strategy == Strategy::Chunks)
+    return emitChunks();
+  if (plan.cacheHints) {
+    auto policy = [&](StringRef priority) {
+      return NVVM::InlinePtxOp::create(
+                 b, TypeRange{i64}, ValueRange(), ValueRange(),
+                 ("createpolicy.fractional.L2::" + priority + ".b64 $0, 1.0;")
+                     .str(),
+                 /*predicate=*/Value())
+          .getResult(0);
+    };
+    evictLast = policy("evict_last");
+    evictFirst = policy("evict_first");
+  }
+  // Distributed shared memory of another block may only be accessed once
+  // that block has started and initialized its mbarriers: one cluster
+  // barrier before the first exchange (compute-sanitizer's racecheck
+  // reports the writes otherwise).
+  if (plan.bulkKeep)
+    initStageBarriers();
+  if (plan.clusterSize > 1) {
+    initClusterBarriers();
+    emitClusterBarrier();
+  } else if (plan.bulkKeep) {
+    gpu::BarrierOp::create(b);
+  }
+  // Blocks past the last whole split group have no group to wait with.
+  OpBuilder::InsertionGuard guard(b);
+  if (plan.splitSize > 1)
+    b.setInsertionPointToStart(
+        &scf::IfOp::create(b,
+                           arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                                 splitGroup, splitGroups),
+                           /*withElseRegion=*/false)
+             .getThenRegion()
+             .front());
+  emitPaths();
+  // No block may exit while the others of its cluster can still read its
+  // shared memory.
+  if (plan.clusterSize > 1)
+    emitClusterBarrier();
+  if (plan.splitSize > 1)
+    leaveSplitGroup();
+}
+
+void KernelEmitter::emitPaths() {
+  int64_t vec = plan.vectorWidth;
+  if (vec == 1) {
+    emitRowLoop(1);
+  } else {
+    auto ifOp = scf::IfOp::create(b, vectorPathAllowed(vec),
+                                  /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    emitRowLoop(vec);
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    if (plan.peelable()) {
+      auto peelIf = scf::IfOp::create(b, misalignedAlike(vec),
+                                      /*withElseRegion=*/true);
+      b.setInsertionPointToStart(&peelIf.getThenRegion().front());
+      emitRowLoop(vec, /*peeled=*/true);
+      b.setInsertionPointToStart(&peelIf.getElseRegion().front());
+    }
+    emitRowLoop(1);
+  }
+}
+
+Value KernelEmitter::vectorPathAllowed(int64_t vec) {
+  Value ok = isAligned(x, xStride, plan.inType, vec);
+  ok = arith::AndIOp::create(b, ok, isAligned(y, yStride, plan.outType, vec));
+  Value colsOk = arith::CmpIOp::create(
+      b, arith::CmpIPredicate::eq,
+      arith::RemUIOp::create(b, cols, constI32(vec)), constI32(0));
+  return arith::AndIOp::create(b, ok, colsOk);
+}
+
+Value KernelEmitter::constF32(double v) {
+  return arith::ConstantFloatOp::create(b, f32, APFloat((float)v));
+}
+
+Value KernelEmitter::negInf() {
+  return arith::ConstantFloatOp::create(
+      b, f32, APFloat::getInf(APFloat::IEEEsingle(), /*Negative=*/true));
+}
+
+Value KernelEmitter::rowPointer(Value base, Type elem, Value row,
+                                Value stride) {
+  return LLVM::GEPOp::create(b, base.getType(), elem, base,
+                             ValueRange{arith::MulIOp::create(b, row, stride)});
+}
+
+Value KernelEmitter::isAligned(Value ptr, Value stride, Type elem,
+                               int64_t vec) {
+  Value addr = LLVM::PtrToIntOp::create(b, i64, ptr);
+  Value addrOk = arith::CmpIOp::create(
+      b, arith::CmpIPredicate::eq,
+      arith::RemUIOp::create(b, addr, constI64(vec * byteWidth(elem))),
+      constI64(0));
+  Value strideOk = arith::CmpIOp::create(
+      b, arith::CmpIPredicate::eq,
+      arith::RemUIOp::create(b, stride, constI64(vec)), constI64(0));
+  return arith::AndIOp::create(b, addrOk, strideOk);
+}
+
+Value KernelEmitter::misalignedAlike(int64_t vec) {
+  auto sameModVec = [&](Value lhs, Value rhs) {
+    Value diff = arith::SubIOp::create(b, lhs, rhs);
+    return arith::CmpIOp::create(
+        b, arith::CmpIPredicate::eq,
+        arith::AndIOp::create(b, diff, constI64(vec - 1)), constI64(0));
+  };
+  auto elementIndex = [&](Value ptr, Type elem) {
+    return arith::DivUIOp::create(b, LLVM::PtrToIntOp::create(b, i64, ptr),
+                                  constI64(byteWidth(elem)));
+  };
+  // One statement each, so that the ops come in this order.
+  Value stridesAlike = sameModVec(xStride, yStride);
+  Value yIndex = elementIndex(y, plan.outType);
+  Value xIndex = elementIndex(x, plan.inType);
+  Value basesAlike = sameModVec(xIndex, yIndex);
+  return arith::AndIOp::create(b, basesAlike, stridesAlike);
+}
+
+Value KernelEmitter::emitExp(Value v) {
+  if (!plan.fastExp)
+    return math::ExpOp::create(b, v);
+  Value scaled = arith::MulFOp::create(b, v, constF32(M_LOG2E));
+  return LLVM::CallIntrinsicOp::create(
+             b, f32, b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"),
+             ValueRange{scaled})
+      .getResult(0);
+}
+
+Value KernelEmitter::emitLog(Value v) {
+  if (!plan.fastExp)
+    return math::LogOp::create(b, v);
+  Value l2 = math::Log2Op::create(b, v, arith::FastMathFlags::afn);
+  return arith::MulFOp::create(b, l2, constF32(M_LN2));
+}
+
+Value KernelEmitter::combine(Combiner c, Value lhs, Value rhs) {
+  if (c == Combiner::max)
+    return arith::MaximumFOp::create(b, lhs, rhs);
+  return arith::AddFOp::create(b, lhs, rhs);
+}
+
+RowContext KernelEmitter::prepareBody(Region &body, ValueRange scalars) {
+  RowContext ctx;
+  ctx.body = &body;
+  Block &block = body.front();
+  for (auto [arg, value] :
+       llvm::zip(block.getArguments().drop_front(), scalars))
+    ctx.uniform.map(arg, value);
+  DenseSet<Value> dependsOnElement = {block.getArgument(0)};
+  for (Operation &op : block.without_terminator()) {
+    bool varying = llvm::any_of(op.getOperands(), [&](Value v) {
+      return dependsOnElement.contains(v);
+    });
+    if (!varying) {
+      emitOp(op, ctx.uniform, ctx);
+      continue;
+    }
+    ctx.varying.push_back(&op);
+    for (Value r : op.getResults())
+      dependsOnElement.insert(r);
+    // a / s with s uniform: one reciprocal per row.
+    if (auto div = dyn_cast<arith::DivFOp>(op);
+        div && plan.fastExp && !dependsOnElement.contains(div.getRhs()) &&
+        !ctx.reciprocals.count(div.getRhs())) {
+      Value rhs = lookupOrClone(div.getRhs(), ctx.uniform);
+      ctx.reciprocals[div.getRhs()] =
+          arith::DivFOp::create(b, constF32(1.0), rhs);
+    }
+  }
+  return ctx;
+}
+
+Value KernelEmitter::emitElement(RowContext &ctx, Value element) {
+  IRMapping mapping = ctx.uniform;
+  Block &block = ctx.body->front();
+  mapping.map(block.getArgument(0), element);
+  for (Operation *op : ctx.varying)
+    emitOp(*op, mapping, ctx);
+  return lookupOrClone(cast<YieldOp>(block.back()).getValue(), mapping);
+}
+
+Value KernelEmitter::lookupOrClone(Value v, IRMapping &mapping) {
+  if (Value mapped = mapping.lookupOrNull(v))
+    return mapped;
+  Operation *def = v.getDefiningOp();
+  assert(def && def->hasTrait<OpTrait::ConstantLike>() &&
+         "body captures a non-constant");
+  Value cloned = b.clone(*def)->getResult(0);
+  mapping.map(v, cloned);
+  return cloned;
+}
+
+void KernelEmitter::emitOp(Operation &op, IRMapping &mapping, RowContext &ctx) {
+  for (Value operand : op.getOperands())
+    lookupOrClone(operand, mapping);
+  Value result;
+  if (auto exp = dyn_cast<math::ExpOp>(op); exp && plan.fastExp)
+    result = emitExp(mapping.lookup(exp.getOperand()));
+  else if (auto log = dyn_cast<math::LogOp>(op); log && plan.fastExp)
+    result = emitLog(mapping.lookup(log.getOperand()));
+  else if (auto div = dyn_cast<arith::DivFOp>(op);
+           div && ctx.reciprocals.count(div.getRhs()))
+    result = arith::MulFOp::create(b, mapping.lookup(div.getLhs()),
+                                   ctx.reciprocals[div.getRhs()]);
+  if (result) {
+    mapping.map(op.getResult(0), result);
+    return;
+  }
+  b.clone(op, mapping);
+}
+
+Block *KernelEmitter::emitIfThen(Value cond) {
+  return &scf::IfOp::create(b, cond, /*withElseRegion=*/false)
+              .getThenRegion()
+              .front();
+}
+
+Block *KernelEmitter::emitIfFirstThread() {
+  return emitIfThen(
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, constI32(0)));
+}

@@ -1,0 +1,944 @@
+//===- KernelEmitter.h - Emit the body of a kernel ------------------------===//
+//
+// Part of the softmax kernel compiler.
+//
+// KernelEmitter writes one gpu.func kernel body from a Group and its
+// KernelPlan. Its members are defined by concern: KernelEmitter.cpp (the
+// kernel, its paths and bodies), RowAccess.cpp (loads, stores, stages and
+// copies), Reductions.cpp (warp, block and cluster reductions of values and
+// of (max, sum) pairs), RowLoop.cpp (the row loop and fused rows),
+// Online.cpp (the online kernel's passes), RowSplit.cpp (row-split groups)
+// and Chunks.cpp (the chunks kernel).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ROWRED_CONVERSION_ROWREDTOGPU_KERNELEMITTER_H
+#define ROWRED_CONVERSION_ROWREDTOGPU_KERNELEMITTER_H
+
+#include "KernelGroup.h"
+#include "KernelPlan.h"
+
+#include "rowred/Dialect/RowRed/IR/RowRedOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <cmath>
+
+namespace mlir {
+namespace rowred {
+
+//===----------------------------------------------------------------------===//
+// Kernel emission
+//===----------------------------------------------------------------------===//
+
+/// The values one thread holds for a vector (or scalar) access of a row.
+struct Chunk {
+  /// Column of the first element (i32).
+  Value col;
+  /// Whether the access is inside the row (i1); all-or-nothing per chunk.
+  Value valid;
+  /// The elements, extended to f32.
+  SmallVector<Value> values;
+};
+
+/// Name of the shared-memory array, one f32 per reduce, through which the
+/// blocks of a cluster exchange their partial results.
+static constexpr StringLiteral kClusterSlotsName = "rowred_cluster_slots";
+
+/// Name of the shared-memory array of mbarriers (i64), one per cluster
+/// exchange and buffer, on which the blocks of a cluster count each other's
+/// values in.
+static constexpr StringLiteral kClusterBarriersName = "rowred_cluster_barriers";
+
+/// Name of the prefetch stage: dynamic shared memory, sized by the launcher
+/// (`dynamic_shared_bytes` in the metadata).
+static constexpr StringLiteral kStageName = "rowred_stage";
+
+/// Nanoseconds a chunks kernel's warp 0 sleeps between two polls of its
+/// row's counter (version 69: the interval made no difference).
+static constexpr int64_t kChunkPollNanoseconds = 64;
+
+/// Nanoseconds (of %globaltimer) after which a chunks kernel's warp 0 stops
+/// waiting for its row's other chunks and traps: they cannot all be
+/// resident when a row has more chunks than the device holds blocks, and a
+/// launch that breaks that rule (docs/abi.md) then fails instead of hanging.
+/// A row's chunks wait for each other for microseconds in a correct launch.
+static constexpr int64_t kChunkWaitLimitNanoseconds = 4'000'000'000;
+
+/// Name of the shared-memory array of the mbarriers (i64) on which the bulk
+/// copies complete: two for keep-ahead=bulk, one per stage buffer; one for
+/// a chunks kernel's stage.
+static constexpr StringLiteral kStageBarriersName = "rowred_stage_barriers";
+
+/// Per-row clones of the parts of a body that do not depend on the element.
+struct RowContext {
+  Region *body;
+  /// Block arguments for row scalars and element-independent results.
+  IRMapping uniform;
+  /// Reciprocals of row-uniform divisors, for `a / s` -> `a * (1 / s)`.
+  DenseMap<Value, Value> reciprocals;
+  /// Ops that depend on the element, in order.
+  SmallVector<Operation *> varying;
+};
+
+/// Emits the body of one kernel. The kernel handles every row
+/// `blockIdx.x + k * gridDim.x` with `numThreads` threads (with several rows
+/// per block, rows `blockIdx.x * R + g + k * gridDim.x * R` for its groups
+/// `g`; with clusters, every row `clusterId + k * numClusters`, each block of
+/// the cluster on its slice); each thread holds `elementsPerThread` elements
+/// of the block, as chunks of `vectorWidth` elements interleaved across the
+/// threads of a row so that a warp's accesses coalesce.
+class KernelEmitter {
+public:
+  KernelEmitter(ImplicitLocOpBuilder &b, Group group, const KernelPlan &plan,
+                gpu::GPUFuncOp func);
+
+  /// Emits the whole kernel: the L2 policies and the cluster's mbarriers when
+  /// used, the row paths (emitPaths), and the exit of the cluster or of the
+  /// split group.
+  void emit();
+
+private:
+  /// The run-time choice between the vector path (and the peeled path) and
+  /// the scalar path, each a grid-stride loop over rows.
+  void emitPaths();
+
+  /// True (i1) when both matrices' pointers and strides and the row length
+  /// allow `vec`-element accesses.
+  Value vectorPathAllowed(int64_t vec);
+
+  Value constI32(int64_t v) { return arith::ConstantIntOp::create(b, v, 32); }
+  Value constI64(int64_t v) { return arith::ConstantIntOp::create(b, v, 64); }
+  Value constF32(double v);
+  Value negInf();
+
+  /// The start of row `row` (i64) of the matrix at `base` with `stride`
+  /// elements of type `elem` between rows.
+  Value rowPointer(Value base, Type elem, Value row, Value stride);
+
+  /// True (i1) when `ptr` and every row start `ptr + k * stride` are aligned
+  /// for `vec`-element accesses.
+  Value isAligned(Value ptr, Value stride, Type elem, int64_t vec);
+
+  /// True (i1) when every row of the input and the same row of the output
+  /// start equally far, in elements, from a `vec`-element boundary: their
+  /// element offsets agree modulo `vec` at the base and between rows. Such
+  /// rows take the peeled vector path (loadPeeledRow) whatever their
+  /// alignment.
+  Value misalignedAlike(int64_t vec);
+
+  /// `exp(v)`, as `exp2(v * log2(e))` on `ex2.approx.ftz.f32` with
+  /// fast-exp. The flush-to-zero form is one MUFU.EX2; the plain
+  /// `ex2.approx.f32` that `math.exp2 {afn}` becomes also produces subnormal
+  /// results, which takes a compare and two predicated multiplies around it.
+  /// Only results below 2^-126 differ (they become 0), and no subnormal input
+  /// reaches it with a different result (2^x = 1 for |x| < 2^-126).
+  Value emitExp(Value v);
+
+  /// `log(v)`, as `log2(v) * ln(2)` on lg2.approx with fast-exp.
+  Value emitLog(Value v);
+
+  Value combine(Combiner c, Value lhs, Value rhs);
+
+  /// Pairwise tree over `values`, for instruction-level parallelism.
+  template <typename T>
+  static T treeReduce(ArrayRef<T> input, function_ref<T(T, T)> fn) {
+    assert(!input.empty() && "nothing to reduce");
+    std::vector<T> values(input.begin(), input.end());
+    for (size_t width = values.size(); width > 1; width = (width + 1) / 2) {
+      for (size_t i = 0; i < width / 2; ++i)
+        values[i] = fn(values[2 * i], values[2 * i + 1]);
+      if (width % 2)
+        values[width / 2] = values[width - 1];
+    }
+    return values[0];
+  }
+
+  /// Loads the `vec`-wide chunk at column `col` of the row at `rowPtr` (at
+  /// `addrCol` of `rowPtr` when given: the stage holds a block's slice from
+  /// its column 0) when `valid`; masked-off chunks load nothing and read as
+  /// zeros.
+  Chunk loadChunk(Value rowPtr, Value col, Value valid, int64_t vec,
+                  Value addrCol = {});
+
+  /// `valid` and, with several rows per block, whether this thread's row
+  /// exists.
+  Value inOwnRow(Value valid);
+
+  /// This thread's row (i64) of the group of rows starting at `groupRow`:
+  /// the same row with one row per block.
+  Value ownRow(Value groupRow);
+
+  /// The type of one `vec`-wide access of the input.
+  Type rawType(int64_t vec);
+
+  /// The `vec`-wide load of loadChunk, as loaded (zeros when not `valid`).
+  Value loadRaw(Value rowPtr, Value col, Value valid, int64_t vec,
+                Value addrCol = {});
+
+  /// A 16-byte global load of `type` from `ptr` with the L2 eviction policy
+  /// `policy` (`ld.global.L2::cache_hint`; no NVVM op spells it in MLIR 22).
+  Value loadWithPolicy(Type type, Value ptr, Value policy);
+
+  /// The chunk at `col` from the value `loaded` of loadRaw, its elements
+  /// extended to f32.
+  Chunk unpackChunk(Value col, Value valid, Value loaded);
+
+  /// Rounds `values` to the output type and stores them at column `col` of
+  /// the row at `rowPtr` when `valid`.
+  void storeChunk(Value rowPtr, Value col, Value valid, ArrayRef<Value> values);
+
+  /// Where one of a thread's chunks lies.
+  struct ChunkPlace {
+    /// Column in the row (i32).
+    Value col;
+    /// Column within the block's slice: the chunk's place in the stage.
+    Value local;
+    /// Whether the chunk is inside the row (i1).
+    Value valid;
+  };
+
+  /// The chunks a thread holds of a block starting at column `start`: all of
+  /// its elements, or `numChunks` chunks when given. A chunk is valid when it
+  /// starts before column `end` (the row's end when not given; the peeled
+  /// path passes the end of its vectors).
+  SmallVector<ChunkPlace> chunkPlaces(Value start, int64_t vec,
+                                      int64_t numChunks = 0, Value end = {});
+
+  /// Loads the chunks a thread holds of a block starting at column `start`
+  /// (see chunkPlaces) from the row at `rowPtr`, or from the stage.
+  SmallVector<Chunk> loadBlock(Value rowPtr, Value start, int64_t vec,
+                               int64_t numChunks = 0, bool fromStage = false);
+
+  /// Where the vectors of a row that is not aligned for them lie.
+  struct PeeledRow {
+    /// Elements before the first aligned column, h < vec (i32).
+    Value head;
+    /// The end of the last whole vector from column h (i32).
+    Value vectorEnd;
+  };
+
+  /// The head and vector end of the row at `rowPtr` (whose output row
+  /// starts equally far from alignment; see misalignedAlike).
+  PeeledRow peelRow(Value rowPtr, int64_t vec);
+
+  /// Loads this thread's part of a row whose start at `rowPtr` need not be
+  /// aligned for `vec`-element accesses (see peelRow): the vectors of the
+  /// block's layout from column h (shifted by h for a cluster's slices),
+  /// then its part of the edges (loadEdges).
+  SmallVector<Chunk> loadPeeledRow(Value rowPtr, int64_t vec);
+
+  /// The scalar chunks of the edges of a peeled row: the head, columns
+  /// [0, h), and the tail, [vectorEnd, cols), fewer than vec elements each,
+  /// spread over the row's threads; only the first block of a cluster takes
+  /// them. Either head and tail side by side, ceil((vec - 1) / T) of each
+  /// per thread, or `oneList`: edge e < h + (cols - vectorEnd) is column e
+  /// of the head or column vectorEnd + e - h of the tail,
+  /// ceil((2 * vec - 2) / T) per thread.
+  SmallVector<Chunk> loadEdges(Value rowPtr, PeeledRow row, int64_t vec,
+                               bool oneList);
+
+  /// Loads this thread's chunks of row `row` (i64; the group's first row
+  /// with several rows per block) of the input into registers, as loaded
+  /// (zeros past the last row or the row's end): the row after the current
+  /// one with prefetch=registers.
+  SmallVector<Value> loadRowAhead(Value row, int64_t vec);
+
+  /// Starts copying this thread's chunks of row `row` (i64) of the input
+  /// into the stage when the row exists, as one cp.async group (one per tile
+  /// of the online kernel, which copies its whole share of the row). Each
+  /// thread copies exactly the chunks it later reads back, so a
+  /// cp.async.wait_group of its own is all the synchronization the stage
+  /// needs.
+  void prefetchRow(Value row);
+
+  /// Starts copying this thread's chunks of the block at column `start` of
+  /// row `row` (i64) into the stage when the row exists, as one cp.async
+  /// group: at the chunks' places in the block, or at their columns from
+  /// `stageStart` when given (the online kernel's share), masked at `end`
+  /// when given (else at the row's end).
+  void copyToStage(Value row, Value start, Value stageStart, Value end = {});
+
+  /// The address of input element `local` (i32) of the stage.
+  Value stageAddress(Value local);
+
+  //===--------------------------------------------------------------------===//
+  // Bodies
+  //===--------------------------------------------------------------------===//
+
+  /// Clones the element-independent part of `body` for the current row, with
+  /// the row-scalar arguments bound to `scalars`.
+  RowContext prepareBody(Region &body, ValueRange scalars);
+
+  /// Evaluates `ctx`'s body on one element.
+  Value emitElement(RowContext &ctx, Value element);
+
+  /// Maps `v` through `mapping`, cloning constants captured from above.
+  Value lookupOrClone(Value v, IRMapping &mapping);
+
+  /// Clones one body op, rewriting exp, log and divisions by row scalars into
+  /// their fast forms.
+  void emitOp(Operation &op, IRMapping &mapping, RowContext &ctx);
+
+  //===--------------------------------------------------------------------===//
+  // Cross-thread reductions
+  //===--------------------------------------------------------------------===//
+
+  /// Butterfly over the warp, or over the lanes of one row when a row has
+  /// fewer threads than a warp: every lane ends with the result.
+  Value warpReduce(Value v, function_ref<Value(Value, Value)> fn);
+
+  /// `gpu.shuffle xor` butterfly over aligned groups of `lanes` lanes (a
+  /// power of two up to 32): every lane ends with its group's result.
+  Value butterfly(Value v, int32_t lanes, function_ref<Value(Value, Value)> fn);
+
+  /// Lane 0 of each warp stores the warp's `values` in shared memory slots
+  /// `firstSlot...` (column: the warp), then one barrier unless `barrier` is
+  /// false.
+  void publishPerWarp(ArrayRef<Value> values, int64_t firstSlot,
+                      bool barrier = true);
+  /// Shared slot `base + i` (index): `base` itself for i = 0, a constant
+  /// for a constant `base`.
+  Value slotAt(Value base, int64_t i);
+
+  /// The same from slot `firstSlot` (index).
+  void publishPerWarp(ArrayRef<Value> values, Value firstSlot,
+                      bool barrier = true);
+
+  /// Publishes each warp's `values` (lane 0) in shared memory slots
+  /// `firstSlot...`, waits at one barrier, and returns, per value, the
+  /// per-warp partials every thread reads back.
+  SmallVector<SmallVector<Value>> exchangeAcrossWarps(ArrayRef<Value> values,
+                                                      int64_t firstSlot);
+
+  /// Reduces `v` over the row's threads with `c`: warp shuffles, then one
+  /// shared-memory step in slot `slot` when the row spans several warps,
+  /// then one exchange across the cluster. Every thread gets the result.
+  Value blockReduce(Value v, Combiner c, int64_t slot);
+
+  /// Emits `scf.if cond` without an else region and returns its body.
+  Block *emitIfThen(Value cond);
+
+  /// Emits `scf.if tid == 0` and returns its body.
+  Block *emitIfFirstThread();
+
+  /// Thread 0 initializes the block's mbarriers for cluster exchanges (one
+  /// arrival each: its own, which arms the expected bytes) and makes them
+  /// visible to the cluster.
+  void initClusterBarriers();
+
+  /// Thread 0 initializes the two mbarriers of keep-ahead=bulk's stage
+  /// buffers (one arrival each: its own, which arms the copy's bytes). A
+  /// block (or cluster) barrier before the row loop makes them visible.
+  void initStageBarriers() { initBarriers(kStageBarriersName, 2); }
+
+  /// Thread 0 initializes the `count` mbarriers of the shared array `name`
+  /// for one arrival each, then fences their initialization.
+  void initBarriers(StringRef name, int64_t count);
+
+  /// The mbarrier number `index` (i32) of the shared array `name`
+  /// (`!llvm.ptr<3>`).
+  Value barrierAt(StringRef name, Value index);
+
+  /// The mbarrier (`!llvm.ptr<3>`) of keep-ahead=bulk's stage buffer
+  /// `buffer` (i32, 0 or 1).
+  Value stageBarrier(Value buffer);
+
+  /// keep-ahead=bulk's stage buffer `buffer` (i32, 0 or 1): the stage's
+  /// first or second half.
+  Value stageBuffer(Value buffer);
+
+  /// keep-ahead=bulk: thread 0 starts copying the kept tiles of row `row`
+  /// (i64) of the input, columns [lo, keptEnd), into stage buffer `buffer`
+  /// with one cp.async.bulk (evict-first with cache-hints: nothing reads
+  /// them from L2 again), which completes the buffer's mbarrier phase, armed
+  /// here for its bytes. Nothing when the row does not exist, and then
+  /// nobody waits for the phase.
+  void bulkCopyKeptTiles(Value row, Value buffer, Value lo, Value hi);
+
+  /// From thread 0: arms `barrier` for `bytes` (i32, at least 0) and, when
+  /// there are any, copies them from global memory at `src()` to shared
+  /// memory at `dst()` with one cp.async.bulk that completes the barrier's
+  /// phase (with the L2 policy `l2Hint` when given); with none, the arrival
+  /// alone completes it. The addresses are built where they are used.
+  void bulkCopyToShared(Value barrier, Value bytes, function_ref<Value()> src,
+                        function_ref<Value()> dst, Value l2Hint);
+
+  /// `barrier.cluster.arrive` (release) and `barrier.cluster.wait`
+  /// (acquire), executed by every thread of every block of the cluster.
+  void emitClusterBarrier();
+
+  /// Publishes this block's `values` to every block of the cluster and
+  /// returns, per value, the entry of block `lane % clusterSize` read back.
+  ///
+  /// Each block owns, per exchange (and buffer), an mbarrier and a
+  /// `values x clusterSize` f32 array in shared memory. Thread `r` (r <
+  /// clusterSize) of block `q` writes value i into entry `[i][q]` of block
+  /// `r`'s array with `st.async`, which counts its 4 bytes on block `r`'s
+  /// mbarrier (complete_tx); thread 0 of every block arms its own mbarrier
+  /// for all of them, and every thread waits for the phase before it reads
+  /// entry `lane % clusterSize`. Unlike a cluster barrier, whose release
+  /// semantics would make every thread wait for its earlier global stores
+  /// and copies still in flight, only the exchanged values are ordered.
+  SmallVector<Value> exchangeAcrossCluster(ArrayRef<Value> values,
+                                           int64_t exchange);
+
+  /// Index (i32) of the mbarrier and entry array of exchange `exchange` in
+  /// the current row.
+  Value clusterExchangeIndex(int64_t exchange);
+
+  /// The block's own mbarrier number `index` (`!llvm.ptr<3>`).
+  Value clusterBarrier(Value index);
+
+  /// Thread 0 arms the mbarriers of the current row's cluster exchanges for
+  /// the bytes the blocks of the cluster will send (one f32 per value and
+  /// block). Done at the top of the row, where few registers are live: every
+  /// thread has finished waiting on their previous phases, since a block
+  /// barrier separates those waits from this row's first exchange.
+  void armClusterBarriers();
+
+  /// Waits until the phase of parity `parity` of the mbarrier at `barrier`
+  /// has completed: a loop around `mbarrier.try_wait.parity`, which may
+  /// return early.
+  void waitForPhase(Value barrier, Value parity);
+
+  /// Combines the block results `v` of every block of the cluster: one
+  /// exchange in slot `slot`, then a butterfly over the cluster's entries.
+  Value clusterReduce(Value v, function_ref<Value(Value, Value)> fn,
+                      int64_t slot);
+
+  /// `d * e^(m - mAll)`: a partial sum rescaled to the combined max `mAll`;
+  /// 0 when `m` is -inf (its sum is 0 and the exponent may be NaN).
+  Value rescale(Value m, Value d, Value mAll);
+
+  /// Combines the (max, sum) pairs of aligned groups of `lanes` lanes with
+  /// the online combiner, (m_a, d_a) + (m_b, d_b) = (m, d_a e^(m_a - m) +
+  /// d_b e^(m_b - m)), in the order max butterfly, one rescale per lane, sum
+  /// butterfly: one exp per lane instead of two per step.
+  std::pair<Value, Value> butterflyPair(Value m, Value d, int32_t lanes);
+
+  /// Combines the block pairs (m, d) of every block of the cluster (the max
+  /// in slot 0, the sum in slot 1).
+  std::pair<Value, Value> clusterReducePair(Value m, Value d);
+
+  //===--------------------------------------------------------------------===//
+  // Split groups (row-split)
+  //===--------------------------------------------------------------------===//
+
+  /// Byte `offset` of this block's split group's workspace (`!llvm.ptr<1>`).
+  Value workspaceAt(Value offset);
+
+  /// Combines the block pairs (m, d) of every block of the split group
+  /// through the workspace, for the group's row number `step` (i32, counted
+  /// from 0): publishSplitPair, then gatherSplitPair.
+  /// Every block of the group must be resident: the launcher launches the
+  /// kernel cooperatively (docs/abi.md).
+  std::pair<Value, Value> splitReducePair(Value m, Value d, Value step);
+
+  /// The workspace address of entry `index` (i32) of the buffer of the
+  /// group's row number `step`: rows take the buffers in turn.
+  Value splitEntry(Value step, Value index);
+
+  /// The arrival counter of the buffer of the group's row number `step`.
+  Value splitCounter(Value step);
+
+  /// The buffer (i32) of the group's row number `step`: rows take the
+  /// splitBuffers() buffers in turn.
+  Value splitBuffer(Value step);
+
+  /// Thread 0 stores the block's pair (m, d), uniform over the block, into
+  /// its entry of the buffer of row number `step`, then adds one to that
+  /// buffer's arrival counter with release semantics.
+  void publishSplitPair(Value m, Value d, Value step);
+
+  /// Stores the pair (m, d) as one 8-byte word at `entry()` and adds one to
+  /// the u32 at `counter()` with release semantics, from the calling thread
+  /// (the addresses are built where they are used).
+  void publishPair(Value m, Value d, function_ref<Value()> entry,
+                   function_ref<Value()> counter);
+
+  /// The group's pair of row number `step`, in every thread:
+  ///
+  /// * thread 0 spins with acquire loads until the buffer's counter reaches
+  ///   splitSize x (the buffer's uses so far + 1): every block's pair of
+  ///   this row is then visible;
+  /// * after a block barrier, warp 0 folds the entries (foldSplitEntries)
+  ///   and hands the pair to the other warps through shared memory, at a
+  ///   second barrier.
+  ///
+  /// The counters only grow (modulo 2^32), so that a fast block's arrival
+  /// for a later row never hides this one; leaveSplitGroup resets them at
+  /// the kernel's end. A block publishes row k + A (splitAhead) before it
+  /// waits for row k, and it has waited for row k - 1, which every block
+  /// publishes after it has read row k - A - 2's entries: with
+  /// splitBuffers() >= 2A + 2, a buffer is never overwritten while read.
+  std::pair<Value, Value> gatherSplitPair(Value step);
+
+  /// Spins with acquire loads (the calling thread) until the counter of
+  /// the buffer of the group's row number `step` reaches splitSize x (the
+  /// buffer's uses so far + 1): every block's pair of the row is then
+  /// visible to this thread.
+  void waitForSplitRow(Value step);
+
+  /// The group's pair of row number `step`, in every lane of the calling
+  /// warp: lane l reads entries l, l + 32, ... of the row's buffer (relaxed
+  /// loads at gpu scope, which no stale L1 line can answer), folds them,
+  /// and the lanes combine by butterfly.
+  std::pair<Value, Value> foldSplitEntries(Value step);
+
+  /// An atomic load (`ordering`, gpu scope) of `type` from `ptr`.
+  Value atomicLoad(Type type, Value ptr, unsigned alignment,
+                   LLVM::AtomicOrdering ordering);
+
+  /// Thread 0 of each block counts the block out of its split group once it
+  /// has passed its last exchange; the last one out resets every counter,
+  /// so that each launch leaves the workspace as it found it: zero.
+  void leaveSplitGroup();
+
+  /// Reduces a (max, sum) pair over the row's threads with the online
+  /// combiner, then over the cluster or the split group (blockReducePair's
+  /// two halves, reducePairInBlock and reducePairAcrossBlocks).
+  std::pair<Value, Value> blockReducePair(Value m, Value d,
+                                          bool acrossSplit = true);
+
+  /// Reduces a (max, sum) pair over the row's threads of this block with the
+  /// online combiner: lanes, then one shared-memory step across warps whose
+  /// pairs lane w of every warp reads back and combines by butterfly.
+  std::pair<Value, Value> reducePairInBlock(Value m, Value d);
+
+  /// keep-ahead=bulk, right after the row's block reduction: every thread of
+  /// the block has passed the reduction's barrier (or, with a single warp per
+  /// row, one emitted here), so it is done with the previous row and its
+  /// stage buffer, into which the next row's kept tiles go now, in flight
+  /// through the cluster's exchange and pass 2.
+  void copyNextRowKeptTiles();
+
+  /// Combines the block's (max, sum) pair with the other blocks of the row's
+  /// cluster, and of its split group unless `acrossSplit` is false.
+  std::pair<Value, Value> reducePairAcrossBlocks(Value m, Value d,
+                                                 bool acrossSplit);
+
+  //===--------------------------------------------------------------------===//
+  // Rows
+  //===--------------------------------------------------------------------===//
+
+  /// The persistent loop: rows blockIdx.x, blockIdx.x + gridDim.x, ... (per
+  /// group of R rows, or per cluster). Every thread of a block (of a cluster)
+  /// runs the same iterations, so that barriers and shuffles stay uniform;
+  /// a group past the last row masks its accesses. `peeled` rows (vector
+  /// path only) start anywhere: see peelRow.
+  void emitRowLoop(int64_t vec, bool peeled = false);
+
+  /// The row loop of a split group whose pass 1 runs splitAhead (A) rows
+  /// ahead of its pass 2 (split-ahead), over the group's rows `first`,
+  /// `first + step`, ... (i64): iteration j runs pass 1 of the group's row
+  /// number j and publishes its block pair, then waits for the group's
+  /// pairs of row number j - A and runs its pass 2. A slow block thus has
+  /// A rows to catch up before the others wait for it, and A + 1 rows of
+  /// the group lie between their passes (in L2 with cache-hints). Every
+  /// block of the group runs the same iterations, so barriers stay uniform.
+  void emitSplitAheadLoop(Value first, Value step, int64_t vec, bool peeled);
+
+  /// The split-ahead row loop of the vector path when every block's share
+  /// of a row fits one tile (the whole share in registers), pipelined so
+  /// that one block's latencies overlap: iteration j first issues the loads
+  /// of row number j (pass 1, evict-last) and of row number k = j - A (pass
+  /// 2, from L2, evict-first) together; while they are in flight, warp 0
+  /// waits for row k's pairs and folds them (gatherSplitPair's protocol),
+  /// and hands the result to the block through shared memory at the block
+  /// reduction's barrier. Then the block publishes row j's pair and writes
+  /// row k's map from the registers. Needs A >= 1 (row k's wait comes before
+  /// row j's publication) and more than one warp.
+  void emitSplitPipelinedLoop(Value first, Value step, Value count,
+                              int64_t vec);
+
+  Value constIndex(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+
+  /// The loop over a split group's steps j in [0, count + ahead) (i64), with
+  /// the insertion point left before its terminator; returns j.
+  Value emitSplitStepLoop(Value count, Value ahead);
+
+  /// The group's row number `n` (i64): row first + n x step.
+  Value splitRow(Value first, Value step, Value n);
+
+  /// Whether this thread is in warp 0 (i1).
+  Value isWarp0();
+
+  /// The scalars of the online map: the reduce inits bound to the row's
+  /// (max, sum).
+  DenseMap<Value, Value> onlineScalars(Value rowMax, Value rowSum);
+
+  /// Clones the row-uniform part of the map for the current row.
+  RowContext prepareMap(DenseMap<Value, Value> &scalars);
+
+  /// Clones the row-uniform part of `reduce` for the current row.
+  RowContext prepareReduce(ReduceOp reduce, DenseMap<Value, Value> &scalars);
+
+  /// Applies the map to `chunks` and stores the results.
+  void emitMap(Value yRow, ArrayRef<Chunk> chunks, RowContext &ctx);
+
+  /// Fused: the row is loaded once into registers; every reduce runs over
+  /// the registers, then the map writes the row.
+  ///
+  /// With prefetch (vector path), the row is read from the stage, and the
+  /// copy of `nextRow` into it starts as soon as the first reduction has
+  /// consumed every value read from it. With prefetch=registers, `loaded`
+  /// holds the row's chunks as loadRowAhead loaded them.
+  void emitFusedRow(Value xRow, Value yRow, int64_t vec, Value nextRow = {},
+                    ValueRange loaded = {});
+
+  /// The rest of a fused row once its `chunks` are in registers: every
+  /// reduce, then the map, which writes the row at `yRow`. The stage's copy
+  /// of `nextRow` starts once the first reduction has read every chunk.
+  void emitFusedChunks(Value yRow, ArrayRef<Chunk> chunks, Value nextRow);
+
+  /// The largest valid value of `chunks` (-inf when none is valid).
+  Value maxOfChunks(ArrayRef<Chunk> chunks);
+
+  /// The rest of a fused row over the online pair (see KernelPlan::
+  /// pairReduce): the thread's max m_t, e_i = exp(x_i - m_t) and their sum
+  /// d_t, then one block-wide (and cluster-wide) combination of the pairs
+  /// into the row's (m, s). A softmax map then writes e_i * (exp(m_t - m) /
+  /// s), one exp per element in all; any other map is applied to the row's
+  /// (m, s) as usual.
+  void emitPairRow(Value yRow, ArrayRef<Chunk> chunks, Value nextRow);
+
+  /// Elements per thread and tile of the re-reading fallback.
+  int64_t rereadChunks() const;
+
+  /// Emits `scf.for start = 0 to cols step tile` (over the block's slice
+  /// with clusters) and calls `body(start, iterArgs)`, which returns the
+  /// values to yield.
+  scf::ForOp
+  emitTileLoop(ValueRange inits,
+               function_ref<SmallVector<Value>(Value, ValueRange)> body);
+
+  /// Fused, scalar fallback without the row in registers: each reduce and the
+  /// map walk the row in tiles of `rereadChunks()` elements per thread, reading
+  /// it again (mostly from L2) each time. Used for rows whose pointers or
+  /// strides do not allow vector accesses, so that the vector path keeps the
+  /// register budget.
+  void emitFusedRowReread(Value xRow, Value yRow);
+
+  /// The columns [lo, hi) of this block's share of a row in the online
+  /// kernel: the whole row, or with clusters the rank's share,
+  /// ceil(ceil(N / C) / g) * g columns each, in units g of whole vectors, or
+  /// of whole tiles with the stage, whose tiles it copies (computed in i64:
+  /// N may be close to 2^31). Units of vectors keep the ranks' shares even:
+  /// in whole tiles, N = 131075 over eight ranks of 16384-element tiles
+  /// gave four ranks two tiles each and three none.
+  std::pair<Value, Value> onlineShare();
+
+  /// This thread's loads (loadRaw) of the online tile at column `start` of
+  /// the row at `xRow`, masked at column `end` and, when given, by `exists`:
+  /// the tile the pipelined passes of emitOnlineRow load ahead.
+  SmallVector<Value> loadOnlineTileAhead(Value xRow, Value start, Value end,
+                                         int64_t vec, Value exists = {});
+
+  /// This thread's loads of the first tile, at column `lo` (masked at `hi`:
+  /// none for an empty share), of the block's share of row `row` (i64), or
+  /// none when the row does not exist; evict-last with cache-hints, as pass
+  /// 1 loads its tiles. The tile a chained pass 1 starts from
+  /// (onlineChainsTiles).
+  SmallVector<Value> loadFirstTile(Value row, Value lo, Value hi, int64_t vec);
+
+  /// The number of tiles (i32) of the share [lo, hi).
+  Value shareTiles(Value lo, Value hi);
+
+  /// `n - min(n, 1)` (i32): the tiles before the last of `n`, 0 for none.
+  Value tilesBeforeLast(Value n);
+
+  /// The chunks of the online tile at column `start` from `raw`, its loads
+  /// issued ahead by loadOnlineTileAhead (masked at column `end`).
+  SmallVector<Chunk> unpackOnlineTile(Value start, Value end, int64_t vec,
+                                      ValueRange raw);
+
+  /// This thread's loads of the online tile at column `start` (masked at
+  /// `end` and, when given, by `exists`) of the block's share from column
+  /// `lo`: from the stage when the tile is one of those kept there
+  /// (online-keep), else from the row at `xRow`.
+  SmallVector<Value> loadShareTile(Value xRow, Value start, Value lo, Value end,
+                                   int64_t vec, Value exists);
+
+  /// Pass 1's copy of the tile at column `start` (`raw`, as loaded) into the
+  /// stage when it is one of the tiles kept for pass 2 (online-keep).
+  void keepTile(Value start, Value lo, Value end, int64_t vec, ValueRange raw);
+
+  /// Whether the online tile at column `start` of the share [lo, hi) is one
+  /// of those kept in the stage (online-keep): before keptEnd.
+  Value isKeptTile(Value start, Value lo, Value hi);
+
+  /// With keep-ahead, the end of the kept tiles of the share [lo, hi): its
+  /// first tiles, at most keptElements of them and never its last, which
+  /// pass 1 loads into registers and pass 2 starts on.
+  Value keptEnd(Value lo, Value hi);
+
+  /// With keep-ahead, starts copying this thread's chunks of the kept tiles
+  /// of row `row` (i64) into the stage, a cp.async group per tile: the
+  /// first row's, before the row loop.
+  void copyKeptTiles(Value row, Value lo, Value hi);
+
+  /// The online kernel's tile at column `start` of the row at `xRow`, or
+  /// of the stage, which holds the block's share from its column `lo`;
+  /// chunks from column `end` on are masked.
+  SmallVector<Chunk> loadOnlineTile(Value xRow, Value start, Value lo,
+                                    int64_t vec, bool fromStage, Value end);
+
+  /// The next row's first tile, which a chained pass 2 loads in its last
+  /// iteration: row `row + step` (i64), loaded when it exists. Its address
+  /// is computed where the loads are issued, so that nothing of it stays
+  /// live through the row.
+  struct NextTile {
+    Value row, step;
+  };
+
+  /// Online: pass 1 walks the block's share of the row tile by tile keeping
+  /// a running (max, sum) per thread (onlineFold); pass 2 reads the share
+  /// again and writes the map.
+  ///
+  /// With the stage (prefetch=on, a known row length), the share was copied
+  /// into shared memory ahead (prefetchRow) and both passes read it there:
+  /// one DRAM read per element. The second pass starts copying `nextRow`'s
+  /// share into each tile of the stage as soon as it has written that tile.
+  ///
+  /// With the tiles loaded ahead (onlineTilesAhead), the passes hand loads
+  /// on across their boundaries (onlineChainsTiles): a reversed pass 2
+  /// starts on pass 1's last tile, still in registers, and, given `next`,
+  /// its last iteration loads the next row's first tile, which this returns
+  /// for the next call's `firstTile`.
+  SmallVector<Value> emitOnlineRow(Value xRow, Value yRow, int64_t vec,
+                                   Value nextRow = {}, bool peeled = false,
+                                   ValueRange firstTile = {},
+                                   const NextTile *next = nullptr);
+
+  /// The block's share of one row of the online kernel.
+  struct OnlineShare {
+    /// Columns [lo, hi) of the vector tiles (i32); chunks are masked at hi,
+    /// the end of the share, which need not end on a tile (onlineShare).
+    Value lo, hi;
+    /// A peeled row's edges (loadEdges), which the first block of the row
+    /// folds before its first tile and writes after pass 2; else empty.
+    SmallVector<Chunk> edges;
+  };
+
+  /// The share of the row at `xRow`. A `peeled` row (see peelRow) shifts
+  /// every share by its head h and clips it at the end of the vectors; its
+  /// edges are loaded here.
+  OnlineShare onlineRowShare(Value xRow, int64_t vec, bool peeled);
+
+  /// Whether the online passes load each tile one ahead into registers
+  /// (prefetch=registers): its loads are carried by the loop, so that a
+  /// thread's next loads are in flight while it folds or writes the current
+  /// tile. The load ahead of the last tile reads nothing: it starts at or
+  /// past hi.
+  bool onlineTilesAhead(bool staged, int64_t vec) const;
+
+  /// Whether the tiles loaded ahead also cross the passes' boundaries: pass
+  /// 1's last tile is folded after its loop, and a reversed pass 2, which
+  /// starts on that tile, takes its loads from registers instead of reading
+  /// it again. Each thread uses only what it loaded itself. Not in a split
+  /// group (row-split), whose blocks wait for each other between the passes
+  /// anyway.
+  bool onlineChainsTiles(bool staged, int64_t vec) const;
+
+  /// Whether pass 1 also stores the share's first tiles, as loaded, into
+  /// the stage for pass 2 (online-keep). A thread reads back only what it
+  /// stored itself: no barrier.
+  bool onlineKeeps(bool staged, int64_t vec) const;
+
+  /// Whether this row path reads kept tiles from the stage: pass 1 stores
+  /// them there (onlineKeeps), or keep-ahead copies them in (keepAheadRow).
+  /// A keep-ahead kernel's other paths keep nothing.
+  bool readsKeptTiles() const;
+
+  /// Pass 1 of the online kernel over `share`: this thread's running (max,
+  /// sum) pair, the edges of a peeled row included. With cache-hints it
+  /// reads its tiles evict-last, so that they stay in L2 for pass 2.
+  ///
+  /// With the tiles loaded ahead, `firstTile` holds the first tile's loads
+  /// when the previous row issued them, and with `lastTile` the last tile is
+  /// folded after the loop and its loads returned there, for pass 2.
+  ///
+  /// With keep-ahead, pass 1 first issues the loads of the first tile after
+  /// the kept ones, then waits for this thread's copies into the stage and
+  /// folds the kept tiles from there while those loads are in flight; the
+  /// loop walks the rest of the share.
+  std::pair<Value, Value> onlinePassOne(Value xRow, int64_t vec,
+                                        const OnlineShare &share, bool staged,
+                                        ValueRange firstTile = {},
+                                        SmallVector<Value> *lastTile = nullptr);
+
+  /// Pass 2 of the online kernel over `share`, forwards or from the last
+  /// tile back to the first: reads the share again (from the stage when
+  /// `nextRow` is given, whose share it then copies in tile by tile) and
+  /// writes the map of the row's (rowMax, rowSum). With cache-hints its
+  /// loads and stores are evict-first.
+  ///
+  /// With the tiles loaded ahead, `lastTile` holds the loads of pass 1's
+  /// last tile (onlineChainsTiles), where a reversed pass 2 starts. With
+  /// `next` (reversed as well), the last iteration, on the share's first
+  /// tile, runs after the loop and first loads the next row's first tile
+  /// (evict-last with cache-hints, as pass 1 loads it); those loads are
+  /// returned.
+  SmallVector<Value> onlinePassTwo(Value xRow, Value yRow, int64_t vec,
+                                   const OnlineShare &share, Value rowMax,
+                                   Value rowSum, Value nextRow,
+                                   ValueRange lastTile = {},
+                                   const NextTile *nextTile = nullptr);
+
+  /// One step of the online pass: the running pair (m, d) of this thread
+  /// with the valid values of `chunks` folded in, d = sum exp(x - m).
+  std::pair<Value, Value> onlineFold(Value m, Value d, ArrayRef<Chunk> chunks);
+
+  //===--------------------------------------------------------------------===//
+  // Chunks
+  //===--------------------------------------------------------------------===//
+
+  /// The chunks kernel (Strategy::Chunks): each block handles one chunk of
+  /// one row, taken by ticket, on the vector path or the scalar path.
+  ///
+  /// Thread 0 takes ticket t with an `atom.inc` on the workspace's first
+  /// word, which wraps to 0 after the launch's last ticket (rows x K of
+  /// them, K = ceil(cols / chunk)); block t handles chunk t mod K of row
+  /// t / K. Tickets, unlike block indices, follow the order in which blocks
+  /// start, so a running block only ever waits for chunks whose blocks have
+  /// started or will start in a free slot: the kernel cannot hang while the
+  /// device holds K of its blocks at once (docs/abi.md). Blocks past the
+  /// last ticket take none.
+  void emitChunks();
+
+  /// Chunk `chunk` (i32) of the `count` of row `row` (i64), from column
+  /// sliceStart. On the vector path, blockElements elements in registers,
+  /// then chunkStaged more in the stage (one cp.async.bulk by thread 0,
+  /// issued before the registers' loads); on the scalar path, the whole
+  /// chunk streamed from global memory by each of the three passes (mostly
+  /// from L2 after the first), so that it keeps few registers next to the
+  /// vector path's. Each thread reduces its elements to a (max, sum) pair;
+  /// the block's pair meets the row's other chunks' (exchangeChunkPair),
+  /// and the map writes the chunk: a softmax as e_i * exp(m_t - m) / s from
+  /// the exponentials e_i = exp(x_i - m_t) kept in registers, the streamed
+  /// part and any other map from the inputs.
+  void emitChunk(Value row, Value chunk, Value count, int64_t vec);
+
+  /// What forEachStreamed calls on each chunk: the values to carry on.
+  using StreamBody =
+      function_ref<SmallVector<Value>(const Chunk &, ValueRange)>;
+
+  /// Calls `body` on each of this thread's chunks of the `elements` columns
+  /// from `start` of the block's chunk: `vec` elements each, interleaved
+  /// over the block's threads as loadBlock's, read from the stage when
+  /// `staged` (which holds them from its start), else from the row at
+  /// `xRow`; chunks past the row's end are masked. An scf.for over them, two
+  /// per iteration (more would hold them all in registers), carries `inits`
+  /// through `body`'s results; returns the last ones.
+  SmallVector<Value> forEachStreamed(Value xRow, Value start, int64_t elements,
+                                     int64_t vec, bool staged, ValueRange inits,
+                                     StreamBody body);
+
+  /// Thread 0 arms the stage's mbarrier for the part of the staged columns
+  /// [stageStart, stageStart + chunkStaged) inside the row and copies it
+  /// into the stage with one cp.async.bulk; none when that part is empty,
+  /// and the arrival alone completes the phase. Vector path only: the part
+  /// is whole 16-byte vectors from a 16-byte aligned address.
+  void bulkCopyChunkStage(Value xRow, Value stageStart);
+
+  /// The row's (max, sum) pair, in every thread, from the block's pair (m,
+  /// d) of chunk `chunk` (i32) of the row's `count`, through row `row`'s
+  /// record in the workspace (docs/abi.md: a counter, then `count` pairs
+  /// from byte 128):
+  ///
+  /// * thread 0 stores (m, d) into the chunk's entry and adds one to the
+  ///   counter (release: a fence and a relaxed add, as publishSplitPair);
+  /// * every lane of warp 0 polls the counter with acquire loads (each
+  ///   lane's reads of the entries then follow its own acquire) until all
+  ///   the row's chunks have arrived (or traps after
+  ///   kChunkWaitLimitNanoseconds: a launch whose rows have more chunks
+  ///   than resident blocks would otherwise hang), the lanes fold the
+  ///   entries and lane 0 hands the pair to the block through shared
+  ///   memory;
+  /// * lane 0 then counts the block out on the same counter: the last of
+  ///   the row's `count` arrivals and `count` departures clears the row's
+  ///   record, so that each launch leaves the workspace as it found it.
+  std::pair<Value, Value> exchangeChunkPair(Value row, Value chunk, Value count,
+                                            Value m, Value d);
+
+  ImplicitLocOpBuilder &b;
+  Group group;
+  const KernelPlan &plan;
+  Value x, y, rows, cols, xStride, yStride, shared;
+  /// The prefetch stage (`!llvm.ptr<3>`), with prefetch or kept tiles; in
+  /// the row loop with keep-ahead=bulk, the row's buffer of it.
+  Value stage;
+  /// The start of the stage, with a stage.
+  Value stageBase;
+  /// In the row loop with keep-ahead=bulk: the row's stage buffer (0 or 1,
+  /// i32) and the parity of the phase of its mbarrier that the row's copy
+  /// completes.
+  Value bulkBuffer, bulkParity;
+  Value tid, lane, warp;
+  /// Thread index among the threads of its row (tid with one row per block).
+  Value rowTid;
+  /// Row group of this thread within the block (several rows per block).
+  Value rowInBlock;
+  /// Rank of this block in its cluster, and the first column of its slice.
+  Value clusterRank, sliceStart;
+  /// Rank of this block among the blocks sharing its row (its cluster's or
+  /// its split group's).
+  Value shareRank;
+  /// Row-split: the workspace (`!llvm.ptr<1>`), this block's split group
+  /// and the number of whole groups in the grid (i32), and in the row loop
+  /// the group's row count so far (i32).
+  Value workspace, splitGroup, splitGroups, splitRowIndex;
+  /// In the row loop with clusters: the buffer (0 or 1, i32) of this row's
+  /// cluster exchanges when a row has only one, and the parity of the
+  /// mbarrier phase they complete.
+  Value clusterBuffer, clusterParity;
+  /// In the row loop with KernelPlan::alternatesSlots: the first shared slot
+  /// (index) of this row's block exchange of the pair; null otherwise.
+  Value pairSlot;
+  /// The cluster exchanges of a row on the path being emitted.
+  KernelPlan::ClusterExchanges rowExchanges;
+  /// L2 eviction policies (cache-hints): evict-last and evict-first, from
+  /// createpolicy at the top of the kernel; null without the hints.
+  Value evictLast, evictFirst;
+  /// The policy that global 16-byte loads and stores take while a pass of
+  /// the online kernel is emitted; null for plain accesses.
+  Value loadPolicy, storePolicy;
+  /// Whether the row path being emitted reduces the (max, sum) pair
+  /// (KernelPlan::pairReduce, except on the peeled path of
+  /// peeledWithoutPair).
+  bool pairRow = false;
+  /// Whether the row path being emitted copies the kept tiles in ahead
+  /// (KernelPlan::keepAhead, on the aligned vector path only).
+  bool keepAheadRow = false;
+  /// With keepAheadRow, the next row of the block (i64), whose kept tiles
+  /// pass 2 copies into the stage.
+  Value keepAheadNextRow;
+  /// Whether this thread's row exists, in the row loop with several rows per
+  /// block; null otherwise.
+  Value rowValid;
+  /// Chunks: whether the chunk being emitted lies inside the row, so that
+  /// its accesses need no masks.
+  bool wholeChunk = false;
+  FloatType f32;
+  Type i32, i64;
+  /// `!llvm.ptr<3>`: shared memory.
+  LLVM::LLVMPointerType sharedPtr;
+};
+
+} // namespace rowred
+} // namespace mlir
+
+#endif // ROWRED_CONVERSION_ROWREDTOGPU_KERNELEMITTER_H

@@ -1,0 +1,170 @@
+//===- KernelGroup.cpp - Collect kernel groups ----------------------------===//
+//
+// Part of the softmax kernel compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelGroup.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+using namespace mlir::rowred;
+
+/// Checks that the body of a reduce or map only holds side-effect-free ops
+/// and captures nothing but constants from above.
+static LogicalResult verifyLowerableBody(Operation *op, Region &body) {
+  WalkResult result =
+      body.walk([&](Operation *inner) {
+        if (isa<YieldOp>(inner))
+          return WalkResult::advance();
+        if (!isPure(inner) || inner->getNumRegions() != 0) {
+          inner->emitOpError()
+              << "cannot be lowered to a GPU kernel: rowred bodies may only "
+                 "hold side-effect-free ops without regions";
+          return WalkResult::interrupt();
+        }
+        for (Value operand : inner->getOperands()) {
+          if (body.isAncestor(operand.getParentRegion()))
+            continue;
+          Operation *def = operand.getDefiningOp();
+          if (!def || !def->hasTrait<OpTrait::ConstantLike>()) {
+            inner->emitOpError()
+                << "uses a value defined outside the rowred body; "
+                   "only constants can be captured";
+            return WalkResult::interrupt();
+          }
+        }
+        return WalkResult::advance();
+      });
+  return failure(result.wasInterrupted());
+}
+
+FailureOr<Group> mlir::rowred::collectGroup(MapOp map) {
+  Group group;
+  group.map = map;
+  Value input = map.getInput();
+  SetVector<Value> buffers;
+  SmallVector<Value> worklist(map.getRows().begin(), map.getRows().end());
+  while (!worklist.empty()) {
+    Value buffer = worklist.pop_back_val();
+    if (!buffers.insert(buffer))
+      continue;
+    auto alloc = buffer.getDefiningOp<memref::AllocOp>();
+    if (!alloc || alloc->getBlock() != map->getBlock())
+      return map.emitOpError()
+             << "row scalars must come from a memref.alloc in the same block "
+                "to be fused into a GPU kernel";
+    group.allocs.push_back(alloc);
+    ReduceOp writer;
+    for (Operation *user : buffer.getUsers()) {
+      if (auto reduce = dyn_cast<ReduceOp>(user);
+          reduce && reduce.getInit() == buffer) {
+        if (writer)
+          return reduce.emitOpError()
+                 << "writes a row-scalar buffer that another reduce also "
+                    "writes";
+        writer = reduce;
+      }
+    }
+    if (!writer || writer->getBlock() != map->getBlock() ||
+        !writer->isBeforeInBlock(map))
+      return map.emitOpError() << "row scalar has no rowred.reduce writing it "
+                                  "before the map";
+    if (writer.getInput() != input)
+      return writer.emitOpError()
+             << "reduces a different input than the rowred.map it feeds; "
+                "only reductions of the mapped input can be fused";
+    if (!llvm::is_contained(group.reduces, writer))
+      group.reduces.push_back(writer);
+    worklist.append(writer.getRows().begin(), writer.getRows().end());
+  }
+  llvm::sort(group.reduces,
+             [](ReduceOp a, ReduceOp b) { return a->isBeforeInBlock(b); });
+
+  // Every use of a buffer must be inside the group (or its dealloc): the
+  // buffers disappear, their values live in registers.
+  for (Value buffer : buffers) {
+    for (Operation *user : buffer.getUsers()) {
+      if (isa<memref::DeallocOp>(user)) {
+        group.deallocs.push_back(user);
+        continue;
+      }
+      auto reduce = dyn_cast<ReduceOp>(user);
+      if (user == map.getOperation() ||
+          (reduce && llvm::is_contained(group.reduces, reduce))) {
+        continue;
+      }
+      return user->emitOpError()
+             << "uses a row-scalar buffer of a fused group; the buffer "
+                "is not materialized by the GPU kernel";
+    }
+  }
+  // Each reduce must read only row scalars produced before it.
+  for (ReduceOp reduce : group.reduces)
+    for (Value row : reduce.getRows()) {
+      Operation *writer = nullptr;
+      for (ReduceOp other : group.reduces)
+        if (other.getInit() == row)
+          writer = other;
+      if (!writer || !writer->isBeforeInBlock(reduce))
+        return reduce.emitOpError()
+               << "reads a row scalar that is not computed before it";
+    }
+
+  if (failed(verifyLowerableBody(map, map.getBody())))
+    return failure();
+  for (ReduceOp reduce : group.reduces)
+    if (failed(verifyLowerableBody(reduce, reduce.getBody())))
+      return failure();
+  return group;
+}
+
+bool mlir::rowred::isOnlineSoftmaxPair(const Group &group) {
+  if (group.reduces.size() != 2)
+    return false;
+  ReduceOp maxOp = group.reduces[0], sumOp = group.reduces[1];
+  if (maxOp.getCombiner() != Combiner::max ||
+      sumOp.getCombiner() != Combiner::sum || !maxOp.getRows().empty() ||
+      sumOp.getRows().size() != 1 || sumOp.getRows()[0] != maxOp.getInit())
+    return false;
+  // max body: yield %x.
+  Block &maxBody = maxOp.getBody().front();
+  if (maxBody.getOperations().size() != 1 ||
+      cast<YieldOp>(maxBody.back()).getValue() != maxBody.getArgument(0))
+    return false;
+  // sum body: %d = subf %x, %m; %e = exp %d; yield %e.
+  Block &sumBody = sumOp.getBody().front();
+  auto exp =
+      cast<YieldOp>(sumBody.back()).getValue().getDefiningOp<math::ExpOp>();
+  if (!exp || sumBody.getOperations().size() != 3)
+    return false;
+  auto sub = exp.getOperand().getDefiningOp<arith::SubFOp>();
+  return sub && sub.getLhs() == sumBody.getArgument(0) &&
+         sub.getRhs() == sumBody.getArgument(1);
+}
+
+bool mlir::rowred::isSoftmaxMap(const Group &group) {
+  if (!isOnlineSoftmaxPair(group))
+    return false;
+  MapOp map = group.map;
+  ReduceOp maxOp = group.reduces[0], sumOp = group.reduces[1];
+  if (map.getRows().size() != 2 || map.getRows()[0] != maxOp.getInit() ||
+      map.getRows()[1] != sumOp.getInit())
+    return false;
+  Block &body = map.getBody().front();
+  if (body.getOperations().size() != 4)
+    return false;
+  auto div =
+      cast<YieldOp>(body.back()).getValue().getDefiningOp<arith::DivFOp>();
+  if (!div || div.getRhs() != body.getArgument(2))
+    return false;
+  auto exp = div.getLhs().getDefiningOp<math::ExpOp>();
+  auto sub = exp ? exp.getOperand().getDefiningOp<arith::SubFOp>() : nullptr;
+  return sub && sub.getLhs() == body.getArgument(0) &&
+         sub.getRhs() == body.getArgument(1);
+}

@@ -1,0 +1,293 @@
+//===- KernelPlan.h - The shape of one kernel -----------------------------===//
+//
+// Part of the softmax kernel compiler.
+//
+// KernelPlan holds everything that shapes one generated kernel: its strategy,
+// block shape, vector width and the memory paths its rows take. The planner
+// (Plan.cpp) fills it in; the emitter (KernelEmitter.h) follows it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ROWRED_CONVERSION_ROWREDTOGPU_KERNELPLAN_H
+#define ROWRED_CONVERSION_ROWREDTOGPU_KERNELPLAN_H
+
+#include "mlir/IR/Types.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+namespace mlir {
+namespace rowred {
+
+/// How a kernel covers a row.
+enum class Strategy {
+  /// The row in one block's registers, one read.
+  Fused,
+  /// The row split over the blocks of a thread-block cluster, each holding
+  /// its slice in registers; partial results meet in distributed shared
+  /// memory. One read.
+  Cluster,
+  /// Tiles with a running (max, sum), then a second read to write.
+  Online,
+  /// The row cut into chunks of a block each, taken by atomic ticket; a
+  /// chunk stays on chip (registers and a bulk-copied stage) while its
+  /// block's (max, sum) meets the row's other chunks' in a global-memory
+  /// workspace. One read.
+  Chunks
+};
+
+inline StringRef stringify(Strategy s) {
+  switch (s) {
+  case Strategy::Fused:
+    return "fused";
+  case Strategy::Cluster:
+    return "cluster";
+  case Strategy::Online:
+    return "online";
+  case Strategy::Chunks:
+    return "chunks";
+  }
+  llvm_unreachable("unknown strategy");
+}
+
+/// options and the group's types.
+struct KernelPlan {
+  Strategy strategy;
+  /// Elements covered by one block: the whole row (fused), the block's slice
+  /// of the row (cluster) or one tile (online). A power of two, at least one
+  /// per thread of a row.
+  int64_t blockElements;
+  int64_t numWarps;
+  /// Rows a block works on at once (fused); each row gets numThreads() /
+  /// rowsPerBlock threads, at most a warp when there is more than one row.
+  int64_t rowsPerBlock = 1;
+  /// Blocks of a cluster sharing a row (cluster strategy), else 1.
+  int64_t clusterSize = 1;
+  /// Online, row-split: blocks sharing a row that combine their (max, sum)
+  /// pairs through the global-memory workspace, else 1.
+  int64_t splitSize = 1;
+  /// Online, row-split: rows whose pass 1 a split group runs ahead of its
+  /// pass 2 (split-ahead), so that a block publishes row r + A's pair before
+  /// it waits for row r's; 0 waits for each row right after its pass 1.
+  int64_t splitAhead = 0;
+  /// Widest vector access (elements); the kernel falls back to 1 at run time
+  /// when lengths, strides or pointers do not allow it.
+  int64_t vectorWidth;
+  bool reverseSecondPass;
+  bool fastExp;
+  /// Fused: the scalar fallback re-reads the row once per reduction and for
+  /// the map instead of holding it in registers.
+  bool rereadFallback;
+  /// Fused and cluster, vector path: the block's next row is copied into a
+  /// shared-memory stage (cp.async) while the current row is reduced.
+  bool prefetch = false;
+  /// Fused and cluster, vector path: the block's next row is loaded into a
+  /// second set of registers at the top of the current row, so that its
+  /// loads are in flight while the current row is reduced and written.
+  bool prefetchRegisters = false;
+  /// Fused and cluster over a (max, sum of exp(x - max)) pair: each thread
+  /// reduces its elements to a (max, sum) pair in one go, and the pairs meet
+  /// with the online combiner in one exchange per row instead of two.
+  bool pairReduce = false;
+  Type inType, outType;
+  /// Largest row the kernel handles (0: no limit).
+  int64_t maxCols;
+  /// Elements the prefetch stage can hold: one block (fused, cluster), or
+  /// the block's whole share of a row of the known length (online; 0 when
+  /// the length is unknown).
+  int64_t stageElements = 0;
+  /// Online: elements of each block's share (its first whole tiles) kept in
+  /// the stage for pass 2 (online-keep); 0 for none.
+  int64_t keptElements = 0;
+  /// Online, with kept tiles: they are copied in with cp.async during the
+  /// previous row's pass 2 (keep-ahead), never the share's last tile, instead
+  /// of stored by pass 1.
+  bool keepAhead = false;
+  /// Online, with keep-ahead: thread 0 copies the next row's kept tiles with
+  /// one bulk copy (cp.async.bulk, completing on an mbarrier) into the
+  /// second of two stage buffers, right after this row's block reduction,
+  /// instead of each thread refilling its chunks in pass 2 (keep-ahead=bulk).
+  bool bulkKeep = false;
+  /// Online: L2 eviction hints on the 16-byte global accesses (cache-hints).
+  bool cacheHints = false;
+  /// Chunks: elements of each chunk after its blockElements in registers,
+  /// bulk-copied into the stage (chunk-stage); 0 for none.
+  int64_t chunkStaged = 0;
+  /// The launcher starts one program (block, cluster) per row group instead
+  /// of the persistent grid of the programs resident at once (grid=rows); the
+  /// kernel still loops over rows, so any grid computes the same result.
+  bool gridPerRowGroup = false;
+
+  int64_t numThreads() const { return numWarps * 32; }
+  /// Blocks that share one row: a cluster's or a split group's.
+  int64_t shareBlocks() const { return clusterSize * splitSize; }
+  /// Exchange buffers of a split group: rows take them in turn, each with
+  /// its own arrival counter. A block publishes row k + A while the slowest
+  /// block of its group may still read row k - A - 1's entries, so 2A + 2
+  /// rows must use distinct buffers (a power of two, for masking).
+  int64_t splitBuffers() const {
+    return llvm::PowerOf2Ceil(2 * splitAhead + 2);
+  }
+  /// Byte offsets in a split group's workspace (row-split, docs/abi.md): an
+  /// exit counter and one arrival counter per buffer (u32 each), then, from
+  /// a 16-byte boundary, splitBuffers() buffers of splitSize (max, sum) f32
+  /// pairs.
+  static constexpr int64_t kExitsOffset = 0, kArrivalsOffset = 4;
+  int64_t entriesOffset() const {
+    return llvm::alignTo(kArrivalsOffset + 4 * splitBuffers(), 16);
+  }
+  /// Bytes of the workspace of each split group, rounded up to 128 bytes so
+  /// that groups share no cache line.
+  int64_t workspaceBytesPerGroup() const {
+    return splitSize > 1
+               ? llvm::alignTo(entriesOffset() + splitBuffers() * splitSize * 8,
+                               128)
+               : 0;
+  }
+  int64_t threadsPerRow() const { return numThreads() / rowsPerBlock; }
+  /// Chunks: the elements of one chunk, one block's.
+  int64_t chunkElements() const { return blockElements + chunkStaged; }
+  /// Chunks: the shared f32 slots of the block's ticket and of the row's
+  /// (max, sum) pair, after the two of the block exchange.
+  static constexpr int64_t kTicketSlot = 2, kRowPairSlot = 3;
+  /// Whether the kernel has the peeled vector path, for rows that are not
+  /// aligned for vectors but are misaligned alike in the input and the
+  /// output (odd row lengths of contiguous tensors). Not for cluster slices
+  /// with both the pair reduction and the stage, which spill (f32 65536: 4
+  /// bytes).
+  bool peelable() const {
+    return vectorWidth > 1 && strategy != Strategy::Chunks &&
+           !(clusterSize > 1 && pairReduce && prefetch);
+  }
+  /// Whether the peeled path of cluster slices reduces one value at a time
+  /// even with the pair reduction: the pair keeps every chunk's exponentials
+  /// until the row's end, and with the edge element on top the 64-register
+  /// slices spill (4 bytes).
+  bool peeledWithoutPair() const {
+    return clusterSize > 1 && pairReduce && peelable();
+  }
+  int64_t elementsPerThread() const { return blockElements / threadsPerRow(); }
+  /// Block-level exchanges through shared memory per row: one per reduce
+  /// (fused, cluster), one for the (max, sum) pair (online, pair reduction,
+  /// except on an `unpaired` path: see clusterExchanges); none when a row
+  /// belongs to one warp or less.
+  int64_t exchangesPerRow(size_t numReduces, bool unpaired = false) const {
+    if (threadsPerRow() <= 32)
+      return 0;
+    return exchangesPairs() && !unpaired ? 1 : numReduces;
+  }
+  /// Whether the exchanges carry (max, sum) pairs.
+  bool exchangesPairs() const {
+    return strategy == Strategy::Online || strategy == Strategy::Chunks ||
+           pairReduce;
+  }
+  /// The cluster exchanges of one row on one of the kernel's paths.
+  struct ClusterExchanges {
+    /// Exchanges per row, and f32 values each block sends in each.
+    int64_t exchanges = 0, values = 1;
+    /// Buffers of each exchange: two when a row has a single one, so that
+    /// the next row's values never land in entries still being read; one
+    /// when the row's next exchange already orders them.
+    int64_t buffers() const { return exchanges == 1 ? 2 : 1; }
+    /// mbarriers of each block: one per exchange and buffer.
+    int64_t barriers() const { return exchanges * buffers(); }
+  };
+  /// Cluster-level exchanges through distributed shared memory per row: one
+  /// per reduce (cluster), one for the (max, sum) pair (online, pair
+  /// reduction), except on a path that reduces one value at a time
+  /// (`unpaired`: the re-reading scalar path, the peeled path of
+  /// peeledWithoutPair).
+  ClusterExchanges clusterExchanges(size_t numReduces,
+                                    bool unpaired = false) const {
+    if (clusterSize == 1)
+      return {};
+    if (exchangesPairs() && !unpaired)
+      return {1, 2};
+    return {static_cast<int64_t>(numReduces), 1};
+  }
+  /// The cluster exchanges of each of the kernel's row paths: the planned
+  /// one, and the one of a path that reduces one value at a time when the
+  /// kernel has one.
+  SmallVector<ClusterExchanges, 2>
+  clusterExchangePaths(size_t numReduces) const {
+    SmallVector<ClusterExchanges, 2> paths = {clusterExchanges(numReduces)};
+    if (rereadFallback || peeledWithoutPair())
+      paths.push_back(clusterExchanges(numReduces, true));
+    return paths;
+  }
+  /// mbarriers of each block, for whichever path needs more.
+  int64_t clusterBarriers(size_t numReduces) const {
+    int64_t n = 0;
+    for (ClusterExchanges e : clusterExchangePaths(numReduces))
+      n = std::max(n, e.barriers());
+    return n;
+  }
+  /// f32 entries of each block's distributed shared memory array, for
+  /// whichever path needs more.
+  int64_t clusterSlots(size_t numReduces) const {
+    int64_t n = 0;
+    for (ClusterExchanges e : clusterExchangePaths(numReduces))
+      n = std::max(n, e.barriers() * e.values * clusterSize);
+    return n;
+  }
+  /// Whether the block exchange of the online kernel's (max, sum) pair over
+  /// a cluster alternates between two pairs of shared slots by row, so that
+  /// no barrier at the end of a row has to keep the next row's pair from
+  /// landing in slots still being read: the next use of a row's slots
+  /// comes after the next row's exchange barrier, which every warp reaches
+  /// only once it has read them.
+  bool alternatesSlots() const {
+    return strategy == Strategy::Online && clusterSize > 1 && splitSize == 1 &&
+           threadsPerRow() > 32;
+  }
+  /// f32 slots per warp in shared memory: one per exchanged value (twice
+  /// that with alternatesSlots).
+  int64_t sharedSlots(size_t numReduces) const {
+    if (strategy == Strategy::Chunks)
+      return kRowPairSlot + 2;
+    return exchangesPerRow(numReduces) * (exchangesPairs() ? 2 : 1) *
+               (alternatesSlots() ? 2 : 1) +
+           (pipelinesSplit() ? 2 : 0);
+  }
+  /// Whether the vector path of a split-ahead kernel has the pipelined row
+  /// loop (emitSplitPipelinedLoop), for rows whose share fits one tile: it
+  /// hands the group's pair from warp 0 to the block in two more f32 slots.
+  /// It holds two rows' tiles in registers: at most 16 elements per thread
+  /// (bf16 tiles of 32 spill 8 bytes at 64 registers).
+  bool pipelinesSplit() const {
+    return splitAhead > 0 && vectorWidth > 1 && numWarps > 1 &&
+           elementsPerThread() <= 16;
+  }
+  /// Bytes of dynamic shared memory the launcher must provide: the prefetch
+  /// stage of stageElements input elements, or the online kernel's kept
+  /// tiles (keptElements), twice with bulkKeep (two buffers).
+  int64_t dynamicSharedBytes() const {
+    if (strategy == Strategy::Chunks)
+      return hasStage() ? chunkStaged * inType.getIntOrFloatBitWidth() / 8 : 0;
+    return (prefetch ? stageElements : keptElements * (bulkKeep ? 2 : 1)) *
+           inType.getIntOrFloatBitWidth() / 8;
+  }
+  /// Whether the kernel has a stage in dynamic shared memory (for chunks,
+  /// only the vector path reads it).
+  bool hasStage() const {
+    if (strategy == Strategy::Chunks)
+      return chunkStaged > 0 && vectorWidth > 1;
+    return prefetch || keptElements > 0;
+  }
+};
+
+inline int64_t byteWidth(Type type) { return type.getIntOrFloatBitWidth() / 8; }
+
+inline std::string typeName(Type type) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  type.print(os);
+  return s;
+}
+
+} // namespace rowred
+} // namespace mlir
+
+#endif // ROWRED_CONVERSION_ROWREDTOGPU_KERNELPLAN_H

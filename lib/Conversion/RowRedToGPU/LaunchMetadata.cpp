@@ -1,0 +1,77 @@
+//===- LaunchMetadata.cpp - Launch metadata of a kernel -------------------===//
+//
+// Part of the softmax kernel compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LaunchMetadata.h"
+
+using namespace mlir;
+using namespace mlir::rowred;
+
+/// How the kernel fetches a block's next row: "shared" (the stage),
+/// "registers" or "none".
+static StringRef prefetchKind(const KernelPlan &plan) {
+  if (plan.prefetch)
+    return "shared";
+  return plan.prefetchRegisters ? "registers" : "none";
+}
+
+/// The grid the launcher starts (docs/abi.md): "chunks" (one block per
+/// chunk of every row), "rows" (one program per row group) or "persistent".
+static StringRef gridKind(const KernelPlan &plan) {
+  if (plan.strategy == Strategy::Chunks)
+    return "chunks";
+  return plan.gridPerRowGroup ? "rows" : "persistent";
+}
+
+DictionaryAttr mlir::rowred::kernelMetadata(Builder &b, Group &group,
+                                            const KernelPlan &plan) {
+  StringRef origin = "custom";
+  if (auto attr = group.map->getAttrOfType<StringAttr>(kOriginAttrName))
+    origin = attr.getValue();
+  int64_t sharedBytes =
+      llvm::alignTo((plan.sharedSlots(group.reduces.size()) * plan.numWarps +
+                     plan.clusterSlots(group.reduces.size())) *
+                        4,
+                    8) +
+      plan.clusterBarriers(group.reduces.size()) * 8;
+  SmallVector<NamedAttribute> attrs = {
+      b.getNamedAttr("op", b.getStringAttr(origin)),
+      b.getNamedAttr("strategy", b.getStringAttr(stringify(plan.strategy))),
+      b.getNamedAttr("input_type", b.getStringAttr(typeName(plan.inType))),
+      b.getNamedAttr("output_type", b.getStringAttr(typeName(plan.outType))),
+      b.getNamedAttr("block_threads", b.getI64IntegerAttr(plan.numThreads())),
+      b.getNamedAttr("block_elements", b.getI64IntegerAttr(plan.blockElements)),
+      b.getNamedAttr("rows_per_block", b.getI64IntegerAttr(plan.rowsPerBlock)),
+      b.getNamedAttr("cluster_blocks", b.getI64IntegerAttr(plan.clusterSize)),
+      b.getNamedAttr("elements_per_thread",
+                     b.getI64IntegerAttr(plan.elementsPerThread())),
+      b.getNamedAttr("vector_width", b.getI64IntegerAttr(plan.vectorWidth)),
+      b.getNamedAttr("shared_bytes", b.getI64IntegerAttr(sharedBytes)),
+      b.getNamedAttr("dynamic_shared_bytes",
+                     b.getI64IntegerAttr(plan.dynamicSharedBytes())),
+      b.getNamedAttr("min_cols", b.getI64IntegerAttr(1)),
+      b.getNamedAttr("max_cols", b.getI64IntegerAttr(plan.maxCols)),
+      b.getNamedAttr("reverse_second_pass",
+                     b.getBoolAttr(plan.strategy == Strategy::Online &&
+                                   plan.reverseSecondPass)),
+      b.getNamedAttr("fast_exp", b.getBoolAttr(plan.fastExp)),
+      b.getNamedAttr("prefetch", b.getStringAttr(prefetchKind(plan))),
+      b.getNamedAttr("peeled_path", b.getBoolAttr(plan.peelable())),
+      b.getNamedAttr("pair_reduce", b.getBoolAttr(plan.pairReduce)),
+      b.getNamedAttr("l2_hints", b.getBoolAttr(plan.cacheHints)),
+      b.getNamedAttr("keep_ahead", b.getBoolAttr(plan.keepAhead)),
+      b.getNamedAttr("keep_ahead_bulk", b.getBoolAttr(plan.bulkKeep)),
+      b.getNamedAttr("grid", b.getStringAttr(gridKind(plan))),
+      b.getNamedAttr("chunk_elements",
+                     b.getI64IntegerAttr(plan.strategy == Strategy::Chunks
+                                             ? plan.chunkElements()
+                                             : 0)),
+      b.getNamedAttr("row_split", b.getI64IntegerAttr(plan.splitSize)),
+      b.getNamedAttr("split_ahead", b.getI64IntegerAttr(plan.splitAhead)),
+      b.getNamedAttr("workspace_bytes_per_group",
+                     b.getI64IntegerAttr(plan.workspaceBytesPerGroup())),
+  };
+  return b.getDictionaryAttr(attrs);
+}

@@ -1,0 +1,24 @@
+//===- LaunchMetadata.h - Launch metadata of a kernel ---------------------===//
+//
+// Part of the softmax kernel compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ROWRED_CONVERSION_ROWREDTOGPU_LAUNCHMETADATA_H
+#define ROWRED_CONVERSION_ROWREDTOGPU_LAUNCHMETADATA_H
+
+#include "KernelGroup.h"
+#include "KernelPlan.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir {
+namespace rowred {
+
+/// The launch metadata recorded for a kernel (docs/abi.md).
+DictionaryAttr kernelMetadata(Builder &b, Group &group, const KernelPlan &plan);
+
+} // namespace rowred
+} // namespace mlir
+
+#endif // ROWRED_CONVERSION_ROWREDTOGPU_LAUNCHMETADATA_H

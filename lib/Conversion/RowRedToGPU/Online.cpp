@@ -1,0 +1,416 @@
+//===- Online.cpp - The online kernel's two passes ------------------------===//
+//
+// Part of the softmax kernel compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelEmitter.h"
+
+using namespace mlir;
+using namespace mlir::rowred;
+
+void KernelEmitter::copyNextRowKeptTiles() {
+  if (plan.threadsPerRow() <= 32)
+    gpu::BarrierOp::create(b);
+  auto [lo, hi] = onlineShare();
+  bulkCopyKeptTiles(keepAheadNextRow,
+                    arith::XOrIOp::create(b, bulkBuffer, constI32(1)), lo, hi);
+}
+
+std::pair<Value, Value> KernelEmitter::onlineShare() {
+  Value lo = constI32(0), hi = cols;
+  if (plan.shareBlocks() > 1) {
+    Value cols64 = arith::ExtUIOp::create(b, i64, cols);
+    Value tile64 =
+        constI64(plan.prefetch ? plan.blockElements : plan.vectorWidth);
+    Value span = arith::MulIOp::create(
+        b,
+        arith::CeilDivUIOp::create(
+            b,
+            arith::CeilDivUIOp::create(b, cols64, constI64(plan.shareBlocks())),
+            tile64),
+        tile64);
+    Value lo64 = arith::MinUIOp::create(
+        b,
+        arith::MulIOp::create(b, arith::ExtUIOp::create(b, i64, shareRank),
+                              span),
+        cols64);
+    Value hi64 =
+        arith::MinUIOp::create(b, arith::AddIOp::create(b, lo64, span), cols64);
+    lo = arith::TruncIOp::create(b, i32, lo64);
+    hi = arith::TruncIOp::create(b, i32, hi64);
+  }
+  return {lo, hi};
+}
+
+SmallVector<Value> KernelEmitter::loadOnlineTileAhead(Value xRow, Value start,
+                                                      Value end, int64_t vec,
+                                                      Value exists) {
+  SmallVector<Value> raw;
+  for (const ChunkPlace &place : chunkPlaces(start, vec, 0, end))
+    raw.push_back(loadRaw(xRow, place.col,
+                          exists ? arith::AndIOp::create(b, place.valid, exists)
+                                 : place.valid,
+                          vec));
+  return raw;
+}
+
+SmallVector<Value> KernelEmitter::loadFirstTile(Value row, Value lo, Value hi,
+                                                int64_t vec) {
+  Value savedPolicy = loadPolicy;
+  loadPolicy = evictLast;
+  Value exists = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, rows);
+  SmallVector<Value> raw = loadOnlineTileAhead(
+      rowPointer(x, plan.inType, row, xStride), lo, hi, vec, exists);
+  loadPolicy = savedPolicy;
+  return raw;
+}
+
+Value KernelEmitter::shareTiles(Value lo, Value hi) {
+  return arith::CeilDivUIOp::create(b, arith::SubIOp::create(b, hi, lo),
+                                    constI32(plan.blockElements));
+}
+
+Value KernelEmitter::tilesBeforeLast(Value n) {
+  return arith::SubIOp::create(b, n, arith::MinUIOp::create(b, n, constI32(1)));
+}
+
+SmallVector<Chunk> KernelEmitter::unpackOnlineTile(Value start, Value end,
+                                                   int64_t vec,
+                                                   ValueRange raw) {
+  SmallVector<Chunk> chunks;
+  for (auto [place, loaded] :
+       llvm::zip_equal(chunkPlaces(start, vec, 0, end), raw))
+    chunks.push_back(unpackChunk(place.col, place.valid, loaded));
+  return chunks;
+}
+
+SmallVector<Value> KernelEmitter::loadShareTile(Value xRow, Value start,
+                                                Value lo, Value end,
+                                                int64_t vec, Value exists) {
+  if (!readsKeptTiles())
+    return loadOnlineTileAhead(xRow, start, end, vec, exists);
+  Value kept = isKeptTile(start, lo, end);
+  SmallVector<Type> types(plan.elementsPerThread() / vec, rawType(vec));
+  auto ifOp = scf::IfOp::create(b, types, kept, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  SmallVector<Value> fromStage;
+  for (const ChunkPlace &place : chunkPlaces(start, vec, 0, end))
+    fromStage.push_back(loadRaw(stage, place.col,
+                                arith::AndIOp::create(b, place.valid, exists),
+                                vec, arith::SubIOp::create(b, place.col, lo)));
+  scf::YieldOp::create(b, fromStage);
+  b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+  scf::YieldOp::create(b, loadOnlineTileAhead(xRow, start, end, vec, exists));
+  return SmallVector<Value>(ifOp.getResults());
+}
+
+void KernelEmitter::keepTile(Value start, Value lo, Value end, int64_t vec,
+                             ValueRange raw) {
+  auto ifOp = scf::IfOp::create(b, isKeptTile(start, lo, end),
+                                /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  for (auto [place, loaded] :
+       llvm::zip_equal(chunkPlaces(start, vec, 0, end), raw)) {
+    auto store = scf::IfOp::create(b, place.valid, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(&store.getThenRegion().front());
+    LLVM::StoreOp::create(b, loaded,
+                          stageAddress(arith::SubIOp::create(b, place.col, lo)),
+                          vec * byteWidth(plan.inType));
+  }
+}
+
+Value KernelEmitter::isKeptTile(Value start, Value lo, Value hi) {
+  if (keepAheadRow)
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::slt, start,
+                                 keptEnd(lo, hi));
+  return arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                               arith::SubIOp::create(b, start, lo),
+                               constI32(plan.keptElements));
+}
+
+Value KernelEmitter::keptEnd(Value lo, Value hi) {
+  Value beforeLast = arith::MulIOp::create(
+      b, tilesBeforeLast(shareTiles(lo, hi)), constI32(plan.blockElements));
+  return arith::AddIOp::create(
+      b, lo,
+      arith::MinUIOp::create(b, beforeLast, constI32(plan.keptElements)));
+}
+
+void KernelEmitter::copyKeptTiles(Value row, Value lo, Value hi) {
+  auto loop =
+      scf::ForOp::create(b, lo, keptEnd(lo, hi), constI32(plan.blockElements));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(loop.getBody()->getTerminator());
+  copyToStage(row, loop.getInductionVar(), lo, hi);
+}
+
+SmallVector<Chunk> KernelEmitter::loadOnlineTile(Value xRow, Value start,
+                                                 Value lo, int64_t vec,
+                                                 bool fromStage, Value end) {
+  SmallVector<Chunk> chunks;
+  for (const ChunkPlace &place : chunkPlaces(start, vec, 0, end))
+    chunks.push_back(fromStage
+                         ? loadChunk(stage, place.col, place.valid, vec,
+                                     arith::SubIOp::create(b, place.col, lo))
+                         : loadChunk(xRow, place.col, place.valid, vec));
+  return chunks;
+}
+
+SmallVector<Value> KernelEmitter::emitOnlineRow(Value xRow, Value yRow,
+                                                int64_t vec, Value nextRow,
+                                                bool peeled,
+                                                ValueRange firstTile,
+                                                const NextTile *next) {
+  bool staged = static_cast<bool>(nextRow);
+  OnlineShare share = onlineRowShare(xRow, vec, peeled);
+  if (staged)
+    NVVM::CpAsyncWaitGroupOp::create(b, 0);
+  SmallVector<Value> lastTile;
+  bool chain = onlineChainsTiles(staged, vec);
+  auto [m, d] = onlinePassOne(xRow, vec, share, staged, firstTile,
+                              chain ? &lastTile : nullptr);
+  std::tie(m, d) = reducePairInBlock(m, d);
+  if (bulkBuffer)
+    copyNextRowKeptTiles();
+  auto [rowMax, rowSum] = reducePairAcrossBlocks(m, d, /*acrossSplit=*/true);
+  return onlinePassTwo(xRow, yRow, vec, share, rowMax, rowSum, nextRow,
+                       lastTile, next);
+}
+
+KernelEmitter::OnlineShare
+KernelEmitter::onlineRowShare(Value xRow, int64_t vec, bool peeled) {
+  OnlineShare share;
+  std::tie(share.lo, share.hi) = onlineShare();
+  if (peeled) {
+    PeeledRow row = peelRow(xRow, vec);
+    share.lo = arith::AddIOp::create(b, share.lo, row.head);
+    share.hi = arith::MinUIOp::create(
+        b, arith::AddIOp::create(b, share.hi, row.head), row.vectorEnd);
+    share.lo = arith::MinUIOp::create(b, share.lo, share.hi);
+    share.edges = loadEdges(xRow, row, vec, /*oneList=*/true);
+  }
+  return share;
+}
+
+bool KernelEmitter::onlineTilesAhead(bool staged, int64_t vec) const {
+  return plan.prefetchRegisters && !staged && vec > 1;
+}
+
+bool KernelEmitter::onlineChainsTiles(bool staged, int64_t vec) const {
+  return onlineTilesAhead(staged, vec) && plan.reverseSecondPass &&
+         plan.splitSize == 1;
+}
+
+bool KernelEmitter::onlineKeeps(bool staged, int64_t vec) const {
+  return plan.keptElements > 0 && !staged && vec > 1 && !plan.keepAhead;
+}
+
+bool KernelEmitter::readsKeptTiles() const {
+  return plan.keptElements > 0 && (!plan.keepAhead || keepAheadRow);
+}
+
+std::pair<Value, Value>
+KernelEmitter::onlinePassOne(Value xRow, int64_t vec, const OnlineShare &share,
+                             bool staged, ValueRange firstTile,
+                             SmallVector<Value> *lastTile) {
+  Value tile = constI32(plan.blockElements);
+  Value lo = share.lo, hi = share.hi;
+  Value m0 = negInf(), d0 = constF32(0.0);
+  if (!share.edges.empty())
+    std::tie(m0, d0) = onlineFold(m0, d0, share.edges);
+  bool ahead = onlineTilesAhead(staged, vec);
+  bool keep = onlineKeeps(staged, vec);
+  loadPolicy = evictLast;
+  // Folds the tile at column `start`, loaded as `raw`, into (m, d).
+  auto foldTile = [&](Value start, Value m, Value d, ValueRange raw) {
+    if (keep)
+      keepTile(start, lo, hi, vec, raw);
+    return onlineFold(m, d, unpackOnlineTile(start, hi, vec, raw));
+  };
+  // The first column of the loop.
+  Value from = lo;
+  SmallVector<Value> firstLoads(firstTile);
+  if (keepAheadRow) {
+    assert(ahead && lastTile && firstTile.empty() &&
+           "keep-ahead chains its streamed tiles");
+    from = keptEnd(lo, hi);
+    firstLoads = loadOnlineTileAhead(xRow, from, hi, vec);
+    if (bulkBuffer)
+      waitForPhase(stageBarrier(bulkBuffer), bulkParity);
+    else
+      NVVM::CpAsyncWaitGroupOp::create(b, 0);
+    auto kept = scf::ForOp::create(b, lo, from, tile, ValueRange{m0, d0});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(kept.getBody());
+      auto [m, d] =
+          onlineFold(kept.getRegionIterArg(0), kept.getRegionIterArg(1),
+                     loadOnlineTile(xRow, kept.getInductionVar(), lo, vec,
+                                    /*fromStage=*/true, hi));
+      scf::YieldOp::create(b, ValueRange{m, d});
+    }
+    m0 = kept.getResult(0);
+    d0 = kept.getResult(1);
+  }
+  SmallVector<Value> inits{m0, d0};
+  if (ahead)
+    llvm::append_range(inits, firstLoads.empty()
+                                  ? loadOnlineTileAhead(xRow, from, hi, vec)
+                                  : firstLoads);
+  // The loop's end: hi, or the start of the last tile when that tile is
+  // folded after the loop (`from` for an empty share, whose loads are
+  // masked).
+  Value end = hi;
+  if (lastTile)
+    end = arith::AddIOp::create(
+        b, from,
+        arith::MulIOp::create(b, tilesBeforeLast(shareTiles(from, hi)), tile));
+  auto pass1 = scf::ForOp::create(b, from, end, tile, inits);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(pass1.getBody());
+    Value m = pass1.getRegionIterArg(0), d = pass1.getRegionIterArg(1);
+    Value start = pass1.getInductionVar();
+    SmallVector<Value> yields;
+    std::pair<Value, Value> folded;
+    if (ahead) {
+      yields = loadOnlineTileAhead(xRow, arith::AddIOp::create(b, start, tile),
+                                   hi, vec);
+      folded = foldTile(start, m, d, pass1.getRegionIterArgs().drop_front(2));
+    } else if (keep) {
+      folded = foldTile(start, m, d, loadOnlineTileAhead(xRow, start, hi, vec));
+    } else {
+      folded =
+          onlineFold(m, d, loadOnlineTile(xRow, start, lo, vec, staged, hi));
+    }
+    yields.insert(yields.begin(), {folded.first, folded.second});
+    scf::YieldOp::create(b, yields);
+  }
+  loadPolicy = Value();
+  if (!lastTile)
+    return {pass1.getResult(0), pass1.getResult(1)};
+  *lastTile = llvm::to_vector_of<Value>(pass1.getResults().drop_front(2));
+  return foldTile(end, pass1.getResult(0), pass1.getResult(1), *lastTile);
+}
+
+SmallVector<Value>
+KernelEmitter::onlinePassTwo(Value xRow, Value yRow, int64_t vec,
+                             const OnlineShare &share, Value rowMax,
+                             Value rowSum, Value nextRow, ValueRange lastTile,
+                             const NextTile *nextTile) {
+  Value tile = constI32(plan.blockElements);
+  Value lo = share.lo, hi = share.hi;
+  bool staged = static_cast<bool>(nextRow);
+  bool ahead = onlineTilesAhead(staged, vec);
+  bool keep = onlineKeeps(staged, vec);
+  assert((lastTile.empty() || (ahead && plan.reverseSecondPass)) &&
+         "pass 1's last tile is pass 2's first only in reverse");
+  assert((!nextTile || (ahead && !keep && plan.reverseSecondPass)) &&
+         "the next row's first tile follows a reversed pass 2");
+  DenseMap<Value, Value> scalars = onlineScalars(rowMax, rowSum);
+  Value numTiles = shareTiles(lo, hi);
+  loadPolicy = storePolicy = evictFirst;
+  // The first column of the tile of pass 2's iteration `i`.
+  auto tileStart = [&](Value i) {
+    if (plan.reverseSecondPass)
+      i = arith::SubIOp::create(
+          b, arith::SubIOp::create(b, numTiles, constI32(1)), i);
+    return arith::AddIOp::create(b, lo, arith::MulIOp::create(b, i, tile));
+  };
+  // Writes the map of the tile at column `start` from its `chunks`.
+  auto writeTile = [&](Value start, ArrayRef<Chunk> chunks) {
+    // Prepared inside the tile loop; LLVM hoists the row-uniform part (one
+    // reciprocal per row in the PTX).
+    RowContext ctx = prepareMap(scalars);
+    emitMap(yRow, chunks, ctx);
+    // Each thread refills exactly the stage entries it has just read and
+    // used, so nothing waits for the other threads.
+    if (staged)
+      copyToStage(nextRow, start, lo);
+    // With keep-ahead, the same for the kept tiles: the next row's copies
+    // are in flight through the rest of this row.
+    if (keepAheadRow && !bulkBuffer) {
+      auto ifOp = scf::IfOp::create(b, isKeptTile(start, lo, hi),
+                                    /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      copyToStage(keepAheadNextRow, start, lo, hi);
+    }
+  };
+  SmallVector<Value> inits2(lastTile.begin(), lastTile.end());
+  if (ahead && lastTile.empty())
+    inits2 = loadShareTile(xRow, tileStart(constI32(0)), lo, hi, vec,
+                           arith::CmpIOp::create(b, arith::CmpIPredicate::sgt,
+                                                 numTiles, constI32(0)));
+  // With `nextTile`, the loop leaves out the last iteration (none for an
+  // empty share).
+  Value loopTiles = nextTile ? tilesBeforeLast(numTiles) : numTiles;
+  auto pass2 =
+      scf::ForOp::create(b, constI32(0), loopTiles, constI32(1), inits2);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    if (ahead) {
+      b.setInsertionPointToStart(pass2.getBody());
+      scf::YieldOp::create(b, pass2.getRegionIterArgs());
+    }
+    b.setInsertionPoint(pass2.getBody()->getTerminator());
+    Value start = tileStart(pass2.getInductionVar());
+    SmallVector<Chunk> chunks;
+    if (ahead) {
+      Value next =
+          arith::AddIOp::create(b, pass2.getInductionVar(), constI32(1));
+      SmallVector<Value> raw = loadShareTile(
+          xRow, tileStart(next), lo, hi, vec,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::slt, next, numTiles));
+      pass2.getBody()->getTerminator()->setOperands(raw);
+      chunks = unpackOnlineTile(start, hi, vec, pass2.getRegionIterArgs());
+    } else if (keep) {
+      chunks = unpackOnlineTile(
+          start, hi, vec,
+          loadShareTile(xRow, start, lo, hi, vec,
+                        arith::ConstantIntOp::create(b, 1, 1)));
+    } else {
+      chunks = loadOnlineTile(xRow, start, lo, vec, staged, hi);
+    }
+    writeTile(start, chunks);
+  }
+  SmallVector<Value> nextLoads;
+  if (nextTile) {
+    nextLoads = loadFirstTile(
+        arith::AddIOp::create(b, nextTile->row, nextTile->step), lo, hi, vec);
+    writeTile(lo, unpackOnlineTile(lo, hi, vec, pass2.getResults()));
+  }
+  if (!share.edges.empty()) {
+    RowContext ctx = prepareMap(scalars);
+    emitMap(yRow, share.edges, ctx);
+  }
+  loadPolicy = storePolicy = Value();
+  return nextLoads;
+}
+
+std::pair<Value, Value> KernelEmitter::onlineFold(Value m, Value d,
+                                                  ArrayRef<Chunk> chunks) {
+  Value mNew = arith::MaximumFOp::create(b, m, maxOfChunks(chunks));
+  // While the running max is -inf every contribution so far is 0.
+  Value finite =
+      arith::CmpFOp::create(b, arith::CmpFPredicate::ONE, mNew, negInf());
+  Value zero = constF32(0.0);
+  Value scale = arith::SelectOp::create(
+      b, finite, emitExp(arith::SubFOp::create(b, m, mNew)), zero);
+  SmallVector<Value> terms;
+  for (const Chunk &chunk : chunks) {
+    Value use = arith::AndIOp::create(b, chunk.valid, finite);
+    for (Value v : chunk.values)
+      terms.push_back(arith::SelectOp::create(
+          b, use, emitExp(arith::SubFOp::create(b, v, mNew)), zero));
+  }
+  Value tileSum = treeReduce<Value>(
+      terms, [&](Value l, Value r) { return combine(Combiner::sum, l, r); });
+  Value dNew =
+      arith::AddFOp::create(b, arith::MulFOp::create(b, d, scale), tileSum);
+  return {mNew, dNew};
+}

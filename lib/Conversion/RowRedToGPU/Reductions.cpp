@@ -1,0 +1,261 @@
+//===- Reductions.cpp - Warp, block and cluster reductions ----------------===//
+//
+// Part of the softmax kernel compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelEmitter.h"
+
+using namespace mlir;
+using namespace mlir::rowred;
+
+Value KernelEmitter::warpReduce(Value v, function_ref<Value(Value, Value)> fn) {
+  return butterfly(v, std::min<int64_t>(plan.threadsPerRow(), 32), fn);
+}
+
+Value KernelEmitter::butterfly(Value v, int32_t lanes,
+                               function_ref<Value(Value, Value)> fn) {
+  for (int32_t offset = lanes / 2; offset >= 1; offset /= 2) {
+    Value other =
+        gpu::ShuffleOp::create(b, v, offset, 32, gpu::ShuffleMode::XOR)
+            .getShuffleResult();
+    v = fn(v, other);
+  }
+  return v;
+}
+
+void KernelEmitter::publishPerWarp(ArrayRef<Value> values, int64_t firstSlot,
+                                   bool barrier) {
+  publishPerWarp(values, arith::ConstantIndexOp::create(b, firstSlot), barrier);
+}
+
+Value KernelEmitter::slotAt(Value base, int64_t i) {
+  if (i == 0)
+    return base;
+  if (std::optional<int64_t> c = getConstantIntValue(base))
+    return arith::ConstantIndexOp::create(b, *c + i);
+  return arith::AddIOp::create(b, base, arith::ConstantIndexOp::create(b, i));
+}
+
+void KernelEmitter::publishPerWarp(ArrayRef<Value> values, Value firstSlot,
+                                   bool barrier) {
+  Value isLane0 =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, constI32(0));
+  auto ifOp = scf::IfOp::create(b, isLane0, /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    for (auto [i, v] : llvm::enumerate(values))
+      memref::StoreOp::create(b, v, shared,
+                              ValueRange{slotAt(firstSlot, i), warp});
+  }
+  if (barrier)
+    gpu::BarrierOp::create(b);
+}
+
+SmallVector<SmallVector<Value>>
+KernelEmitter::exchangeAcrossWarps(ArrayRef<Value> values, int64_t firstSlot) {
+  publishPerWarp(values, firstSlot);
+  SmallVector<SmallVector<Value>> partials(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    Value slot = arith::ConstantIndexOp::create(b, firstSlot + i);
+    for (int64_t w = 0; w < plan.numWarps; ++w)
+      partials[i].push_back(memref::LoadOp::create(
+          b, shared, ValueRange{slot, arith::ConstantIndexOp::create(b, w)}));
+  }
+  return partials;
+}
+
+Value KernelEmitter::blockReduce(Value v, Combiner c, int64_t slot) {
+  auto fn = [&](Value l, Value r) { return combine(c, l, r); };
+  v = warpReduce(v, fn);
+  if (plan.threadsPerRow() > 32 && plan.numWarps == 32) {
+    // Thirty-two partials read at once would take as many registers next
+    // to the row's: lane l reads warp l's, and a butterfly combines them.
+    publishPerWarp({v}, slot);
+    v = butterfly(
+        memref::LoadOp::create(
+            b, shared,
+            ValueRange{arith::ConstantIndexOp::create(b, slot),
+                       arith::IndexCastOp::create(b, b.getIndexType(), lane)}),
+        32, fn);
+  } else if (plan.threadsPerRow() > 32) {
+    v = treeReduce<Value>(exchangeAcrossWarps({v}, slot)[0], fn);
+  }
+  if (plan.clusterSize > 1)
+    v = clusterReduce(v, fn, slot);
+  return v;
+}
+
+void KernelEmitter::initClusterBarriers() {
+  initBarriers(kClusterBarriersName,
+               plan.clusterBarriers(group.reduces.size()));
+}
+
+void KernelEmitter::emitClusterBarrier() {
+  NVVM::ClusterArriveOp::create(b, b.getUnitAttr());
+  NVVM::ClusterWaitOp::create(b, b.getUnitAttr());
+}
+
+SmallVector<Value> KernelEmitter::exchangeAcrossCluster(ArrayRef<Value> values,
+                                                        int64_t exchange) {
+  int64_t numValues = values.size();
+  assert(numValues == rowExchanges.values &&
+         exchange < rowExchanges.exchanges && "unplanned cluster exchange");
+  Value index = clusterExchangeIndex(exchange);
+  Value barrier = clusterBarrier(index);
+  Value entries = LLVM::GEPOp::create(
+      b, sharedPtr, f32,
+      LLVM::AddressOfOp::create(b, sharedPtr, kClusterSlotsName),
+      ValueRange{arith::MulIOp::create(
+          b, index, constI32(numValues * plan.clusterSize))});
+  auto entry = [&](int64_t i, Value block) {
+    Value row = LLVM::GEPOp::create(
+        b, sharedPtr, f32, entries,
+        ArrayRef<LLVM::GEPArg>{(int32_t)(i * plan.clusterSize)});
+    return LLVM::GEPOp::create(b, sharedPtr, f32, row, ValueRange{block});
+  };
+  {
+    Value isPusher = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid,
+                                           constI32(plan.clusterSize));
+    auto ifOp = scf::IfOp::create(b, isPusher, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    // No NVVM op spells st.async (PTX ISA 8.1, sm_90) in MLIR 22. The
+    // addresses stay 32-bit shared-window addresses, mapped to block
+    // `tid` with mapa inside the same asm so that they are not hoisted
+    // out of the row loop as 64-bit registers.
+    auto address = [&](Value ptr) {
+      return LLVM::PtrToIntOp::create(b, i32, ptr);
+    };
+    for (auto [i, v] : llvm::enumerate(values))
+      NVVM::InlinePtxOp::create(
+          b, TypeRange(),
+          ValueRange{address(entry(i, clusterRank)), address(barrier), v, tid},
+          ValueRange(),
+          "{\n\t.reg .b32 entry, bar;\n\t"
+          "mapa.shared::cluster.u32 entry, $0, $3;\n\t"
+          "mapa.shared::cluster.u32 bar, $1, $3;\n\t"
+          "st.async.shared::cluster.mbarrier::complete_tx::bytes.f32 "
+          "[entry], $2, [bar];\n\t}",
+          /*predicate=*/Value());
+  }
+  waitForPhase(barrier, clusterParity);
+  // With a single warp nothing else keeps thread 0 from arming this
+  // mbarrier's next phase while other lanes still wait on this one.
+  if (plan.numWarps == 1)
+    gpu::BarrierOp::create(b);
+  Value block = arith::RemUIOp::create(b, lane, constI32(plan.clusterSize));
+  SmallVector<Value> read;
+  for (int64_t i = 0; i < numValues; ++i)
+    read.push_back(LLVM::LoadOp::create(b, f32, entry(i, block)));
+  return read;
+}
+
+Value KernelEmitter::clusterExchangeIndex(int64_t exchange) {
+  int64_t buffers = rowExchanges.buffers();
+  Value index = constI32(exchange * buffers);
+  if (buffers > 1)
+    index = arith::AddIOp::create(b, index, clusterBuffer);
+  return index;
+}
+
+Value KernelEmitter::clusterBarrier(Value index) {
+  return barrierAt(kClusterBarriersName, index);
+}
+
+void KernelEmitter::armClusterBarriers() {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(emitIfFirstThread());
+  int64_t bytes = rowExchanges.values * plan.clusterSize * 4;
+  for (int64_t e = 0; e < rowExchanges.exchanges; ++e)
+    NVVM::MBarrierArriveExpectTxOp::create(
+        b, Type(), clusterBarrier(clusterExchangeIndex(e)), constI32(bytes),
+        NVVM::MemScopeKind::CTA, /*relaxed=*/false, /*predicate=*/Value());
+}
+
+void KernelEmitter::waitForPhase(Value barrier, Value parity) {
+  auto loop = scf::WhileOp::create(b, TypeRange(), ValueRange());
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(b.createBlock(&loop.getBefore()));
+  Value done = NVVM::MBarrierTryWaitOp::create(
+      b, b.getI1Type(), barrier, parity, /*ticks=*/Value(),
+      NVVM::MemScopeKind::CTA, /*relaxed=*/false);
+  scf::ConditionOp::create(
+      b, arith::XOrIOp::create(b, done, arith::ConstantIntOp::create(b, 1, 1)),
+      ValueRange());
+  b.setInsertionPointToStart(b.createBlock(&loop.getAfter()));
+  scf::YieldOp::create(b);
+}
+
+Value KernelEmitter::clusterReduce(Value v,
+                                   function_ref<Value(Value, Value)> fn,
+                                   int64_t slot) {
+  return butterfly(exchangeAcrossCluster({v}, slot)[0], plan.clusterSize, fn);
+}
+
+Value KernelEmitter::rescale(Value m, Value d, Value mAll) {
+  Value isNegInf =
+      arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, m, negInf());
+  Value scaled =
+      arith::MulFOp::create(b, d, emitExp(arith::SubFOp::create(b, m, mAll)));
+  return arith::SelectOp::create(b, isNegInf, constF32(0.0), scaled);
+}
+
+std::pair<Value, Value> KernelEmitter::butterflyPair(Value m, Value d,
+                                                     int32_t lanes) {
+  auto max = [&](Value l, Value r) { return combine(Combiner::max, l, r); };
+  auto sum = [&](Value l, Value r) { return combine(Combiner::sum, l, r); };
+  Value mAll = butterfly(m, lanes, max);
+  return {mAll, butterfly(rescale(m, d, mAll), lanes, sum)};
+}
+
+std::pair<Value, Value> KernelEmitter::clusterReducePair(Value m, Value d) {
+  SmallVector<Value> entries = exchangeAcrossCluster({m, d}, 0);
+  return butterflyPair(entries[0], entries[1], plan.clusterSize);
+}
+
+std::pair<Value, Value> KernelEmitter::blockReducePair(Value m, Value d,
+                                                       bool acrossSplit) {
+  assert(!bulkBuffer && "the online row copies its next kept tiles between "
+                        "the two halves");
+  std::tie(m, d) = reducePairInBlock(m, d);
+  return reducePairAcrossBlocks(m, d, acrossSplit);
+}
+
+std::pair<Value, Value> KernelEmitter::reducePairInBlock(Value m, Value d) {
+  std::tie(m, d) =
+      butterflyPair(m, d, std::min<int64_t>(plan.threadsPerRow(), 32));
+  if (plan.threadsPerRow() > 32) {
+    // The row's first slot: 0, or 0 and 2 by turns (alternatesSlots).
+    Value base = pairSlot ? pairSlot : arith::ConstantIndexOp::create(b, 0);
+    publishPerWarp({m, d}, base);
+    // Lane l of every aligned group of P lanes (P: the warps rounded up to
+    // a power of two) reads warp l's pair, so that every lane ends with the
+    // result; lanes past the last warp hold the identity (-inf, 0).
+    int64_t groupLanes = llvm::PowerOf2Ceil(plan.numWarps);
+    Value slotWarp = arith::RemUIOp::create(b, lane, constI32(groupLanes));
+    Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                          slotWarp, constI32(plan.numWarps));
+    Value index = arith::IndexCastOp::create(
+        b, b.getIndexType(),
+        arith::SelectOp::create(b, inRange, slotWarp, constI32(0)));
+    Value wm =
+        memref::LoadOp::create(b, shared, ValueRange{slotAt(base, 0), index});
+    Value wd =
+        memref::LoadOp::create(b, shared, ValueRange{slotAt(base, 1), index});
+    std::tie(m, d) = butterflyPair(
+        arith::SelectOp::create(b, inRange, wm, negInf()),
+        arith::SelectOp::create(b, inRange, wd, constF32(0.0)), groupLanes);
+  }
+  return {m, d};
+}
+
+std::pair<Value, Value>
+KernelEmitter::reducePairAcrossBlocks(Value m, Value d, bool acrossSplit) {
+  if (plan.clusterSize > 1)
+    std::tie(m, d) = clusterReducePair(m, d);
+  if (plan.splitSize > 1 && acrossSplit)
+    std::tie(m, d) = splitReducePair(m, d, splitRowIndex);
+  return {m, d};
+}

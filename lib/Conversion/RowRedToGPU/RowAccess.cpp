@@ -1,0 +1,353 @@
+//===- RowAccess.cpp - Loads, stores and stages of rows -------------------===//
+//
+// Part of the softmax kernel compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelEmitter.h"
+
+using namespace mlir;
+using namespace mlir::rowred;
+
+Chunk KernelEmitter::loadChunk(Value rowPtr, Value col, Value valid,
+                               int64_t vec, Value addrCol) {
+  valid = inOwnRow(valid);
+  return unpackChunk(col, valid, loadRaw(rowPtr, col, valid, vec, addrCol));
+}
+
+Value KernelEmitter::inOwnRow(Value valid) {
+  return rowValid ? arith::AndIOp::create(b, valid, rowValid) : valid;
+}
+
+Value KernelEmitter::ownRow(Value groupRow) {
+  if (plan.rowsPerBlock == 1)
+    return groupRow;
+  return arith::AddIOp::create(b, groupRow,
+                               arith::ExtUIOp::create(b, i64, rowInBlock));
+}
+
+Type KernelEmitter::rawType(int64_t vec) {
+  return vec == 1 ? plan.inType : VectorType::get({vec}, plan.inType);
+}
+
+Value KernelEmitter::loadRaw(Value rowPtr, Value col, Value valid, int64_t vec,
+                             Value addrCol) {
+  Type loadType = rawType(vec);
+  auto ifOp = scf::IfOp::create(b, loadType, valid,
+                                /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    Value ptr = LLVM::GEPOp::create(b, rowPtr.getType(), plan.inType, rowPtr,
+                                    ValueRange{addrCol ? addrCol : col},
+                                    LLVM::GEPNoWrapFlags::inbounds);
+    Value loaded;
+    if (loadPolicy && rowPtr != stage && vec * byteWidth(plan.inType) == 16)
+      loaded = loadWithPolicy(loadType, ptr, loadPolicy);
+    else
+      loaded =
+          LLVM::LoadOp::create(b, loadType, ptr, vec * byteWidth(plan.inType));
+    scf::YieldOp::create(b, loaded);
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    Value zero = arith::ConstantOp::create(b, b.getZeroAttr(loadType));
+    scf::YieldOp::create(b, zero);
+  }
+  return ifOp.getResult(0);
+}
+
+Value KernelEmitter::loadWithPolicy(Type type, Value ptr, Value policy) {
+  auto ld = NVVM::InlinePtxOp::create(
+      b, TypeRange{i32, i32, i32, i32}, ValueRange{ptr, policy}, ValueRange(),
+      "ld.global.L2::cache_hint.v4.b32 {$0, $1, $2, $3}, [$4], $5;",
+      /*predicate=*/Value());
+  Value words = LLVM::PoisonOp::create(b, VectorType::get({4}, i32));
+  for (int32_t i = 0; i < 4; ++i)
+    words =
+        LLVM::InsertElementOp::create(b, words, ld.getResult(i), constI32(i));
+  return LLVM::BitcastOp::create(b, type, words);
+}
+
+Chunk KernelEmitter::unpackChunk(Value col, Value valid, Value loaded) {
+  Chunk chunk;
+  chunk.col = col;
+  chunk.valid = valid;
+  auto vecType = dyn_cast<VectorType>(loaded.getType());
+  int64_t vec = vecType ? vecType.getNumElements() : 1;
+  for (int64_t i = 0; i < vec; ++i) {
+    Value v = loaded;
+    if (vec > 1)
+      v = LLVM::ExtractElementOp::create(b, loaded, constI32(i));
+    if (plan.inType != f32)
+      v = arith::ExtFOp::create(b, f32, v);
+    chunk.values.push_back(v);
+  }
+  return chunk;
+}
+
+void KernelEmitter::storeChunk(Value rowPtr, Value col, Value valid,
+                               ArrayRef<Value> values) {
+  int64_t vec = values.size();
+  auto ifOp = scf::IfOp::create(b, valid, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  SmallVector<Value> rounded;
+  for (Value v : values)
+    rounded.push_back(
+        plan.outType == f32 ? v : arith::TruncFOp::create(b, plan.outType, v));
+  Value toStore = rounded.front();
+  if (vec > 1) {
+    toStore = LLVM::PoisonOp::create(b, VectorType::get({vec}, plan.outType));
+    for (int64_t i = 0; i < vec; ++i)
+      toStore =
+          LLVM::InsertElementOp::create(b, toStore, rounded[i], constI32(i));
+  }
+  Value ptr =
+      LLVM::GEPOp::create(b, rowPtr.getType(), plan.outType, rowPtr,
+                          ValueRange{col}, LLVM::GEPNoWrapFlags::inbounds);
+  if (storePolicy && vec * byteWidth(plan.outType) == 16) {
+    // `st.global.L2::cache_hint` with the policy.
+    Value words =
+        LLVM::BitcastOp::create(b, VectorType::get({4}, i32), toStore);
+    SmallVector<Value> operands{ptr};
+    for (int32_t i = 0; i < 4; ++i)
+      operands.push_back(LLVM::ExtractElementOp::create(b, words, constI32(i)));
+    operands.push_back(storePolicy);
+    NVVM::InlinePtxOp::create(
+        b, TypeRange(), operands, ValueRange(),
+        "st.global.L2::cache_hint.v4.b32 [$0], {$1, $2, $3, $4}, $5;",
+        /*predicate=*/Value());
+    return;
+  }
+  LLVM::StoreOp::create(b, toStore, ptr, vec * byteWidth(plan.outType));
+}
+
+SmallVector<KernelEmitter::ChunkPlace>
+KernelEmitter::chunkPlaces(Value start, int64_t vec, int64_t numChunks,
+                           Value end) {
+  SmallVector<ChunkPlace> places;
+  if (numChunks == 0)
+    numChunks = plan.elementsPerThread() / vec;
+  Value firstLocal = arith::MulIOp::create(b, rowTid, constI32(vec));
+  Value first = firstLocal;
+  if (start)
+    first = arith::AddIOp::create(b, first, start);
+  // Chunk k is inside the row when k * stride < end - first: one live
+  // value for every mask instead of one column per chunk.
+  Value remaining = arith::SubIOp::create(b, end ? end : cols, first);
+  for (int64_t k = 0; k < numChunks; ++k) {
+    Value offset = constI32(k * plan.threadsPerRow() * vec);
+    places.push_back({arith::AddIOp::create(b, first, offset),
+                      arith::AddIOp::create(b, firstLocal, offset),
+                      wholeChunk
+                          ? arith::ConstantIntOp::create(b, 1, 1).getResult()
+                          : arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                                                  offset, remaining)
+                                .getResult()});
+  }
+  return places;
+}
+
+SmallVector<Chunk> KernelEmitter::loadBlock(Value rowPtr, Value start,
+                                            int64_t vec, int64_t numChunks,
+                                            bool fromStage) {
+  SmallVector<Chunk> chunks;
+  for (const ChunkPlace &place : chunkPlaces(start, vec, numChunks))
+    chunks.push_back(
+        fromStage ? loadChunk(stage, place.col, place.valid, vec, place.local)
+                  : loadChunk(rowPtr, place.col, place.valid, vec));
+  return chunks;
+}
+
+KernelEmitter::PeeledRow KernelEmitter::peelRow(Value rowPtr, int64_t vec) {
+  int64_t bytes = byteWidth(plan.inType);
+  // h = (-(address / bytes)) mod vec, at most the row's length.
+  Value index = arith::DivUIOp::create(
+      b, LLVM::PtrToIntOp::create(b, i64, rowPtr), constI64(bytes));
+  Value head = arith::TruncIOp::create(
+      b, i32,
+      arith::AndIOp::create(b, arith::SubIOp::create(b, constI64(0), index),
+                            constI64(vec - 1)));
+  head = arith::MinUIOp::create(b, head, cols);
+  Value vectorEnd = arith::AddIOp::create(
+      b, head,
+      arith::AndIOp::create(b, arith::SubIOp::create(b, cols, head),
+                            constI32(-vec)));
+  return {head, vectorEnd};
+}
+
+SmallVector<Chunk> KernelEmitter::loadPeeledRow(Value rowPtr, int64_t vec) {
+  PeeledRow row = peelRow(rowPtr, vec);
+  Value start = row.head;
+  if (plan.clusterSize > 1)
+    start = arith::AddIOp::create(b, row.head, sliceStart);
+  SmallVector<Chunk> chunks;
+  for (const ChunkPlace &place : chunkPlaces(start, vec, 0, row.vectorEnd))
+    chunks.push_back(loadChunk(rowPtr, place.col, place.valid, vec));
+  // One list for a cluster: one scalar per thread instead of two keeps
+  // the 64-register slices without spills; on one block, two keep ptxas
+  // from spilling the log-softmax warp per row of 1024.
+  llvm::append_range(chunks, loadEdges(rowPtr, row, vec,
+                                       /*oneList=*/plan.clusterSize > 1));
+  return chunks;
+}
+
+SmallVector<Chunk> KernelEmitter::loadEdges(Value rowPtr, PeeledRow row,
+                                            int64_t vec, bool oneList) {
+  auto ult = [&](Value lhs, Value rhs) {
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, lhs, rhs);
+  };
+  Value firstBlock;
+  if (plan.shareBlocks() > 1)
+    firstBlock = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, shareRank,
+                                       constI32(0));
+  auto taken = [&](Value valid) {
+    return firstBlock ? arith::AndIOp::create(b, valid, firstBlock) : valid;
+  };
+  SmallVector<Chunk> chunks;
+  int64_t perRow = plan.threadsPerRow();
+  if (!oneList) {
+    for (int64_t i = 0; i * perRow < vec - 1; ++i) {
+      Value col = arith::AddIOp::create(b, rowTid, constI32(i * perRow));
+      chunks.push_back(loadChunk(rowPtr, col, taken(ult(col, row.head)), 1));
+      Value tailCol = arith::AddIOp::create(b, row.vectorEnd, col);
+      chunks.push_back(
+          loadChunk(rowPtr, tailCol, taken(ult(tailCol, cols)), 1));
+    }
+    return chunks;
+  }
+  Value edges = arith::AddIOp::create(
+      b, row.head, arith::SubIOp::create(b, cols, row.vectorEnd));
+  Value tailShift = arith::SubIOp::create(b, row.vectorEnd, row.head);
+  for (int64_t i = 0; i * perRow < 2 * vec - 2; ++i) {
+    Value edge = arith::AddIOp::create(b, rowTid, constI32(i * perRow));
+    Value inHead = ult(edge, row.head);
+    Value tailCol = arith::AddIOp::create(b, edge, tailShift);
+    Value col = arith::SelectOp::create(b, inHead, edge, tailCol);
+    Value valid = taken(ult(edge, edges));
+    chunks.push_back(loadChunk(rowPtr, col, valid, 1));
+  }
+  return chunks;
+}
+
+SmallVector<Value> KernelEmitter::loadRowAhead(Value row, int64_t vec) {
+  row = ownRow(row);
+  Value exists = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, rows);
+  Value xRow = rowPointer(x, plan.inType, row, xStride);
+  SmallVector<Value> loaded;
+  for (const ChunkPlace &place : chunkPlaces(sliceStart, vec))
+    loaded.push_back(loadRaw(
+        xRow, place.col, arith::AndIOp::create(b, place.valid, exists), vec));
+  return loaded;
+}
+
+void KernelEmitter::prefetchRow(Value row) {
+  if (plan.strategy != Strategy::Online)
+    return copyToStage(row, sliceStart, Value());
+  auto [lo, hi] = onlineShare();
+  auto loop = scf::ForOp::create(b, lo, hi, constI32(plan.blockElements));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(loop.getBody()->getTerminator());
+  copyToStage(row, loop.getInductionVar(), lo);
+}
+
+void KernelEmitter::copyToStage(Value row, Value start, Value stageStart,
+                                Value end) {
+  int64_t vec = plan.vectorWidth;
+  int64_t bytes = vec * byteWidth(plan.inType);
+  auto ifOp = scf::IfOp::create(
+      b, arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, rows),
+      /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    Value xRow = rowPointer(x, plan.inType, row, xStride);
+    for (const ChunkPlace &place : chunkPlaces(start, vec, 0, end)) {
+      auto copy = scf::IfOp::create(b, place.valid, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(&copy.getThenRegion().front());
+      Value src = LLVM::GEPOp::create(b, x.getType(), plan.inType, xRow,
+                                      ValueRange{place.col},
+                                      LLVM::GEPNoWrapFlags::inbounds);
+      Value local = stageStart ? arith::SubIOp::create(b, place.col, stageStart)
+                               : place.local;
+      Value dst = stageAddress(local);
+      // 16-byte copies bypass L1 (.cg); narrower ones must go through it.
+      NVVM::CpAsyncOp::create(b, dst, src, bytes,
+                              bytes == 16 ? NVVM::LoadCacheModifierKind::CG
+                                          : NVVM::LoadCacheModifierKind::CA,
+                              /*cpSize=*/Value());
+    }
+  }
+  NVVM::CpAsyncCommitGroupOp::create(b);
+}
+
+Value KernelEmitter::stageAddress(Value local) {
+  return LLVM::GEPOp::create(b, stage.getType(), plan.inType, stage,
+                             ValueRange{local}, LLVM::GEPNoWrapFlags::inbounds);
+}
+
+void KernelEmitter::initBarriers(StringRef name, int64_t count) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(emitIfFirstThread());
+  for (int64_t i = 0; i < count; ++i)
+    NVVM::MBarrierInitOp::create(b, barrierAt(name, constI32(i)), constI32(1),
+                                 /*predicate=*/Value());
+  NVVM::FenceMbarrierInitOp::create(b);
+}
+
+Value KernelEmitter::barrierAt(StringRef name, Value index) {
+  return LLVM::GEPOp::create(b, sharedPtr, i64,
+                             LLVM::AddressOfOp::create(b, sharedPtr, name),
+                             ValueRange{index});
+}
+
+Value KernelEmitter::stageBarrier(Value buffer) {
+  return barrierAt(kStageBarriersName, buffer);
+}
+
+Value KernelEmitter::stageBuffer(Value buffer) {
+  Value offset = arith::MulIOp::create(
+      b, buffer, constI32(plan.keptElements * byteWidth(plan.inType)));
+  return LLVM::GEPOp::create(b, sharedPtr, b.getI8Type(), stageBase,
+                             ValueRange{offset},
+                             LLVM::GEPNoWrapFlags::inbounds);
+}
+
+void KernelEmitter::bulkCopyKeptTiles(Value row, Value buffer, Value lo,
+                                      Value hi) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(emitIfFirstThread());
+  b.setInsertionPointToStart(emitIfThen(
+      arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, rows)));
+  Value bytes =
+      arith::MulIOp::create(b, arith::SubIOp::create(b, keptEnd(lo, hi), lo),
+                            constI32(byteWidth(plan.inType)));
+  bulkCopyToShared(
+      stageBarrier(buffer), bytes,
+      [&] {
+        return LLVM::GEPOp::create(b, x.getType(), plan.inType,
+                                   rowPointer(x, plan.inType, row, xStride),
+                                   ValueRange{lo},
+                                   LLVM::GEPNoWrapFlags::inbounds);
+      },
+      [&] { return stageBuffer(buffer); }, evictFirst);
+}
+
+void KernelEmitter::bulkCopyToShared(Value barrier, Value bytes,
+                                     function_ref<Value()> src,
+                                     function_ref<Value()> dst, Value l2Hint) {
+  OpBuilder::InsertionGuard guard(b);
+  NVVM::MBarrierArriveExpectTxOp::create(b, Type(), barrier, bytes,
+                                         NVVM::MemScopeKind::CTA,
+                                         /*relaxed=*/false,
+                                         /*predicate=*/Value());
+  b.setInsertionPointToStart(emitIfThen(
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, bytes, constI32(0))));
+  Value from = src();
+  // The shared::cluster form (PTX 8.0; the shared::cta one needs 8.6): a
+  // block's own shared addresses are valid shared::cluster addresses.
+  Value to = LLVM::AddrSpaceCastOp::create(
+      b, LLVM::LLVMPointerType::get(b.getContext(), 7), dst());
+  NVVM::CpAsyncBulkGlobalToSharedClusterOp::create(
+      b, to, from, barrier, bytes, /*multicastMask=*/Value(), l2Hint);
+}

@@ -1,0 +1,361 @@
+//===- RowLoop.cpp - The row loop and fused rows --------------------------===//
+//
+// Part of the softmax kernel compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelEmitter.h"
+
+using namespace mlir;
+using namespace mlir::rowred;
+
+void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
+  Value first, step;
+  if (plan.clusterSize > 1) {
+    first = arith::IndexCastOp::create(
+        b, i64, gpu::ClusterIdOp::create(b, gpu::Dimension::x));
+    step = arith::IndexCastOp::create(
+        b, i64, gpu::ClusterDimOp::create(b, gpu::Dimension::x));
+  } else if (plan.splitSize > 1) {
+    first = arith::ExtUIOp::create(b, i64, splitGroup);
+    step = arith::ExtUIOp::create(b, i64, splitGroups);
+  } else {
+    first = arith::IndexCastOp::create(
+        b, i64, gpu::BlockIdOp::create(b, gpu::Dimension::x));
+    step = arith::IndexCastOp::create(
+        b, i64, gpu::GridDimOp::create(b, gpu::Dimension::x));
+    if (plan.rowsPerBlock > 1) {
+      first = arith::MulIOp::create(b, first, constI64(plan.rowsPerBlock));
+      step = arith::MulIOp::create(b, step, constI64(plan.rowsPerBlock));
+    }
+  }
+  bool staged = plan.prefetch && vec > 1 && !peeled;
+  if (staged)
+    prefetchRow(first);
+  keepAheadRow = plan.keepAhead && vec > 1 && !peeled;
+  if (keepAheadRow) {
+    auto [lo, hi] = onlineShare();
+    if (plan.bulkKeep)
+      bulkCopyKeptTiles(first, constI32(0), lo, hi);
+    else
+      copyKeptTiles(first, lo, hi);
+  }
+  // With clusters the loop also counts its iterations (i32): each cluster
+  // exchange's mbarrier completes one phase per row, or every other row
+  // with two buffers. A split group's exchange counts its arrivals by
+  // row, in buffers that rows take in turn.
+  bool rereads = plan.strategy != Strategy::Online && vec == 1 &&
+                 plan.vectorWidth > 1 && plan.rereadFallback;
+  pairRow = plan.pairReduce && !(peeled && plan.peeledWithoutPair());
+  rowExchanges = plan.clusterExchanges(
+      group.reduces.size(), rereads || (plan.pairReduce && !pairRow));
+  if (plan.splitAhead > 0)
+    return emitSplitAheadLoop(first, step, vec, peeled);
+  // keep-ahead=bulk's rows take the stage buffers by turns.
+  bool bulkRow = keepAheadRow && plan.bulkKeep;
+  bool countRows = plan.shareBlocks() > 1 || bulkRow;
+  // With prefetch=registers the loop also carries the next row's loads.
+  bool ahead = plan.prefetchRegisters && vec > 1 && !peeled &&
+               plan.strategy != Strategy::Online;
+  // The online kernel's chained tiles carry the next row's first tile
+  // (emitOnlineRow), loaded evict-last as pass 1 loads it.
+  // Not with keep-ahead, whose pass 2 ends on a kept tile.
+  bool tileAhead = plan.strategy == Strategy::Online && !peeled &&
+                   onlineChainsTiles(staged, vec) &&
+                   !onlineKeeps(staged, vec) && !keepAheadRow;
+  SmallVector<Value> inits;
+  if (countRows)
+    inits.push_back(constI32(0));
+  if (ahead)
+    llvm::append_range(inits, loadRowAhead(first, vec));
+  if (tileAhead) {
+    auto [lo, hi] = onlineShare();
+    llvm::append_range(inits, loadFirstTile(first, lo, hi, vec));
+  }
+  auto loop = scf::ForOp::create(b, first, rows, step, inits);
+  OpBuilder::InsertionGuard guard(b);
+  if (!inits.empty()) {
+    b.setInsertionPointToEnd(loop.getBody());
+    scf::YieldOp::create(b, loop.getRegionIterArgs());
+  }
+  b.setInsertionPoint(loop.getBody()->getTerminator());
+  Value row = loop.getInductionVar();
+  SmallVector<Value> loaded;
+  if (ahead || tileAhead)
+    llvm::append_range(loaded, loop.getRegionIterArgs().drop_front(countRows));
+  if (ahead) {
+    // The next row's loads go first: nothing of this row waits for them.
+    SmallVector<Value> next =
+        loadRowAhead(arith::AddIOp::create(b, row, step), vec);
+    loop.getBody()->getTerminator()->setOperands(countRows ? 1 : 0, next.size(),
+                                                 next);
+  }
+  if (plan.rowsPerBlock > 1) {
+    row = ownRow(row);
+    rowValid = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, rows);
+  }
+  if (plan.splitSize > 1) {
+    splitRowIndex = loop.getRegionIterArgs().front();
+    loop.getBody()->getTerminator()->setOperand(
+        0, arith::AddIOp::create(b, splitRowIndex, constI32(1)));
+  } else if (countRows) {
+    Value k = loop.getRegionIterArgs().front();
+    loop.getBody()->getTerminator()->setOperand(
+        0, arith::AddIOp::create(b, k, constI32(1)));
+    // What alternates by row takes buffer k & 1, and its mbarrier's phase
+    // parity flips every other row: (k >> 1) & 1. Each is built once.
+    Value turn, turnParity;
+    auto rowTurn = [&] {
+      if (!turn)
+        turn = arith::AndIOp::create(b, k, constI32(1));
+      return turn;
+    };
+    auto rowTurnParity = [&] {
+      if (!turnParity)
+        turnParity = arith::AndIOp::create(
+            b, arith::ShRUIOp::create(b, k, constI32(1)), constI32(1));
+      return turnParity;
+    };
+    if (bulkRow) {
+      bulkBuffer = rowTurn();
+      bulkParity = rowTurnParity();
+      stage = stageBuffer(bulkBuffer);
+    }
+    if (plan.clusterSize > 1) {
+      // Each of two buffers completes a phase every other row; a single
+      // buffer completes one every row, so its parity is the turn.
+      if (rowExchanges.buffers() > 1) {
+        clusterBuffer = rowTurn();
+        clusterParity = rowTurnParity();
+      } else {
+        clusterParity = rowTurn();
+      }
+      armClusterBarriers();
+      if (plan.alternatesSlots())
+        pairSlot = arith::IndexCastOp::create(
+            b, b.getIndexType(),
+            arith::ShLIOp::create(b, rowTurn(), constI32(1)));
+    }
+  }
+  Value xRow = rowPointer(x, plan.inType, row, xStride);
+  Value yRow = rowPointer(y, plan.outType, row, yStride);
+  if (keepAheadRow)
+    keepAheadNextRow = arith::AddIOp::create(b, row, step);
+  if (tileAhead) {
+    NextTile next{row, step};
+    SmallVector<Value> nextLoads =
+        emitOnlineRow(xRow, yRow, vec, Value(), peeled, loaded, &next);
+    loop.getBody()->getTerminator()->setOperands(countRows ? 1 : 0,
+                                                 nextLoads.size(), nextLoads);
+  } else if (plan.strategy == Strategy::Online)
+    emitOnlineRow(xRow, yRow, vec,
+                  staged ? arith::AddIOp::create(b, row, step) : Value(),
+                  peeled);
+  else if (peeled)
+    emitFusedChunks(yRow, loadPeeledRow(xRow, vec), Value());
+  else if (rereads)
+    emitFusedRowReread(xRow, yRow);
+  else
+    emitFusedRow(xRow, yRow, vec,
+                 staged ? arith::AddIOp::create(b, row, step) : Value(),
+                 loaded);
+  // With a single exchange per row, the next row's write of the same shared
+  // slots must wait until every thread has read this row's. (With two or
+  // more, the barrier of the next exchange orders them. Cluster exchanges
+  // alternate between two buffers instead, and so do the online kernel's
+  // shared slots over clusters: alternatesSlots.)
+  if (plan.exchangesPerRow(group.reduces.size(), plan.pairReduce && !pairRow) ==
+          1 &&
+      !plan.alternatesSlots())
+    gpu::BarrierOp::create(b);
+  rowValid = Value();
+  pairSlot = Value();
+  stage = stageBase;
+  bulkBuffer = bulkParity = Value();
+  keepAheadRow = false;
+  keepAheadNextRow = Value();
+}
+
+Value KernelEmitter::isWarp0() {
+  return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid, constI32(32));
+}
+
+DenseMap<Value, Value> KernelEmitter::onlineScalars(Value rowMax,
+                                                    Value rowSum) {
+  DenseMap<Value, Value> scalars;
+  scalars[group.reduces[0].getInit()] = rowMax;
+  scalars[group.reduces[1].getInit()] = rowSum;
+  return scalars;
+}
+
+RowContext KernelEmitter::prepareMap(DenseMap<Value, Value> &scalars) {
+  SmallVector<Value> mapScalars;
+  for (Value row : group.map.getRows())
+    mapScalars.push_back(scalars.lookup(row));
+  return prepareBody(group.map.getBody(), mapScalars);
+}
+
+RowContext KernelEmitter::prepareReduce(ReduceOp reduce,
+                                        DenseMap<Value, Value> &scalars) {
+  SmallVector<Value> rowScalars;
+  for (Value row : reduce.getRows())
+    rowScalars.push_back(scalars.lookup(row));
+  return prepareBody(reduce.getBody(), rowScalars);
+}
+
+void KernelEmitter::emitMap(Value yRow, ArrayRef<Chunk> chunks,
+                            RowContext &ctx) {
+  for (const Chunk &chunk : chunks) {
+    SmallVector<Value> outs;
+    for (Value v : chunk.values)
+      outs.push_back(emitElement(ctx, v));
+    storeChunk(yRow, chunk.col, chunk.valid, outs);
+  }
+}
+
+void KernelEmitter::emitFusedRow(Value xRow, Value yRow, int64_t vec,
+                                 Value nextRow, ValueRange loaded) {
+  SmallVector<Chunk> chunks;
+  if (!loaded.empty()) {
+    for (auto [place, raw] :
+         llvm::zip_equal(chunkPlaces(sliceStart, vec), loaded))
+      chunks.push_back(unpackChunk(place.col, inOwnRow(place.valid), raw));
+  } else if (nextRow) {
+    NVVM::CpAsyncWaitGroupOp::create(b, 0);
+    chunks = loadBlock(stage, sliceStart, vec, 0, /*fromStage=*/true);
+  } else {
+    chunks = loadBlock(xRow, sliceStart, vec);
+  }
+  emitFusedChunks(yRow, chunks, nextRow);
+}
+
+void KernelEmitter::emitFusedChunks(Value yRow, ArrayRef<Chunk> chunks,
+                                    Value nextRow) {
+  if (pairRow)
+    return emitPairRow(yRow, chunks, nextRow);
+  DenseMap<Value, Value> scalars;
+  for (auto [slot, reduce] : llvm::enumerate(group.reduces)) {
+    RowContext ctx = prepareReduce(reduce, scalars);
+    Value identity =
+        arith::ConstantFloatOp::create(b, f32, reduce.getIdentity());
+    SmallVector<Value> values;
+    for (const Chunk &chunk : chunks)
+      for (Value v : chunk.values)
+        values.push_back(arith::SelectOp::create(
+            b, chunk.valid, emitElement(ctx, v), identity));
+    Combiner c = reduce.getCombiner();
+    Value partial = treeReduce<Value>(
+        values, [&](Value l, Value r) { return combine(c, l, r); });
+    if (nextRow && slot == 0)
+      prefetchRow(nextRow);
+    scalars[reduce.getInit()] = blockReduce(partial, c, slot);
+  }
+  RowContext ctx = prepareMap(scalars);
+  emitMap(yRow, chunks, ctx);
+}
+
+Value KernelEmitter::maxOfChunks(ArrayRef<Chunk> chunks) {
+  SmallVector<Value> masked;
+  for (const Chunk &chunk : chunks)
+    for (Value v : chunk.values)
+      masked.push_back(arith::SelectOp::create(b, chunk.valid, v, negInf()));
+  return treeReduce<Value>(
+      masked, [&](Value l, Value r) { return combine(Combiner::max, l, r); });
+}
+
+void KernelEmitter::emitPairRow(Value yRow, ArrayRef<Chunk> chunks,
+                                Value nextRow) {
+  Value mt = maxOfChunks(chunks);
+  if (nextRow)
+    prefetchRow(nextRow);
+  // A thread whose elements are all -inf (or masked) contributes (-inf, 0);
+  // its exponents would be NaN.
+  Value finite =
+      arith::CmpFOp::create(b, arith::CmpFPredicate::ONE, mt, negInf());
+  Value zero = constF32(0.0);
+  SmallVector<SmallVector<Value>> exps;
+  SmallVector<Value> terms;
+  for (const Chunk &chunk : chunks) {
+    Value use = arith::AndIOp::create(b, chunk.valid, finite);
+    exps.emplace_back();
+    for (Value v : chunk.values) {
+      exps.back().push_back(arith::SelectOp::create(
+          b, use, emitExp(arith::SubFOp::create(b, v, mt)), zero));
+      terms.push_back(exps.back().back());
+    }
+  }
+  Value dt = treeReduce<Value>(
+      terms, [&](Value l, Value r) { return combine(Combiner::sum, l, r); });
+  auto [m, s] = blockReducePair(mt, dt);
+  if (!isSoftmaxMap(group)) {
+    DenseMap<Value, Value> scalars;
+    scalars[group.reduces[0].getInit()] = m;
+    scalars[group.reduces[1].getInit()] = s;
+    RowContext ctx = prepareMap(scalars);
+    emitMap(yRow, chunks, ctx);
+    return;
+  }
+  // exp(x_i - m) / s = e_i * exp(m_t - m) / s. When every element of the
+  // row is -inf, m_t = m = -inf and s = 0: the scale is NaN, as torch's
+  // result.
+  Value scale =
+      arith::DivFOp::create(b, emitExp(arith::SubFOp::create(b, mt, m)), s);
+  for (auto [chunk, values] : llvm::zip(chunks, exps)) {
+    SmallVector<Value> outs;
+    for (Value e : values)
+      outs.push_back(arith::MulFOp::create(b, e, scale));
+    storeChunk(yRow, chunk.col, chunk.valid, outs);
+  }
+}
+
+int64_t KernelEmitter::rereadChunks() const {
+  return std::min<int64_t>(4, plan.elementsPerThread());
+}
+
+scf::ForOp KernelEmitter::emitTileLoop(
+    ValueRange inits,
+    function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+  Value tile = constI32(rereadChunks() * plan.threadsPerRow());
+  Value lower = constI32(0), upper = cols;
+  if (sliceStart) {
+    lower = sliceStart;
+    upper = arith::MinUIOp::create(
+        b, cols,
+        arith::AddIOp::create(b, sliceStart, constI32(plan.blockElements)));
+  }
+  auto loop = scf::ForOp::create(b, lower, upper, tile, inits);
+  OpBuilder::InsertionGuard guard(b);
+  if (!inits.empty()) {
+    b.setInsertionPointToStart(loop.getBody());
+    scf::YieldOp::create(
+        b, body(loop.getInductionVar(), loop.getRegionIterArgs()));
+  } else {
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    body(loop.getInductionVar(), {});
+  }
+  return loop;
+}
+
+void KernelEmitter::emitFusedRowReread(Value xRow, Value yRow) {
+  DenseMap<Value, Value> scalars;
+  for (auto [slot, reduce] : llvm::enumerate(group.reduces)) {
+    RowContext ctx = prepareReduce(reduce, scalars);
+    Combiner c = reduce.getCombiner();
+    Value identity =
+        arith::ConstantFloatOp::create(b, f32, reduce.getIdentity());
+    auto loop = emitTileLoop({identity}, [&](Value start, ValueRange acc) {
+      SmallVector<Value> values = {acc[0]};
+      for (const Chunk &chunk : loadBlock(xRow, start, 1, rereadChunks()))
+        values.push_back(arith::SelectOp::create(
+            b, chunk.valid, emitElement(ctx, chunk.values[0]), identity));
+      return SmallVector<Value>{treeReduce<Value>(
+          values, [&](Value l, Value r) { return combine(c, l, r); })};
+    });
+    scalars[reduce.getInit()] = blockReduce(loop.getResult(0), c, slot);
+  }
+  RowContext ctx = prepareMap(scalars);
+  emitTileLoop({}, [&](Value start, ValueRange) {
+    emitMap(yRow, loadBlock(xRow, start, 1, rereadChunks()), ctx);
+    return SmallVector<Value>{};
+  });
+}
