@@ -38,7 +38,7 @@ using namespace mlir::rowred;
 void mlir::rowred::buildRowRedToPTXPipeline(OpPassManager &pm,
                                             const RowRedToPTXOptions &options) {
   pm.addPass(createRowRedDecompose());
-  ConvertRowRedToGPUOptions lowering;
+  RowRedPlanOptions lowering;
   lowering.strategy = options.strategy;
   lowering.cols = options.cols;
   lowering.blockSize = options.blockSize;
@@ -60,7 +60,8 @@ void mlir::rowred::buildRowRedToPTXPipeline(OpPassManager &pm,
   lowering.scalarFallback = options.scalarFallback;
   lowering.prefetch = options.prefetch;
   lowering.pairReduce = options.pairReduce;
-  pm.addPass(createConvertRowRedToGPU(lowering));
+  pm.addPass(createRowRedPlan(lowering));
+  pm.addPass(createConvertRowRedToGPU());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 
@@ -95,7 +96,8 @@ void mlir::rowred::registerRowRedPipelines() {
   PassPipelineRegistration<RowRedToPTXOptions>(
       "rowred-to-ptx",
       "From rowred ops to gpu.binary ops holding PTX: decompose, "
-      "convert-rowred-to-gpu, NVVM, PTX (and files with output-dir)",
+      "rowred-plan, convert-rowred-to-gpu, NVVM, PTX (and files with "
+      "output-dir)",
       buildRowRedToPTXPipeline);
 }
 

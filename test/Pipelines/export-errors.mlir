@@ -1,5 +1,5 @@
 // RUN: not softmax-opt %s --rowred-export-kernels="output-dir=%t" 2>&1 | FileCheck %s --check-prefix=NO-KERNELS
-// RUN: not softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=64 --rowred-export-kernels="output-dir=%t" 2>&1 | FileCheck %s --check-prefix=NO-BINARY
+// RUN: not softmax-opt %s --rowred-decompose --rowred-plan=cols=64 --convert-rowred-to-gpu --rowred-export-kernels="output-dir=%t" 2>&1 | FileCheck %s --check-prefix=NO-BINARY
 // RUN: touch %t.file && not softmax-opt %s --rowred-to-ptx="cols=64 output-dir=%t.file/sub" 2>&1 | FileCheck %s --check-prefix=BAD-DIR
 
 // NO-KERNELS: error: no rowred kernels to export: run convert-rowred-to-gpu first

@@ -45,7 +45,7 @@ KernelEmitter::KernelEmitter(ImplicitLocOpBuilder &b, Group group,
         arith::MulIOp::create(b, clusterRank, constI32(plan.blockElements));
     shareRank = clusterRank;
   }
-  if (plan.strategy == Strategy::Chunks)
+  if (plan.strategy == Strategy::chunks)
     workspace = entry.getArgument(6);
   if (plan.splitSize > 1) {
     workspace = entry.getArgument(6);
@@ -61,7 +61,7 @@ KernelEmitter::KernelEmitter(ImplicitLocOpBuilder &b, Group group,
 }
 
 void KernelEmitter::emit() {
-  if (plan.strategy == Strategy::Chunks)
+  if (plan.strategy == Strategy::chunks)
     return emitChunks();
   if (plan.cacheHints) {
     auto policy = [&](StringRef priority) {

@@ -16,7 +16,7 @@
 #define ROWRED_CONVERSION_ROWREDTOGPU_KERNELEMITTER_H
 
 #include "KernelGroup.h"
-#include "KernelPlan.h"
+#include "rowred/Dialect/RowRed/IR/KernelPlan.h"
 
 #include "rowred/Dialect/RowRed/IR/RowRedOps.h"
 
@@ -806,7 +806,7 @@ private:
   // Chunks
   //===--------------------------------------------------------------------===//
 
-  /// The chunks kernel (Strategy::Chunks): each block handles one chunk of
+  /// The chunks kernel (Strategy::chunks): each block handles one chunk of
   /// one row, taken by ticket, on the vector path or the scalar path.
   ///
   /// Thread 0 takes ticket t with an `atom.inc` on the workspace's first

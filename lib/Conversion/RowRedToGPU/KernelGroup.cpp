@@ -15,6 +15,18 @@
 using namespace mlir;
 using namespace mlir::rowred;
 
+LogicalResult mlir::rowred::verifyDecomposed(ModuleOp module, StringRef stage) {
+  WalkResult undecomposed = module.walk([&](Operation *op) {
+    if (isa<SoftmaxOp, LogSoftmaxOp>(op)) {
+      op->emitOpError() << "must be decomposed before " << stage
+                        << " (run --rowred-decompose first)";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(undecomposed.wasInterrupted());
+}
+
 /// Checks that the body of a reduce or map only holds side-effect-free ops
 /// and captures nothing but constants from above.
 static LogicalResult verifyLowerableBody(Operation *op, Region &body) {

@@ -12,6 +12,8 @@
 
 #include "rowred/Dialect/RowRed/IR/RowRedOps.h"
 
+#include "mlir/IR/BuiltinOps.h"
+
 #include "llvm/ADT/SmallVector.h"
 
 namespace mlir {
@@ -29,6 +31,10 @@ struct Group {
 };
 
 /// Everything the kernel emitter needs to know, resolved from the pass
+
+/// Reports the first rowred.softmax or rowred.log_softmax left in `module`,
+/// which `stage` (a pass) cannot take before rowred-decompose.
+LogicalResult verifyDecomposed(ModuleOp module, StringRef stage);
 
 /// Collects the group that ends in `map`, or reports why it cannot be lowered.
 FailureOr<Group> collectGroup(MapOp map);

@@ -20,7 +20,7 @@ static StringRef prefetchKind(const KernelPlan &plan) {
 /// The grid the launcher starts (docs/abi.md): "chunks" (one block per
 /// chunk of every row), "rows" (one program per row group) or "persistent".
 static StringRef gridKind(const KernelPlan &plan) {
-  if (plan.strategy == Strategy::Chunks)
+  if (plan.strategy == Strategy::chunks)
     return "chunks";
   return plan.gridPerRowGroup ? "rows" : "persistent";
 }
@@ -38,7 +38,8 @@ DictionaryAttr mlir::rowred::kernelMetadata(Builder &b, Group &group,
       plan.clusterBarriers(group.reduces.size()) * 8;
   SmallVector<NamedAttribute> attrs = {
       b.getNamedAttr("op", b.getStringAttr(origin)),
-      b.getNamedAttr("strategy", b.getStringAttr(stringify(plan.strategy))),
+      b.getNamedAttr("strategy",
+                     b.getStringAttr(stringifyStrategy(plan.strategy))),
       b.getNamedAttr("input_type", b.getStringAttr(typeName(plan.inType))),
       b.getNamedAttr("output_type", b.getStringAttr(typeName(plan.outType))),
       b.getNamedAttr("block_threads", b.getI64IntegerAttr(plan.numThreads())),
@@ -54,7 +55,7 @@ DictionaryAttr mlir::rowred::kernelMetadata(Builder &b, Group &group,
       b.getNamedAttr("min_cols", b.getI64IntegerAttr(1)),
       b.getNamedAttr("max_cols", b.getI64IntegerAttr(plan.maxCols)),
       b.getNamedAttr("reverse_second_pass",
-                     b.getBoolAttr(plan.strategy == Strategy::Online &&
+                     b.getBoolAttr(plan.strategy == Strategy::online &&
                                    plan.reverseSecondPass)),
       b.getNamedAttr("fast_exp", b.getBoolAttr(plan.fastExp)),
       b.getNamedAttr("prefetch", b.getStringAttr(prefetchKind(plan))),
@@ -65,7 +66,7 @@ DictionaryAttr mlir::rowred::kernelMetadata(Builder &b, Group &group,
       b.getNamedAttr("keep_ahead_bulk", b.getBoolAttr(plan.bulkKeep)),
       b.getNamedAttr("grid", b.getStringAttr(gridKind(plan))),
       b.getNamedAttr("chunk_elements",
-                     b.getI64IntegerAttr(plan.strategy == Strategy::Chunks
+                     b.getI64IntegerAttr(plan.strategy == Strategy::chunks
                                              ? plan.chunkElements()
                                              : 0)),
       b.getNamedAttr("row_split", b.getI64IntegerAttr(plan.splitSize)),

@@ -8,7 +8,7 @@
 #define ROWRED_CONVERSION_ROWREDTOGPU_LAUNCHMETADATA_H
 
 #include "KernelGroup.h"
-#include "KernelPlan.h"
+#include "rowred/Dialect/RowRed/IR/KernelPlan.h"
 
 #include "mlir/IR/Builders.h"
 

@@ -82,7 +82,7 @@ static constexpr int64_t kWideBlockElements = 8192;
 /// own. The one auto shape past max-elements-per-thread's default of 32.
 static bool widensFusedBlock(const KernelPlan &plan, int64_t slice,
                              const PlanOptions &opts) {
-  return plan.strategy == Strategy::Fused && plan.rowsPerBlock == 1 &&
+  return plan.strategy == Strategy::fused && plan.rowsPerBlock == 1 &&
          byteWidth(plan.inType) == 4 && slice == kWideBlockElements &&
          opts.prefetch != "registers" && !isOn(opts.pairReduce);
 }
@@ -223,7 +223,7 @@ static int64_t blocksAt64Registers(const KernelPlan &plan) {
 /// 100003) than without the pair.
 static bool autoPairReduce(const KernelPlan &plan, const PlanOptions &opts,
                            int64_t cols) {
-  return plan.strategy == Strategy::Cluster && byteWidth(plan.inType) == 2 &&
+  return plan.strategy == Strategy::cluster && byteWidth(plan.inType) == 2 &&
          (opts.prefetch == "auto" || opts.prefetch == "registers") &&
          cols % plan.vectorWidth == 0;
 }
@@ -237,7 +237,7 @@ static bool autoPairReduce(const KernelPlan &plan, const PlanOptions &opts,
 /// wait for the copies in flight, clusters lose with it (bf16 -8%, f32 -2 to
 /// -13%).
 static bool autoPrefetch(const KernelPlan &plan) {
-  if (plan.clusterSize != 1 || plan.strategy == Strategy::Online)
+  if (plan.clusterSize != 1 || plan.strategy == Strategy::online)
     return false;
   return plan.blockElements >= 16384;
 }
@@ -257,7 +257,7 @@ static bool autoPrefetch(const KernelPlan &plan) {
 /// f32 gains nothing measurable (8192, 12288, 256, 512: within 0.5%), and
 /// at 2048-4096 the second set of registers takes away resident blocks.
 static bool autoPrefetchRegisters(const KernelPlan &plan) {
-  if (plan.strategy == Strategy::Online)
+  if (plan.strategy == Strategy::online)
     return plan.keptElements == 0;
   if (plan.clusterSize > 1 && plan.pairReduce)
     return true;
@@ -273,7 +273,7 @@ static bool autoPrefetchRegisters(const KernelPlan &plan) {
 /// on the vector path, with a known row length (a stage to size) and the
 /// reversed second pass that hands tiles on across the passes.
 static bool autoKeepsTiles(const KernelPlan &plan) {
-  return plan.strategy == Strategy::Online && plan.clusterSize == 16 &&
+  return plan.strategy == Strategy::online && plan.clusterSize == 16 &&
          plan.vectorWidth != 1 && plan.stageElements != 0 &&
          plan.reverseSecondPass;
 }
@@ -361,7 +361,7 @@ static bool autoBulkTiles(const PlanOptions &opts, Type type,
 /// +10.1%; f32 over 8 blocks -1.6% (262147) and +1.5% (400000); bf16
 /// 1048576 with its kept tiles unchanged.
 static bool autoCacheHints(const KernelPlan &plan) {
-  return plan.strategy == Strategy::Online && !plan.prefetch &&
+  return plan.strategy == Strategy::online && !plan.prefetch &&
          (plan.keptElements == 0 || plan.keepAhead) &&
          !(byteWidth(plan.inType) == 4 && plan.clusterSize == 8);
 }
@@ -380,7 +380,7 @@ static bool autoCacheHints(const KernelPlan &plan) {
 /// 32768, 1024 threads: -13 / -14%) lose, and keep the persistent grid.
 /// Measured on sm_90 only; auto keeps the persistent grid on earlier chips.
 static bool autoGridPerRowGroup(const KernelPlan &plan) {
-  if (plan.strategy != Strategy::Fused || plan.rowsPerBlock != 1)
+  if (plan.strategy != Strategy::fused || plan.rowsPerBlock != 1)
     return false;
   if (byteWidth(plan.inType) == 4)
     return true;
@@ -454,7 +454,7 @@ static constexpr int64_t kRowGrid16BitWarps = 8;
 /// kRowGrid16BitWarps warps for one block per row (8192 and 16384).
 static bool narrowsRowGridBlock(const KernelPlan &plan, int64_t slice,
                                 const PlanOptions &opts, int64_t sm) {
-  return plan.strategy == Strategy::Fused && plan.rowsPerBlock == 1 &&
+  return plan.strategy == Strategy::fused && plan.rowsPerBlock == 1 &&
          byteWidth(plan.inType) == 2 && (slice == 8192 || slice == 16384) &&
          mayGridPerRowGroup(opts, sm);
 }
@@ -464,10 +464,10 @@ static bool narrowsRowGridBlock(const KernelPlan &plan, int64_t slice,
 /// can.
 static StringRef prefetchObstacle(const KernelPlan &plan, bool stage,
                                   int64_t sm) {
-  if (plan.gridPerRowGroup && plan.strategy != Strategy::Online)
+  if (plan.gridPerRowGroup && plan.strategy != Strategy::online)
     return "grid=rows gives every block one row group, so there is no next "
            "row to fetch";
-  if (stage && plan.strategy == Strategy::Online && plan.stageElements == 0)
+  if (stage && plan.strategy == Strategy::online && plan.stageElements == 0)
     return "the online kernel stages its share of a row only for a known "
            "row length (cols=N)";
   if (stage && plan.rowsPerBlock > 1)
@@ -501,8 +501,9 @@ static StringRef prefetchObstacle(const KernelPlan &plan, bool stage,
 ///   the registers (200 and 8 bytes of spills for f32), nor with fewer
 ///   threads per row, which take more edge elements on the peeled path
 ///   (116 bytes of spills for one thread per row).
-int64_t mlir::rowred::minBlocksPerSM(const KernelPlan &plan) {
-  if (plan.strategy == Strategy::Chunks) {
+/// The `.minnctapersm` a kernel asks ptxas for (0: none).
+static int64_t minBlocksPerSM(const KernelPlan &plan) {
+  if (plan.strategy == Strategy::chunks) {
     int64_t blocks =
         kRegisterFile /
         ((plan.elementsPerThread() + kChunkSpareRegisters) * plan.numThreads());
@@ -535,14 +536,6 @@ int64_t mlir::rowred::minBlocksPerSM(const KernelPlan &plan) {
 /// so that each block's share is still in L2 for the second pass.
 static int64_t autoOnlineClusterSize(int64_t cols, int64_t elementBytes) {
   return cols * elementBytes < (int64_t(2) << 20) ? 8 : 16;
-}
-
-/// The compute capability in `chip` (`sm_90a` -> 90), or 0.
-static int64_t smVersion(StringRef chip) {
-  int64_t version = 0;
-  if (chip.consume_front("sm_"))
-    chip.take_while(llvm::isDigit).getAsInteger(10, version);
-  return version;
 }
 
 /// Most elements per thread a chunk holds in registers.
@@ -578,7 +571,7 @@ static FailureOr<KernelPlan> planChunks(MapOp map, const PlanOptions &opts,
   if (opts.grid != "auto")
     return map.emitOpError() << "a chunks kernel is launched on one block "
                                 "per chunk of every row; grid must be auto";
-  plan.strategy = Strategy::Chunks;
+  plan.strategy = Strategy::chunks;
   plan.numWarps = opts.numWarps ? opts.numWarps : 4;
   bool wide = byteWidth(plan.inType) == 4;
   plan.blockElements =
@@ -632,7 +625,7 @@ static FailureOr<KernelPlan> planChunks(MapOp map, const PlanOptions &opts,
 /// defaults need 64 resident blocks).
 static constexpr int64_t kChunkRowMin = 65536, kChunkRowMax = 1048576;
 
-/// Whether auto cuts rows of `cols` into chunks (Strategy::Chunks): f32 and
+/// Whether auto cuts rows of `cols` into chunks (Strategy::chunks): f32 and
 /// bf16 rows (in and out) of a known length in the range above, a multiple
 /// of the vector width, on sm_90+, with the options that shape the kernel
 /// left to auto. On an H200 (docs/performance.md, version 71; alternating
@@ -657,8 +650,9 @@ static bool autoChunks(const PlanOptions &opts, const KernelPlan &plan,
          opts.chunkStage == -1;
 }
 
-FailureOr<KernelPlan> mlir::rowred::planKernel(const Group &group,
-                                               const PlanOptions &opts) {
+/// planKernel, but for the fields that follow from the others.
+static FailureOr<KernelPlan> planShape(const Group &group,
+                                       const PlanOptions &opts) {
   MapOp map = group.map;
   auto inType = cast<MemRefType>(map.getInput().getType());
   auto outType = cast<MemRefType>(map.getOutput().getType());
@@ -672,7 +666,7 @@ FailureOr<KernelPlan> mlir::rowred::planKernel(const Group &group,
     return map.emitOpError()
            << "unknown scalar-fallback '" << opts.scalarFallback
            << "'; expected registers, reread or auto";
-  int64_t sm = smVersion(opts.chip);
+  int64_t sm = chipVersion(opts.chip);
   bool clustersAvailable = sm >= 90;
 
   int64_t elementBytes =
@@ -748,7 +742,7 @@ FailureOr<KernelPlan> mlir::rowred::planKernel(const Group &group,
   bool stagedRow = opts.strategy == "auto" && canOnline &&
                    autoStagedRow(opts, plan, cols, sm);
   if (opts.strategy == "fused") {
-    plan.strategy = Strategy::Fused;
+    plan.strategy = Strategy::fused;
   } else if (opts.strategy == "cluster") {
     if (!clustersAvailable)
       return map.emitOpError() << "the cluster strategy needs thread-block "
@@ -758,13 +752,13 @@ FailureOr<KernelPlan> mlir::rowred::planKernel(const Group &group,
       return map.emitOpError() << "the cluster strategy needs cluster-size 2 "
                                   "or more; one block per row is "
                                   "strategy=fused";
-    plan.strategy = Strategy::Cluster;
+    plan.strategy = Strategy::cluster;
   } else if (opts.strategy == "online") {
     if (!canOnline)
       return map.emitOpError()
              << "the online strategy needs a max reduce followed by a sum of "
                 "exp(x - max), as produced by rowred-decompose";
-    plan.strategy = Strategy::Online;
+    plan.strategy = Strategy::online;
   } else if (opts.strategy == "chunks") {
     if (!canOnline)
       return map.emitOpError()
@@ -777,7 +771,7 @@ FailureOr<KernelPlan> mlir::rowred::planKernel(const Group &group,
   } else if (opts.strategy == "auto") {
     // Fused when the row is known and fits one block's registers, cluster
     // when it fits a cluster's, else online.
-    plan.strategy = canOnline ? Strategy::Online : Strategy::Fused;
+    plan.strategy = canOnline ? Strategy::online : Strategy::fused;
     // A row split through global memory is an online kernel's.
     if (rowBlock != 0 && opts.rowSplit <= 1 && !stagedRow) {
       int64_t warps =
@@ -790,9 +784,9 @@ FailureOr<KernelPlan> mlir::rowred::planKernel(const Group &group,
                          opts.numWarps == 0 && opts.clusterSize != 1 &&
                          fitsAutoCluster(rowBlock, elementBytes, cols);
       if (fitsBlock || !canOnline)
-        plan.strategy = Strategy::Fused;
+        plan.strategy = Strategy::fused;
       else if (fitsCluster)
-        plan.strategy = Strategy::Cluster;
+        plan.strategy = Strategy::cluster;
     }
   } else {
     return map.emitOpError() << "unknown strategy '" << opts.strategy
@@ -800,24 +794,24 @@ FailureOr<KernelPlan> mlir::rowred::planKernel(const Group &group,
                                 "auto";
   }
 
-  if (opts.rowSplit > 1 && plan.strategy != Strategy::Online)
+  if (opts.rowSplit > 1 && plan.strategy != Strategy::online)
     return map.emitOpError() << "row-split applies to the online strategy "
                                 "only, not "
-                             << stringify(plan.strategy);
+                             << stringifyStrategy(plan.strategy);
 
-  if (plan.strategy != Strategy::Online) {
+  if (plan.strategy != Strategy::online) {
     if (rowBlock == 0)
       return map.emitOpError()
-             << "the " << stringify(plan.strategy)
+             << "the " << stringifyStrategy(plan.strategy)
              << " strategy holds the whole row in registers and needs its "
                 "length: set cols=N or block-size=B (or use strategy=online)";
     if (cols > rowBlock)
       return map.emitOpError()
              << "block-size " << rowBlock << " is smaller than the " << cols
-             << " columns; the " << stringify(plan.strategy)
+             << " columns; the " << stringifyStrategy(plan.strategy)
              << " kernel holds the whole row";
     int64_t slice = rowBlock;
-    if (plan.strategy == Strategy::Cluster) {
+    if (plan.strategy == Strategy::cluster) {
       if (opts.clusterSize != 0)
         plan.clusterSize = opts.clusterSize;
       else {
@@ -839,9 +833,9 @@ FailureOr<KernelPlan> mlir::rowred::planKernel(const Group &group,
     // A block per row where the stage is asked for: only such blocks hold
     // one.
     if (!opts.rowsPerBlock && !opts.numWarps &&
-        plan.strategy == Strategy::Fused && opts.prefetch != "on")
+        plan.strategy == Strategy::fused && opts.prefetch != "on")
       plan.rowsPerBlock = defaultRowsPerBlock(rowBlock);
-    if (plan.rowsPerBlock > 1 && plan.strategy != Strategy::Fused)
+    if (plan.rowsPerBlock > 1 && plan.strategy != Strategy::fused)
       return map.emitOpError() << "rows-per-block applies to the fused "
                                   "strategy only";
     if (opts.numWarps) {
@@ -880,7 +874,7 @@ FailureOr<KernelPlan> mlir::rowred::planKernel(const Group &group,
     if (plan.elementsPerThread() > opts.maxElementsPerThread && !wide &&
         !rowGridBlock)
       return map.emitOpError()
-             << "a " << stringify(plan.strategy) << " block of "
+             << "a " << stringifyStrategy(plan.strategy) << " block of "
              << plan.blockElements << " elements over " << plan.threadsPerRow()
              << " threads keeps " << plan.elementsPerThread()
              << " elements per thread in registers (limit "
@@ -940,7 +934,7 @@ FailureOr<KernelPlan> mlir::rowred::planKernel(const Group &group,
              << "registers (limit " << opts.maxElementsPerThread << ")";
   }
   plan.rereadFallback =
-      plan.strategy != Strategy::Online &&
+      plan.strategy != Strategy::online &&
       (opts.scalarFallback == "reread" ||
        (opts.scalarFallback == "auto" && plan.blockElements >= 8192));
   // The widest power of two dividing the elements per thread: chunks of
@@ -953,7 +947,7 @@ FailureOr<KernelPlan> mlir::rowred::planKernel(const Group &group,
     return map.emitOpError() << "unknown pair-reduce '" << opts.pairReduce
                              << "'; expected on, off, 1, 0 or auto";
   plan.pairReduce =
-      plan.strategy != Strategy::Online && canOnline &&
+      plan.strategy != Strategy::online && canOnline &&
       (isOn(opts.pairReduce) ||
        (opts.pairReduce == "auto" && autoPairReduce(plan, opts, cols)));
 
@@ -1000,7 +994,7 @@ FailureOr<KernelPlan> mlir::rowred::planKernel(const Group &group,
                              autoPrefetchRegisters(plan);
   }
   // The online kernel stages its share of rows of at most the known length.
-  if (plan.prefetch && plan.strategy == Strategy::Online)
+  if (plan.prefetch && plan.strategy == Strategy::online)
     plan.maxCols = plan.stageElements * plan.shareBlocks();
 
   if (opts.onlineKeep < -1)
@@ -1008,7 +1002,7 @@ FailureOr<KernelPlan> mlir::rowred::planKernel(const Group &group,
                                 "(none) or -1 (auto), got "
                              << opts.onlineKeep;
   if (opts.onlineKeep > 0) {
-    if (plan.strategy != Strategy::Online)
+    if (plan.strategy != Strategy::online)
       return map.emitOpError()
              << "online-keep applies to the online strategy only";
     if (plan.prefetch)
@@ -1087,11 +1081,21 @@ FailureOr<KernelPlan> mlir::rowred::planKernel(const Group &group,
       opts.cacheHints != "auto")
     return map.emitOpError() << "unknown cache-hints '" << opts.cacheHints
                              << "'; expected on, off or auto";
-  if (isOn(opts.cacheHints) && plan.strategy != Strategy::Online)
+  if (isOn(opts.cacheHints) && plan.strategy != Strategy::online)
     return map.emitOpError()
            << "cache-hints applies to the online strategy only";
-  plan.cacheHints = plan.strategy == Strategy::Online &&
+  plan.cacheHints = plan.strategy == Strategy::online &&
                     (isOn(opts.cacheHints) ||
                      (opts.cacheHints == "auto" && autoCacheHints(plan)));
+  return plan;
+}
+
+FailureOr<KernelPlan> mlir::rowred::planKernel(const Group &group,
+                                               const PlanOptions &opts) {
+  FailureOr<KernelPlan> plan = planShape(group, opts);
+  if (failed(plan))
+    return failure();
+  plan->chip = opts.chip;
+  plan->minBlocksPerSM = minBlocksPerSM(*plan);
   return plan;
 }

@@ -8,7 +8,7 @@
 #define ROWRED_CONVERSION_ROWREDTOGPU_PLAN_H
 
 #include "KernelGroup.h"
-#include "KernelPlan.h"
+#include "rowred/Dialect/RowRed/IR/KernelPlan.h"
 
 namespace mlir {
 namespace rowred {
@@ -30,9 +30,6 @@ struct PlanOptions {
 /// Resolves the options against the group, with a diagnostic on the map for
 /// anything invalid.
 FailureOr<KernelPlan> planKernel(const Group &group, const PlanOptions &opts);
-
-/// The `.minnctapersm` a kernel asks ptxas for (0: none).
-int64_t minBlocksPerSM(const KernelPlan &plan);
 
 } // namespace rowred
 } // namespace mlir

@@ -241,7 +241,7 @@ SmallVector<Value> KernelEmitter::loadRowAhead(Value row, int64_t vec) {
 }
 
 void KernelEmitter::prefetchRow(Value row) {
-  if (plan.strategy != Strategy::Online)
+  if (plan.strategy != Strategy::online)
     return copyToStage(row, sliceStart, Value());
   auto [lo, hi] = onlineShare();
   auto loop = scf::ForOp::create(b, lo, hi, constI32(plan.blockElements));

@@ -44,7 +44,7 @@ void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
   // exchange's mbarrier completes one phase per row, or every other row
   // with two buffers. A split group's exchange counts its arrivals by
   // row, in buffers that rows take in turn.
-  bool rereads = plan.strategy != Strategy::Online && vec == 1 &&
+  bool rereads = plan.strategy != Strategy::online && vec == 1 &&
                  plan.vectorWidth > 1 && plan.rereadFallback;
   pairRow = plan.pairReduce && !(peeled && plan.peeledWithoutPair());
   rowExchanges = plan.clusterExchanges(
@@ -56,11 +56,11 @@ void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
   bool countRows = plan.shareBlocks() > 1 || bulkRow;
   // With prefetch=registers the loop also carries the next row's loads.
   bool ahead = plan.prefetchRegisters && vec > 1 && !peeled &&
-               plan.strategy != Strategy::Online;
+               plan.strategy != Strategy::online;
   // The online kernel's chained tiles carry the next row's first tile
   // (emitOnlineRow), loaded evict-last as pass 1 loads it.
   // Not with keep-ahead, whose pass 2 ends on a kept tile.
-  bool tileAhead = plan.strategy == Strategy::Online && !peeled &&
+  bool tileAhead = plan.strategy == Strategy::online && !peeled &&
                    onlineChainsTiles(staged, vec) &&
                    !onlineKeeps(staged, vec) && !keepAheadRow;
   SmallVector<Value> inits;
@@ -147,7 +147,7 @@ void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
         emitOnlineRow(xRow, yRow, vec, Value(), peeled, loaded, &next);
     loop.getBody()->getTerminator()->setOperands(countRows ? 1 : 0,
                                                  nextLoads.size(), nextLoads);
-  } else if (plan.strategy == Strategy::Online)
+  } else if (plan.strategy == Strategy::online)
     emitOnlineRow(xRow, yRow, vec,
                   staged ? arith::AddIOp::create(b, row, step) : Value(),
                   peeled);

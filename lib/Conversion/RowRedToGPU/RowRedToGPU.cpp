@@ -11,7 +11,6 @@
 #include "rowred/Conversion/RowRedToGPU/RowRedToGPU.h"
 #include "KernelEmitter.h"
 #include "LaunchMetadata.h"
-#include "Plan.h"
 
 namespace mlir {
 namespace rowred {
@@ -60,25 +59,8 @@ struct ConvertRowRedToGPUPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    // The high-level ops must be decomposed first.
-    WalkResult undecomposed = module.walk([](Operation *op) {
-      if (isa<SoftmaxOp, LogSoftmaxOp>(op)) {
-        op->emitOpError() << "must be decomposed before the GPU lowering "
-                             "(run --rowred-decompose first)";
-        return WalkResult::interrupt();
-      }
-      return WalkResult::advance();
-    });
-    if (undecomposed.wasInterrupted())
+    if (failed(verifyDecomposed(module, "the GPU lowering")))
       return signalPassFailure();
-
-    PlanOptions opts{
-        strategy,          cols,        blockSize,      numWarps,
-        rowsPerBlock,      clusterSize, vectorWidth,    maxElementsPerThread,
-        reverseSecondPass, fastExp,     scalarFallback, chip,
-        prefetch,          pairReduce,  onlineKeep,     keepAhead,
-        cacheHints,        rowSplit,    splitAhead,     grid,
-        chunkStage};
     SmallVector<MapOp> maps;
     module.walk([&](MapOp map) { maps.push_back(map); });
 
@@ -90,7 +72,7 @@ struct ConvertRowRedToGPUPass
       FailureOr<Group> group = collectGroup(map);
       if (failed(group))
         return signalPassFailure();
-      FailureOr<KernelPlan> plan = planKernel(*group, opts);
+      FailureOr<KernelPlan> plan = readPlan(*group);
       if (failed(plan))
         return signalPassFailure();
       std::string name = kernelName(map);
@@ -114,6 +96,30 @@ struct ConvertRowRedToGPUPass
       module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                       UnitAttr::get(&getContext()));
     }
+  }
+
+  /// The plan on the group's map, or a diagnostic when it has none or the
+  /// group cannot take it.
+  FailureOr<KernelPlan> readPlan(const Group &group) {
+    MapOp map = group.map;
+    auto attr = map->getAttrOfType<PlanAttr>(kPlanAttrName);
+    if (!attr)
+      return map.emitOpError()
+             << "has no #rowred.plan; run --rowred-plan before the GPU "
+                "lowering";
+    KernelPlan plan = KernelPlan::get(
+        attr, cast<MemRefType>(map.getInput().getType()).getElementType(),
+        cast<MemRefType>(map.getOutput().getType()).getElementType());
+    bool needsPair = plan.strategy == Strategy::online ||
+                     plan.strategy == Strategy::chunks || plan.pairReduce;
+    if (needsPair && !isOnlineSoftmaxPair(group))
+      return map.emitOpError()
+             << "#rowred.plan asks for "
+             << (plan.pairReduce ? StringRef("pair_reduce")
+                                 : stringifyStrategy(plan.strategy))
+             << ", which needs a max reduce followed by a sum of exp(x - "
+                "max), as produced by rowred-decompose";
+    return plan;
   }
 
   /// `<function>_kernel<N>`, unique in the module.
@@ -141,7 +147,7 @@ struct ConvertRowRedToGPUPass
     Type i64 = b.getI64Type();
     SmallVector<Type> params = {ptr, ptr, i64, i64, i64, i64};
     // Row-split and chunks kernels also take their workspace.
-    if (plan.splitSize > 1 || plan.strategy == Strategy::Chunks)
+    if (plan.splitSize > 1 || plan.strategy == Strategy::chunks)
       params.push_back(ptr);
     auto funcType = FunctionType::get(ctx, params, {});
     SmallVector<Type> workgroup;
@@ -164,7 +170,7 @@ struct ConvertRowRedToGPUPass
                                    plan.clusterBarriers(group.reduces.size())),
           /*isConstant=*/false, LLVM::Linkage::Internal, kClusterBarriersName,
           Attribute(), /*alignment=*/8, /*addrSpace=*/3);
-    if (plan.bulkKeep || (plan.strategy == Strategy::Chunks && plan.hasStage()))
+    if (plan.bulkKeep || (plan.strategy == Strategy::chunks && plan.hasStage()))
       LLVM::GlobalOp::create(
           b, LLVM::LLVMArrayType::get(b.getI64Type(), plan.bulkKeep ? 2 : 1),
           /*isConstant=*/false, LLVM::Linkage::Internal, kStageBarriersName,
@@ -181,7 +187,7 @@ struct ConvertRowRedToGPUPass
       func->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
                     b.getDenseI32ArrayAttr(
                         {static_cast<int32_t>(plan.clusterSize), 1, 1}));
-    if (int64_t blocks = minBlocksPerSM(plan))
+    if (int64_t blocks = plan.minBlocksPerSM)
       func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                     b.getI32IntegerAttr(blocks));
     func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
@@ -243,7 +249,7 @@ struct ConvertRowRedToGPUPass
     // A chunks kernel: one block per chunk of every row, and a zeroed
     // workspace: the ticket's 128 bytes, then per row 128 bytes of counter
     // and its chunks' pairs, 128-byte aligned (docs/abi.md).
-    if (plan.strategy == Strategy::Chunks) {
+    if (plan.strategy == Strategy::chunks) {
       Value chunks = arith::CeilDivUIOp::create(
           b, colsIdx, arith::ConstantIndexOp::create(b, plan.chunkElements()));
       blocks = arith::MulIOp::create(b, rowsIdx, chunks);

@@ -1,14 +1,14 @@
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 strategy=online cluster-size=16" | FileCheck %s
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 strategy=online cluster-size=16 cache-hints=off" | FileCheck %s --check-prefix=OFF
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=262145" | FileCheck %s --check-prefix=OFF
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 online-keep=64" | FileCheck %s --check-prefix=OFF
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 strategy=online cluster-size=16" | FileCheck %s --check-prefix=ON
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online" | FileCheck %s --check-prefix=ON
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=450000 strategy=online cluster-size=8" | FileCheck %s --check-prefix=ON
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=262145 cache-hints=on" | FileCheck %s --check-prefix=ON
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online cluster-size=8 cols=262144 prefetch=on" | FileCheck %s --check-prefix=OFF
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1024 cache-hints=on" 2>&1 | FileCheck %s --check-prefix=FUSED
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 cache-hints=maybe" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=1048576 strategy=online cluster-size=16" --convert-rowred-to-gpu | FileCheck %s
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=1048576 strategy=online cluster-size=16 cache-hints=off" --convert-rowred-to-gpu | FileCheck %s --check-prefix=OFF
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=262145" --convert-rowred-to-gpu | FileCheck %s --check-prefix=OFF
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=1048576 online-keep=64" --convert-rowred-to-gpu | FileCheck %s --check-prefix=OFF
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=1048576 strategy=online cluster-size=16" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ON
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ON
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=450000 strategy=online cluster-size=8" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ON
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=262145 cache-hints=on" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ON
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online cluster-size=8 cols=262144 prefetch=on" --convert-rowred-to-gpu | FileCheck %s --check-prefix=OFF
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=1024 cache-hints=on" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=FUSED
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=1048576 cache-hints=maybe" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=BAD
 
 // The online kernel with L2 eviction hints (auto's default wherever its
 // second pass reads the row from global memory, but f32 over clusters of 8):

@@ -1,33 +1,33 @@
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=chunks" | FileCheck %s
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=chunks" | FileCheck %s --check-prefix=HOST
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=chunks" | FileCheck %s --check-prefix=BF16
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=chunks chunk-stage=0 chip=sm_80" | FileCheck %s --check-prefix=NOSTAGE
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=chunks vector-width=1" | FileCheck %s --check-prefix=SCALAR
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=chunks" --convert-rowred-to-gpu | FileCheck %s
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=chunks" --convert-rowred-to-gpu | FileCheck %s --check-prefix=HOST
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="strategy=chunks" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF16
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=chunks chunk-stage=0 chip=sm_80" --convert-rowred-to-gpu | FileCheck %s --check-prefix=NOSTAGE
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=chunks vector-width=1" --convert-rowred-to-gpu | FileCheck %s --check-prefix=SCALAR
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-to-ptx="strategy=chunks" | FileCheck %s --check-prefix=PTX
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536" | FileCheck %s --check-prefix=AUTO
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65540" | FileCheck %s --check-prefix=AUTO
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65537" | FileCheck %s --check-prefix=NOT-AUTO
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=32768" | FileCheck %s --check-prefix=NOT-AUTO
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576" | FileCheck %s --check-prefix=AUTO
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536" | FileCheck %s --check-prefix=AUTO
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=200000" | FileCheck %s --check-prefix=AUTO
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=200004" | FileCheck %s --check-prefix=NOT-AUTO
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=2097152" | FileCheck %s --check-prefix=NOT-AUTO
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=2097152" | FileCheck %s --check-prefix=NOT-AUTO
-// RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576" | FileCheck %s --check-prefix=NOT-AUTO
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 chip=sm_80" | FileCheck %s --check-prefix=NOT-AUTO
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=65536" --convert-rowred-to-gpu | FileCheck %s --check-prefix=AUTO
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=65540" --convert-rowred-to-gpu | FileCheck %s --check-prefix=AUTO
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=65537" --convert-rowred-to-gpu | FileCheck %s --check-prefix=NOT-AUTO
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=32768" --convert-rowred-to-gpu | FileCheck %s --check-prefix=NOT-AUTO
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=1048576" --convert-rowred-to-gpu | FileCheck %s --check-prefix=AUTO
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=65536" --convert-rowred-to-gpu | FileCheck %s --check-prefix=AUTO
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=200000" --convert-rowred-to-gpu | FileCheck %s --check-prefix=AUTO
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=200004" --convert-rowred-to-gpu | FileCheck %s --check-prefix=NOT-AUTO
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=2097152" --convert-rowred-to-gpu | FileCheck %s --check-prefix=NOT-AUTO
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=2097152" --convert-rowred-to-gpu | FileCheck %s --check-prefix=NOT-AUTO
+// RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --rowred-plan="cols=1048576" --convert-rowred-to-gpu | FileCheck %s --check-prefix=NOT-AUTO
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=1048576 chip=sm_80" --convert-rowred-to-gpu | FileCheck %s --check-prefix=NOT-AUTO
 
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=chunks rows-per-block=4" 2>&1 | FileCheck %s --check-prefix=ERR-RPB
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=chunks cluster-size=2" 2>&1 | FileCheck %s --check-prefix=ERR-CLUSTER
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=chunks row-split=2" 2>&1 | FileCheck %s --check-prefix=ERR-SPLIT
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=chunks grid=rows" 2>&1 | FileCheck %s --check-prefix=ERR-GRID
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=chunks chunk-stage=100" 2>&1 | FileCheck %s --check-prefix=ERR-STAGE
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=chunks chunk-stage=-2" 2>&1 | FileCheck %s --check-prefix=ERR-NEG
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=chunks chunk-stage=1048576" 2>&1 | FileCheck %s --check-prefix=ERR-BIG
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=chunks chip=sm_80" 2>&1 | FileCheck %s --check-prefix=ERR-SM80
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=chunks block-size=64" 2>&1 | FileCheck %s --check-prefix=ERR-BLOCK
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=chunks block-size=32768" 2>&1 | FileCheck %s --check-prefix=ERR-EPT
-// RUN: not softmax-opt %S/Inputs/not-softmax.mlir --convert-rowred-to-gpu="strategy=chunks" 2>&1 | FileCheck %s --check-prefix=ERR-MAP
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=chunks rows-per-block=4" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ERR-RPB
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=chunks cluster-size=2" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ERR-CLUSTER
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=chunks row-split=2" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ERR-SPLIT
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=chunks grid=rows" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ERR-GRID
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=chunks chunk-stage=100" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ERR-STAGE
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=chunks chunk-stage=-2" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ERR-NEG
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=chunks chunk-stage=1048576" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ERR-BIG
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=chunks chip=sm_80" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ERR-SM80
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=chunks block-size=64" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ERR-BLOCK
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=chunks block-size=32768" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ERR-EPT
+// RUN: not softmax-opt %S/Inputs/not-softmax.mlir --rowred-plan="strategy=chunks" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ERR-MAP
 // Rows cut into chunks (128 threads x (64 f32 in registers + 64 staged)):
 // thread 0 takes the block's ticket, which wraps to 0 after the launch's
 // last chunk, and hands it to the block through shared memory; the staged

@@ -1,12 +1,12 @@
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536 strategy=cluster" | FileCheck %s
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536 strategy=cluster" | grep -B2 gpu.return | FileCheck %s --check-prefix=FINAL
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=65536 strategy=cluster" --convert-rowred-to-gpu | FileCheck %s
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=65536 strategy=cluster" --convert-rowred-to-gpu | grep -B2 gpu.return | FileCheck %s --check-prefix=FINAL
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-to-ptx="cols=65536 strategy=cluster" | FileCheck %s --check-prefix=PTX
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536 strategy=cluster chip=sm_80" 2>&1 | FileCheck %s --check-prefix=SM80
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536 strategy=cluster cluster-size=32" 2>&1 | FileCheck %s --check-prefix=SIZE
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536 pair-reduce=1" | FileCheck %s --check-prefix=PAIR
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536 strategy=cluster cluster-size=1" 2>&1 | FileCheck %s --check-prefix=ONE
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=65536 strategy=cluster chip=sm_80" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=SM80
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=65536 strategy=cluster cluster-size=32" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=SIZE
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=65536 pair-reduce=1" --convert-rowred-to-gpu | FileCheck %s --check-prefix=PAIR
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=65536 strategy=cluster cluster-size=1" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ONE
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-to-ptx="cols=262144 strategy=cluster cluster-size=16" | FileCheck %s --check-prefix=SIXTEEN
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 strategy=cluster" 2>&1 | FileCheck %s --check-prefix=LONG
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=1048576 strategy=cluster" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=LONG
 
 // A 65536-column f32 softmax split over a cluster of 4 blocks, each holding
 // a 16384-element slice in registers (512 threads x 32). The host launches

@@ -19,34 +19,34 @@
 // * the online kernel (second pass reversed) beyond, over clusters of 8
 //   blocks for rows up to 1 MiB and of 16 beyond (sm_90 and newer), and on
 //   one block for unknown rows.
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=100 | FileCheck %s --check-prefix=N100
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=256 | FileCheck %s --check-prefix=N256
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=781 | FileCheck %s --check-prefix=N781
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=4096 | FileCheck %s --check-prefix=N4096
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=8192 | FileCheck %s --check-prefix=N8192
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=8192 prefetch=registers" | FileCheck %s --check-prefix=N8192-REG
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=8192 pair-reduce=1" | FileCheck %s --check-prefix=N8192-PAIR
-// RUN: not softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="strategy=fused cols=8192 num-warps=4" 2>&1 | FileCheck %s --check-prefix=N8192-W4
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=12288 | FileCheck %s --check-prefix=N12288
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=16384 | FileCheck %s --check-prefix=N16384
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=32768 | FileCheck %s --check-prefix=N32768
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=32769 | FileCheck %s --check-prefix=N32769
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=131072 | FileCheck %s --check-prefix=N131072
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=131073 | FileCheck %s --check-prefix=N131073
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=262144 | FileCheck %s --check-prefix=N262144
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=262145 | FileCheck %s --check-prefix=N262145
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=524287 | FileCheck %s --check-prefix=N524287
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=524288 strategy=online cluster-size=16" | FileCheck %s --check-prefix=N524288
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=1048576 strategy=online cluster-size=16" | FileCheck %s --check-prefix=N1M
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=1048576 | FileCheck %s --check-prefix=N1M-AUTO
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=1048576 cluster-size=1" | FileCheck %s --check-prefix=N1M-ONE
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=2097152 strategy=online cluster-size=16" | FileCheck %s --check-prefix=N2M
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=4194304 strategy=online cluster-size=16" | FileCheck %s --check-prefix=N4M
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=400000 strategy=online cluster-size=8" | FileCheck %s --check-prefix=N400000
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=2097152 strategy=online cluster-size=16 keep-ahead=off" | FileCheck %s --check-prefix=N2M-OFF
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=65536 chip=sm_80" | FileCheck %s --check-prefix=SM80
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=32768 chip=sm_80" | FileCheck %s --check-prefix=SM80-32768
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu | FileCheck %s --check-prefix=UNKNOWN
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=100 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N100
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=256 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N256
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=781 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N781
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=4096 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N4096
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=8192 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N8192
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=8192 prefetch=registers" --convert-rowred-to-gpu | FileCheck %s --check-prefix=N8192-REG
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=8192 pair-reduce=1" --convert-rowred-to-gpu | FileCheck %s --check-prefix=N8192-PAIR
+// RUN: not softmax-opt %s --rowred-decompose --rowred-plan="strategy=fused cols=8192 num-warps=4" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=N8192-W4
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=12288 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N12288
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=16384 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N16384
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=32768 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N32768
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=32769 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N32769
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=131072 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N131072
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=131073 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N131073
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=262144 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N262144
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=262145 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N262145
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=524287 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N524287
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=524288 strategy=online cluster-size=16" --convert-rowred-to-gpu | FileCheck %s --check-prefix=N524288
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=1048576 strategy=online cluster-size=16" --convert-rowred-to-gpu | FileCheck %s --check-prefix=N1M
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=1048576 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N1M-AUTO
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=1048576 cluster-size=1" --convert-rowred-to-gpu | FileCheck %s --check-prefix=N1M-ONE
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=2097152 strategy=online cluster-size=16" --convert-rowred-to-gpu | FileCheck %s --check-prefix=N2M
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=4194304 strategy=online cluster-size=16" --convert-rowred-to-gpu | FileCheck %s --check-prefix=N4M
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=400000 strategy=online cluster-size=8" --convert-rowred-to-gpu | FileCheck %s --check-prefix=N400000
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=2097152 strategy=online cluster-size=16 keep-ahead=off" --convert-rowred-to-gpu | FileCheck %s --check-prefix=N2M-OFF
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=65536 chip=sm_80" --convert-rowred-to-gpu | FileCheck %s --check-prefix=SM80
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=32768 chip=sm_80" --convert-rowred-to-gpu | FileCheck %s --check-prefix=SM80-32768
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan --convert-rowred-to-gpu | FileCheck %s --check-prefix=UNKNOWN
 
 // N100: block_elements = 128 : i64, block_threads = 64 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 8 : i64
 // N100-SAME: max_cols = 128 : i64
@@ -152,47 +152,47 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // cp.async), where rows stay fused up to 16384 only. On sm_90, rows of 8193
 // to 57344 elements (a multiple of 8) are staged whole instead: the online
 // kernel on a block per row, both passes reading shared memory.
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=8192 | FileCheck %s --check-prefix=BF8192
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=12288 | FileCheck %s --check-prefix=BF12288
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=16384 | FileCheck %s --check-prefix=BF16384
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=16383 | FileCheck %s --check-prefix=BF16383
-// RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=24576 | FileCheck %s --check-prefix=F16-24576
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=32768 chip=sm_80" | FileCheck %s --check-prefix=BF32768-SM80
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=45000 | FileCheck %s --check-prefix=BF45000
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=57344 | FileCheck %s --check-prefix=BF57344
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=57352 | FileCheck %s --check-prefix=BF57352
-// RUN: not softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=32768 max-elements-per-thread=8" 2>&1 | FileCheck %s --check-prefix=BF-STAGED-LIMIT
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=32768 vector-width=1" | FileCheck %s --check-prefix=BF-STAGED-SCALAR
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=16385 | FileCheck %s --check-prefix=BF16385
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=32769 | FileCheck %s --check-prefix=BF32769
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=16385 chip=sm_75" | FileCheck %s --check-prefix=BF-SM75
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=2048 | FileCheck %s --check-prefix=BF2048
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=4096 | FileCheck %s --check-prefix=BF4096
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=512 | FileCheck %s --check-prefix=BF512
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=1024 | FileCheck %s --check-prefix=BF1024
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=131072 strategy=cluster" | FileCheck %s --check-prefix=BF131072
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=131072 prefetch=off" | FileCheck %s --check-prefix=BF131072-OFF
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=131072 pair-reduce=off" | FileCheck %s --check-prefix=BF131072-NOPAIR
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=131073 | FileCheck %s --check-prefix=BF131073
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=151936 strategy=cluster" | FileCheck %s --check-prefix=BF151936
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=50257 | FileCheck %s --check-prefix=BF50257
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=262145 | FileCheck %s --check-prefix=BF262145
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=240000 strategy=cluster" | FileCheck %s --check-prefix=BF240000
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=200000 strategy=cluster" | FileCheck %s --check-prefix=BF200000
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=393216 strategy=cluster" | FileCheck %s --check-prefix=BF393216
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=524288 strategy=cluster" | FileCheck %s --check-prefix=BF524288
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=450000 strategy=online cluster-size=8" | FileCheck %s --check-prefix=BF450000
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=500009 | FileCheck %s --check-prefix=BF500009
-// RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=262144 | FileCheck %s --check-prefix=F16-262144
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 strategy=online cluster-size=16" | FileCheck %s --check-prefix=BF1M
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=1048576 | FileCheck %s --check-prefix=BF1M-AUTO
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 prefetch=registers" | FileCheck %s --check-prefix=BF1M-REG
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 keep-ahead=off" | FileCheck %s --check-prefix=BF1M-OFF
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=2097152 | FileCheck %s --check-prefix=BF2M
-// RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=1048576 | FileCheck %s --check-prefix=F16-1M
-// RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=2097152 | FileCheck %s --check-prefix=F16-2M
-// RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --convert-rowred-to-gpu=cols=8388608 | FileCheck %s --check-prefix=F16-8M
-// RUN: not softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=131072 pair-reduce=maybe" 2>&1 | FileCheck %s --check-prefix=BF-PAIR-BAD
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=8192 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF8192
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=12288 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF12288
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=16384 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF16384
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=16383 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF16383
+// RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --rowred-plan=cols=24576 --convert-rowred-to-gpu | FileCheck %s --check-prefix=F16-24576
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=32768 chip=sm_80" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF32768-SM80
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=45000 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF45000
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=57344 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF57344
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=57352 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF57352
+// RUN: not softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=32768 max-elements-per-thread=8" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=BF-STAGED-LIMIT
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=32768 vector-width=1" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF-STAGED-SCALAR
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=16385 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF16385
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=32769 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF32769
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=16385 chip=sm_75" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF-SM75
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=2048 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF2048
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=4096 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF4096
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=512 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF512
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=1024 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF1024
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=131072 strategy=cluster" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF131072
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=131072 prefetch=off" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF131072-OFF
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=131072 pair-reduce=off" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF131072-NOPAIR
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=131073 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF131073
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=151936 strategy=cluster" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF151936
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=50257 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF50257
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=262145 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF262145
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=240000 strategy=cluster" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF240000
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=200000 strategy=cluster" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF200000
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=393216 strategy=cluster" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF393216
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=524288 strategy=cluster" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF524288
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=450000 strategy=online cluster-size=8" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF450000
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=500009 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF500009
+// RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --rowred-plan=cols=262144 --convert-rowred-to-gpu | FileCheck %s --check-prefix=F16-262144
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=1048576 strategy=online cluster-size=16" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF1M
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=1048576 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF1M-AUTO
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=1048576 prefetch=registers" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF1M-REG
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=1048576 keep-ahead=off" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF1M-OFF
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=2097152 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF2M
+// RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --rowred-plan=cols=1048576 --convert-rowred-to-gpu | FileCheck %s --check-prefix=F16-1M
+// RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --rowred-plan=cols=2097152 --convert-rowred-to-gpu | FileCheck %s --check-prefix=F16-2M
+// RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --rowred-plan=cols=8388608 --convert-rowred-to-gpu | FileCheck %s --check-prefix=F16-8M
+// RUN: not softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=131072 pair-reduce=maybe" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=BF-PAIR-BAD
 // BF512: block_elements = 512 : i64, block_threads = 128 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 16 : i64
 // BF512-SAME: prefetch = "registers"
 // BF512-SAME: rows_per_block = 4 : i64

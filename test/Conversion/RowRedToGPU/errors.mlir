@@ -1,17 +1,19 @@
-// RUN: softmax-opt %s -split-input-file -verify-diagnostics --convert-rowred-to-gpu
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=fused cols=100000" 2>&1 | FileCheck %s --check-prefix=TOO-LONG
-// RUN: not softmax-opt %S/Inputs/not-softmax.mlir --convert-rowred-to-gpu="strategy=online" 2>&1 | FileCheck %s --check-prefix=ONLINE
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=fused" 2>&1 | FileCheck %s --check-prefix=NEEDS-COLS
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=fused cols=1000 block-size=512" 2>&1 | FileCheck %s --check-prefix=SMALL-BLOCK
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=fused block-size=1000" 2>&1 | FileCheck %s --check-prefix=POW2
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=fastest" 2>&1 | FileCheck %s --check-prefix=STRATEGY
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="num-warps=5" 2>&1 | FileCheck %s --check-prefix=WARPS
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="vector-width=8" 2>&1 | FileCheck %s --check-prefix=VECTOR
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online num-warps=8 block-size=128" 2>&1 | FileCheck %s --check-prefix=TILE
-// RUN: not softmax-opt %S/Inputs/static.mlir --rowred-decompose --convert-rowred-to-gpu="cols=512" 2>&1 | FileCheck %s --check-prefix=CONTRADICT
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=fused block-size=96 num-warps=2" 2>&1 | FileCheck %s --check-prefix=UNEVEN
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online block-size=12288" 2>&1 | FileCheck %s --check-prefix=ONLINE-TILE
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="num-warps=48" 2>&1 | FileCheck %s --check-prefix=WARPS48
+// RUN: softmax-opt %s -split-input-file -verify-diagnostics --rowred-plan --convert-rowred-to-gpu
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=NO-PLAN
+// NO-PLAN: error: 'rowred.map' op has no #rowred.plan; run --rowred-plan before the GPU lowering
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=fused cols=100000" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=TOO-LONG
+// RUN: not softmax-opt %S/Inputs/not-softmax.mlir --rowred-plan="strategy=online" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ONLINE
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=fused" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=NEEDS-COLS
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=fused cols=1000 block-size=512" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=SMALL-BLOCK
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=fused block-size=1000" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=POW2
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=fastest" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=STRATEGY
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="num-warps=5" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=WARPS
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="vector-width=8" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=VECTOR
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online num-warps=8 block-size=128" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=TILE
+// RUN: not softmax-opt %S/Inputs/static.mlir --rowred-decompose --rowred-plan="cols=512" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=CONTRADICT
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=fused block-size=96 num-warps=2" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=UNEVEN
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online block-size=12288" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ONLINE-TILE
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="num-warps=48" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=WARPS48
 
 // TOO-LONG: error: 'rowred.map' op a fused block of 131072 elements over 1024 threads keeps 128 elements per thread in registers (limit 32); use more warps or strategy=online for rows this long
 // NEEDS-COLS: dynamic.mlir:3:3: error: 'rowred.map' op the fused strategy holds the whole row in registers and needs its length: set cols=N or block-size=B (or use strategy=online)
@@ -28,7 +30,7 @@
 // CONTRADICT: error: 'rowred.map' op cols=512 contradicts the input type, which has 1024 columns
 
 func.func @undecomposed(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
-  // expected-error @+1 {{'rowred.softmax' op must be decomposed before the GPU lowering (run --rowred-decompose first)}}
+  // expected-error @+1 {{'rowred.softmax' op must be decomposed before planning (run --rowred-decompose first)}}
   rowred.softmax dimension(1) ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>)
   return
 }

@@ -1,4 +1,4 @@
-// RUN: softmax-opt %s -split-input-file --convert-rowred-to-gpu="cols=4096" | FileCheck %s
+// RUN: softmax-opt %s -split-input-file --rowred-plan="cols=4096" --convert-rowred-to-gpu | FileCheck %s
 
 // Any reduce chain feeding a map is fused, not just softmax: here every row
 // is scaled by the reciprocal root of its sum of squares, with constants

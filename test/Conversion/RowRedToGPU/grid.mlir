@@ -4,24 +4,24 @@
 // a multiple of 8) one block per row ("rows"); fused ones then fetch no next
 // row. Everything else keeps the persistent grid, and so does every kernel
 // before sm_90.
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=16384" | FileCheck %s --check-prefix=F32-AUTO
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=16384 grid=persistent" | FileCheck %s --check-prefix=F32-PERSISTENT
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=16384 prefetch=on" | FileCheck %s --check-prefix=F32-PERSISTENT
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=16384 chip=sm_80" | FileCheck %s --check-prefix=F32-PERSISTENT
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=256" | FileCheck %s --check-prefix=WARP-ROWS
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=12287" | FileCheck %s --check-prefix=BF16-AUTO
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=12287 grid=rows" | FileCheck %s --check-prefix=BF16-ROWS
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=8192" | FileCheck %s --check-prefix=BF8192
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=8192 grid=persistent" | FileCheck %s --check-prefix=BF8192-PERSISTENT
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=16383" | FileCheck %s --check-prefix=BF16384
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=16384 grid=persistent" | FileCheck %s --check-prefix=BF16384-PERSISTENT
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=32767" | FileCheck %s --check-prefix=BF16-STAGE
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=32768" | FileCheck %s --check-prefix=STAGED-ROW
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=32768 grid=persistent" | FileCheck %s --check-prefix=BF16-STAGE
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 grid=rows" | FileCheck %s --check-prefix=ONLINE-ROWS
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=16384 grid=rows prefetch=on" 2>&1 | FileCheck %s --check-prefix=ROWS-STAGE
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online row-split=4 grid=rows" 2>&1 | FileCheck %s --check-prefix=ROWS-SPLIT
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=16384 grid=waves" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=16384" --convert-rowred-to-gpu | FileCheck %s --check-prefix=F32-AUTO
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=16384 grid=persistent" --convert-rowred-to-gpu | FileCheck %s --check-prefix=F32-PERSISTENT
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=16384 prefetch=on" --convert-rowred-to-gpu | FileCheck %s --check-prefix=F32-PERSISTENT
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=16384 chip=sm_80" --convert-rowred-to-gpu | FileCheck %s --check-prefix=F32-PERSISTENT
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=256" --convert-rowred-to-gpu | FileCheck %s --check-prefix=WARP-ROWS
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=12287" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF16-AUTO
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=12287 grid=rows" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF16-ROWS
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=8192" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF8192
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=8192 grid=persistent" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF8192-PERSISTENT
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=16383" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF16384
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=16384 grid=persistent" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF16384-PERSISTENT
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=32767" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF16-STAGE
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=32768" --convert-rowred-to-gpu | FileCheck %s --check-prefix=STAGED-ROW
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=32768 grid=persistent" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF16-STAGE
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=1048576 grid=rows" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ONLINE-ROWS
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=16384 grid=rows prefetch=on" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ROWS-STAGE
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online row-split=4 grid=rows" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ROWS-SPLIT
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=16384 grid=waves" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 
 // F32-AUTO: dynamic_shared_bytes = 0 : i64
 // F32-AUTO-SAME: grid = "rows"

@@ -1,8 +1,8 @@
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online cluster-size=4 cols=262144 online-keep=64 keep-ahead=bulk" | FileCheck %s
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online cluster-size=1 num-warps=1 cols=16384 online-keep=8 keep-ahead=bulk" | FileCheck %s --check-prefix=WARP
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online cluster-size=1 cols=262144 online-keep=64 keep-ahead=bulk chip=sm_80" 2>&1 | FileCheck %s --check-prefix=SM80
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online cluster-size=2 cols=262144 online-keep=128 keep-ahead=bulk" 2>&1 | FileCheck %s --check-prefix=TOO-BIG
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online cols=262144 keep-ahead=bulk" 2>&1 | FileCheck %s --check-prefix=NO-KEEP
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online cluster-size=4 cols=262144 online-keep=64 keep-ahead=bulk" --convert-rowred-to-gpu | FileCheck %s
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online cluster-size=1 num-warps=1 cols=16384 online-keep=8 keep-ahead=bulk" --convert-rowred-to-gpu | FileCheck %s --check-prefix=WARP
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online cluster-size=1 cols=262144 online-keep=64 keep-ahead=bulk chip=sm_80" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=SM80
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online cluster-size=2 cols=262144 online-keep=128 keep-ahead=bulk" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=TOO-BIG
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online cols=262144 keep-ahead=bulk" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=NO-KEEP
 
 // keep-ahead=bulk: the kept tile (64 KiB, the first of the four f32 tiles
 // of 16384 of each block's share) lives in two stage buffers that the rows

@@ -1,12 +1,12 @@
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online cluster-size=4 cols=262144 online-keep=128 keep-ahead=on" | FileCheck %s
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online cols=262144 keep-ahead=on" 2>&1 | FileCheck %s --check-prefix=NO-KEEP
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online cols=262144 online-keep=0 keep-ahead=on" 2>&1 | FileCheck %s --check-prefix=NO-KEEP0
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online online-keep=64 keep-ahead=on" 2>&1 | FileCheck %s --check-prefix=NO-COLS
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online cols=32768 online-keep=128 keep-ahead=on" 2>&1 | FileCheck %s --check-prefix=WHOLE
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online cols=262144 online-keep=64 keep-ahead=on prefetch=off" 2>&1 | FileCheck %s --check-prefix=NOT-AHEAD
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online cols=262144 online-keep=64 keep-ahead=on row-split=2" 2>&1 | FileCheck %s --check-prefix=NOT-AHEAD
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online cols=262144 online-keep=64 keep-ahead=on chip=sm_75" 2>&1 | FileCheck %s --check-prefix=SM75
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online cols=262144 online-keep=64 keep-ahead=maybe" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online cluster-size=4 cols=262144 online-keep=128 keep-ahead=on" --convert-rowred-to-gpu | FileCheck %s
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online cols=262144 keep-ahead=on" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=NO-KEEP
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online cols=262144 online-keep=0 keep-ahead=on" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=NO-KEEP0
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online online-keep=64 keep-ahead=on" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=NO-COLS
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online cols=32768 online-keep=128 keep-ahead=on" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=WHOLE
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online cols=262144 online-keep=64 keep-ahead=on prefetch=off" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=NOT-AHEAD
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online cols=262144 online-keep=64 keep-ahead=on row-split=2" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=NOT-AHEAD
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online cols=262144 online-keep=64 keep-ahead=on chip=sm_75" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=SM75
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online cols=262144 online-keep=64 keep-ahead=maybe" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=BAD
 
 // keep-ahead: the kept tiles (here 128 KiB, two f32 tiles of 16384 of the
 // 65536-element share of each of 4 blocks) are copied into the stage with

@@ -1,11 +1,11 @@
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online cluster-size=8 cols=262144 online-keep=64 prefetch=off" | FileCheck %s
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online online-keep=64" | FileCheck %s --check-prefix=AHEAD
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online" | FileCheck %s --check-prefix=NONE
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=fused cols=1024 online-keep=64" 2>&1 | FileCheck %s --check-prefix=FUSED
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online cluster-size=8 cols=262144 prefetch=on online-keep=64" 2>&1 | FileCheck %s --check-prefix=STAGE
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online online-keep=32" 2>&1 | FileCheck %s --check-prefix=SMALL
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online online-keep=256" 2>&1 | FileCheck %s --check-prefix=BIG
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online online-keep=-2" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="strategy=online cluster-size=8 cols=262144 online-keep=64 prefetch=off" --convert-rowred-to-gpu | FileCheck %s
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online online-keep=64" --convert-rowred-to-gpu | FileCheck %s --check-prefix=AHEAD
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=NONE
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=fused cols=1024 online-keep=64" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=FUSED
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online cluster-size=8 cols=262144 prefetch=on online-keep=64" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=STAGE
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online online-keep=32" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=SMALL
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online online-keep=256" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=BIG
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online online-keep=-2" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 
 // online-keep=K: pass 1 stores the first whole tiles of the block's share
 // (K KiB; here two bf16 tiles of 16384, 64 KiB), as loaded, into the stage in

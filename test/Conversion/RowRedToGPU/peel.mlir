@@ -1,8 +1,8 @@
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1024" | FileCheck %s
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="block-size=32 rows-per-block=32 num-warps=1" | FileCheck %s --check-prefix=ONE
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536 strategy=cluster" | FileCheck %s --check-prefix=CLUSTER
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536 pair-reduce=1" | FileCheck %s --check-prefix=PAIR
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online cluster-size=8 cols=262144 cache-hints=off" | FileCheck %s --check-prefix=ONLINE
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=1024" --convert-rowred-to-gpu | FileCheck %s
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="block-size=32 rows-per-block=32 num-warps=1" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ONE
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=65536 strategy=cluster" --convert-rowred-to-gpu | FileCheck %s --check-prefix=CLUSTER
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=65536 pair-reduce=1" --convert-rowred-to-gpu | FileCheck %s --check-prefix=PAIR
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="strategy=online cluster-size=8 cols=262144 cache-hints=off" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ONLINE
 
 // Rows that are not aligned for vectors (odd lengths of contiguous
 // tensors, a base pointer off by some elements) but are misaligned alike in

@@ -1,11 +1,11 @@
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=4096 prefetch=registers" | FileCheck %s
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536 cluster-size=4 prefetch=registers" | FileCheck %s --check-prefix=CLUSTER
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=4096 prefetch=registers" --convert-rowred-to-gpu | FileCheck %s
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=65536 cluster-size=4 prefetch=registers" --convert-rowred-to-gpu | FileCheck %s --check-prefix=CLUSTER
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-to-ptx="cols=4096" | FileCheck %s --check-prefix=PTX
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="prefetch=registers cache-hints=off" | FileCheck %s --check-prefix=ONLINE
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cache-hints=off" | FileCheck %s --check-prefix=ONLINE
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="prefetch=off cache-hints=off" | FileCheck %s --check-prefix=ONLINE-OFF
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=256 prefetch=registers" | FileCheck %s --check-prefix=ROWS
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=4096 vector-width=1 prefetch=registers" 2>&1 | FileCheck %s --check-prefix=SCALAR
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="prefetch=registers cache-hints=off" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ONLINE
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cache-hints=off" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ONLINE
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="prefetch=off cache-hints=off" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ONLINE-OFF
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=256 prefetch=registers" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ROWS
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=4096 vector-width=1 prefetch=registers" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=SCALAR
 
 // The next row loaded ahead into registers: no shared memory; a fused f32
 // block of 4096 (128 threads x 32, eight 16-byte chunks per thread) loads

@@ -1,17 +1,17 @@
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=4096 prefetch=on" | FileCheck %s
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=4096" | FileCheck %s --check-prefix=OFF
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=4096 prefetch=on" --convert-rowred-to-gpu | FileCheck %s
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=4096" --convert-rowred-to-gpu | FileCheck %s --check-prefix=OFF
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-to-ptx="cols=32768 grid=persistent" | FileCheck %s --check-prefix=PTX
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-to-ptx="cols=32768" | FileCheck %s --check-prefix=PTX-ROW
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536 cluster-size=4 prefetch=on" | FileCheck %s --check-prefix=CLUSTER
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="cols=65536 strategy=cluster" | FileCheck %s --check-prefix=CLUSTER-AUTO
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="prefetch=on" 2>&1 | FileCheck %s --check-prefix=ONLINE
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online cluster-size=8 cols=262144 prefetch=on" | FileCheck %s --check-prefix=ONLINE-STAGE
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1048576 prefetch=on" 2>&1 | FileCheck %s --check-prefix=ONLINE-TOO-BIG
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=256 rows-per-block=4 prefetch=on" 2>&1 | FileCheck %s --check-prefix=ROWS
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=256 prefetch=on" | FileCheck %s --check-prefix=ROWS-DEFAULT
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=4096 vector-width=1 prefetch=on" 2>&1 | FileCheck %s --check-prefix=SCALAR
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=4096 chip=sm_75 prefetch=on" 2>&1 | FileCheck %s --check-prefix=SM75
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=4096 prefetch=yes" 2>&1 | FileCheck %s --check-prefix=VALUE
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=65536 cluster-size=4 prefetch=on" --convert-rowred-to-gpu | FileCheck %s --check-prefix=CLUSTER
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=65536 strategy=cluster" --convert-rowred-to-gpu | FileCheck %s --check-prefix=CLUSTER-AUTO
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="prefetch=on" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ONLINE
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="strategy=online cluster-size=8 cols=262144 prefetch=on" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ONLINE-STAGE
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=1048576 prefetch=on" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ONLINE-TOO-BIG
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=256 rows-per-block=4 prefetch=on" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ROWS
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=256 prefetch=on" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ROWS-DEFAULT
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=4096 vector-width=1 prefetch=on" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=SCALAR
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=4096 chip=sm_75 prefetch=on" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=SM75
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=4096 prefetch=yes" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=VALUE
 
 // The next row staged in shared memory: a fused f32 block of 4096 (128
 // threads x 32) gets a 16 KiB stage of dynamic shared memory, which the

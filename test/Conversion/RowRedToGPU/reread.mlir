@@ -1,5 +1,5 @@
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=16384 num-warps=16 scalar-fallback=reread prefetch=off" | FileCheck %s
-// RUN: not softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="cols=1024 scalar-fallback=spill" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=16384 num-warps=16 scalar-fallback=reread prefetch=off" --convert-rowred-to-gpu | FileCheck %s
+// RUN: not softmax-opt %s --rowred-decompose --rowred-plan="cols=1024 scalar-fallback=spill" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=BAD
 
 // With scalar-fallback=reread, the vector path still holds the row in
 // registers (32 elements per thread here), but rows that do not allow vector

@@ -1,10 +1,10 @@
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online row-split=40" | FileCheck %s
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="cols=1024 row-split=4" | FileCheck %s --check-prefix=AUTO
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online" | FileCheck %s --check-prefix=NONE
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online row-split=4 cluster-size=4" 2>&1 | FileCheck %s --check-prefix=CLUSTER
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=fused cols=1024 row-split=4" 2>&1 | FileCheck %s --check-prefix=FUSED
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online row-split=0" 2>&1 | FileCheck %s --check-prefix=RANGE
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online row-split=1025" 2>&1 | FileCheck %s --check-prefix=RANGE
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online row-split=40" --convert-rowred-to-gpu | FileCheck %s
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=1024 row-split=4" --convert-rowred-to-gpu | FileCheck %s --check-prefix=AUTO
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=NONE
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online row-split=4 cluster-size=4" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=CLUSTER
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=fused cols=1024 row-split=4" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=FUSED
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online row-split=0" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=RANGE
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online row-split=1025" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=RANGE
 
 // A row split over a group of 40 blocks that combine their (max, sum) pairs
 // through a global workspace: an exit counter and an arrival counter per

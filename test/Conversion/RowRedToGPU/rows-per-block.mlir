@@ -1,11 +1,11 @@
 // Rows of 64 elements: 8 threads per row (8 elements each), 16 rows per
 // block; the butterfly stays within the 8 lanes of a row.
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="block-size=64 rows-per-block=16" | FileCheck %s --check-prefix=EIGHT
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="block-size=32 rows-per-block=32 num-warps=1" | FileCheck %s --check-prefix=ONE
-// RUN: not softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="block-size=1024 rows-per-block=2 num-warps=4" 2>&1 | FileCheck %s --check-prefix=WIDE
-// RUN: not softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="block-size=1024 rows-per-block=3" 2>&1 | FileCheck %s --check-prefix=ODD
-// RUN: not softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="strategy=online rows-per-block=2" 2>&1 | FileCheck %s --check-prefix=ONLINE
-// RUN: not softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="block-size=64 rows-per-block=4 num-warps=3" 2>&1 | FileCheck %s --check-prefix=GROUP24
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="block-size=64 rows-per-block=16" --convert-rowred-to-gpu | FileCheck %s --check-prefix=EIGHT
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="block-size=32 rows-per-block=32 num-warps=1" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ONE
+// RUN: not softmax-opt %s --rowred-decompose --rowred-plan="block-size=1024 rows-per-block=2 num-warps=4" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=WIDE
+// RUN: not softmax-opt %s --rowred-decompose --rowred-plan="block-size=1024 rows-per-block=3" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ODD
+// RUN: not softmax-opt %s --rowred-decompose --rowred-plan="strategy=online rows-per-block=2" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ONLINE
+// RUN: not softmax-opt %s --rowred-decompose --rowred-plan="block-size=64 rows-per-block=4 num-warps=3" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=GROUP24
 // EIGHT: block_threads = 128 : i64
 // EIGHT-SAME: elements_per_thread = 8 : i64
 // EIGHT-SAME: rows_per_block = 16 : i64

@@ -1,4 +1,4 @@
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu | FileCheck %s
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan --convert-rowred-to-gpu | FileCheck %s
 
 // A static 256-column bf16 log-softmax: one warp per row (8 elements per
 // thread), four rows per 128-thread block, so no shared memory and no

@@ -1,12 +1,12 @@
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online row-split=40 split-ahead=2" | FileCheck %s
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online row-split=3 split-ahead=7" | FileCheck %s --check-prefix=MAX
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online row-split=8 split-ahead=1 block-size=8192" | FileCheck %s --check-prefix=PIPE
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online row-split=3 split-ahead=1" | FileCheck %s --check-prefix=NOPIPE
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online split-ahead=1" 2>&1 | FileCheck %s --check-prefix=NOSPLIT
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online row-split=4 split-ahead=8" 2>&1 | FileCheck %s --check-prefix=RANGE
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online row-split=4 split-ahead=-1" 2>&1 | FileCheck %s --check-prefix=RANGE
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online cols=65536 row-split=4 split-ahead=1 prefetch=on" 2>&1 | FileCheck %s --check-prefix=STAGE
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu="strategy=online row-split=4 split-ahead=1 online-keep=64" 2>&1 | FileCheck %s --check-prefix=KEEP
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online row-split=40 split-ahead=2" --convert-rowred-to-gpu | FileCheck %s
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online row-split=3 split-ahead=7" --convert-rowred-to-gpu | FileCheck %s --check-prefix=MAX
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online row-split=8 split-ahead=1 block-size=8192" --convert-rowred-to-gpu | FileCheck %s --check-prefix=PIPE
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="strategy=online row-split=3 split-ahead=1" --convert-rowred-to-gpu | FileCheck %s --check-prefix=NOPIPE
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online split-ahead=1" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=NOSPLIT
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online row-split=4 split-ahead=8" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=RANGE
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online row-split=4 split-ahead=-1" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=RANGE
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online cols=65536 row-split=4 split-ahead=1 prefetch=on" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=STAGE
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online row-split=4 split-ahead=1 online-keep=64" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=KEEP
 
 // A split group of 40 blocks whose pass 1 runs two rows ahead of its pass 2.
 // Rows take 2 x 2 + 2 = 6 exchange buffers in turn, rounded up to 8: an exit

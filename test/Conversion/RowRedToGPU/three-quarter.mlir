@@ -3,13 +3,13 @@
 // elements per thread: N = 12288 runs 384 threads x 32 elements (8 chunks of
 // 4 x 384 = 1536 columns, all of them in the row) instead of 512 x 32 with
 // two chunks wholly masked.
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=12288 | FileCheck %s
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=12289 | FileCheck %s --check-prefix=POW2
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=6144 | FileCheck %s --check-prefix=N6144
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=3072 | FileCheck %s --check-prefix=N3072
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="strategy=cluster cols=151936" | FileCheck %s --check-prefix=CLUSTER
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu=cols=49152 | FileCheck %s --check-prefix=CLUSTER4
-// RUN: softmax-opt %s --rowred-decompose --convert-rowred-to-gpu="block-size=3072 num-warps=3" | FileCheck %s --check-prefix=EXPLICIT
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=12288 --convert-rowred-to-gpu | FileCheck %s
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=12289 --convert-rowred-to-gpu | FileCheck %s --check-prefix=POW2
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=6144 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N6144
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=3072 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N3072
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="strategy=cluster cols=151936" --convert-rowred-to-gpu | FileCheck %s --check-prefix=CLUSTER
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=49152 --convert-rowred-to-gpu | FileCheck %s --check-prefix=CLUSTER4
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="block-size=3072 num-warps=3" --convert-rowred-to-gpu | FileCheck %s --check-prefix=EXPLICIT
 
 // CHECK: block_elements = 12288 : i64, block_threads = 384 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
 // CHECK-SAME: max_cols = 12288 : i64

@@ -14,6 +14,7 @@ class ModuleOp;
 namespace rowred {
 
 #define GEN_PASS_DECL_CONVERTROWREDTOGPU
+#define GEN_PASS_DECL_ROWREDPLAN
 #include "rowred/Conversion/Passes.h.inc"
 
 /// Name of the module attribute holding one dictionary of launch metadata per

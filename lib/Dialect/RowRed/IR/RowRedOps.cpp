@@ -14,7 +14,6 @@
 using namespace mlir;
 using namespace mlir::rowred;
 
-#include "rowred/Dialect/RowRed/IR/RowRedEnums.cpp.inc"
 #include "rowred/Dialect/RowRed/IR/RowRedOpsDialect.cpp.inc"
 
 void RowRedDialect::initialize() {
@@ -22,6 +21,7 @@ void RowRedDialect::initialize() {
 #define GET_OP_LIST
 #include "rowred/Dialect/RowRed/IR/RowRedOps.cpp.inc"
       >();
+  registerAttributes();
 }
 
 //===----------------------------------------------------------------------===//

@@ -14,8 +14,8 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/APFloat.h"
 
+#include "rowred/Dialect/RowRed/IR/RowRedAttrs.h"
 #include "rowred/Dialect/RowRed/IR/RowRedDialect.h"
-#include "rowred/Dialect/RowRed/IR/RowRedEnums.h.inc"
 
 #define GET_OP_CLASSES
 #include "rowred/Dialect/RowRed/IR/RowRedOps.h.inc"
@@ -25,6 +25,9 @@ namespace rowred {
 /// Discardable attribute on a `rowred.map` naming the high-level op it was
 /// decomposed from (`softmax`, `log_softmax`); kernels record it as `op`.
 inline constexpr llvm::StringLiteral kOriginAttrName = "rowred.origin";
+/// Discardable attribute on a `rowred.map` holding the #rowred.plan of its
+/// kernel (set by rowred-plan, or written in the input).
+inline constexpr llvm::StringLiteral kPlanAttrName = "rowred.plan";
 } // namespace rowred
 } // namespace mlir
 

@@ -52,10 +52,18 @@ def RowRed_Dialect : Dialect {
     "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect"
   ];
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// Registers the attributes (RowRedAttrs.cpp).
+    void registerAttributes();
+  }];
 }
 
 class RowRed_Op<string mnemonic, list<Trait> traits = []> :
     Op<RowRed_Dialect, mnemonic, traits>;
+
+include "RowRedAttrs.td"
 
 //===----------------------------------------------------------------------===//
 // Enums

@@ -1,15 +1,20 @@
-//===- KernelPlan.h - The shape of one kernel -----------------------------===//
+//===- KernelPlan.h - The shape of one kernel -------------------*- C++ -*-===//
 //
 // Part of the softmax kernel compiler.
 //
-// KernelPlan holds everything that shapes one generated kernel: its strategy,
-// block shape, vector width and the memory paths its rows take. The planner
-// (Plan.cpp) fills it in; the emitter (KernelEmitter.h) follows it.
+// KernelPlan is the C++ view of a #rowred.plan attribute together with the
+// element types it applies to: everything that shapes one generated kernel
+// (its strategy, block shape, vector width and the memory paths its rows
+// take) and the quantities derived from it (threads, shared memory,
+// workspace). rowred-plan fills one in and stores it as the attribute;
+// convert-rowred-to-gpu reads it back and follows it.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ROWRED_CONVERSION_ROWREDTOGPU_KERNELPLAN_H
-#define ROWRED_CONVERSION_ROWREDTOGPU_KERNELPLAN_H
+#ifndef ROWRED_DIALECT_ROWRED_IR_KERNELPLAN_H
+#define ROWRED_DIALECT_ROWRED_IR_KERNELPLAN_H
+
+#include "rowred/Dialect/RowRed/IR/RowRedAttrs.h"
 
 #include "mlir/IR/Types.h"
 #include "llvm/ADT/SmallVector.h"
@@ -21,40 +26,21 @@
 namespace mlir {
 namespace rowred {
 
-/// How a kernel covers a row.
-enum class Strategy {
-  /// The row in one block's registers, one read.
-  Fused,
-  /// The row split over the blocks of a thread-block cluster, each holding
-  /// its slice in registers; partial results meet in distributed shared
-  /// memory. One read.
-  Cluster,
-  /// Tiles with a running (max, sum), then a second read to write.
-  Online,
-  /// The row cut into chunks of a block each, taken by atomic ticket; a
-  /// chunk stays on chip (registers and a bulk-copied stage) while its
-  /// block's (max, sum) meets the row's other chunks' in a global-memory
-  /// workspace. One read.
-  Chunks
-};
+/// The compute capability in `chip` (`sm_90a` -> 90), or 0 when `chip` does
+/// not name one.
+int64_t chipVersion(StringRef chip);
 
-inline StringRef stringify(Strategy s) {
-  switch (s) {
-  case Strategy::Fused:
-    return "fused";
-  case Strategy::Cluster:
-    return "cluster";
-  case Strategy::Online:
-    return "online";
-  case Strategy::Chunks:
-    return "chunks";
-  }
-  llvm_unreachable("unknown strategy");
-}
-
-/// options and the group's types.
+/// Everything the kernel emitter needs to know: a #rowred.plan and the
+/// group's element types.
 struct KernelPlan {
+  /// The plan in `attr` for a kernel from `inType` to `outType` elements.
+  static KernelPlan get(PlanAttr attr, Type inType, Type outType);
+  /// The plan as an attribute (without the element types).
+  PlanAttr getAttr(MLIRContext *context) const;
+
   Strategy strategy;
+  /// The target chip (`sm_XY`).
+  std::string chip = "sm_90";
   /// Elements covered by one block: the whole row (fused), the block's slice
   /// of the row (cluster) or one tile (online). A power of two, at least one
   /// per thread of a row.
@@ -119,6 +105,8 @@ struct KernelPlan {
   /// of the persistent grid of the programs resident at once (grid=rows); the
   /// kernel still loops over rows, so any grid computes the same result.
   bool gridPerRowGroup = false;
+  /// The `.minnctapersm` ptxas is asked for (0: none).
+  int64_t minBlocksPerSM = 0;
 
   int64_t numThreads() const { return numWarps * 32; }
   /// Blocks that share one row: a cluster's or a split group's.
@@ -158,7 +146,7 @@ struct KernelPlan {
   /// with both the pair reduction and the stage, which spill (f32 65536: 4
   /// bytes).
   bool peelable() const {
-    return vectorWidth > 1 && strategy != Strategy::Chunks &&
+    return vectorWidth > 1 && strategy != Strategy::chunks &&
            !(clusterSize > 1 && pairReduce && prefetch);
   }
   /// Whether the peeled path of cluster slices reduces one value at a time
@@ -180,7 +168,7 @@ struct KernelPlan {
   }
   /// Whether the exchanges carry (max, sum) pairs.
   bool exchangesPairs() const {
-    return strategy == Strategy::Online || strategy == Strategy::Chunks ||
+    return strategy == Strategy::online || strategy == Strategy::chunks ||
            pairReduce;
   }
   /// The cluster exchanges of one row on one of the kernel's paths.
@@ -239,13 +227,13 @@ struct KernelPlan {
   /// comes after the next row's exchange barrier, which every warp reaches
   /// only once it has read them.
   bool alternatesSlots() const {
-    return strategy == Strategy::Online && clusterSize > 1 && splitSize == 1 &&
+    return strategy == Strategy::online && clusterSize > 1 && splitSize == 1 &&
            threadsPerRow() > 32;
   }
   /// f32 slots per warp in shared memory: one per exchanged value (twice
   /// that with alternatesSlots).
   int64_t sharedSlots(size_t numReduces) const {
-    if (strategy == Strategy::Chunks)
+    if (strategy == Strategy::chunks)
       return kRowPairSlot + 2;
     return exchangesPerRow(numReduces) * (exchangesPairs() ? 2 : 1) *
                (alternatesSlots() ? 2 : 1) +
@@ -264,7 +252,7 @@ struct KernelPlan {
   /// stage of stageElements input elements, or the online kernel's kept
   /// tiles (keptElements), twice with bulkKeep (two buffers).
   int64_t dynamicSharedBytes() const {
-    if (strategy == Strategy::Chunks)
+    if (strategy == Strategy::chunks)
       return hasStage() ? chunkStaged * inType.getIntOrFloatBitWidth() / 8 : 0;
     return (prefetch ? stageElements : keptElements * (bulkKeep ? 2 : 1)) *
            inType.getIntOrFloatBitWidth() / 8;
@@ -272,7 +260,7 @@ struct KernelPlan {
   /// Whether the kernel has a stage in dynamic shared memory (for chunks,
   /// only the vector path reads it).
   bool hasStage() const {
-    if (strategy == Strategy::Chunks)
+    if (strategy == Strategy::chunks)
       return chunkStaged > 0 && vectorWidth > 1;
     return prefetch || keptElements > 0;
   }
@@ -290,4 +278,4 @@ inline std::string typeName(Type type) {
 } // namespace rowred
 } // namespace mlir
 
-#endif // ROWRED_CONVERSION_ROWREDTOGPU_KERNELPLAN_H
+#endif // ROWRED_DIALECT_ROWRED_IR_KERNELPLAN_H

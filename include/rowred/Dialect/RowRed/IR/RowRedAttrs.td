@@ -1,0 +1,144 @@
+//===- RowRedAttrs.td - Row-wise reduction dialect attrs ---*- tablegen -*-===//
+//
+// Part of the softmax kernel compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ROWRED_ATTRS
+#define ROWRED_ATTRS
+
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+//===----------------------------------------------------------------------===//
+// Plan enums
+//===----------------------------------------------------------------------===//
+
+def RowRed_StrategyAttr : I32EnumAttr<"Strategy",
+    "how a kernel covers a row", [
+      I32EnumAttrCase<"fused", 0>,
+      I32EnumAttrCase<"cluster", 1>,
+      I32EnumAttrCase<"online", 2>,
+      I32EnumAttrCase<"chunks", 3>]> {
+  let cppNamespace = "::mlir::rowred";
+}
+
+def RowRed_PrefetchAttr : I32EnumAttr<"Prefetch",
+    "what a block fetches ahead of the row it works on", [
+      I32EnumAttrCase<"none", 0>,
+      I32EnumAttrCase<"stage", 1>,
+      I32EnumAttrCase<"registers", 2>]> {
+  let cppNamespace = "::mlir::rowred";
+}
+
+def RowRed_KeepAheadAttr : I32EnumAttr<"KeepAhead",
+    "how the online kernel's kept tiles are filled", [
+      I32EnumAttrCase<"none", 0>,
+      I32EnumAttrCase<"tiles", 1>,
+      I32EnumAttrCase<"bulk", 2>]> {
+  let cppNamespace = "::mlir::rowred";
+}
+
+def RowRed_GridAttr : I32EnumAttr<"Grid",
+    "the grid a launcher starts", [
+      I32EnumAttrCase<"persistent", 0>,
+      I32EnumAttrCase<"rows", 1>]> {
+  let cppNamespace = "::mlir::rowred";
+}
+
+//===----------------------------------------------------------------------===//
+// Plan attribute
+//===----------------------------------------------------------------------===//
+
+/// An enum field of the plan with a default, left out when it has it.
+class RowRed_DefaultEnumParameter<EnumAttrInfo info, string value>
+    : EnumParameter<info> {
+  let defaultValue = info.cppNamespace # "::" # info.className # "::" # value;
+}
+
+def RowRed_PlanAttr : AttrDef<RowRed_Dialect, "Plan"> {
+  let mnemonic = "plan";
+  let summary = "Everything that shapes the kernel of one rowred.map group";
+  let description = [{
+    The plan of one kernel: the strategy that covers a row, the block shape,
+    the vector width and the memory paths. `rowred-plan` attaches one to
+    every `rowred.map` (as its `rowred.plan` attribute), choosing it from
+    the element types, the row length and the chip;
+    `convert-rowred-to-gpu` only follows it. A plan written by hand in the
+    input is kept by `rowred-plan` and verified like a chosen one.
+
+    Fields (those left out take the default in brackets):
+
+    * `strategy`: `fused` (the row in one block's registers), `cluster` (the
+      row over the blocks of a thread-block cluster, sm_90+), `online`
+      (tiles with a running (max, sum), two reads) or `chunks` (each row
+      cut into chunks of a block each, meeting in a global workspace).
+    * `chip` [`"sm_90"`]: the target; its features bound the other fields.
+    * `block`: elements one block covers: the whole row (fused), the
+      block's slice (cluster), one tile (online) or the chunk's part in
+      registers (chunks).
+    * `warps`: warps per block (1 to 32).
+    * `rows_per_block` [1]: rows a fused block works on at once.
+    * `cluster` [1]: blocks of a cluster sharing a row.
+    * `row_split` [1], `split_ahead` [0]: online rows over blocks that
+      combine through the workspace, and rows pass 1 runs ahead.
+    * `vector` [1]: widest vector access in elements.
+    * `reverse_second_pass` [true], `fast_exp` [true]: the online kernel's
+      second pass from the last tile; `ex2.approx.ftz` and one reciprocal
+      per row.
+    * `reread` [false]: the scalar path re-reads the row for each reduction.
+    * `prefetch` [`none`]: the next row (or tile) fetched into the `stage`
+      in shared memory or into `registers` while the current one is reduced.
+    * `pair_reduce` [false]: one (max, sum) exchange per row.
+    * `max_cols` [0]: the longest row the kernel handles (0: any).
+    * `stage_elements` [0], `kept_elements` [0]: elements of the prefetch
+      stage, and of the online kernel's tiles kept between its passes.
+    * `keep_ahead` [`none`]: kept tiles copied ahead per thread (`tiles`)
+      or by one bulk copy (`bulk`).
+    * `cache_hints` [false]: L2 eviction hints (online).
+    * `chunk_stage` [0]: elements of each chunk bulk-copied into shared
+      memory after its `block` in registers.
+    * `grid` [`persistent`]: the blocks resident at once, each looping over
+      rows, or one block per row group (`rows`).
+    * `min_blocks_per_sm` [0]: the `.minnctapersm` ptxas is asked for.
+
+    Example (auto's f32 kernel for rows of 4096 on sm_90):
+
+    ```mlir
+    rowred.map ins(%x : memref<?x?xf32>) rows(%m, %s : memref<?xf32>, memref<?xf32>)
+        outs(%y : memref<?x?xf32>) {
+      ...
+    } {rowred.plan = #rowred.plan<strategy = fused, block = 4096, warps = 4,
+                                  vector = 4, max_cols = 4096,
+                                  stage_elements = 4096, grid = rows>}
+    ```
+  }];
+  let parameters = (ins
+    EnumParameter<RowRed_StrategyAttr>:$strategy,
+    StringRefParameter<"target chip", "\"sm_90\"">:$chip,
+    "int64_t":$block,
+    "int64_t":$warps,
+    DefaultValuedParameter<"int64_t", "1">:$rows_per_block,
+    DefaultValuedParameter<"int64_t", "1">:$cluster,
+    DefaultValuedParameter<"int64_t", "1">:$row_split,
+    DefaultValuedParameter<"int64_t", "0">:$split_ahead,
+    DefaultValuedParameter<"int64_t", "1">:$vector,
+    DefaultValuedParameter<"bool", "true">:$reverse_second_pass,
+    DefaultValuedParameter<"bool", "true">:$fast_exp,
+    DefaultValuedParameter<"bool", "false">:$reread,
+    RowRed_DefaultEnumParameter<RowRed_PrefetchAttr, "none">:$prefetch,
+    DefaultValuedParameter<"bool", "false">:$pair_reduce,
+    DefaultValuedParameter<"int64_t", "0">:$max_cols,
+    DefaultValuedParameter<"int64_t", "0">:$stage_elements,
+    DefaultValuedParameter<"int64_t", "0">:$kept_elements,
+    RowRed_DefaultEnumParameter<RowRed_KeepAheadAttr, "none">:$keep_ahead,
+    DefaultValuedParameter<"bool", "false">:$cache_hints,
+    DefaultValuedParameter<"int64_t", "0">:$chunk_stage,
+    RowRed_DefaultEnumParameter<RowRed_GridAttr, "persistent">:$grid,
+    DefaultValuedParameter<"int64_t", "0">:$min_blocks_per_sm
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+#endif // ROWRED_ATTRS

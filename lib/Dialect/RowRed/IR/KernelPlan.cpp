@@ -1,0 +1,67 @@
+//===- KernelPlan.cpp - The shape of one kernel ---------------------------===//
+//
+// Part of the softmax kernel compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rowred/Dialect/RowRed/IR/KernelPlan.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace mlir::rowred;
+
+int64_t mlir::rowred::chipVersion(StringRef chip) {
+  int64_t version = 0;
+  if (chip.consume_front("sm_"))
+    chip.take_while(llvm::isDigit).getAsInteger(10, version);
+  return version;
+}
+
+KernelPlan KernelPlan::get(PlanAttr attr, Type inType, Type outType) {
+  KernelPlan plan;
+  plan.strategy = attr.getStrategy();
+  plan.chip = attr.getChip().str();
+  plan.blockElements = attr.getBlock();
+  plan.numWarps = attr.getWarps();
+  plan.rowsPerBlock = attr.getRowsPerBlock();
+  plan.clusterSize = attr.getCluster();
+  plan.splitSize = attr.getRowSplit();
+  plan.splitAhead = attr.getSplitAhead();
+  plan.vectorWidth = attr.getVector();
+  plan.reverseSecondPass = attr.getReverseSecondPass();
+  plan.fastExp = attr.getFastExp();
+  plan.rereadFallback = attr.getReread();
+  plan.prefetch = attr.getPrefetch() == Prefetch::stage;
+  plan.prefetchRegisters = attr.getPrefetch() == Prefetch::registers;
+  plan.pairReduce = attr.getPairReduce();
+  plan.inType = inType;
+  plan.outType = outType;
+  plan.maxCols = attr.getMaxCols();
+  plan.stageElements = attr.getStageElements();
+  plan.keptElements = attr.getKeptElements();
+  plan.keepAhead = attr.getKeepAhead() != KeepAhead::none;
+  plan.bulkKeep = attr.getKeepAhead() == KeepAhead::bulk;
+  plan.cacheHints = attr.getCacheHints();
+  plan.chunkStaged = attr.getChunkStage();
+  plan.gridPerRowGroup = attr.getGrid() == Grid::rows;
+  plan.minBlocksPerSM = attr.getMinBlocksPerSm();
+  return plan;
+}
+
+PlanAttr KernelPlan::getAttr(MLIRContext *context) const {
+  assert(!(prefetch && prefetchRegisters) && "one prefetch kind at most");
+  Prefetch prefetchKind = prefetch            ? Prefetch::stage
+                          : prefetchRegisters ? Prefetch::registers
+                                              : Prefetch::none;
+  KeepAhead keep = bulkKeep    ? KeepAhead::bulk
+                   : keepAhead ? KeepAhead::tiles
+                               : KeepAhead::none;
+  return PlanAttr::get(
+      context, strategy, chip, blockElements, numWarps, rowsPerBlock,
+      clusterSize, splitSize, splitAhead, vectorWidth, reverseSecondPass,
+      fastExp, rereadFallback, prefetchKind, pairReduce, maxCols, stageElements,
+      keptElements, keep, cacheHints, chunkStaged,
+      gridPerRowGroup ? Grid::rows : Grid::persistent, minBlocksPerSM);
+}

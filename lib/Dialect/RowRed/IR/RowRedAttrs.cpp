@@ -1,0 +1,195 @@
+//===- RowRedAttrs.cpp - Row-wise reduction attributes --------------------===//
+//
+// Part of the softmax kernel compiler.
+//
+// The #rowred.plan attribute and its verification: the checks that need only
+// the plan (PlanAttr::verify) and those that need the element types of the
+// rowred.map it is attached to (verifyOperationAttribute).
+//
+//===----------------------------------------------------------------------===//
+
+#include "rowred/Dialect/RowRed/IR/KernelPlan.h"
+#include "rowred/Dialect/RowRed/IR/RowRedOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::rowred;
+
+#include "rowred/Dialect/RowRed/IR/RowRedEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "rowred/Dialect/RowRed/IR/RowRedAttrs.cpp.inc"
+
+void RowRedDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "rowred/Dialect/RowRed/IR/RowRedAttrs.cpp.inc"
+      >();
+}
+
+/// Whether `n` is a power of two or three times one.
+static bool isBlockShape(int64_t n) {
+  return n > 0 &&
+         (llvm::isPowerOf2_64(n) || (n % 3 == 0 && llvm::isPowerOf2_64(n / 3)));
+}
+
+/// Most elements one thread may hold in registers: with the addresses and
+/// masks beside them they already fill most of a thread's 255 registers.
+static constexpr int64_t kMaxElementsPerThread = 128;
+
+LogicalResult PlanAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, Strategy strategy,
+    StringRef chip, int64_t block, int64_t warps, int64_t rowsPerBlock,
+    int64_t cluster, int64_t rowSplit, int64_t splitAhead, int64_t vector,
+    bool reverseSecondPass, bool fastExp, bool reread, Prefetch prefetch,
+    bool pairReduce, int64_t maxCols, int64_t stageElements,
+    int64_t keptElements, KeepAhead keepAhead, bool cacheHints,
+    int64_t chunkStage, Grid grid, int64_t minBlocksPerSm) {
+  int64_t sm = chipVersion(chip);
+  auto fail = [&](StringRef field) {
+    return emitError() << "#rowred.plan field '" << field << "': ";
+  };
+  if (sm == 0)
+    return fail("chip") << "'" << chip
+                        << "' names no chip; expected sm_80, sm_90, ...";
+  if (warps < 1 || warps > 32 || !isBlockShape(warps))
+    return fail("warps") << "must be from 1 to 32, a power of two or three "
+                            "times one, got "
+                         << warps;
+  if (rowsPerBlock < 1 || !llvm::isPowerOf2_64(rowsPerBlock) ||
+      rowsPerBlock > warps * 32)
+    return fail("rows_per_block")
+           << "must be a power of two of at most the block's " << warps * 32
+           << " threads, got " << rowsPerBlock;
+  if (rowsPerBlock > 1 && strategy != Strategy::fused)
+    return fail("rows_per_block") << "applies to the fused strategy only";
+  int64_t threadsPerRow = warps * 32 / rowsPerBlock;
+  if (rowsPerBlock > 1 && threadsPerRow > 32)
+    return fail("rows_per_block") << rowsPerBlock << " rows over " << warps * 32
+                                  << " threads leave more than a warp per row";
+  if (block < threadsPerRow || block % threadsPerRow != 0)
+    return fail("block") << "must be a positive multiple of the "
+                         << threadsPerRow << " threads of a row, got " << block;
+  int64_t perThread = block / threadsPerRow;
+  if (perThread > kMaxElementsPerThread)
+    return fail("block") << block << " elements over " << threadsPerRow
+                         << " threads keep " << perThread
+                         << " per thread in registers; at most "
+                         << kMaxElementsPerThread << " fit";
+  if (vector < 1 || !llvm::isPowerOf2_64(vector) || perThread % vector != 0)
+    return fail("vector") << "must be a power of two dividing the " << perThread
+                          << " elements per thread, got " << vector;
+  if (cluster < 1 || cluster > 16 || !llvm::isPowerOf2_64(cluster))
+    return fail("cluster") << "must be 1, 2, 4, 8 or 16, got " << cluster;
+  if (strategy == Strategy::cluster && cluster == 1)
+    return fail("cluster") << "the cluster strategy needs 2 or more blocks";
+  if (cluster > 1 && strategy != Strategy::cluster &&
+      strategy != Strategy::online)
+    return fail("cluster") << "applies to the cluster and online strategies "
+                              "only";
+  if (cluster > 1 && sm < 90)
+    return fail("cluster") << "thread-block clusters need sm_90 or newer, not "
+                           << chip;
+  if (rowSplit < 1 || rowSplit > 1024)
+    return fail("row_split") << "must be from 1 to 1024, got " << rowSplit;
+  if (rowSplit > 1 && (strategy != Strategy::online || cluster > 1))
+    return fail("row_split") << "applies to the online strategy without "
+                                "clusters only";
+  if (splitAhead < 0 || splitAhead > 7 || (splitAhead > 0 && rowSplit == 1))
+    return fail("split_ahead") << "must be from 0 to 7, and 0 without "
+                                  "row_split, got "
+                               << splitAhead;
+  if (prefetch == Prefetch::stage && sm < 80)
+    return fail("prefetch") << "the stage is filled with cp.async, which "
+                               "needs sm_80 or newer, not "
+                            << chip;
+  if (keepAhead != KeepAhead::none &&
+      (strategy != Strategy::online || keptElements == 0))
+    return fail("keep_ahead") << "fills the online kernel's kept tiles and "
+                                 "needs kept_elements";
+  if (keepAhead != KeepAhead::none &&
+      sm < (keepAhead == KeepAhead::bulk ? 90 : 80))
+    return fail("keep_ahead")
+           << "needs cp.async"
+           << (keepAhead == KeepAhead::bulk ? ".bulk (sm_90" : " (sm_80")
+           << " or newer), not " << chip;
+  if (chunkStage < 0 || (chunkStage > 0 && strategy != Strategy::chunks))
+    return fail("chunk_stage") << "must be 0, or a number of elements for the "
+                                  "chunks strategy, got "
+                               << chunkStage;
+  if (chunkStage > 0 && sm < 90)
+    return fail("chunk_stage") << "is filled with cp.async.bulk, which needs "
+                                  "sm_90 or newer, not "
+                               << chip;
+  if (chunkStage % (warps * 32 * vector) != 0)
+    return fail("chunk_stage")
+           << "must be a multiple of " << warps * 32 * vector
+           << " (threads x vector), got " << chunkStage;
+  if (maxCols < 0 || stageElements < 0 || keptElements < 0)
+    return fail(maxCols < 0         ? "max_cols"
+                : stageElements < 0 ? "stage_elements"
+                                    : "kept_elements")
+           << "must not be negative";
+  if (minBlocksPerSm < 0 || minBlocksPerSm > 32)
+    return fail("min_blocks_per_sm")
+           << "must be from 0 to 32, got " << minBlocksPerSm;
+  return success();
+}
+
+/// Bytes of dynamic shared memory a block may take on `sm`, leaving room for
+/// the static reduction slots: 227 KiB blocks on sm_90 and sm_100, 163 KiB
+/// on sm_80 and 99 KiB on sm_86, sm_89 and sm_120.
+static int64_t maxDynamicSharedBytes(int64_t sm) {
+  if (sm == 90 || sm == 100)
+    return 224 * 1024;
+  if (sm == 80)
+    return 160 * 1024;
+  return 96 * 1024;
+}
+
+/// Checks a plan against the element types of the map it is attached to.
+static LogicalResult verifyPlanOn(MapOp map, PlanAttr attr) {
+  auto inType = cast<MemRefType>(map.getInput().getType());
+  auto outType = cast<MemRefType>(map.getOutput().getType());
+  KernelPlan plan =
+      KernelPlan::get(attr, inType.getElementType(), outType.getElementType());
+  auto fail = [&](StringRef field) {
+    return map.emitOpError() << "#rowred.plan field '" << field << "': ";
+  };
+  int64_t widest = std::max(byteWidth(plan.inType), byteWidth(plan.outType));
+  if (plan.vectorWidth * widest > 16)
+    return fail("vector") << plan.vectorWidth << " elements of " << widest
+                          << " bytes exceed a 16-byte access";
+  int64_t sm = chipVersion(plan.chip);
+  if (plan.dynamicSharedBytes() > maxDynamicSharedBytes(sm))
+    return fail(plan.strategy == Strategy::chunks ? "chunk_stage"
+                : plan.keptElements > 0           ? "kept_elements"
+                                                  : "stage_elements")
+           << "the stage takes " << plan.dynamicSharedBytes()
+           << " bytes of shared memory; a block on " << plan.chip
+           << " has at most " << maxDynamicSharedBytes(sm);
+  if (!inType.isDynamicDim(1) && plan.maxCols != 0 &&
+      inType.getDimSize(1) > plan.maxCols)
+    return fail("max_cols")
+           << "the kernel handles rows of at most " << plan.maxCols
+           << " elements, and the input has " << inType.getDimSize(1);
+  return success();
+}
+
+LogicalResult RowRedDialect::verifyOperationAttribute(Operation *op,
+                                                      NamedAttribute attr) {
+  if (attr.getName() != kPlanAttrName)
+    return success();
+  auto plan = dyn_cast<PlanAttr>(attr.getValue());
+  if (!plan)
+    return op->emitError() << "'" << kPlanAttrName
+                           << "' must be a #rowred.plan";
+  auto map = dyn_cast<MapOp>(op);
+  if (!map)
+    return op->emitError() << "'" << kPlanAttrName
+                           << "' belongs on a rowred.map";
+  return verifyPlanOn(map, plan);
+}

@@ -1,0 +1,130 @@
+// RUN: softmax-opt %s -split-input-file -verify-diagnostics
+
+// An impossible #rowred.plan is refused with the field that makes it so.
+
+func.func @cluster_before_sm90(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  // expected-error @+4 {{#rowred.plan field 'cluster': thread-block clusters need sm_90 or newer, not sm_80}}
+  rowred.map ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) {
+  ^bb0(%xj: f32):
+    rowred.yield %xj : f32
+  } {rowred.plan = #rowred.plan<strategy = cluster, chip = "sm_80", block = 16384, warps = 16, cluster = 4, vector = 4>}
+  return
+}
+
+// -----
+
+func.func @bad_chip(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  // expected-error @+4 {{#rowred.plan field 'chip': 'bogus' names no chip; expected sm_80, sm_90, ...}}
+  rowred.map ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) {
+  ^bb0(%xj: f32):
+    rowred.yield %xj : f32
+  } {rowred.plan = #rowred.plan<strategy = fused, chip = "bogus", block = 1024, warps = 4>}
+  return
+}
+
+// -----
+
+func.func @registers(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  // expected-error @+4 {{#rowred.plan field 'block': 65536 elements over 128 threads keep 512 per thread in registers; at most 128 fit}}
+  rowred.map ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) {
+  ^bb0(%xj: f32):
+    rowred.yield %xj : f32
+  } {rowred.plan = #rowred.plan<strategy = fused, block = 65536, warps = 4>}
+  return
+}
+
+// -----
+
+func.func @shared_memory(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  // expected-error @+1 {{#rowred.plan field 'stage_elements': the stage takes 262144 bytes of shared memory; a block on sm_90 has at most 229376}}
+  rowred.map ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) {
+  ^bb0(%xj: f32):
+    rowred.yield %xj : f32
+  } {rowred.plan = #rowred.plan<strategy = online, block = 4096, warps = 32, vector = 4, prefetch = stage, stage_elements = 65536>}
+  return
+}
+
+// -----
+
+func.func @shared_memory_sm89(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  // expected-error @+1 {{#rowred.plan field 'stage_elements': the stage takes 131072 bytes of shared memory; a block on sm_89 has at most 98304}}
+  rowred.map ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) {
+  ^bb0(%xj: f32):
+    rowred.yield %xj : f32
+  } {rowred.plan = #rowred.plan<strategy = fused, chip = "sm_89", block = 32768, warps = 32, vector = 4, prefetch = stage, max_cols = 32768, stage_elements = 32768>}
+  return
+}
+
+// -----
+
+func.func @vector_too_wide(%x: memref<?x?xbf16>, %y: memref<?x?xf32>) {
+  // expected-error @+1 {{#rowred.plan field 'vector': 8 elements of 4 bytes exceed a 16-byte access}}
+  rowred.map ins(%x : memref<?x?xbf16>) outs(%y : memref<?x?xf32>) {
+  ^bb0(%xj: f32):
+    rowred.yield %xj : f32
+  } {rowred.plan = #rowred.plan<strategy = fused, block = 1024, warps = 4, vector = 8, max_cols = 1024>}
+  return
+}
+
+// -----
+
+func.func @row_too_long(%x: memref<?x2048xf32>, %y: memref<?x2048xf32>) {
+  // expected-error @+1 {{#rowred.plan field 'max_cols': the kernel handles rows of at most 1024 elements, and the input has 2048}}
+  rowred.map ins(%x : memref<?x2048xf32>) outs(%y : memref<?x2048xf32>) {
+  ^bb0(%xj: f32):
+    rowred.yield %xj : f32
+  } {rowred.plan = #rowred.plan<strategy = fused, block = 1024, warps = 4, max_cols = 1024>}
+  return
+}
+
+// -----
+
+func.func @bulk_before_sm90(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  // expected-error @+4 {{#rowred.plan field 'keep_ahead': needs cp.async.bulk (sm_90 or newer), not sm_80}}
+  rowred.map ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) {
+  ^bb0(%xj: f32):
+    rowred.yield %xj : f32
+  } {rowred.plan = #rowred.plan<strategy = online, chip = "sm_80", block = 4096, warps = 32, vector = 4, kept_elements = 4096, keep_ahead = bulk>}
+  return
+}
+
+// -----
+
+func.func @rows_per_block_online(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  // expected-error @+4 {{#rowred.plan field 'rows_per_block': applies to the fused strategy only}}
+  rowred.map ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) {
+  ^bb0(%xj: f32):
+    rowred.yield %xj : f32
+  } {rowred.plan = #rowred.plan<strategy = online, block = 4096, warps = 4, rows_per_block = 4>}
+  return
+}
+
+// -----
+
+func.func @vector_divides(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  // expected-error @+4 {{#rowred.plan field 'vector': must be a power of two dividing the 2 elements per thread, got 4}}
+  rowred.map ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) {
+  ^bb0(%xj: f32):
+    rowred.yield %xj : f32
+  } {rowred.plan = #rowred.plan<strategy = fused, block = 256, warps = 4, vector = 4>}
+  return
+}
+
+// -----
+
+func.func @wrong_op(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  // expected-error @+1 {{'rowred.plan' belongs on a rowred.map}}
+  rowred.softmax dimension(1) ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) {rowred.plan = #rowred.plan<strategy = fused, block = 1024, warps = 4>}
+  return
+}
+
+// -----
+
+func.func @not_a_plan(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  // expected-error @+1 {{'rowred.plan' must be a #rowred.plan}}
+  rowred.map ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) {
+  ^bb0(%xj: f32):
+    rowred.yield %xj : f32
+  } {rowred.plan = 4 : i64}
+  return
+}
