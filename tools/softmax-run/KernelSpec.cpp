@@ -311,6 +311,7 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
   if (!str("output_type", out))
     return missing("output_type");
   str("chip", spec.chip);
+  str("plan", spec.plan);
   if (!num("block_threads", spec.blockThreads))
     return missing("block_threads");
   if (!num("block_elements", spec.blockElements))

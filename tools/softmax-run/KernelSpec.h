@@ -56,6 +56,9 @@ struct KernelSpec {
   std::string op;       ///< softmax | log_softmax | custom.
   std::string strategy; ///< fused | cluster | online.
   std::string chip;
+  /// The #rowred.plan the compiler chose, as IR text (empty in metadata
+  /// written before plans).
+  std::string plan;
   DType inputType = DType::F32, outputType = DType::F32;
   int64_t blockThreads = 0, blockElements = 0, vectorWidth = 1;
   int64_t sharedBytes = 0, minCols = 1, maxCols = 0;

@@ -512,6 +512,8 @@ int main(int argc, char **argv) {
   // For --explain: the kernel's shape and this launch's memory path.
   std::string kernelSummary =
       spec->describe() + spec->describeAccess(opts.cols, sx, sy, opts.offset);
+  if (!spec->plan.empty())
+    kernelSummary += "plan: " + spec->plan + "\n";
 
   // --- A GPU, or an explanation from a device description. ---
   Gpu gpu;

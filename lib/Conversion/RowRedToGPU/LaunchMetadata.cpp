@@ -36,6 +36,8 @@ DictionaryAttr mlir::rowred::kernelMetadata(Builder &b, Group &group,
                         4,
                     8) +
       plan.clusterBarriers(group.reduces.size()) * 8;
+  std::string planText;
+  llvm::raw_string_ostream(planText) << plan.getAttr(b.getContext());
   SmallVector<NamedAttribute> attrs = {
       b.getNamedAttr("op", b.getStringAttr(origin)),
       b.getNamedAttr("strategy",
@@ -61,6 +63,7 @@ DictionaryAttr mlir::rowred::kernelMetadata(Builder &b, Group &group,
       b.getNamedAttr("prefetch", b.getStringAttr(prefetchKind(plan))),
       b.getNamedAttr("peeled_path", b.getBoolAttr(plan.peelable())),
       b.getNamedAttr("pair_reduce", b.getBoolAttr(plan.pairReduce)),
+      b.getNamedAttr("plan", b.getStringAttr(planText)),
       b.getNamedAttr("l2_hints", b.getBoolAttr(plan.cacheHints)),
       b.getNamedAttr("keep_ahead", b.getBoolAttr(plan.keepAhead)),
       b.getNamedAttr("keep_ahead_bulk", b.getBoolAttr(plan.bulkKeep)),

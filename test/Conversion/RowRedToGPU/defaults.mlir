@@ -269,20 +269,20 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // bf16 rows of 65536 to 1048576 that are a multiple of 8 into chunks; the
 // cluster and online kernels below are asked for by name.)
 // BF131072: block_elements = 32768 : i64, block_threads = 1024 : i64, chunk_elements = 0 : i64, cluster_blocks = 4 : i64
-// BF131072-SAME: pair_reduce = true, peeled_path = true, prefetch = "registers"
+// BF131072-SAME: pair_reduce = true, peeled_path = true, plan = {{.*}}, prefetch = "registers"
 // BF131072-SAME: strategy = "cluster"
-// BF131072-OFF: pair_reduce = false, peeled_path = true, prefetch = "none"
-// BF131072-NOPAIR: pair_reduce = false, peeled_path = true, prefetch = "none"
+// BF131072-OFF: pair_reduce = false, peeled_path = true, plan = {{.*}}, prefetch = "none"
+// BF131072-NOPAIR: pair_reduce = false, peeled_path = true, plan = {{.*}}, prefetch = "none"
 // BF131073: block_elements = 12288 : i64, block_threads = 384 : i64, chunk_elements = 0 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
-// BF131073-SAME: pair_reduce = false, peeled_path = true, prefetch = "none"
+// BF131073-SAME: pair_reduce = false, peeled_path = true, plan = {{.*}}, prefetch = "none"
 // BF131073-SAME: strategy = "cluster", vector_width = 8 : i64
 // BF151936: block_elements = 12288 : i64, block_threads = 384 : i64, chunk_elements = 0 : i64, cluster_blocks = 16 : i64
-// BF151936-SAME: pair_reduce = true, peeled_path = true, prefetch = "registers"
+// BF151936-SAME: pair_reduce = true, peeled_path = true, plan = {{.*}}, prefetch = "registers"
 // BF151936-SAME: strategy = "cluster"
 // A known length that is not a multiple of the vector width runs the peeled
 // path on contiguous rows, which takes no pair: auto leaves the pair off.
 // BF50257: cluster_blocks = 4 : i64
-// BF50257-SAME: pair_reduce = false, peeled_path = true, prefetch = "none"
+// BF50257-SAME: pair_reduce = false, peeled_path = true, plan = {{.*}}, prefetch = "none"
 // BF262145: block_elements = 16384 : i64, block_threads = 512 : i64, chunk_elements = 0 : i64, cluster_blocks = 8 : i64
 // BF262145-SAME: pair_reduce = false
 // BF262145-SAME: prefetch = "registers"
@@ -293,14 +293,14 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // of 16 up to 262144, clusters of 16 instead of the online kernel up to
 // 524288.
 // BF240000: block_elements = 32768 : i64, block_threads = 1024 : i64, chunk_elements = 0 : i64, cluster_blocks = 8 : i64
-// BF240000-SAME: pair_reduce = true, peeled_path = true, prefetch = "registers"
+// BF240000-SAME: pair_reduce = true, peeled_path = true, plan = {{.*}}, prefetch = "registers"
 // BF240000-SAME: strategy = "cluster"
 // F16-262144: block_elements = 32768 : i64, block_threads = 1024 : i64, chunk_elements = 0 : i64, cluster_blocks = 8 : i64
 // F16-262144-SAME: strategy = "cluster"
 // BF393216: block_elements = 24576 : i64, block_threads = 768 : i64, chunk_elements = 0 : i64, cluster_blocks = 16 : i64
 // BF393216-SAME: strategy = "cluster"
 // BF524288: block_elements = 32768 : i64, block_threads = 1024 : i64, chunk_elements = 0 : i64, cluster_blocks = 16 : i64
-// BF524288-SAME: pair_reduce = true, peeled_path = true, prefetch = "registers"
+// BF524288-SAME: pair_reduce = true, peeled_path = true, plan = {{.*}}, prefetch = "registers"
 // BF524288-SAME: strategy = "cluster"
 // Rows filling 3/4 of their block keep 16 slices of 16384 (up to 262144),
 // or the online kernel beyond; so do rows of odd length.
