@@ -6,6 +6,7 @@
 
 #include "rowred/Pipelines/Pipelines.h"
 #include "rowred/Conversion/Passes.h"
+#include "rowred/Dialect/RowRed/IR/KernelPlan.h"
 #include "rowred/Dialect/RowRed/Transforms/Passes.h"
 #include "rowred/Target/Passes.h"
 
@@ -69,8 +70,10 @@ void mlir::rowred::buildRowRedToPTXPipeline(OpPassManager &pm,
   target.chip = options.chip;
   target.optLevel = 3;
   // PTX ISA 8.1 (CUDA 12.1 drivers and newer): the cluster exchanges use
-  // st.async with mbarrier completion.
-  target.features = "+ptx81";
+  // st.async with mbarrier completion. Newer chips need newer ISAs: sm_100
+  // 8.6, sm_120 8.7.
+  int64_t sm = chipVersion(options.chip);
+  target.features = sm >= 120 ? "+ptx87" : sm >= 100 ? "+ptx86" : "+ptx81";
   pm.addPass(createGpuNVVMAttachTarget(target));
 
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();

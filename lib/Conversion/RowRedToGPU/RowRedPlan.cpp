@@ -45,7 +45,11 @@ struct RowRedPlanPass : rowred::impl::RowRedPlanBase<RowRedPlanPass> {
       FailureOr<KernelPlan> plan = planKernel(*group, opts);
       if (failed(plan))
         return WalkResult::interrupt();
-      map->setAttr(kPlanAttrName, plan->getAttr(&getContext()));
+      PlanAttr attr = plan->getCheckedAttr([&] { return map.emitOpError(); },
+                                           &getContext());
+      if (!attr)
+        return WalkResult::interrupt();
+      map->setAttr(kPlanAttrName, attr);
       return WalkResult::advance();
     });
     if (result.wasInterrupted())

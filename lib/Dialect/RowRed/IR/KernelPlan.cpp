@@ -19,6 +19,16 @@ int64_t mlir::rowred::chipVersion(StringRef chip) {
   return version;
 }
 
+int64_t mlir::rowred::sharedBytesPerSM(int64_t sm) {
+  if (sm == 90 || sm == 100)
+    return 228 * 1024;
+  return sm == 80 ? 164 * 1024 : 100 * 1024;
+}
+
+int64_t mlir::rowred::maxDynamicSharedBytes(int64_t sm) {
+  return sharedBytesPerSM(sm) - 4 * 1024;
+}
+
 KernelPlan KernelPlan::get(PlanAttr attr, Type inType, Type outType) {
   KernelPlan plan;
   plan.strategy = attr.getStrategy();
@@ -51,6 +61,12 @@ KernelPlan KernelPlan::get(PlanAttr attr, Type inType, Type outType) {
 }
 
 PlanAttr KernelPlan::getAttr(MLIRContext *context) const {
+  return getCheckedAttr(nullptr, context);
+}
+
+PlanAttr
+KernelPlan::getCheckedAttr(function_ref<InFlightDiagnostic()> emitError,
+                           MLIRContext *context) const {
   assert(!(prefetch && prefetchRegisters) && "one prefetch kind at most");
   Prefetch prefetchKind = prefetch            ? Prefetch::stage
                           : prefetchRegisters ? Prefetch::registers
@@ -58,10 +74,19 @@ PlanAttr KernelPlan::getAttr(MLIRContext *context) const {
   KeepAhead keep = bulkKeep    ? KeepAhead::bulk
                    : keepAhead ? KeepAhead::tiles
                                : KeepAhead::none;
-  return PlanAttr::get(
-      context, strategy, chip, blockElements, numWarps, rowsPerBlock,
-      clusterSize, splitSize, splitAhead, vectorWidth, reverseSecondPass,
-      fastExp, rereadFallback, prefetchKind, pairReduce, maxCols, stageElements,
-      keptElements, keep, cacheHints, chunkStaged,
-      gridPerRowGroup ? Grid::rows : Grid::persistent, minBlocksPerSM);
+  // The fields in the attribute's order, to PlanAttr::get or getChecked.
+  auto build = [&](auto make) {
+    return make(
+        strategy, StringRef(chip), blockElements, numWarps, rowsPerBlock,
+        clusterSize, splitSize, splitAhead, vectorWidth, reverseSecondPass,
+        fastExp, rereadFallback, prefetchKind, pairReduce, maxCols,
+        stageElements, keptElements, keep, cacheHints, chunkStaged,
+        gridPerRowGroup ? Grid::rows : Grid::persistent, minBlocksPerSM);
+  };
+  if (!emitError)
+    return build(
+        [&](auto... fields) { return PlanAttr::get(context, fields...); });
+  return build([&](auto... fields) {
+    return PlanAttr::getChecked(emitError, context, fields...);
+  });
 }

@@ -139,17 +139,6 @@ LogicalResult PlanAttr::verify(
   return success();
 }
 
-/// Bytes of dynamic shared memory a block may take on `sm`, leaving room for
-/// the static reduction slots: 227 KiB blocks on sm_90 and sm_100, 163 KiB
-/// on sm_80 and 99 KiB on sm_86, sm_89 and sm_120.
-static int64_t maxDynamicSharedBytes(int64_t sm) {
-  if (sm == 90 || sm == 100)
-    return 224 * 1024;
-  if (sm == 80)
-    return 160 * 1024;
-  return 96 * 1024;
-}
-
 /// Checks a plan against the element types of the map it is attached to.
 static LogicalResult verifyPlanOn(MapOp map, PlanAttr attr) {
   auto inType = cast<MemRefType>(map.getInput().getType());

@@ -30,6 +30,14 @@ namespace rowred {
 /// not name one.
 int64_t chipVersion(StringRef chip);
 
+/// Shared memory of one SM of compute capability `sm`, in bytes: 228 KiB on
+/// sm_90 and sm_100, 164 KiB on sm_80, 100 KiB on sm_86, sm_89 and sm_120.
+int64_t sharedBytesPerSM(int64_t sm);
+
+/// Dynamic shared memory one block may take on `sm`, in bytes: what a block
+/// can opt in to (227, 163 or 99 KiB) less 3 KiB for its static slots.
+int64_t maxDynamicSharedBytes(int64_t sm);
+
 /// Everything the kernel emitter needs to know: a #rowred.plan and the
 /// group's element types.
 struct KernelPlan {
@@ -37,6 +45,10 @@ struct KernelPlan {
   static KernelPlan get(PlanAttr attr, Type inType, Type outType);
   /// The plan as an attribute (without the element types).
   PlanAttr getAttr(MLIRContext *context) const;
+  /// The plan as an attribute, or null after a diagnostic through
+  /// `emitError` when the attribute's verifier refuses it.
+  PlanAttr getCheckedAttr(function_ref<InFlightDiagnostic()> emitError,
+                          MLIRContext *context) const;
 
   Strategy strategy;
   /// The target chip (`sm_XY`).
@@ -109,6 +121,8 @@ struct KernelPlan {
   int64_t minBlocksPerSM = 0;
 
   int64_t numThreads() const { return numWarps * 32; }
+  /// The compute capability of the chip.
+  int64_t sm() const { return chipVersion(chip); }
   /// Blocks that share one row: a cluster's or a split group's.
   int64_t shareBlocks() const { return clusterSize * splitSize; }
   /// Exchange buffers of a split group: rows take them in turn, each with
