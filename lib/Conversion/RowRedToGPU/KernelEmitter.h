@@ -503,8 +503,9 @@ private:
                    LLVM::AtomicOrdering ordering);
 
   /// Thread 0 of each block counts the block out of its split group once it
-  /// has passed its last exchange; the last one out resets every counter,
-  /// so that each launch leaves the workspace as it found it: zero.
+  /// has passed its last exchange; the last one out resets every counter
+  /// and entry, so that each launch leaves the workspace as it found it:
+  /// zero.
   void leaveSplitGroup();
 
   /// Reduces a (max, sum) pair over the row's threads with the online

@@ -175,6 +175,18 @@ void KernelEmitter::leaveSplitGroup() {
   for (int64_t buffer = 0; buffer < plan.splitBuffers(); ++buffer)
     LLVM::StoreOp::create(b, constI32(0), splitCounter(constI32(buffer)),
                           /*alignment=*/4);
+  // The entries too: the counters gate every read of them, but a workspace
+  // handed on to a kernel of another layout must be all zero.
+  auto loop = scf::ForOp::create(
+      b, constIndex(0), constIndex(plan.splitBuffers() * plan.splitSize),
+      constIndex(1));
+  b.setInsertionPointToStart(loop.getBody());
+  Value entry =
+      arith::IndexCastOp::create(b, i32, loop.getInductionVar()).getResult();
+  Value offset =
+      arith::AddIOp::create(b, constI32(plan.entriesOffset()),
+                            arith::MulIOp::create(b, entry, constI32(8)));
+  LLVM::StoreOp::create(b, constI64(0), workspaceAt(offset), /*alignment=*/8);
 }
 
 void KernelEmitter::emitSplitAheadLoop(Value first, Value step, int64_t vec,

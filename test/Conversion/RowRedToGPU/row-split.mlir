@@ -59,13 +59,17 @@
 // CHECK-NEXT: %[[C0:.*]] = arith.constant 0 : index
 // CHECK-NEXT: memref.load %[[SLOTS]][%[[C0]], %[[C0]]]
 
-// At the end, the last block out of the group resets its exit counter and
-// the arrival counters of both buffers.
+// At the end, the last block out of the group resets its exit counter,
+// the arrival counters of both buffers and the entries.
 // CHECK: llvm.fence syncscope("device") acq_rel
 // CHECK: %[[OUT:.*]] = llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") monotonic
 // CHECK: llvm.fence syncscope("device") acq_rel
 // CHECK: arith.cmpi eq, %[[OUT]], %c39_i32
 // CHECK-COUNT-3: llvm.store %{{.*}} {alignment = 4 : i64} : i32, !llvm.ptr<1>
+// Then every (max, sum) entry of the buffers, so that the workspace is zero again.
+// CHECK: %[[ENTRIES:.*]] = arith.constant 80 : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[ENTRIES]]
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 8 : i64} : i64, !llvm.ptr<1>
 // CHECK-NOT: llvm.store
 
 // A row split makes auto pick the online kernel even for a row that fits a

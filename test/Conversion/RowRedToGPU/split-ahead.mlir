@@ -57,6 +57,10 @@
 // CHECK: %[[OUT:.*]] = llvm.atomicrmw add
 // CHECK: arith.cmpi eq, %[[OUT]], %c39_i32
 // CHECK-COUNT-9: llvm.store %{{.*}} {alignment = 4 : i64} : i32, !llvm.ptr<1>
+// Then every (max, sum) entry of the buffers, so that the workspace is zero again.
+// CHECK: %[[ENTRIES:.*]] = arith.constant 320 : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[ENTRIES]]
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 8 : i64} : i64, !llvm.ptr<1>
 // CHECK-NOT: llvm.store
 
 // Seven ahead: 16 buffers of 3 pairs after 68 bytes of counters (80).
