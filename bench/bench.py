@@ -178,7 +178,7 @@ def interleaved_calls(runs, calls, flush, seed=0, shuffle=True):
     """Times `calls` calls of each callable of `runs` (name -> fn), the
     callables taking turns call by call, in an order shuffled afresh for
     each turn (seeded): a call's time depends on the calls before it (by up
-    to 10% on a 7 us shape, twenty-second session), and a fixed order would
+    to 10% on a 7 us shape), and a fixed order would
     give each provider the same predecessor every time. With `shuffle`
     false they keep the order of `runs` (experiments that study that
     dependence: bench/experiments/order_exp.py). Before each call
@@ -212,7 +212,7 @@ def time_in_rounds(runs, rounds, rep_ms=100, warmup_ms=25):
     order (interleaved_calls), so that every provider's samples come from
     the same stretch of time and follow the same mix of other calls: on
     shapes of a few microseconds the per-call times are bimodal, and a
-    median there moves with the mix of the two modes (docs/performance.md, twenty-first session). Each round takes
+    median there moves with the mix of the two modes. Each round takes
     about `rep_ms` per callable, after one uncounted round. Without the
     spin after each flush, rounds of one provider on a 7 us shape measured
     up to 128% apart. Returns name -> the rounds' medians (ms), and name ->
@@ -254,26 +254,11 @@ def time_in_rounds(runs, rounds, rep_ms=100, warmup_ms=25):
     return samples, errors
 
 
-def print_rounds(samples, moved_bytes, width, prefix="", ratios=True):
-    """Prints one line per entry of time_in_rounds' `samples`: its median
-    time, GB/s for `moved_bytes` read and written, its speed relative to
-    the first entry (`ratios`), and the spread between its rounds. Lines
-    start with `prefix`; names are padded to `width`."""
-    first = None
-    for name, t in samples.items():
-        ms = statistics.median(t)
-        first = first or ms
-        ratio = f"  {first / ms:6.3f}" if ratios else ""
-        print(f"{prefix}{name:{width}} {ms:8.4f} ms "
-              f"{moved_bytes / ms / 1e6:7.0f} GB/s{ratio}"
-              f"  spread {100 * (max(t) / min(t) - 1):4.1f}%", flush=True)
-
-
 def copy_bandwidth(warm_up_s=3.0):
     """The device copy's GB/s on 1 GiB buffers, measured after `warm_up_s`
     seconds of the same copy, so that the clocks have settled before the
     first shape (the first shape of a run on a GPU fresh from idle had
-    rounds 25-150% slower than the others, twenty-first session)."""
+    rounds 25-150% slower than the others)."""
     a = torch.empty(1 << 28, dtype=torch.float32, device=DEVICE)
     b = torch.empty_like(a)
     start = time.time()

@@ -6,12 +6,12 @@ timed alone as the benchmark times it (bench.interleaved_calls: the L2
 flushed first, CUDA events around the call), and
 the script prints each provider's mean, median, 10th and 90th percentiles
 and its most frequent times (to the timer's 32 ns). On shapes of a few
-microseconds the times are bimodal (twenty-first session), which is why
+microseconds the times are bimodal, which is why
 bench.time_in_rounds interleaves the providers call by call.
 
 By default each kernel writes one fixed buffer and torch a buffer of its
 caching allocator. The time of a call depends on the calls before it and
-on the buffers they wrote (twenty-second session: by up to 0.8 us on f32
+on the buffers they wrote (by up to 0.8 us on f32
 4096 x 256, in a fixed order of six providers), so --outputs compares the
 providers in five separate sets, each interleaved on its own: all writing
 the allocator's buffer (as in bench.py), all writing the fixed buffer

@@ -4,7 +4,7 @@
 //
 // Resolves the pass options and the group's types into a KernelPlan: the
 // strategy, the block shape and the memory paths. `auto`'s choices, measured
-// on an H200 (docs/kernels.md and docs/performance.md say why each holds),
+// on an H200 (docs/kernels.md says why each holds; the version log has the runs),
 // are made here and only here.
 //
 //===----------------------------------------------------------------------===//
@@ -53,7 +53,7 @@ static bool isBlockShape(int64_t n) {
 
 /// Default warps for a fused block (or cluster slice) of `blockElements`
 /// elements, from sweeps of warps per row length on an H200
-/// (docs/performance.md): about 16 elements per thread up to 1024 columns
+/// (version log): about 16 elements per thread up to 1024 columns
 /// and at 8192, 32 at 2048-4096 and from 16384 on. 1024-thread blocks leave
 /// one block per SM and lose up to 40% at N = 4096..16384.
 /// A block of three times a power of two (see autoRowBlock) gets three
@@ -75,7 +75,7 @@ static constexpr int64_t kWideBlockElements = 8192;
 /// Whether auto gives a fused f32 block of 8192 128 threads x 64 elements
 /// instead of defaultFusedWarps' 512 x 16: five blocks (rows) resident per
 /// SM instead of two, +2.2% and +3.0% in two H200 sweeps of three runs
-/// (3676-3749 against 3596-3657 GB/s, docs/performance.md). The only size
+/// (3676-3749 against 3596-3657 GB/s, version log). The only size
 /// where 64 elements per thread won: f32 12288 and 16384 lost 1-3%, 16-bit
 /// blocks of 2048-16384 gained nothing. Not with the next row loaded ahead
 /// into registers or the pair reduction, which need registers of their
@@ -98,7 +98,7 @@ static int64_t maxAutoFusedBlock(int64_t elementBytes, bool stage) {
 
 /// Largest cluster `auto` and the derived cluster size use: 16, beyond the
 /// portable maximum of 8, which launchers opt out of (docs/abi.md). On an
-/// H200 (docs/performance.md) clusters of 16 slices of 12288-16384 beat 8
+/// H200 (version log) clusters of 16 slices of 12288-16384 beat 8
 /// slices of 24576-32768 (alone on their SM) and the online kernel: f32
 /// 151936 3740 GB/s against 3055 and 3279, f32 262144 3909 against 3657
 /// (online), bf16 262144 3791 against 3332 (online).
@@ -120,7 +120,7 @@ static constexpr int64_t kClusterSlice = 16384;
 /// (known) in a row block of `rowBlock` (autoRowBlock) slices of twice
 /// kClusterSlice, on 1024 threads (768 for 3/4 blocks): for 16-bit rows that
 /// fill at least 7/8 of their block and take the vector path with the pair
-/// (a multiple of the vector width). On an H200 (docs/performance.md) such
+/// (a multiple of the vector width). On an H200 (version log) such
 /// rows of 45000-131072 run 0.2-2.5% faster over half as many blocks, rows
 /// of 240000-262144 3.1-3.7% faster over 8 slices of 32768 than over 16 of
 /// 16384 (15 clusters of 8 are resident at once, 120 SMs, against 7 of 16,
@@ -157,7 +157,7 @@ static bool fitsAutoCluster(int64_t rowBlock, int64_t elementBytes,
 
 /// Default rows per block of a fused kernel: rows of up to 1024 elements get
 /// a warp each, four per block, with no block barrier. H200 sweeps
-/// (docs/performance.md): 1237 against 1070 GB/s for f32 N = 256, 785
+/// (version log): 1237 against 1070 GB/s for f32 N = 256, 785
 /// against 607 for bf16; for blocks of 1024 at 64 registers (see
 /// minBlocksPerSM) against a two-warp block per row, four runs each at M =
 /// 4096 and three at 32768: N = 781 +5% / +1% (f32), +3% / +4% (bf16), N =
@@ -170,7 +170,7 @@ static int64_t defaultRowsPerBlock(int64_t blockElements) {
 /// `clusterSize`: 1024 threads for f32 (with 512, ptxas caps registers at 40
 /// to fit three blocks and spills) and for bf16 rows over clusters of 16
 /// (rows from 2 MiB), 512 for other 16-bit rows. H200, alternating runs
-/// (docs/performance.md): bf16 1048576 with its tiles loaded ahead on 1024
+/// (version log): bf16 1048576 with its tiles loaded ahead on 1024
 /// threads (32 elements per thread and tile, two tiles per share) 3370 GB/s
 /// against 3309 on 512 and 3182 keeping 64 KiB of each share in shared
 /// memory (online-keep); 2097152 +7%, 4194304 +3.5% over keeping. f16 rows
@@ -193,7 +193,7 @@ static constexpr int64_t kSharedReservedPerBlock = 1024;
 /// and four blocks: 1.045x the online kernel on f32 1024 x 1048576 against
 /// 1.079x), the 16-bit default (128 x 32) nine at 56 (left alone, 64 and
 /// eight: 1.030x on bf16 1024 x 1048576 against 1.048x; at 76 and six,
-/// 0.93x). H200, docs/performance.md version 71.
+/// 0.93x). H200, version log, version 71.
 static constexpr int64_t kChunkSpareRegisters = 24;
 
 /// Resident blocks and threads an SM takes at most (sm_80, sm_90).
@@ -208,7 +208,7 @@ static int64_t blocksAt64Registers(const KernelPlan &plan) {
 /// Whether auto gives a kernel the pair reduction: 16-bit cluster slices,
 /// together with their next row loaded ahead into registers (see
 /// autoPrefetchRegisters) unless prefetch says otherwise. On an H200
-/// (docs/performance.md, alternating runs): bf16 65536 3611 -> 3803 GB/s,
+/// (version log, alternating runs): bf16 65536 3611 -> 3803 GB/s,
 /// 131072 3531 -> 3837, 262144 over 16 blocks 3271 -> 3791; the pair
 /// reduction alone lost 14%. Not for a known row length that is not a
 /// multiple of the vector width (`cols`): contiguous rows of that length
@@ -223,7 +223,7 @@ static bool autoPairReduce(const KernelPlan &plan, const PlanOptions &opts,
 }
 
 /// Whether auto stages the next row in shared memory for a kernel that can:
-/// for fused blocks of 16384 elements and more (docs/performance.md; f32
+/// for fused blocks of 16384 elements and more (version log; f32
 /// 16384: +0.7 to +2.6% in four runs; 768 or 1024 threads x 32 beyond,
 /// alone on their SM with nothing else to overlap their reductions with:
 /// f32 32768 +9%, bf16 32768 +20%). Elsewhere f32 gains nothing or loses
@@ -237,7 +237,7 @@ static bool autoPrefetch(const KernelPlan &plan) {
 }
 
 /// Whether auto loads the next row ahead into registers instead (H200,
-/// alternating runs, docs/performance.md): for the online kernel's tiles
+/// alternating runs, version log): for the online kernel's tiles
 /// (the next tile, within the row: f32 1048576 +8.7%, 262144 +4.2%, bf16
 /// +2.2-2.4%), for 16-bit cluster slices with the pair reduction (see
 /// autoPairReduce), and for fused 16-bit rows:
@@ -278,7 +278,7 @@ static bool autoKeepsTiles(const KernelPlan &plan) {
 /// more (rows from 8 MiB), 3/8 of the share in whole tiles, at most what the
 /// blocks resident on an SM can hold (f32: 192 KiB for one 1024-thread
 /// block; f16: 112 KiB for each of two 512-thread blocks). H200, alternating
-/// runs (docs/performance.md), against the tiles loaded ahead without a
+/// runs (version log), against the tiles loaded ahead without a
 /// stage (f32) and 64 KiB stored by pass 1 (f16): f32 2097152 +9% and
 /// 4194304 +4% keeping 192 KiB; f16 1048576 +8 to +9% keeping 48 KiB,
 /// 2097152 +13% keeping 96. f32 1048576 (four tiles per share) lost 1.5% at
@@ -311,7 +311,7 @@ static constexpr int64_t kBulkBF16Share = 65536;
 /// autoKeepAheadElements keeps 3/8), and every tile but the last of bf16
 /// shares of at most 65536 elements (rows of 2 MiB, in tiles of 16384: see
 /// autoBulkTiles), at most 112 KiB per buffer. H200, alternating runs
-/// against the tiles loaded ahead without a stage (docs/performance.md,
+/// against the tiles loaded ahead without a stage (version log,
 /// version 59): f32 524288 +2.7%, 1048576 +2.2 to +5.2%, bf16 1048576 +1.0
 /// to +2.5%; f32 2097152 lost 2.1% against auto's 3/8, bf16 2097152 (three
 /// of eight tiles kept) 0.4%, and f32 shares kept in more, smaller tiles 4-7%.
@@ -351,7 +351,7 @@ static bool autoBulkTiles(const PlanOptions &opts, Type type,
 /// its second pass reads the row from global memory (no stage, no kept
 /// tiles, or kept tiles with keep-ahead, which streams the rest), except f32
 /// rows over clusters of 8. H200, alternating runs
-/// (docs/performance.md): f32 1048576 over 16 blocks +4.0%, f32 65536 on one
+/// (version log): f32 1048576 over 16 blocks +4.0%, f32 65536 on one
 /// block per row +7.9%, bf16 131072 on one block +4.9%, bf16 524288 over 8
 /// +10.1%; f32 over 8 blocks -1.6% (262147) and +1.5% (400000); bf16
 /// 1048576 with its kept tiles unchanged.
@@ -365,7 +365,7 @@ static bool autoCacheHints(const KernelPlan &plan) {
 /// persistent grid: fused kernels with a block per row, for f32 and for
 /// 16-bit blocks of 4096, 8192 (on 256 threads, kRowGrid16BitWarps) and
 /// from 16384 elements on at most 512 threads. On an H200
-/// (docs/performance.md, alternating rounds), the scheduler then hands each
+/// (version log, alternating rounds), the scheduler then hands each
 /// SM a new row as a block ends: f32 rows of 4096-32768 +1.4 to +6.7% at M
 /// = 4096, 32768 x 4096 +5.7 / +6.2%; bf16 4096 +2.4% (M = 4096) and +6.8%
 /// (M = 32768), 8192 +3.6 / +5.5%, 16384 +2.9 / +3.1%; f16 8192 and 16384
@@ -402,7 +402,7 @@ static bool mayGridPerRowGroup(const PlanOptions &opts, int64_t sm) {
 /// memory in both passes), 16-bit in and out, on sm_90 and newer, with the
 /// options that shape the kernel left to auto and max-elements-per-thread
 /// allowing the tile of two vectors per thread. On an H200
-/// (docs/performance.md, version 65; alternating rounds against auto's fused
+/// (version log, version 65; alternating rounds against auto's fused
 /// blocks, which hold the row in registers): bf16 12288 +3.4 to +5.8% (128
 /// threads, whose next row the fused block loads ahead into registers),
 /// 16384 +0.7 to +1.7% (against 256 threads x 64 with one block per row),
@@ -438,7 +438,7 @@ static int64_t stagedRowWarps(int64_t cols) {
 /// per row: 256 threads, 32 or 64 elements each, instead of
 /// defaultFusedWarps' 512 x 16 or 512 x 32, twice the bytes in flight per
 /// thread when no next row is loaded ahead. On an H200
-/// (docs/performance.md): bf16 8192 3501-3525 GB/s against the persistent
+/// (version log): bf16 8192 3501-3525 GB/s against the persistent
 /// 512 x 16 with its next row in registers at 3377-3380 (2608-2636 for 512
 /// x 16 with one block per row); bf16 16384 +1.6 to +1.8% over 512 x 32,
 /// both with one block per row. The block of 16384 is the one 16-bit block
@@ -524,7 +524,7 @@ static int64_t minBlocksPerSM(const KernelPlan &plan) {
 }
 
 /// Blocks of the cluster auto gives an online kernel for rows of `cols`
-/// elements of `elementBytes` (H200 sweeps, docs/performance.md): 8 for rows
+/// elements of `elementBytes` (H200 sweeps, version log): 8 for rows
 /// under 2 MiB (262144 f32 and bf16: +24% and +18% over one block; f32
 /// 262147 with its tiles loaded ahead: 3106 GB/s against 2368 with 16), 16
 /// from 2 MiB (1048576: +7% f32, +9% bf16 over one block, and over 8 with
@@ -539,7 +539,7 @@ static constexpr int64_t kMaxChunkRegisterElements = 128;
 
 /// The chunks strategy's part of planKernel: `plan` has its types, and
 /// `vector` and `sm` are resolved. Default layout (H200, version 69 of
-/// docs/performance.md): 128 threads, each with 64 f32 elements in registers
+/// version log): 128 threads, each with 64 f32 elements in registers
 /// and 64 staged (3947-3954 GB/s on f32 1024 x 1048576, 1.075x the online
 /// kernel's), or 32 16-bit elements in registers and 96 staged.
 static FailureOr<KernelPlan> planChunks(MapOp map, const PlanOptions &opts,
@@ -624,7 +624,7 @@ static constexpr int64_t kChunkRowMin = 65536, kChunkRowMax = 1048576;
 /// Whether auto cuts rows of `cols` into chunks (Strategy::chunks): f32 and
 /// bf16 rows (in and out) of a known length in the range above, a multiple
 /// of the vector width, on sm_90+, with the options that shape the kernel
-/// left to auto. On an H200 (docs/performance.md, version 71; alternating
+/// left to auto. On an H200 (version log, version 71; alternating
 /// rounds against auto's cluster and online kernels): f32 4096 x 65536 +3.3
 /// to +4.3%, 2048 x 131072 +2.2 to +2.4%, 1024 x 262144 +2.6 to +3.5%, 1024
 /// x 1048576 +6.6 to +7.9%; bf16 4096 x 65536 +1.5 to +1.9%, 2048 x 131072
