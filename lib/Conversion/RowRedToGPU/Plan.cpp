@@ -4,8 +4,8 @@
 //
 // Resolves the pass options and the group's types into a KernelPlan: the
 // strategy, the block shape and the memory paths. `auto`'s choices, measured
-// on an H200 (docs/kernels.md says why each holds; the version log has the runs),
-// are made here and only here.
+// on an H200 (docs/kernels.md says why each holds; the version log has the
+// runs), are made here and only here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -646,157 +646,209 @@ static bool autoChunks(const PlanOptions &opts, const KernelPlan &plan,
          opts.chunkStage == -1;
 }
 
-/// planKernel, but for the fields that follow from the others.
-static FailureOr<KernelPlan> planShape(const Group &group,
-                                       const PlanOptions &opts) {
-  MapOp map = group.map;
-  auto inType = cast<MemRefType>(map.getInput().getType());
-  auto outType = cast<MemRefType>(map.getOutput().getType());
-  KernelPlan plan;
-  plan.chip = opts.chip;
-  plan.inType = inType.getElementType();
-  plan.outType = outType.getElementType();
-  plan.reverseSecondPass = opts.reverseSecondPass;
-  plan.fastExp = opts.fastExp;
-  if (opts.scalarFallback != "registers" && opts.scalarFallback != "reread" &&
-      opts.scalarFallback != "auto")
-    return map.emitOpError()
-           << "unknown scalar-fallback '" << opts.scalarFallback
-           << "'; expected registers, reread or auto";
-  int64_t sm = chipVersion(opts.chip);
-  bool clustersAvailable = sm >= 90;
+namespace {
 
-  int64_t elementBytes =
-      std::max(byteWidth(plan.inType), byteWidth(plan.outType));
-  int64_t cols = opts.cols;
-  if (cols < 0)
-    return map.emitOpError() << "cols must be positive, got " << cols;
-  if (!inType.isDynamicDim(1)) {
-    if (cols != 0 && cols != inType.getDimSize(1))
-      return map.emitOpError()
-             << "cols=" << cols << " contradicts the input type, which has "
-             << inType.getDimSize(1) << " columns";
-    cols = inType.getDimSize(1);
+/// The steps of planKernel over one group, in order, sharing what they
+/// derive: the inputs (types, row length, vector width), the strategy, the
+/// block shape of the strategy, then the memory paths. Each step reports
+/// an invalid option with a diagnostic on the map.
+class Planner {
+public:
+  Planner(const Group &group, const PlanOptions &opts)
+      : group(group), map(group.map), opts(opts) {}
+
+  /// The plan, but for the fields that follow from the others.
+  FailureOr<KernelPlan> run() {
+    if (failed(resolveInputs()) || failed(checkShapeOptions()))
+      return failure();
+    FailureOr<bool> chunks = chooseStrategy();
+    if (failed(chunks))
+      return failure();
+    if (*chunks)
+      return planChunks(map, opts, plan, vector, sm);
+    if (opts.rowSplit > 1 && plan.strategy != Strategy::online)
+      return map.emitOpError() << "row-split applies to the online strategy "
+                                  "only, not "
+                               << stringifyStrategy(plan.strategy);
+
+    if (failed(plan.strategy != Strategy::online ? shapeRowBlock()
+                                                 : shapeOnline()))
+      return failure();
+    plan.rereadFallback =
+        plan.strategy != Strategy::online &&
+        (opts.scalarFallback == "reread" ||
+         (opts.scalarFallback == "auto" && plan.blockElements >= 8192));
+    // The widest power of two dividing the elements per thread: chunks of
+    // vectorWidth elements tile them exactly.
+    int64_t perThread = plan.elementsPerThread();
+    plan.vectorWidth = std::min(vector, perThread & -perThread);
+    if (failed(planPairAndGrid()) || failed(planPrefetch()) ||
+        failed(planKeptTiles()) || failed(planCacheHints()))
+      return failure();
+    return plan;
   }
 
-  // Vector width: 16 bytes of input by default.
-  int64_t vector = opts.vectorWidth;
-  if (vector == 0)
-    vector = 16 / byteWidth(plan.inType);
-  if (vector < 0 || !llvm::isPowerOf2_64(vector) ||
-      vector * byteWidth(plan.inType) > 16 ||
-      vector * byteWidth(plan.outType) > 16)
-    return map.emitOpError()
-           << "vector-width must be a power of two with accesses of at most "
-              "16 bytes (at most "
-           << 16 / std::max(byteWidth(plan.inType), byteWidth(plan.outType))
-           << " elements here), got " << vector;
-
-  if (opts.numWarps != 0 &&
-      (opts.numWarps > 32 || !isBlockShape(opts.numWarps)))
-    return map.emitOpError() << "num-warps must be from 1 to 32, a power of "
-                                "two or three times one, got "
-                             << opts.numWarps;
-  if (opts.blockSize != 0 && !isBlockShape(opts.blockSize))
-    return map.emitOpError() << "block-size must be a power of two or three "
-                                "times one, got "
-                             << opts.blockSize;
-  if (opts.rowsPerBlock != 0 &&
-      (opts.rowsPerBlock < 0 || !llvm::isPowerOf2_64(opts.rowsPerBlock)))
-    return map.emitOpError() << "rows-per-block must be a power of two, got "
-                             << opts.rowsPerBlock;
-  if (opts.clusterSize != 0 &&
-      (opts.clusterSize < 1 || opts.clusterSize > kMaxNonPortableClusterSize ||
-       !llvm::isPowerOf2_64(opts.clusterSize)))
-    return map.emitOpError()
-           << "cluster-size must be 1 (no cluster), 2, 4, 8 or 16 (16 needs a "
-              "launcher that allows non-portable cluster sizes), got "
-           << opts.clusterSize;
-  if (opts.rowSplit < 1 || opts.rowSplit > kMaxRowSplit)
-    return map.emitOpError()
-           << "row-split must be from 1 (none) to " << kMaxRowSplit
-           << " blocks per row, got " << opts.rowSplit;
-  if (opts.splitAhead < 0 || opts.splitAhead > kMaxSplitAhead)
-    return map.emitOpError()
-           << "split-ahead must be from 0 (none) to " << kMaxSplitAhead
-           << " rows, got " << opts.splitAhead;
-  if (opts.splitAhead > 0 && opts.rowSplit <= 1)
-    return map.emitOpError()
-           << "split-ahead runs a split group's pass 1 ahead; it needs "
-              "row-split 2 or more";
-  if (opts.rowSplit > 1 && opts.clusterSize > 1)
-    return map.emitOpError()
-           << "row-split and cluster-size both split a row over blocks; "
-              "choose one";
-
-  // The block a whole row needs (0: row length unknown).
-  int64_t rowBlock = opts.blockSize;
-  if (rowBlock == 0 && cols != 0)
-    rowBlock = autoRowBlock(cols);
-  bool canOnline = isOnlineSoftmaxPair(group);
-  // A 16-bit row that auto stages whole in shared memory on a block of its
-  // own (autoStagedRow): the online kernel's shape, decided here once.
-  bool stagedRow = opts.strategy == "auto" && canOnline &&
-                   autoStagedRow(opts, plan, cols, sm);
-  if (opts.strategy == "fused") {
-    plan.strategy = Strategy::fused;
-  } else if (opts.strategy == "cluster") {
-    if (!clustersAvailable)
-      return map.emitOpError() << "the cluster strategy needs thread-block "
-                                  "clusters (sm_90 or newer), not "
-                               << opts.chip;
-    if (opts.clusterSize == 1)
-      return map.emitOpError() << "the cluster strategy needs cluster-size 2 "
-                                  "or more; one block per row is "
-                                  "strategy=fused";
-    plan.strategy = Strategy::cluster;
-  } else if (opts.strategy == "online") {
-    if (!canOnline)
+private:
+  /// The element types, the row length (`cols`, or the input type's) and
+  /// the widest vector.
+  LogicalResult resolveInputs() {
+    auto inType = cast<MemRefType>(map.getInput().getType());
+    auto outType = cast<MemRefType>(map.getOutput().getType());
+    plan.chip = opts.chip;
+    plan.inType = inType.getElementType();
+    plan.outType = outType.getElementType();
+    plan.reverseSecondPass = opts.reverseSecondPass;
+    plan.fastExp = opts.fastExp;
+    sm = chipVersion(opts.chip);
+    clustersAvailable = sm >= 90;
+    elementBytes = std::max(byteWidth(plan.inType), byteWidth(plan.outType));
+    canOnline = isOnlineSoftmaxPair(group);
+    if (opts.scalarFallback != "registers" && opts.scalarFallback != "reread" &&
+        opts.scalarFallback != "auto")
       return map.emitOpError()
-             << "the online strategy needs a max reduce followed by a sum of "
-                "exp(x - max), as produced by rowred-decompose";
-    plan.strategy = Strategy::online;
-  } else if (opts.strategy == "chunks") {
-    if (!canOnline)
-      return map.emitOpError()
-             << "the chunks strategy needs a max reduce followed by a sum of "
-                "exp(x - max), as produced by rowred-decompose";
-    return planChunks(map, opts, plan, vector, sm);
-  } else if (opts.strategy == "auto" && canOnline &&
-             autoChunks(opts, plan, cols, vector, sm)) {
-    return planChunks(map, opts, plan, vector, sm);
-  } else if (opts.strategy == "auto") {
-    // Fused when the row is known and fits one block's registers, cluster
-    // when it fits a cluster's, else online.
-    plan.strategy = canOnline ? Strategy::online : Strategy::fused;
-    // A row split through global memory is an online kernel's.
-    if (rowBlock != 0 && opts.rowSplit <= 1 && !stagedRow) {
-      int64_t warps =
-          opts.numWarps ? opts.numWarps : defaultFusedWarps(rowBlock);
-      bool fitsBlock = std::max<int64_t>(rowBlock / (warps * 32), 1) <=
-                           opts.maxElementsPerThread &&
-                       (opts.blockSize != 0 ||
-                        rowBlock <= maxAutoFusedBlock(elementBytes, sm >= 80));
-      bool fitsCluster = clustersAvailable && opts.blockSize == 0 &&
-                         opts.numWarps == 0 && opts.clusterSize != 1 &&
-                         fitsAutoCluster(rowBlock, elementBytes, cols);
-      if (fitsBlock || !canOnline)
-        plan.strategy = Strategy::fused;
-      else if (fitsCluster)
-        plan.strategy = Strategy::cluster;
+             << "unknown scalar-fallback '" << opts.scalarFallback
+             << "'; expected registers, reread or auto";
+    cols = opts.cols;
+    if (cols < 0)
+      return map.emitOpError() << "cols must be positive, got " << cols;
+    if (!inType.isDynamicDim(1)) {
+      if (cols != 0 && cols != inType.getDimSize(1))
+        return map.emitOpError()
+               << "cols=" << cols << " contradicts the input type, which has "
+               << inType.getDimSize(1) << " columns";
+      cols = inType.getDimSize(1);
     }
-  } else {
-    return map.emitOpError() << "unknown strategy '" << opts.strategy
-                             << "'; expected fused, cluster, online, chunks or "
-                                "auto";
+
+    // Vector width: 16 bytes of input by default.
+    vector = opts.vectorWidth;
+    if (vector == 0)
+      vector = 16 / byteWidth(plan.inType);
+    if (vector < 0 || !llvm::isPowerOf2_64(vector) ||
+        vector * byteWidth(plan.inType) > 16 ||
+        vector * byteWidth(plan.outType) > 16)
+      return map.emitOpError()
+             << "vector-width must be a power of two with accesses of at most "
+                "16 bytes (at most "
+             << 16 / std::max(byteWidth(plan.inType), byteWidth(plan.outType))
+             << " elements here), got " << vector;
+
+    return success();
   }
 
-  if (opts.rowSplit > 1 && plan.strategy != Strategy::online)
-    return map.emitOpError() << "row-split applies to the online strategy "
-                                "only, not "
-                             << stringifyStrategy(plan.strategy);
+  /// The numeric shape options, and the combinations that contradict.
+  LogicalResult checkShapeOptions() {
+    if (opts.numWarps != 0 &&
+        (opts.numWarps > 32 || !isBlockShape(opts.numWarps)))
+      return map.emitOpError() << "num-warps must be from 1 to 32, a power of "
+                                  "two or three times one, got "
+                               << opts.numWarps;
+    if (opts.blockSize != 0 && !isBlockShape(opts.blockSize))
+      return map.emitOpError() << "block-size must be a power of two or three "
+                                  "times one, got "
+                               << opts.blockSize;
+    if (opts.rowsPerBlock != 0 &&
+        (opts.rowsPerBlock < 0 || !llvm::isPowerOf2_64(opts.rowsPerBlock)))
+      return map.emitOpError() << "rows-per-block must be a power of two, got "
+                               << opts.rowsPerBlock;
+    if (opts.clusterSize != 0 &&
+        (opts.clusterSize < 1 ||
+         opts.clusterSize > kMaxNonPortableClusterSize ||
+         !llvm::isPowerOf2_64(opts.clusterSize)))
+      return map.emitOpError()
+             << "cluster-size must be 1 (no cluster), 2, 4, 8 or 16 (16 needs "
+                "a "
+                "launcher that allows non-portable cluster sizes), got "
+             << opts.clusterSize;
+    if (opts.rowSplit < 1 || opts.rowSplit > kMaxRowSplit)
+      return map.emitOpError()
+             << "row-split must be from 1 (none) to " << kMaxRowSplit
+             << " blocks per row, got " << opts.rowSplit;
+    if (opts.splitAhead < 0 || opts.splitAhead > kMaxSplitAhead)
+      return map.emitOpError()
+             << "split-ahead must be from 0 (none) to " << kMaxSplitAhead
+             << " rows, got " << opts.splitAhead;
+    if (opts.splitAhead > 0 && opts.rowSplit <= 1)
+      return map.emitOpError()
+             << "split-ahead runs a split group's pass 1 ahead; it needs "
+                "row-split 2 or more";
+    if (opts.rowSplit > 1 && opts.clusterSize > 1)
+      return map.emitOpError()
+             << "row-split and cluster-size both split a row over blocks; "
+                "choose one";
+    // The block a whole row needs (0: row length unknown).
+    rowBlock = opts.blockSize;
+    if (rowBlock == 0 && cols != 0)
+      rowBlock = autoRowBlock(cols);
+    // A 16-bit row that auto stages whole in shared memory on a block of its
+    // own (autoStagedRow): the online kernel's shape, decided here once.
+    stagedRow = opts.strategy == "auto" && canOnline &&
+                autoStagedRow(opts, plan, cols, sm);
+    return success();
+  }
 
-  if (plan.strategy != Strategy::online) {
+  /// Sets plan.strategy; true when the kernel is a chunks kernel, which
+  /// planChunks shapes.
+  FailureOr<bool> chooseStrategy() {
+    if (opts.strategy == "fused") {
+      plan.strategy = Strategy::fused;
+    } else if (opts.strategy == "cluster") {
+      if (!clustersAvailable)
+        return map.emitOpError() << "the cluster strategy needs thread-block "
+                                    "clusters (sm_90 or newer), not "
+                                 << opts.chip;
+      if (opts.clusterSize == 1)
+        return map.emitOpError() << "the cluster strategy needs cluster-size 2 "
+                                    "or more; one block per row is "
+                                    "strategy=fused";
+      plan.strategy = Strategy::cluster;
+    } else if (opts.strategy == "online") {
+      if (!canOnline)
+        return map.emitOpError()
+               << "the online strategy needs a max reduce followed by a sum of "
+                  "exp(x - max), as produced by rowred-decompose";
+      plan.strategy = Strategy::online;
+    } else if (opts.strategy == "chunks") {
+      if (!canOnline)
+        return map.emitOpError()
+               << "the chunks strategy needs a max reduce followed by a sum of "
+                  "exp(x - max), as produced by rowred-decompose";
+      return true;
+    } else if (opts.strategy == "auto" && canOnline &&
+               autoChunks(opts, plan, cols, vector, sm)) {
+      return true;
+    } else if (opts.strategy == "auto") {
+      // Fused when the row is known and fits one block's registers, cluster
+      // when it fits a cluster's, else online.
+      plan.strategy = canOnline ? Strategy::online : Strategy::fused;
+      // A row split through global memory is an online kernel's.
+      if (rowBlock != 0 && opts.rowSplit <= 1 && !stagedRow) {
+        int64_t warps =
+            opts.numWarps ? opts.numWarps : defaultFusedWarps(rowBlock);
+        bool fitsBlock =
+            std::max<int64_t>(rowBlock / (warps * 32), 1) <=
+                opts.maxElementsPerThread &&
+            (opts.blockSize != 0 ||
+             rowBlock <= maxAutoFusedBlock(elementBytes, sm >= 80));
+        bool fitsCluster = clustersAvailable && opts.blockSize == 0 &&
+                           opts.numWarps == 0 && opts.clusterSize != 1 &&
+                           fitsAutoCluster(rowBlock, elementBytes, cols);
+        if (fitsBlock || !canOnline)
+          plan.strategy = Strategy::fused;
+        else if (fitsCluster)
+          plan.strategy = Strategy::cluster;
+      }
+    } else {
+      return map.emitOpError()
+             << "unknown strategy '" << opts.strategy
+             << "'; expected fused, cluster, online, chunks or "
+                "auto";
+    }
+    return false;
+  }
+
+  /// The block of a fused kernel or of a cluster's slice: its threads and
+  /// rows, the cluster size.
+  LogicalResult shapeRowBlock() {
     if (rowBlock == 0)
       return map.emitOpError()
              << "the " << stringifyStrategy(plan.strategy)
@@ -877,7 +929,11 @@ static FailureOr<KernelPlan> planShape(const Group &group,
              << " elements per thread in registers (limit "
              << opts.maxElementsPerThread
              << "); use more warps or strategy=online for rows this long";
-  } else {
+    return success();
+  }
+
+  /// The online kernel's tile, threads and the blocks sharing a row.
+  LogicalResult shapeOnline() {
     if (opts.rowsPerBlock > 1)
       return map.emitOpError()
              << "rows-per-block does not apply to the online strategy";
@@ -929,168 +985,197 @@ static FailureOr<KernelPlan> planShape(const Group &group,
              << "an online tile of " << plan.blockElements << " elements keeps "
              << plan.elementsPerThread() << " elements per thread in "
              << "registers (limit " << opts.maxElementsPerThread << ")";
-  }
-  plan.rereadFallback =
-      plan.strategy != Strategy::online &&
-      (opts.scalarFallback == "reread" ||
-       (opts.scalarFallback == "auto" && plan.blockElements >= 8192));
-  // The widest power of two dividing the elements per thread: chunks of
-  // vectorWidth elements tile them exactly.
-  int64_t perThread = plan.elementsPerThread();
-  plan.vectorWidth = std::min(vector, perThread & -perThread);
-
-  if (!isOn(opts.pairReduce) && !isOff(opts.pairReduce) &&
-      opts.pairReduce != "auto")
-    return map.emitOpError() << "unknown pair-reduce '" << opts.pairReduce
-                             << "'; expected on, off, 1, 0 or auto";
-  plan.pairReduce =
-      plan.strategy != Strategy::online && canOnline &&
-      (isOn(opts.pairReduce) ||
-       (opts.pairReduce == "auto" && autoPairReduce(plan, opts, cols)));
-
-  if (opts.grid != "auto" && opts.grid != "persistent" && opts.grid != "rows")
-    return map.emitOpError() << "unknown grid '" << opts.grid
-                             << "'; expected persistent, rows or auto";
-  if (opts.grid == "rows" && plan.splitSize > 1)
-    return map.emitOpError()
-           << "grid=rows launches a split group per row, but a row-split "
-              "kernel's groups must all be resident at once (cooperative "
-              "launch)";
-  plan.gridPerRowGroup =
-      mayGridPerRowGroup(opts, sm) &&
-      (opts.grid == "rows" || stagedRow || autoGridPerRowGroup(plan));
-
-  if (opts.onlineKeep == -1 && opts.prefetch == "auto" &&
-      !isOff(opts.keepAhead)) {
-    // Bulk copies where they measured faster (auto) or were asked for;
-    // per-thread copies where asked for or as auto's other rule.
-    int64_t bulkKept = isOn(opts.keepAhead) ? 0 : autoBulkKeptElements(plan);
-    plan.bulkKeep = bulkKept > 0;
-    plan.keptElements = bulkKept > 0 ? bulkKept
-                        : opts.keepAhead == "bulk"
-                            ? 0
-                            : autoKeepAheadElements(plan);
-    plan.keepAhead = plan.keptElements > 0;
-  }
-  if (opts.prefetch != "on" && opts.prefetch != "off" &&
-      opts.prefetch != "auto" && opts.prefetch != "registers")
-    return map.emitOpError() << "unknown prefetch '" << opts.prefetch
-                             << "'; expected on, registers, off or auto";
-  if (opts.prefetch == "on" || opts.prefetch == "registers") {
-    bool stage = opts.prefetch == "on";
-    StringRef reason = prefetchObstacle(plan, stage, sm);
-    if (!reason.empty())
-      return map.emitOpError() << "prefetch=" << opts.prefetch
-                               << " is not possible here: " << reason;
-    (stage ? plan.prefetch : plan.prefetchRegisters) = true;
-  } else if (opts.prefetch == "auto") {
-    plan.prefetch = prefetchObstacle(plan, true, sm).empty() &&
-                    (stagedRow || autoPrefetch(plan));
-    plan.prefetchRegisters = !plan.prefetch &&
-                             prefetchObstacle(plan, false, sm).empty() &&
-                             autoPrefetchRegisters(plan);
-  }
-  // The online kernel stages its share of rows of at most the known length.
-  if (plan.prefetch && plan.strategy == Strategy::online)
-    plan.maxCols = plan.stageElements * plan.shareBlocks();
-
-  if (opts.onlineKeep < -1)
-    return map.emitOpError() << "online-keep must be a number of KiB, 0 "
-                                "(none) or -1 (auto), got "
-                             << opts.onlineKeep;
-  if (opts.onlineKeep > 0) {
-    if (plan.strategy != Strategy::online)
-      return map.emitOpError()
-             << "online-keep applies to the online strategy only";
-    if (plan.prefetch)
-      return map.emitOpError() << "online-keep and prefetch=on both use the "
-                                  "stage in shared memory; choose one";
-    if (plan.splitAhead > 0)
-      return map.emitOpError()
-             << "online-keep keeps one row's tiles and split-ahead keeps "
-                "several rows between their passes; choose one";
-    if (plan.vectorWidth == 1)
-      return map.emitOpError() << "online-keep keeps the vector path's tiles "
-                                  "and this kernel has none";
-    int64_t tileBytes = plan.blockElements * byteWidth(plan.inType);
-    int64_t tiles = opts.onlineKeep * 1024 / tileBytes;
-    if (tiles == 0)
-      return map.emitOpError()
-             << "online-keep=" << opts.onlineKeep
-             << " KiB holds no whole tile of " << tileBytes / 1024 << " KiB";
-    if (tiles * tileBytes > maxDynamicSharedBytes(plan.sm()))
-      return map.emitOpError()
-             << "online-keep=" << opts.onlineKeep
-             << " KiB exceeds the shared memory of a block ("
-             << maxDynamicSharedBytes(plan.sm()) / 1024 << " KiB)";
-    plan.keptElements = tiles * plan.blockElements;
+    return success();
   }
 
-  bool bulk = opts.keepAhead == "bulk";
-  if (!isOn(opts.keepAhead) && !isOff(opts.keepAhead) && !bulk &&
-      opts.keepAhead != "auto")
-    return map.emitOpError() << "unknown keep-ahead '" << opts.keepAhead
-                             << "'; expected on, bulk, off or auto";
-  if (isOn(opts.keepAhead) || bulk || plan.keepAhead) {
-    if (plan.keptElements == 0)
+  /// The pair reduction and the grid.
+  LogicalResult planPairAndGrid() {
+    if (!isOn(opts.pairReduce) && !isOff(opts.pairReduce) &&
+        opts.pairReduce != "auto")
+      return map.emitOpError() << "unknown pair-reduce '" << opts.pairReduce
+                               << "'; expected on, off, 1, 0 or auto";
+    plan.pairReduce =
+        plan.strategy != Strategy::online && canOnline &&
+        (isOn(opts.pairReduce) ||
+         (opts.pairReduce == "auto" && autoPairReduce(plan, opts, cols)));
+
+    if (opts.grid != "auto" && opts.grid != "persistent" && opts.grid != "rows")
+      return map.emitOpError() << "unknown grid '" << opts.grid
+                               << "'; expected persistent, rows or auto";
+    if (opts.grid == "rows" && plan.splitSize > 1)
       return map.emitOpError()
-             << "keep-ahead=" << opts.keepAhead
-             << " fills the tiles that online-keep keeps, and "
-             << (opts.onlineKeep == 0
-                     ? "online-keep=0 keeps none"
-                     : "auto keeps none for this kernel with it (see "
-                       "online-keep's description)")
-             << "; set online-keep=K";
-    if (plan.stageElements == 0)
-      return map.emitOpError() << "keep-ahead copies the first tiles of each "
-                                  "block's share ahead and needs the row "
-                                  "length (cols=N)";
-    if (plan.keptElements >= plan.stageElements)
-      return map.emitOpError()
-             << "online-keep=" << opts.onlineKeep
-             << " KiB keeps the whole share of a row, and keep-ahead streams "
-                "at least its last tile; keep less, or use prefetch=on to "
-                "stage the whole share";
-    if (sm < 80)
-      return map.emitOpError() << "keep-ahead copies with cp.async, which "
-                                  "needs sm_80 or newer";
-    if (bulk && sm < 90)
-      return map.emitOpError() << "keep-ahead=bulk copies with cp.async.bulk "
-                                  "and an mbarrier, which need sm_90 or newer";
-    if (bulk && 2 * plan.keptElements * byteWidth(plan.inType) >
-                    maxDynamicSharedBytes(plan.sm()))
-      return map.emitOpError()
-             << "keep-ahead=bulk keeps two buffers of online-keep="
-             << opts.onlineKeep << " KiB, more than the shared memory of a "
-             << "block (" << maxDynamicSharedBytes(plan.sm()) / 1024 << " KiB)";
-    if (!plan.reverseSecondPass || plan.splitSize > 1 || opts.prefetch == "off")
-      return map.emitOpError()
-             << "keep-ahead hands tiles on across the passes: it needs the "
-                "tiles loaded ahead (prefetch=registers or auto), the "
-                "reversed second pass and no row-split";
-    plan.keepAhead = true;
-    plan.bulkKeep = bulk || plan.bulkKeep;
-    plan.prefetchRegisters = true;
-    // The stage holds the last tiles of a share of at most stageElements.
-    plan.maxCols = plan.stageElements * plan.shareBlocks();
+             << "grid=rows launches a split group per row, but a row-split "
+                "kernel's groups must all be resident at once (cooperative "
+                "launch)";
+    plan.gridPerRowGroup =
+        mayGridPerRowGroup(opts, sm) &&
+        (opts.grid == "rows" || stagedRow || autoGridPerRowGroup(plan));
+    return success();
   }
 
-  if (!isOn(opts.cacheHints) && !isOff(opts.cacheHints) &&
-      opts.cacheHints != "auto")
-    return map.emitOpError() << "unknown cache-hints '" << opts.cacheHints
-                             << "'; expected on, off or auto";
-  if (isOn(opts.cacheHints) && plan.strategy != Strategy::online)
-    return map.emitOpError()
-           << "cache-hints applies to the online strategy only";
-  plan.cacheHints = plan.strategy == Strategy::online &&
-                    (isOn(opts.cacheHints) ||
-                     (opts.cacheHints == "auto" && autoCacheHints(plan)));
-  return plan;
-}
+  /// What is fetched ahead (the stage, registers), and auto's kept tiles.
+  LogicalResult planPrefetch() {
+    if (opts.onlineKeep == -1 && opts.prefetch == "auto" &&
+        !isOff(opts.keepAhead)) {
+      // Bulk copies where they measured faster (auto) or were asked for;
+      // per-thread copies where asked for or as auto's other rule.
+      int64_t bulkKept = isOn(opts.keepAhead) ? 0 : autoBulkKeptElements(plan);
+      plan.bulkKeep = bulkKept > 0;
+      plan.keptElements = bulkKept > 0 ? bulkKept
+                          : opts.keepAhead == "bulk"
+                              ? 0
+                              : autoKeepAheadElements(plan);
+      plan.keepAhead = plan.keptElements > 0;
+    }
+    if (opts.prefetch != "on" && opts.prefetch != "off" &&
+        opts.prefetch != "auto" && opts.prefetch != "registers")
+      return map.emitOpError() << "unknown prefetch '" << opts.prefetch
+                               << "'; expected on, registers, off or auto";
+    if (opts.prefetch == "on" || opts.prefetch == "registers") {
+      bool stage = opts.prefetch == "on";
+      StringRef reason = prefetchObstacle(plan, stage, sm);
+      if (!reason.empty())
+        return map.emitOpError() << "prefetch=" << opts.prefetch
+                                 << " is not possible here: " << reason;
+      (stage ? plan.prefetch : plan.prefetchRegisters) = true;
+    } else if (opts.prefetch == "auto") {
+      plan.prefetch = prefetchObstacle(plan, true, sm).empty() &&
+                      (stagedRow || autoPrefetch(plan));
+      plan.prefetchRegisters = !plan.prefetch &&
+                               prefetchObstacle(plan, false, sm).empty() &&
+                               autoPrefetchRegisters(plan);
+    }
+    // The online kernel stages its share of rows of at most the known length.
+    if (plan.prefetch && plan.strategy == Strategy::online)
+      plan.maxCols = plan.stageElements * plan.shareBlocks();
+    return success();
+  }
+
+  /// The online kernel's tiles kept between its passes (online-keep) and
+  /// how they are filled (keep-ahead).
+  LogicalResult planKeptTiles() {
+    if (opts.onlineKeep < -1)
+      return map.emitOpError() << "online-keep must be a number of KiB, 0 "
+                                  "(none) or -1 (auto), got "
+                               << opts.onlineKeep;
+    if (opts.onlineKeep > 0) {
+      if (plan.strategy != Strategy::online)
+        return map.emitOpError()
+               << "online-keep applies to the online strategy only";
+      if (plan.prefetch)
+        return map.emitOpError() << "online-keep and prefetch=on both use the "
+                                    "stage in shared memory; choose one";
+      if (plan.splitAhead > 0)
+        return map.emitOpError()
+               << "online-keep keeps one row's tiles and split-ahead keeps "
+                  "several rows between their passes; choose one";
+      if (plan.vectorWidth == 1)
+        return map.emitOpError() << "online-keep keeps the vector path's tiles "
+                                    "and this kernel has none";
+      int64_t tileBytes = plan.blockElements * byteWidth(plan.inType);
+      int64_t tiles = opts.onlineKeep * 1024 / tileBytes;
+      if (tiles == 0)
+        return map.emitOpError()
+               << "online-keep=" << opts.onlineKeep
+               << " KiB holds no whole tile of " << tileBytes / 1024 << " KiB";
+      if (tiles * tileBytes > maxDynamicSharedBytes(plan.sm()))
+        return map.emitOpError()
+               << "online-keep=" << opts.onlineKeep
+               << " KiB exceeds the shared memory of a block ("
+               << maxDynamicSharedBytes(plan.sm()) / 1024 << " KiB)";
+      plan.keptElements = tiles * plan.blockElements;
+    }
+
+    bool bulk = opts.keepAhead == "bulk";
+    if (!isOn(opts.keepAhead) && !isOff(opts.keepAhead) && !bulk &&
+        opts.keepAhead != "auto")
+      return map.emitOpError() << "unknown keep-ahead '" << opts.keepAhead
+                               << "'; expected on, bulk, off or auto";
+    if (isOn(opts.keepAhead) || bulk || plan.keepAhead) {
+      if (plan.keptElements == 0)
+        return map.emitOpError()
+               << "keep-ahead=" << opts.keepAhead
+               << " fills the tiles that online-keep keeps, and "
+               << (opts.onlineKeep == 0
+                       ? "online-keep=0 keeps none"
+                       : "auto keeps none for this kernel with it (see "
+                         "online-keep's description)")
+               << "; set online-keep=K";
+      if (plan.stageElements == 0)
+        return map.emitOpError() << "keep-ahead copies the first tiles of each "
+                                    "block's share ahead and needs the row "
+                                    "length (cols=N)";
+      if (plan.keptElements >= plan.stageElements)
+        return map.emitOpError()
+               << "online-keep=" << opts.onlineKeep
+               << " KiB keeps the whole share of a row, and keep-ahead streams "
+                  "at least its last tile; keep less, or use prefetch=on to "
+                  "stage the whole share";
+      if (sm < 80)
+        return map.emitOpError() << "keep-ahead copies with cp.async, which "
+                                    "needs sm_80 or newer";
+      if (bulk && sm < 90)
+        return map.emitOpError()
+               << "keep-ahead=bulk copies with cp.async.bulk "
+                  "and an mbarrier, which need sm_90 or newer";
+      if (bulk && 2 * plan.keptElements * byteWidth(plan.inType) >
+                      maxDynamicSharedBytes(plan.sm()))
+        return map.emitOpError()
+               << "keep-ahead=bulk keeps two buffers of online-keep="
+               << opts.onlineKeep << " KiB, more than the shared memory of a "
+               << "block (" << maxDynamicSharedBytes(plan.sm()) / 1024
+               << " KiB)";
+      if (!plan.reverseSecondPass || plan.splitSize > 1 ||
+          opts.prefetch == "off")
+        return map.emitOpError()
+               << "keep-ahead hands tiles on across the passes: it needs the "
+                  "tiles loaded ahead (prefetch=registers or auto), the "
+                  "reversed second pass and no row-split";
+      plan.keepAhead = true;
+      plan.bulkKeep = bulk || plan.bulkKeep;
+      plan.prefetchRegisters = true;
+      // The stage holds the last tiles of a share of at most stageElements.
+      plan.maxCols = plan.stageElements * plan.shareBlocks();
+    }
+    return success();
+  }
+
+  /// The online kernel's L2 eviction hints.
+  LogicalResult planCacheHints() {
+    if (!isOn(opts.cacheHints) && !isOff(opts.cacheHints) &&
+        opts.cacheHints != "auto")
+      return map.emitOpError() << "unknown cache-hints '" << opts.cacheHints
+                               << "'; expected on, off or auto";
+    if (isOn(opts.cacheHints) && plan.strategy != Strategy::online)
+      return map.emitOpError()
+             << "cache-hints applies to the online strategy only";
+    plan.cacheHints = plan.strategy == Strategy::online &&
+                      (isOn(opts.cacheHints) ||
+                       (opts.cacheHints == "auto" && autoCacheHints(plan)));
+    return success();
+  }
+
+  const Group &group;
+  MapOp map;
+  const PlanOptions &opts;
+  KernelPlan plan;
+  /// The compute capability, the widest element in bytes, the row length
+  /// (0: unknown), the vector width asked for and the block a whole row
+  /// needs (0: unknown).
+  int64_t sm = 0, elementBytes = 0, cols = 0, vector = 0, rowBlock = 0;
+  bool clustersAvailable = false;
+  /// Whether the group is the softmax pair of reduces (online, chunks and
+  /// the pair reduction need it).
+  bool canOnline = false;
+  /// Whether auto stages a 16-bit row whole on a block of its own.
+  bool stagedRow = false;
+};
+
+} // namespace
 
 FailureOr<KernelPlan> mlir::rowred::planKernel(const Group &group,
                                                const PlanOptions &opts) {
-  FailureOr<KernelPlan> plan = planShape(group, opts);
+  FailureOr<KernelPlan> plan = Planner(group, opts).run();
   if (failed(plan))
     return failure();
   // The blocks per SM were measured on sm_90; on sm_100 and sm_120 ptxas
