@@ -535,6 +535,16 @@ private:
   // Rows
   //===--------------------------------------------------------------------===//
 
+  /// The first row (i64) of this block's (cluster's, split group's) row
+  /// loop and the step between its rows.
+  std::pair<Value, Value> rowLoopBounds();
+
+  /// In the row loop, row `k` (i32) of this block: the stage buffer
+  /// (keep-ahead=bulk, `bulkRow`), the cluster exchange buffer and mbarrier
+  /// phase parity, and the online pair's shared slots that alternate by
+  /// row.
+  void setRowTurns(Value k, bool bulkRow);
+
   /// The persistent loop: rows blockIdx.x, blockIdx.x + gridDim.x, ... (per
   /// group of R rows, or per cluster). Every thread of a block (of a cluster)
   /// runs the same iterations, so that barriers and shuffles stay uniform;

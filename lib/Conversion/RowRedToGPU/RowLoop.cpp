@@ -9,7 +9,7 @@
 using namespace mlir;
 using namespace mlir::rowred;
 
-void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
+std::pair<Value, Value> KernelEmitter::rowLoopBounds() {
   Value first, step;
   if (plan.clusterSize > 1) {
     first = arith::IndexCastOp::create(
@@ -29,6 +29,48 @@ void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
       step = arith::MulIOp::create(b, step, constI64(plan.rowsPerBlock));
     }
   }
+  return {first, step};
+}
+
+void KernelEmitter::setRowTurns(Value k, bool bulkRow) {
+  // What alternates by row takes buffer k & 1, and its mbarrier's phase
+  // parity flips every other row: (k >> 1) & 1. Each is built once.
+  Value turn, turnParity;
+  auto rowTurn = [&] {
+    if (!turn)
+      turn = arith::AndIOp::create(b, k, constI32(1));
+    return turn;
+  };
+  auto rowTurnParity = [&] {
+    if (!turnParity)
+      turnParity = arith::AndIOp::create(
+          b, arith::ShRUIOp::create(b, k, constI32(1)), constI32(1));
+    return turnParity;
+  };
+  if (bulkRow) {
+    bulkBuffer = rowTurn();
+    bulkParity = rowTurnParity();
+    stage = stageBuffer(bulkBuffer);
+  }
+  if (plan.clusterSize > 1) {
+    // Each of two buffers completes a phase every other row; a single
+    // buffer completes one every row, so its parity is the turn.
+    if (rowExchanges.buffers() > 1) {
+      clusterBuffer = rowTurn();
+      clusterParity = rowTurnParity();
+    } else {
+      clusterParity = rowTurn();
+    }
+    armClusterBarriers();
+    if (plan.alternatesSlots())
+      pairSlot = arith::IndexCastOp::create(
+          b, b.getIndexType(),
+          arith::ShLIOp::create(b, rowTurn(), constI32(1)));
+  }
+}
+
+void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
+  auto [first, step] = rowLoopBounds();
   bool staged = plan.prefetch && vec > 1 && !peeled;
   if (staged)
     prefetchRow(first);
@@ -102,40 +144,7 @@ void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
     Value k = loop.getRegionIterArgs().front();
     loop.getBody()->getTerminator()->setOperand(
         0, arith::AddIOp::create(b, k, constI32(1)));
-    // What alternates by row takes buffer k & 1, and its mbarrier's phase
-    // parity flips every other row: (k >> 1) & 1. Each is built once.
-    Value turn, turnParity;
-    auto rowTurn = [&] {
-      if (!turn)
-        turn = arith::AndIOp::create(b, k, constI32(1));
-      return turn;
-    };
-    auto rowTurnParity = [&] {
-      if (!turnParity)
-        turnParity = arith::AndIOp::create(
-            b, arith::ShRUIOp::create(b, k, constI32(1)), constI32(1));
-      return turnParity;
-    };
-    if (bulkRow) {
-      bulkBuffer = rowTurn();
-      bulkParity = rowTurnParity();
-      stage = stageBuffer(bulkBuffer);
-    }
-    if (plan.clusterSize > 1) {
-      // Each of two buffers completes a phase every other row; a single
-      // buffer completes one every row, so its parity is the turn.
-      if (rowExchanges.buffers() > 1) {
-        clusterBuffer = rowTurn();
-        clusterParity = rowTurnParity();
-      } else {
-        clusterParity = rowTurn();
-      }
-      armClusterBarriers();
-      if (plan.alternatesSlots())
-        pairSlot = arith::IndexCastOp::create(
-            b, b.getIndexType(),
-            arith::ShLIOp::create(b, rowTurn(), constI32(1)));
-    }
+    setRowTurns(k, bulkRow);
   }
   Value xRow = rowPointer(x, plan.inType, row, xStride);
   Value yRow = rowPointer(y, plan.outType, row, yStride);
