@@ -1,0 +1,533 @@
+//===- PlanRules.cpp - auto's rules, as measured --------------------------===//
+//
+// Part of the softmax kernel compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PlanRules.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::rowred;
+
+namespace mlir {
+namespace rowred {
+namespace rules {
+
+/// Whether an on/off option value `v` means on (`on`, `1`, `true`).
+bool isOn(StringRef v) { return v == "on" || v == "1" || v == "true"; }
+/// Whether an on/off option value `v` means off (`off`, `0`, `false`).
+bool isOff(StringRef v) { return v == "off" || v == "0" || v == "false"; }
+
+/// Rows auto stages (autoStagedRow): longer than kStagedRowMin elements, up
+/// to kStagedRowMax, the longest 16-bit row (in whole tiles of 8192) whose
+/// stages, 112 KiB each, still fit two blocks on an SM.
+static constexpr int64_t kStagedRowMin = 8192, kStagedRowMax = 57344;
+
+/// Smallest power-of-two block whose three-quarter size auto uses.
+static constexpr int64_t kMinThreeQuarterBlock = 8192;
+
+/// The block auto gives a row of `cols` elements: the next power of two P,
+/// or 3P/4 when the row fits it and P >= 8192. A row of 12288 then fills
+/// 384 threads x 32 elements instead of leaving two of the eight chunks of
+/// 512 x 32 masked: the same registers per thread, a quarter fewer threads
+/// per row, so more rows resident per SM.
+int64_t autoRowBlock(int64_t cols) {
+  int64_t pow2 = llvm::PowerOf2Ceil(cols);
+  if (pow2 >= kMinThreeQuarterBlock && cols <= pow2 / 4 * 3)
+    return pow2 / 4 * 3;
+  return pow2;
+}
+
+/// A block length or warp count the kernels accept: a power of two, or
+/// three times one.
+bool isBlockShape(int64_t n) {
+  return n > 0 &&
+         (llvm::isPowerOf2_64(n) || (n % 3 == 0 && llvm::isPowerOf2_64(n / 3)));
+}
+
+/// Default warps for a fused block (or cluster slice) of `blockElements`
+/// elements, from sweeps of warps per row length on an H200
+/// (version log): about 16 elements per thread up to 1024 columns
+/// and at 8192, 32 at 2048-4096 and from 16384 on. 1024-thread blocks leave
+/// one block per SM and lose up to 40% at N = 4096..16384.
+/// A block of three times a power of two (see autoRowBlock) gets three
+/// quarters of the warps of the next power of two: the same elements per
+/// thread.
+int64_t defaultFusedWarps(int64_t blockElements) {
+  int64_t pow2 = llvm::PowerOf2Ceil(blockElements);
+  if (pow2 != blockElements && pow2 >= kMinThreeQuarterBlock)
+    return defaultFusedWarps(pow2) / 4 * 3;
+  int64_t perThread = 16;
+  if ((blockElements > 1024 && blockElements <= 4096) || blockElements >= 16384)
+    perThread = 32;
+  return std::clamp<int64_t>(blockElements / perThread, 32, 1024) / 32;
+}
+
+/// Whether auto gives a fused f32 block of 8192 128 threads x 64 elements
+/// instead of defaultFusedWarps' 512 x 16: five blocks (rows) resident per
+/// SM instead of two, +2.2% and +3.0% in two H200 sweeps of three runs
+/// (3676-3749 against 3596-3657 GB/s, version log). The only size
+/// where 64 elements per thread won: f32 12288 and 16384 lost 1-3%, 16-bit
+/// blocks of 2048-16384 gained nothing. Not with the next row loaded ahead
+/// into registers or the pair reduction, which need registers of their
+/// own. The one auto shape past max-elements-per-thread's default of 32.
+bool widensFusedBlock(const KernelPlan &plan, int64_t slice,
+                      const PlanOptions &opts) {
+  return plan.strategy == Strategy::fused && plan.rowsPerBlock == 1 &&
+         byteWidth(plan.inType) == 4 && slice == kWideBlockElements &&
+         opts.prefetch != "registers" && !isOn(opts.pairReduce);
+}
+
+/// Largest fused block `auto` picks: 32768 elements, 1024 threads x 32, one
+/// block per SM. With the next row staged in shared memory (sm_80+) such a
+/// block beats a cluster of two 512-thread blocks on an H200 (N = 32768:
+/// f32 3874 against 3781 GB/s, bf16 3639 against 3435); without the stage
+/// only f32 rows stay fused that long (3567 against the online kernel).
+int64_t maxAutoFusedBlock(int64_t elementBytes, bool stage) {
+  return elementBytes == 4 || stage ? 32768 : 16384;
+}
+
+/// Default slice of a row per cluster block: 512 threads x 32 elements, two
+/// blocks per SM.
+static constexpr int64_t kClusterSlice = 16384;
+
+/// Whether `auto` gives the cluster blocks of a row of `cols` elements
+/// (known) in a row block of `rowBlock` (autoRowBlock) slices of twice
+/// kClusterSlice, on 1024 threads (768 for 3/4 blocks): for 16-bit rows that
+/// fill at least 7/8 of their block and take the vector path with the pair
+/// (a multiple of the vector width). On an H200 (version log) such
+/// rows of 45000-131072 run 0.2-2.5% faster over half as many blocks, rows
+/// of 240000-262144 3.1-3.7% faster over 8 slices of 32768 than over 16 of
+/// 16384 (15 clusters of 8 are resident at once, 120 SMs, against 7 of 16,
+/// 112 SMs), and rows of 393216-524288 over 16 slices of 24576-32768 beat
+/// the online kernel by 3-7% (bf16) and 17% (f16). Rows that fill 3/4 of
+/// their block gain nothing over clusters of 16 and lose 3-7% against the
+/// online kernel; rows of odd length, on the peeled path, lose 14-43%. f32
+/// slices stay at 16384: on 1024 threads, alone on their SM, the online
+/// kernel with its tiles loaded ahead beats them (f32 262144 3609 against
+/// 3482 GB/s; they had beaten it without the loads ahead, 3112 against
+/// 2700).
+static bool autoWideClusterSlice(int64_t rowBlock, int64_t elementBytes,
+                                 int64_t cols) {
+  return elementBytes < 4 && cols != 0 && cols % (16 / elementBytes) == 0 &&
+         cols * 8 >= rowBlock * 7;
+}
+
+/// The slice (elements) `auto` gives each cluster block (see
+/// autoWideClusterSlice).
+int64_t autoClusterSlice(int64_t rowBlock, int64_t elementBytes, int64_t cols) {
+  return autoWideClusterSlice(rowBlock, elementBytes, cols) ? 2 * kClusterSlice
+                                                            : kClusterSlice;
+}
+
+/// Whether `auto` splits a row block of `rowBlock` elements over a cluster:
+/// when it is at most 16 of its slices (autoClusterSlice); longer rows take
+/// the online kernel.
+bool fitsAutoCluster(int64_t rowBlock, int64_t elementBytes, int64_t cols) {
+  return rowBlock <=
+         kMaxClusterSize * autoClusterSlice(rowBlock, elementBytes, cols);
+}
+
+/// Default rows per block of a fused kernel: rows of up to 1024 elements get
+/// a warp each, four per block, with no block barrier. H200 sweeps
+/// (version log): 1237 against 1070 GB/s for f32 N = 256, 785
+/// against 607 for bf16; for blocks of 1024 at 64 registers (see
+/// minBlocksPerSM) against a two-warp block per row, four runs each at M =
+/// 4096 and three at 32768: N = 781 +5% / +1% (f32), +3% / +4% (bf16), N =
+/// 1024 even / +0.5% (f32), +5% / -1% (bf16). Longer rows keep a block each.
+int64_t defaultRowsPerBlock(int64_t blockElements) {
+  return blockElements <= 1024 ? 4 : 1;
+}
+
+/// Default warps for the online kernel of `type` over clusters of
+/// `clusterSize`: 1024 threads for f32 (with 512, ptxas caps registers at 40
+/// to fit three blocks and spills) and for bf16 rows over clusters of 16
+/// (rows from 2 MiB), 512 for other 16-bit rows. H200, alternating runs
+/// (version log): bf16 1048576 with its tiles loaded ahead on 1024
+/// threads (32 elements per thread and tile, two tiles per share) 3370 GB/s
+/// against 3309 on 512 and 3182 keeping 64 KiB of each share in shared
+/// memory (online-keep); 2097152 +7%, 4194304 +3.5% over keeping. f16 rows
+/// lost the same way (1048576: 2719-2734 against 3070-3078 keeping, also
+/// with tiles of 32 elements per thread) and keep tiles (keep-ahead, see
+/// autoKeepAheadElements).
+int64_t defaultOnlineWarps(Type type, int64_t clusterSize) {
+  return byteWidth(type) == 4 || (type.isBF16() && clusterSize == 16) ? 32 : 16;
+}
+
+/// 32-bit registers of one SM (sm_75 to sm_90).
+static constexpr int64_t kRegisterFile = 65536;
+
+/// Shared memory the driver reserves for each block (sm_90).
+static constexpr int64_t kSharedReservedPerBlock = 1024;
+
+/// Registers per thread a chunks kernel is compiled for (minctasm), beyond
+/// one per element it holds: the f32 default (128 x 64) then fits five
+/// blocks on an SM at up to 102 registers (ptxas takes 96; left alone, 107
+/// and four blocks: 1.045x the online kernel on f32 1024 x 1048576 against
+/// 1.079x), the 16-bit default (128 x 32) nine at 56 (left alone, 64 and
+/// eight: 1.030x on bf16 1024 x 1048576 against 1.048x; at 76 and six,
+/// 0.93x). H200, version log, version 71.
+static constexpr int64_t kChunkSpareRegisters = 24;
+
+/// Resident blocks and threads an SM takes at most (sm_80, sm_90).
+static constexpr int64_t kMaxBlocksPerSM = 32, kMaxThreadsPerSM = 2048;
+
+/// Blocks of `plan` that fit one SM's registers at 64 per thread, at least
+/// one.
+static int64_t blocksAt64Registers(const KernelPlan &plan) {
+  return std::max<int64_t>(1, kRegisterFile / (64 * plan.numThreads()));
+}
+
+/// Whether auto gives a kernel the pair reduction: 16-bit cluster slices,
+/// together with their next row loaded ahead into registers (see
+/// autoPrefetchRegisters) unless prefetch says otherwise. On an H200
+/// (version log, alternating runs): bf16 65536 3611 -> 3803 GB/s,
+/// 131072 3531 -> 3837, 262144 over 16 blocks 3271 -> 3791; the pair
+/// reduction alone lost 14%. Not for a known row length that is not a
+/// multiple of the vector width (`cols`): contiguous rows of that length
+/// take the peeled path, which reduces one value at a time and loads
+/// nothing ahead, and ran 2.6-4.0% slower in such kernels (bf16 50257 and
+/// 100003) than without the pair.
+bool autoPairReduce(const KernelPlan &plan, const PlanOptions &opts,
+                    int64_t cols) {
+  return plan.strategy == Strategy::cluster && byteWidth(plan.inType) == 2 &&
+         (opts.prefetch == "auto" || opts.prefetch == "registers") &&
+         cols % plan.vectorWidth == 0;
+}
+
+/// Whether auto stages the next row in shared memory for a kernel that can:
+/// for fused blocks of 16384 elements and more (version log; f32
+/// 16384: +0.7 to +2.6% in four runs; 768 or 1024 threads x 32 beyond,
+/// alone on their SM with nothing else to overlap their reductions with:
+/// f32 32768 +9%, bf16 32768 +20%). Elsewhere f32 gains nothing or loses
+/// (-12% at 2048, -1% at 12288), and since the cluster exchanges no longer
+/// wait for the copies in flight, clusters lose with it (bf16 -8%, f32 -2 to
+/// -13%).
+bool autoPrefetch(const KernelPlan &plan) {
+  if (plan.clusterSize != 1 || plan.strategy == Strategy::online)
+    return false;
+  return plan.blockElements >= 16384;
+}
+
+/// Whether auto loads the next row ahead into registers instead (H200,
+/// alternating runs, version log): for the online kernel's tiles
+/// (the next tile, within the row: f32 1048576 +8.7%, 262144 +4.2%, bf16
+/// +2.2-2.4%), for 16-bit cluster slices with the pair reduction (see
+/// autoPairReduce), and for fused 16-bit rows:
+/// * blocks of 2048 and 4096: +4 to +7% over no prefetch and over the stage;
+/// * blocks of 6144 to 12288: 6144 +13 to +16% over no prefetch, 8192
+///   -1.2 to +1.6% and 12288 +0.3 to +2.7% over the stage (bf16 and f16,
+///   two A/Bs); the stage stays ahead from 16384 (bf16 -0.4 to -1.5%);
+/// * a warp per row of 256 or 512: +4 to +7% at M = 32768 (a few rows per
+///   warp), within the noise at M = 4096. Not at 1024, where the second set
+///   of registers costs the 64-register cap (bf16: -1 to -5%).
+/// f32 gains nothing measurable (8192, 12288, 256, 512: within 0.5%), and
+/// at 2048-4096 the second set of registers takes away resident blocks.
+bool autoPrefetchRegisters(const KernelPlan &plan) {
+  if (plan.strategy == Strategy::online)
+    return plan.keptElements == 0;
+  if (plan.clusterSize > 1 && plan.pairReduce)
+    return true;
+  if (plan.clusterSize != 1 || byteWidth(plan.inType) != 2)
+    return false;
+  if (plan.rowsPerBlock > 1)
+    return plan.blockElements >= 256 && plan.blockElements <= 512;
+  return plan.blockElements >= 2048 && plan.blockElements < 16384;
+}
+
+/// Whether an online kernel may keep tiles of its share at all under auto's
+/// rules (autoKeepAheadElements, autoBulkKeptElements): over clusters of 16,
+/// on the vector path, with a known row length (a stage to size) and the
+/// reversed second pass that hands tiles on across the passes.
+static bool autoKeepsTiles(const KernelPlan &plan) {
+  return plan.strategy == Strategy::online && plan.clusterSize == 16 &&
+         plan.vectorWidth != 1 && plan.stageElements != 0 &&
+         plan.reverseSecondPass;
+}
+
+/// Elements of each block's share that auto keeps in shared memory, copied
+/// in ahead (keep-ahead), or 0: for f16 rows of a known length over clusters
+/// of 16 (rows from 2 MiB) and f32 rows there whose share spans 8 tiles or
+/// more (rows from 8 MiB), 3/8 of the share in whole tiles, at most what the
+/// blocks resident on an SM can hold (f32: 192 KiB for one 1024-thread
+/// block; f16: 112 KiB for each of two 512-thread blocks). H200, alternating
+/// runs (version log), against the tiles loaded ahead without a
+/// stage (f32) and 64 KiB stored by pass 1 (f16): f32 2097152 +9% and
+/// 4194304 +4% keeping 192 KiB; f16 1048576 +8 to +9% keeping 48 KiB,
+/// 2097152 +13% keeping 96. f32 1048576 (four tiles per share) lost 1.5% at
+/// M = 1024 keeping 64 KiB (+1.5% at M = 256) and more keeping 128 or 192;
+/// bf16 rows, on 1024 threads, spill 24 bytes with it and lost 12-20%; f32
+/// rows over clusters of 8 lost 7-10%.
+int64_t autoKeepAheadElements(const KernelPlan &plan) {
+  if (!autoKeepsTiles(plan) || plan.inType.isBF16())
+    return 0;
+  int64_t shareTiles = plan.stageElements / plan.blockElements;
+  if (byteWidth(plan.inType) == 4 && shareTiles < 8)
+    return 0;
+  int64_t tileBytes = plan.blockElements * byteWidth(plan.inType);
+  int64_t blocks = blocksAt64Registers(plan);
+  // 2 KiB of each block's share of the SM for its static shared memory.
+  int64_t fit = std::min(maxDynamicSharedBytes(plan.sm()),
+                         sharedBytesPerSM(plan.sm()) / blocks - 2 * 1024) /
+                tileBytes;
+  int64_t tiles = std::min(shareTiles * 3 / 8, fit);
+  return tiles * plan.blockElements;
+}
+
+/// Largest share (elements) of a bf16 row over a cluster of 16 whose tiles
+/// auto keeps in bulk (autoBulkKeptElements, autoBulkTiles): rows of 2 MiB.
+static constexpr int64_t kBulkBF16Share = 65536;
+
+/// Elements of each block's share that auto keeps in two stage buffers with
+/// keep-ahead=bulk, or 0: over clusters of 16, one tile of f32 shares of 2
+/// to 7 tiles (rows of 2 MiB to under 8 MiB; from 8 tiles,
+/// autoKeepAheadElements keeps 3/8), and every tile but the last of bf16
+/// shares of at most 65536 elements (rows of 2 MiB, in tiles of 16384: see
+/// autoBulkTiles), at most 112 KiB per buffer. H200, alternating runs
+/// against the tiles loaded ahead without a stage (version log,
+/// version 59): f32 524288 +2.7%, 1048576 +2.2 to +5.2%, bf16 1048576 +1.0
+/// to +2.5%; f32 2097152 lost 2.1% against auto's 3/8, bf16 2097152 (three
+/// of eight tiles kept) 0.4%, and f32 shares kept in more, smaller tiles 4-7%.
+int64_t autoBulkKeptElements(const KernelPlan &plan) {
+  if (!autoKeepsTiles(plan))
+    return 0;
+  int64_t shareTiles = plan.stageElements / plan.blockElements;
+  int64_t tileBytes = plan.blockElements * byteWidth(plan.inType);
+  if (byteWidth(plan.inType) == 4 && shareTiles >= 2 && shareTiles < 8)
+    return plan.blockElements;
+  if (plan.inType.isBF16() && plan.stageElements <= kBulkBF16Share &&
+      shareTiles >= 2)
+    return std::min(shareTiles - 1,
+                    maxDynamicSharedBytes(plan.sm()) / 2 / tileBytes) *
+           plan.blockElements;
+  return 0;
+}
+
+/// Whether auto gives the online kernel tiles of two vectors per thread
+/// instead of four, so that autoBulkKeptElements keeps three of the four
+/// tiles of each share, 96 KiB twice: bf16 rows of a known length up to 2
+/// MiB over clusters of 16 on auto's 1024 threads with keep-ahead=bulk
+/// (auto or asked for) and auto's kept tiles. H200: bf16 1048576 keeping
+/// three of four tiles of 16384 +1.0 to +2.5%, two of four 0.93-0.96, one
+/// of two tiles of 32768 (4 bytes of spills) 0.97.
+bool autoBulkTiles(const PlanOptions &opts, Type type, int64_t clusterSize,
+                   int64_t cols) {
+  return type.isBF16() && clusterSize == 16 && cols != 0 &&
+         cols <= clusterSize * kBulkBF16Share && opts.blockSize == 0 &&
+         opts.numWarps == 0 && opts.onlineKeep == -1 &&
+         opts.prefetch == "auto" &&
+         (opts.keepAhead == "auto" || opts.keepAhead == "bulk") &&
+         opts.reverseSecondPass;
+}
+
+/// Whether auto gives the online kernel L2 eviction hints (cache-hints): when
+/// its second pass reads the row from global memory (no stage, no kept
+/// tiles, or kept tiles with keep-ahead, which streams the rest), except f32
+/// rows over clusters of 8. H200, alternating runs
+/// (version log): f32 1048576 over 16 blocks +4.0%, f32 65536 on one
+/// block per row +7.9%, bf16 131072 on one block +4.9%, bf16 524288 over 8
+/// +10.1%; f32 over 8 blocks -1.6% (262147) and +1.5% (400000); bf16
+/// 1048576 with its kept tiles unchanged.
+bool autoCacheHints(const KernelPlan &plan) {
+  return plan.strategy == Strategy::online && !plan.prefetch &&
+         (plan.keptElements == 0 || plan.keepAhead) &&
+         !(byteWidth(plan.inType) == 4 && plan.clusterSize == 8);
+}
+
+/// Whether auto launches one program per row group (grid=rows) instead of the
+/// persistent grid: fused kernels with a block per row, for f32 and for
+/// 16-bit blocks of 4096, 8192 (on 256 threads, kRowGrid16BitWarps) and
+/// from 16384 elements on at most 512 threads. On an H200
+/// (version log, alternating rounds), the scheduler then hands each
+/// SM a new row as a block ends: f32 rows of 4096-32768 +1.4 to +6.7% at M
+/// = 4096, 32768 x 4096 +5.7 / +6.2%; bf16 4096 +2.4% (M = 4096) and +6.8%
+/// (M = 32768), 8192 +3.6 / +5.5%, 16384 +2.9 / +3.1%; f16 8192 and 16384
+/// +1.5 to +6.8%, 4096 -3.4% at M = 4096 and +6.3% at M = 32768. Kernels that
+/// hide a row's loads behind the previous row (bf16 2048 and 12288 with the
+/// next row in registers: -1 to -6.5%) or that run one block per SM (bf16
+/// 32768, 1024 threads: -13 / -14%) lose, and keep the persistent grid.
+/// Measured on sm_90 only; auto keeps the persistent grid on earlier chips.
+bool autoGridPerRowGroup(const KernelPlan &plan) {
+  if (plan.strategy != Strategy::fused || plan.rowsPerBlock != 1)
+    return false;
+  if (byteWidth(plan.inType) == 4)
+    return true;
+  return plan.blockElements == 4096 || plan.blockElements == 8192 ||
+         (plan.blockElements >= 16384 && plan.numThreads() <= 512);
+}
+
+/// Whether the options let the kernel run one program per row group: asked
+/// for (grid=rows), or left to auto on sm_90 and newer with no next row
+/// asked for (autoGridPerRowGroup decides).
+bool mayGridPerRowGroup(const PlanOptions &opts, int64_t sm) {
+  return opts.grid == "rows" ||
+         (opts.grid == "auto" &&
+          (opts.prefetch == "auto" || opts.prefetch == "off") && sm >= 90);
+}
+
+/// Whether auto runs a 16-bit row of `cols` elements as a staged row: the
+/// online kernel on one block per row (grid=rows) with the whole row copied
+/// into shared memory by cp.async before its first pass (prefetch=on), so
+/// that both passes read shared memory and every byte of the row is in
+/// flight at once, while the registers hold one tile of 16 elements per
+/// thread. For rows of a known length of 8193 to 57344 elements, a multiple
+/// of the vector width (others take the peeled path, which reads global
+/// memory in both passes), 16-bit in and out, on sm_90 and newer, with the
+/// options that shape the kernel left to auto and max-elements-per-thread
+/// allowing the tile of two vectors per thread. On an H200
+/// (version log, version 65; alternating rounds against auto's fused
+/// blocks, which hold the row in registers): bf16 12288 +3.4 to +5.8% (128
+/// threads, whose next row the fused block loads ahead into registers),
+/// 16384 +0.7 to +1.7% (against 256 threads x 64 with one block per row),
+/// 24576 +5.9 to +6.6% and 32768 +6.6 to +7.3% (against 768 and 1024
+/// threads, alone on their SM with the next row staged); f16 alike. Against
+/// auto's clusters (version 67): bf16 and f16 40960 +4.4 to +6.7%, 49152
+/// +3.8 to +4.5%, 57344 +4.6 to +5.4%; 65536, whose stage of 128 KiB leaves
+/// one block per SM, 0.99-1.03, keeps its cluster of 2. Not for f32 rows of
+/// 8192-16384 (0.98-1.00) nor 16-bit rows of 4096-8192 (0.99-1.04).
+bool autoStagedRow(const PlanOptions &opts, const KernelPlan &plan,
+                   int64_t cols, int64_t sm) {
+  // 8: the default vector width, 16 bytes of 16-bit elements; 16: the tile's
+  // two vectors per thread.
+  return byteWidth(plan.inType) == 2 && byteWidth(plan.outType) == 2 &&
+         cols > kStagedRowMin && cols <= kStagedRowMax && cols % 8 == 0 &&
+         opts.prefetch == "auto" && mayGridPerRowGroup(opts, sm) &&
+         opts.blockSize == 0 && opts.numWarps == 0 && opts.vectorWidth == 0 &&
+         opts.clusterSize == 0 && opts.rowSplit <= 1 && opts.onlineKeep == -1 &&
+         !isOn(opts.keepAhead) && opts.keepAhead != "bulk" &&
+         !isOn(opts.pairReduce) && opts.maxElementsPerThread >= 16;
+}
+
+/// Warps auto gives a staged row (autoStagedRow) of `cols` elements: 4 (128
+/// threads) for rows that a fused kernel would hold in a block of 12288,
+/// 16 (512 threads) beyond. H200 (version 65): 12288 on 128 threads +3.4 to
+/// +5.6% over the fused block, on 256 +1.5 to +3.9%, on 512 -4% to even;
+/// 24576 on 512 +5.9 to +6.6%, on 256 +3.7 to +4.4%, on 128 +0.8 to +4.2%.
+int64_t stagedRowWarps(int64_t cols) {
+  return autoRowBlock(cols) <= 12288 ? 4 : 16;
+}
+
+/// Whether auto gives a fused 16-bit block of `slice` elements
+/// kRowGrid16BitWarps warps for one block per row (8192 and 16384).
+bool narrowsRowGridBlock(const KernelPlan &plan, int64_t slice,
+                         const PlanOptions &opts, int64_t sm) {
+  return plan.strategy == Strategy::fused && plan.rowsPerBlock == 1 &&
+         byteWidth(plan.inType) == 2 && (slice == 8192 || slice == 16384) &&
+         mayGridPerRowGroup(opts, sm);
+}
+
+/// Why the kernel of `plan` cannot fetch its next row ahead, into the stage
+/// (`stage`) or into registers, on compute capability `sm`; empty when it
+/// can.
+StringRef prefetchObstacle(const KernelPlan &plan, bool stage, int64_t sm) {
+  if (plan.gridPerRowGroup && plan.strategy != Strategy::online)
+    return "grid=rows gives every block one row group, so there is no next "
+           "row to fetch";
+  if (stage && plan.strategy == Strategy::online && plan.stageElements == 0)
+    return "the online kernel stages its share of a row only for a known "
+           "row length (cols=N)";
+  if (stage && plan.rowsPerBlock > 1)
+    return "blocks with several rows hold no stage";
+  if (stage && plan.splitAhead > 0)
+    return "the stage holds one row's share and split-ahead keeps several "
+           "rows between their passes";
+  if (plan.vectorWidth == 1)
+    return stage ? "cp.async copies vectors and this kernel has none"
+                 : "only the vector path loads ahead and this kernel has none";
+  if (stage && sm < 80)
+    return "cp.async needs sm_80 or newer";
+  if (stage && plan.stageElements * byteWidth(plan.inType) >
+                   maxDynamicSharedBytes(plan.sm()))
+    return "the stage would exceed the shared memory of a block";
+  return "";
+}
+
+/// The blocks per SM that ptxas is asked to fit (`.minnctapersm`), which
+/// caps the kernel at 64 registers per thread, or 0 for no request.
+///
+/// * Cluster slices are sized for 64 registers (32 elements and the rest):
+///   two 512-thread blocks share an SM, instead of the exchange's few extra
+///   live values halving the occupancy. The same for the blocks of a split
+///   group (row-split).
+/// * A warp per row holding 32 elements per thread (blocks of 1024): ptxas
+///   takes 96 registers unasked (five 128-thread blocks per SM); at 64,
+///   eight fit without spills, and the bench's 4096 rows then all fit on
+///   the GPU at once (H200 sweep: f32 4096 x 1024 2539 -> 2703 GB/s). Not
+///   with the next row loaded ahead or with the pair reduction, which need
+///   the registers (200 and 8 bytes of spills for f32), nor with fewer
+///   threads per row, which take more edge elements on the peeled path
+///   (116 bytes of spills for one thread per row).
+int64_t minBlocksPerSM(const KernelPlan &plan) {
+  if (plan.strategy == Strategy::chunks) {
+    int64_t blocks =
+        kRegisterFile /
+        ((plan.elementsPerThread() + kChunkSpareRegisters) * plan.numThreads());
+    if (plan.hasStage())
+      blocks = std::min(
+          blocks, sharedBytesPerSM(plan.sm()) /
+                      (plan.dynamicSharedBytes() + kSharedReservedPerBlock));
+    blocks = std::min(
+        {blocks, kMaxBlocksPerSM, kMaxThreadsPerSM / plan.numThreads()});
+    return std::max<int64_t>(1, blocks);
+  }
+  bool capped = plan.shareBlocks() > 1 ||
+                (plan.rowsPerBlock > 1 && plan.threadsPerRow() == 32 &&
+                 plan.elementsPerThread() >= 32 && !plan.prefetchRegisters &&
+                 !plan.pairReduce);
+  if (!capped)
+    return 0;
+  int64_t blocks = blocksAt64Registers(plan);
+  // Kept online tiles take shared memory: no more blocks than fit in it.
+  if (plan.keptElements > 0)
+    blocks = std::min(blocks,
+                      sharedBytesPerSM(plan.sm()) / plan.dynamicSharedBytes());
+  return std::max<int64_t>(1, blocks);
+}
+
+/// Blocks of the cluster auto gives an online kernel for rows of `cols`
+/// elements of `elementBytes` (H200 sweeps, version log): 8 for rows
+/// under 2 MiB (262144 f32 and bf16: +24% and +18% over one block; f32
+/// 262147 with its tiles loaded ahead: 3106 GB/s against 2368 with 16), 16
+/// from 2 MiB (1048576: +7% f32, +9% bf16 over one block, and over 8 with
+/// the tiles loaded ahead: 3180 against 2881 f32, 3047 against 2797 bf16),
+/// so that each block's share is still in L2 for the second pass.
+int64_t autoOnlineClusterSize(int64_t cols, int64_t elementBytes) {
+  return cols * elementBytes < (int64_t(2) << 20) ? 8 : 16;
+}
+
+/// Rows auto cuts into chunks (autoChunks): from kChunkRowMin to
+/// kChunkRowMax elements (the longest measured: a row's 64 chunks of the
+/// defaults need 64 resident blocks).
+static constexpr int64_t kChunkRowMin = 65536, kChunkRowMax = 1048576;
+
+/// Whether auto cuts rows of `cols` into chunks (Strategy::chunks): f32 and
+/// bf16 rows (in and out) of a known length in the range above, a multiple
+/// of the vector width, on sm_90+, with the options that shape the kernel
+/// left to auto. On an H200 (version log, version 71; alternating
+/// rounds against auto's cluster and online kernels): f32 4096 x 65536 +3.3
+/// to +4.3%, 2048 x 131072 +2.2 to +2.4%, 1024 x 262144 +2.6 to +3.5%, 1024
+/// x 1048576 +6.6 to +7.9%; bf16 4096 x 65536 +1.5 to +1.9%, 2048 x 131072
+/// +1.7 to +2.3%, 1024 x 262144 0.99-1.00, 1024 x 524288 +6.7%, 1024 x
+/// 200000 +14%, 98304 0.98-1.00, 1024 x 1048576 +4.8%; f32 and bf16 32768
+/// lost (0.97, 0.91); f16 was not measured.
+bool autoChunks(const PlanOptions &opts, const KernelPlan &plan, int64_t cols,
+                int64_t vector, int64_t sm) {
+  bool wide = plan.inType.isF32() && plan.outType.isF32();
+  bool bf16 = plan.inType.isBF16() && plan.outType.isBF16();
+  return (wide || bf16) && cols >= kChunkRowMin && cols <= kChunkRowMax &&
+         cols % vector == 0 && sm >= 90 && opts.blockSize == 0 &&
+         opts.numWarps == 0 && opts.vectorWidth == 0 &&
+         opts.rowsPerBlock == 0 && opts.clusterSize == 0 &&
+         opts.rowSplit <= 1 && opts.onlineKeep == -1 &&
+         opts.keepAhead == "auto" && opts.cacheHints == "auto" &&
+         opts.prefetch == "auto" && opts.grid == "auto" &&
+         opts.scalarFallback == "auto" && opts.pairReduce == "auto" &&
+         opts.chunkStage == -1;
+}
+
+} // namespace rules
+} // namespace rowred
+} // namespace mlir

@@ -1,0 +1,162 @@
+//===- PlanRules.h - auto's rules, as measured ----------------------------===//
+//
+// Part of the softmax kernel compiler.
+//
+// The rules by which rowred-plan's `auto` chooses a kernel's shape, each
+// measured on an H200, and the limits the planner checks options against.
+// Plan.cpp applies them. Each declaration says what a rule decides; its
+// definition in PlanRules.cpp says the rule and the runs behind it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ROWRED_CONVERSION_ROWREDTOGPU_PLANRULES_H
+#define ROWRED_CONVERSION_ROWREDTOGPU_PLANRULES_H
+
+#include "Plan.h"
+
+namespace mlir {
+namespace rowred {
+namespace rules {
+
+/// The f32 fused block that auto runs on 128 threads x 64 elements.
+inline constexpr int64_t kWideBlockElements = 8192;
+
+/// Largest cluster `auto` and the derived cluster size use: 16, beyond the
+/// portable maximum of 8, which launchers opt out of (docs/abi.md). On an
+/// H200 (version log) clusters of 16 slices of 12288-16384 beat 8
+/// slices of 24576-32768 (alone on their SM) and the online kernel: f32
+/// 151936 3740 GB/s against 3055 and 3279, f32 262144 3909 against 3657
+/// (online), bf16 262144 3791 against 3332 (online).
+inline constexpr int64_t kMaxClusterSize = 16;
+
+/// Largest cluster `cluster-size` accepts: Hopper runs clusters of 16 when
+/// the launcher sets CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
+/// (docs/abi.md).
+inline constexpr int64_t kMaxNonPortableClusterSize = 16;
+
+/// Largest row-split: the blocks of a split group must all be resident at
+/// once (the launcher checks that against the device).
+inline constexpr int64_t kMaxRowSplit = 1024;
+
+/// Largest split-ahead: sixteen exchange buffers per split group.
+inline constexpr int64_t kMaxSplitAhead = 7;
+
+/// Warps of a fused 16-bit block of 8192 or 16384 elements with one block
+/// per row: 256 threads, 32 or 64 elements each, instead of
+/// defaultFusedWarps' 512 x 16 or 512 x 32, twice the bytes in flight per
+/// thread when no next row is loaded ahead. On an H200
+/// (version log): bf16 8192 3501-3525 GB/s against the persistent
+/// 512 x 16 with its next row in registers at 3377-3380 (2608-2636 for 512
+/// x 16 with one block per row); bf16 16384 +1.6 to +1.8% over 512 x 32,
+/// both with one block per row. The block of 16384 is the one 16-bit block
+/// past max-elements-per-thread's default of 32 (102 registers, no spills).
+inline constexpr int64_t kRowGrid16BitWarps = 8;
+
+/// Most elements per thread a chunk holds in registers.
+inline constexpr int64_t kMaxChunkRegisterElements = 128;
+
+/// Whether an on/off option value `v` means on (`on`, `1`, `true`).
+bool isOn(StringRef v);
+
+/// Whether an on/off option value `v` means off (`off`, `0`, `false`).
+bool isOff(StringRef v);
+
+/// The block auto gives a row of `cols` elements.
+int64_t autoRowBlock(int64_t cols);
+
+/// A block length or warp count the kernels accept.
+bool isBlockShape(int64_t n);
+
+/// Default warps for a fused block (or cluster slice) of `blockElements`
+/// elements, from sweeps of warps per row length on an H200.
+int64_t defaultFusedWarps(int64_t blockElements);
+
+/// Whether auto gives a fused f32 block of 8192 128 threads x 64 elements
+/// instead of defaultFusedWarps' 512 x 16.
+bool widensFusedBlock(const KernelPlan &plan, int64_t slice,
+                      const PlanOptions &opts);
+
+/// Largest fused block `auto` picks.
+int64_t maxAutoFusedBlock(int64_t elementBytes, bool stage);
+
+/// The slice (elements) `auto` gives each cluster block (see
+/// autoWideClusterSlice).
+int64_t autoClusterSlice(int64_t rowBlock, int64_t elementBytes, int64_t cols);
+
+/// Whether `auto` splits a row block of `rowBlock` elements over a cluster.
+bool fitsAutoCluster(int64_t rowBlock, int64_t elementBytes, int64_t cols);
+
+/// Default rows per block of a fused kernel.
+int64_t defaultRowsPerBlock(int64_t blockElements);
+
+/// Default warps for the online kernel of `type` over clusters of
+/// `clusterSize`.
+int64_t defaultOnlineWarps(Type type, int64_t clusterSize);
+
+/// Whether auto gives a kernel the pair reduction.
+bool autoPairReduce(const KernelPlan &plan, const PlanOptions &opts,
+                    int64_t cols);
+
+/// Whether auto stages the next row in shared memory for a kernel that can.
+bool autoPrefetch(const KernelPlan &plan);
+
+/// Whether auto loads the next row ahead into registers instead.
+bool autoPrefetchRegisters(const KernelPlan &plan);
+
+/// Elements of each block's share that auto keeps in shared memory, copied in
+/// ahead (keep-ahead), or 0.
+int64_t autoKeepAheadElements(const KernelPlan &plan);
+
+/// Elements of each block's share that auto keeps in two stage buffers with
+/// keep-ahead=bulk, or 0.
+int64_t autoBulkKeptElements(const KernelPlan &plan);
+
+/// Whether auto gives the online kernel tiles of two vectors per thread instead
+/// of four, so that autoBulkKeptElements keeps three of the four tiles of each
+/// share, 96 KiB twice.
+bool autoBulkTiles(const PlanOptions &opts, Type type, int64_t clusterSize,
+                   int64_t cols);
+
+/// Whether auto gives the online kernel L2 eviction hints (cache-hints).
+bool autoCacheHints(const KernelPlan &plan);
+
+/// Whether auto launches one program per row group (grid=rows) instead of the
+/// persistent grid.
+bool autoGridPerRowGroup(const KernelPlan &plan);
+
+/// Whether the options let the kernel run one program per row group.
+bool mayGridPerRowGroup(const PlanOptions &opts, int64_t sm);
+
+/// Whether auto runs a 16-bit row of `cols` elements as a staged row.
+bool autoStagedRow(const PlanOptions &opts, const KernelPlan &plan,
+                   int64_t cols, int64_t sm);
+
+/// Warps auto gives a staged row (autoStagedRow) of `cols` elements.
+int64_t stagedRowWarps(int64_t cols);
+
+/// Whether auto gives a fused 16-bit block of `slice` elements
+/// kRowGrid16BitWarps warps for one block per row (8192 and 16384).
+bool narrowsRowGridBlock(const KernelPlan &plan, int64_t slice,
+                         const PlanOptions &opts, int64_t sm);
+
+/// Why the kernel of `plan` cannot fetch its next row ahead, into the stage
+/// (`stage`) or into registers, on compute capability `sm`; empty when it can.
+StringRef prefetchObstacle(const KernelPlan &plan, bool stage, int64_t sm);
+
+/// The blocks per SM that ptxas is asked to fit (`.minnctapersm`), which caps
+/// the kernel at 64 registers per thread, or 0 for no request.
+int64_t minBlocksPerSM(const KernelPlan &plan);
+
+/// Blocks of the cluster auto gives an online kernel for rows of `cols`
+/// elements of `elementBytes`.
+int64_t autoOnlineClusterSize(int64_t cols, int64_t elementBytes);
+
+/// Whether auto cuts rows of `cols` into chunks (Strategy::chunks).
+bool autoChunks(const PlanOptions &opts, const KernelPlan &plan, int64_t cols,
+                int64_t vector, int64_t sm);
+
+} // namespace rules
+} // namespace rowred
+} // namespace mlir
+
+#endif // ROWRED_CONVERSION_ROWREDTOGPU_PLANRULES_H
