@@ -632,6 +632,7 @@ FailureOr<KernelPlan> mlir::rowred::planKernel(const Group &group,
     return failure();
   // The blocks per SM were measured on sm_90; on sm_100 and sm_120 ptxas
   // spills at those bounds (f32 1024, 16-bit chunks), so it is left free.
-  plan->minBlocksPerSM = plan->sm() < 100 ? minBlocksPerSM(*plan) : 0;
+  plan->minBlocksPerSM =
+      plan->sm() < 100 ? minBlocksPerSM(*plan, isSoftmaxMap(group)) : 0;
   return plan;
 }

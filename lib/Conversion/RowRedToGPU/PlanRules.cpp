@@ -172,6 +172,12 @@ static constexpr int64_t kSharedReservedPerBlock = 1024;
 /// 0.93x). H200, version log, version 71.
 static constexpr int64_t kChunkSpareRegisters = 24;
 
+/// Registers a chunks kernel of another map than softmax's (log-softmax)
+/// takes beyond kChunkSpareRegisters: at nine blocks per SM (56 registers)
+/// the bf16 log-softmax chunk of 4096 + 12288 spills 4 bytes, at eight (64)
+/// none.
+static constexpr int64_t kChunkOtherMapRegisters = 8;
+
 /// Resident blocks and threads an SM takes at most (sm_80, sm_90).
 static constexpr int64_t kMaxBlocksPerSM = 32, kMaxThreadsPerSM = 2048;
 
@@ -460,11 +466,12 @@ StringRef prefetchObstacle(const KernelPlan &plan, bool stage, int64_t sm) {
 ///   the registers (200 and 8 bytes of spills for f32), nor with fewer
 ///   threads per row, which take more edge elements on the peeled path
 ///   (116 bytes of spills for one thread per row).
-int64_t minBlocksPerSM(const KernelPlan &plan) {
+int64_t minBlocksPerSM(const KernelPlan &plan, bool softmaxMap) {
   if (plan.strategy == Strategy::chunks) {
-    int64_t blocks =
-        kRegisterFile /
-        ((plan.elementsPerThread() + kChunkSpareRegisters) * plan.numThreads());
+    int64_t spare =
+        kChunkSpareRegisters + (softmaxMap ? 0 : kChunkOtherMapRegisters);
+    int64_t blocks = kRegisterFile /
+                     ((plan.elementsPerThread() + spare) * plan.numThreads());
     if (plan.hasStage())
       blocks = std::min(
           blocks, sharedBytesPerSM(plan.sm()) /

@@ -144,8 +144,10 @@ bool narrowsRowGridBlock(const KernelPlan &plan, int64_t slice,
 StringRef prefetchObstacle(const KernelPlan &plan, bool stage, int64_t sm);
 
 /// The blocks per SM that ptxas is asked to fit (`.minnctapersm`), which caps
-/// the kernel at 64 registers per thread, or 0 for no request.
-int64_t minBlocksPerSM(const KernelPlan &plan);
+/// the kernel at 64 registers per thread, or 0 for no request; chunks
+/// kernels of another map than softmax's (`softmaxMap` false) get more
+/// registers.
+int64_t minBlocksPerSM(const KernelPlan &plan, bool softmaxMap);
 
 /// Blocks of the cluster auto gives an online kernel for rows of `cols`
 /// elements of `elementBytes`.
