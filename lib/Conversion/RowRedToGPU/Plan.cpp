@@ -170,6 +170,11 @@ private:
                << inType.getDimSize(1) << " columns";
       cols = inType.getDimSize(1);
     }
+    // The kernels index columns in 32 bits (docs/abi.md: N < 2^31).
+    if (cols >= (int64_t(1) << 31))
+      return map.emitOpError()
+             << "rows of " << cols
+             << " columns are too long: the kernels take N < 2^31";
 
     // Vector width: 16 bytes of input by default.
     vector = opts.vectorWidth;

@@ -1,6 +1,9 @@
 // RUN: softmax-opt %s -split-input-file -verify-diagnostics --rowred-plan --convert-rowred-to-gpu
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=NO-PLAN
 // NO-PLAN: error: 'rowred.map' op has no #rowred.plan; run --rowred-plan before the GPU lowering
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=2147483648" 2>&1 | FileCheck %s --check-prefix=TOO-WIDE
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=9223372036854775807" 2>&1 | FileCheck %s --check-prefix=TOO-WIDE
+// TOO-WIDE: error: 'rowred.map' op rows of {{[0-9]+}} columns are too long: the kernels take N < 2^31
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=fused cols=100000" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=TOO-LONG
 // RUN: not softmax-opt %S/Inputs/not-softmax.mlir --rowred-plan="strategy=online" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ONLINE
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=fused" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=NEEDS-COLS
