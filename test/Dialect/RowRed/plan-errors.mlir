@@ -7,7 +7,7 @@ func.func @cluster_before_sm90(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   rowred.map ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) {
   ^bb0(%xj: f32):
     rowred.yield %xj : f32
-  } {rowred.plan = #rowred.plan<strategy = cluster, chip = "sm_80", block = 16384, warps = 16, cluster = 4, vector = 4>}
+  } {rowred.plan = #rowred.plan<strategy = cluster, chip = "sm_80", block = 16384, warps = 16, cluster = 4, vector = 4, max_cols = 65536>}
   return
 }
 
@@ -18,7 +18,7 @@ func.func @bad_chip(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   rowred.map ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) {
   ^bb0(%xj: f32):
     rowred.yield %xj : f32
-  } {rowred.plan = #rowred.plan<strategy = fused, chip = "bogus", block = 1024, warps = 4>}
+  } {rowred.plan = #rowred.plan<strategy = fused, chip = "bogus", block = 1024, warps = 4, max_cols = 1024>}
   return
 }
 
@@ -29,7 +29,7 @@ func.func @registers(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   rowred.map ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) {
   ^bb0(%xj: f32):
     rowred.yield %xj : f32
-  } {rowred.plan = #rowred.plan<strategy = fused, block = 65536, warps = 4>}
+  } {rowred.plan = #rowred.plan<strategy = fused, block = 65536, warps = 4, max_cols = 65536>}
   return
 }
 
@@ -106,7 +106,7 @@ func.func @vector_divides(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   rowred.map ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) {
   ^bb0(%xj: f32):
     rowred.yield %xj : f32
-  } {rowred.plan = #rowred.plan<strategy = fused, block = 256, warps = 4, vector = 4>}
+  } {rowred.plan = #rowred.plan<strategy = fused, block = 256, warps = 4, vector = 4, max_cols = 256>}
   return
 }
 
@@ -114,7 +114,7 @@ func.func @vector_divides(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 
 func.func @wrong_op(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   // expected-error @+1 {{'rowred.plan' belongs on a rowred.map}}
-  rowred.softmax dimension(1) ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) {rowred.plan = #rowred.plan<strategy = fused, block = 1024, warps = 4>}
+  rowred.softmax dimension(1) ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) {rowred.plan = #rowred.plan<strategy = fused, block = 1024, warps = 4, max_cols = 1024>}
   return
 }
 
@@ -126,5 +126,27 @@ func.func @not_a_plan(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   ^bb0(%xj: f32):
     rowred.yield %xj : f32
   } {rowred.plan = 4 : i64}
+  return
+}
+
+// -----
+
+func.func @fused_without_max_cols(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  // expected-error @+4 {{#rowred.plan field 'max_cols': a fused kernel holds the whole row: from 1 to 1024 (block x cluster), got 0}}
+  rowred.map ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) {
+  ^bb0(%xj: f32):
+    rowred.yield %xj : f32
+  } {rowred.plan = #rowred.plan<strategy = fused, block = 1024, warps = 4>}
+  return
+}
+
+// -----
+
+func.func @cluster_max_cols(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  // expected-error @+4 {{#rowred.plan field 'max_cols': a cluster kernel holds the whole row: from 1 to 32768 (block x cluster), got 65536}}
+  rowred.map ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) {
+  ^bb0(%xj: f32):
+    rowred.yield %xj : f32
+  } {rowred.plan = #rowred.plan<strategy = cluster, block = 16384, warps = 16, cluster = 2, vector = 4, max_cols = 65536>}
   return
 }

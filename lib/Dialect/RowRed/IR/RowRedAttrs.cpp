@@ -133,6 +133,14 @@ LogicalResult PlanAttr::verify(
                 : stageElements < 0 ? "stage_elements"
                                     : "kept_elements")
            << "must not be negative";
+  // A fused or cluster kernel holds the whole row: a launcher must know the
+  // longest row it can take, or a longer one would be computed wrong.
+  bool holdsRow = strategy == Strategy::fused || strategy == Strategy::cluster;
+  if (holdsRow && (maxCols < 1 || maxCols > block * cluster))
+    return fail("max_cols")
+           << "a " << stringifyStrategy(strategy)
+           << " kernel holds the whole row: from 1 to " << block * cluster
+           << " (block x cluster), got " << maxCols;
   if (minBlocksPerSm < 0 || minBlocksPerSm > 32)
     return fail("min_blocks_per_sm")
            << "must be from 0 to 32, got " << minBlocksPerSm;
