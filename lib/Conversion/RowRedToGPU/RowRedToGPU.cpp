@@ -75,11 +75,13 @@ struct ConvertRowRedToGPUPass
       FailureOr<KernelPlan> plan = readPlan(*group);
       if (failed(plan))
         return signalPassFailure();
-      std::string name = kernelName(map);
-      lowerGroup(*group, *plan, name, symbols);
+      FailureOr<std::string> name = kernelName(map);
+      if (failed(name))
+        return signalPassFailure();
+      lowerGroup(*group, *plan, *name, symbols);
       Builder builder(&getContext());
       kernels.push_back(
-          builder.getNamedAttr(name, kernelMetadata(builder, *group, *plan)));
+          builder.getNamedAttr(*name, kernelMetadata(builder, *group, *plan)));
       eraseGroup(*group);
     }
     // Reduces whose results no map consumes have no kernel yet.
@@ -122,11 +124,25 @@ struct ConvertRowRedToGPUPass
     return plan;
   }
 
-  /// `<function>_kernel<N>`, unique in the module.
-  std::string kernelName(MapOp map) {
+  /// `<function>_kernel<N>`, unique in the module, or a diagnostic when
+  /// the function's name cannot start a PTX identifier and a file name:
+  /// letters, digits and '_', not starting with a digit.
+  FailureOr<std::string> kernelName(MapOp map) {
     std::string prefix = "kernel";
-    if (auto func = map->getParentOfType<FunctionOpInterface>())
-      prefix = (func.getName() + "_kernel").str();
+    if (auto func = map->getParentOfType<FunctionOpInterface>()) {
+      StringRef name = func.getName();
+      bool valid = !name.empty() && !llvm::isDigit(name.front()) &&
+                   llvm::all_of(name, [](char c) {
+                     return llvm::isAlnum(c) || c == '_';
+                   });
+      if (!valid)
+        return map.emitOpError()
+               << "is in function '" << name
+               << "', whose name cannot name its kernel: a kernel is named "
+                  "after its function, in letters, digits and '_' (not "
+                  "starting with a digit)";
+      prefix = (name + "_kernel").str();
+    }
     return prefix + std::to_string(counter++);
   }
 

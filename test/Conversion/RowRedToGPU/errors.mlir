@@ -107,3 +107,25 @@ func.func @captures(%x: memref<4x8xf32>, %y: memref<4x8xf32>, %c: f32) {
   return
 }
 
+
+// -----
+
+// A kernel is named after its function, and the name becomes a PTX entry and
+// a file name: it must be an identifier.
+func.func @"a b"(%x: memref<4x8xf32>, %y: memref<4x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %rows = memref.dim %x, %c0 : memref<4x8xf32>
+  %s = memref.alloc(%rows) : memref<?xf32>
+  rowred.reduce sum ins(%x : memref<4x8xf32>) outs(%s : memref<?xf32>) {
+  ^bb0(%xj: f32):
+    rowred.yield %xj : f32
+  }
+  // expected-error @+1 {{'rowred.map' op is in function 'a b', whose name cannot name its kernel: a kernel is named after its function, in letters, digits and '_' (not starting with a digit)}}
+  rowred.map ins(%x : memref<4x8xf32>) rows(%s : memref<?xf32>) outs(%y : memref<4x8xf32>) {
+  ^bb0(%xj: f32, %si: f32):
+    %r = arith.divf %xj, %si : f32
+    rowred.yield %r : f32
+  }
+  memref.dealloc %s : memref<?xf32>
+  return
+}
