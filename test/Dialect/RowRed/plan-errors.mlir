@@ -84,7 +84,7 @@ func.func @bulk_before_sm90(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   rowred.map ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) {
   ^bb0(%xj: f32):
     rowred.yield %xj : f32
-  } {rowred.plan = #rowred.plan<strategy = online, chip = "sm_80", block = 4096, warps = 32, vector = 4, kept_elements = 4096, keep_ahead = bulk>}
+  } {rowred.plan = #rowred.plan<strategy = online, chip = "sm_80", block = 4096, warps = 32, vector = 4, prefetch = registers, stage_elements = 16384, kept_elements = 4096, keep_ahead = bulk>}
   return
 }
 
@@ -148,5 +148,49 @@ func.func @cluster_max_cols(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   ^bb0(%xj: f32):
     rowred.yield %xj : f32
   } {rowred.plan = #rowred.plan<strategy = cluster, block = 16384, warps = 16, cluster = 2, vector = 4, max_cols = 65536>}
+  return
+}
+
+// -----
+
+func.func @stage_without_elements(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  // expected-error @+4 {{#rowred.plan field 'stage_elements': must hold the block's row for prefetch = stage, got 0}}
+  rowred.map ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) {
+  ^bb0(%xj: f32):
+    rowred.yield %xj : f32
+  } {rowred.plan = #rowred.plan<strategy = fused, block = 16384, warps = 16, vector = 4, prefetch = stage, max_cols = 16384>}
+  return
+}
+
+// -----
+
+func.func @hints_on_fused(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  // expected-error @+4 {{#rowred.plan field 'cache_hints': applies to the online strategy only}}
+  rowred.map ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) {
+  ^bb0(%xj: f32):
+    rowred.yield %xj : f32
+  } {rowred.plan = #rowred.plan<strategy = fused, block = 1024, warps = 4, vector = 4, max_cols = 1024, cache_hints = true>}
+  return
+}
+
+// -----
+
+func.func @chunks_prefetch(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  // expected-error @+4 {{#rowred.plan field 'prefetch': fetches the vector path's next row or tile: not for chunks, nor with vector = 1}}
+  rowred.map ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) {
+  ^bb0(%xj: f32):
+    rowred.yield %xj : f32
+  } {rowred.plan = #rowred.plan<strategy = chunks, block = 8192, warps = 4, vector = 4, prefetch = stage, stage_elements = 8192>}
+  return
+}
+
+// -----
+
+func.func @keep_without_registers(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  // expected-error @+4 {{#rowred.plan field 'keep_ahead': hands tiles on across the passes: it needs prefetch = registers, the reversed second pass and no row_split}}
+  rowred.map ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) {
+  ^bb0(%xj: f32):
+    rowred.yield %xj : f32
+  } {rowred.plan = #rowred.plan<strategy = online, block = 4096, warps = 32, vector = 4, stage_elements = 16384, kept_elements = 4096, keep_ahead = tiles>}
   return
 }

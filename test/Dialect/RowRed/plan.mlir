@@ -14,14 +14,35 @@ func.func @fused(%x: memref<?x1024xf32>, %m: memref<?xf32>, %y: memref<?x1024xf3
   return
 }
 
-// Every field away from its default, in another order.
+// Every field away from its default, over three consistent plans, the
+// first in another order.
 // CHECK-LABEL: func.func @online
-// CHECK: #rowred.plan<strategy = online, chip = "sm_80", block = 2048, warps = 16, row_split = 4, split_ahead = 2, vector = 4, reverse_second_pass = false, fast_exp = false, reread = true, prefetch = registers, pair_reduce = true, max_cols = 65536, stage_elements = 8192, kept_elements = 4096, keep_ahead = tiles, cache_hints = true, grid = rows, min_blocks_per_sm = 2>
+// CHECK: #rowred.plan<strategy = online, chip = "sm_80", block = 2048, warps = 16, vector = 4, fast_exp = false, prefetch = registers, max_cols = 65536, stage_elements = 8192, kept_elements = 4096, keep_ahead = tiles, cache_hints = true, grid = rows, min_blocks_per_sm = 2>
 func.func @online(%x: memref<?x?xbf16>, %m: memref<?xf32>, %y: memref<?x?xbf16>) {
   rowred.map ins(%x : memref<?x?xbf16>) rows(%m : memref<?xf32>) outs(%y : memref<?x?xbf16>) {
   ^bb0(%xj: f32, %mi: f32):
     rowred.yield %xj : f32
-  } {rowred.plan = #rowred.plan<min_blocks_per_sm = 2, strategy = online, chip = "sm_80", warps = 16, block = 2048, row_split = 4, split_ahead = 2, vector = 4, reverse_second_pass = false, fast_exp = false, reread = true, prefetch = registers, pair_reduce = true, max_cols = 65536, stage_elements = 8192, kept_elements = 4096, keep_ahead = tiles, cache_hints = true, grid = rows>}
+  } {rowred.plan = #rowred.plan<min_blocks_per_sm = 2, strategy = online, chip = "sm_80", warps = 16, block = 2048, vector = 4, fast_exp = false, prefetch = registers, max_cols = 65536, stage_elements = 8192, kept_elements = 4096, keep_ahead = tiles, cache_hints = true, grid = rows>}
+  return
+}
+
+// CHECK-LABEL: func.func @row_split
+// CHECK: #rowred.plan<strategy = online, block = 4096, warps = 4, row_split = 4, split_ahead = 2, vector = 4, reverse_second_pass = false>
+func.func @row_split(%x: memref<?x?xf32>, %m: memref<?xf32>, %y: memref<?x?xf32>) {
+  rowred.map ins(%x : memref<?x?xf32>) rows(%m : memref<?xf32>) outs(%y : memref<?x?xf32>) {
+  ^bb0(%xj: f32, %mi: f32):
+    rowred.yield %xj : f32
+  } {rowred.plan = #rowred.plan<strategy = online, block = 4096, warps = 4, row_split = 4, split_ahead = 2, vector = 4, reverse_second_pass = false>}
+  return
+}
+
+// CHECK-LABEL: func.func @cluster
+// CHECK: #rowred.plan<strategy = cluster, block = 16384, warps = 16, cluster = 4, vector = 4, reread = true, pair_reduce = true, max_cols = 65536, stage_elements = 16384>
+func.func @cluster(%x: memref<?x?xf32>, %m: memref<?xf32>, %y: memref<?x?xf32>) {
+  rowred.map ins(%x : memref<?x?xf32>) rows(%m : memref<?xf32>) outs(%y : memref<?x?xf32>) {
+  ^bb0(%xj: f32, %mi: f32):
+    rowred.yield %xj : f32
+  } {rowred.plan = #rowred.plan<strategy = cluster, block = 16384, warps = 16, cluster = 4, vector = 4, reread = true, pair_reduce = true, max_cols = 65536, stage_elements = 16384>}
   return
 }
 

@@ -40,6 +40,83 @@ static bool isBlockShape(int64_t n) {
 /// masks beside them they already fill most of a thread's 255 registers.
 static constexpr int64_t kMaxElementsPerThread = 128;
 
+/// The checks of PlanAttr::verify on the memory paths: what each strategy
+/// can have, what each path needs of the others and of the chip.
+static LogicalResult
+verifyPaths(function_ref<InFlightDiagnostic(StringRef)> fail, Strategy strategy,
+            StringRef chip, int64_t sm, int64_t block, int64_t rowsPerBlock,
+            int64_t rowSplit, int64_t splitAhead, int64_t vector,
+            bool reverseSecondPass, bool reread, Prefetch prefetch,
+            bool pairReduce, int64_t stageElements, int64_t keptElements,
+            KeepAhead keepAhead, bool cacheHints, int64_t chunkStage, Grid grid,
+            int64_t warps) {
+  bool online = strategy == Strategy::online;
+  bool chunks = strategy == Strategy::chunks;
+  if ((reread || pairReduce) && (online || chunks))
+    return fail(reread ? "reread" : "pair_reduce")
+           << "applies to the fused and cluster strategies only";
+  if (cacheHints && !online)
+    return fail("cache_hints") << "applies to the online strategy only";
+  if (grid == Grid::rows && (chunks || rowSplit > 1))
+    return fail("grid") << "rows is for kernels whose programs need not "
+                           "all be resident: not chunks, not row_split";
+  if (prefetch != Prefetch::none) {
+    if (chunks || vector == 1)
+      return fail("prefetch") << "fetches the vector path's next row or "
+                                 "tile: not for chunks, nor with vector = 1";
+    if (grid == Grid::rows && !online)
+      return fail("prefetch") << "with grid = rows a block has no next row";
+  }
+  if (prefetch == Prefetch::stage) {
+    if (rowsPerBlock > 1 || splitAhead > 0)
+      return fail("prefetch") << "the stage holds one row's share: not with "
+                                 "several rows per block or split_ahead";
+    if (stageElements < (online ? 1 : block))
+      return fail("stage_elements")
+             << "must hold "
+             << (online ? "the block's share of a row" : "the block's row")
+             << " for prefetch = stage, got " << stageElements;
+    if (sm < 80)
+      return fail("prefetch") << "the stage is filled with cp.async, which "
+                                 "needs sm_80 or newer, not "
+                              << chip;
+  }
+  if (keptElements > 0 &&
+      (!online || vector == 1 || keptElements % block != 0 ||
+       prefetch == Prefetch::stage || splitAhead > 0))
+    return fail("kept_elements")
+           << "keeps whole tiles of the online kernel's vector path, not with "
+              "prefetch = stage or split_ahead";
+  if (keepAhead != KeepAhead::none) {
+    if (!online || keptElements == 0 || keptElements >= stageElements)
+      return fail("keep_ahead")
+             << "fills the online kernel's kept tiles (kept_elements, fewer "
+                "than stage_elements)";
+    if (!reverseSecondPass || rowSplit > 1 || prefetch != Prefetch::registers)
+      return fail("keep_ahead")
+             << "hands tiles on across the passes: it needs prefetch = "
+                "registers, the reversed second pass and no row_split";
+    if (sm < (keepAhead == KeepAhead::bulk ? 90 : 80))
+      return fail("keep_ahead")
+             << "needs cp.async"
+             << (keepAhead == KeepAhead::bulk ? ".bulk (sm_90" : " (sm_80")
+             << " or newer), not " << chip;
+  }
+  if (chunkStage < 0 || (chunkStage > 0 && !chunks))
+    return fail("chunk_stage") << "must be 0, or a number of elements for the "
+                                  "chunks strategy, got "
+                               << chunkStage;
+  if (chunkStage > 0 && sm < 90)
+    return fail("chunk_stage") << "is filled with cp.async.bulk, which needs "
+                                  "sm_90 or newer, not "
+                               << chip;
+  if (chunkStage % (warps * 32 * vector) != 0)
+    return fail("chunk_stage")
+           << "must be a multiple of " << warps * 32 * vector
+           << " (threads x vector), got " << chunkStage;
+  return success();
+}
+
 LogicalResult PlanAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, Strategy strategy,
     StringRef chip, int64_t block, int64_t warps, int64_t rowsPerBlock,
@@ -102,32 +179,12 @@ LogicalResult PlanAttr::verify(
     return fail("split_ahead") << "must be from 0 to 7, and 0 without "
                                   "row_split, got "
                                << splitAhead;
-  if (prefetch == Prefetch::stage && sm < 80)
-    return fail("prefetch") << "the stage is filled with cp.async, which "
-                               "needs sm_80 or newer, not "
-                            << chip;
-  if (keepAhead != KeepAhead::none &&
-      (strategy != Strategy::online || keptElements == 0))
-    return fail("keep_ahead") << "fills the online kernel's kept tiles and "
-                                 "needs kept_elements";
-  if (keepAhead != KeepAhead::none &&
-      sm < (keepAhead == KeepAhead::bulk ? 90 : 80))
-    return fail("keep_ahead")
-           << "needs cp.async"
-           << (keepAhead == KeepAhead::bulk ? ".bulk (sm_90" : " (sm_80")
-           << " or newer), not " << chip;
-  if (chunkStage < 0 || (chunkStage > 0 && strategy != Strategy::chunks))
-    return fail("chunk_stage") << "must be 0, or a number of elements for the "
-                                  "chunks strategy, got "
-                               << chunkStage;
-  if (chunkStage > 0 && sm < 90)
-    return fail("chunk_stage") << "is filled with cp.async.bulk, which needs "
-                                  "sm_90 or newer, not "
-                               << chip;
-  if (chunkStage % (warps * 32 * vector) != 0)
-    return fail("chunk_stage")
-           << "must be a multiple of " << warps * 32 * vector
-           << " (threads x vector), got " << chunkStage;
+  if (failed(verifyPaths(fail, strategy, chip, sm, block, rowsPerBlock,
+                         rowSplit, splitAhead, vector, reverseSecondPass,
+                         reread, prefetch, pairReduce, stageElements,
+                         keptElements, keepAhead, cacheHints, chunkStage, grid,
+                         warps)))
+    return failure();
   if (maxCols < 0 || stageElements < 0 || keptElements < 0)
     return fail(maxCols < 0         ? "max_cols"
                 : stageElements < 0 ? "stage_elements"
