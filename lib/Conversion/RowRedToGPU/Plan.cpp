@@ -60,11 +60,11 @@ static FailureOr<KernelPlan> planChunks(MapOp map, const PlanOptions &opts,
            << " must be a multiple of the block's " << plan.numThreads()
            << " threads: each holds the same number of a chunk's elements";
   int64_t perThread = plan.elementsPerThread();
-  if (perThread > kMaxChunkRegisterElements)
+  if (perThread > kMaxElementsPerThread)
     return map.emitOpError()
            << "a chunk of block-size " << plan.blockElements << " keeps "
            << perThread << " elements per thread in registers (limit "
-           << kMaxChunkRegisterElements << ")";
+           << kMaxElementsPerThread << ")";
   plan.vectorWidth = std::min(vector, perThread & -perThread);
   if (opts.chunkStage < -1)
     return map.emitOpError()

@@ -41,13 +41,6 @@ int64_t autoRowBlock(int64_t cols) {
   return pow2;
 }
 
-/// A block length or warp count the kernels accept: a power of two, or
-/// three times one.
-bool isBlockShape(int64_t n) {
-  return n > 0 &&
-         (llvm::isPowerOf2_64(n) || (n % 3 == 0 && llvm::isPowerOf2_64(n / 3)));
-}
-
 /// Default warps for a fused block (or cluster slice) of `blockElements`
 /// elements, from sweeps of warps per row length on an H200
 /// (version log): about 16 elements per thread up to 1024 columns

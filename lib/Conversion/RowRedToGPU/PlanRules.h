@@ -52,9 +52,6 @@ inline constexpr int64_t kMaxSplitAhead = 7;
 /// past max-elements-per-thread's default of 32 (102 registers, no spills).
 inline constexpr int64_t kRowGrid16BitWarps = 8;
 
-/// Most elements per thread a chunk holds in registers.
-inline constexpr int64_t kMaxChunkRegisterElements = 128;
-
 /// Whether an on/off option value `v` means on (`on`, `1`, `true`).
 bool isOn(StringRef v);
 
@@ -63,9 +60,6 @@ bool isOff(StringRef v);
 
 /// The block auto gives a row of `cols` elements.
 int64_t autoRowBlock(int64_t cols);
-
-/// A block length or warp count the kernels accept.
-bool isBlockShape(int64_t n);
 
 /// Default warps for a fused block (or cluster slice) of `blockElements`
 /// elements, from sweeps of warps per row length on an H200.

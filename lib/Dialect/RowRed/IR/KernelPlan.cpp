@@ -19,6 +19,11 @@ int64_t mlir::rowred::chipVersion(StringRef chip) {
   return version;
 }
 
+bool mlir::rowred::isBlockShape(int64_t n) {
+  return n > 0 &&
+         (llvm::isPowerOf2_64(n) || (n % 3 == 0 && llvm::isPowerOf2_64(n / 3)));
+}
+
 int64_t mlir::rowred::sharedBytesPerSM(int64_t sm) {
   if (sm == 90 || sm == 100)
     return 228 * 1024;

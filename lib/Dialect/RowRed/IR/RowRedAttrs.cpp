@@ -30,16 +30,6 @@ void RowRedDialect::registerAttributes() {
       >();
 }
 
-/// Whether `n` is a power of two or three times one.
-static bool isBlockShape(int64_t n) {
-  return n > 0 &&
-         (llvm::isPowerOf2_64(n) || (n % 3 == 0 && llvm::isPowerOf2_64(n / 3)));
-}
-
-/// Most elements one thread may hold in registers: with the addresses and
-/// masks beside them they already fill most of a thread's 255 registers.
-static constexpr int64_t kMaxElementsPerThread = 128;
-
 /// The checks of PlanAttr::verify on the memory paths: what each strategy
 /// can have, what each path needs of the others and of the chip.
 static LogicalResult

@@ -30,6 +30,14 @@ namespace rowred {
 /// not name one.
 int64_t chipVersion(StringRef chip);
 
+/// Whether `n` is a block length or warp count the kernels accept: a power of
+/// two, or three times one.
+bool isBlockShape(int64_t n);
+
+/// Most elements one thread may hold in registers: with the addresses and
+/// masks beside them they already fill most of a thread's 255 registers.
+inline constexpr int64_t kMaxElementsPerThread = 128;
+
 /// Shared memory of one SM of compute capability `sm`, in bytes: 228 KiB on
 /// sm_90 and sm_100, 164 KiB on sm_80, 100 KiB on sm_86, sm_89 and sm_120.
 int64_t sharedBytesPerSM(int64_t sm);
