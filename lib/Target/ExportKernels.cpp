@@ -26,7 +26,7 @@ using namespace mlir;
 using namespace mlir::rowred;
 
 /// Version of the kernel ABI and metadata format in docs/abi.md.
-static constexpr int64_t kAbiVersion = 4;
+static constexpr int64_t kAbiVersion = 5;
 
 /// Converts a metadata dictionary entry to JSON.
 static llvm::json::Value toJSON(Attribute attr) {

@@ -14,10 +14,12 @@ reference rounded to the output type) and elementwise
 |out - ref| <= atol + rtol * |ref| per dtype; softmax rows sum to 1; rows holding NaN or only -inf are NaN and
 partly -inf rows are finite, as torch.softmax does.
 
-A chunks kernel launched on rows with more chunks than the device holds
-blocks (which the ABI forbids, and launchers refuse) must fail, not hang:
-the suite launches the chunks kernel of the smallest chunk that way in a
-child process and expects a launch failure within OVERFULL_TIMEOUT seconds.
+Kernels whose blocks wait for each other (a row's chunks, row-split groups)
+must never hang nor lose the context: for each, in a child process, the
+launcher must refuse rows with more chunks than the device holds blocks
+and the driver a cooperative grid larger than that, and a launch while a
+kernel on another stream holds all but BUSY_FREE_SMS SMs for BUSY_SECONDS
+must complete, correct, within BUSY_TIMEOUT seconds.
 
 usage: check_kernels.py KERNEL_DIR [--quick] [--json OUT]
 Exit status: 0 when every case passed, 1 otherwise, 77 when there is no GPU.
@@ -32,7 +34,7 @@ import time
 try:
     import cupy as cp
     import numpy as np
-    from rowred_kernel import Kernel
+    from rowred_kernel import Kernel, launch_cooperative
 except ImportError as e:  # pragma: no cover - depends on the machine
     print(f"SKIP: {e}; the GPU suite needs CuPy and a CUDA GPU")
     sys.exit(77)
@@ -41,11 +43,23 @@ NS = [1, 2, 3, 31, 32, 33, 255, 256, 257, 781, 1000, 1024, 1025, 4096, 8191,
       12288, 16384, 32768, 50257, 65536, 131072, 151936, 262144]
 MS = [1, 7, 1823, 4096]
 POISON = 12345.0
-# Seconds an overfull chunks launch may take to fail (the kernel traps after
-# 4 s of waiting for a row's chunks).
-OVERFULL_TIMEOUT = 60
-# Exit status of the child process whose overfull launch failed, as it must.
-OVERFULL_FAILED = 3
+# The busy-device check: SMs left free, seconds the other kernel holds the
+# rest, and seconds the child may take in all.
+BUSY_FREE_SMS = 4
+BUSY_SECONDS = 6
+BUSY_TIMEOUT = 60
+# A kernel that sleeps for `ns` nanoseconds; launched with all the shared
+# memory a block may have, one block per SM.
+HOG_SOURCE = r"""
+extern "C" __global__ void hog(unsigned long long ns) {
+  unsigned long long start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    __nanosleep(100000);
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < ns);
+}
+"""
 # (atol, rtol, relative L2, |row sum - 1|) per element type.
 TOLERANCES = {
     "f32": (2e-6, 2e-5, 1e-5, 1e-4),
@@ -99,7 +113,9 @@ def make_input(rng, rows, cols, specials):
     return x
 
 
-def run_case(kernel, rng, rows, cols, layout, grid_kind):
+def run_case(kernel, rng, rows, cols, layout, grid_kind, on_launched=None):
+    """Runs one case; returns its problems, relative L2 and largest absolute
+    errors, and grid. `on_launched` is called once the launch is queued."""
     meta = kernel.meta
     in_t, out_t = meta["input_type"], meta["output_type"]
     op = meta["op"]
@@ -123,6 +139,8 @@ def run_case(kernel, rng, rows, cols, layout, grid_kind):
     itemsize = xs.itemsize
     kernel.launch(xs.data.ptr + off * itemsize,
                   ys.data.ptr + off * ys.itemsize, rows, cols, sx, sy, grid)
+    if on_launched:
+        on_launched()
     cp.cuda.runtime.deviceSynchronize()
 
     y2 = ys[off:off + rows * sy].reshape(rows, sy)
@@ -175,44 +193,89 @@ def run_case(kernel, rng, rows, cols, layout, grid_kind):
     return problems, l2, max_err, grid
 
 
-def overfull_chunks_launch(kernel):
-    """Launches chunks kernel `kernel` on one row of one chunk more than the
-    device holds blocks, bypassing Kernel.grid's refusal. Returns
-    OVERFULL_FAILED if the launch fails (the kernel's wait traps), 0 if it
-    completes. Runs in a child process: a trap ends the CUDA context."""
-    chunks = kernel.resident + 1
-    cols = chunks * kernel.chunk
+def busy_device_launches(kernel):
+    """The launches of a kernel whose blocks wait for each other, in this
+    (child) process: refused when they cannot be resident together, and
+    complete while another stream's kernel holds most SMs. Returns the
+    problems."""
+    problems = []
+    if kernel.chunk:
+        try:
+            kernel.grid(1, cols=(kernel.resident + 1) * kernel.chunk)
+            problems.append("the launcher accepted rows with more chunks "
+                            "than resident blocks")
+        except RuntimeError:
+            pass
     dtype = to_device_dtype(kernel.meta["input_type"])
+    cols = max(kernel.chunk, 1) * 16
     x = cp.zeros((cols,), dtype=dtype)
     y = cp.zeros((cols,), dtype=to_device_dtype(kernel.meta["output_type"]))
-    args = kernel.args(x.data.ptr, y.data.ptr, 1, cols, cols, cols)
     try:
-        kernel.function((chunks,), (kernel.threads,), args,
-                        shared_mem=kernel.dynamic_shared)
+        launch_cooperative(kernel.function.kernel.ptr, kernel.resident + 1,
+                           kernel.threads, kernel.dynamic_shared,
+                           kernel.args(x.data.ptr, y.data.ptr, 1, cols, cols,
+                                       cols))
         cp.cuda.runtime.deviceSynchronize()
-    except (cp.cuda.runtime.CUDARuntimeError,
-            cp.cuda.driver.CUDADriverError) as e:
-        print(f"{kernel.name}: {chunks} chunks of {kernel.chunk} on "
-              f"{kernel.resident} resident blocks: {e}")
-        return OVERFULL_FAILED
-    print(f"{kernel.name}: an overfull launch of {chunks} chunks completed")
-    return 0
+        problems.append(f"the driver launched {kernel.resident + 1} blocks "
+                        f"cooperatively, more than the {kernel.resident} "
+                        "resident")
+    except RuntimeError as e:
+        print(f"{kernel.name}: a cooperative grid of {kernel.resident + 1} "
+              f"refused before launch ({e})")
+    # A first run fills CuPy's memory pool, so that the run below allocates
+    # nothing (an allocation may wait for the device).
+    rng = cp.random.default_rng(7)
+    problems += run_case(kernel, rng, 64, cols, "contiguous", "occupancy")[0]
+    # All but BUSY_FREE_SMS SMs held: one block each, with all the shared
+    # memory a block may take, on a stream that does not wait for ours.
+    hog = cp.RawKernel(HOG_SOURCE, "hog")
+    device = cp.cuda.Device()
+    hog.max_dynamic_shared_size_bytes = device.attributes[
+        "MaxSharedMemoryPerBlockOptin"]
+    stream = cp.cuda.Stream(non_blocking=True)
+    with stream:
+        hog((kernel.sms - BUSY_FREE_SMS,), (32,),
+            (np.uint64(BUSY_SECONDS * 10**9),),
+            shared_mem=hog.max_dynamic_shared_size_bytes)
+    time.sleep(0.5)
+    start = time.time()
+    queued = []
+    found, _, _, grid = run_case(
+        kernel, rng, 64, cols, "contiguous", "occupancy",
+        on_launched=lambda: queued.append((not stream.done,
+                                           time.time() - start)))
+    busy, queued_after = queued[0]
+    print(f"{kernel.name}: 64 x {cols} on {grid} blocks, launched while "
+          f"{kernel.sms - BUSY_FREE_SMS} SMs were {'busy' if busy else 'free'}"
+          f" (queued after {queued_after:.2f} s), done in "
+          f"{time.time() - start:.1f} s"
+          + (f": {'; '.join(found)}" if found else ""))
+    problems += found
+    if not busy:
+        problems.append("the other stream's kernel had ended before the "
+                        "launch was queued")
+    stream.synchronize()
+    # The context is still usable.
+    problems += run_case(kernel, rng, 7, cols, "strided", "small")[0]
+    return problems
 
 
-def check_overfull(kernel_dir, meta_file):
-    """Runs overfull_chunks_launch in a child; returns the problems."""
+def check_busy_device(kernel_dir, meta_file):
+    """Runs busy_device_launches in a child; returns the problems."""
     start = time.time()
     try:
         child = subprocess.run(
             [sys.executable, os.path.abspath(__file__), kernel_dir,
-             "--overfull", meta_file], capture_output=True, text=True,
-            timeout=OVERFULL_TIMEOUT)
+             "--busy", meta_file], capture_output=True, text=True,
+            timeout=BUSY_TIMEOUT)
     except subprocess.TimeoutExpired:
-        return [f"an overfull launch did not fail within {OVERFULL_TIMEOUT} s"]
+        return [f"the busy-device launches did not end within "
+                f"{BUSY_TIMEOUT} s"]
     print(child.stdout.strip(), f"({time.time() - start:.0f} s)")
-    if child.returncode != OVERFULL_FAILED:
-        return [f"an overfull launch ended with status {child.returncode}, "
-                f"not a launch failure: {child.stderr.strip()[-300:]}"]
+    if child.returncode != 0:
+        return [f"the busy-device launches ended with status "
+                f"{child.returncode}: "
+                f"{(child.stdout + child.stderr).strip()[-300:]}"]
     return []
 
 
@@ -241,11 +304,14 @@ def main():
     parser.add_argument("kernel_dir")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--json", help="write per-case results here")
-    parser.add_argument("--overfull", metavar="KERNEL_JSON",
+    parser.add_argument("--busy", metavar="KERNEL_JSON",
                         help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.overfull:
-        return overfull_chunks_launch(Kernel(args.kernel_dir, args.overfull))
+    if args.busy:
+        problems = busy_device_launches(Kernel(args.kernel_dir, args.busy))
+        for problem in problems:
+            print(f"FAIL {args.busy}: {problem}")
+        return 1 if problems else 0
     try:
         count = cp.cuda.runtime.getDeviceCount()
     except cp.cuda.runtime.CUDARuntimeError as e:
@@ -259,8 +325,10 @@ def main():
     rng = cp.random.default_rng(1234)
     results, summary = [], []
     start = time.time()
+    kernels = []
     for meta_file in manifest:
         kernel = Kernel(args.kernel_dir, meta_file)
+        kernels.append(kernel)
         passed = failed = 0
         worst_l2 = worst_abs = 0.0
         for n, m, layout, grid in cases_for(kernel.meta, args.quick):
@@ -279,23 +347,19 @@ def main():
             worst_abs = max(worst_abs, max_err)
         summary.append((kernel.name, kernel.meta["strategy"], kernel.threads,
                         kernel.per_sm, passed, failed, worst_l2, worst_abs))
-    # The overfull launch of the chunks kernel with the smallest chunk.
-    chunked = []
-    for meta_file in manifest:
-        with open(os.path.join(args.kernel_dir, meta_file)) as f:
-            chunk = json.load(f).get("chunk_elements", 0)
-        if chunk:
-            chunked.append((chunk, meta_file))
-    overfull = []
-    if chunked:
-        overfull = check_overfull(args.kernel_dir, min(chunked)[1])
-        for problem in overfull:
-            print(f"FAIL {min(chunked)[1]}: {problem}")
+    # Kernels whose blocks wait for each other, on a busy device.
+    waiting = [k for k in kernels if k.waits()]
+    busy_failed = 0
+    for kernel in waiting:
+        problems = check_busy_device(args.kernel_dir, kernel.meta_file)
+        busy_failed += bool(problems)
+        for problem in problems:
+            print(f"FAIL {kernel.meta_file}: {problem}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
-    total_fail = sum(s[5] for s in summary) + len(overfull)
-    total = sum(s[4] + s[5] for s in summary) + bool(chunked)
+    total_fail = sum(s[5] for s in summary) + busy_failed
+    total = sum(s[4] + s[5] for s in summary) + len(waiting)
     print(f"\nGPU suite: {total - total_fail}/{total} cases passed on "
           f"{cp.cuda.runtime.getDeviceProperties(0)['name'].decode()} "
           f"in {time.time() - start:.0f} s")

@@ -14,9 +14,10 @@ grid the way docs/abi.md says:
   `workspace_bytes_per_group` bytes per group;
 * `grid` "rows" in the metadata: one block (or cluster) per row group
   instead, however many fit at once;
-* `grid` "chunks": one block per chunk of `chunk_elements` of every row, with
-  a zeroed workspace of 128 + rows x (128 + 8 x chunks per row, rounded up to
-  128) bytes; a row's chunks must all fit on the device at once.
+* `grid` "chunks": min(rows x chunks per row, resident blocks) blocks that
+  take the chunks of `chunk_elements` by ticket, launched cooperatively with
+  a zeroed workspace of 128 + rows x (128 + 8 x chunks per row, rounded up
+  to 128) bytes; a row's chunks must all fit on the device at once.
 """
 import ctypes
 import json
@@ -98,6 +99,7 @@ def named_cols(meta_file, meta):
 
 class Kernel:
     def __init__(self, directory, meta_file):
+        self.meta_file = meta_file
         with open(os.path.join(directory, meta_file)) as f:
             self.meta = json.load(f)
         self.name = self.meta["kernel"]
@@ -152,19 +154,31 @@ class Kernel:
             self.workspace = cp.zeros(size, cp.uint8)
         return self.workspace
 
+    def waits(self):
+        """Whether the kernel's blocks wait for each other (row-split
+        groups, a row's chunks): it is launched cooperatively."""
+        return self.split > 1 or self.chunk > 0
+
+    def min_chunks_grid(self, cols):
+        """The fewest blocks a chunks kernel runs rows of `cols` on: one per
+        chunk of a row, all resident at once; refused when they do not fit."""
+        chunks = self.chunks_per_row(cols)
+        if chunks > self.resident:
+            raise RuntimeError(
+                f"{self.name}: rows of {cols} take {chunks} chunks, more "
+                f"than the {self.resident} blocks resident at once")
+        return chunks
+
     def grid(self, rows, balanced=False, cols=None):
         """Blocks of the persistent grid for `rows` rows (for a chunks
-        kernel, a block per chunk of rows of `cols`). `balanced` (an
-        experiment, not the ABI's rule) takes the fewest programs that
-        still need the same number of rounds, so that none idles in the
-        last one."""
+        kernel of rows of `cols`, one per chunk up to the resident blocks).
+        `balanced` (an experiment, not the ABI's rule) takes the fewest
+        programs that still need the same number of rounds, so that none
+        idles in the last one."""
         if self.chunk:
-            chunks = self.chunks_per_row(cols)
-            if chunks > self.resident:
-                raise RuntimeError(
-                    f"{self.name}: rows of {cols} take {chunks} chunks, more "
-                    f"than the {self.resident} blocks resident at once")
-            return max(rows, 1) * chunks
+            return max(self.min_chunks_grid(cols),
+                       min(max(rows, 1) * self.chunks_per_row(cols),
+                           self.resident))
         groups = -(-rows // self.rows_per_block)
         if self.meta.get("grid") == "rows":
             return self.cluster * max(1, groups)
@@ -176,35 +190,37 @@ class Kernel:
 
     def small_grid(self, rows, cols=None):
         """A grid of at most 3 programs (blocks, clusters or split groups),
-        so that each handles several rows (a chunks kernel has one grid)."""
+        so that each handles several rows (for a chunks kernel, one block
+        per chunk of a row, so that each takes several)."""
         if self.chunk:
-            return self.grid(rows, cols=cols)
+            return self.min_chunks_grid(cols)
         programs = min(-(-rows // self.rows_per_block), 3,
                        self.resident // (self.cluster * self.split))
         return max(programs, 1) * self.cluster * self.split
 
     def args(self, x, y, rows, cols, sx, sy):
-        """The kernel's parameters (docs/abi.md), a chunks kernel's
-        workspace included (a row-split kernel's is added at its
-        cooperative launch)."""
+        """The kernel's parameters (docs/abi.md), with its workspace when it
+        takes one."""
         args = (np.uint64(x), np.uint64(y), np.int64(rows), np.int64(cols),
                 np.int64(sx), np.int64(sy))
         if self.chunk:
             args += (np.uint64(self.chunk_workspace(rows, cols).data.ptr),)
+        elif self.split > 1:
+            args += (np.uint64(self.workspace.data.ptr),)
         return args
 
     def launch(self, x, y, rows, cols, sx, sy, grid=None):
         if grid is None:
             grid = self.grid(rows, cols=cols)
-        if self.chunk and grid != self.grid(rows, cols=cols):
+        if self.chunk and not (self.min_chunks_grid(cols) <= grid
+                               <= self.resident):
             raise ValueError(f"{self.name}: a chunks kernel runs on "
-                             f"{self.grid(rows, cols=cols)} blocks, "
-                             f"not {grid}")
+                             f"{self.min_chunks_grid(cols)} to "
+                             f"{self.resident} blocks, not {grid}")
         args = self.args(x, y, rows, cols, sx, sy)
-        if self.split > 1:
+        if self.waits():
             launch_cooperative(self.function.kernel.ptr, grid, self.threads,
-                               self.dynamic_shared,
-                               args + (self.workspace.data.ptr,))
+                               self.dynamic_shared, args)
             return
         self.function((grid,), (self.threads,), args,
                       shared_mem=self.dynamic_shared)

@@ -291,10 +291,11 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
     return missing("abi_version");
   // Version 2 added dynamic_shared_bytes (absent, hence 0, in version 1),
   // version 3 row_split and the workspace (absent, hence none, before),
-  // version 4 chunks kernels (grid "chunks", chunk_elements).
-  if (abi < 1 || abi > 4) {
+  // version 4 chunks kernels (grid "chunks", chunk_elements), whose blocks
+  // loop over the chunks from version 5 on.
+  if (abi < 1 || abi > 5) {
     error = "'" + jsonPath + "' has ABI version " + std::to_string(abi) +
-            "; this runner knows versions 1 to 4";
+            "; this runner knows versions 1 to 5";
     return std::nullopt;
   }
   std::string in, out, ptxName;
@@ -342,6 +343,13 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
     return std::nullopt;
   }
   spec.gridPerRowGroup = grid == "rows";
+  if (grid == "chunks" && abi < 5) {
+    error = "'" + jsonPath + "' is a chunks kernel of ABI version " +
+            std::to_string(abi) +
+            ", which takes a block per chunk of every row; this runner "
+            "launches the resident blocks (version 5): compile it again";
+    return std::nullopt;
+  }
   num("chunk_elements", spec.chunkElements);
   if ((grid == "chunks") != (spec.chunkElements > 0) ||
       spec.chunkElements < 0 || spec.chunkElements > (int64_t(1) << 30) ||
@@ -349,8 +357,8 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
                                   spec.rowsPerBlock > 1))) {
     error = "'" + jsonPath +
             "' has an invalid chunk_elements: a positive chunk (at most "
-            "2^30 elements) for grid \"chunks\", one block per chunk, and "
-            "none otherwise";
+            "2^30 elements) for grid \"chunks\" (without clusters, "
+            "row-split or rows per block), and none otherwise";
     return std::nullopt;
   }
   std::optional<DType> inType = parseDType(in), outType = parseDType(out);
@@ -463,8 +471,8 @@ std::string KernelSpec::describe() const {
   if (chunkElements > 0)
     os << ", rows cut into chunks of " << chunkElements << " (" << blockElements
        << " in registers, " << chunkElements - blockElements
-       << " bulk-copied into shared memory), a block each, taken by ticket "
-          "and combining through global memory";
+       << " bulk-copied into shared memory), taken by ticket by blocks "
+          "resident together and combining through global memory";
   if (rowSplit > 1 && splitAhead > 0)
     os << ", pass 1 running " << splitAhead << " row"
        << (splitAhead > 1 ? "s" : "") << " ahead of pass 2";

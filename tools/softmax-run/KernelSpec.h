@@ -100,6 +100,11 @@ struct KernelSpec {
   /// zeroed workspace of chunkWorkspaceBytes; 0 for other kernels.
   int64_t chunkElements = 0;
 
+  /// Whether blocks of the kernel wait for each other (row-split groups, a
+  /// row's chunks), so that a launch must make them resident together: a
+  /// cooperative launch of at most the resident blocks.
+  bool blocksWait() const { return rowSplit > 1 || chunkElements > 0; }
+
   /// Bytes of a chunks kernel's workspace for `rows` rows of `cols`
   /// elements (docs/abi.md): the ticket's 128, then per row 128 of counter
   /// and the 8-byte pairs of its chunks rounded up to 128.

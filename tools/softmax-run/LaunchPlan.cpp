@@ -122,7 +122,8 @@ int64_t LaunchPlan::gridFor(int64_t residentBlocks, int64_t rows) const {
   if (chunkElements > 0)
     return chunksPerRow > residentBlocks
                ? 0
-               : std::max<int64_t>(rows, 1) * chunksPerRow;
+               : std::min(std::max<int64_t>(rows, 1) * chunksPerRow,
+                          residentBlocks);
   if (gridPerRowGroup && rowSplit == 1)
     return clusterBlocks *
            std::max<int64_t>(1, (rows + rowsPerBlock - 1) / rowsPerBlock);
@@ -197,9 +198,10 @@ std::string LaunchPlan::explain(const DeviceInfo &device,
          << " chunks must all be resident at once\n";
       return os.str();
     }
-    os << "blocks launched: " << rows << " rows x " << chunksPerRow
-       << " chunks = " << grid
-       << " (the blocks of a row wait for each other's (max, sum) pairs)\n";
+    os << "blocks launched: min(" << rows << " rows x " << chunksPerRow
+       << " chunks, " << blocksPerSM << " x " << device.sms << ") = " << grid
+       << ", launched cooperatively (the blocks of a row wait for each "
+          "other's (max, sum) pairs)\n";
     return os.str();
   }
   if (rowSplit > 1) {

@@ -69,8 +69,8 @@ struct LaunchPlan {
   /// at once (cluster kernels: residentClusters whole clusters instead;
   /// row-split kernels: min(rows, residentBlocks / rowSplit) whole groups;
   /// gridPerRowGroup: a block or cluster per row group, whatever fits;
-  /// chunks kernels: a block per chunk of every row, 0 when a row has more
-  /// chunks than blocks fit at once).
+  /// chunks kernels: min(rows x chunks per row, residentBlocks), 0 when a
+  /// row has more chunks than blocks fit at once).
   int64_t gridFor(int64_t residentBlocks, int64_t rows) const;
   /// The derivation, as the Triton tutorial reasons about occupancy.
   std::string explain(const DeviceInfo &device, const KernelResources &res,
@@ -96,8 +96,8 @@ struct KernelShape {
 /// resident blocks per SM) blocks, or for cluster kernels min(rows, resident
 /// clusters) clusters, with `driverClusters` (when positive) as the number of
 /// co-resident clusters; for kernels whose metadata asks for grid "rows",
-/// one block (or cluster) per row group; for chunks kernels, one block per
-/// chunk of each of the rows of `cols` elements.
+/// one block (or cluster) per row group; for chunks kernels, the resident
+/// blocks, at most one per chunk of the rows of `cols` elements.
 LaunchPlan planLaunch(const DeviceInfo &device, const KernelResources &res,
                       const KernelShape &shape, int64_t rows,
                       int64_t driverClusters = 0, int64_t cols = 0);

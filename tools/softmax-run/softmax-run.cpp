@@ -234,6 +234,31 @@ KernelShape shapeOf(const KernelSpec &spec) {
           spec.chunkElements};
 }
 
+/// The grid to launch for `rows` rows when `resident` blocks fit on the
+/// device at once: `requested` (--grid, when non-zero) if the kernel can run
+/// on it (a usage error otherwise), else the plan's (0 when none can run).
+int64_t chooseGrid(const KernelSpec &spec, const LaunchPlan &plan,
+                   int64_t resident, int64_t rows, int64_t requested) {
+  if (!requested)
+    return plan.gridFor(resident, rows);
+  if (requested % spec.clusterBlocks != 0)
+    usageError("--grid must be a multiple of the kernel's cluster size (" +
+               std::to_string(spec.clusterBlocks) + ")");
+  if (requested % spec.rowSplit != 0)
+    usageError("--grid must be a multiple of the kernel's row-split (" +
+               std::to_string(spec.rowSplit) + ")");
+  if (spec.blocksWait() && requested > resident)
+    usageError("--grid " + std::to_string(requested) +
+               " exceeds the blocks that can be resident at once (" +
+               std::to_string(resident) + "), which a " + spec.strategy +
+               " kernel's launch needs");
+  if (spec.chunkElements > 0 && requested < plan.chunksPerRow)
+    usageError("--grid " + std::to_string(requested) + " is less than the " +
+               std::to_string(plan.chunksPerRow) +
+               " chunks of a row, whose blocks wait for each other");
+  return requested;
+}
+
 std::string findPtxas(const std::string &explicitPath) {
   if (!explicitPath.empty())
     return explicitPath;
@@ -488,9 +513,6 @@ int main(int argc, char **argv) {
           std::to_string(spec->maxCols) + " columns, not " +
           std::to_string(opts.cols) +
           "; compile one with a larger block-size or strategy=online");
-  if (spec->chunkElements > 0 && opts.grid)
-    usageError("--grid does not apply to a chunks kernel, which takes one "
-               "block per chunk of every row");
   // A chunks kernel counts its tickets and columns in 32 bits.
   if (spec->chunkElements > 0) {
     int64_t chunks =
@@ -540,6 +562,8 @@ int main(int argc, char **argv) {
       fatal(ptxasError);
     LaunchPlan plan =
         planLaunch(*device, *res, shapeOf(*spec), opts.rows, 0, opts.cols);
+    chooseGrid(*spec, plan, int64_t(plan.blocksPerSM) * device->sms, opts.rows,
+               opts.grid);
     std::printf("no GPU here (%s); launch plan from the device description\n",
                 error.c_str());
     std::printf("%s", kernelSummary.c_str());
@@ -579,21 +603,7 @@ int main(int argc, char **argv) {
       planLaunch(gpu.info, res, shapeOf(*spec), opts.rows, clusters, opts.cols);
   // The plan's arithmetic with the driver's blocks per SM.
   int64_t resident = int64_t(perSM) * gpu.info.sms;
-  int64_t grid = plan.gridFor(resident, opts.rows);
-  if (opts.grid) {
-    if (opts.grid % spec->clusterBlocks != 0)
-      usageError("--grid must be a multiple of the kernel's cluster size (" +
-                 std::to_string(spec->clusterBlocks) + ")");
-    if (opts.grid % spec->rowSplit != 0)
-      usageError("--grid must be a multiple of the kernel's row-split (" +
-                 std::to_string(spec->rowSplit) + ")");
-    if (spec->rowSplit > 1 && opts.grid > resident)
-      usageError("--grid " + std::to_string(opts.grid) +
-                 " exceeds the blocks that can be resident at once (" +
-                 std::to_string(resident) +
-                 "), which a row-split kernel needs");
-    grid = opts.grid;
-  }
+  int64_t grid = chooseGrid(*spec, plan, resident, opts.rows, opts.grid);
   if (grid == 0 && spec->chunkElements > 0)
     fatal("kernel '" + spec->kernel + "' cuts rows of " +
           std::to_string(opts.cols) + " into " +
@@ -674,9 +684,9 @@ int main(int argc, char **argv) {
   int64_t rows = opts.rows, cols = opts.cols, xs = sx, ys = sy;
   void *params[] = {&px, &py, &rows, &cols, &xs, &ys, &pw};
   auto launch = [&]() {
-    // Every block of a split group must be resident at once: a cooperative
-    // launch guarantees it, or fails.
-    if (spec->rowSplit > 1)
+    // Blocks that wait for each other must be resident at once: a
+    // cooperative launch guarantees it, or fails.
+    if (spec->blocksWait())
       return gpu.cu.cuLaunchCooperativeKernel(
           gpu.function, grid, 1, 1, spec->blockThreads, 1, 1,
           static_cast<unsigned>(spec->dynamicSharedBytes), nullptr, params);

@@ -110,6 +110,27 @@ TEST(KernelSpec, LoadsMetadataAndPtx) {
       << spec->describe();
 }
 
+/// Chunks kernels: from version 5, whose blocks loop over the chunks; a
+/// version 4 one needed a block per chunk of every row and is refused.
+TEST(KernelSpec, LoadsChunksKernelsOfVersion5) {
+  std::string json = kGood;
+  json.replace(json.find("\"fused\""), 7, "\"chunks\"");
+  json.replace(json.find("\"max_cols\": 1024"), 16, "\"max_cols\": 0");
+  json.replace(json.find("\"shared_bytes\""), 1,
+               "\"grid\": \"chunks\", \"chunk_elements\": 4096, \"");
+  std::string v5 = json, v4 = json;
+  v5.replace(v5.find("1, \"kernel\""), 1, "5");
+  v4.replace(v4.find("1, \"kernel\""), 1, "4");
+  std::string error;
+  auto spec = KernelSpec::load(writeKernel(v5), error);
+  ASSERT_TRUE(spec) << error;
+  EXPECT_EQ(spec->chunkElements, 4096);
+  EXPECT_TRUE(spec->blocksWait());
+  EXPECT_FALSE(KernelSpec::load(writeKernel(v4), error));
+  EXPECT_NE(error.find("chunks kernel of ABI version 4"), std::string::npos)
+      << error;
+}
+
 /// An online kernel with kept tiles: keep_ahead, and keep_ahead_bulk, whose
 /// stage holds the kept tiles twice.
 static std::string keptTiles(bool bulk) {
@@ -165,10 +186,10 @@ TEST(KernelSpec, RejectsMissingFieldsVersionsAndFiles) {
   EXPECT_FALSE(KernelSpec::load(writeKernel(noKernel), error));
   EXPECT_NE(error.find("lacks the field 'kernel'"), std::string::npos) << error;
 
-  std::string v5 = good;
-  v5.replace(v5.find("1, \"kernel\""), 1, "5");
-  EXPECT_FALSE(KernelSpec::load(writeKernel(v5), error));
-  EXPECT_NE(error.find("ABI version 5"), std::string::npos) << error;
+  std::string v6 = good;
+  v6.replace(v6.find("1, \"kernel\""), 1, "6");
+  EXPECT_FALSE(KernelSpec::load(writeKernel(v6), error));
+  EXPECT_NE(error.find("ABI version 6"), std::string::npos) << error;
 
   // A split group needs its workspace.
   std::string noWorkspace = good;

@@ -102,7 +102,7 @@ TEST(LaunchPlan, GridPerRowGroupIsOneProgramPerRowGroup) {
   EXPECT_EQ(planLaunch(h, res, clusters, 0, 30).grid, 8);
 }
 
-TEST(LaunchPlan, ChunksTakeABlockPerChunkOfEveryRow) {
+TEST(LaunchPlan, ChunksRunOnTheResidentBlocks) {
   DeviceInfo h = *builtinDevice("sm_90");
   KernelResources res;
   res.registers = 95;
@@ -113,8 +113,10 @@ TEST(LaunchPlan, ChunksTakeABlockPerChunkOfEveryRow) {
   LaunchPlan p = planLaunch(h, res, shape, 1024, 0, 1 << 20);
   EXPECT_EQ(p.blocksPerSM, 5);
   EXPECT_EQ(p.chunksPerRow, 64);
-  EXPECT_EQ(p.grid, 1024 * 64);
-  // A partial last chunk counts; no rows still take one row's chunks.
+  // 1024 x 64 chunks, taken by the 5 x 132 resident blocks.
+  EXPECT_EQ(p.grid, 660);
+  // At most a block per chunk; a partial last chunk counts; no rows still
+  // take one row's chunks.
   EXPECT_EQ(planLaunch(h, res, shape, 3, 0, 16385).grid, 3 * 2);
   EXPECT_EQ(planLaunch(h, res, shape, 0, 0, 100).grid, 1);
   // More chunks per row than blocks resident at once: no launch.

@@ -16,26 +16,44 @@ void KernelEmitter::emitChunks() {
       arith::CeilDivUIOp::create(b, cols, constI32(plan.chunkElements()));
   Value total =
       arith::MulIOp::create(b, arith::TruncIOp::create(b, i32, rows), count);
-  Value block = arith::IndexCastOp::create(
-      b, i32, gpu::BlockIdOp::create(b, gpu::Dimension::x));
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(emitIfThen(
-      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, block, total)));
+  // Every block takes one ticket past the last: the counter wraps to 0
+  // after total + grid tickets.
+  Value grid = arith::IndexCastOp::create(
+      b, i32, gpu::GridDimOp::create(b, gpu::Dimension::x));
+  Value lastTicket = arith::SubIOp::create(
+      b, arith::AddIOp::create(b, total, grid), constI32(1));
   Value ticketSlot = constIndex(KernelPlan::kTicketSlot);
   Value first = constIndex(0);
+  // The loop carries the parity of the stage's mbarrier phase, which each
+  // staged chunk completes once.
+  auto loop =
+      scf::WhileOp::create(b, TypeRange{i32, i32}, ValueRange{constI32(0)});
+  OpBuilder::InsertionGuard guard(b);
+  Block *before = b.createBlock(&loop.getBefore(), {}, {i32}, {b.getLoc()});
   {
     OpBuilder::InsertionGuard inner(b);
     b.setInsertionPointToStart(emitIfFirstThread());
-    Value ticket =
-        LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::uinc_wrap, workspace,
-                                  arith::SubIOp::create(b, total, constI32(1)),
-                                  LLVM::AtomicOrdering::monotonic, "device");
+    Value ticket = LLVM::AtomicRMWOp::create(
+        b, LLVM::AtomicBinOp::uinc_wrap, workspace, lastTicket,
+        LLVM::AtomicOrdering::monotonic, "device");
     memref::StoreOp::create(b, arith::BitcastOp::create(b, f32, ticket), shared,
                             ValueRange{ticketSlot, first});
   }
+  // Also orders the previous chunk's reads of shared memory and of the stage
+  // before this chunk's writes.
   gpu::BarrierOp::create(b);
   Value ticket = arith::BitcastOp::create(
       b, i32, memref::LoadOp::create(b, shared, ValueRange{ticketSlot, first}));
+  scf::ConditionOp::create(
+      b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, ticket, total),
+      ValueRange{before->getArgument(0), ticket});
+  Block *after =
+      b.createBlock(&loop.getAfter(), {}, {i32, i32}, {b.getLoc(), b.getLoc()});
+  stageParity = after->getArgument(0);
+  ticket = after->getArgument(1);
+  scf::YieldOp::create(
+      b, arith::XOrIOp::create(b, stageParity, constI32(1)).getResult());
+  b.setInsertionPointToStart(after);
   Value row =
       arith::ExtUIOp::create(b, i64, arith::DivUIOp::create(b, ticket, count));
   Value chunk = arith::RemUIOp::create(b, ticket, count);
@@ -103,7 +121,7 @@ void KernelEmitter::emitChunk(Value row, Value chunk, Value count,
   for (const Chunk &c : held)
     mt = max(mt, chunkMax(c));
   if (staged)
-    waitForPhase(barrierAt(kStageBarriersName, constI32(0)), constI32(0));
+    waitForPhase(barrierAt(kStageBarriersName, constI32(0)), stageParity);
   mt = forEachStaged({mt}, [&](const Chunk &c, ValueRange acc) {
          return SmallVector<Value>{max(acc[0], chunkMax(c))};
        }).front();
@@ -262,7 +280,6 @@ std::pair<Value, Value> KernelEmitter::exchangeChunkPair(Value row, Value chunk,
     b.setInsertionPointToStart(emitIfThen(isWarp0()));
     {
       OpBuilder::InsertionGuard inner(b);
-      Value waitStart = NVVM::GlobalTimerOp::create(b, i64);
       auto poll = scf::WhileOp::create(b, TypeRange(), ValueRange());
       b.setInsertionPointToStart(b.createBlock(&poll.getBefore()));
       Value arrived =
@@ -273,15 +290,6 @@ std::pair<Value, Value> KernelEmitter::exchangeChunkPair(Value row, Value chunk,
           ValueRange());
       b.setInsertionPointToStart(b.createBlock(&poll.getAfter()));
       NVVM::NanosleepOp::create(b, constI32(kChunkPollNanoseconds));
-      Value waited = arith::SubIOp::create(
-          b, NVVM::GlobalTimerOp::create(b, i64), waitStart);
-      {
-        OpBuilder::InsertionGuard trap(b);
-        b.setInsertionPointToStart(emitIfThen(
-            arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, waited,
-                                  constI64(kChunkWaitLimitNanoseconds))));
-        LLVM::Trap::create(b);
-      }
       scf::YieldOp::create(b);
     }
     auto fold = scf::ForOp::create(b, lane, count, constI32(32),

@@ -70,13 +70,6 @@ static constexpr StringLiteral kStageName = "rowred_stage";
 /// row's counter (version 69: the interval made no difference).
 static constexpr int64_t kChunkPollNanoseconds = 64;
 
-/// Nanoseconds (of %globaltimer) after which a chunks kernel's warp 0 stops
-/// waiting for its row's other chunks and traps: they cannot all be
-/// resident when a row has more chunks than the device holds blocks, and a
-/// launch that breaks that rule (docs/abi.md) then fails instead of hanging.
-/// A row's chunks wait for each other for microseconds in a correct launch.
-static constexpr int64_t kChunkWaitLimitNanoseconds = 4'000'000'000;
-
 /// Name of the shared-memory array of the mbarriers (i64) on which the bulk
 /// copies complete: two for keep-ahead=bulk, one per stage buffer; one for
 /// a chunks kernel's stage.
@@ -817,17 +810,20 @@ private:
   // Chunks
   //===--------------------------------------------------------------------===//
 
-  /// The chunks kernel (Strategy::chunks): each block handles one chunk of
-  /// one row, taken by ticket, on the vector path or the scalar path.
+  /// The chunks kernel (Strategy::chunks): blocks take the chunks of the
+  /// rows by ticket, one after another, each on the vector path or the
+  /// scalar path.
   ///
   /// Thread 0 takes ticket t with an `atom.inc` on the workspace's first
-  /// word, which wraps to 0 after the launch's last ticket (rows x K of
-  /// them, K = ceil(cols / chunk)); block t handles chunk t mod K of row
-  /// t / K. Tickets, unlike block indices, follow the order in which blocks
-  /// start, so a running block only ever waits for chunks whose blocks have
-  /// started or will start in a free slot: the kernel cannot hang while the
-  /// device holds K of its blocks at once (docs/abi.md). Blocks past the
-  /// last ticket take none.
+  /// word; the block handles chunk t mod K of row t / K (K = ceil(cols /
+  /// chunk)) and takes the next ticket, until one is past the launch's
+  /// rows x K. Each block takes one such ticket, and the counter wraps to 0
+  /// after rows x K + grid of them. Tickets follow the order in which
+  /// blocks ask, so the chunks of the first row not yet done are all taken
+  /// before any of a later row: while K of the blocks are resident at once,
+  /// one of them is free to take the next, and the kernel cannot hang. The
+  /// launcher guarantees it with a cooperative launch of at least K blocks
+  /// (docs/abi.md).
   void emitChunks();
 
   /// Chunk `chunk` (i32) of the `count` of row `row` (i64), from column
@@ -874,9 +870,7 @@ private:
   ///   counter (release: a fence and a relaxed add, as publishSplitPair);
   /// * every lane of warp 0 polls the counter with acquire loads (each
   ///   lane's reads of the entries then follow its own acquire) until all
-  ///   the row's chunks have arrived (or traps after
-  ///   kChunkWaitLimitNanoseconds: a launch whose rows have more chunks
-  ///   than resident blocks would otherwise hang), the lanes fold the
+  ///   the row's chunks have arrived, the lanes fold the
   ///   entries and lane 0 hands the pair to the block through shared
   ///   memory;
   /// * lane 0 then counts the block out on the same counter: the last of
@@ -898,6 +892,9 @@ private:
   /// i32) and the parity of the phase of its mbarrier that the row's copy
   /// completes.
   Value bulkBuffer, bulkParity;
+  /// In a chunks kernel: the parity of the stage's mbarrier phase that the
+  /// chunk's copy completes.
+  Value stageParity;
   Value tid, lane, warp;
   /// Thread index among the threads of its row (tid with one row per block).
   Value rowTid;

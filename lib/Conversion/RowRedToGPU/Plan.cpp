@@ -47,8 +47,10 @@ static FailureOr<KernelPlan> planChunks(MapOp map, const PlanOptions &opts,
   if (isOn(opts.cacheHints))
     return unsupported("cache-hints");
   if (opts.grid != "auto")
-    return map.emitOpError() << "a chunks kernel is launched on one block "
-                                "per chunk of every row; grid must be auto";
+    return map.emitOpError()
+           << "a chunks kernel's blocks take the chunks of every row by "
+              "ticket on a grid of at most the resident blocks; grid must be "
+              "auto";
   plan.strategy = Strategy::chunks;
   plan.numWarps = opts.numWarps ? opts.numWarps : 4;
   bool wide = byteWidth(plan.inType) == 4;

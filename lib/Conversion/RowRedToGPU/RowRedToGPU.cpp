@@ -262,7 +262,10 @@ struct ConvertRowRedToGPUPass
                             arith::ConstantIntOp::create(b, 0, 32));
       args.push_back(hostPointer(b, workspace));
     }
-    // A chunks kernel: one block per chunk of every row, and a zeroed
+    // A chunks kernel: one block per chunk of every row (its blocks take
+    // the chunks by ticket, and those past the last end at once; launchers
+    // that know the device launch the resident blocks cooperatively
+    // instead, which gpu.launch_func cannot ask for), and a zeroed
     // workspace: the ticket's 128 bytes, then per row 128 bytes of counter
     // and its chunks' pairs, 128-byte aligned (docs/abi.md).
     if (plan.strategy == Strategy::chunks) {
