@@ -122,26 +122,8 @@ VARIANTS = [
      "online-keep=64 keep-ahead=bulk"),
     ("softmax", "f32", "online", "cols=16384 cluster-size=1 num-warps=1 "
      "online-keep=8 keep-ahead=bulk"),
-    # Rows split over groups of blocks that combine through a global
-    # workspace (row-split, cooperative launch): a group of 4; of 33 (each
-    # lane folds two entries); of 8 with kept tiles; f16 over 3.
-    ("softmax", "f32", "online", "row-split=4"),
-    ("softmax", "bf16", "online", "row-split=33"),
-    ("log_softmax", "f32", "online", "row-split=8 online-keep=64 "
-     "prefetch=off"),
-    ("softmax", "f16", "online", "row-split=3"),
-    # Split groups whose pass 1 runs rows ahead of pass 2 (split-ahead):
-    # groups of 4 two rows ahead; of 33 one ahead (8 elements per thread);
-    # of 5 three ahead without the tiles ahead (f16 log-softmax); of 2 seven
-    # ahead (sixteen buffers); bf16 of 3 with 32 elements per thread (no
-    # pipelined path). Rows up to S tiles take the pipelined loop.
-    ("softmax", "f32", "online", "row-split=4 split-ahead=2"),
-    ("softmax", "bf16", "online", "row-split=33 split-ahead=1 "
-     "block-size=4096"),
-    ("softmax", "bf16", "online", "row-split=3 split-ahead=2"),
-    ("log_softmax", "f16", "online", "row-split=5 split-ahead=3 "
-     "prefetch=off"),
-    ("log_softmax", "f32", "online", "row-split=2 split-ahead=7"),
+    # Kept tiles without the tiles loaded ahead.
+    ("log_softmax", "f32", "online", "online-keep=64 prefetch=off"),
     # Clusters of 16 blocks (non-portable: the launcher opts in).
     ("softmax", "f32", "cluster", "block-size=262144 cluster-size=16"),
     ("log_softmax", "bf16", "cluster", "block-size=262144 cluster-size=16"),

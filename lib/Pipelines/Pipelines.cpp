@@ -54,8 +54,6 @@ void mlir::rowred::buildRowRedToPTXPipeline(OpPassManager &pm,
   lowering.onlineKeep = options.onlineKeep;
   lowering.keepAhead = options.keepAhead;
   lowering.cacheHints = options.cacheHints;
-  lowering.rowSplit = options.rowSplit;
-  lowering.splitAhead = options.splitAhead;
   lowering.grid = options.grid;
   lowering.chunkStage = options.chunkStage;
   lowering.scalarFallback = options.scalarFallback;

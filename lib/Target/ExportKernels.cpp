@@ -42,10 +42,10 @@ static llvm::json::Value toJSON(Attribute attr) {
   return text;
 }
 
-/// The kernel parameters, in order (docs/abi.md); row-split kernels
-/// (`split` blocks per row) and chunks kernels also take their workspace.
+/// The kernel parameters, in order (docs/abi.md); chunks kernels also take
+/// their workspace.
 static llvm::json::Array abiParams(StringRef inType, StringRef outType,
-                                   int64_t split, bool chunks) {
+                                   bool chunks) {
   // json::Value keeps StringRefs unowned: pass owned strings.
   auto param = [](std::string name, std::string type, std::string meaning) {
     return llvm::json::Object{{"name", std::move(name)},
@@ -62,11 +62,6 @@ static llvm::json::Array abiParams(StringRef inType, StringRef outType,
       param("x_row_stride", "int64", "elements between rows of x"),
       param("y_row_stride", "int64", "elements between rows of y"),
   };
-  if (split > 1)
-    params.push_back(param(
-        "workspace", "uint8 *",
-        "global memory of workspace_bytes_per_group bytes per split group, "
-        "zero before the first launch; each launch leaves it zero"));
   if (chunks)
     params.push_back(param(
         "workspace", "uint8 *",
@@ -150,13 +145,10 @@ struct RowRedExportKernelsPass
       json["chip"] = target.getChip().str();
     for (NamedAttribute entry : metadata)
       json[entry.getName().strref()] = toJSON(entry.getValue());
-    int64_t split = 1;
-    if (auto attr = metadata.getAs<IntegerAttr>("row_split"))
-      split = attr.getInt();
     auto chunk = metadata.getAs<IntegerAttr>("chunk_elements");
     json["params"] =
         abiParams(metadata.getAs<StringAttr>("input_type").getValue(),
-                  metadata.getAs<StringAttr>("output_type").getValue(), split,
+                  metadata.getAs<StringAttr>("output_type").getValue(),
                   chunk && chunk.getInt() > 0);
     std::string text;
     llvm::raw_string_ostream os(text);

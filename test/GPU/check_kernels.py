@@ -14,9 +14,9 @@ reference rounded to the output type) and elementwise
 |out - ref| <= atol + rtol * |ref| per dtype; softmax rows sum to 1; rows holding NaN or only -inf are NaN and
 partly -inf rows are finite, as torch.softmax does.
 
-Kernels whose blocks wait for each other (a row's chunks, row-split groups)
-must never hang nor lose the context: for each, in a child process, the
-launcher must refuse rows with more chunks than the device holds blocks
+Kernels whose blocks wait for each other (a row's chunks) must never hang
+nor lose the context: for each, in a child process, the launcher must
+refuse rows with more chunks than the device holds blocks
 and the driver a cooperative grid larger than that, and a launch while a
 kernel on another stream holds all but BUSY_FREE_SMS SMs for BUSY_SECONDS
 must complete, correct, within BUSY_TIMEOUT seconds.
@@ -146,7 +146,7 @@ def run_case(kernel, rng, rows, cols, layout, grid_kind, on_launched=None):
     y2 = ys[off:off + rows * sy].reshape(rows, sy)
     out = decode(y2[:, :cols], out_t)
     problems = []
-    # Row-split and chunks kernels leave their workspace as they found it.
+    # Chunks kernels leave their workspace as they found it.
     if kernel.workspace is not None and bool(kernel.workspace.any()):
         problems.append("left the workspace nonzero")
     if off and ys[0] != poison:

@@ -9,9 +9,6 @@ grid the way docs/abi.md says:
 * cluster: clusters of `cluster_blocks` blocks (the size is compiled into the
   PTX), min(rows, co-resident clusters from cuOccupancyMaxActiveClusters)
   clusters, so that every cluster is resident at once;
-* row-split: groups of `row_split` blocks, min(rows, resident blocks /
-  row_split) groups, launched cooperatively with a zeroed workspace of
-  `workspace_bytes_per_group` bytes per group;
 * `grid` "rows" in the metadata: one block (or cluster) per row group
   instead, however many fit at once;
 * `grid` "chunks": min(rows x chunks per row, resident blocks) blocks that
@@ -126,19 +123,8 @@ class Kernel:
                 self.dynamic_shared)
         else:
             self.resident = self.sms * self.per_sm
-        # Row-split: blocks per group, and each group's workspace, zeroed
-        # once (every launch leaves it zero).
-        self.split = self.meta.get("row_split", 1)
-        if self.split > self.resident:
-            raise RuntimeError(
-                f"{self.name}: a split group of {self.split} blocks does not "
-                f"fit on the device ({self.resident} resident blocks)")
         self.workspace = None
         self.chunk = self.meta.get("chunk_elements", 0)
-        if self.split > 1:
-            groups = self.resident // self.split
-            self.workspace = cp.zeros(
-                groups * self.meta["workspace_bytes_per_group"], cp.uint8)
 
     def chunks_per_row(self, cols):
         """Chunks of a chunks kernel's row of `cols` elements."""
@@ -155,9 +141,9 @@ class Kernel:
         return self.workspace
 
     def waits(self):
-        """Whether the kernel's blocks wait for each other (row-split
-        groups, a row's chunks): it is launched cooperatively."""
-        return self.split > 1 or self.chunk > 0
+        """Whether the kernel's blocks wait for each other (a row's chunks):
+        it is launched cooperatively."""
+        return self.chunk > 0
 
     def min_chunks_grid(self, cols):
         """The fewest blocks a chunks kernel runs rows of `cols` on: one per
@@ -182,21 +168,21 @@ class Kernel:
         groups = -(-rows // self.rows_per_block)
         if self.meta.get("grid") == "rows":
             return self.cluster * max(1, groups)
-        slots = self.resident // (self.cluster * self.split)
+        slots = self.resident // self.cluster
         programs = max(1, min(groups, slots))
         if balanced:
             programs = -(-groups // -(-groups // programs))
-        return self.cluster * self.split * programs
+        return self.cluster * programs
 
     def small_grid(self, rows, cols=None):
-        """A grid of at most 3 programs (blocks, clusters or split groups),
+        """A grid of at most 3 programs (blocks or clusters),
         so that each handles several rows (for a chunks kernel, one block
         per chunk of a row, so that each takes several)."""
         if self.chunk:
             return self.min_chunks_grid(cols)
         programs = min(-(-rows // self.rows_per_block), 3,
-                       self.resident // (self.cluster * self.split))
-        return max(programs, 1) * self.cluster * self.split
+                       self.resident // self.cluster)
+        return max(programs, 1) * self.cluster
 
     def args(self, x, y, rows, cols, sx, sy):
         """The kernel's parameters (docs/abi.md), with its workspace when it
@@ -205,8 +191,6 @@ class Kernel:
                 np.int64(sx), np.int64(sy))
         if self.chunk:
             args += (np.uint64(self.chunk_workspace(rows, cols).data.ptr),)
-        elif self.split > 1:
-            args += (np.uint64(self.workspace.data.ptr),)
         return args
 
     def launch(self, x, y, rows, cols, sx, sy, grid=None):

@@ -96,9 +96,9 @@ def main():
     elapsed = time.time() - start
 
     # compute-sanitizer on fused multi-warp, single-warp, several-rows,
-    # cluster and online kernels (also with kept tiles in shared memory, split
-    # over groups of blocks, also with pass 1 rows ahead, and rows staged
-    # whole on a block per row, rows cut into chunks), small shapes.
+    # cluster and online kernels (also with kept tiles in shared memory, and
+    # rows staged whole on a block per row, rows cut into chunks), small
+    # shapes.
     sanitizer = shutil.which("compute-sanitizer")
     san_rows = []
     if sanitizer:
@@ -120,10 +120,7 @@ def main():
             "softmax_bf16_fused_b8192_kernel0.json",
             "softmax_bf16_online_c8_onlinekeep64_pfoff_kernel0.json",
             "log_softmax_f32_online_onlinekeep128_kernel0.json",
-            "softmax_bf16_online_rowsplit33_kernel0.json",
-            "log_softmax_f32_online_rowsplit8_onlinekeep64_pfoff_kernel0.json",
-            "softmax_f32_online_rowsplit4_splitahead2_kernel0.json",
-            "log_softmax_f16_online_rowsplit5_splitahead3_pfoff_kernel0.json",
+            "log_softmax_f32_online_onlinekeep64_pfoff_kernel0.json",
             "softmax_f32_online_n262144_c4_onlinekeep128_keepaheadon"
             "_kernel0.json",
             "softmax_f32_online_n262144_c4_onlinekeep64_keepaheadbulk"

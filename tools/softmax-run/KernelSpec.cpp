@@ -290,7 +290,8 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
   if (!num("abi_version", abi))
     return missing("abi_version");
   // Version 2 added dynamic_shared_bytes (absent, hence 0, in version 1),
-  // version 3 row_split and the workspace (absent, hence none, before),
+  // version 3 row_split and the workspace (absent, hence none, before; a
+  // row_split > 1 is refused below),
   // version 4 chunks kernels (grid "chunks", chunk_elements), whose blocks
   // loop over the chunks from version 5 on.
   if (abi < 1 || abi > 5) {
@@ -332,9 +333,16 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
   flag("l2_hints", spec.cacheHints);
   flag("keep_ahead", spec.keepAhead);
   flag("keep_ahead_bulk", spec.keepAheadBulk);
-  num("row_split", spec.rowSplit);
-  num("workspace_bytes_per_group", spec.workspaceBytesPerGroup);
-  num("split_ahead", spec.splitAhead);
+  // Versions 3 and 4 had row-split kernels (row_split > 1), which take a
+  // workspace of their own and a cooperative launch in whole groups.
+  int64_t rowSplit = 1;
+  num("row_split", rowSplit);
+  if (rowSplit != 1) {
+    error = "'" + jsonPath + "' is a row-split kernel (row_split " +
+            std::to_string(rowSplit) +
+            "), which this runner does not launch: compile it again";
+    return std::nullopt;
+  }
   std::string grid = "persistent";
   str("grid", grid);
   if (grid != "persistent" && grid != "rows" && grid != "chunks") {
@@ -353,8 +361,8 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
   num("chunk_elements", spec.chunkElements);
   if ((grid == "chunks") != (spec.chunkElements > 0) ||
       spec.chunkElements < 0 || spec.chunkElements > (int64_t(1) << 30) ||
-      (spec.chunkElements > 0 && (spec.rowSplit > 1 || spec.clusterBlocks > 1 ||
-                                  spec.rowsPerBlock > 1))) {
+      (spec.chunkElements > 0 &&
+       (spec.clusterBlocks > 1 || spec.rowsPerBlock > 1))) {
     error = "'" + jsonPath +
             "' has an invalid chunk_elements: a positive chunk (at most "
             "2^30 elements) for grid \"chunks\" (without clusters, "
@@ -377,19 +385,6 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
     error = "'" + jsonPath +
             "' has an invalid rows_per_block or "
             "cluster_blocks";
-    return std::nullopt;
-  }
-  if (spec.rowSplit < 1 || (spec.rowSplit > 1 && spec.clusterBlocks > 1) ||
-      (spec.rowSplit > 1) != (spec.workspaceBytesPerGroup > 0) ||
-      spec.workspaceBytesPerGroup < 0) {
-    error = "'" + jsonPath +
-            "' has an invalid row_split or workspace_bytes_per_group";
-    return std::nullopt;
-  }
-  if (spec.rowSplit > 1 && spec.gridPerRowGroup) {
-    error = "'" + jsonPath +
-            "' has an invalid row_split for grid \"rows\": a split group per "
-            "row could not all be resident at once";
     return std::nullopt;
   }
   // 227 KiB is the most shared memory a block can have on any NVIDIA GPU.
@@ -465,17 +460,11 @@ std::string KernelSpec::describe() const {
     os << ", " << rowsPerBlock << " rows per block";
   if (clusterBlocks > 1)
     os << ", rows split over clusters of " << clusterBlocks << " blocks";
-  if (rowSplit > 1)
-    os << ", rows split over groups of " << rowSplit
-       << " blocks combining through global memory";
   if (chunkElements > 0)
     os << ", rows cut into chunks of " << chunkElements << " (" << blockElements
        << " in registers, " << chunkElements - blockElements
        << " bulk-copied into shared memory), taken by ticket by blocks "
           "resident together and combining through global memory";
-  if (rowSplit > 1 && splitAhead > 0)
-    os << ", pass 1 running " << splitAhead << " row"
-       << (splitAhead > 1 ? "s" : "") << " ahead of pass 2";
   if (pairReduce)
     os << ", one (max, sum) exchange per row";
   // The online kernel loads ahead into registers tile by tile (with the

@@ -83,14 +83,6 @@ struct KernelSpec {
   /// Online: they are copied in by one bulk copy per row into two buffers
   /// (keep-ahead=bulk); dynamicSharedBytes holds both.
   bool keepAheadBulk = false;
-  /// Row-split (version 3): blocks per split group, which share a row and
-  /// combine through the workspace (a seventh parameter, of
-  /// workspaceBytesPerGroup bytes per group); 1 for none. Such kernels are
-  /// launched cooperatively, in whole groups.
-  int64_t rowSplit = 1, workspaceBytesPerGroup = 0;
-  /// Rows a split group's pass 1 runs ahead of its pass 2 (`split_ahead`,
-  /// informational; 0 when absent).
-  int64_t splitAhead = 0;
   /// The launcher starts one program (block, cluster) per row group (`grid`
   /// "rows") instead of the persistent grid ("persistent", the default when
   /// absent). Either grid computes the same result.
@@ -100,10 +92,10 @@ struct KernelSpec {
   /// zeroed workspace of chunkWorkspaceBytes; 0 for other kernels.
   int64_t chunkElements = 0;
 
-  /// Whether blocks of the kernel wait for each other (row-split groups, a
-  /// row's chunks), so that a launch must make them resident together: a
-  /// cooperative launch of at most the resident blocks.
-  bool blocksWait() const { return rowSplit > 1 || chunkElements > 0; }
+  /// Whether blocks of the kernel wait for each other (a row's chunks), so
+  /// that a launch must make them resident together: a cooperative launch
+  /// of at most the resident blocks.
+  bool blocksWait() const { return chunkElements > 0; }
 
   /// Bytes of a chunks kernel's workspace for `rows` rows of `cols`
   /// elements (docs/abi.md): the ticket's 128, then per row 128 of counter

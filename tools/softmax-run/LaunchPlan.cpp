@@ -91,7 +91,6 @@ LaunchPlan softmax_run::planLaunch(const DeviceInfo &device,
   p.rowsPerBlock = shape.rowsPerBlock;
   p.clusterBlocks = shape.clusterBlocks;
   p.dynamicSharedBytes = shape.dynamicSharedBytes;
-  p.rowSplit = shape.rowSplit;
   p.gridPerRowGroup = shape.gridPerRowGroup;
   p.chunkElements = shape.chunkElements;
   if (p.chunkElements > 0)
@@ -124,15 +123,12 @@ int64_t LaunchPlan::gridFor(int64_t residentBlocks, int64_t rows) const {
                ? 0
                : std::min(std::max<int64_t>(rows, 1) * chunksPerRow,
                           residentBlocks);
-  if (gridPerRowGroup && rowSplit == 1)
+  if (gridPerRowGroup)
     return clusterBlocks *
            std::max<int64_t>(1, (rows + rowsPerBlock - 1) / rowsPerBlock);
   if (clusterBlocks > 1)
     return clusterBlocks *
            std::max<int64_t>(1, std::min(rows, residentClusters));
-  if (rowSplit > 1)
-    return rowSplit *
-           std::min(std::max<int64_t>(rows, 1), residentBlocks / rowSplit);
   int64_t groups = (rows + rowsPerBlock - 1) / rowsPerBlock;
   return std::max<int64_t>(1, std::min(groups, residentBlocks));
 }
@@ -202,24 +198,6 @@ std::string LaunchPlan::explain(const DeviceInfo &device,
        << " chunks, " << blocksPerSM << " x " << device.sms << ") = " << grid
        << ", launched cooperatively (the blocks of a row wait for each "
           "other's (max, sum) pairs)\n";
-    return os.str();
-  }
-  if (rowSplit > 1) {
-    int64_t residentGroups = int64_t(blocksPerSM) * device.sms / rowSplit;
-    os << "split groups of " << rowSplit
-       << " blocks (each row split over one group, which combines its "
-          "(max, sum) pairs through the workspace); groups resident: "
-       << blocksPerSM << " x " << device.sms << " / " << rowSplit << " = "
-       << residentGroups << "\n";
-    if (grid == 0) {
-      os << "groups launched: none: a group needs more blocks than fit on "
-            "the device at once\n";
-      return os.str();
-    }
-    os << "groups launched: min(" << rows << " rows, " << residentGroups
-       << ") = " << grid / rowSplit << ", grid " << grid
-       << " blocks, launched cooperatively (group g handles rows g, g + "
-       << grid / rowSplit << ", ...)\n";
     return os.str();
   }
   if (rowsPerBlock > 1)

@@ -49,8 +49,6 @@ std::optional<KernelResources> runPtxas(const std::string &ptxas,
 struct LaunchPlan {
   int threads = 0;
   int64_t rowsPerBlock = 1, clusterBlocks = 1, dynamicSharedBytes = 0;
-  /// Blocks per split group (row-split), else 1.
-  int64_t rowSplit = 1;
   /// One program per row group instead of the persistent grid (grid "rows").
   bool gridPerRowGroup = false;
   /// Chunks kernels (grid "chunks"): elements of a chunk, and chunks per row
@@ -62,12 +60,11 @@ struct LaunchPlan {
   /// as the resident blocks over the cluster size.
   int64_t residentClusters = 0;
   bool clustersFromDriver = false;
-  /// Blocks launched (a multiple of clusterBlocks and of rowSplit); 0 when
-  /// not even one split group can be resident.
+  /// Blocks launched (a multiple of clusterBlocks); 0 when a chunks
+  /// kernel's row cannot be resident at once.
   int64_t grid = 0;
   /// The grid for `rows` rows when `residentBlocks` blocks fit on the device
   /// at once (cluster kernels: residentClusters whole clusters instead;
-  /// row-split kernels: min(rows, residentBlocks / rowSplit) whole groups;
   /// gridPerRowGroup: a block or cluster per row group, whatever fits;
   /// chunks kernels: min(rows x chunks per row, residentBlocks), 0 when a
   /// row has more chunks than blocks fit at once).
@@ -84,8 +81,6 @@ struct KernelShape {
   /// Dynamic shared memory per block (the prefetch stage or the online
   /// kernel's kept tiles).
   int64_t dynamicSharedBytes = 0;
-  /// Blocks per split group (row-split), else 1.
-  int64_t rowSplit = 1;
   /// One program per row group (grid "rows").
   bool gridPerRowGroup = false;
   /// Elements of each chunk (grid "chunks"), else 0.

@@ -229,7 +229,6 @@ KernelShape shapeOf(const KernelSpec &spec) {
           spec.rowsPerBlock,
           spec.clusterBlocks,
           spec.dynamicSharedBytes,
-          spec.rowSplit,
           spec.gridPerRowGroup,
           spec.chunkElements};
 }
@@ -244,9 +243,6 @@ int64_t chooseGrid(const KernelSpec &spec, const LaunchPlan &plan,
   if (requested % spec.clusterBlocks != 0)
     usageError("--grid must be a multiple of the kernel's cluster size (" +
                std::to_string(spec.clusterBlocks) + ")");
-  if (requested % spec.rowSplit != 0)
-    usageError("--grid must be a multiple of the kernel's row-split (" +
-               std::to_string(spec.rowSplit) + ")");
   if (spec.blocksWait() && requested > resident)
     usageError("--grid " + std::to_string(requested) +
                " exceeds the blocks that can be resident at once (" +
@@ -604,7 +600,7 @@ int main(int argc, char **argv) {
   // The plan's arithmetic with the driver's blocks per SM.
   int64_t resident = int64_t(perSM) * gpu.info.sms;
   int64_t grid = chooseGrid(*spec, plan, resident, opts.rows, opts.grid);
-  if (grid == 0 && spec->chunkElements > 0)
+  if (grid == 0)
     fatal("kernel '" + spec->kernel + "' cuts rows of " +
           std::to_string(opts.cols) + " into " +
           std::to_string(plan.chunksPerRow) +
@@ -613,11 +609,6 @@ int main(int argc, char **argv) {
           std::to_string(resident) + " fit on " + gpu.info.name +
           " at once; compile it with a larger chunk (block-size, "
           "chunk-stage)");
-  if (grid == 0)
-    fatal("kernel '" + spec->kernel + "' splits each row over " +
-          std::to_string(spec->rowSplit) + " blocks, but only " +
-          std::to_string(resident) + " fit on " + gpu.info.name +
-          " at once; compile it with a smaller row-split");
   if (opts.explain) {
     std::printf("%s", kernelSummary.c_str());
     std::printf("%s", plan.explain(gpu.info, res, opts.rows).c_str());
@@ -668,14 +659,12 @@ int main(int argc, char **argv) {
   gpu.checked(gpu.cu.cuMemcpyHtoD_v2(py, y.bytes.data(), y.bytes.size()),
               "cuMemcpyHtoD");
 
-  // A row-split or chunks kernel's workspace: zeroed once, left zero by
-  // each launch. (workspaceBytesPerGroup is 0 without a split; whole words
-  // for the memset.)
+  // A chunks kernel's workspace: zeroed once, left zero by each launch
+  // (whole words for the memset).
   size_t workspaceWords =
-      (spec->chunkElements > 0
-           ? spec->chunkWorkspaceBytes(opts.rows, opts.cols)
-           : grid / spec->rowSplit * spec->workspaceBytesPerGroup + 3) /
-      4;
+      spec->chunkElements > 0
+          ? (spec->chunkWorkspaceBytes(opts.rows, opts.cols) + 3) / 4
+          : 0;
   DeviceBuffer workspace(gpu, workspaceWords * 4);
   if (workspaceWords > 0)
     gpu.checked(gpu.cu.cuMemsetD32_v2(workspace.ptr, 0, workspaceWords),

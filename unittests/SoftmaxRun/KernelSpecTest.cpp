@@ -84,30 +84,17 @@ TEST(KernelSpec, LoadsMetadataAndPtx) {
   spec = KernelSpec::load(writeKernel(v2), error);
   ASSERT_TRUE(spec) << error;
   EXPECT_EQ(spec->dynamicSharedBytes, 65536);
-  EXPECT_EQ(spec->rowSplit, 1);
 
-  // Version 3 adds row-split kernels and their workspace.
+  // Version 3 and 4 row-split kernels are refused: this runner does not
+  // launch them.
   std::string v3 = kGood;
   v3.replace(v3.find("1, \"kernel\""), 1, "3");
   v3.replace(v3.find("\"shared_bytes\""), 1,
              "\"row_split\": 32, \"workspace_bytes_per_group\": 640, \"");
-  spec = KernelSpec::load(writeKernel(v3), error);
-  ASSERT_TRUE(spec) << error;
-  EXPECT_EQ(spec->rowSplit, 32);
-  EXPECT_EQ(spec->workspaceBytesPerGroup, 640);
-  EXPECT_EQ(spec->splitAhead, 0);
-  EXPECT_NE(spec->describe().find("groups of 32 blocks"), std::string::npos);
-  EXPECT_EQ(spec->describe().find("ahead of pass 2"), std::string::npos);
-
-  // ... and, informational, the rows pass 1 of such a kernel runs ahead.
-  std::string ahead = v3;
-  ahead.replace(ahead.find("\"row_split\""), 1, "\"split_ahead\": 2, \"");
-  spec = KernelSpec::load(writeKernel(ahead), error);
-  ASSERT_TRUE(spec) << error;
-  EXPECT_EQ(spec->splitAhead, 2);
-  EXPECT_NE(spec->describe().find("pass 1 running 2 rows ahead of pass 2"),
+  EXPECT_FALSE(KernelSpec::load(writeKernel(v3), error));
+  EXPECT_NE(error.find("is a row-split kernel (row_split 32)"),
             std::string::npos)
-      << spec->describe();
+      << error;
 }
 
 /// Chunks kernels: from version 5, whose blocks loop over the chunks; a
@@ -191,26 +178,11 @@ TEST(KernelSpec, RejectsMissingFieldsVersionsAndFiles) {
   EXPECT_FALSE(KernelSpec::load(writeKernel(v6), error));
   EXPECT_NE(error.find("ABI version 6"), std::string::npos) << error;
 
-  // A split group needs its workspace.
-  std::string noWorkspace = good;
-  noWorkspace.replace(noWorkspace.find("\"shared_bytes\""), 1,
-                      "\"row_split\": 8, \"");
-  EXPECT_FALSE(KernelSpec::load(writeKernel(noWorkspace), error));
-  EXPECT_NE(error.find("invalid row_split"), std::string::npos) << error;
-
   std::string badGrid = good;
   badGrid.replace(badGrid.find("\"shared_bytes\""), 1,
                   "\"grid\": \"waves\", \"");
   EXPECT_FALSE(KernelSpec::load(writeKernel(badGrid), error));
   EXPECT_NE(error.find("unknown grid 'waves'"), std::string::npos) << error;
-
-  // A split group per row cannot be launched cooperatively.
-  std::string splitRows = good;
-  splitRows.replace(splitRows.find("\"shared_bytes\""), 1,
-                    "\"grid\": \"rows\", \"row_split\": 8, "
-                    "\"workspace_bytes_per_group\": 640, \"");
-  EXPECT_FALSE(KernelSpec::load(writeKernel(splitRows), error));
-  EXPECT_NE(error.find("invalid row_split"), std::string::npos) << error;
 
   std::string badStage = good;
   badStage.replace(badStage.find("\"shared_bytes\""), 1,

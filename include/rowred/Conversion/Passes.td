@@ -131,18 +131,6 @@ def RowRedPlan : Pass<"rowred-plan", "::mlir::ModuleOp"> {
            "the stores evict-first, so that the share stays in L2 for pass 2. "
            "on, off, or auto: on when pass 2 reads global memory (no stage, "
            "no kept tiles), except f32 rows over clusters of 8">,
-    Option<"rowSplit", "row-split", "int64_t", /*default=*/"1",
-           "Online: blocks that share each row beyond a cluster, combining "
-           "their (max, sum) pairs through a global-memory workspace (the "
-           "kernel takes a seventh parameter, and the launcher must launch "
-           "it cooperatively, in whole groups of this many blocks); 1: "
-           "none">,
-    Option<"splitAhead", "split-ahead", "int64_t", /*default=*/"0",
-           "Online, row-split: rows a split group's pass 1 runs ahead of its "
-           "pass 2. A block publishes row r + A's (max, sum) pair before it "
-           "waits for the group's pairs of row r, so that the slowest block "
-           "of the group has A rows to catch up. 0: each row waits right "
-           "after its pass 1; at most 7">,
     Option<"grid", "grid", "std::string", /*default=*/"\"auto\"",
            "How many programs (blocks, clusters) the launcher starts, as the "
            "kernel's metadata tells it (the kernel loops over rows, so any "
@@ -225,7 +213,7 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
 
     The kernel ABI (`docs/abi.md`) is `(ptr x, ptr y, i64 rows, i64 cols,
     i64 x_row_stride, i64 y_row_stride)`, strides in elements, and a
-    workspace pointer for row-split and chunks kernels. Launch metadata
+    workspace pointer for chunks kernels. Launch metadata
     is recorded in the `rowred.kernels` attribute of the module.
   }];
   let dependentDialects = [

@@ -94,17 +94,6 @@ struct RowRedToPTXOptions : public PassPipelineOptions<RowRedToPTXOptions> {
                      "(pass 2 from global memory, not f32 over clusters "
                      "of 8)"),
       llvm::cl::init("auto")};
-  PassOptions::Option<int64_t> rowSplit{
-      *this, "row-split",
-      llvm::cl::desc("Online: blocks per row, combined through a global "
-                     "workspace under a cooperative launch (1: none)"),
-      llvm::cl::init(1)};
-  PassOptions::Option<int64_t> splitAhead{
-      *this, "split-ahead",
-      llvm::cl::desc("Online, row-split: rows pass 1 runs ahead of pass 2, "
-                     "so that blocks wait for a row's pairs A rows later "
-                     "(0: none)"),
-      llvm::cl::init(0)};
   PassOptions::Option<std::string> grid{
       *this, "grid",
       llvm::cl::desc("Programs the launcher starts: persistent (those "

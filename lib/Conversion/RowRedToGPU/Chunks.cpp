@@ -360,3 +360,25 @@ std::pair<Value, Value> KernelEmitter::exchangeChunkPair(Value row, Value chunk,
   return {memref::LoadOp::create(b, shared, ValueRange{pairSlotIndex, first}),
           memref::LoadOp::create(b, shared, ValueRange{sumSlotIndex, first})};
 }
+
+void KernelEmitter::publishPair(Value m, Value d, function_ref<Value()> entry,
+                                function_ref<Value()> counter) {
+  auto pairType = VectorType::get({2}, f32);
+  Value pair = LLVM::PoisonOp::create(b, pairType);
+  pair = LLVM::InsertElementOp::create(b, pair, m, constI32(0));
+  pair = LLVM::InsertElementOp::create(b, pair, d, constI32(1));
+  LLVM::StoreOp::create(b, LLVM::BitcastOp::create(b, i64, pair), entry(),
+                        /*alignment=*/8);
+  // A release fence, then a relaxed add: the NVPTX backend of LLVM 22
+  // drops the ordering of an atomicrmw (plain atom.global.add).
+  LLVM::FenceOp::create(b, LLVM::AtomicOrdering::release, "device");
+  LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::add, counter(), constI32(1),
+                            LLVM::AtomicOrdering::monotonic, "device");
+}
+
+Value KernelEmitter::atomicLoad(Type type, Value ptr, unsigned alignment,
+                                LLVM::AtomicOrdering ordering) {
+  return LLVM::LoadOp::create(b, type, ptr, alignment, /*isVolatile=*/false,
+                              /*isNonTemporal=*/false, /*isInvariant=*/false,
+                              /*isInvariantGroup=*/false, ordering, "device");
+}

@@ -43,21 +43,9 @@ KernelEmitter::KernelEmitter(ImplicitLocOpBuilder &b, Group group,
         b, i32, gpu::ClusterBlockIdOp::create(b, gpu::Dimension::x));
     sliceStart =
         arith::MulIOp::create(b, clusterRank, constI32(plan.blockElements));
-    shareRank = clusterRank;
   }
   if (plan.strategy == Strategy::chunks)
     workspace = entry.getArgument(6);
-  if (plan.splitSize > 1) {
-    workspace = entry.getArgument(6);
-    Value block = arith::IndexCastOp::create(
-        b, i32, gpu::BlockIdOp::create(b, gpu::Dimension::x));
-    Value grid = arith::IndexCastOp::create(
-        b, i32, gpu::GridDimOp::create(b, gpu::Dimension::x));
-    Value size = constI32(plan.splitSize);
-    shareRank = arith::RemUIOp::create(b, block, size);
-    splitGroup = arith::DivUIOp::create(b, block, size);
-    splitGroups = arith::DivUIOp::create(b, grid, size);
-  }
 }
 
 void KernelEmitter::emit() {
@@ -87,23 +75,11 @@ void KernelEmitter::emit() {
   } else if (plan.bulkKeep) {
     gpu::BarrierOp::create(b);
   }
-  // Blocks past the last whole split group have no group to wait with.
-  OpBuilder::InsertionGuard guard(b);
-  if (plan.splitSize > 1)
-    b.setInsertionPointToStart(
-        &scf::IfOp::create(b,
-                           arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
-                                                 splitGroup, splitGroups),
-                           /*withElseRegion=*/false)
-             .getThenRegion()
-             .front());
   emitPaths();
   // No block may exit while the others of its cluster can still read its
   // shared memory.
   if (plan.clusterSize > 1)
     emitClusterBarrier();
-  if (plan.splitSize > 1)
-    leaveSplitGroup();
 }
 
 void KernelEmitter::emitPaths() {

@@ -7,8 +7,8 @@
 // kernel, its paths and bodies), RowAccess.cpp (loads, stores, stages and
 // copies), Reductions.cpp (warp, block and cluster reductions of values and
 // of (max, sum) pairs), RowLoop.cpp (the row loop and fused rows),
-// Online.cpp (the online kernel's passes), RowSplit.cpp (row-split groups)
-// and Chunks.cpp (the chunks kernel).
+// Online.cpp (the online kernel's passes) and Chunks.cpp (the chunks
+// kernel).
 //
 //===----------------------------------------------------------------------===//
 
@@ -99,8 +99,7 @@ public:
                 gpu::GPUFuncOp func);
 
   /// Emits the whole kernel: the L2 policies and the cluster's mbarriers when
-  /// used, the row paths (emitPaths), and the exit of the cluster or of the
-  /// split group.
+  /// used, the row paths (emitPaths), and the exit of the cluster.
   void emit();
 
 private:
@@ -426,86 +425,10 @@ private:
   /// in slot 0, the sum in slot 1).
   std::pair<Value, Value> clusterReducePair(Value m, Value d);
 
-  //===--------------------------------------------------------------------===//
-  // Split groups (row-split)
-  //===--------------------------------------------------------------------===//
-
-  /// Byte `offset` of this block's split group's workspace (`!llvm.ptr<1>`).
-  Value workspaceAt(Value offset);
-
-  /// Combines the block pairs (m, d) of every block of the split group
-  /// through the workspace, for the group's row number `step` (i32, counted
-  /// from 0): publishSplitPair, then gatherSplitPair.
-  /// Every block of the group must be resident: the launcher launches the
-  /// kernel cooperatively (docs/abi.md).
-  std::pair<Value, Value> splitReducePair(Value m, Value d, Value step);
-
-  /// The workspace address of entry `index` (i32) of the buffer of the
-  /// group's row number `step`: rows take the buffers in turn.
-  Value splitEntry(Value step, Value index);
-
-  /// The arrival counter of the buffer of the group's row number `step`.
-  Value splitCounter(Value step);
-
-  /// The buffer (i32) of the group's row number `step`: rows take the
-  /// splitBuffers() buffers in turn.
-  Value splitBuffer(Value step);
-
-  /// Thread 0 stores the block's pair (m, d), uniform over the block, into
-  /// its entry of the buffer of row number `step`, then adds one to that
-  /// buffer's arrival counter with release semantics.
-  void publishSplitPair(Value m, Value d, Value step);
-
-  /// Stores the pair (m, d) as one 8-byte word at `entry()` and adds one to
-  /// the u32 at `counter()` with release semantics, from the calling thread
-  /// (the addresses are built where they are used).
-  void publishPair(Value m, Value d, function_ref<Value()> entry,
-                   function_ref<Value()> counter);
-
-  /// The group's pair of row number `step`, in every thread:
-  ///
-  /// * thread 0 spins with acquire loads until the buffer's counter reaches
-  ///   splitSize x (the buffer's uses so far + 1): every block's pair of
-  ///   this row is then visible;
-  /// * after a block barrier, warp 0 folds the entries (foldSplitEntries)
-  ///   and hands the pair to the other warps through shared memory, at a
-  ///   second barrier.
-  ///
-  /// The counters only grow (modulo 2^32), so that a fast block's arrival
-  /// for a later row never hides this one; leaveSplitGroup resets them at
-  /// the kernel's end. A block publishes row k + A (splitAhead) before it
-  /// waits for row k, and it has waited for row k - 1, which every block
-  /// publishes after it has read row k - A - 2's entries: with
-  /// splitBuffers() >= 2A + 2, a buffer is never overwritten while read.
-  std::pair<Value, Value> gatherSplitPair(Value step);
-
-  /// Spins with acquire loads (the calling thread) until the counter of
-  /// the buffer of the group's row number `step` reaches splitSize x (the
-  /// buffer's uses so far + 1): every block's pair of the row is then
-  /// visible to this thread.
-  void waitForSplitRow(Value step);
-
-  /// The group's pair of row number `step`, in every lane of the calling
-  /// warp: lane l reads entries l, l + 32, ... of the row's buffer (relaxed
-  /// loads at gpu scope, which no stale L1 line can answer), folds them,
-  /// and the lanes combine by butterfly.
-  std::pair<Value, Value> foldSplitEntries(Value step);
-
-  /// An atomic load (`ordering`, gpu scope) of `type` from `ptr`.
-  Value atomicLoad(Type type, Value ptr, unsigned alignment,
-                   LLVM::AtomicOrdering ordering);
-
-  /// Thread 0 of each block counts the block out of its split group once it
-  /// has passed its last exchange; the last one out resets every counter
-  /// and entry, so that each launch leaves the workspace as it found it:
-  /// zero.
-  void leaveSplitGroup();
-
   /// Reduces a (max, sum) pair over the row's threads with the online
-  /// combiner, then over the cluster or the split group (blockReducePair's
-  /// two halves, reducePairInBlock and reducePairAcrossBlocks).
-  std::pair<Value, Value> blockReducePair(Value m, Value d,
-                                          bool acrossSplit = true);
+  /// combiner, then over the cluster (blockReducePair's two halves,
+  /// reducePairInBlock and reducePairAcrossBlocks).
+  std::pair<Value, Value> blockReducePair(Value m, Value d);
 
   /// Reduces a (max, sum) pair over the row's threads of this block with the
   /// online combiner: lanes, then one shared-memory step across warps whose
@@ -520,15 +443,14 @@ private:
   void copyNextRowKeptTiles();
 
   /// Combines the block's (max, sum) pair with the other blocks of the row's
-  /// cluster, and of its split group unless `acrossSplit` is false.
-  std::pair<Value, Value> reducePairAcrossBlocks(Value m, Value d,
-                                                 bool acrossSplit);
+  /// cluster.
+  std::pair<Value, Value> reducePairAcrossBlocks(Value m, Value d);
 
   //===--------------------------------------------------------------------===//
   // Rows
   //===--------------------------------------------------------------------===//
 
-  /// The first row (i64) of this block's (cluster's, split group's) row
+  /// The first row (i64) of this block's (cluster's) row
   /// loop and the step between its rows.
   std::pair<Value, Value> rowLoopBounds();
 
@@ -545,37 +467,7 @@ private:
   /// path only) start anywhere: see peelRow.
   void emitRowLoop(int64_t vec, bool peeled = false);
 
-  /// The row loop of a split group whose pass 1 runs splitAhead (A) rows
-  /// ahead of its pass 2 (split-ahead), over the group's rows `first`,
-  /// `first + step`, ... (i64): iteration j runs pass 1 of the group's row
-  /// number j and publishes its block pair, then waits for the group's
-  /// pairs of row number j - A and runs its pass 2. A slow block thus has
-  /// A rows to catch up before the others wait for it, and A + 1 rows of
-  /// the group lie between their passes (in L2 with cache-hints). Every
-  /// block of the group runs the same iterations, so barriers stay uniform.
-  void emitSplitAheadLoop(Value first, Value step, int64_t vec, bool peeled);
-
-  /// The split-ahead row loop of the vector path when every block's share
-  /// of a row fits one tile (the whole share in registers), pipelined so
-  /// that one block's latencies overlap: iteration j first issues the loads
-  /// of row number j (pass 1, evict-last) and of row number k = j - A (pass
-  /// 2, from L2, evict-first) together; while they are in flight, warp 0
-  /// waits for row k's pairs and folds them (gatherSplitPair's protocol),
-  /// and hands the result to the block through shared memory at the block
-  /// reduction's barrier. Then the block publishes row j's pair and writes
-  /// row k's map from the registers. Needs A >= 1 (row k's wait comes before
-  /// row j's publication) and more than one warp.
-  void emitSplitPipelinedLoop(Value first, Value step, Value count,
-                              int64_t vec);
-
   Value constIndex(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
-
-  /// The loop over a split group's steps j in [0, count + ahead) (i64), with
-  /// the insertion point left before its terminator; returns j.
-  Value emitSplitStepLoop(Value count, Value ahead);
-
-  /// The group's row number `n` (i64): row first + n x step.
-  Value splitRow(Value first, Value step, Value n);
 
   /// Whether this thread is in warp 0 (i1).
   Value isWarp0();
@@ -752,9 +644,7 @@ private:
   /// Whether the tiles loaded ahead also cross the passes' boundaries: pass
   /// 1's last tile is folded after its loop, and a reversed pass 2, which
   /// starts on that tile, takes its loads from registers instead of reading
-  /// it again. Each thread uses only what it loaded itself. Not in a split
-  /// group (row-split), whose blocks wait for each other between the passes
-  /// anyway.
+  /// it again. Each thread uses only what it loaded itself.
   bool onlineChainsTiles(bool staged, int64_t vec) const;
 
   /// Whether pass 1 also stores the share's first tiles, as loaded, into
@@ -867,7 +757,7 @@ private:
   /// from byte 128):
   ///
   /// * thread 0 stores (m, d) into the chunk's entry and adds one to the
-  ///   counter (release: a fence and a relaxed add, as publishSplitPair);
+  ///   counter (release: publishPair);
   /// * every lane of warp 0 polls the counter with acquire loads (each
   ///   lane's reads of the entries then follow its own acquire) until all
   ///   the row's chunks have arrived, the lanes fold the
@@ -878,6 +768,16 @@ private:
   ///   record, so that each launch leaves the workspace as it found it.
   std::pair<Value, Value> exchangeChunkPair(Value row, Value chunk, Value count,
                                             Value m, Value d);
+
+  /// Stores the pair (m, d) as one 8-byte word at `entry()` and adds one to
+  /// the u32 at `counter()` with release semantics, from the calling thread
+  /// (the addresses are built where they are used).
+  void publishPair(Value m, Value d, function_ref<Value()> entry,
+                   function_ref<Value()> counter);
+
+  /// An atomic load (`ordering`, gpu scope) of `type` from `ptr`.
+  Value atomicLoad(Type type, Value ptr, unsigned alignment,
+                   LLVM::AtomicOrdering ordering);
 
   ImplicitLocOpBuilder &b;
   Group group;
@@ -902,13 +802,8 @@ private:
   Value rowInBlock;
   /// Rank of this block in its cluster, and the first column of its slice.
   Value clusterRank, sliceStart;
-  /// Rank of this block among the blocks sharing its row (its cluster's or
-  /// its split group's).
-  Value shareRank;
-  /// Row-split: the workspace (`!llvm.ptr<1>`), this block's split group
-  /// and the number of whole groups in the grid (i32), and in the row loop
-  /// the group's row count so far (i32).
-  Value workspace, splitGroup, splitGroups, splitRowIndex;
+  /// Chunks kernels: the workspace (`!llvm.ptr<1>`).
+  Value workspace;
   /// In the row loop with clusters: the buffer (0 or 1, i32) of this row's
   /// cluster exchanges when a row has only one, and the parity of the
   /// mbarrier phase they complete.

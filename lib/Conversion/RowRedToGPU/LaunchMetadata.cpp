@@ -72,10 +72,6 @@ DictionaryAttr mlir::rowred::kernelMetadata(Builder &b, Group &group,
                      b.getI64IntegerAttr(plan.strategy == Strategy::chunks
                                              ? plan.chunkElements()
                                              : 0)),
-      b.getNamedAttr("row_split", b.getI64IntegerAttr(plan.splitSize)),
-      b.getNamedAttr("split_ahead", b.getI64IntegerAttr(plan.splitAhead)),
-      b.getNamedAttr("workspace_bytes_per_group",
-                     b.getI64IntegerAttr(plan.workspaceBytesPerGroup())),
   };
   return b.getDictionaryAttr(attrs);
 }

@@ -19,7 +19,7 @@ void KernelEmitter::copyNextRowKeptTiles() {
 
 std::pair<Value, Value> KernelEmitter::onlineShare() {
   Value lo = constI32(0), hi = cols;
-  if (plan.shareBlocks() > 1) {
+  if (plan.clusterSize > 1) {
     Value cols64 = arith::ExtUIOp::create(b, i64, cols);
     Value tile64 =
         constI64(plan.prefetch ? plan.blockElements : plan.vectorWidth);
@@ -27,12 +27,12 @@ std::pair<Value, Value> KernelEmitter::onlineShare() {
         b,
         arith::CeilDivUIOp::create(
             b,
-            arith::CeilDivUIOp::create(b, cols64, constI64(plan.shareBlocks())),
+            arith::CeilDivUIOp::create(b, cols64, constI64(plan.clusterSize)),
             tile64),
         tile64);
     Value lo64 = arith::MinUIOp::create(
         b,
-        arith::MulIOp::create(b, arith::ExtUIOp::create(b, i64, shareRank),
+        arith::MulIOp::create(b, arith::ExtUIOp::create(b, i64, clusterRank),
                               span),
         cols64);
     Value hi64 =
@@ -176,7 +176,7 @@ SmallVector<Value> KernelEmitter::emitOnlineRow(Value xRow, Value yRow,
   std::tie(m, d) = reducePairInBlock(m, d);
   if (bulkBuffer)
     copyNextRowKeptTiles();
-  auto [rowMax, rowSum] = reducePairAcrossBlocks(m, d, /*acrossSplit=*/true);
+  auto [rowMax, rowSum] = reducePairAcrossBlocks(m, d);
   return onlinePassTwo(xRow, yRow, vec, share, rowMax, rowSum, nextRow,
                        lastTile, next);
 }
@@ -201,8 +201,7 @@ bool KernelEmitter::onlineTilesAhead(bool staged, int64_t vec) const {
 }
 
 bool KernelEmitter::onlineChainsTiles(bool staged, int64_t vec) const {
-  return onlineTilesAhead(staged, vec) && plan.reverseSecondPass &&
-         plan.splitSize == 1;
+  return onlineTilesAhead(staged, vec) && plan.reverseSecondPass;
 }
 
 bool KernelEmitter::onlineKeeps(bool staged, int64_t vec) const {

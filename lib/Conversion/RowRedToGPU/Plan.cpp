@@ -36,8 +36,6 @@ static FailureOr<KernelPlan> planChunks(MapOp map, const PlanOptions &opts,
     return unsupported("rows-per-block");
   if (opts.clusterSize > 1)
     return unsupported("cluster-size");
-  if (opts.rowSplit > 1)
-    return unsupported("row-split");
   if (opts.onlineKeep > 0)
     return unsupported("online-keep");
   if (opts.prefetch != "auto" && !isOff(opts.prefetch))
@@ -120,10 +118,6 @@ public:
       return failure();
     if (*chunks)
       return planChunks(map, opts, plan, vector, sm);
-    if (opts.rowSplit > 1 && plan.strategy != Strategy::online)
-      return map.emitOpError() << "row-split applies to the online strategy "
-                                  "only, not "
-                               << stringifyStrategy(plan.strategy);
 
     if (failed(plan.strategy != Strategy::online ? shapeRowBlock()
                                                  : shapeOnline()))
@@ -218,22 +212,6 @@ private:
                 "a "
                 "launcher that allows non-portable cluster sizes), got "
              << opts.clusterSize;
-    if (opts.rowSplit < 1 || opts.rowSplit > kMaxRowSplit)
-      return map.emitOpError()
-             << "row-split must be from 1 (none) to " << kMaxRowSplit
-             << " blocks per row, got " << opts.rowSplit;
-    if (opts.splitAhead < 0 || opts.splitAhead > kMaxSplitAhead)
-      return map.emitOpError()
-             << "split-ahead must be from 0 (none) to " << kMaxSplitAhead
-             << " rows, got " << opts.splitAhead;
-    if (opts.splitAhead > 0 && opts.rowSplit <= 1)
-      return map.emitOpError()
-             << "split-ahead runs a split group's pass 1 ahead; it needs "
-                "row-split 2 or more";
-    if (opts.rowSplit > 1 && opts.clusterSize > 1)
-      return map.emitOpError()
-             << "row-split and cluster-size both split a row over blocks; "
-                "choose one";
     // The block a whole row needs (0: row length unknown).
     rowBlock = opts.blockSize;
     if (rowBlock == 0 && cols != 0)
@@ -279,8 +257,7 @@ private:
       // Fused when the row is known and fits one block's registers, cluster
       // when it fits a cluster's, else online.
       plan.strategy = canOnline ? Strategy::online : Strategy::fused;
-      // A row split through global memory is an online kernel's.
-      if (rowBlock != 0 && opts.rowSplit <= 1 && !stagedRow) {
+      if (rowBlock != 0 && !stagedRow) {
         int64_t warps =
             opts.numWarps ? opts.numWarps : defaultFusedWarps(rowBlock);
         bool fitsBlock =
@@ -403,9 +380,6 @@ private:
                                     "not "
                                  << opts.chip;
       plan.clusterSize = opts.clusterSize;
-    } else if (opts.rowSplit > 1) {
-      plan.splitSize = opts.rowSplit;
-      plan.splitAhead = opts.splitAhead;
     } else if (opts.clusterSize == 0 && opts.strategy == "auto" &&
                clustersAvailable && cols != 0 && !stagedRow) {
       plan.clusterSize = autoOnlineClusterSize(cols, elementBytes);
@@ -431,7 +405,7 @@ private:
     // of them (emitOnlineRow).
     if (cols != 0)
       plan.stageElements =
-          llvm::divideCeil(llvm::divideCeil(cols, plan.shareBlocks()),
+          llvm::divideCeil(llvm::divideCeil(cols, plan.clusterSize),
                            plan.blockElements) *
           plan.blockElements;
     if (plan.blockElements < plan.numThreads())
@@ -461,11 +435,6 @@ private:
     if (opts.grid != "auto" && opts.grid != "persistent" && opts.grid != "rows")
       return map.emitOpError() << "unknown grid '" << opts.grid
                                << "'; expected persistent, rows or auto";
-    if (opts.grid == "rows" && plan.splitSize > 1)
-      return map.emitOpError()
-             << "grid=rows launches a split group per row, but a row-split "
-                "kernel's groups must all be resident at once (cooperative "
-                "launch)";
     plan.gridPerRowGroup =
         mayGridPerRowGroup(opts, sm) &&
         (opts.grid == "rows" || stagedRow || autoGridPerRowGroup(plan));
@@ -506,7 +475,7 @@ private:
     }
     // The online kernel stages its share of rows of at most the known length.
     if (plan.prefetch && plan.strategy == Strategy::online)
-      plan.maxCols = plan.stageElements * plan.shareBlocks();
+      plan.maxCols = plan.stageElements * plan.clusterSize;
     return success();
   }
 
@@ -524,10 +493,6 @@ private:
       if (plan.prefetch)
         return map.emitOpError() << "online-keep and prefetch=on both use the "
                                     "stage in shared memory; choose one";
-      if (plan.splitAhead > 0)
-        return map.emitOpError()
-               << "online-keep keeps one row's tiles and split-ahead keeps "
-                  "several rows between their passes; choose one";
       if (plan.vectorWidth == 1)
         return map.emitOpError() << "online-keep keeps the vector path's tiles "
                                     "and this kernel has none";
@@ -584,17 +549,16 @@ private:
                << opts.onlineKeep << " KiB, more than the shared memory of a "
                << "block (" << maxDynamicSharedBytes(plan.sm()) / 1024
                << " KiB)";
-      if (!plan.reverseSecondPass || plan.splitSize > 1 ||
-          opts.prefetch == "off")
+      if (!plan.reverseSecondPass || opts.prefetch == "off")
         return map.emitOpError()
                << "keep-ahead hands tiles on across the passes: it needs the "
-                  "tiles loaded ahead (prefetch=registers or auto), the "
-                  "reversed second pass and no row-split";
+                  "tiles loaded ahead (prefetch=registers or auto) and the "
+                  "reversed second pass";
       plan.keepAhead = true;
       plan.bulkKeep = bulk || plan.bulkKeep;
       plan.prefetchRegisters = true;
       // The stage holds the last tiles of a share of at most stageElements.
-      plan.maxCols = plan.stageElements * plan.shareBlocks();
+      plan.maxCols = plan.stageElements * plan.clusterSize;
     }
     return success();
   }

@@ -22,7 +22,6 @@ struct PlanOptions {
   std::string scalarFallback, chip, prefetch, pairReduce;
   int64_t onlineKeep;
   std::string keepAhead, cacheHints;
-  int64_t rowSplit, splitAhead;
   std::string grid;
   int64_t chunkStage;
 };

@@ -395,7 +395,7 @@ bool autoStagedRow(const PlanOptions &opts, const KernelPlan &plan,
          cols > kStagedRowMin && cols <= kStagedRowMax && cols % 8 == 0 &&
          opts.prefetch == "auto" && mayGridPerRowGroup(opts, sm) &&
          opts.blockSize == 0 && opts.numWarps == 0 && opts.vectorWidth == 0 &&
-         opts.clusterSize == 0 && opts.rowSplit <= 1 && opts.onlineKeep == -1 &&
+         opts.clusterSize == 0 && opts.onlineKeep == -1 &&
          !isOn(opts.keepAhead) && opts.keepAhead != "bulk" &&
          !isOn(opts.pairReduce) && opts.maxElementsPerThread >= 16;
 }
@@ -430,9 +430,6 @@ StringRef prefetchObstacle(const KernelPlan &plan, bool stage, int64_t sm) {
            "row length (cols=N)";
   if (stage && plan.rowsPerBlock > 1)
     return "blocks with several rows hold no stage";
-  if (stage && plan.splitAhead > 0)
-    return "the stage holds one row's share and split-ahead keeps several "
-           "rows between their passes";
   if (plan.vectorWidth == 1)
     return stage ? "cp.async copies vectors and this kernel has none"
                  : "only the vector path loads ahead and this kernel has none";
@@ -449,8 +446,7 @@ StringRef prefetchObstacle(const KernelPlan &plan, bool stage, int64_t sm) {
 ///
 /// * Cluster slices are sized for 64 registers (32 elements and the rest):
 ///   two 512-thread blocks share an SM, instead of the exchange's few extra
-///   live values halving the occupancy. The same for the blocks of a split
-///   group (row-split).
+///   live values halving the occupancy.
 /// * A warp per row holding 32 elements per thread (blocks of 1024): ptxas
 ///   takes 96 registers unasked (five 128-thread blocks per SM); at 64,
 ///   eight fit without spills, and the bench's 4096 rows then all fit on
@@ -473,7 +469,7 @@ int64_t minBlocksPerSM(const KernelPlan &plan, bool softmaxMap) {
         {blocks, kMaxBlocksPerSM, kMaxThreadsPerSM / plan.numThreads()});
     return std::max<int64_t>(1, blocks);
   }
-  bool capped = plan.shareBlocks() > 1 ||
+  bool capped = plan.clusterSize > 1 ||
                 (plan.rowsPerBlock > 1 && plan.threadsPerRow() == 32 &&
                  plan.elementsPerThread() >= 32 && !plan.prefetchRegisters &&
                  !plan.pairReduce);
@@ -521,11 +517,10 @@ bool autoChunks(const PlanOptions &opts, const KernelPlan &plan, int64_t cols,
          cols % vector == 0 && sm >= 90 && opts.blockSize == 0 &&
          opts.numWarps == 0 && opts.vectorWidth == 0 &&
          opts.rowsPerBlock == 0 && opts.clusterSize == 0 &&
-         opts.rowSplit <= 1 && opts.onlineKeep == -1 &&
-         opts.keepAhead == "auto" && opts.cacheHints == "auto" &&
-         opts.prefetch == "auto" && opts.grid == "auto" &&
-         opts.scalarFallback == "auto" && opts.pairReduce == "auto" &&
-         opts.chunkStage == -1;
+         opts.onlineKeep == -1 && opts.keepAhead == "auto" &&
+         opts.cacheHints == "auto" && opts.prefetch == "auto" &&
+         opts.grid == "auto" && opts.scalarFallback == "auto" &&
+         opts.pairReduce == "auto" && opts.chunkStage == -1;
 }
 
 } // namespace rules

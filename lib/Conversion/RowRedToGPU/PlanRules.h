@@ -34,13 +34,6 @@ inline constexpr int64_t kMaxClusterSize = 16;
 /// (docs/abi.md).
 inline constexpr int64_t kMaxNonPortableClusterSize = 16;
 
-/// Largest row-split: the blocks of a split group must all be resident at
-/// once (the launcher checks that against the device).
-inline constexpr int64_t kMaxRowSplit = 1024;
-
-/// Largest split-ahead: sixteen exchange buffers per split group.
-inline constexpr int64_t kMaxSplitAhead = 7;
-
 /// Warps of a fused 16-bit block of 8192 or 16384 elements with one block
 /// per row: 256 threads, 32 or 64 elements each, instead of
 /// defaultFusedWarps' 512 x 16 or 512 x 32, twice the bytes in flight per

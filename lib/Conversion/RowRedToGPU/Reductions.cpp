@@ -215,12 +215,11 @@ std::pair<Value, Value> KernelEmitter::clusterReducePair(Value m, Value d) {
   return butterflyPair(entries[0], entries[1], plan.clusterSize);
 }
 
-std::pair<Value, Value> KernelEmitter::blockReducePair(Value m, Value d,
-                                                       bool acrossSplit) {
+std::pair<Value, Value> KernelEmitter::blockReducePair(Value m, Value d) {
   assert(!bulkBuffer && "the online row copies its next kept tiles between "
                         "the two halves");
   std::tie(m, d) = reducePairInBlock(m, d);
-  return reducePairAcrossBlocks(m, d, acrossSplit);
+  return reducePairAcrossBlocks(m, d);
 }
 
 std::pair<Value, Value> KernelEmitter::reducePairInBlock(Value m, Value d) {
@@ -251,11 +250,9 @@ std::pair<Value, Value> KernelEmitter::reducePairInBlock(Value m, Value d) {
   return {m, d};
 }
 
-std::pair<Value, Value>
-KernelEmitter::reducePairAcrossBlocks(Value m, Value d, bool acrossSplit) {
+std::pair<Value, Value> KernelEmitter::reducePairAcrossBlocks(Value m,
+                                                              Value d) {
   if (plan.clusterSize > 1)
     std::tie(m, d) = clusterReducePair(m, d);
-  if (plan.splitSize > 1 && acrossSplit)
-    std::tie(m, d) = splitReducePair(m, d, splitRowIndex);
   return {m, d};
 }

@@ -197,8 +197,8 @@ SmallVector<Chunk> KernelEmitter::loadEdges(Value rowPtr, PeeledRow row,
     return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, lhs, rhs);
   };
   Value firstBlock;
-  if (plan.shareBlocks() > 1)
-    firstBlock = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, shareRank,
+  if (plan.clusterSize > 1)
+    firstBlock = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, clusterRank,
                                        constI32(0));
   auto taken = [&](Value valid) {
     return firstBlock ? arith::AndIOp::create(b, valid, firstBlock) : valid;

@@ -16,9 +16,6 @@ std::pair<Value, Value> KernelEmitter::rowLoopBounds() {
         b, i64, gpu::ClusterIdOp::create(b, gpu::Dimension::x));
     step = arith::IndexCastOp::create(
         b, i64, gpu::ClusterDimOp::create(b, gpu::Dimension::x));
-  } else if (plan.splitSize > 1) {
-    first = arith::ExtUIOp::create(b, i64, splitGroup);
-    step = arith::ExtUIOp::create(b, i64, splitGroups);
   } else {
     first = arith::IndexCastOp::create(
         b, i64, gpu::BlockIdOp::create(b, gpu::Dimension::x));
@@ -84,18 +81,15 @@ void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
   }
   // With clusters the loop also counts its iterations (i32): each cluster
   // exchange's mbarrier completes one phase per row, or every other row
-  // with two buffers. A split group's exchange counts its arrivals by
-  // row, in buffers that rows take in turn.
+  // with two buffers.
   bool rereads = plan.strategy != Strategy::online && vec == 1 &&
                  plan.vectorWidth > 1 && plan.rereadFallback;
   pairRow = plan.pairReduce && !(peeled && plan.peeledWithoutPair());
   rowExchanges = plan.clusterExchanges(
       group.reduces.size(), rereads || (plan.pairReduce && !pairRow));
-  if (plan.splitAhead > 0)
-    return emitSplitAheadLoop(first, step, vec, peeled);
   // keep-ahead=bulk's rows take the stage buffers by turns.
   bool bulkRow = keepAheadRow && plan.bulkKeep;
-  bool countRows = plan.shareBlocks() > 1 || bulkRow;
+  bool countRows = plan.clusterSize > 1 || bulkRow;
   // With prefetch=registers the loop also carries the next row's loads.
   bool ahead = plan.prefetchRegisters && vec > 1 && !peeled &&
                plan.strategy != Strategy::online;
@@ -136,11 +130,7 @@ void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
     row = ownRow(row);
     rowValid = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, rows);
   }
-  if (plan.splitSize > 1) {
-    splitRowIndex = loop.getRegionIterArgs().front();
-    loop.getBody()->getTerminator()->setOperand(
-        0, arith::AddIOp::create(b, splitRowIndex, constI32(1)));
-  } else if (countRows) {
+  if (countRows) {
     Value k = loop.getRegionIterArgs().front();
     loop.getBody()->getTerminator()->setOperand(
         0, arith::AddIOp::create(b, k, constI32(1)));

@@ -34,8 +34,7 @@ struct RowRedPlanPass : rowred::impl::RowRedPlanBase<RowRedPlanPass> {
         rowsPerBlock,      clusterSize, vectorWidth,    maxElementsPerThread,
         reverseSecondPass, fastExp,     scalarFallback, chip,
         prefetch,          pairReduce,  onlineKeep,     keepAhead,
-        cacheHints,        rowSplit,    splitAhead,     grid,
-        chunkStage};
+        cacheHints,        grid,        chunkStage};
     WalkResult result = module.walk([&](MapOp map) {
       if (map->hasAttr(kPlanAttrName))
         return WalkResult::advance();

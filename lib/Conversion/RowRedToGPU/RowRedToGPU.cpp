@@ -162,8 +162,8 @@ struct ConvertRowRedToGPUPass
     auto ptr = LLVM::LLVMPointerType::get(ctx, 1);
     Type i64 = b.getI64Type();
     SmallVector<Type> params = {ptr, ptr, i64, i64, i64, i64};
-    // Row-split and chunks kernels also take their workspace.
-    if (plan.splitSize > 1 || plan.strategy == Strategy::chunks)
+    // Chunks kernels also take their workspace.
+    if (plan.strategy == Strategy::chunks)
       params.push_back(ptr);
     auto funcType = FunctionType::get(ctx, params, {});
     SmallVector<Type> workgroup;
@@ -243,25 +243,7 @@ struct ConvertRowRedToGPUPass
       blocks = arith::MulIOp::create(b, rowsIdx, size);
       cluster = gpu::KernelDim3{size, one, one};
     }
-    // A row-split kernel: one split group, which walks all the rows, with a
-    // zeroed workspace of its own. Its blocks must all be resident; a
-    // single group of at most one block per SM is, on an otherwise idle
-    // device (launchers that know the device launch cooperatively, with as
-    // many groups as fit: docs/abi.md).
     Value workspace;
-    if (plan.splitSize > 1) {
-      blocks = arith::ConstantIndexOp::create(b, plan.splitSize);
-      workspace =
-          gpu::AllocOp::create(
-              b,
-              MemRefType::get({plan.workspaceBytesPerGroup() / 4},
-                              b.getI32Type()),
-              /*asyncToken=*/Type(), ValueRange(), ValueRange(), ValueRange())
-              .getMemref();
-      gpu::MemsetOp::create(b, /*asyncToken=*/Type(), ValueRange(), workspace,
-                            arith::ConstantIntOp::create(b, 0, 32));
-      args.push_back(hostPointer(b, workspace));
-    }
     // A chunks kernel: one block per chunk of every row (its blocks take
     // the chunks by ticket, and those past the last end at once; launchers
     // that know the device launch the resident blocks cooperatively

@@ -20,7 +20,6 @@
 
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=chunks rows-per-block=4" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ERR-RPB
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=chunks cluster-size=2" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ERR-CLUSTER
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=chunks row-split=2" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ERR-SPLIT
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=chunks grid=rows" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ERR-GRID
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=chunks chunk-stage=100" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ERR-STAGE
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=chunks chunk-stage=-2" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ERR-NEG
@@ -138,7 +137,6 @@
 // Bad options name the problem.
 // ERR-RPB: 'rowred.map' op rows-per-block does not apply to the chunks strategy, whose blocks each take one chunk of one row
 // ERR-CLUSTER: cluster-size does not apply to the chunks strategy
-// ERR-SPLIT: row-split does not apply to the chunks strategy
 // ERR-GRID: a chunks kernel's blocks take the chunks of every row by ticket on a grid of at most the resident blocks; grid must be auto
 // ERR-STAGE: chunk-stage 100 must be a multiple of 512 (128 threads x 4-element vectors)
 // ERR-NEG: chunk-stage must be 0 (none), -1 (auto) or a number of elements, got -2

@@ -50,9 +50,9 @@
 
 // N100: block_elements = 128 : i64, block_threads = 64 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 8 : i64
 // N100-SAME: max_cols = 128 : i64
-// N100-SAME: rows_per_block = 4 : i64, shared_bytes = 0 : i64, split_ahead = 0 : i64, strategy = "fused", vector_width = 4 : i64
+// N100-SAME: rows_per_block = 4 : i64, shared_bytes = 0 : i64, strategy = "fused", vector_width = 4 : i64
 // N256: block_elements = 256 : i64, block_threads = 128 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 8 : i64
-// N256-SAME: rows_per_block = 4 : i64, shared_bytes = 0 : i64, split_ahead = 0 : i64, strategy = "fused"
+// N256-SAME: rows_per_block = 4 : i64, shared_bytes = 0 : i64, strategy = "fused"
 // N781: block_elements = 1024 : i64, block_threads = 128 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
 // N781-SAME: prefetch = "none"
 // N781-SAME: rows_per_block = 4 : i64

@@ -4,7 +4,7 @@
 // is scaled by the reciprocal root of its sum of squares, with constants
 // captured from the function.
 
-// CHECK: rowred.kernels = {l2norm_kernel0 = {{{.*}}op = "custom"{{.*}}shared_bytes = 16 : i64, split_ahead = 0 : i64, strategy = "fused"
+// CHECK: rowred.kernels = {l2norm_kernel0 = {{{.*}}op = "custom"{{.*}}shared_bytes = 16 : i64, strategy = "fused"
 // CHECK: gpu.func @l2norm_kernel0
 // CHECK-SAME: workgroup(%[[SMEM:.*]] : memref<1x4xf32, #gpu.address_space<workgroup>>)
 // CHECK: scf.for

@@ -20,7 +20,6 @@
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=32768 grid=persistent" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF16-STAGE
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=1048576 grid=rows" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ONLINE-ROWS
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=16384 grid=rows prefetch=on" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ROWS-STAGE
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online row-split=4 grid=rows" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ROWS-SPLIT
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=16384 grid=waves" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 
 // F32-AUTO: dynamic_shared_bytes = 0 : i64
@@ -85,5 +84,4 @@
 // ONLINE-ROWS-SAME: prefetch = "registers"
 
 // ROWS-STAGE: error: 'rowred.map' op prefetch=on is not possible here: grid=rows gives every block one row group, so there is no next row to fetch
-// ROWS-SPLIT: error: 'rowred.map' op grid=rows launches a split group per row, but a row-split kernel's groups must all be resident at once (cooperative launch)
 // UNKNOWN: error: 'rowred.map' op unknown grid 'waves'; expected persistent, rows or auto

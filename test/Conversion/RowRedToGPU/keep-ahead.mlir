@@ -4,7 +4,7 @@
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online online-keep=64 keep-ahead=on" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=NO-COLS
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online cols=32768 online-keep=128 keep-ahead=on" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=WHOLE
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online cols=262144 online-keep=64 keep-ahead=on prefetch=off" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=NOT-AHEAD
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online cols=262144 online-keep=64 keep-ahead=on row-split=2" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=NOT-AHEAD
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online cols=262144 online-keep=64 keep-ahead=on reverse-second-pass=0" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=NOT-AHEAD
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online cols=262144 online-keep=64 keep-ahead=on chip=sm_75" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=SM75
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online cols=262144 online-keep=64 keep-ahead=maybe" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=BAD
 
@@ -51,6 +51,6 @@
 // NO-KEEP: error: 'rowred.map' op keep-ahead=on fills the tiles that online-keep keeps, and auto keeps none for this kernel with it (see online-keep's description); set online-keep=K
 // NO-COLS: error: 'rowred.map' op keep-ahead copies the first tiles of each block's share ahead and needs the row length (cols=N)
 // WHOLE: error: 'rowred.map' op online-keep=128 KiB keeps the whole share of a row, and keep-ahead streams at least its last tile; keep less, or use prefetch=on to stage the whole share
-// NOT-AHEAD: error: 'rowred.map' op keep-ahead hands tiles on across the passes: it needs the tiles loaded ahead (prefetch=registers or auto), the reversed second pass and no row-split
+// NOT-AHEAD: error: 'rowred.map' op keep-ahead hands tiles on across the passes: it needs the tiles loaded ahead (prefetch=registers or auto) and the reversed second pass
 // SM75: error: 'rowred.map' op keep-ahead copies with cp.async, which needs sm_80 or newer
 // BAD: error: 'rowred.map' op unknown keep-ahead 'maybe'; expected on, bulk, off or auto

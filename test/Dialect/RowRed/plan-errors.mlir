@@ -187,7 +187,7 @@ func.func @chunks_prefetch(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // -----
 
 func.func @keep_without_registers(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
-  // expected-error @+4 {{#rowred.plan field 'keep_ahead': hands tiles on across the passes: it needs prefetch = registers, the reversed second pass and no row_split}}
+  // expected-error @+4 {{#rowred.plan field 'keep_ahead': hands tiles on across the passes: it needs prefetch = registers and the reversed second pass}}
   rowred.map ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) {
   ^bb0(%xj: f32):
     rowred.yield %xj : f32

@@ -26,13 +26,13 @@ func.func @online(%x: memref<?x?xbf16>, %m: memref<?xf32>, %y: memref<?x?xbf16>)
   return
 }
 
-// CHECK-LABEL: func.func @row_split
-// CHECK: #rowred.plan<strategy = online, block = 4096, warps = 4, row_split = 4, split_ahead = 2, vector = 4, reverse_second_pass = false>
-func.func @row_split(%x: memref<?x?xf32>, %m: memref<?xf32>, %y: memref<?x?xf32>) {
+// CHECK-LABEL: func.func @forward_second_pass
+// CHECK: #rowred.plan<strategy = online, block = 4096, warps = 4, vector = 4, reverse_second_pass = false>
+func.func @forward_second_pass(%x: memref<?x?xf32>, %m: memref<?xf32>, %y: memref<?x?xf32>) {
   rowred.map ins(%x : memref<?x?xf32>) rows(%m : memref<?xf32>) outs(%y : memref<?x?xf32>) {
   ^bb0(%xj: f32, %mi: f32):
     rowred.yield %xj : f32
-  } {rowred.plan = #rowred.plan<strategy = online, block = 4096, warps = 4, row_split = 4, split_ahead = 2, vector = 4, reverse_second_pass = false>}
+  } {rowred.plan = #rowred.plan<strategy = online, block = 4096, warps = 4, vector = 4, reverse_second_pass = false>}
   return
 }
 

@@ -42,8 +42,6 @@ KernelPlan KernelPlan::get(PlanAttr attr, Type inType, Type outType) {
   plan.numWarps = attr.getWarps();
   plan.rowsPerBlock = attr.getRowsPerBlock();
   plan.clusterSize = attr.getCluster();
-  plan.splitSize = attr.getRowSplit();
-  plan.splitAhead = attr.getSplitAhead();
   plan.vectorWidth = attr.getVector();
   plan.reverseSecondPass = attr.getReverseSecondPass();
   plan.fastExp = attr.getFastExp();
@@ -81,12 +79,12 @@ KernelPlan::getCheckedAttr(function_ref<InFlightDiagnostic()> emitError,
                                : KeepAhead::none;
   // The fields in the attribute's order, to PlanAttr::get or getChecked.
   auto build = [&](auto make) {
-    return make(
-        strategy, StringRef(chip), blockElements, numWarps, rowsPerBlock,
-        clusterSize, splitSize, splitAhead, vectorWidth, reverseSecondPass,
-        fastExp, rereadFallback, prefetchKind, pairReduce, maxCols,
-        stageElements, keptElements, keep, cacheHints, chunkStaged,
-        gridPerRowGroup ? Grid::rows : Grid::persistent, minBlocksPerSM);
+    return make(strategy, StringRef(chip), blockElements, numWarps,
+                rowsPerBlock, clusterSize, vectorWidth, reverseSecondPass,
+                fastExp, rereadFallback, prefetchKind, pairReduce, maxCols,
+                stageElements, keptElements, keep, cacheHints, chunkStaged,
+                gridPerRowGroup ? Grid::rows : Grid::persistent,
+                minBlocksPerSM);
   };
   if (!emitError)
     return build(

@@ -35,11 +35,10 @@ void RowRedDialect::registerAttributes() {
 static LogicalResult
 verifyPaths(function_ref<InFlightDiagnostic(StringRef)> fail, Strategy strategy,
             StringRef chip, int64_t sm, int64_t block, int64_t rowsPerBlock,
-            int64_t rowSplit, int64_t splitAhead, int64_t vector,
-            bool reverseSecondPass, bool reread, Prefetch prefetch,
-            bool pairReduce, int64_t stageElements, int64_t keptElements,
-            KeepAhead keepAhead, bool cacheHints, int64_t chunkStage, Grid grid,
-            int64_t warps) {
+            int64_t vector, bool reverseSecondPass, bool reread,
+            Prefetch prefetch, bool pairReduce, int64_t stageElements,
+            int64_t keptElements, KeepAhead keepAhead, bool cacheHints,
+            int64_t chunkStage, Grid grid, int64_t warps) {
   bool online = strategy == Strategy::online;
   bool chunks = strategy == Strategy::chunks;
   if ((reread || pairReduce) && (online || chunks))
@@ -47,9 +46,9 @@ verifyPaths(function_ref<InFlightDiagnostic(StringRef)> fail, Strategy strategy,
            << "applies to the fused and cluster strategies only";
   if (cacheHints && !online)
     return fail("cache_hints") << "applies to the online strategy only";
-  if (grid == Grid::rows && (chunks || rowSplit > 1))
+  if (grid == Grid::rows && chunks)
     return fail("grid") << "rows is for kernels whose programs need not "
-                           "all be resident: not chunks, not row_split";
+                           "all be resident: not chunks";
   if (prefetch != Prefetch::none) {
     if (chunks || vector == 1)
       return fail("prefetch") << "fetches the vector path's next row or "
@@ -58,9 +57,9 @@ verifyPaths(function_ref<InFlightDiagnostic(StringRef)> fail, Strategy strategy,
       return fail("prefetch") << "with grid = rows a block has no next row";
   }
   if (prefetch == Prefetch::stage) {
-    if (rowsPerBlock > 1 || splitAhead > 0)
+    if (rowsPerBlock > 1)
       return fail("prefetch") << "the stage holds one row's share: not with "
-                                 "several rows per block or split_ahead";
+                                 "several rows per block";
     if (stageElements < (online ? 1 : block))
       return fail("stage_elements")
              << "must hold "
@@ -73,19 +72,19 @@ verifyPaths(function_ref<InFlightDiagnostic(StringRef)> fail, Strategy strategy,
   }
   if (keptElements > 0 &&
       (!online || vector == 1 || keptElements % block != 0 ||
-       prefetch == Prefetch::stage || splitAhead > 0))
+       prefetch == Prefetch::stage))
     return fail("kept_elements")
            << "keeps whole tiles of the online kernel's vector path, not with "
-              "prefetch = stage or split_ahead";
+              "prefetch = stage";
   if (keepAhead != KeepAhead::none) {
     if (!online || keptElements == 0 || keptElements >= stageElements)
       return fail("keep_ahead")
              << "fills the online kernel's kept tiles (kept_elements, fewer "
                 "than stage_elements)";
-    if (!reverseSecondPass || rowSplit > 1 || prefetch != Prefetch::registers)
+    if (!reverseSecondPass || prefetch != Prefetch::registers)
       return fail("keep_ahead")
              << "hands tiles on across the passes: it needs prefetch = "
-                "registers, the reversed second pass and no row_split";
+                "registers and the reversed second pass";
     if (sm < (keepAhead == KeepAhead::bulk ? 90 : 80))
       return fail("keep_ahead")
              << "needs cp.async"
@@ -110,11 +109,10 @@ verifyPaths(function_ref<InFlightDiagnostic(StringRef)> fail, Strategy strategy,
 LogicalResult PlanAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, Strategy strategy,
     StringRef chip, int64_t block, int64_t warps, int64_t rowsPerBlock,
-    int64_t cluster, int64_t rowSplit, int64_t splitAhead, int64_t vector,
-    bool reverseSecondPass, bool fastExp, bool reread, Prefetch prefetch,
-    bool pairReduce, int64_t maxCols, int64_t stageElements,
-    int64_t keptElements, KeepAhead keepAhead, bool cacheHints,
-    int64_t chunkStage, Grid grid, int64_t minBlocksPerSm) {
+    int64_t cluster, int64_t vector, bool reverseSecondPass, bool fastExp,
+    bool reread, Prefetch prefetch, bool pairReduce, int64_t maxCols,
+    int64_t stageElements, int64_t keptElements, KeepAhead keepAhead,
+    bool cacheHints, int64_t chunkStage, Grid grid, int64_t minBlocksPerSm) {
   int64_t sm = chipVersion(chip);
   auto fail = [&](StringRef field) {
     return emitError() << "#rowred.plan field '" << field << "': ";
@@ -160,20 +158,10 @@ LogicalResult PlanAttr::verify(
   if (cluster > 1 && sm < 90)
     return fail("cluster") << "thread-block clusters need sm_90 or newer, not "
                            << chip;
-  if (rowSplit < 1 || rowSplit > 1024)
-    return fail("row_split") << "must be from 1 to 1024, got " << rowSplit;
-  if (rowSplit > 1 && (strategy != Strategy::online || cluster > 1))
-    return fail("row_split") << "applies to the online strategy without "
-                                "clusters only";
-  if (splitAhead < 0 || splitAhead > 7 || (splitAhead > 0 && rowSplit == 1))
-    return fail("split_ahead") << "must be from 0 to 7, and 0 without "
-                                  "row_split, got "
-                               << splitAhead;
-  if (failed(verifyPaths(fail, strategy, chip, sm, block, rowsPerBlock,
-                         rowSplit, splitAhead, vector, reverseSecondPass,
-                         reread, prefetch, pairReduce, stageElements,
-                         keptElements, keepAhead, cacheHints, chunkStage, grid,
-                         warps)))
+  if (failed(verifyPaths(fail, strategy, chip, sm, block, rowsPerBlock, vector,
+                         reverseSecondPass, reread, prefetch, pairReduce,
+                         stageElements, keptElements, keepAhead, cacheHints,
+                         chunkStage, grid, warps)))
     return failure();
   if (maxCols < 0 || stageElements < 0 || keptElements < 0)
     return fail(maxCols < 0         ? "max_cols"

@@ -71,13 +71,6 @@ struct KernelPlan {
   int64_t rowsPerBlock = 1;
   /// Blocks of a cluster sharing a row (cluster strategy), else 1.
   int64_t clusterSize = 1;
-  /// Online, row-split: blocks sharing a row that combine their (max, sum)
-  /// pairs through the global-memory workspace, else 1.
-  int64_t splitSize = 1;
-  /// Online, row-split: rows whose pass 1 a split group runs ahead of its
-  /// pass 2 (split-ahead), so that a block publishes row r + A's pair before
-  /// it waits for row r's; 0 waits for each row right after its pass 1.
-  int64_t splitAhead = 0;
   /// Widest vector access (elements); the kernel falls back to 1 at run time
   /// when lengths, strides or pointers do not allow it.
   int64_t vectorWidth;
@@ -131,31 +124,6 @@ struct KernelPlan {
   int64_t numThreads() const { return numWarps * 32; }
   /// The compute capability of the chip.
   int64_t sm() const { return chipVersion(chip); }
-  /// Blocks that share one row: a cluster's or a split group's.
-  int64_t shareBlocks() const { return clusterSize * splitSize; }
-  /// Exchange buffers of a split group: rows take them in turn, each with
-  /// its own arrival counter. A block publishes row k + A while the slowest
-  /// block of its group may still read row k - A - 1's entries, so 2A + 2
-  /// rows must use distinct buffers (a power of two, for masking).
-  int64_t splitBuffers() const {
-    return llvm::PowerOf2Ceil(2 * splitAhead + 2);
-  }
-  /// Byte offsets in a split group's workspace (row-split, docs/abi.md): an
-  /// exit counter and one arrival counter per buffer (u32 each), then, from
-  /// a 16-byte boundary, splitBuffers() buffers of splitSize (max, sum) f32
-  /// pairs.
-  static constexpr int64_t kExitsOffset = 0, kArrivalsOffset = 4;
-  int64_t entriesOffset() const {
-    return llvm::alignTo(kArrivalsOffset + 4 * splitBuffers(), 16);
-  }
-  /// Bytes of the workspace of each split group, rounded up to 128 bytes so
-  /// that groups share no cache line.
-  int64_t workspaceBytesPerGroup() const {
-    return splitSize > 1
-               ? llvm::alignTo(entriesOffset() + splitBuffers() * splitSize * 8,
-                               128)
-               : 0;
-  }
   int64_t threadsPerRow() const { return numThreads() / rowsPerBlock; }
   /// Chunks: the elements of one chunk, one block's.
   int64_t chunkElements() const { return blockElements + chunkStaged; }
@@ -249,7 +217,7 @@ struct KernelPlan {
   /// comes after the next row's exchange barrier, which every warp reaches
   /// only once it has read them.
   bool alternatesSlots() const {
-    return strategy == Strategy::online && clusterSize > 1 && splitSize == 1 &&
+    return strategy == Strategy::online && clusterSize > 1 &&
            threadsPerRow() > 32;
   }
   /// f32 slots per warp in shared memory: one per exchanged value (twice
@@ -258,17 +226,7 @@ struct KernelPlan {
     if (strategy == Strategy::chunks)
       return kRowPairSlot + 2;
     return exchangesPerRow(numReduces) * (exchangesPairs() ? 2 : 1) *
-               (alternatesSlots() ? 2 : 1) +
-           (pipelinesSplit() ? 2 : 0);
-  }
-  /// Whether the vector path of a split-ahead kernel has the pipelined row
-  /// loop (emitSplitPipelinedLoop), for rows whose share fits one tile: it
-  /// hands the group's pair from warp 0 to the block in two more f32 slots.
-  /// It holds two rows' tiles in registers: at most 16 elements per thread
-  /// (bf16 tiles of 32 spill 8 bytes at 64 registers).
-  bool pipelinesSplit() const {
-    return splitAhead > 0 && vectorWidth > 1 && numWarps > 1 &&
-           elementsPerThread() <= 16;
+           (alternatesSlots() ? 2 : 1);
   }
   /// Bytes of dynamic shared memory the launcher must provide: the prefetch
   /// stage of stageElements input elements, or the online kernel's kept

@@ -80,8 +80,6 @@ def RowRed_PlanAttr : AttrDef<RowRed_Dialect, "Plan"> {
     * `warps`: warps per block (1 to 32).
     * `rows_per_block` [1]: rows a fused block works on at once.
     * `cluster` [1]: blocks of a cluster sharing a row.
-    * `row_split` [1], `split_ahead` [0]: online rows over blocks that
-      combine through the workspace, and rows pass 1 runs ahead.
     * `vector` [1]: widest vector access in elements.
     * `reverse_second_pass` [true], `fast_exp` [true]: the online kernel's
       second pass from the last tile; `ex2.approx.ftz` and one reciprocal
@@ -120,8 +118,6 @@ def RowRed_PlanAttr : AttrDef<RowRed_Dialect, "Plan"> {
     "int64_t":$warps,
     DefaultValuedParameter<"int64_t", "1">:$rows_per_block,
     DefaultValuedParameter<"int64_t", "1">:$cluster,
-    DefaultValuedParameter<"int64_t", "1">:$row_split,
-    DefaultValuedParameter<"int64_t", "0">:$split_ahead,
     DefaultValuedParameter<"int64_t", "1">:$vector,
     DefaultValuedParameter<"bool", "true">:$reverse_second_pass,
     DefaultValuedParameter<"bool", "true">:$fast_exp,
