@@ -30,7 +30,7 @@ if ! { cmake -S "$root" -B "$runner_build" -G Ninja -DSOFTMAX_RUNNER_ONLY=ON \
 fi
 runner=$runner_build/bin/softmax-run
 
-timeout -s KILL 240 python3 "$root/test/GPU/check_kernels.py" "$suite" \
+timeout -s KILL 330 python3 "$root/test/GPU/check_kernels.py" "$suite" \
   --json "$results/suite.json" >"$results/suite.txt" 2>&1
 suite_rc=$?
 timeout -s KILL 300 python3 "$root/test/GPU/runner_suite.py" "$runner" "$suite" \
