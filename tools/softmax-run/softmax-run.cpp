@@ -435,12 +435,15 @@ Timing summarize(std::vector<float> ms) {
   return t;
 }
 
-} // namespace
+/// Bytes --bench overwrites before each timed run (more than any L2), and
+/// bytes of the copy that gives the ceiling.
+constexpr size_t kFlushBytes = size_t(256) << 20, kCopyBytes = size_t(512)
+                                                               << 20;
 
-int main(int argc, char **argv) {
-  Options opts = parseOptions(argc, argv);
-
-  // --- The kernel: a .json description, or a .mlir compiled here. ---
+/// The kernel to run: its .json description, or a .mlir compiled here for
+/// --cols (with --strategy and --chip), whose compile then decides the
+/// strategy.
+KernelSpec loadKernel(Options &opts) {
   std::string error, jsonPath = opts.kernel;
   bool isMlir = opts.kernel.size() > 5 &&
                 opts.kernel.compare(opts.kernel.size() - 5, 5, ".mlir") == 0;
@@ -463,34 +466,41 @@ int main(int argc, char **argv) {
   std::optional<KernelSpec> spec = KernelSpec::load(jsonPath, error);
   if (!spec)
     fatal(error);
+  return *spec;
+}
 
-  // --- Validate the request against the kernel before touching a GPU. ---
+/// Checks the request against the kernel before any GPU is touched, and
+/// completes it: the data distribution, --rows and --cols (from --input when
+/// given, else the defaults) and the row strides. Returns the matrix read
+/// from --input, or an empty one.
+Matrix resolveRequest(Options &opts, const KernelSpec &spec,
+                      Distribution &dist) {
   if (!opts.dtype.empty()) {
     std::optional<DType> t = parseDType(opts.dtype);
     if (!t)
       usageError("--dtype must be f32, f16 or bf16, got '" + opts.dtype + "'");
-    if (*t != spec->inputType)
+    if (*t != spec.inputType)
       fatal("--dtype " + opts.dtype +
             " does not match the kernel, which "
             "reads " +
-            dtypeName(spec->inputType) + " (compile a kernel for that type)");
+            dtypeName(spec.inputType) + " (compile a kernel for that type)");
   }
   if (!opts.strategy.empty() && opts.strategy != "auto" &&
-      opts.strategy != spec->strategy) {
+      opts.strategy != spec.strategy) {
     if (opts.strategy != "fused" && opts.strategy != "online")
       usageError("--strategy must be fused, online or auto");
     fatal("--strategy " + opts.strategy +
           " does not match the kernel, which "
           "is " +
-          spec->strategy);
+          spec.strategy);
   }
-  Distribution dist;
   if (!parseDistribution(opts.dist, dist))
     usageError("--dist must be normal, uniform, large or special, got '" +
                opts.dist + "'");
   Matrix x;
+  std::string error;
   if (!opts.input.empty()) {
-    if (!readNpy(opts.input, spec->inputType, x, error))
+    if (!readNpy(opts.input, spec.inputType, x, error))
       fatal(error);
     if ((opts.rows && opts.rows != x.rows) ||
         (opts.cols && opts.cols != x.cols))
@@ -502,106 +512,115 @@ int main(int argc, char **argv) {
   if (!opts.rows)
     opts.rows = 4096;
   if (!opts.cols)
-    opts.cols = spec->maxCols ? spec->maxCols : 4096;
-  if (opts.cols < spec->minCols || (spec->maxCols && opts.cols > spec->maxCols))
-    fatal("kernel '" + spec->kernel + "' (" + spec->strategy + ") handles " +
-          std::to_string(spec->minCols) + " to " +
-          std::to_string(spec->maxCols) + " columns, not " +
-          std::to_string(opts.cols) +
+    opts.cols = spec.maxCols ? spec.maxCols : 4096;
+  if (opts.cols < spec.minCols || (spec.maxCols && opts.cols > spec.maxCols))
+    fatal("kernel '" + spec.kernel + "' (" + spec.strategy + ") handles " +
+          std::to_string(spec.minCols) + " to " + std::to_string(spec.maxCols) +
+          " columns, not " + std::to_string(opts.cols) +
           "; compile one with a larger block-size or strategy=online");
   // A chunks kernel counts its tickets and columns in 32 bits.
-  if (spec->chunkElements > 0) {
-    int64_t chunks =
-        (opts.cols + spec->chunkElements - 1) / spec->chunkElements;
-    if (opts.cols + spec->chunkElements > INT32_MAX ||
+  if (spec.chunkElements > 0) {
+    int64_t chunks = (opts.cols + spec.chunkElements - 1) / spec.chunkElements;
+    if (opts.cols + spec.chunkElements > INT32_MAX ||
         opts.rows * chunks > INT32_MAX)
-      fatal("kernel '" + spec->kernel + "' (chunks of " +
-            std::to_string(spec->chunkElements) +
+      fatal("kernel '" + spec.kernel + "' (chunks of " +
+            std::to_string(spec.chunkElements) +
             ") handles rows x chunks "
             "and columns + a chunk below 2^31, not " +
             std::to_string(opts.rows) + " x " + std::to_string(chunks) +
             " chunks of rows of " + std::to_string(opts.cols));
   }
-  int64_t sx = opts.xStride ? opts.xStride : opts.cols;
-  int64_t sy = opts.yStride ? opts.yStride : opts.cols;
-  if (sx < opts.cols || sy < opts.cols)
+  if (!opts.xStride)
+    opts.xStride = opts.cols;
+  if (!opts.yStride)
+    opts.yStride = opts.cols;
+  if (opts.xStride < opts.cols || opts.yStride < opts.cols)
     usageError("row strides must be at least --cols (" +
                std::to_string(opts.cols) + ")");
-  // For --explain: the kernel's shape and this launch's memory path.
-  std::string kernelSummary =
-      spec->describe() + spec->describeAccess(opts.cols, sx, sy, opts.offset);
-  if (!spec->plan.empty())
-    kernelSummary += "plan: " + spec->plan + "\n";
+  return x;
+}
 
-  // --- A GPU, or an explanation from a device description. ---
-  Gpu gpu;
-  bool haveGpu = gpu.open(error);
-  if (!haveGpu) {
-    if (opts.check || opts.bench)
-      fatal(error + "\n(--explain works without a GPU)");
-    std::string chip = !opts.chip.empty()    ? opts.chip
-                       : !spec->chip.empty() ? spec->chip
-                                             : "sm_90";
-    std::optional<DeviceInfo> device = builtinDevice(chip);
-    if (!device)
-      usageError("no built-in description of '" + chip +
-                 "' (known: sm_80, sm_90)");
-    std::string ptxas = findPtxas(opts.ptxas);
-    if (ptxas.empty())
-      fatal("no GPU (" + error +
-            ") and no ptxas to read the kernel's "
-            "resources from; install the CUDA toolkit or pass --ptxas");
-    std::string ptxasError;
-    std::optional<KernelResources> res =
-        runPtxas(ptxas, spec->ptxPath, chip, ptxasError);
-    if (!res)
-      fatal(ptxasError);
-    LaunchPlan plan =
-        planLaunch(*device, *res, shapeOf(*spec), opts.rows, 0, opts.cols);
-    chooseGrid(*spec, plan, int64_t(plan.blocksPerSM) * device->sms, opts.rows,
-               opts.grid);
-    std::printf("no GPU here (%s); launch plan from the device description\n",
-                error.c_str());
-    std::printf("%s", kernelSummary.c_str());
-    std::printf("%s", plan.explain(*device, *res, opts.rows).c_str());
-    return 0;
-  }
+/// --explain without a GPU: the launch derived from the built-in description
+/// of the chip and from ptxas' report of the kernel's resources.
+int explainWithoutGpu(const Options &opts, const KernelSpec &spec,
+                      const std::string &summary, const std::string &gpuError) {
+  std::string chip = !opts.chip.empty()   ? opts.chip
+                     : !spec.chip.empty() ? spec.chip
+                                          : "sm_90";
+  std::optional<DeviceInfo> device = builtinDevice(chip);
+  if (!device)
+    usageError("no built-in description of '" + chip +
+               "' (known: sm_80, sm_90)");
+  std::string ptxas = findPtxas(opts.ptxas);
+  if (ptxas.empty())
+    fatal("no GPU (" + gpuError +
+          ") and no ptxas to read the kernel's "
+          "resources from; install the CUDA toolkit or pass --ptxas");
+  std::string ptxasError;
+  std::optional<KernelResources> res =
+      runPtxas(ptxas, spec.ptxPath, chip, ptxasError);
+  if (!res)
+    fatal(ptxasError);
+  LaunchPlan plan =
+      planLaunch(*device, *res, shapeOf(spec), opts.rows, 0, opts.cols);
+  chooseGrid(spec, plan, int64_t(plan.blocksPerSM) * device->sms, opts.rows,
+             opts.grid);
+  std::printf("no GPU here (%s); launch plan from the device description\n",
+              gpuError.c_str());
+  std::printf("%s", summary.c_str());
+  std::printf("%s", plan.explain(*device, *res, opts.rows).c_str());
+  return 0;
+}
 
-  gpu.load(*spec);
-  KernelResources res = gpu.resources();
-  if (gpu.maxThreads() < spec->blockThreads)
-    fatal("kernel '" + spec->kernel + "' cannot launch " +
-          std::to_string(spec->blockThreads) + " threads per block on " +
+/// A launch on this GPU: the kernel's resources and occupancy from the
+/// driver, the plan and the grid.
+struct GpuLaunch {
+  KernelResources res;
+  int perSM = 0, clusters = 0;
+  LaunchPlan plan;
+  int64_t grid = 0;
+};
+
+/// Plans the kernel's launch on `gpu`, where it is loaded; exits with a
+/// message when it cannot run there.
+GpuLaunch planOnGpu(Gpu &gpu, const KernelSpec &spec, const Options &opts) {
+  GpuLaunch l;
+  l.res = gpu.resources();
+  KernelResources &res = l.res;
+  if (gpu.maxThreads() < spec.blockThreads)
+    fatal("kernel '" + spec.kernel + "' cannot launch " +
+          std::to_string(spec.blockThreads) + " threads per block on " +
           gpu.info.name + " (at most " + std::to_string(gpu.maxThreads()) +
           " with its " + std::to_string(res.registers) + " registers)");
-  int perSM = 0;
+  int &perSM = l.perSM;
   gpu.checked(gpu.cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(
-                  &perSM, gpu.function, spec->blockThreads,
-                  static_cast<size_t>(spec->dynamicSharedBytes)),
+                  &perSM, gpu.function, spec.blockThreads,
+                  static_cast<size_t>(spec.dynamicSharedBytes)),
               "cuOccupancyMaxActiveBlocksPerMultiprocessor");
-  int clusters = 0;
-  if (spec->clusterBlocks > 1) {
+  int &clusters = l.clusters;
+  if (spec.clusterBlocks > 1) {
     CUlaunchConfig config = {};
-    config.gridDimX = spec->clusterBlocks;
+    config.gridDimX = spec.clusterBlocks;
     config.gridDimY = config.gridDimZ = 1;
-    config.blockDimX = spec->blockThreads;
+    config.blockDimX = spec.blockThreads;
     config.blockDimY = config.blockDimZ = 1;
-    config.sharedMemBytes = static_cast<unsigned>(spec->dynamicSharedBytes);
+    config.sharedMemBytes = static_cast<unsigned>(spec.dynamicSharedBytes);
     gpu.checked(
         gpu.cu.cuOccupancyMaxActiveClusters(&clusters, gpu.function, &config),
         "cuOccupancyMaxActiveClusters");
     if (clusters < 1)
-      fatal("kernel '" + spec->kernel + "' needs clusters of " +
-            std::to_string(spec->clusterBlocks) + " blocks, which " +
+      fatal("kernel '" + spec.kernel + "' needs clusters of " +
+            std::to_string(spec.clusterBlocks) + " blocks, which " +
             gpu.info.name + " cannot make resident");
   }
-  LaunchPlan plan =
-      planLaunch(gpu.info, res, shapeOf(*spec), opts.rows, clusters, opts.cols);
+  l.plan =
+      planLaunch(gpu.info, res, shapeOf(spec), opts.rows, clusters, opts.cols);
+  LaunchPlan &plan = l.plan;
   // The plan's arithmetic with the driver's blocks per SM.
   int64_t resident = int64_t(perSM) * gpu.info.sms;
-  int64_t grid = chooseGrid(*spec, plan, resident, opts.rows, opts.grid);
-  if (grid == 0)
-    fatal("kernel '" + spec->kernel + "' cuts rows of " +
+  l.grid = chooseGrid(spec, plan, resident, opts.rows, opts.grid);
+  if (l.grid == 0)
+    fatal("kernel '" + spec.kernel + "' cuts rows of " +
           std::to_string(opts.cols) + " into " +
           std::to_string(plan.chunksPerRow) +
           " chunks, whose blocks wait "
@@ -609,43 +628,164 @@ int main(int argc, char **argv) {
           std::to_string(resident) + " fit on " + gpu.info.name +
           " at once; compile it with a larger chunk (block-size, "
           "chunk-stage)");
-  if (opts.explain) {
-    std::printf("%s", kernelSummary.c_str());
-    std::printf("%s", plan.explain(gpu.info, res, opts.rows).c_str());
-    std::printf("driver occupancy: %d blocks per SM", perSM);
-    if (spec->clusterBlocks > 1)
-      std::printf(", %d resident clusters of %ld", clusters,
-                  static_cast<long>(spec->clusterBlocks));
-    std::printf(" -> grid %ld%s\n", static_cast<long>(grid),
-                opts.grid ? " (overridden)" : "");
-    if (plan.blocksPerSM != perSM)
-      std::printf("note: the derivation and the driver disagree\n");
+  return l;
+}
+
+/// --explain on a GPU: the kernel, the derivation of the launch and the
+/// driver's answer next to it.
+void printExplain(const Gpu &gpu, const KernelSpec &spec, const Options &opts,
+                  const std::string &summary, const GpuLaunch &l) {
+  std::printf("%s", summary.c_str());
+  std::printf("%s", l.plan.explain(gpu.info, l.res, opts.rows).c_str());
+  std::printf("driver occupancy: %d blocks per SM", l.perSM);
+  if (spec.clusterBlocks > 1)
+    std::printf(", %d resident clusters of %ld", l.clusters,
+                static_cast<long>(spec.clusterBlocks));
+  std::printf(" -> grid %ld%s\n", static_cast<long>(l.grid),
+              opts.grid ? " (overridden)" : "");
+  if (l.plan.blocksPerSM != l.perSM)
+    std::printf("note: the derivation and the driver disagree\n");
+}
+
+/// --check: compares `y` with the float64 reference computed from `x`,
+/// into `json` and, without --json, as text. Returns whether it passed.
+bool checkOutput(const Gpu &gpu, const KernelSpec &spec, const Options &opts,
+                 const Matrix &x, const Matrix &y, int64_t grid,
+                 JsonOut &json) {
+  CheckResult c = check(y, reference(x, spec.op), spec.op, kPoison);
+  json.field("check_passed", c.passed);
+  json.field("rel_l2", c.relL2);
+  json.field("max_abs_err", c.maxAbsError);
+  json.field("max_row_sum_err", c.maxRowSumError);
+  std::string problems = "[";
+  for (size_t i = 0; i < c.problems.size(); ++i)
+    problems += (i ? ", \"" : "\"") + c.problems[i] + "\"";
+  json.raw("problems", problems + "]");
+  if (!opts.json) {
+    std::printf("%s %s %ldx%ld %s on %s (grid %ld x %ld threads): %s\n",
+                spec.kernel.c_str(), dtypeName(spec.inputType),
+                static_cast<long>(opts.rows), static_cast<long>(opts.cols),
+                spec.strategy.c_str(), gpu.info.name.c_str(),
+                static_cast<long>(grid), static_cast<long>(spec.blockThreads),
+                c.passed ? "PASS" : "FAIL");
+    std::printf("  rel L2 %.3g, max abs err %.3g, max |row sum - 1| %.3g\n",
+                c.relL2, c.maxAbsError, c.maxRowSumError);
+    for (const std::string &p : c.problems)
+      std::printf("  problem: %s\n", p.c_str());
   }
+  return c.passed;
+}
+
+/// --bench: times `launch` (--warmup, then --iters runs, each after an L2
+/// flush) and a device-to-device copy for the ceiling, into `json` and,
+/// without --json, as text.
+void benchmark(Gpu &gpu, const KernelSpec &spec, const Options &opts,
+               const std::function<CUresult()> &launch, JsonOut &json) {
+  CUevent start, stop;
+  gpu.checked(gpu.cu.cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
+  gpu.checked(gpu.cu.cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
+  size_t flushBytes = kFlushBytes, copyBytes = kCopyBytes;
+  DeviceBuffer flush(gpu, flushBytes);
+  auto timeOnce = [&](const std::function<CUresult()> &work) {
+    // Overwrite a buffer larger than L2 so every timed run starts cold.
+    gpu.checked(gpu.cu.cuMemsetD32_v2(flush.ptr, 0, flushBytes / 4),
+                "cuMemsetD32");
+    gpu.checked(gpu.cu.cuEventRecord(start, nullptr), "cuEventRecord");
+    gpu.checked(work(), "timed launch");
+    gpu.checked(gpu.cu.cuEventRecord(stop, nullptr), "cuEventRecord");
+    gpu.checked(gpu.cu.cuEventSynchronize(stop), "cuEventSynchronize");
+    float ms = 0;
+    gpu.checked(gpu.cu.cuEventElapsedTime_v2(&ms, start, stop),
+                "cuEventElapsedTime");
+    return ms;
+  };
+  for (int i = 0; i < opts.warmup; ++i)
+    gpu.checked(launch(), "cuLaunchKernel");
+  std::vector<float> samples;
+  for (int i = 0; i < opts.iters; ++i)
+    samples.push_back(timeOnce(launch));
+  Timing t = summarize(samples);
+  double bytes = double(opts.rows) * opts.cols *
+                 (dtypeBytes(spec.inputType) + dtypeBytes(spec.outputType));
+  double gbps = bytes / (t.medianMs * 1e6);
+  // The ceiling: a device-to-device copy, read + write.
+  DeviceBuffer a(gpu, copyBytes), b(gpu, copyBytes);
+  std::vector<float> copies;
+  for (int i = 0; i < 20; ++i)
+    copies.push_back(timeOnce(
+        [&] { return gpu.cu.cuMemcpyDtoD_v2(b.ptr, a.ptr, copyBytes); }));
+  double copyGbps = 2.0 * copyBytes / (summarize(copies).medianMs * 1e6);
+  json.field("median_ms", t.medianMs);
+  json.field("min_ms", t.minMs);
+  json.field("max_ms", t.maxMs);
+  json.field("gbps", gbps);
+  json.field("copy_gbps", copyGbps);
+  json.field("fraction_of_copy", gbps / copyGbps);
+  if (!opts.json) {
+    std::printf("%-12s %-8s %-16s %9s %9s %9s %8s %8s %7s\n", "kernel", "dtype",
+                "M x N", "median ms", "min ms", "max ms", "GB/s", "copy",
+                "%copy");
+    std::string shape =
+        std::to_string(opts.rows) + " x " + std::to_string(opts.cols);
+    std::printf("%-12s %-8s %-16s %9.4f %9.4f %9.4f %8.0f %8.0f %6.1f%%\n",
+                spec.strategy.c_str(), dtypeName(spec.inputType), shape.c_str(),
+                t.medianMs, t.minMs, t.maxMs, gbps, copyGbps,
+                100 * gbps / copyGbps);
+  }
+  gpu.cu.cuEventDestroy_v2(start);
+  gpu.cu.cuEventDestroy_v2(stop);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options opts = parseOptions(argc, argv);
+  KernelSpec spec = loadKernel(opts);
+  Distribution dist;
+  Matrix x = resolveRequest(opts, spec, dist);
+  int64_t sx = opts.xStride, sy = opts.yStride;
+  // For --explain: the kernel's shape and this launch's memory path.
+  std::string kernelSummary =
+      spec.describe() + spec.describeAccess(opts.cols, sx, sy, opts.offset);
+  if (!spec.plan.empty())
+    kernelSummary += "plan: " + spec.plan + "\n";
+
+  // --- A GPU, or an explanation from a device description. ---
+  Gpu gpu;
+  std::string error;
+  if (!gpu.open(error)) {
+    if (opts.check || opts.bench)
+      fatal(error + "\n(--explain works without a GPU)");
+    return explainWithoutGpu(opts, spec, kernelSummary, error);
+  }
+  gpu.load(spec);
+  GpuLaunch l = planOnGpu(gpu, spec, opts);
+  if (opts.explain)
+    printExplain(gpu, spec, opts, kernelSummary, l);
   if (!opts.check && !opts.bench)
     return 0;
 
   // --- Buffers. ---
-  int inSize = dtypeBytes(spec->inputType),
-      outSize = dtypeBytes(spec->outputType);
+  int inSize = dtypeBytes(spec.inputType),
+      outSize = dtypeBytes(spec.outputType);
   if (x.bytes.empty()) {
-    x = Matrix(spec->inputType, opts.rows, opts.cols, sx);
+    x = Matrix(spec.inputType, opts.rows, opts.cols, sx);
     generate(x, dist, opts.seed);
   } else if (sx != x.cols) {
-    Matrix strided(spec->inputType, x.rows, x.cols, sx);
+    Matrix strided(spec.inputType, x.rows, x.cols, sx);
     for (int64_t r = 0; r < x.rows; ++r)
       std::memcpy(strided.bytes.data() + r * sx * inSize,
                   x.bytes.data() + r * x.cols * inSize, x.cols * inSize);
     x = std::move(strided);
   }
-  Matrix y(spec->outputType, opts.rows, opts.cols, sy);
+  Matrix y(spec.outputType, opts.rows, opts.cols, sy);
   y.fill(kPoison);
   size_t xBytes = x.bytes.size() + opts.offset * inSize;
   size_t yBytes = y.bytes.size() + opts.offset * outSize;
-  size_t flushBytes = opts.bench ? (size_t(256) << 20) : 0;
-  size_t copyBytes = opts.bench ? (size_t(512) << 20) : 0;
+  size_t benchBytes = opts.bench ? kFlushBytes + 2 * kCopyBytes : 0;
   size_t freeMem = 0, totalMem = 0;
   gpu.checked(gpu.cu.cuMemGetInfo_v2(&freeMem, &totalMem), "cuMemGetInfo");
-  size_t need = xBytes + yBytes + flushBytes + 2 * copyBytes;
+  size_t need = xBytes + yBytes + benchBytes;
   if (need > freeMem)
     fatal("the problem needs " + std::to_string(need >> 20) +
           " MiB of device "
@@ -662,8 +802,8 @@ int main(int argc, char **argv) {
   // A chunks kernel's workspace: zeroed once, left zero by each launch
   // (whole words for the memset).
   size_t workspaceWords =
-      spec->chunkElements > 0
-          ? (spec->chunkWorkspaceBytes(opts.rows, opts.cols) + 3) / 4
+      spec.chunkElements > 0
+          ? (spec.chunkWorkspaceBytes(opts.rows, opts.cols) + 3) / 4
           : 0;
   DeviceBuffer workspace(gpu, workspaceWords * 4);
   if (workspaceWords > 0)
@@ -675,14 +815,14 @@ int main(int argc, char **argv) {
   auto launch = [&]() {
     // Blocks that wait for each other must be resident at once: a
     // cooperative launch guarantees it, or fails.
-    if (spec->blocksWait())
+    if (spec.blocksWait())
       return gpu.cu.cuLaunchCooperativeKernel(
-          gpu.function, grid, 1, 1, spec->blockThreads, 1, 1,
-          static_cast<unsigned>(spec->dynamicSharedBytes), nullptr, params);
-    return gpu.cu.cuLaunchKernel(
-        gpu.function, grid, 1, 1, spec->blockThreads, 1, 1,
-        static_cast<unsigned>(spec->dynamicSharedBytes), nullptr, params,
-        nullptr);
+          gpu.function, l.grid, 1, 1, spec.blockThreads, 1, 1,
+          static_cast<unsigned>(spec.dynamicSharedBytes), nullptr, params);
+    return gpu.cu.cuLaunchKernel(gpu.function, l.grid, 1, 1, spec.blockThreads,
+                                 1, 1,
+                                 static_cast<unsigned>(spec.dynamicSharedBytes),
+                                 nullptr, params, nullptr);
   };
   gpu.checked(launch(), "cuLaunchKernel");
   gpu.checked(gpu.cu.cuCtxSynchronize(), "the kernel");
@@ -690,104 +830,27 @@ int main(int argc, char **argv) {
               "cuMemcpyDtoH");
 
   JsonOut json;
-  json.field("kernel", spec->kernel);
+  json.field("kernel", spec.kernel);
   json.field("device", gpu.info.name);
-  json.field("op", spec->op);
-  json.field("strategy", spec->strategy);
-  json.field("dtype", std::string(dtypeName(spec->inputType)));
+  json.field("op", spec.op);
+  json.field("strategy", spec.strategy);
+  json.field("dtype", std::string(dtypeName(spec.inputType)));
   json.field("rows", opts.rows);
   json.field("cols", opts.cols);
   json.field("x_row_stride", sx);
   json.field("y_row_stride", sy);
-  json.field("block_threads", spec->blockThreads);
-  json.field("registers", int64_t(res.registers));
-  json.field("local_bytes", int64_t(res.localBytes));
-  json.field("dynamic_shared_bytes", spec->dynamicSharedBytes);
-  json.field("blocks_per_sm", int64_t(perSM));
-  json.field("grid", grid);
+  json.field("block_threads", spec.blockThreads);
+  json.field("registers", int64_t(l.res.registers));
+  json.field("local_bytes", int64_t(l.res.localBytes));
+  json.field("dynamic_shared_bytes", spec.dynamicSharedBytes);
+  json.field("blocks_per_sm", int64_t(l.perSM));
+  json.field("grid", l.grid);
 
-  bool ok = true;
   if (!opts.output.empty() && !writeNpy(opts.output, y, error))
     fatal(error);
-  if (opts.check) {
-    CheckResult c = check(y, reference(x, spec->op), spec->op, kPoison);
-    ok = c.passed;
-    json.field("check_passed", c.passed);
-    json.field("rel_l2", c.relL2);
-    json.field("max_abs_err", c.maxAbsError);
-    json.field("max_row_sum_err", c.maxRowSumError);
-    std::string problems = "[";
-    for (size_t i = 0; i < c.problems.size(); ++i)
-      problems += (i ? ", \"" : "\"") + c.problems[i] + "\"";
-    json.raw("problems", problems + "]");
-    if (!opts.json) {
-      std::printf("%s %s %ldx%ld %s on %s (grid %ld x %ld threads): %s\n",
-                  spec->kernel.c_str(), dtypeName(spec->inputType),
-                  static_cast<long>(rows), static_cast<long>(cols),
-                  spec->strategy.c_str(), gpu.info.name.c_str(),
-                  static_cast<long>(grid),
-                  static_cast<long>(spec->blockThreads),
-                  c.passed ? "PASS" : "FAIL");
-      std::printf("  rel L2 %.3g, max abs err %.3g, max |row sum - 1| %.3g\n",
-                  c.relL2, c.maxAbsError, c.maxRowSumError);
-      for (const std::string &p : c.problems)
-        std::printf("  problem: %s\n", p.c_str());
-    }
-  }
-
-  if (opts.bench) {
-    CUevent start, stop;
-    gpu.checked(gpu.cu.cuEventCreate(&start, CU_EVENT_DEFAULT),
-                "cuEventCreate");
-    gpu.checked(gpu.cu.cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
-    DeviceBuffer flush(gpu, flushBytes);
-    auto timeOnce = [&](const std::function<CUresult()> &work) {
-      // Overwrite a buffer larger than L2 so every timed run starts cold.
-      gpu.checked(gpu.cu.cuMemsetD32_v2(flush.ptr, 0, flushBytes / 4),
-                  "cuMemsetD32");
-      gpu.checked(gpu.cu.cuEventRecord(start, nullptr), "cuEventRecord");
-      gpu.checked(work(), "timed launch");
-      gpu.checked(gpu.cu.cuEventRecord(stop, nullptr), "cuEventRecord");
-      gpu.checked(gpu.cu.cuEventSynchronize(stop), "cuEventSynchronize");
-      float ms = 0;
-      gpu.checked(gpu.cu.cuEventElapsedTime_v2(&ms, start, stop),
-                  "cuEventElapsedTime");
-      return ms;
-    };
-    for (int i = 0; i < opts.warmup; ++i)
-      gpu.checked(launch(), "cuLaunchKernel");
-    std::vector<float> samples;
-    for (int i = 0; i < opts.iters; ++i)
-      samples.push_back(timeOnce(launch));
-    Timing t = summarize(samples);
-    double bytes = double(rows) * cols * (inSize + outSize);
-    double gbps = bytes / (t.medianMs * 1e6);
-    // The ceiling: a device-to-device copy, read + write.
-    DeviceBuffer a(gpu, copyBytes), b(gpu, copyBytes);
-    std::vector<float> copies;
-    for (int i = 0; i < 20; ++i)
-      copies.push_back(timeOnce(
-          [&] { return gpu.cu.cuMemcpyDtoD_v2(b.ptr, a.ptr, copyBytes); }));
-    double copyGbps = 2.0 * copyBytes / (summarize(copies).medianMs * 1e6);
-    json.field("median_ms", t.medianMs);
-    json.field("min_ms", t.minMs);
-    json.field("max_ms", t.maxMs);
-    json.field("gbps", gbps);
-    json.field("copy_gbps", copyGbps);
-    json.field("fraction_of_copy", gbps / copyGbps);
-    if (!opts.json) {
-      std::printf("%-12s %-8s %-16s %9s %9s %9s %8s %8s %7s\n", "kernel",
-                  "dtype", "M x N", "median ms", "min ms", "max ms", "GB/s",
-                  "copy", "%copy");
-      std::string shape = std::to_string(rows) + " x " + std::to_string(cols);
-      std::printf("%-12s %-8s %-16s %9.4f %9.4f %9.4f %8.0f %8.0f %6.1f%%\n",
-                  spec->strategy.c_str(), dtypeName(spec->inputType),
-                  shape.c_str(), t.medianMs, t.minMs, t.maxMs, gbps, copyGbps,
-                  100 * gbps / copyGbps);
-    }
-    gpu.cu.cuEventDestroy_v2(start);
-    gpu.cu.cuEventDestroy_v2(stop);
-  }
+  bool ok = !opts.check || checkOutput(gpu, spec, opts, x, y, l.grid, json);
+  if (opts.bench)
+    benchmark(gpu, spec, opts, launch, json);
   if (opts.json)
     std::printf("%s\n", json.str().c_str());
   gpu.cu.cuModuleUnload(gpu.module);
