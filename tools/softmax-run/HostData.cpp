@@ -7,10 +7,12 @@
 #include "HostData.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -302,6 +304,40 @@ CheckResult softmax_run::check(const Matrix &y, const std::vector<double> &ref,
 // .npy
 //===----------------------------------------------------------------------===//
 
+/// The dimensions of a .npy header's shape tuple, such as `(3, 4)` or
+/// `(5,)`; nullopt unless it is a tuple of decimal integers that fit int64.
+static std::optional<std::vector<int64_t>>
+parseNpyShape(const std::string &text) {
+  if (text.size() < 2 || text.front() != '(' || text.back() != ')')
+    return std::nullopt;
+  std::vector<int64_t> dims;
+  size_t i = 1, end = text.size() - 1;
+  auto skipSpaces = [&] {
+    while (i < end && text[i] == ' ')
+      ++i;
+  };
+  skipSpaces();
+  while (i < end) {
+    if (!std::isdigit(static_cast<unsigned char>(text[i])))
+      return std::nullopt;
+    int64_t v = 0;
+    while (i < end && std::isdigit(static_cast<unsigned char>(text[i]))) {
+      if (__builtin_mul_overflow(v, int64_t(10), &v) ||
+          __builtin_add_overflow(v, int64_t(text[i] - '0'), &v))
+        return std::nullopt;
+      ++i;
+    }
+    dims.push_back(v);
+    skipSpaces();
+    if (i < end && text[i] != ',')
+      return std::nullopt;
+    if (i < end)
+      ++i;
+    skipSpaces();
+  }
+  return dims;
+}
+
 bool softmax_run::readNpy(const std::string &path, DType type, Matrix &m,
                           std::string &error) {
   std::string data;
@@ -314,6 +350,9 @@ bool softmax_run::readNpy(const std::string &path, DType type, Matrix &m,
   if (data.size() < 10 || data.compare(0, 6, "\x93NUMPY") != 0)
     return bad("no NumPy magic");
   int major = static_cast<unsigned char>(data[6]);
+  if (major < 1 || major > 3)
+    return bad("format version " + std::to_string(major) +
+               " (versions 1 to 3 are known)");
   size_t headerLen, headerStart;
   if (major == 1) {
     headerLen = static_cast<unsigned char>(data[8]) |
@@ -328,9 +367,15 @@ bool softmax_run::readNpy(const std::string &path, DType type, Matrix &m,
                    << (8 * i);
     headerStart = 12;
   }
-  if (headerStart + headerLen > data.size())
+  if (headerLen > data.size() - headerStart)
     return bad("truncated header");
   std::string header = data.substr(headerStart, headerLen);
+  // A Python dict literal closed by '}', padded with spaces, ending in '\n'.
+  size_t close = header.rfind('}');
+  if (header.empty() || header[0] != '{' || header.back() != '\n' ||
+      close == std::string::npos ||
+      header.find_first_not_of(" \n", close + 1) != std::string::npos)
+    return bad("unterminated header");
   auto field = [&](const std::string &key) -> std::string {
     size_t k = header.find("'" + key + "'");
     if (k == std::string::npos)
@@ -349,10 +394,10 @@ bool softmax_run::readNpy(const std::string &path, DType type, Matrix &m,
               shape = field("shape");
   if (order.find("True") != std::string::npos)
     return bad("Fortran order is not supported");
-  int64_t rows = 0, cols = 0;
-  if (std::sscanf(shape.c_str(), "(%ld, %ld)", &rows, &cols) != 2 ||
-      rows <= 0 || cols <= 0)
+  std::optional<std::vector<int64_t>> dims = parseNpyShape(shape);
+  if (!dims || dims->size() != 2 || (*dims)[0] <= 0 || (*dims)[1] <= 0)
     return bad("shape " + shape + " is not 2-D and non-empty");
+  int64_t rows = (*dims)[0], cols = (*dims)[1];
   int size;
   if (descr == "'<f4'")
     size = 4;
@@ -366,9 +411,18 @@ bool softmax_run::readNpy(const std::string &path, DType type, Matrix &m,
     return bad("dtype " + descr +
                " (use <f4, <f2, <f8, or <u2 bfloat16 bits "
                "with --dtype bf16)");
+  // The shape comes from the file: its size in bytes must not overflow, and
+  // must be exactly what follows the header.
+  int64_t elements, bytes;
+  if (__builtin_mul_overflow(rows, cols, &elements) ||
+      __builtin_mul_overflow(elements, int64_t(size), &bytes))
+    return bad("shape " + shape + " is too large");
   size_t payload = headerStart + headerLen;
-  if (data.size() - payload < static_cast<size_t>(rows * cols * size))
+  if (data.size() - payload < static_cast<uint64_t>(bytes))
     return bad("truncated data");
+  if (data.size() - payload > static_cast<uint64_t>(bytes))
+    return bad(std::to_string(data.size() - payload - bytes) +
+               " bytes after the data");
   m = Matrix(type, rows, cols, cols);
   const char *p = data.data() + payload;
   for (int64_t i = 0; i < rows * cols; ++i, p += size) {

@@ -6,6 +6,8 @@
 
 #include "HostData.h"
 
+#include <fstream>
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -154,6 +156,63 @@ TEST(Npy, RejectsBadFiles) {
   EXPECT_FALSE(readNpy(path + ".missing", DType::F32, m, error));
   EXPECT_NE(error.find("cannot open"), std::string::npos) << error;
   std::remove(path.c_str());
+}
+
+/// A version-1 .npy of `descr` and `shape`, its header padded as NumPy pads
+/// it (unless `header` replaces it whole), followed by `payload` bytes.
+static std::string npyFile(const std::string &shape, size_t payload,
+                           int version = 1, std::string header = "") {
+  if (header.empty()) {
+    header =
+        "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+    header.append(63 - (10 + header.size()) % 64, ' ');
+    header += '\n';
+  }
+  std::string file = "\x93NUMPY";
+  file += char(version);
+  file += '\0';
+  file += char(header.size() & 0xff);
+  file += char(header.size() >> 8);
+  return file + header + std::string(payload, '\0');
+}
+
+/// readNpy's error for `file`, or "" when it reads it.
+static std::string npyError(const std::string &file) {
+  std::string path = ::testing::TempDir() + "/crafted.npy", error;
+  std::ofstream(path, std::ios::binary) << file;
+  Matrix m;
+  bool ok = readNpy(path, DType::F32, m, error);
+  std::remove(path.c_str());
+  return ok ? "" : error;
+}
+
+// Crafted headers: sizes that overflow, other ranks, bad versions, an
+// unterminated header and trailing bytes are refused, never read past.
+TEST(Npy, RejectsCraftedHeaders) {
+  EXPECT_EQ(npyError(npyFile("(2, 3)", 24)), "");
+  EXPECT_NE(
+      npyError(npyFile("(288230376151711745, 16)", 128)).find("is too large"),
+      std::string::npos);
+  EXPECT_NE(
+      npyError(npyFile("(4611686018427387904, 16)", 64)).find("is too large"),
+      std::string::npos);
+  EXPECT_NE(
+      npyError(npyFile("(99999999999999999999, 2)", 8)).find("is not 2-D"),
+      std::string::npos);
+  EXPECT_NE(npyError(npyFile("(2, 3, 4)", 96)).find("is not 2-D"),
+            std::string::npos);
+  EXPECT_NE(npyError(npyFile("(6,)", 24)).find("is not 2-D"),
+            std::string::npos);
+  EXPECT_NE(npyError(npyFile("(2, 3)", 24, 9)).find("format version 9"),
+            std::string::npos);
+  EXPECT_NE(
+      npyError(npyFile("(2, 3)", 24, 1, "{'descr': '<f4', 'shape': (2, 3)"))
+          .find("unterminated header"),
+      std::string::npos);
+  EXPECT_NE(npyError(npyFile("(2, 3)", 23)).find("truncated data"),
+            std::string::npos);
+  EXPECT_NE(npyError(npyFile("(2, 3)", 25)).find("1 bytes after the data"),
+            std::string::npos);
 }
 
 // Seen on an H200: an f16 softmax of one 262144-column row failed the plain
