@@ -58,14 +58,14 @@ struct KernelPlan {
   PlanAttr getCheckedAttr(function_ref<InFlightDiagnostic()> emitError,
                           MLIRContext *context) const;
 
-  Strategy strategy;
+  Strategy strategy = Strategy::fused;
   /// The target chip (`sm_XY`).
   std::string chip = "sm_90";
   /// Elements covered by one block: the whole row (fused), the block's slice
   /// of the row (cluster) or one tile (online). A power of two, at least one
   /// per thread of a row.
-  int64_t blockElements;
-  int64_t numWarps;
+  int64_t blockElements = 0;
+  int64_t numWarps = 1;
   /// Rows a block works on at once (fused); each row gets numThreads() /
   /// rowsPerBlock threads, at most a warp when there is more than one row.
   int64_t rowsPerBlock = 1;
@@ -73,12 +73,12 @@ struct KernelPlan {
   int64_t clusterSize = 1;
   /// Widest vector access (elements); the kernel falls back to 1 at run time
   /// when lengths, strides or pointers do not allow it.
-  int64_t vectorWidth;
-  bool reverseSecondPass;
-  bool fastExp;
+  int64_t vectorWidth = 1;
+  bool reverseSecondPass = true;
+  bool fastExp = true;
   /// Fused: the scalar fallback re-reads the row once per reduction and for
   /// the map instead of holding it in registers.
-  bool rereadFallback;
+  bool rereadFallback = false;
   /// Fused and cluster, vector path: the block's next row is copied into a
   /// shared-memory stage (cp.async) while the current row is reduced.
   bool prefetch = false;
@@ -92,7 +92,7 @@ struct KernelPlan {
   bool pairReduce = false;
   Type inType, outType;
   /// Largest row the kernel handles (0: no limit).
-  int64_t maxCols;
+  int64_t maxCols = 0;
   /// Elements the prefetch stage can hold: one block (fused, cluster), or
   /// the block's whole share of a row of the known length (online; 0 when
   /// the length is unknown).
