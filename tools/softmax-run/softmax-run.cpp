@@ -25,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <sstream>
@@ -61,7 +62,8 @@ Actions (default: --check):
                          without a GPU from --chip and ptxas' report
   --iters=K --warmup=K   timed and warm-up launches (default 100, 10)
   --grid=G               launch G blocks instead of the occupancy grid
-  --json                 machine-readable output
+  --json                 --check and --bench results as one JSON object (not
+                         with --explain, which prints text)
 Device description for --explain without a GPU:
   --chip=sm_80|sm_90     built-in description (default: the kernel's chip)
   --ptxas=PATH           ptxas for the resource report (default: PATH or
@@ -469,12 +471,36 @@ KernelSpec loadKernel(Options &opts) {
   return *spec;
 }
 
+/// The number of a chip name such as `sm_90` or `sm_90a` (90), or 0.
+int chipNumber(const std::string &chip) {
+  if (chip.compare(0, 3, "sm_") != 0)
+    return 0;
+  return std::atoi(chip.c_str() + 3);
+}
+
 /// Checks the request against the kernel before any GPU is touched, and
 /// completes it: the data distribution, --rows and --cols (from --input when
 /// given, else the defaults) and the row strides. Returns the matrix read
 /// from --input, or an empty one.
 Matrix resolveRequest(Options &opts, const KernelSpec &spec,
                       Distribution &dist) {
+  if (opts.json && opts.explain)
+    usageError("--json reports --check and --bench; --explain prints text, "
+               "give one of them");
+  // The kernel's PTX runs on its own chip and newer ones only.
+  if (!opts.chip.empty() && !spec.chip.empty() &&
+      chipNumber(opts.chip) < chipNumber(spec.chip))
+    usageError("kernel '" + spec.kernel + "' is compiled for " + spec.chip +
+               ", which " + opts.chip + " cannot run");
+  // Found before the run, not after it.
+  if (!opts.output.empty()) {
+    std::filesystem::path dir =
+        std::filesystem::path(opts.output).parent_path();
+    std::error_code ec;
+    if (!dir.empty() && !std::filesystem::is_directory(dir, ec))
+      usageError("--output '" + opts.output + "': no directory '" +
+                 dir.string() + "'");
+  }
   if (!opts.dtype.empty()) {
     std::optional<DType> t = parseDType(opts.dtype);
     if (!t)
