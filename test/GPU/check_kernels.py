@@ -199,15 +199,14 @@ def busy_device_launches(kernel):
     complete while another stream's kernel holds most SMs. Returns the
     problems."""
     problems = []
-    if kernel.chunk:
-        try:
-            kernel.grid(1, cols=(kernel.resident + 1) * kernel.chunk)
-            problems.append("the launcher accepted rows with more chunks "
-                            "than resident blocks")
-        except RuntimeError:
-            pass
+    try:
+        kernel.grid(1, cols=(kernel.resident + 1) * kernel.chunk)
+        problems.append("the launcher accepted rows with more chunks than "
+                        "resident blocks")
+    except RuntimeError:
+        pass
     dtype = to_device_dtype(kernel.meta["input_type"])
-    cols = max(kernel.chunk, 1) * 16
+    cols = kernel.chunk * 16
     x = cp.zeros((cols,), dtype=dtype)
     y = cp.zeros((cols,), dtype=to_device_dtype(kernel.meta["output_type"]))
     try:

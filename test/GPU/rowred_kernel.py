@@ -162,9 +162,8 @@ class Kernel:
         programs that still need the same number of rounds, so that none
         idles in the last one."""
         if self.chunk:
-            return max(self.min_chunks_grid(cols),
-                       min(max(rows, 1) * self.chunks_per_row(cols),
-                           self.resident))
+            return min(max(rows, 1) * self.min_chunks_grid(cols),
+                       self.resident)
         groups = -(-rows // self.rows_per_block)
         if self.meta.get("grid") == "rows":
             return self.cluster * max(1, groups)
