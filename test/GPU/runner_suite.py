@@ -118,22 +118,19 @@ def main():
             "softmax_f32_fused_b8192_pfregisters_kernel0.json",
             "softmax_bf16_fused_b512_kernel0.json",
             "softmax_bf16_fused_b8192_kernel0.json",
-            "softmax_bf16_online_c8_onlinekeep64_pfoff_kernel0.json",
-            "log_softmax_f32_online_onlinekeep128_kernel0.json",
-            "log_softmax_f32_online_onlinekeep64_pfoff_kernel0.json",
-            "softmax_f32_online_n262144_c4_onlinekeep128_keepaheadon"
-            "_kernel0.json",
-            "softmax_f32_online_n262144_c4_onlinekeep64_keepaheadbulk"
-            "_kernel0.json",
-            "softmax_bf16_online_n131072_c1_w16_onlinekeep64_keepaheadbulk"
-            "_kernel0.json",
+            "softmax_bf16_online_c8_kept32768_pfnone_kernel0.json",
+            "log_softmax_f32_online_kept32768_kernel0.json",
+            "log_softmax_f32_online_kept16384_pfnone_kernel0.json",
+            "softmax_f32_online_n262144_c4_kept32768_katiles_kernel0.json",
+            "softmax_f32_online_n262144_c4_kept16384_kabulk_kernel0.json",
+            "softmax_bf16_online_n131072_c1_w16_kept32768_kabulk_kernel0.json",
             "softmax_bf16_auto_n32768_kernel0.json",
             "softmax_bf16_auto_n57344_kernel0.json",
             "log_softmax_bf16_auto_n12288_kernel0.json",
             "softmax_f32_chunks_kernel0.json",
             "softmax_bf16_chunks_kernel0.json",
-            "log_softmax_f32_chunks_b1024_chunkstage1024_kernel0.json",
-            "softmax_f16_chunks_w1_b256_chunkstage0_kernel0.json")]
+            "log_softmax_f32_chunks_b1024_cs1024_kernel0.json",
+            "softmax_f16_chunks_w1_b256_cs0_kernel0.json")]
         for k in picks:
             with open(os.path.join(args.kernel_dir, k)) as f:
                 meta = json.load(f)
@@ -146,9 +143,9 @@ def main():
                                    "--offset=1"],
                        "odd": [f"--cols={min(999, max_cols - 1) or 1}",
                                "--offset=1"]}
-            # Kept tiles copied in ahead (keep-ahead) live on the aligned
+            # Kept tiles copied in ahead (keep_ahead) live on the aligned
             # vector path: shares of three tiles, two of them kept (one with
-            # keep-ahead=bulk), on two clusters, so that each refills its
+            # keep_ahead = bulk), on two clusters, so that each refills its
             # stage (both buffers) for later rows.
             if meta.get("keep_ahead"):
                 clusters = meta["cluster_blocks"]

@@ -1,5 +1,5 @@
 // The named pipeline from the dialect to PTX text, and the files it writes.
-// RUN: rm -rf %t && softmax-opt %s --rowred-to-ptx="cols=1024 num-warps=4 output-dir=%t" | FileCheck %s --check-prefix=IR
+// RUN: rm -rf %t && softmax-opt %s --test-rowred-plan-request="fields='warps = 4'" --rowred-to-ptx="cols=1024 output-dir=%t" | FileCheck %s --check-prefix=IR
 // RUN: FileCheck %s --check-prefix=PTX --input-file=%t/softmax_kernel0.ptx
 // RUN: FileCheck %s --check-prefix=JSON --input-file=%t/softmax_kernel0.json
 // RUN: softmax-opt %s --rowred-to-ptx="strategy=online output-dir=%t/online" -o /dev/null

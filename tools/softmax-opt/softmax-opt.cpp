@@ -29,6 +29,10 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
 
+namespace mlir::rowred::test {
+void registerTestPasses();
+} // namespace mlir::rowred::test
+
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   registry.insert<mlir::rowred::RowRedDialect, mlir::arith::ArithDialect,
@@ -52,6 +56,7 @@ int main(int argc, char **argv) {
   mlir::rowred::registerRowRedConversionPasses();
   mlir::rowred::registerRowRedTargetPasses();
   mlir::rowred::registerRowRedPipelines();
+  mlir::rowred::test::registerTestPasses();
 
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "Softmax kernel compiler driver\n", registry));

@@ -543,7 +543,7 @@ Matrix resolveRequest(Options &opts, const KernelSpec &spec,
     fatal("kernel '" + spec.kernel + "' (" + spec.strategy + ") handles " +
           std::to_string(spec.minCols) + " to " + std::to_string(spec.maxCols) +
           " columns, not " + std::to_string(opts.cols) +
-          "; compile one with a larger block-size or strategy=online");
+          "; compile one for longer rows (cols=N) or with strategy=online");
   // A chunks kernel counts its tickets and columns in 32 bits.
   if (spec.chunkElements > 0) {
     int64_t chunks = (opts.cols + spec.chunkElements - 1) / spec.chunkElements;
@@ -652,8 +652,8 @@ GpuLaunch planOnGpu(Gpu &gpu, const KernelSpec &spec, const Options &opts) {
           " chunks, whose blocks wait "
           "for each other, but only " +
           std::to_string(resident) + " fit on " + gpu.info.name +
-          " at once; compile it with a larger chunk (block-size, "
-          "chunk-stage)");
+          " at once; compile it with a larger chunk (the plan request's "
+          "block and chunk_stage)");
   return l;
 }
 

@@ -27,28 +27,28 @@ using namespace mlir::rowred::rules;
 static FailureOr<KernelPlan> planChunks(MapOp map, const PlanOptions &opts,
                                         KernelPlan plan, int64_t vector,
                                         int64_t sm) {
-  auto unsupported = [&](StringRef option) {
+  auto unsupported = [&](StringRef field) {
     return map.emitOpError()
-           << option << " does not apply to the chunks strategy, whose "
+           << field << " does not apply to the chunks strategy, whose "
            << "blocks each take one chunk of one row";
   };
   if (opts.rowsPerBlock > 1)
-    return unsupported("rows-per-block");
+    return unsupported("rows_per_block");
   if (opts.clusterSize > 1)
-    return unsupported("cluster-size");
-  if (opts.onlineKeep > 0)
-    return unsupported("online-keep");
-  if (opts.prefetch != "auto" && !isOff(opts.prefetch))
+    return unsupported("cluster");
+  if (opts.keptElements > 0)
+    return unsupported("kept_elements");
+  if (opts.prefetch && opts.prefetch != Prefetch::none)
     return unsupported("prefetch");
-  if (opts.keepAhead != "auto" && !isOff(opts.keepAhead))
-    return unsupported("keep-ahead");
-  if (isOn(opts.cacheHints))
-    return unsupported("cache-hints");
-  if (opts.grid != "auto")
+  if (opts.keepAhead && opts.keepAhead != KeepAhead::none)
+    return unsupported("keep_ahead");
+  if (opts.cacheHints == true)
+    return unsupported("cache_hints");
+  if (opts.grid)
     return map.emitOpError()
            << "a chunks kernel's blocks take the chunks of every row by "
-              "ticket on a grid of at most the resident blocks; grid must be "
-              "auto";
+              "ticket on a grid of at most the resident blocks; grid cannot "
+              "be asked for";
   plan.strategy = Strategy::chunks;
   plan.numWarps = opts.numWarps ? opts.numWarps : 4;
   bool wide = byteWidth(plan.inType) == 4;
@@ -56,40 +56,34 @@ static FailureOr<KernelPlan> planChunks(MapOp map, const PlanOptions &opts,
       opts.blockSize ? opts.blockSize : plan.numThreads() * (wide ? 64 : 32);
   if (plan.blockElements % plan.numThreads() != 0)
     return map.emitOpError()
-           << "block-size " << plan.blockElements
+           << "block " << plan.blockElements
            << " must be a multiple of the block's " << plan.numThreads()
            << " threads: each holds the same number of a chunk's elements";
   int64_t perThread = plan.elementsPerThread();
   if (perThread > kMaxElementsPerThread)
     return map.emitOpError()
-           << "a chunk of block-size " << plan.blockElements << " keeps "
+           << "a chunk of block " << plan.blockElements << " keeps "
            << perThread << " elements per thread in registers (limit "
            << kMaxElementsPerThread << ")";
   plan.vectorWidth = std::min(vector, perThread & -perThread);
-  if (opts.chunkStage < -1)
-    return map.emitOpError()
-           << "chunk-stage must be 0 (none), -1 (auto) or a number of "
-              "elements, got "
-           << opts.chunkStage;
-  plan.chunkStaged = opts.chunkStage >= 0
-                         ? opts.chunkStage
-                         : plan.numThreads() * (wide ? 64 : 96);
+  plan.chunkStaged =
+      opts.chunkStage ? *opts.chunkStage : plan.numThreads() * (wide ? 64 : 96);
   int64_t stagedUnit = plan.numThreads() * plan.vectorWidth;
   if (plan.chunkStaged % stagedUnit != 0)
     return map.emitOpError()
-           << "chunk-stage " << plan.chunkStaged << " must be a multiple of "
+           << "chunk_stage " << plan.chunkStaged << " must be a multiple of "
            << stagedUnit << " (" << plan.numThreads() << " threads x "
            << plan.vectorWidth << "-element vectors)";
   if (plan.dynamicSharedBytes() > maxDynamicSharedBytes(plan.sm()))
-    return map.emitOpError() << "chunk-stage " << plan.chunkStaged << " takes "
+    return map.emitOpError() << "chunk_stage " << plan.chunkStaged << " takes "
                              << plan.dynamicSharedBytes()
                              << " bytes of shared memory; a block has at most "
                              << maxDynamicSharedBytes(plan.sm());
   if (plan.hasStage() && sm < 90)
     return map.emitOpError()
-           << "chunk-stage fills the stage with cp.async.bulk, which needs "
+           << "chunk_stage fills the stage with cp.async.bulk, which needs "
               "sm_90 or newer, not "
-           << opts.chip << " (chunk-stage=0 holds a chunk in registers only)";
+           << opts.chip << " (chunk_stage = 0 holds a chunk in registers only)";
   if (plan.chunkElements() > (int64_t(1) << 30))
     return map.emitOpError() << "a chunk of " << plan.chunkElements()
                              << " elements is too large (at most 2^30)";
@@ -122,10 +116,8 @@ public:
     if (failed(plan.strategy != Strategy::online ? shapeRowBlock()
                                                  : shapeOnline()))
       return failure();
-    plan.rereadFallback =
-        plan.strategy != Strategy::online &&
-        (opts.scalarFallback == "reread" ||
-         (opts.scalarFallback == "auto" && plan.blockElements >= 8192));
+    plan.rereadFallback = plan.strategy != Strategy::online &&
+                          opts.reread.value_or(plan.blockElements >= 8192);
     // The widest power of two dividing the elements per thread: chunks of
     // vectorWidth elements tile them exactly.
     int64_t perThread = plan.elementsPerThread();
@@ -151,11 +143,6 @@ private:
     clustersAvailable = sm >= 90;
     elementBytes = std::max(byteWidth(plan.inType), byteWidth(plan.outType));
     canOnline = isOnlineSoftmaxPair(group);
-    if (opts.scalarFallback != "registers" && opts.scalarFallback != "reread" &&
-        opts.scalarFallback != "auto")
-      return map.emitOpError()
-             << "unknown scalar-fallback '" << opts.scalarFallback
-             << "'; expected registers, reread or auto";
     cols = opts.cols;
     if (cols < 0)
       return map.emitOpError() << "cols must be positive, got " << cols;
@@ -180,7 +167,7 @@ private:
         vector * byteWidth(plan.inType) > 16 ||
         vector * byteWidth(plan.outType) > 16)
       return map.emitOpError()
-             << "vector-width must be a power of two with accesses of at most "
+             << "vector must be a power of two with accesses of at most "
                 "16 bytes (at most "
              << 16 / std::max(byteWidth(plan.inType), byteWidth(plan.outType))
              << " elements here), got " << vector;
@@ -192,23 +179,23 @@ private:
   LogicalResult checkShapeOptions() {
     if (opts.numWarps != 0 &&
         (opts.numWarps > 32 || !isBlockShape(opts.numWarps)))
-      return map.emitOpError() << "num-warps must be from 1 to 32, a power of "
+      return map.emitOpError() << "warps must be from 1 to 32, a power of "
                                   "two or three times one, got "
                                << opts.numWarps;
     if (opts.blockSize != 0 && !isBlockShape(opts.blockSize))
-      return map.emitOpError() << "block-size must be a power of two or three "
+      return map.emitOpError() << "block must be a power of two or three "
                                   "times one, got "
                                << opts.blockSize;
     if (opts.rowsPerBlock != 0 &&
         (opts.rowsPerBlock < 0 || !llvm::isPowerOf2_64(opts.rowsPerBlock)))
-      return map.emitOpError() << "rows-per-block must be a power of two, got "
+      return map.emitOpError() << "rows_per_block must be a power of two, got "
                                << opts.rowsPerBlock;
     if (opts.clusterSize != 0 &&
         (opts.clusterSize < 1 ||
          opts.clusterSize > kMaxNonPortableClusterSize ||
          !llvm::isPowerOf2_64(opts.clusterSize)))
       return map.emitOpError()
-             << "cluster-size must be 1 (no cluster), 2, 4, 8 or 16 (16 needs "
+             << "cluster must be 1 (no cluster), 2, 4, 8 or 16 (16 needs "
                 "a "
                 "launcher that allows non-portable cluster sizes), got "
              << opts.clusterSize;
@@ -234,9 +221,9 @@ private:
                                     "clusters (sm_90 or newer), not "
                                  << opts.chip;
       if (opts.clusterSize == 1)
-        return map.emitOpError() << "the cluster strategy needs cluster-size 2 "
+        return map.emitOpError() << "the cluster strategy needs a cluster of 2 "
                                     "or more; one block per row is "
-                                    "strategy=fused";
+                                    "strategy = fused";
       plan.strategy = Strategy::cluster;
     } else if (opts.strategy == "online") {
       if (!canOnline)
@@ -262,7 +249,7 @@ private:
             opts.numWarps ? opts.numWarps : defaultFusedWarps(rowBlock);
         bool fitsBlock =
             std::max<int64_t>(rowBlock / (warps * 32), 1) <=
-                opts.maxElementsPerThread &&
+                opts.maxElementsPerThread() &&
             (opts.blockSize != 0 ||
              rowBlock <= maxAutoFusedBlock(elementBytes, sm >= 80));
         bool fitsCluster = clustersAvailable && opts.blockSize == 0 &&
@@ -289,10 +276,11 @@ private:
       return map.emitOpError()
              << "the " << stringifyStrategy(plan.strategy)
              << " strategy holds the whole row in registers and needs its "
-                "length: set cols=N or block-size=B (or use strategy=online)";
+                "length: set cols=N or the request's block (or use "
+                "strategy=online)";
     if (cols > rowBlock)
       return map.emitOpError()
-             << "block-size " << rowBlock << " is smaller than the " << cols
+             << "block " << rowBlock << " is smaller than the " << cols
              << " columns; the " << stringifyStrategy(plan.strategy)
              << " kernel holds the whole row";
     int64_t slice = rowBlock;
@@ -318,10 +306,10 @@ private:
     // A block per row where the stage is asked for: only such blocks hold
     // one.
     if (!opts.rowsPerBlock && !opts.numWarps &&
-        plan.strategy == Strategy::fused && opts.prefetch != "on")
+        plan.strategy == Strategy::fused && opts.prefetch != Prefetch::stage)
       plan.rowsPerBlock = defaultRowsPerBlock(rowBlock);
     if (plan.rowsPerBlock > 1 && plan.strategy != Strategy::fused)
-      return map.emitOpError() << "rows-per-block applies to the fused "
+      return map.emitOpError() << "rows_per_block applies to the fused "
                                   "strategy only";
     if (opts.numWarps) {
       plan.numWarps = opts.numWarps;
@@ -344,7 +332,7 @@ private:
         (plan.rowsPerBlock > plan.numThreads() || plan.threadsPerRow() > 32 ||
          !llvm::isPowerOf2_64(plan.threadsPerRow())))
       return map.emitOpError()
-             << "rows-per-block=" << plan.rowsPerBlock << " over "
+             << "rows_per_block = " << plan.rowsPerBlock << " over "
              << plan.numThreads()
              << " threads must leave a power of two from 1 to 32 threads per "
                 "row";
@@ -356,15 +344,16 @@ private:
                                << plan.threadsPerRow() << " threads per row";
     plan.maxCols = plan.blockElements * plan.clusterSize;
     plan.stageElements = plan.blockElements;
-    if (plan.elementsPerThread() > opts.maxElementsPerThread && !wide &&
+    if (plan.elementsPerThread() > opts.maxElementsPerThread() && !wide &&
         !rowGridBlock)
       return map.emitOpError()
              << "a " << stringifyStrategy(plan.strategy) << " block of "
              << plan.blockElements << " elements over " << plan.threadsPerRow()
              << " threads keeps " << plan.elementsPerThread()
              << " elements per thread in registers (limit "
-             << opts.maxElementsPerThread
-             << "); use more warps or strategy=online for rows this long";
+             << opts.maxElementsPerThread()
+             << "); ask for more warps, or strategy=online for rows this "
+                "long";
     return success();
   }
 
@@ -372,7 +361,7 @@ private:
   LogicalResult shapeOnline() {
     if (opts.rowsPerBlock > 1)
       return map.emitOpError()
-             << "rows-per-block does not apply to the online strategy";
+             << "rows_per_block does not apply to the online strategy";
     if (opts.clusterSize > 1) {
       if (!clustersAvailable)
         return map.emitOpError() << "an online kernel over clusters needs "
@@ -385,7 +374,7 @@ private:
       plan.clusterSize = autoOnlineClusterSize(cols, elementBytes);
     }
     if (opts.blockSize != 0 && !llvm::isPowerOf2_64(opts.blockSize))
-      return map.emitOpError() << "an online tile (block-size) must be a "
+      return map.emitOpError() << "an online tile (block) must be a "
                                   "power of two, got "
                                << opts.blockSize;
     plan.numWarps = opts.numWarps ? opts.numWarps
@@ -410,63 +399,52 @@ private:
           plan.blockElements;
     if (plan.blockElements < plan.numThreads())
       return map.emitOpError()
-             << "the online tile (block-size " << plan.blockElements
+             << "the online tile (block " << plan.blockElements
              << ") must hold at least one element per thread ("
              << plan.numThreads() << ")";
-    if (plan.elementsPerThread() > opts.maxElementsPerThread)
+    if (plan.elementsPerThread() > opts.maxElementsPerThread())
       return map.emitOpError()
              << "an online tile of " << plan.blockElements << " elements keeps "
              << plan.elementsPerThread() << " elements per thread in "
-             << "registers (limit " << opts.maxElementsPerThread << ")";
+             << "registers (limit " << opts.maxElementsPerThread() << ")";
     return success();
   }
 
   /// The pair reduction and the grid.
   LogicalResult planPairAndGrid() {
-    if (!isOn(opts.pairReduce) && !isOff(opts.pairReduce) &&
-        opts.pairReduce != "auto")
-      return map.emitOpError() << "unknown pair-reduce '" << opts.pairReduce
-                               << "'; expected on, off, 1, 0 or auto";
     plan.pairReduce =
         plan.strategy != Strategy::online && canOnline &&
-        (isOn(opts.pairReduce) ||
-         (opts.pairReduce == "auto" && autoPairReduce(plan, opts, cols)));
-
-    if (opts.grid != "auto" && opts.grid != "persistent" && opts.grid != "rows")
-      return map.emitOpError() << "unknown grid '" << opts.grid
-                               << "'; expected persistent, rows or auto";
+        opts.pairReduce.value_or(autoPairReduce(plan, opts, cols));
     plan.gridPerRowGroup =
         mayGridPerRowGroup(opts, sm) &&
-        (opts.grid == "rows" || stagedRow || autoGridPerRowGroup(plan));
+        (opts.grid == Grid::rows || stagedRow || autoGridPerRowGroup(plan));
     return success();
   }
 
   /// What is fetched ahead (the stage, registers), and auto's kept tiles.
   LogicalResult planPrefetch() {
-    if (opts.onlineKeep == -1 && opts.prefetch == "auto" &&
-        !isOff(opts.keepAhead)) {
+    if (!opts.keptElements && !opts.prefetch &&
+        opts.keepAhead != KeepAhead::none) {
       // Bulk copies where they measured faster (auto) or were asked for;
       // per-thread copies where asked for or as auto's other rule.
-      int64_t bulkKept = isOn(opts.keepAhead) ? 0 : autoBulkKeptElements(plan);
+      int64_t bulkKept =
+          opts.keepAhead == KeepAhead::tiles ? 0 : autoBulkKeptElements(plan);
       plan.bulkKeep = bulkKept > 0;
       plan.keptElements = bulkKept > 0 ? bulkKept
-                          : opts.keepAhead == "bulk"
+                          : opts.keepAhead == KeepAhead::bulk
                               ? 0
                               : autoKeepAheadElements(plan);
       plan.keepAhead = plan.keptElements > 0;
     }
-    if (opts.prefetch != "on" && opts.prefetch != "off" &&
-        opts.prefetch != "auto" && opts.prefetch != "registers")
-      return map.emitOpError() << "unknown prefetch '" << opts.prefetch
-                               << "'; expected on, registers, off or auto";
-    if (opts.prefetch == "on" || opts.prefetch == "registers") {
-      bool stage = opts.prefetch == "on";
+    if (opts.prefetch && opts.prefetch != Prefetch::none) {
+      bool stage = opts.prefetch == Prefetch::stage;
       StringRef reason = prefetchObstacle(plan, stage, sm);
       if (!reason.empty())
-        return map.emitOpError() << "prefetch=" << opts.prefetch
-                                 << " is not possible here: " << reason;
+        return map.emitOpError()
+               << "prefetch = " << stringifyPrefetch(*opts.prefetch)
+               << " is not possible here: " << reason;
       (stage ? plan.prefetch : plan.prefetchRegisters) = true;
-    } else if (opts.prefetch == "auto") {
+    } else if (!opts.prefetch) {
       plan.prefetch = prefetchObstacle(plan, true, sm).empty() &&
                       (stagedRow || autoPrefetch(plan));
       plan.prefetchRegisters = !plan.prefetch &&
@@ -479,81 +457,73 @@ private:
     return success();
   }
 
-  /// The online kernel's tiles kept between its passes (online-keep) and
-  /// how they are filled (keep-ahead).
+  /// The online kernel's tiles kept between its passes (kept_elements) and
+  /// how they are filled (keep_ahead).
   LogicalResult planKeptTiles() {
-    if (opts.onlineKeep < -1)
-      return map.emitOpError() << "online-keep must be a number of KiB, 0 "
-                                  "(none) or -1 (auto), got "
-                               << opts.onlineKeep;
-    if (opts.onlineKeep > 0) {
+    if (opts.keptElements > 0) {
       if (plan.strategy != Strategy::online)
         return map.emitOpError()
-               << "online-keep applies to the online strategy only";
+               << "kept_elements applies to the online strategy only";
       if (plan.prefetch)
-        return map.emitOpError() << "online-keep and prefetch=on both use the "
-                                    "stage in shared memory; choose one";
+        return map.emitOpError() << "kept_elements and prefetch = stage both "
+                                    "use the stage in shared memory; choose "
+                                    "one";
       if (plan.vectorWidth == 1)
-        return map.emitOpError() << "online-keep keeps the vector path's tiles "
-                                    "and this kernel has none";
-      int64_t tileBytes = plan.blockElements * byteWidth(plan.inType);
-      int64_t tiles = opts.onlineKeep * 1024 / tileBytes;
-      if (tiles == 0)
+        return map.emitOpError() << "kept_elements keeps the vector path's "
+                                    "tiles and this kernel has none";
+      if (*opts.keptElements % plan.blockElements != 0)
+        return map.emitOpError() << "kept_elements " << *opts.keptElements
+                                 << " must be whole tiles of "
+                                 << plan.blockElements << " elements";
+      int64_t bytes = *opts.keptElements * byteWidth(plan.inType);
+      if (bytes > maxDynamicSharedBytes(plan.sm()))
         return map.emitOpError()
-               << "online-keep=" << opts.onlineKeep
-               << " KiB holds no whole tile of " << tileBytes / 1024 << " KiB";
-      if (tiles * tileBytes > maxDynamicSharedBytes(plan.sm()))
-        return map.emitOpError()
-               << "online-keep=" << opts.onlineKeep
-               << " KiB exceeds the shared memory of a block ("
-               << maxDynamicSharedBytes(plan.sm()) / 1024 << " KiB)";
-      plan.keptElements = tiles * plan.blockElements;
+               << "kept_elements " << *opts.keptElements << " take " << bytes
+               << " bytes, more than the shared memory of a block ("
+               << maxDynamicSharedBytes(plan.sm()) << ")";
+      plan.keptElements = *opts.keptElements;
     }
 
-    bool bulk = opts.keepAhead == "bulk";
-    if (!isOn(opts.keepAhead) && !isOff(opts.keepAhead) && !bulk &&
-        opts.keepAhead != "auto")
-      return map.emitOpError() << "unknown keep-ahead '" << opts.keepAhead
-                               << "'; expected on, bulk, off or auto";
-    if (isOn(opts.keepAhead) || bulk || plan.keepAhead) {
+    bool bulk = opts.keepAhead == KeepAhead::bulk;
+    if (opts.keepAhead == KeepAhead::tiles || bulk || plan.keepAhead) {
+      StringRef asked = opts.keepAhead ? stringifyKeepAhead(*opts.keepAhead)
+                                       : StringRef("auto's");
       if (plan.keptElements == 0)
         return map.emitOpError()
-               << "keep-ahead=" << opts.keepAhead
-               << " fills the tiles that online-keep keeps, and "
-               << (opts.onlineKeep == 0
-                       ? "online-keep=0 keeps none"
-                       : "auto keeps none for this kernel with it (see "
-                         "online-keep's description)")
-               << "; set online-keep=K";
+               << "keep_ahead = " << asked
+               << " fills the tiles that kept_elements keeps, and "
+               << (opts.keptElements == 0
+                       ? "kept_elements = 0 keeps none"
+                       : "auto keeps none for this kernel with it")
+               << "; ask for kept_elements";
       if (plan.stageElements == 0)
-        return map.emitOpError() << "keep-ahead copies the first tiles of each "
+        return map.emitOpError() << "keep_ahead copies the first tiles of each "
                                     "block's share ahead and needs the row "
                                     "length (cols=N)";
       if (plan.keptElements >= plan.stageElements)
         return map.emitOpError()
-               << "online-keep=" << opts.onlineKeep
-               << " KiB keeps the whole share of a row, and keep-ahead streams "
-                  "at least its last tile; keep less, or use prefetch=on to "
-                  "stage the whole share";
+               << "kept_elements " << plan.keptElements
+               << " keeps the whole share of a row, and keep_ahead streams "
+                  "at least its last tile; keep less, or use prefetch = stage "
+                  "to stage the whole share";
       if (sm < 80)
-        return map.emitOpError() << "keep-ahead copies with cp.async, which "
+        return map.emitOpError() << "keep_ahead copies with cp.async, which "
                                     "needs sm_80 or newer";
       if (bulk && sm < 90)
         return map.emitOpError()
-               << "keep-ahead=bulk copies with cp.async.bulk "
+               << "keep_ahead = bulk copies with cp.async.bulk "
                   "and an mbarrier, which need sm_90 or newer";
       if (bulk && 2 * plan.keptElements * byteWidth(plan.inType) >
                       maxDynamicSharedBytes(plan.sm()))
         return map.emitOpError()
-               << "keep-ahead=bulk keeps two buffers of online-keep="
-               << opts.onlineKeep << " KiB, more than the shared memory of a "
-               << "block (" << maxDynamicSharedBytes(plan.sm()) / 1024
-               << " KiB)";
-      if (!plan.reverseSecondPass || opts.prefetch == "off")
+               << "keep_ahead = bulk keeps two buffers of kept_elements "
+               << plan.keptElements << ", more than the shared memory of a "
+               << "block (" << maxDynamicSharedBytes(plan.sm()) << " bytes)";
+      if (!plan.reverseSecondPass || opts.prefetch == Prefetch::none)
         return map.emitOpError()
-               << "keep-ahead hands tiles on across the passes: it needs the "
-                  "tiles loaded ahead (prefetch=registers or auto) and the "
-                  "reversed second pass";
+               << "keep_ahead hands tiles on across the passes: it needs the "
+                  "tiles loaded ahead (prefetch = registers or derived) and "
+                  "the reversed second pass";
       plan.keepAhead = true;
       plan.bulkKeep = bulk || plan.bulkKeep;
       plan.prefetchRegisters = true;
@@ -565,16 +535,11 @@ private:
 
   /// The online kernel's L2 eviction hints.
   LogicalResult planCacheHints() {
-    if (!isOn(opts.cacheHints) && !isOff(opts.cacheHints) &&
-        opts.cacheHints != "auto")
-      return map.emitOpError() << "unknown cache-hints '" << opts.cacheHints
-                               << "'; expected on, off or auto";
-    if (isOn(opts.cacheHints) && plan.strategy != Strategy::online)
+    if (opts.cacheHints == true && plan.strategy != Strategy::online)
       return map.emitOpError()
-             << "cache-hints applies to the online strategy only";
+             << "cache_hints applies to the online strategy only";
     plan.cacheHints = plan.strategy == Strategy::online &&
-                      (isOn(opts.cacheHints) ||
-                       (opts.cacheHints == "auto" && autoCacheHints(plan)));
+                      opts.cacheHints.value_or(autoCacheHints(plan));
     return success();
   }
 

@@ -13,20 +13,35 @@
 namespace mlir {
 namespace rowred {
 
-/// Pass options, gathered so the planner does not depend on the pass class.
+/// What the planner is asked for: the pass's strategy, row length and chip,
+/// and the fields of the map's #rowred.plan_request. A field left out (0 or
+/// absent) is derived.
 struct PlanOptions {
-  std::string strategy;
-  int64_t cols, blockSize, numWarps, rowsPerBlock, clusterSize, vectorWidth,
-      maxElementsPerThread;
-  bool reverseSecondPass, fastExp;
-  std::string scalarFallback, chip, prefetch, pairReduce;
-  int64_t onlineKeep;
-  std::string keepAhead, cacheHints;
-  std::string grid;
-  int64_t chunkStage;
+  std::string strategy = "auto";
+  int64_t cols = 0;
+  std::string chip = "sm_90";
+  int64_t blockSize = 0, numWarps = 0, rowsPerBlock = 0, clusterSize = 0,
+          vectorWidth = 0;
+  bool reverseSecondPass = true, fastExp = true;
+  std::optional<bool> reread, pairReduce, cacheHints;
+  std::optional<Prefetch> prefetch;
+  std::optional<int64_t> keptElements, chunkStage;
+  std::optional<KeepAhead> keepAhead;
+  std::optional<Grid> grid;
+
+  /// The options of the pass, with the fields of `request` (may be null).
+  static PlanOptions get(StringRef strategy, int64_t cols, StringRef chip,
+                         PlanRequestAttr request);
+
+  /// Elements per thread a block may hold in registers: 32 where the warps
+  /// are derived (auto's exceptions aside), the plan's limit where they are
+  /// asked for.
+  int64_t maxElementsPerThread() const {
+    return numWarps ? kMaxElementsPerThread : 32;
+  }
 };
 
-/// Resolves the options against the group, with a diagnostic on the map for
+/// Resolves the request against the group, with a diagnostic on the map for
 /// anything invalid.
 FailureOr<KernelPlan> planKernel(const Group &group, const PlanOptions &opts);
 

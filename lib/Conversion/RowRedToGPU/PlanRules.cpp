@@ -16,11 +16,6 @@ namespace mlir {
 namespace rowred {
 namespace rules {
 
-/// Whether an on/off option value `v` means on (`on`, `1`, `true`).
-bool isOn(StringRef v) { return v == "on" || v == "1" || v == "true"; }
-/// Whether an on/off option value `v` means off (`off`, `0`, `false`).
-bool isOff(StringRef v) { return v == "off" || v == "0" || v == "false"; }
-
 /// Rows auto stages (autoStagedRow): longer than kStagedRowMin elements, up
 /// to kStagedRowMax, the longest 16-bit row (in whole tiles of 8192) whose
 /// stages, 112 KiB each, still fit two blocks on an SM.
@@ -71,7 +66,7 @@ bool widensFusedBlock(const KernelPlan &plan, int64_t slice,
                       const PlanOptions &opts) {
   return plan.strategy == Strategy::fused && plan.rowsPerBlock == 1 &&
          byteWidth(plan.inType) == 4 && slice == kWideBlockElements &&
-         opts.prefetch != "registers" && !isOn(opts.pairReduce);
+         opts.prefetch != Prefetch::registers && opts.pairReduce != true;
 }
 
 /// Largest fused block `auto` picks: 32768 elements, 1024 threads x 32, one
@@ -193,7 +188,7 @@ static int64_t blocksAt64Registers(const KernelPlan &plan) {
 bool autoPairReduce(const KernelPlan &plan, const PlanOptions &opts,
                     int64_t cols) {
   return plan.strategy == Strategy::cluster && byteWidth(plan.inType) == 2 &&
-         (opts.prefetch == "auto" || opts.prefetch == "registers") &&
+         (!opts.prefetch || opts.prefetch == Prefetch::registers) &&
          cols % plan.vectorWidth == 0;
 }
 
@@ -316,9 +311,8 @@ bool autoBulkTiles(const PlanOptions &opts, Type type, int64_t clusterSize,
                    int64_t cols) {
   return type.isBF16() && clusterSize == 16 && cols != 0 &&
          cols <= clusterSize * kBulkBF16Share && opts.blockSize == 0 &&
-         opts.numWarps == 0 && opts.onlineKeep == -1 &&
-         opts.prefetch == "auto" &&
-         (opts.keepAhead == "auto" || opts.keepAhead == "bulk") &&
+         opts.numWarps == 0 && !opts.keptElements && !opts.prefetch &&
+         (!opts.keepAhead || opts.keepAhead == KeepAhead::bulk) &&
          opts.reverseSecondPass;
 }
 
@@ -362,9 +356,9 @@ bool autoGridPerRowGroup(const KernelPlan &plan) {
 /// for (grid=rows), or left to auto on sm_90 and newer with no next row
 /// asked for (autoGridPerRowGroup decides).
 bool mayGridPerRowGroup(const PlanOptions &opts, int64_t sm) {
-  return opts.grid == "rows" ||
-         (opts.grid == "auto" &&
-          (opts.prefetch == "auto" || opts.prefetch == "off") && sm >= 90);
+  return opts.grid == Grid::rows ||
+         (!opts.grid && (!opts.prefetch || opts.prefetch == Prefetch::none) &&
+          sm >= 90);
 }
 
 /// Whether auto runs a 16-bit row of `cols` elements as a staged row: the
@@ -393,11 +387,11 @@ bool autoStagedRow(const PlanOptions &opts, const KernelPlan &plan,
   // two vectors per thread.
   return byteWidth(plan.inType) == 2 && byteWidth(plan.outType) == 2 &&
          cols > kStagedRowMin && cols <= kStagedRowMax && cols % 8 == 0 &&
-         opts.prefetch == "auto" && mayGridPerRowGroup(opts, sm) &&
+         !opts.prefetch && mayGridPerRowGroup(opts, sm) &&
          opts.blockSize == 0 && opts.numWarps == 0 && opts.vectorWidth == 0 &&
-         opts.clusterSize == 0 && opts.onlineKeep == -1 &&
-         !isOn(opts.keepAhead) && opts.keepAhead != "bulk" &&
-         !isOn(opts.pairReduce) && opts.maxElementsPerThread >= 16;
+         opts.clusterSize == 0 && !opts.keptElements &&
+         (!opts.keepAhead || opts.keepAhead == KeepAhead::none) &&
+         opts.pairReduce != true;
 }
 
 /// Warps auto gives a staged row (autoStagedRow) of `cols` elements: 4 (128
@@ -517,10 +511,9 @@ bool autoChunks(const PlanOptions &opts, const KernelPlan &plan, int64_t cols,
          cols % vector == 0 && sm >= 90 && opts.blockSize == 0 &&
          opts.numWarps == 0 && opts.vectorWidth == 0 &&
          opts.rowsPerBlock == 0 && opts.clusterSize == 0 &&
-         opts.onlineKeep == -1 && opts.keepAhead == "auto" &&
-         opts.cacheHints == "auto" && opts.prefetch == "auto" &&
-         opts.grid == "auto" && opts.scalarFallback == "auto" &&
-         opts.pairReduce == "auto" && opts.chunkStage == -1;
+         !opts.keptElements && !opts.keepAhead && !opts.cacheHints &&
+         !opts.prefetch && !opts.grid && !opts.reread && !opts.pairReduce &&
+         !opts.chunkStage;
 }
 
 } // namespace rules

@@ -45,12 +45,6 @@ inline constexpr int64_t kMaxNonPortableClusterSize = 16;
 /// past max-elements-per-thread's default of 32 (102 registers, no spills).
 inline constexpr int64_t kRowGrid16BitWarps = 8;
 
-/// Whether an on/off option value `v` means on (`on`, `1`, `true`).
-bool isOn(StringRef v);
-
-/// Whether an on/off option value `v` means off (`off`, `0`, `false`).
-bool isOff(StringRef v);
-
 /// The block auto gives a row of `cols` elements.
 int64_t autoRowBlock(int64_t cols);
 

@@ -3,7 +3,8 @@
 // Part of the softmax kernel compiler.
 //
 // The rowred-plan pass: every rowred.map without a #rowred.plan gets the one
-// planKernel chooses for its group; a plan already there is kept.
+// planKernel chooses for its group, around the fields of its
+// #rowred.plan_request if it has one; a plan already there is kept.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,19 +30,17 @@ struct RowRedPlanPass : rowred::impl::RowRedPlanBase<RowRedPlanPass> {
     ModuleOp module = getOperation();
     if (failed(verifyDecomposed(module, "planning")))
       return signalPassFailure();
-    PlanOptions opts{
-        strategy,          cols,        blockSize,      numWarps,
-        rowsPerBlock,      clusterSize, vectorWidth,    maxElementsPerThread,
-        reverseSecondPass, fastExp,     scalarFallback, chip,
-        prefetch,          pairReduce,  onlineKeep,     keepAhead,
-        cacheHints,        grid,        chunkStage};
     WalkResult result = module.walk([&](MapOp map) {
-      if (map->hasAttr(kPlanAttrName))
+      if (map->hasAttr(kPlanAttrName)) {
+        map->removeAttr(kPlanRequestAttrName);
         return WalkResult::advance();
+      }
       FailureOr<Group> group = collectGroup(map);
       if (failed(group))
         return WalkResult::interrupt();
-      FailureOr<KernelPlan> plan = planKernel(*group, opts);
+      auto request = map->getAttrOfType<PlanRequestAttr>(kPlanRequestAttrName);
+      FailureOr<KernelPlan> plan =
+          planKernel(*group, PlanOptions::get(strategy, cols, chip, request));
       if (failed(plan))
         return WalkResult::interrupt();
       PlanAttr attr = plan->getCheckedAttr([&] { return map.emitOpError(); },
@@ -49,6 +48,7 @@ struct RowRedPlanPass : rowred::impl::RowRedPlanBase<RowRedPlanPass> {
       if (!attr)
         return WalkResult::interrupt();
       map->setAttr(kPlanAttrName, attr);
+      map->removeAttr(kPlanRequestAttrName);
       return WalkResult::advance();
     });
     if (result.wasInterrupted())
@@ -57,3 +57,31 @@ struct RowRedPlanPass : rowred::impl::RowRedPlanBase<RowRedPlanPass> {
 };
 
 } // namespace
+
+PlanOptions PlanOptions::get(StringRef strategy, int64_t cols, StringRef chip,
+                             PlanRequestAttr request) {
+  PlanOptions opts;
+  opts.strategy = strategy.str();
+  opts.cols = cols;
+  opts.chip = chip.str();
+  if (!request)
+    return opts;
+  if (request.getStrategy())
+    opts.strategy = stringifyStrategy(*request.getStrategy()).str();
+  opts.blockSize = request.getBlock().value_or(0);
+  opts.numWarps = request.getWarps().value_or(0);
+  opts.rowsPerBlock = request.getRowsPerBlock().value_or(0);
+  opts.clusterSize = request.getCluster().value_or(0);
+  opts.vectorWidth = request.getVector().value_or(0);
+  opts.reverseSecondPass = request.getReverseSecondPass().value_or(true);
+  opts.fastExp = request.getFastExp().value_or(true);
+  opts.reread = request.getReread();
+  opts.pairReduce = request.getPairReduce();
+  opts.cacheHints = request.getCacheHints();
+  opts.prefetch = request.getPrefetch();
+  opts.keptElements = request.getKeptElements();
+  opts.chunkStage = request.getChunkStage();
+  opts.keepAhead = request.getKeepAhead();
+  opts.grid = request.getGrid();
+  return opts;
+}

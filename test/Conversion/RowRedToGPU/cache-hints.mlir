@@ -1,14 +1,13 @@
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=1048576 strategy=online cluster-size=16" --convert-rowred-to-gpu | FileCheck %s
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=1048576 strategy=online cluster-size=16 cache-hints=off" --convert-rowred-to-gpu | FileCheck %s --check-prefix=OFF
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='cluster = 16'" --rowred-decompose --rowred-plan="cols=1048576 strategy=online" --convert-rowred-to-gpu | FileCheck %s
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='cluster = 16, cache_hints = false'" --rowred-decompose --rowred-plan="cols=1048576 strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=OFF
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=262145" --convert-rowred-to-gpu | FileCheck %s --check-prefix=OFF
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=1048576 online-keep=64" --convert-rowred-to-gpu | FileCheck %s --check-prefix=OFF
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=1048576 strategy=online cluster-size=16" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ON
+// RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='kept_elements = 32768'" --rowred-decompose --rowred-plan="cols=1048576" --convert-rowred-to-gpu | FileCheck %s --check-prefix=OFF
+// RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='cluster = 16'" --rowred-decompose --rowred-plan="cols=1048576 strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ON
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ON
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=450000 strategy=online cluster-size=8" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ON
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=262145 cache-hints=on" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ON
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online cluster-size=8 cols=262144 prefetch=on" --convert-rowred-to-gpu | FileCheck %s --check-prefix=OFF
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=1024 cache-hints=on" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=FUSED
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=1048576 cache-hints=maybe" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='cluster = 8'" --rowred-decompose --rowred-plan="cols=450000 strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ON
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='cache_hints = true'" --rowred-decompose --rowred-plan="cols=262145" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ON
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='cluster = 8, prefetch = stage'" --rowred-decompose --rowred-plan="strategy=online cols=262144" --convert-rowred-to-gpu | FileCheck %s --check-prefix=OFF
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='cache_hints = true'" --rowred-decompose --rowred-plan="cols=1024" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=FUSED
 
 // The online kernel with L2 eviction hints (auto's default wherever its
 // second pass reads the row from global memory, but f32 over clusters of 8):
@@ -36,5 +35,4 @@
 // ON: l2_hints = true
 // ON: createpolicy.fractional.L2::evict_last
 
-// FUSED: error: 'rowred.map' op cache-hints applies to the online strategy only
-// BAD: error: 'rowred.map' op unknown cache-hints 'maybe'; expected on, off or auto
+// FUSED: error: 'rowred.map' op cache_hints applies to the online strategy only

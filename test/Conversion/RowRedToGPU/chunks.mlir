@@ -1,8 +1,8 @@
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=chunks" --convert-rowred-to-gpu | FileCheck %s
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=chunks" --convert-rowred-to-gpu | FileCheck %s --check-prefix=HOST
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="strategy=chunks" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF16
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=chunks chunk-stage=0 chip=sm_80" --convert-rowred-to-gpu | FileCheck %s --check-prefix=NOSTAGE
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=chunks vector-width=1" --convert-rowred-to-gpu | FileCheck %s --check-prefix=SCALAR
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='chunk_stage = 0'" --rowred-decompose --rowred-plan="strategy=chunks chip=sm_80" --convert-rowred-to-gpu | FileCheck %s --check-prefix=NOSTAGE
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='vector = 1'" --rowred-decompose --rowred-plan="strategy=chunks" --convert-rowred-to-gpu | FileCheck %s --check-prefix=SCALAR
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-to-ptx="strategy=chunks" | FileCheck %s --check-prefix=PTX
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-to-ptx="strategy=chunks" | FileCheck %s --check-prefix=NO-TRAP
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=65536" --convert-rowred-to-gpu | FileCheck %s --check-prefix=AUTO
@@ -18,15 +18,14 @@
 // RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --rowred-plan="cols=1048576" --convert-rowred-to-gpu | FileCheck %s --check-prefix=NOT-AUTO
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=1048576 chip=sm_80" --convert-rowred-to-gpu | FileCheck %s --check-prefix=NOT-AUTO
 
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=chunks rows-per-block=4" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ERR-RPB
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=chunks cluster-size=2" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ERR-CLUSTER
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=chunks grid=rows" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ERR-GRID
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=chunks chunk-stage=100" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ERR-STAGE
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=chunks chunk-stage=-2" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ERR-NEG
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=chunks chunk-stage=1048576" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ERR-BIG
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='rows_per_block = 4'" --rowred-decompose --rowred-plan="strategy=chunks" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ERR-RPB
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='cluster = 2'" --rowred-decompose --rowred-plan="strategy=chunks" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ERR-CLUSTER
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='grid = rows'" --rowred-decompose --rowred-plan="strategy=chunks" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ERR-GRID
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='chunk_stage = 100'" --rowred-decompose --rowred-plan="strategy=chunks" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ERR-STAGE
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='chunk_stage = 1048576'" --rowred-decompose --rowred-plan="strategy=chunks" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ERR-BIG
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=chunks chip=sm_80" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ERR-SM80
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=chunks block-size=64" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ERR-BLOCK
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=chunks block-size=32768" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ERR-EPT
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='block = 64'" --rowred-decompose --rowred-plan="strategy=chunks" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ERR-BLOCK
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='block = 32768'" --rowred-decompose --rowred-plan="strategy=chunks" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ERR-EPT
 // RUN: not softmax-opt %S/Inputs/not-softmax.mlir --rowred-plan="strategy=chunks" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ERR-MAP
 // Rows cut into chunks (128 threads x (64 f32 in registers + 64 staged)):
 // each block loops: thread 0 takes a ticket, which wraps to 0 after rows x
@@ -135,13 +134,12 @@
 // NOT-AUTO: strategy = "{{fused|cluster|online}}"
 
 // Bad options name the problem.
-// ERR-RPB: 'rowred.map' op rows-per-block does not apply to the chunks strategy, whose blocks each take one chunk of one row
-// ERR-CLUSTER: cluster-size does not apply to the chunks strategy
-// ERR-GRID: a chunks kernel's blocks take the chunks of every row by ticket on a grid of at most the resident blocks; grid must be auto
-// ERR-STAGE: chunk-stage 100 must be a multiple of 512 (128 threads x 4-element vectors)
-// ERR-NEG: chunk-stage must be 0 (none), -1 (auto) or a number of elements, got -2
-// ERR-BIG: chunk-stage 1048576 takes 4194304 bytes of shared memory; a block has at most 229376
-// ERR-SM80: chunk-stage fills the stage with cp.async.bulk, which needs sm_90 or newer, not sm_80 (chunk-stage=0 holds a chunk in registers only)
-// ERR-BLOCK: block-size 64 must be a multiple of the block's 128 threads: each holds the same number of a chunk's elements
-// ERR-EPT: a chunk of block-size 32768 keeps 256 elements per thread in registers (limit 128)
+// ERR-RPB: 'rowred.map' op rows_per_block does not apply to the chunks strategy, whose blocks each take one chunk of one row
+// ERR-CLUSTER: cluster does not apply to the chunks strategy
+// ERR-GRID: a chunks kernel's blocks take the chunks of every row by ticket on a grid of at most the resident blocks; grid cannot be asked for
+// ERR-STAGE: chunk_stage 100 must be a multiple of 512 (128 threads x 4-element vectors)
+// ERR-BIG: chunk_stage 1048576 takes 4194304 bytes of shared memory; a block has at most 229376
+// ERR-SM80: chunk_stage fills the stage with cp.async.bulk, which needs sm_90 or newer, not sm_80 (chunk_stage = 0 holds a chunk in registers only)
+// ERR-BLOCK: block 64 must be a multiple of the block's 128 threads: each holds the same number of a chunk's elements
+// ERR-EPT: a chunk of block 32768 keeps 256 elements per thread in registers (limit 128)
 // ERR-MAP: the chunks strategy needs a max reduce followed by a sum of exp(x - max), as produced by rowred-decompose

@@ -2,10 +2,10 @@
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=65536 strategy=cluster" --convert-rowred-to-gpu | grep -B2 gpu.return | FileCheck %s --check-prefix=FINAL
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-to-ptx="cols=65536 strategy=cluster" | FileCheck %s --check-prefix=PTX
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=65536 strategy=cluster chip=sm_80" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=SM80
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=65536 strategy=cluster cluster-size=32" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=SIZE
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=65536 pair-reduce=1" --convert-rowred-to-gpu | FileCheck %s --check-prefix=PAIR
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=65536 strategy=cluster cluster-size=1" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ONE
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-to-ptx="cols=262144 strategy=cluster cluster-size=16" | FileCheck %s --check-prefix=SIXTEEN
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='cluster = 32'" --rowred-decompose --rowred-plan="cols=65536 strategy=cluster" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=SIZE
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='pair_reduce = true'" --rowred-decompose --rowred-plan="cols=65536" --convert-rowred-to-gpu | FileCheck %s --check-prefix=PAIR
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='cluster = 1'" --rowred-decompose --rowred-plan="cols=65536 strategy=cluster" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ONE
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='cluster = 16'" --rowred-to-ptx="cols=262144 strategy=cluster" | FileCheck %s --check-prefix=SIXTEEN
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=1048576 strategy=cluster" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=LONG
 
 // A 65536-column f32 softmax split over a cluster of 4 blocks, each holding
@@ -104,6 +104,6 @@
 // PAIR-NEXT: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c16_i32
 
 // SM80: error: 'rowred.map' op the cluster strategy needs thread-block clusters (sm_90 or newer), not sm_80
-// SIZE: error: 'rowred.map' op cluster-size must be 1 (no cluster), 2, 4, 8 or 16 (16 needs a launcher that allows non-portable cluster sizes), got 32
-// ONE: error: 'rowred.map' op the cluster strategy needs cluster-size 2 or more; one block per row is strategy=fused
+// SIZE: error: 'rowred.map' op cluster must be 1 (no cluster), 2, 4, 8 or 16 (16 needs a launcher that allows non-portable cluster sizes), got 32
+// ONE: error: 'rowred.map' op the cluster strategy needs a cluster of 2 or more; one block per row is strategy = fused
 // LONG: error: 'rowred.map' op a cluster block of 65536 elements over 1024 threads keeps 64 elements per thread in registers (limit 32)

@@ -24,9 +24,9 @@
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=781 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N781
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=4096 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N4096
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=8192 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N8192
-// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=8192 prefetch=registers" --convert-rowred-to-gpu | FileCheck %s --check-prefix=N8192-REG
-// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=8192 pair-reduce=1" --convert-rowred-to-gpu | FileCheck %s --check-prefix=N8192-PAIR
-// RUN: not softmax-opt %s --rowred-decompose --rowred-plan="strategy=fused cols=8192 num-warps=4" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=N8192-W4
+// RUN: softmax-opt %s --test-rowred-plan-request="fields='prefetch = registers'" --rowred-decompose --rowred-plan="cols=8192" --convert-rowred-to-gpu | FileCheck %s --check-prefix=N8192-REG
+// RUN: softmax-opt %s --test-rowred-plan-request="fields='pair_reduce = true'" --rowred-decompose --rowred-plan="cols=8192" --convert-rowred-to-gpu | FileCheck %s --check-prefix=N8192-PAIR
+// RUN: not softmax-opt %s --test-rowred-plan-request="fields='warps = 1'" --rowred-decompose --rowred-plan="strategy=fused cols=8192" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=N8192-W1
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=12288 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N12288
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=16384 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N16384
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=32768 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N32768
@@ -36,14 +36,14 @@
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=262144 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N262144
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=262145 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N262145
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=524287 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N524287
-// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=524288 strategy=online cluster-size=16" --convert-rowred-to-gpu | FileCheck %s --check-prefix=N524288
-// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=1048576 strategy=online cluster-size=16" --convert-rowred-to-gpu | FileCheck %s --check-prefix=N1M
+// RUN: softmax-opt %s --test-rowred-plan-request="fields='cluster = 16'" --rowred-decompose --rowred-plan="cols=524288 strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=N524288
+// RUN: softmax-opt %s --test-rowred-plan-request="fields='cluster = 16'" --rowred-decompose --rowred-plan="cols=1048576 strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=N1M
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=1048576 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N1M-AUTO
-// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=1048576 cluster-size=1" --convert-rowred-to-gpu | FileCheck %s --check-prefix=N1M-ONE
-// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=2097152 strategy=online cluster-size=16" --convert-rowred-to-gpu | FileCheck %s --check-prefix=N2M
-// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=4194304 strategy=online cluster-size=16" --convert-rowred-to-gpu | FileCheck %s --check-prefix=N4M
-// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=400000 strategy=online cluster-size=8" --convert-rowred-to-gpu | FileCheck %s --check-prefix=N400000
-// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=2097152 strategy=online cluster-size=16 keep-ahead=off" --convert-rowred-to-gpu | FileCheck %s --check-prefix=N2M-OFF
+// RUN: softmax-opt %s --test-rowred-plan-request="fields='cluster = 1'" --rowred-decompose --rowred-plan="cols=1048576" --convert-rowred-to-gpu | FileCheck %s --check-prefix=N1M-ONE
+// RUN: softmax-opt %s --test-rowred-plan-request="fields='cluster = 16'" --rowred-decompose --rowred-plan="cols=2097152 strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=N2M
+// RUN: softmax-opt %s --test-rowred-plan-request="fields='cluster = 16'" --rowred-decompose --rowred-plan="cols=4194304 strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=N4M
+// RUN: softmax-opt %s --test-rowred-plan-request="fields='cluster = 8'" --rowred-decompose --rowred-plan="cols=400000 strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=N400000
+// RUN: softmax-opt %s --test-rowred-plan-request="fields='cluster = 16, keep_ahead = none'" --rowred-decompose --rowred-plan="cols=2097152 strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=N2M-OFF
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=65536 chip=sm_80" --convert-rowred-to-gpu | FileCheck %s --check-prefix=SM80
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=32768 chip=sm_80" --convert-rowred-to-gpu | FileCheck %s --check-prefix=SM80-32768
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan --convert-rowred-to-gpu | FileCheck %s --check-prefix=UNKNOWN
@@ -63,14 +63,14 @@
 // N8192: block_elements = 8192 : i64, block_threads = 128 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 64 : i64
 // N8192-SAME: prefetch = "none"
 // Not with the next row in registers or the pair reduction, which keep
-// 512 x 16; max-elements-per-thread's limit of 32 still holds for the
-// shapes the options ask for.
+// 512 x 16. A request's warps may hold up to the plan's limit of 128
+// elements per thread, no more.
 // N8192-REG: block_threads = 512 : i64
 // N8192-REG-SAME: elements_per_thread = 16 : i64
 // N8192-REG-SAME: prefetch = "registers"
 // N8192-PAIR: block_threads = 512 : i64
 // N8192-PAIR-SAME: elements_per_thread = 16 : i64
-// N8192-W4: error: 'rowred.map' op a fused block of 8192 elements over 128 threads keeps 64 elements per thread in registers (limit 32)
+// N8192-W1: error: 'rowred.map' op a fused block of 8192 elements over 32 threads keeps 256 elements per thread in registers (limit 128)
 // N12288: block_elements = 12288 : i64, block_threads = 384 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
 // N12288-SAME: grid = "rows"
 // N12288-SAME: prefetch = "none"
@@ -161,8 +161,7 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=45000 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF45000
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=57344 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF57344
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=57352 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF57352
-// RUN: not softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=32768 max-elements-per-thread=8" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=BF-STAGED-LIMIT
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=32768 vector-width=1" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF-STAGED-SCALAR
+// RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='vector = 1'" --rowred-decompose --rowred-plan="cols=32768" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF-STAGED-SCALAR
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=16385 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF16385
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=32769 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF32769
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=16385 chip=sm_75" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF-SM75
@@ -171,8 +170,8 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=512 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF512
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=1024 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF1024
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=131072 strategy=cluster" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF131072
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=131072 prefetch=off" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF131072-OFF
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=131072 pair-reduce=off" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF131072-NOPAIR
+// RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='prefetch = none'" --rowred-decompose --rowred-plan="cols=131072" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF131072-OFF
+// RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='pair_reduce = false'" --rowred-decompose --rowred-plan="cols=131072" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF131072-NOPAIR
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=131073 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF131073
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=151936 strategy=cluster" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF151936
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=50257 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF50257
@@ -181,18 +180,17 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=200000 strategy=cluster" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF200000
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=393216 strategy=cluster" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF393216
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=524288 strategy=cluster" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF524288
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=450000 strategy=online cluster-size=8" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF450000
+// RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='cluster = 8'" --rowred-decompose --rowred-plan="cols=450000 strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF450000
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=500009 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF500009
 // RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --rowred-plan=cols=262144 --convert-rowred-to-gpu | FileCheck %s --check-prefix=F16-262144
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=1048576 strategy=online cluster-size=16" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF1M
+// RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='cluster = 16'" --rowred-decompose --rowred-plan="cols=1048576 strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF1M
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=1048576 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF1M-AUTO
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=1048576 prefetch=registers" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF1M-REG
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=1048576 keep-ahead=off" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF1M-OFF
+// RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='prefetch = registers'" --rowred-decompose --rowred-plan="cols=1048576" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF1M-REG
+// RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='keep_ahead = none'" --rowred-decompose --rowred-plan="cols=1048576" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF1M-OFF
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=2097152 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF2M
 // RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --rowred-plan=cols=1048576 --convert-rowred-to-gpu | FileCheck %s --check-prefix=F16-1M
 // RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --rowred-plan=cols=2097152 --convert-rowred-to-gpu | FileCheck %s --check-prefix=F16-2M
 // RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --rowred-plan=cols=8388608 --convert-rowred-to-gpu | FileCheck %s --check-prefix=F16-8M
-// RUN: not softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=131072 pair-reduce=maybe" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=BF-PAIR-BAD
 // BF512: block_elements = 512 : i64, block_threads = 128 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 16 : i64
 // BF512-SAME: prefetch = "registers"
 // BF512-SAME: rows_per_block = 4 : i64
@@ -250,7 +248,6 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // BF-STAGED-SCALAR: block_threads = 1024 : i64
 // BF-STAGED-SCALAR-SAME: grid = "persistent"
 // BF-STAGED-SCALAR-SAME: strategy = "fused"
-// BF-STAGED-LIMIT: error: 'rowred.map' op a cluster block of 16384 elements over 512 threads keeps 32 elements per thread in registers (limit 8)
 // BF32768-SM80-SAME: grid = "persistent"
 // BF32768-SM80-SAME: strategy = "fused"
 // BF16385: block_elements = 24576 : i64, block_threads = 768 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 49152 : i64, elements_per_thread = 32 : i64
@@ -338,4 +335,3 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // F16-8M-SAME: keep_ahead = true
 // BF1M-REG: cluster_blocks = 16 : i64, dynamic_shared_bytes = 0 : i64
 // BF1M-REG-SAME: prefetch = "registers"
-// BF-PAIR-BAD: error: 'rowred.map' op unknown pair-reduce 'maybe'; expected on, off, 1, 0 or auto

@@ -7,29 +7,29 @@
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=fused cols=100000" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=TOO-LONG
 // RUN: not softmax-opt %S/Inputs/not-softmax.mlir --rowred-plan="strategy=online" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ONLINE
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=fused" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=NEEDS-COLS
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=fused cols=1000 block-size=512" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=SMALL-BLOCK
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=fused block-size=1000" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=POW2
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='block = 512'" --rowred-decompose --rowred-plan="strategy=fused cols=1000" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=SMALL-BLOCK
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='block = 1000'" --rowred-decompose --rowred-plan="strategy=fused" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=POW2
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=fastest" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=STRATEGY
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="num-warps=5" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=WARPS
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="vector-width=8" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=VECTOR
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online num-warps=8 block-size=128" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=TILE
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='warps = 5'" --rowred-decompose --rowred-plan --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=WARPS
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='vector = 8'" --rowred-decompose --rowred-plan --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=VECTOR
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='warps = 8, block = 128'" --rowred-decompose --rowred-plan="strategy=online" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=TILE
 // RUN: not softmax-opt %S/Inputs/static.mlir --rowred-decompose --rowred-plan="cols=512" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=CONTRADICT
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=fused block-size=96 num-warps=2" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=UNEVEN
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online block-size=12288" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ONLINE-TILE
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="num-warps=48" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=WARPS48
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='block = 96, warps = 2'" --rowred-decompose --rowred-plan="strategy=fused" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=UNEVEN
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='block = 12288'" --rowred-decompose --rowred-plan="strategy=online" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ONLINE-TILE
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='warps = 48'" --rowred-decompose --rowred-plan --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=WARPS48
 
-// TOO-LONG: error: 'rowred.map' op a fused block of 131072 elements over 1024 threads keeps 128 elements per thread in registers (limit 32); use more warps or strategy=online for rows this long
-// NEEDS-COLS: dynamic.mlir:3:3: error: 'rowred.map' op the fused strategy holds the whole row in registers and needs its length: set cols=N or block-size=B (or use strategy=online)
-// SMALL-BLOCK: error: 'rowred.map' op block-size 512 is smaller than the 1000 columns; the fused kernel holds the whole row
-// POW2: error: 'rowred.map' op block-size must be a power of two or three times one, got 1000
+// TOO-LONG: error: 'rowred.map' op a fused block of 131072 elements over 1024 threads keeps 128 elements per thread in registers (limit 32); ask for more warps, or strategy=online for rows this long
+// NEEDS-COLS: dynamic.mlir:3:3: error: 'rowred.map' op the fused strategy holds the whole row in registers and needs its length: set cols=N or the request's block (or use strategy=online)
+// SMALL-BLOCK: error: 'rowred.map' op block 512 is smaller than the 1000 columns; the fused kernel holds the whole row
+// POW2: error: 'rowred.map' op block must be a power of two or three times one, got 1000
 // STRATEGY: error: 'rowred.map' op unknown strategy 'fastest'; expected fused, cluster, online, chunks or auto
-// WARPS: error: 'rowred.map' op num-warps must be from 1 to 32, a power of two or three times one, got 5
-// VECTOR: error: 'rowred.map' op vector-width must be a power of two with accesses of at most 16 bytes (at most 4 elements here), got 8
-// TILE: error: 'rowred.map' op the online tile (block-size 128) must hold at least one element per thread (256)
+// WARPS: error: 'rowred.map' op warps must be from 1 to 32, a power of two or three times one, got 5
+// VECTOR: error: 'rowred.map' op vector must be a power of two with accesses of at most 16 bytes (at most 4 elements here), got 8
+// TILE: error: 'rowred.map' op the online tile (block 128) must hold at least one element per thread (256)
 // ONLINE: not-softmax.mlir:8:3: error: 'rowred.map' op the online strategy needs a max reduce followed by a sum of exp(x - max), as produced by rowred-decompose
 // UNEVEN: error: 'rowred.map' op a block of 96 elements does not divide evenly over 64 threads per row
-// ONLINE-TILE: error: 'rowred.map' op an online tile (block-size) must be a power of two, got 12288
-// WARPS48: error: 'rowred.map' op num-warps must be from 1 to 32, a power of two or three times one, got 48
+// ONLINE-TILE: error: 'rowred.map' op an online tile (block) must be a power of two, got 12288
+// WARPS48: error: 'rowred.map' op warps must be from 1 to 32, a power of two or three times one, got 48
 // CONTRADICT: error: 'rowred.map' op cols=512 contradicts the input type, which has 1024 columns
 
 func.func @undecomposed(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {

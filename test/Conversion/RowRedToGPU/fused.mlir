@@ -1,4 +1,4 @@
-// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=1024 num-warps=4" --convert-rowred-to-gpu | FileCheck %s
+// RUN: softmax-opt %s --test-rowred-plan-request="fields='warps = 4'" --rowred-decompose --rowred-plan="cols=1024" --convert-rowred-to-gpu | FileCheck %s
 
 // The fused kernel for a 1024-column f32 softmax on 4 warps (128 threads): 8
 // elements per thread as two 16-byte chunks, the row held in registers.
@@ -89,7 +89,7 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // partial of the warp with its own index, and a 32-lane butterfly combines
 // them, instead of every thread reading all 32 partials into registers next
 // to its 32 elements.
-// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=32768 prefetch=off" --convert-rowred-to-gpu | FileCheck %s --check-prefix=WARPS32
+// RUN: softmax-opt %s --test-rowred-plan-request="fields='prefetch = none'" --rowred-decompose --rowred-plan="cols=32768" --convert-rowred-to-gpu | FileCheck %s --check-prefix=WARPS32
 // WARPS32: gpu.func @{{.*}} workgroup(%[[SMEM:.*]] : memref<2x32xf32, #gpu.address_space<workgroup>>)
 // WARPS32: %[[LANE:.*]] = arith.remui %{{.*}}, %c32_i32
 // WARPS32: gpu.barrier

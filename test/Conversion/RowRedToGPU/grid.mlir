@@ -5,22 +5,21 @@
 // row. Everything else keeps the persistent grid, and so does every kernel
 // before sm_90.
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=16384" --convert-rowred-to-gpu | FileCheck %s --check-prefix=F32-AUTO
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=16384 grid=persistent" --convert-rowred-to-gpu | FileCheck %s --check-prefix=F32-PERSISTENT
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=16384 prefetch=on" --convert-rowred-to-gpu | FileCheck %s --check-prefix=F32-PERSISTENT
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='grid = persistent'" --rowred-decompose --rowred-plan="cols=16384" --convert-rowred-to-gpu | FileCheck %s --check-prefix=F32-PERSISTENT
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='prefetch = stage'" --rowred-decompose --rowred-plan="cols=16384" --convert-rowred-to-gpu | FileCheck %s --check-prefix=F32-PERSISTENT
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=16384 chip=sm_80" --convert-rowred-to-gpu | FileCheck %s --check-prefix=F32-PERSISTENT
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=256" --convert-rowred-to-gpu | FileCheck %s --check-prefix=WARP-ROWS
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=12287" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF16-AUTO
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=12287 grid=rows" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF16-ROWS
+// RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='grid = rows'" --rowred-decompose --rowred-plan="cols=12287" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF16-ROWS
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=8192" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF8192
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=8192 grid=persistent" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF8192-PERSISTENT
+// RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='grid = persistent'" --rowred-decompose --rowred-plan="cols=8192" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF8192-PERSISTENT
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=16383" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF16384
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=16384 grid=persistent" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF16384-PERSISTENT
+// RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='grid = persistent'" --rowred-decompose --rowred-plan="cols=16384" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF16384-PERSISTENT
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=32767" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF16-STAGE
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=32768" --convert-rowred-to-gpu | FileCheck %s --check-prefix=STAGED-ROW
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=32768 grid=persistent" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF16-STAGE
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=1048576 grid=rows" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ONLINE-ROWS
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=16384 grid=rows prefetch=on" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ROWS-STAGE
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=16384 grid=waves" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='grid = persistent'" --rowred-decompose --rowred-plan="cols=32768" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF16-STAGE
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='grid = rows'" --rowred-decompose --rowred-plan="cols=1048576" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ONLINE-ROWS
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='grid = rows, prefetch = stage'" --rowred-decompose --rowred-plan="cols=16384" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ROWS-STAGE
 
 // F32-AUTO: dynamic_shared_bytes = 0 : i64
 // F32-AUTO-SAME: grid = "rows"
@@ -83,5 +82,4 @@
 // ONLINE-ROWS-SAME: grid = "rows"
 // ONLINE-ROWS-SAME: prefetch = "registers"
 
-// ROWS-STAGE: error: 'rowred.map' op prefetch=on is not possible here: grid=rows gives every block one row group, so there is no next row to fetch
-// UNKNOWN: error: 'rowred.map' op unknown grid 'waves'; expected persistent, rows or auto
+// ROWS-STAGE: error: 'rowred.map' op prefetch = stage is not possible here: grid=rows gives every block one row group, so there is no next row to fetch

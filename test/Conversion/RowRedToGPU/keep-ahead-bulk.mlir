@@ -1,8 +1,8 @@
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online cluster-size=4 cols=262144 online-keep=64 keep-ahead=bulk" --convert-rowred-to-gpu | FileCheck %s
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online cluster-size=1 num-warps=1 cols=16384 online-keep=8 keep-ahead=bulk" --convert-rowred-to-gpu | FileCheck %s --check-prefix=WARP
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online cluster-size=1 cols=262144 online-keep=64 keep-ahead=bulk chip=sm_80" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=SM80
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online cluster-size=2 cols=262144 online-keep=128 keep-ahead=bulk" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=TOO-BIG
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online cols=262144 keep-ahead=bulk" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=NO-KEEP
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='cluster = 4, kept_elements = 16384, keep_ahead = bulk'" --rowred-decompose --rowred-plan="strategy=online cols=262144" --convert-rowred-to-gpu | FileCheck %s
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='cluster = 1, warps = 1, kept_elements = 2048, keep_ahead = bulk'" --rowred-decompose --rowred-plan="strategy=online cols=16384" --convert-rowred-to-gpu | FileCheck %s --check-prefix=WARP
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='cluster = 1, kept_elements = 16384, keep_ahead = bulk'" --rowred-decompose --rowred-plan="strategy=online cols=262144 chip=sm_80" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=SM80
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='cluster = 2, kept_elements = 32768, keep_ahead = bulk'" --rowred-decompose --rowred-plan="strategy=online cols=262144" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=TOO-BIG
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='keep_ahead = bulk'" --rowred-decompose --rowred-plan="strategy=online cols=262144" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=NO-KEEP
 
 // keep-ahead=bulk: the kept tile (64 KiB, the first of the four f32 tiles
 // of 16384 of each block's share) lives in two stage buffers that the rows
@@ -75,6 +75,6 @@
 // WARP: arith.xori
 // WARP: nvvm.cp.async.bulk.shared.cluster.global
 
-// SM80: error: 'rowred.map' op keep-ahead=bulk copies with cp.async.bulk and an mbarrier, which need sm_90 or newer
-// TOO-BIG: error: 'rowred.map' op keep-ahead=bulk keeps two buffers of online-keep=128 KiB, more than the shared memory of a block (224 KiB)
-// NO-KEEP: error: 'rowred.map' op keep-ahead=bulk fills the tiles that online-keep keeps, and auto keeps none for this kernel with it (see online-keep's description); set online-keep=K
+// SM80: error: 'rowred.map' op keep_ahead = bulk copies with cp.async.bulk and an mbarrier, which need sm_90 or newer
+// TOO-BIG: error: 'rowred.map' op keep_ahead = bulk keeps two buffers of kept_elements 32768, more than the shared memory of a block (229376 bytes)
+// NO-KEEP: error: 'rowred.map' op keep_ahead = bulk fills the tiles that kept_elements keeps, and auto keeps none for this kernel with it; ask for kept_elements

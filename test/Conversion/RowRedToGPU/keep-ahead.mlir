@@ -1,12 +1,11 @@
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online cluster-size=4 cols=262144 online-keep=128 keep-ahead=on" --convert-rowred-to-gpu | FileCheck %s
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online cols=262144 keep-ahead=on" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=NO-KEEP
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online cols=262144 online-keep=0 keep-ahead=on" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=NO-KEEP0
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online online-keep=64 keep-ahead=on" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=NO-COLS
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online cols=32768 online-keep=128 keep-ahead=on" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=WHOLE
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online cols=262144 online-keep=64 keep-ahead=on prefetch=off" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=NOT-AHEAD
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online cols=262144 online-keep=64 keep-ahead=on reverse-second-pass=0" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=NOT-AHEAD
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online cols=262144 online-keep=64 keep-ahead=on chip=sm_75" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=SM75
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online cols=262144 online-keep=64 keep-ahead=maybe" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='cluster = 4, kept_elements = 32768, keep_ahead = tiles'" --rowred-decompose --rowred-plan="strategy=online cols=262144" --convert-rowred-to-gpu | FileCheck %s
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='keep_ahead = tiles'" --rowred-decompose --rowred-plan="strategy=online cols=262144" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=NO-KEEP
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='kept_elements = 0, keep_ahead = tiles'" --rowred-decompose --rowred-plan="strategy=online cols=262144" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=NO-KEEP0
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='kept_elements = 16384, keep_ahead = tiles'" --rowred-decompose --rowred-plan="strategy=online" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=NO-COLS
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='kept_elements = 32768, keep_ahead = tiles'" --rowred-decompose --rowred-plan="strategy=online cols=32768" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=WHOLE
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='kept_elements = 16384, keep_ahead = tiles, prefetch = none'" --rowred-decompose --rowred-plan="strategy=online cols=262144" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=NOT-AHEAD
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='kept_elements = 16384, keep_ahead = tiles, reverse_second_pass = false'" --rowred-decompose --rowred-plan="strategy=online cols=262144" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=NOT-AHEAD
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='kept_elements = 16384, keep_ahead = tiles'" --rowred-decompose --rowred-plan="strategy=online cols=262144 chip=sm_75" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=SM75
 
 // keep-ahead: the kept tiles (here 128 KiB, two f32 tiles of 16384 of the
 // 65536-element share of each of 4 blocks) are copied into the stage with
@@ -47,10 +46,9 @@
 // CHECK-COUNT-4: nvvm.cp.async.shared.global
 // CHECK: nvvm.cp.async.commit.group
 
-// NO-KEEP0: error: 'rowred.map' op keep-ahead=on fills the tiles that online-keep keeps, and online-keep=0 keeps none; set online-keep=K
-// NO-KEEP: error: 'rowred.map' op keep-ahead=on fills the tiles that online-keep keeps, and auto keeps none for this kernel with it (see online-keep's description); set online-keep=K
-// NO-COLS: error: 'rowred.map' op keep-ahead copies the first tiles of each block's share ahead and needs the row length (cols=N)
-// WHOLE: error: 'rowred.map' op online-keep=128 KiB keeps the whole share of a row, and keep-ahead streams at least its last tile; keep less, or use prefetch=on to stage the whole share
-// NOT-AHEAD: error: 'rowred.map' op keep-ahead hands tiles on across the passes: it needs the tiles loaded ahead (prefetch=registers or auto) and the reversed second pass
-// SM75: error: 'rowred.map' op keep-ahead copies with cp.async, which needs sm_80 or newer
-// BAD: error: 'rowred.map' op unknown keep-ahead 'maybe'; expected on, bulk, off or auto
+// NO-KEEP0: error: 'rowred.map' op keep_ahead = tiles fills the tiles that kept_elements keeps, and kept_elements = 0 keeps none; ask for kept_elements
+// NO-KEEP: error: 'rowred.map' op keep_ahead = tiles fills the tiles that kept_elements keeps, and auto keeps none for this kernel with it; ask for kept_elements
+// NO-COLS: error: 'rowred.map' op keep_ahead copies the first tiles of each block's share ahead and needs the row length (cols=N)
+// WHOLE: error: 'rowred.map' op kept_elements 32768 keeps the whole share of a row, and keep_ahead streams at least its last tile; keep less, or use prefetch = stage to stage the whole share
+// NOT-AHEAD: error: 'rowred.map' op keep_ahead hands tiles on across the passes: it needs the tiles loaded ahead (prefetch = registers or derived) and the reversed second pass
+// SM75: error: 'rowred.map' op keep_ahead copies with cp.async, which needs sm_80 or newer

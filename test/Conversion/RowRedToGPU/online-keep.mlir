@@ -1,14 +1,13 @@
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="strategy=online cluster-size=8 cols=262144 online-keep=64 prefetch=off" --convert-rowred-to-gpu | FileCheck %s
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online online-keep=64" --convert-rowred-to-gpu | FileCheck %s --check-prefix=AHEAD
+// RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='cluster = 8, kept_elements = 32768, prefetch = none'" --rowred-decompose --rowred-plan="strategy=online cols=262144" --convert-rowred-to-gpu | FileCheck %s
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='kept_elements = 16384'" --rowred-decompose --rowred-plan="strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=AHEAD
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=NONE
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=fused cols=1024 online-keep=64" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=FUSED
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online cluster-size=8 cols=262144 prefetch=on online-keep=64" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=STAGE
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online online-keep=32" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=SMALL
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online online-keep=256" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=BIG
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=online online-keep=-2" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='kept_elements = 16384'" --rowred-decompose --rowred-plan="strategy=fused cols=1024" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=FUSED
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='cluster = 8, prefetch = stage, kept_elements = 16384'" --rowred-decompose --rowred-plan="strategy=online cols=262144" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=STAGE
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='kept_elements = 8192'" --rowred-decompose --rowred-plan="strategy=online" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=SMALL
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='kept_elements = 65536'" --rowred-decompose --rowred-plan="strategy=online" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=BIG
 
-// online-keep=K: pass 1 stores the first whole tiles of the block's share
-// (K KiB; here two bf16 tiles of 16384, 64 KiB), as loaded, into the stage in
+// kept_elements = K: pass 1 stores the first whole tiles of the block's
+// share (K elements; here two bf16 tiles of 16384, 64 KiB), as loaded, into the stage in
 // dynamic shared memory, and pass 2 reads those tiles there. Each thread
 // stores and reads back only its own chunks: the stage adds no barrier.
 // CHECK: dynamic_shared_bytes = 65536 : i64
@@ -48,8 +47,7 @@
 // NONE: dynamic_shared_bytes = 0 : i64
 // NONE-NOT: rowred_stage
 
-// FUSED: error: 'rowred.map' op online-keep applies to the online strategy only
-// STAGE: error: 'rowred.map' op online-keep and prefetch=on both use the stage in shared memory; choose one
-// SMALL: error: 'rowred.map' op online-keep=32 KiB holds no whole tile of 64 KiB
-// BIG: error: 'rowred.map' op online-keep=256 KiB exceeds the shared memory of a block (224 KiB)
-// NEGATIVE: error: 'rowred.map' op online-keep must be a number of KiB, 0 (none) or -1 (auto), got -2
+// FUSED: error: 'rowred.map' op kept_elements applies to the online strategy only
+// STAGE: error: 'rowred.map' op kept_elements and prefetch = stage both use the stage in shared memory; choose one
+// SMALL: error: 'rowred.map' op kept_elements 8192 must be whole tiles of 16384 elements
+// BIG: error: 'rowred.map' op kept_elements 65536 take 262144 bytes, more than the shared memory of a block (229376)

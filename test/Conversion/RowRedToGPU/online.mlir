@@ -1,8 +1,8 @@
-// RUN: softmax-opt %s --rowred-decompose --rowred-plan="strategy=online num-warps=2 block-size=256 reverse-second-pass=0" --convert-rowred-to-gpu | FileCheck %s
-// RUN: softmax-opt %s --rowred-decompose --rowred-plan="strategy=online num-warps=2 block-size=256 reverse-second-pass=1" --convert-rowred-to-gpu | FileCheck %s --check-prefix=REV
-// RUN: softmax-opt %s --rowred-decompose --rowred-plan="strategy=online fast-exp=0" --convert-rowred-to-gpu | FileCheck %s --check-prefix=EXACT
-// RUN: softmax-opt %s --rowred-decompose --rowred-plan="strategy=online cluster-size=4" --convert-rowred-to-gpu | FileCheck %s --check-prefix=CLUSTER
-// RUN: not softmax-opt %s --rowred-decompose --rowred-plan="strategy=online cluster-size=4 chip=sm_80" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=CLUSTER-SM80
+// RUN: softmax-opt %s --test-rowred-plan-request="fields='warps = 2, block = 256, reverse_second_pass = false'" --rowred-decompose --rowred-plan="strategy=online" --convert-rowred-to-gpu | FileCheck %s
+// RUN: softmax-opt %s --test-rowred-plan-request="fields='warps = 2, block = 256, reverse_second_pass = true'" --rowred-decompose --rowred-plan="strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=REV
+// RUN: softmax-opt %s --test-rowred-plan-request="fields='fast_exp = false'" --rowred-decompose --rowred-plan="strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=EXACT
+// RUN: softmax-opt %s --test-rowred-plan-request="fields='cluster = 4'" --rowred-decompose --rowred-plan="strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=CLUSTER
+// RUN: not softmax-opt %s --test-rowred-plan-request="fields='cluster = 4'" --rowred-decompose --rowred-plan="strategy=online chip=sm_80" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=CLUSTER-SM80
 
 // Online over a cluster of 4: block r walks columns [r * span, (r + 1) *
 // span) with span = ceil(ceil(N / 4) / tile) tiles, the block pairs (m, d)

@@ -1,5 +1,5 @@
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=4096 pair-reduce=1" --convert-rowred-to-gpu | FileCheck %s
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=4096 pair-reduce=1" --convert-rowred-to-gpu | grep -c gpu.barrier | FileCheck %s --check-prefix=BARRIERS
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='pair_reduce = true'" --rowred-decompose --rowred-plan="cols=4096" --convert-rowred-to-gpu | FileCheck %s
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='pair_reduce = true'" --rowred-decompose --rowred-plan="cols=4096" --convert-rowred-to-gpu | grep -c gpu.barrier | FileCheck %s --check-prefix=BARRIERS
 
 // pair-reduce: each thread reduces its elements to (m_t, d_t) with
 // d_t = sum exp(x - m_t) (0 where m_t is -inf), the pairs meet in one

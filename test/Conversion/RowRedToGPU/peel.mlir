@@ -1,8 +1,8 @@
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=1024" --convert-rowred-to-gpu | FileCheck %s
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="block-size=32 rows-per-block=32 num-warps=1" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ONE
+// RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='block = 32, rows_per_block = 32, warps = 1'" --rowred-decompose --rowred-plan --convert-rowred-to-gpu | FileCheck %s --check-prefix=ONE
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=65536 strategy=cluster" --convert-rowred-to-gpu | FileCheck %s --check-prefix=CLUSTER
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=65536 pair-reduce=1" --convert-rowred-to-gpu | FileCheck %s --check-prefix=PAIR
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="strategy=online cluster-size=8 cols=262144 cache-hints=off" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ONLINE
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='pair_reduce = true'" --rowred-decompose --rowred-plan="cols=65536" --convert-rowred-to-gpu | FileCheck %s --check-prefix=PAIR
+// RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='cluster = 8, cache_hints = false'" --rowred-decompose --rowred-plan="strategy=online cols=262144" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ONLINE
 
 // Rows that are not aligned for vectors (odd lengths of contiguous
 // tensors, a base pointer off by some elements) but are misaligned alike in

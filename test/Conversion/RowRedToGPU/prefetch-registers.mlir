@@ -1,11 +1,11 @@
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=4096 prefetch=registers" --convert-rowred-to-gpu | FileCheck %s
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=65536 cluster-size=4 prefetch=registers" --convert-rowred-to-gpu | FileCheck %s --check-prefix=CLUSTER
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='prefetch = registers'" --rowred-decompose --rowred-plan="cols=4096" --convert-rowred-to-gpu | FileCheck %s
+// RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='cluster = 4, prefetch = registers'" --rowred-decompose --rowred-plan="cols=65536" --convert-rowred-to-gpu | FileCheck %s --check-prefix=CLUSTER
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-to-ptx="cols=4096" | FileCheck %s --check-prefix=PTX
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="prefetch=registers cache-hints=off" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ONLINE
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cache-hints=off" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ONLINE
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="prefetch=off cache-hints=off" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ONLINE-OFF
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=256 prefetch=registers" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ROWS
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=4096 vector-width=1 prefetch=registers" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=SCALAR
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='prefetch = registers, cache_hints = false'" --rowred-decompose --rowred-plan --convert-rowred-to-gpu | FileCheck %s --check-prefix=ONLINE
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='cache_hints = false'" --rowred-decompose --rowred-plan --convert-rowred-to-gpu | FileCheck %s --check-prefix=ONLINE
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='prefetch = none, cache_hints = false'" --rowred-decompose --rowred-plan --convert-rowred-to-gpu | FileCheck %s --check-prefix=ONLINE-OFF
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='prefetch = registers'" --rowred-decompose --rowred-plan="cols=256" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ROWS
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='vector = 1, prefetch = registers'" --rowred-decompose --rowred-plan="cols=4096" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=SCALAR
 
 // The next row loaded ahead into registers: no shared memory; a fused f32
 // block of 4096 (128 threads x 32, eight 16-byte chunks per thread) loads
@@ -103,4 +103,4 @@
 // ONLINE-OFF: prefetch = "none"
 // ONLINE-OFF: scf.for %{{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (f32, f32)
 // ONLINE-OFF-COUNT-4: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
-// SCALAR: error: 'rowred.map' op prefetch=registers is not possible here: only the vector path loads ahead and this kernel has none
+// SCALAR: error: 'rowred.map' op prefetch = registers is not possible here: only the vector path loads ahead and this kernel has none

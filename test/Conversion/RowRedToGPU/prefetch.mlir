@@ -1,17 +1,16 @@
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=4096 prefetch=on" --convert-rowred-to-gpu | FileCheck %s
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='prefetch = stage'" --rowred-decompose --rowred-plan="cols=4096" --convert-rowred-to-gpu | FileCheck %s
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=4096" --convert-rowred-to-gpu | FileCheck %s --check-prefix=OFF
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-to-ptx="cols=32768 grid=persistent" | FileCheck %s --check-prefix=PTX
+// RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='grid = persistent'" --rowred-to-ptx="cols=32768" | FileCheck %s --check-prefix=PTX
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-to-ptx="cols=32768" | FileCheck %s --check-prefix=PTX-ROW
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=65536 cluster-size=4 prefetch=on" --convert-rowred-to-gpu | FileCheck %s --check-prefix=CLUSTER
+// RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='cluster = 4, prefetch = stage'" --rowred-decompose --rowred-plan="cols=65536" --convert-rowred-to-gpu | FileCheck %s --check-prefix=CLUSTER
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=65536 strategy=cluster" --convert-rowred-to-gpu | FileCheck %s --check-prefix=CLUSTER-AUTO
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="prefetch=on" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ONLINE
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="strategy=online cluster-size=8 cols=262144 prefetch=on" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ONLINE-STAGE
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=1048576 prefetch=on" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ONLINE-TOO-BIG
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=256 rows-per-block=4 prefetch=on" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ROWS
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=256 prefetch=on" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ROWS-DEFAULT
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=4096 vector-width=1 prefetch=on" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=SCALAR
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=4096 chip=sm_75 prefetch=on" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=SM75
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=4096 prefetch=yes" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=VALUE
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='prefetch = stage'" --rowred-decompose --rowred-plan --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ONLINE
+// RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='cluster = 8, prefetch = stage'" --rowred-decompose --rowred-plan="strategy=online cols=262144" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ONLINE-STAGE
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='prefetch = stage'" --rowred-decompose --rowred-plan="cols=1048576" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ONLINE-TOO-BIG
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='rows_per_block = 4, prefetch = stage'" --rowred-decompose --rowred-plan="cols=256" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ROWS
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='prefetch = stage'" --rowred-decompose --rowred-plan="cols=256" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ROWS-DEFAULT
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='vector = 1, prefetch = stage'" --rowred-decompose --rowred-plan="cols=4096" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=SCALAR
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='prefetch = stage'" --rowred-decompose --rowred-plan="cols=4096 chip=sm_75" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=SM75
 
 // The next row staged in shared memory: a fused f32 block of 4096 (128
 // threads x 32) gets a 16 KiB stage of dynamic shared memory, which the
@@ -73,7 +72,7 @@
 // CLUSTER-AUTO: cluster_blocks = 2 : i64, dynamic_shared_bytes = 0 : i64
 // CLUSTER-AUTO-NOT: nvvm.cp.async.shared.global
 
-// ONLINE: error: 'rowred.map' op prefetch=on is not possible here: the online kernel stages its share of a row only for a known row length (cols=N)
+// ONLINE: error: 'rowred.map' op prefetch = stage is not possible here: the online kernel stages its share of a row only for a known row length (cols=N)
 
 // The online kernel over a cluster of 8 with the stage: each block's share
 // of a bf16 row of 262144 (32768 elements, two tiles of 16384) in 64 KiB of
@@ -108,13 +107,12 @@
 // ONLINE-STAGE: gpu.return
 
 // An f32 share of 65536 elements (256 KiB) does not fit.
-// ONLINE-TOO-BIG: error: 'rowred.map' op prefetch=on is not possible here: the stage would exceed the shared memory of a block
-// ROWS: error: 'rowred.map' op prefetch=on is not possible here: blocks with several rows hold no stage
+// ONLINE-TOO-BIG: error: 'rowred.map' op prefetch = stage is not possible here: the stage would exceed the shared memory of a block
+// ROWS: error: 'rowred.map' op prefetch = stage is not possible here: blocks with several rows hold no stage
 // Asked for the stage, a short row keeps a block of its own instead of the
 // default warp per row.
 // ROWS-DEFAULT: block_threads = 32 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 1024 : i64
 // ROWS-DEFAULT-SAME: prefetch = "shared"
 // ROWS-DEFAULT-SAME: rows_per_block = 1 : i64
-// SCALAR: error: 'rowred.map' op prefetch=on is not possible here: cp.async copies vectors and this kernel has none
-// SM75: error: 'rowred.map' op prefetch=on is not possible here: cp.async needs sm_80 or newer
-// VALUE: error: 'rowred.map' op unknown prefetch 'yes'; expected on, registers, off or auto
+// SCALAR: error: 'rowred.map' op prefetch = stage is not possible here: cp.async copies vectors and this kernel has none
+// SM75: error: 'rowred.map' op prefetch = stage is not possible here: cp.async needs sm_80 or newer

@@ -1,5 +1,4 @@
-// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=16384 num-warps=16 scalar-fallback=reread prefetch=off" --convert-rowred-to-gpu | FileCheck %s
-// RUN: not softmax-opt %s --rowred-decompose --rowred-plan="cols=1024 scalar-fallback=spill" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: softmax-opt %s --test-rowred-plan-request="fields='warps = 16, reread = true, prefetch = none'" --rowred-decompose --rowred-plan="cols=16384" --convert-rowred-to-gpu | FileCheck %s
 
 // With scalar-fallback=reread, the vector path still holds the row in
 // registers (32 elements per thread here), but rows that do not allow vector
@@ -32,7 +31,6 @@
 // CHECK-COUNT-4: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr<1>
 // CHECK: gpu.return
 
-// BAD: error: 'rowred.map' op unknown scalar-fallback 'spill'; expected registers, reread or auto
 func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   rowred.softmax dimension(1) ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>)
   return

@@ -9,7 +9,7 @@
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=3072 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N3072
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="strategy=cluster cols=151936" --convert-rowred-to-gpu | FileCheck %s --check-prefix=CLUSTER
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=49152 --convert-rowred-to-gpu | FileCheck %s --check-prefix=CLUSTER4
-// RUN: softmax-opt %s --rowred-decompose --rowred-plan="block-size=3072 num-warps=3" --convert-rowred-to-gpu | FileCheck %s --check-prefix=EXPLICIT
+// RUN: softmax-opt %s --test-rowred-plan-request="fields='block = 3072, warps = 3'" --rowred-decompose --rowred-plan --convert-rowred-to-gpu | FileCheck %s --check-prefix=EXPLICIT
 
 // CHECK: block_elements = 12288 : i64, block_threads = 384 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
 // CHECK-SAME: max_cols = 12288 : i64

@@ -113,8 +113,15 @@ func.func @vector_divides(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // -----
 
 func.func @wrong_op(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
-  // expected-error @+1 {{'rowred.plan' belongs on a rowred.map}}
-  rowred.softmax dimension(1) ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) {rowred.plan = #rowred.plan<strategy = fused, block = 1024, warps = 4, max_cols = 1024>}
+  // expected-error @+1 {{'rowred.plan' belongs on a rowred.map, rowred.softmax or rowred.log_softmax}}
+  "func.return"() {rowred.plan = #rowred.plan<strategy = fused, block = 1024, warps = 4, max_cols = 1024>} : () -> ()
+}
+
+// -----
+
+func.func @softmax_row_too_long(%x: memref<?x2048xf32>, %y: memref<?x2048xf32>) {
+  // expected-error @+1 {{#rowred.plan field 'max_cols': the kernel handles rows of at most 1024 elements, and the input has 2048}}
+  rowred.softmax dimension(1) ins(%x : memref<?x2048xf32>) outs(%y : memref<?x2048xf32>) {rowred.plan = #rowred.plan<strategy = fused, block = 1024, warps = 4, max_cols = 1024>}
   return
 }
 

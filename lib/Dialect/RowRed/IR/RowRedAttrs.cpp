@@ -20,6 +20,16 @@ using namespace mlir::rowred;
 
 #include "rowred/Dialect/RowRed/IR/RowRedEnums.cpp.inc"
 
+/// Parses a boolean field of a plan request: `true` or `false`.
+FailureOr<std::optional<bool>>
+mlir::rowred::parseRequestBool(AsmParser &parser) {
+  StringRef word;
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseKeyword(&word) || (word != "true" && word != "false"))
+    return parser.emitError(loc, "expected true or false");
+  return std::optional<bool>(word == "true");
+}
+
 #define GET_ATTRDEF_CLASSES
 #include "rowred/Dialect/RowRed/IR/RowRedAttrs.cpp.inc"
 
@@ -182,14 +192,51 @@ LogicalResult PlanAttr::verify(
   return success();
 }
 
-/// Checks a plan against the element types of the map it is attached to.
-static LogicalResult verifyPlanOn(MapOp map, PlanAttr attr) {
-  auto inType = cast<MemRefType>(map.getInput().getType());
-  auto outType = cast<MemRefType>(map.getOutput().getType());
+LogicalResult PlanRequestAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, std::optional<Strategy>,
+    std::optional<int64_t> block, std::optional<int64_t> warps,
+    std::optional<int64_t> rowsPerBlock, std::optional<int64_t> cluster,
+    std::optional<int64_t> vector, std::optional<bool>, std::optional<bool>,
+    std::optional<bool>, std::optional<Prefetch>, std::optional<bool>,
+    std::optional<int64_t> keptElements, std::optional<KeepAhead>,
+    std::optional<bool>, std::optional<Grid>,
+    std::optional<int64_t> chunkStage) {
+  for (auto [field, value] :
+       {std::pair{"block", block}, std::pair{"warps", warps},
+        std::pair{"rows_per_block", rowsPerBlock},
+        std::pair{"cluster", cluster}, std::pair{"vector", vector}})
+    if (value && *value < 1)
+      return emitError() << "#rowred.plan_request field '" << field
+                         << "': must be positive, got " << *value;
+  for (auto [field, value] : {std::pair{"kept_elements", keptElements},
+                              std::pair{"chunk_stage", chunkStage}})
+    if (value && *value < 0)
+      return emitError() << "#rowred.plan_request field '" << field
+                         << "': must not be negative, got " << *value;
+  return success();
+}
+
+/// The input and output types of the op a plan or a plan request is attached
+/// to: a rowred.map, or a high-level op that decomposes into one.
+static std::optional<std::pair<MemRefType, MemRefType>>
+getRowTypes(Operation *op) {
+  return TypeSwitch<Operation *,
+                    std::optional<std::pair<MemRefType, MemRefType>>>(op)
+      .Case<MapOp, SoftmaxOp, LogSoftmaxOp>([](auto rowOp) {
+        return std::pair{cast<MemRefType>(rowOp.getInput().getType()),
+                         cast<MemRefType>(rowOp.getOutput().getType())};
+      })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+/// Checks a plan against the input and output types of the op it is attached
+/// to.
+static LogicalResult verifyPlanOn(Operation *op, MemRefType inType,
+                                  MemRefType outType, PlanAttr attr) {
   KernelPlan plan =
       KernelPlan::get(attr, inType.getElementType(), outType.getElementType());
   auto fail = [&](StringRef field) {
-    return map.emitOpError() << "#rowred.plan field '" << field << "': ";
+    return op->emitOpError() << "#rowred.plan field '" << field << "': ";
   };
   int64_t widest = std::max(byteWidth(plan.inType), byteWidth(plan.outType));
   if (plan.vectorWidth * widest > 16)
@@ -213,15 +260,23 @@ static LogicalResult verifyPlanOn(MapOp map, PlanAttr attr) {
 
 LogicalResult RowRedDialect::verifyOperationAttribute(Operation *op,
                                                       NamedAttribute attr) {
-  if (attr.getName() != kPlanAttrName)
+  bool isPlan = attr.getName() == kPlanAttrName;
+  if (!isPlan && attr.getName() != kPlanRequestAttrName)
     return success();
+  std::optional<std::pair<MemRefType, MemRefType>> types = getRowTypes(op);
+  if (!types)
+    return op->emitError() << "'" << attr.getName().getValue()
+                           << "' belongs on a rowred.map, rowred.softmax or "
+                              "rowred.log_softmax";
+  if (!isPlan) {
+    if (!isa<PlanRequestAttr>(attr.getValue()))
+      return op->emitError() << "'" << kPlanRequestAttrName
+                             << "' must be a #rowred.plan_request";
+    return success();
+  }
   auto plan = dyn_cast<PlanAttr>(attr.getValue());
   if (!plan)
     return op->emitError() << "'" << kPlanAttrName
                            << "' must be a #rowred.plan";
-  auto map = dyn_cast<MapOp>(op);
-  if (!map)
-    return op->emitError() << "'" << kPlanAttrName
-                           << "' belongs on a rowred.map";
-  return verifyPlanOn(map, plan);
+  return verifyPlanOn(op, types->first, types->second, plan);
 }

@@ -1,5 +1,4 @@
-//===- Decompose.cpp - Softmax into reduce and map
-//-------------------------===//
+//===- Decompose.cpp - Softmax into reduce and map ------------------------===//
 //
 // Part of the softmax kernel compiler.
 //
@@ -46,7 +45,8 @@ static Value shiftedExp(OpBuilder &b, Location loc, Value x, Value m) {
 
 namespace {
 /// Rewrites `rowred.softmax` (or `rowred.log_softmax` when `IsLog`) into a
-/// max reduce, a sum reduce of `exp(x - m)` and a map.
+/// max reduce, a sum reduce of `exp(x - m)` and a map, which takes the op's
+/// plan or plan request.
 template <typename OpTy, bool IsLog>
 struct DecomposeSoftmaxLike : OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
@@ -94,6 +94,11 @@ struct DecomposeSoftmaxLike : OpRewritePattern<OpTy> {
               });
     mapOp->setAttr(kOriginAttrName,
                    rewriter.getStringAttr(op->getName().stripDialect()));
+    // A plan or plan request written on the op is the map's: the map is
+    // what becomes the kernel.
+    for (StringRef name : {kPlanAttrName, kPlanRequestAttrName})
+      if (Attribute attr = op->getAttr(name))
+        mapOp->setAttr(name, attr);
 
     memref::DeallocOp::create(rewriter, loc, sumBuf);
     memref::DeallocOp::create(rewriter, loc, maxBuf);

@@ -13,6 +13,15 @@
 
 #include "rowred/Dialect/RowRed/IR/RowRedEnums.h.inc"
 
+#include <optional>
+
+namespace mlir {
+namespace rowred {
+/// Parses a boolean field of a #rowred.plan_request: `true` or `false`.
+FailureOr<std::optional<bool>> parseRequestBool(AsmParser &parser);
+} // namespace rowred
+} // namespace mlir
+
 #define GET_ATTRDEF_CLASSES
 #include "rowred/Dialect/RowRed/IR/RowRedAttrs.h.inc"
 

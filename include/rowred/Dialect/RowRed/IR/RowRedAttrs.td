@@ -137,4 +137,90 @@ def RowRed_PlanAttr : AttrDef<RowRed_Dialect, "Plan"> {
   let genVerifyDecl = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Plan request attribute
+//===----------------------------------------------------------------------===//
+
+/// A field of the plan request: absent unless written.
+class RowRed_RequestParameter<string type, string desc>
+    : OptionalParameter<"std::optional<" # type # ">", desc>;
+
+/// A boolean field of the plan request, written `true` or `false`.
+class RowRed_RequestBoolParameter<string desc>
+    : RowRed_RequestParameter<"bool", desc> {
+  let parser = "::mlir::rowred::parseRequestBool($_parser)";
+  let printer = "$_printer << (*$_self ? \"true\" : \"false\")";
+}
+
+/// An enum field of the plan request, parsed and printed by its case name.
+class RowRed_RequestEnumParameter<EnumAttrInfo info>
+    : RowRed_RequestParameter<info.cppNamespace # "::" # info.className,
+                              info.summary> {
+  let parser = "::mlir::FailureOr<std::optional<" # info.cppNamespace # "::"
+               # info.className # ">>(::mlir::FieldParser<"
+               # info.cppNamespace # "::" # info.className
+               # ">::parse($_parser))";
+  let printer = "$_printer << " # info.cppNamespace # "::stringify"
+                # info.className # "(*$_self)";
+}
+
+def RowRed_PlanRequestAttr : AttrDef<RowRed_Dialect, "PlanRequest"> {
+  let mnemonic = "plan_request";
+  let summary = "The fields of a kernel plan asked for; the rest is derived";
+  let description = [{
+    Some fields of a `#rowred.plan`, written in the input on a `rowred.map`
+    or on the high-level op it comes from (`rowred-decompose` carries it to
+    the map), as the `rowred.plan_request` attribute. `rowred-plan` derives
+    every field left out the way `strategy=auto` would around the ones
+    given, checks the combination, and replaces the request with the
+    complete `#rowred.plan`. This is how a kernel is tuned by hand (the
+    sweeps in `bench/` compile their variants this way): the pass itself
+    takes only the strategy, the row length and the chip.
+
+    The fields are those of `#rowred.plan`, with the same meaning: `strategy`,
+    `block`, `warps`, `rows_per_block`, `cluster`, `vector`,
+    `reverse_second_pass`, `fast_exp`, `reread`, `prefetch`, `pair_reduce`,
+    `kept_elements`, `keep_ahead`, `cache_hints`, `grid` and `chunk_stage`.
+    A field written as its "off" value (`prefetch = none`, `kept_elements =
+    0`, `pair_reduce = false`, ...) forbids what `auto` would otherwise
+    choose. Fields that follow from the others (`max_cols`,
+    `stage_elements`, `min_blocks_per_sm`) and the chip cannot be asked for.
+
+    A block of more than 32 elements per thread in registers is derived only
+    where `auto` measured it faster; with `warps` written, up to the plan's
+    limit of 128 is accepted.
+
+    Example: a fused block of 16384 elements on 16 warps that re-reads rows
+    that do not allow vector accesses, everything else derived:
+
+    ```mlir
+    rowred.softmax dimension(1) ins(%x : memref<?x16384xf32>)
+        outs(%y : memref<?x16384xf32>)
+        {rowred.plan_request = #rowred.plan_request<strategy = fused,
+                                                    warps = 16, reread = true>}
+    ```
+  }];
+  let parameters = (ins
+    RowRed_RequestEnumParameter<RowRed_StrategyAttr>:$strategy,
+    RowRed_RequestParameter<"int64_t", "elements of a block">:$block,
+    RowRed_RequestParameter<"int64_t", "warps per block">:$warps,
+    RowRed_RequestParameter<"int64_t", "rows per fused block">:$rows_per_block,
+    RowRed_RequestParameter<"int64_t", "blocks of a cluster">:$cluster,
+    RowRed_RequestParameter<"int64_t", "elements per vector access">:$vector,
+    RowRed_RequestBoolParameter<"online second pass reversed">
+        :$reverse_second_pass,
+    RowRed_RequestBoolParameter<"fast exp and log">:$fast_exp,
+    RowRed_RequestBoolParameter<"scalar path re-reads the row">:$reread,
+    RowRed_RequestEnumParameter<RowRed_PrefetchAttr>:$prefetch,
+    RowRed_RequestBoolParameter<"one (max, sum) exchange">:$pair_reduce,
+    RowRed_RequestParameter<"int64_t", "online tiles kept">:$kept_elements,
+    RowRed_RequestEnumParameter<RowRed_KeepAheadAttr>:$keep_ahead,
+    RowRed_RequestBoolParameter<"L2 eviction hints">:$cache_hints,
+    RowRed_RequestEnumParameter<RowRed_GridAttr>:$grid,
+    RowRed_RequestParameter<"int64_t", "chunk elements staged">:$chunk_stage
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // ROWRED_ATTRS

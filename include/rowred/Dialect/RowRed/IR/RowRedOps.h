@@ -26,8 +26,14 @@ namespace rowred {
 /// decomposed from (`softmax`, `log_softmax`); kernels record it as `op`.
 inline constexpr llvm::StringLiteral kOriginAttrName = "rowred.origin";
 /// Discardable attribute on a `rowred.map` holding the #rowred.plan of its
-/// kernel (set by rowred-plan, or written in the input).
+/// kernel (set by rowred-plan, or written in the input), or on the high-level
+/// op it is decomposed from.
 inline constexpr llvm::StringLiteral kPlanAttrName = "rowred.plan";
+/// Discardable attribute on a `rowred.map`, or on the high-level op it is
+/// decomposed from, holding the #rowred.plan_request that rowred-plan
+/// completes into the map's plan.
+inline constexpr llvm::StringLiteral kPlanRequestAttrName =
+    "rowred.plan_request";
 } // namespace rowred
 } // namespace mlir
 
