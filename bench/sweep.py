@@ -2,7 +2,7 @@
 """Times every kernel in a directory (checked against torch first).
 
 Used to choose the default block shape: the kernels are one softmax per
-(dtype, N, num-warps), compiled by `scripts/gen_kernels.py --set sweep`.
+(dtype, N, warps), compiled by `scripts/gen_kernels.py --set sweep`.
 Prints GB/s per kernel, sorted by (dtype, N, warps).
 
 usage: sweep.py KERNEL_DIR [--rows M] [--json OUT]

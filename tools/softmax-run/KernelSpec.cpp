@@ -392,7 +392,7 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
     error = "'" + jsonPath + "' has an invalid dynamic_shared_bytes";
     return std::nullopt;
   }
-  // Bulk keeping is a form of keep-ahead whose two buffers are the stage.
+  // Bulk keeping is a form of keep_ahead whose two buffers are the stage.
   if (spec.keepAheadBulk && (!spec.keepAhead || spec.dynamicSharedBytes == 0 ||
                              spec.dynamicSharedBytes % 2 != 0)) {
     error = "'" + jsonPath +

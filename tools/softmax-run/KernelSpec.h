@@ -78,10 +78,10 @@ struct KernelSpec {
   bool pairReduce = false;
   /// Whether the online kernel's accesses carry L2 eviction hints.
   bool cacheHints = false;
-  /// Online: the kept tiles are copied in ahead (keep-ahead).
+  /// Online: the kept tiles are copied in ahead (keep_ahead).
   bool keepAhead = false;
   /// Online: they are copied in by one bulk copy per row into two buffers
-  /// (keep-ahead=bulk); dynamicSharedBytes holds both.
+  /// (keep_ahead = bulk); dynamicSharedBytes holds both.
   bool keepAheadBulk = false;
   /// The launcher starts one program (block, cluster) per row group (`grid`
   /// "rows") instead of the persistent grid ("persistent", the default when

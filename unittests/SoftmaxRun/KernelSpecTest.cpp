@@ -152,7 +152,7 @@ TEST(KernelSpec, DescribesKeptTiles) {
             std::string::npos)
       << text;
 
-  // Bulk keeping without keep-ahead or without its buffers is rejected.
+  // Bulk keeping without keep_ahead or without its buffers is rejected.
   std::string noKeep = keptTiles(true);
   noKeep.replace(noKeep.find("\"keep_ahead\": true"), 18,
                  "\"keep_ahead\": false");

@@ -62,10 +62,10 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
 
     * a persistent grid-stride loop over rows: block `b` handles rows
       `b, b + gridDim.x, ...`, so a launcher can size the grid by occupancy
-      (with `rows-per-block`, groups of rows, each row handled by at most a
+      (with `rows_per_block`, groups of rows, each row handled by at most a
       warp with no barrier; with clusters, cluster `c` handles rows
       `c, c + numClusters, ...`);
-    * a block of `block-size` elements covers the row (the whole row for
+    * a block of `block` elements covers the row (the whole row for
       `fused`, a tile for `online`): a power of two, or three quarters of one
       for rows that fit it (a row of 12288 elements runs 384 threads x 32
       elements rather than 512 x 32 with a quarter of them masked); lanes
@@ -81,7 +81,7 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
       `online`: a first pass keeps a running (max, sum) pair merged with the
       online combiner, a second pass writes the output (two reads); over a
       cluster, each block walks its share of the row twice;
-    * `chunks`: each row is cut into chunks of `block-size + chunk-stage`
+    * `chunks`: each row is cut into chunks of `block + chunk_stage`
       elements, one block each (`rows x K` blocks), taken in row-major order
       by an atomic ticket; a block holds its chunk in registers and a
       bulk-copied shared-memory stage, publishes its (max, sum) pair to the
@@ -90,7 +90,7 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
     * global memory is accessed through `!llvm.ptr<1>` parameters with 16-byte
       vector loads and stores when the row length, both row strides and both
       base pointers allow it (checked once per launch), scalar ones otherwise;
-    * with `fast-exp`, `exp(x)` becomes `exp2(x * log2(e))` on PTX
+    * with `fast_exp`, `exp(x)` becomes `exp2(x * log2(e))` on PTX
       `ex2.approx.ftz.f32` (results below 2^-126 flush to zero), `log`
       becomes `log2(x) * ln(2)`, and a division by a row scalar becomes one
       reciprocal per row and a multiplication.

@@ -71,7 +71,7 @@ static constexpr StringLiteral kStageName = "rowred_stage";
 static constexpr int64_t kChunkPollNanoseconds = 64;
 
 /// Name of the shared-memory array of the mbarriers (i64) on which the bulk
-/// copies complete: two for keep-ahead=bulk, one per stage buffer; one for
+/// copies complete: two for keep_ahead = bulk, one per stage buffer; one for
 /// a chunks kernel's stage.
 static constexpr StringLiteral kStageBarriersName = "rowred_stage_barriers";
 
@@ -132,14 +132,14 @@ private:
   Value misalignedAlike(int64_t vec);
 
   /// `exp(v)`, as `exp2(v * log2(e))` on `ex2.approx.ftz.f32` with
-  /// fast-exp. The flush-to-zero form is one MUFU.EX2; the plain
+  /// fast_exp. The flush-to-zero form is one MUFU.EX2; the plain
   /// `ex2.approx.f32` that `math.exp2 {afn}` becomes also produces subnormal
   /// results, which takes a compare and two predicated multiplies around it.
   /// Only results below 2^-126 differ (they become 0), and no subnormal input
   /// reaches it with a different result (2^x = 1 for |x| < 2^-126).
   Value emitExp(Value v);
 
-  /// `log(v)`, as `log2(v) * ln(2)` on lg2.approx with fast-exp.
+  /// `log(v)`, as `log2(v) * ln(2)` on lg2.approx with fast_exp.
   Value emitLog(Value v);
 
   Value combine(Combiner c, Value lhs, Value rhs);
@@ -245,7 +245,7 @@ private:
   /// Loads this thread's chunks of row `row` (i64; the group's first row
   /// with several rows per block) of the input into registers, as loaded
   /// (zeros past the last row or the row's end): the row after the current
-  /// one with prefetch=registers.
+  /// one with prefetch = registers.
   SmallVector<Value> loadRowAhead(Value row, int64_t vec);
 
   /// Starts copying this thread's chunks of row `row` (i64) of the input
@@ -331,7 +331,7 @@ private:
   /// visible to the cluster.
   void initClusterBarriers();
 
-  /// Thread 0 initializes the two mbarriers of keep-ahead=bulk's stage
+  /// Thread 0 initializes the two mbarriers of keep_ahead = bulk's stage
   /// buffers (one arrival each: its own, which arms the copy's bytes). A
   /// block (or cluster) barrier before the row loop makes them visible.
   void initStageBarriers() { initBarriers(kStageBarriersName, 2); }
@@ -344,17 +344,17 @@ private:
   /// (`!llvm.ptr<3>`).
   Value barrierAt(StringRef name, Value index);
 
-  /// The mbarrier (`!llvm.ptr<3>`) of keep-ahead=bulk's stage buffer
+  /// The mbarrier (`!llvm.ptr<3>`) of keep_ahead = bulk's stage buffer
   /// `buffer` (i32, 0 or 1).
   Value stageBarrier(Value buffer);
 
-  /// keep-ahead=bulk's stage buffer `buffer` (i32, 0 or 1): the stage's
+  /// keep_ahead = bulk's stage buffer `buffer` (i32, 0 or 1): the stage's
   /// first or second half.
   Value stageBuffer(Value buffer);
 
-  /// keep-ahead=bulk: thread 0 starts copying the kept tiles of row `row`
+  /// keep_ahead = bulk: thread 0 starts copying the kept tiles of row `row`
   /// (i64) of the input, columns [lo, keptEnd), into stage buffer `buffer`
-  /// with one cp.async.bulk (evict-first with cache-hints: nothing reads
+  /// with one cp.async.bulk (evict-first with cache_hints: nothing reads
   /// them from L2 again), which completes the buffer's mbarrier phase, armed
   /// here for its bytes. Nothing when the row does not exist, and then
   /// nobody waits for the phase.
@@ -435,7 +435,7 @@ private:
   /// pairs lane w of every warp reads back and combines by butterfly.
   std::pair<Value, Value> reducePairInBlock(Value m, Value d);
 
-  /// keep-ahead=bulk, right after the row's block reduction: every thread of
+  /// keep_ahead = bulk, right after the row's block reduction: every thread of
   /// the block has passed the reduction's barrier (or, with a single warp per
   /// row, one emitted here), so it is done with the previous row and its
   /// stage buffer, into which the next row's kept tiles go now, in flight
@@ -455,7 +455,7 @@ private:
   std::pair<Value, Value> rowLoopBounds();
 
   /// In the row loop, row `k` (i32) of this block: the stage buffer
-  /// (keep-ahead=bulk, `bulkRow`), the cluster exchange buffer and mbarrier
+  /// (keep_ahead = bulk, `bulkRow`), the cluster exchange buffer and mbarrier
   /// phase parity, and the online pair's shared slots that alternate by
   /// row.
   void setRowTurns(Value k, bool bulkRow);
@@ -490,7 +490,7 @@ private:
   ///
   /// With prefetch (vector path), the row is read from the stage, and the
   /// copy of `nextRow` into it starts as soon as the first reduction has
-  /// consumed every value read from it. With prefetch=registers, `loaded`
+  /// consumed every value read from it. With prefetch = registers, `loaded`
   /// holds the row's chunks as loadRowAhead loaded them.
   void emitFusedRow(Value xRow, Value yRow, int64_t vec, Value nextRow = {},
                     ValueRange loaded = {});
@@ -545,7 +545,7 @@ private:
 
   /// This thread's loads of the first tile, at column `lo` (masked at `hi`:
   /// none for an empty share), of the block's share of row `row` (i64), or
-  /// none when the row does not exist; evict-last with cache-hints, as pass
+  /// none when the row does not exist; evict-last with cache_hints, as pass
   /// 1 loads its tiles. The tile a chained pass 1 starts from
   /// (onlineChainsTiles).
   SmallVector<Value> loadFirstTile(Value row, Value lo, Value hi, int64_t vec);
@@ -564,24 +564,24 @@ private:
   /// This thread's loads of the online tile at column `start` (masked at
   /// `end` and, when given, by `exists`) of the block's share from column
   /// `lo`: from the stage when the tile is one of those kept there
-  /// (online-keep), else from the row at `xRow`.
+  /// (kept_elements), else from the row at `xRow`.
   SmallVector<Value> loadShareTile(Value xRow, Value start, Value lo, Value end,
                                    int64_t vec, Value exists);
 
   /// Pass 1's copy of the tile at column `start` (`raw`, as loaded) into the
-  /// stage when it is one of the tiles kept for pass 2 (online-keep).
+  /// stage when it is one of the tiles kept for pass 2 (kept_elements).
   void keepTile(Value start, Value lo, Value end, int64_t vec, ValueRange raw);
 
   /// Whether the online tile at column `start` of the share [lo, hi) is one
-  /// of those kept in the stage (online-keep): before keptEnd.
+  /// of those kept in the stage (kept_elements): before keptEnd.
   Value isKeptTile(Value start, Value lo, Value hi);
 
-  /// With keep-ahead, the end of the kept tiles of the share [lo, hi): its
+  /// With keep_ahead, the end of the kept tiles of the share [lo, hi): its
   /// first tiles, at most keptElements of them and never its last, which
   /// pass 1 loads into registers and pass 2 starts on.
   Value keptEnd(Value lo, Value hi);
 
-  /// With keep-ahead, starts copying this thread's chunks of the kept tiles
+  /// With keep_ahead, starts copying this thread's chunks of the kept tiles
   /// of row `row` (i64) into the stage, a cp.async group per tile: the
   /// first row's, before the row loop.
   void copyKeptTiles(Value row, Value lo, Value hi);
@@ -604,10 +604,11 @@ private:
   /// a running (max, sum) per thread (onlineFold); pass 2 reads the share
   /// again and writes the map.
   ///
-  /// With the stage (prefetch=on, a known row length), the share was copied
-  /// into shared memory ahead (prefetchRow) and both passes read it there:
-  /// one DRAM read per element. The second pass starts copying `nextRow`'s
-  /// share into each tile of the stage as soon as it has written that tile.
+  /// With the stage (prefetch = stage, a known row length), the share was
+  /// copied into shared memory ahead (prefetchRow) and both passes read it
+  /// there: one DRAM read per element. The second pass starts copying
+  /// `nextRow`'s share into each tile of the stage as soon as it has written
+  /// that tile.
   ///
   /// With the tiles loaded ahead (onlineTilesAhead), the passes hand loads
   /// on across their boundaries (onlineChainsTiles): a reversed pass 2
@@ -635,7 +636,7 @@ private:
   OnlineShare onlineRowShare(Value xRow, int64_t vec, bool peeled);
 
   /// Whether the online passes load each tile one ahead into registers
-  /// (prefetch=registers): its loads are carried by the loop, so that a
+  /// (prefetch = registers): its loads are carried by the loop, so that a
   /// thread's next loads are in flight while it folds or writes the current
   /// tile. The load ahead of the last tile reads nothing: it starts at or
   /// past hi.
@@ -648,24 +649,24 @@ private:
   bool onlineChainsTiles(bool staged, int64_t vec) const;
 
   /// Whether pass 1 also stores the share's first tiles, as loaded, into
-  /// the stage for pass 2 (online-keep). A thread reads back only what it
+  /// the stage for pass 2 (kept_elements). A thread reads back only what it
   /// stored itself: no barrier.
   bool onlineKeeps(bool staged, int64_t vec) const;
 
   /// Whether this row path reads kept tiles from the stage: pass 1 stores
-  /// them there (onlineKeeps), or keep-ahead copies them in (keepAheadRow).
-  /// A keep-ahead kernel's other paths keep nothing.
+  /// them there (onlineKeeps), or keep_ahead copies them in (keepAheadRow).
+  /// A keep_ahead kernel's other paths keep nothing.
   bool readsKeptTiles() const;
 
   /// Pass 1 of the online kernel over `share`: this thread's running (max,
-  /// sum) pair, the edges of a peeled row included. With cache-hints it
+  /// sum) pair, the edges of a peeled row included. With cache_hints it
   /// reads its tiles evict-last, so that they stay in L2 for pass 2.
   ///
   /// With the tiles loaded ahead, `firstTile` holds the first tile's loads
   /// when the previous row issued them, and with `lastTile` the last tile is
   /// folded after the loop and its loads returned there, for pass 2.
   ///
-  /// With keep-ahead, pass 1 first issues the loads of the first tile after
+  /// With keep_ahead, pass 1 first issues the loads of the first tile after
   /// the kept ones, then waits for this thread's copies into the stage and
   /// folds the kept tiles from there while those loads are in flight; the
   /// loop walks the rest of the share.
@@ -677,14 +678,14 @@ private:
   /// Pass 2 of the online kernel over `share`, forwards or from the last
   /// tile back to the first: reads the share again (from the stage when
   /// `nextRow` is given, whose share it then copies in tile by tile) and
-  /// writes the map of the row's (rowMax, rowSum). With cache-hints its
+  /// writes the map of the row's (rowMax, rowSum). With cache_hints its
   /// loads and stores are evict-first.
   ///
   /// With the tiles loaded ahead, `lastTile` holds the loads of pass 1's
   /// last tile (onlineChainsTiles), where a reversed pass 2 starts. With
   /// `next` (reversed as well), the last iteration, on the share's first
   /// tile, runs after the loop and first loads the next row's first tile
-  /// (evict-last with cache-hints, as pass 1 loads it); those loads are
+  /// (evict-last with cache_hints, as pass 1 loads it); those loads are
   /// returned.
   SmallVector<Value> onlinePassTwo(Value xRow, Value yRow, int64_t vec,
                                    const OnlineShare &share, Value rowMax,
@@ -784,11 +785,11 @@ private:
   const KernelPlan &plan;
   Value x, y, rows, cols, xStride, yStride, shared;
   /// The prefetch stage (`!llvm.ptr<3>`), with prefetch or kept tiles; in
-  /// the row loop with keep-ahead=bulk, the row's buffer of it.
+  /// the row loop with keep_ahead = bulk, the row's buffer of it.
   Value stage;
   /// The start of the stage, with a stage.
   Value stageBase;
-  /// In the row loop with keep-ahead=bulk: the row's stage buffer (0 or 1,
+  /// In the row loop with keep_ahead = bulk: the row's stage buffer (0 or 1,
   /// i32) and the parity of the phase of its mbarrier that the row's copy
   /// completes.
   Value bulkBuffer, bulkParity;
@@ -813,7 +814,7 @@ private:
   Value pairSlot;
   /// The cluster exchanges of a row on the path being emitted.
   KernelPlan::ClusterExchanges rowExchanges;
-  /// L2 eviction policies (cache-hints): evict-last and evict-first, from
+  /// L2 eviction policies (cache_hints): evict-last and evict-first, from
   /// createpolicy at the top of the kernel; null without the hints.
   Value evictLast, evictFirst;
   /// The policy that global 16-byte loads and stores take while a pass of

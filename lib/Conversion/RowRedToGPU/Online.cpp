@@ -235,7 +235,7 @@ KernelEmitter::onlinePassOne(Value xRow, int64_t vec, const OnlineShare &share,
   SmallVector<Value> firstLoads(firstTile);
   if (keepAheadRow) {
     assert(ahead && lastTile && firstTile.empty() &&
-           "keep-ahead chains its streamed tiles");
+           "keep_ahead chains its streamed tiles");
     from = keptEnd(lo, hi);
     firstLoads = loadOnlineTileAhead(xRow, from, hi, vec);
     if (bulkBuffer)
@@ -330,7 +330,7 @@ KernelEmitter::onlinePassTwo(Value xRow, Value yRow, int64_t vec,
     // used, so nothing waits for the other threads.
     if (staged)
       copyToStage(nextRow, start, lo);
-    // With keep-ahead, the same for the kept tiles: the next row's copies
+    // With keep_ahead, the same for the kept tiles: the next row's copies
     // are in flight through the rest of this row.
     if (keepAheadRow && !bulkBuffer) {
       auto ifOp = scf::IfOp::create(b, isKeptTile(start, lo, hi),

@@ -61,7 +61,8 @@ int64_t defaultFusedWarps(int64_t blockElements) {
 /// where 64 elements per thread won: f32 12288 and 16384 lost 1-3%, 16-bit
 /// blocks of 2048-16384 gained nothing. Not with the next row loaded ahead
 /// into registers or the pair reduction, which need registers of their
-/// own. The one auto shape past max-elements-per-thread's default of 32.
+/// own. The one auto f32 shape past the 32 elements per thread of derived
+/// warps.
 bool widensFusedBlock(const KernelPlan &plan, int64_t slice,
                       const PlanOptions &opts) {
   return plan.strategy == Strategy::fused && plan.rowsPerBlock == 1 &&
@@ -137,9 +138,9 @@ int64_t defaultRowsPerBlock(int64_t blockElements) {
 /// (version log): bf16 1048576 with its tiles loaded ahead on 1024
 /// threads (32 elements per thread and tile, two tiles per share) 3370 GB/s
 /// against 3309 on 512 and 3182 keeping 64 KiB of each share in shared
-/// memory (online-keep); 2097152 +7%, 4194304 +3.5% over keeping. f16 rows
+/// memory (kept_elements); 2097152 +7%, 4194304 +3.5% over keeping. f16 rows
 /// lost the same way (1048576: 2719-2734 against 3070-3078 keeping, also
-/// with tiles of 32 elements per thread) and keep tiles (keep-ahead, see
+/// with tiles of 32 elements per thread) and keep tiles (keep_ahead, see
 /// autoKeepAheadElements).
 int64_t defaultOnlineWarps(Type type, int64_t clusterSize) {
   return byteWidth(type) == 4 || (type.isBF16() && clusterSize == 16) ? 32 : 16;
@@ -243,7 +244,7 @@ static bool autoKeepsTiles(const KernelPlan &plan) {
 }
 
 /// Elements of each block's share that auto keeps in shared memory, copied
-/// in ahead (keep-ahead), or 0: for f16 rows of a known length over clusters
+/// in ahead (keep_ahead), or 0: for f16 rows of a known length over clusters
 /// of 16 (rows from 2 MiB) and f32 rows there whose share spans 8 tiles or
 /// more (rows from 8 MiB), 3/8 of the share in whole tiles, at most what the
 /// blocks resident on an SM can hold (f32: 192 KiB for one 1024-thread
@@ -276,7 +277,7 @@ int64_t autoKeepAheadElements(const KernelPlan &plan) {
 static constexpr int64_t kBulkBF16Share = 65536;
 
 /// Elements of each block's share that auto keeps in two stage buffers with
-/// keep-ahead=bulk, or 0: over clusters of 16, one tile of f32 shares of 2
+/// keep_ahead = bulk, or 0: over clusters of 16, one tile of f32 shares of 2
 /// to 7 tiles (rows of 2 MiB to under 8 MiB; from 8 tiles,
 /// autoKeepAheadElements keeps 3/8), and every tile but the last of bf16
 /// shares of at most 65536 elements (rows of 2 MiB, in tiles of 16384: see
@@ -303,7 +304,7 @@ int64_t autoBulkKeptElements(const KernelPlan &plan) {
 /// Whether auto gives the online kernel tiles of two vectors per thread
 /// instead of four, so that autoBulkKeptElements keeps three of the four
 /// tiles of each share, 96 KiB twice: bf16 rows of a known length up to 2
-/// MiB over clusters of 16 on auto's 1024 threads with keep-ahead=bulk
+/// MiB over clusters of 16 on auto's 1024 threads with keep_ahead = bulk
 /// (auto or asked for) and auto's kept tiles. H200: bf16 1048576 keeping
 /// three of four tiles of 16384 +1.0 to +2.5%, two of four 0.93-0.96, one
 /// of two tiles of 32768 (4 bytes of spills) 0.97.
@@ -316,9 +317,9 @@ bool autoBulkTiles(const PlanOptions &opts, Type type, int64_t clusterSize,
          opts.reverseSecondPass;
 }
 
-/// Whether auto gives the online kernel L2 eviction hints (cache-hints): when
+/// Whether auto gives the online kernel L2 eviction hints (cache_hints): when
 /// its second pass reads the row from global memory (no stage, no kept
-/// tiles, or kept tiles with keep-ahead, which streams the rest), except f32
+/// tiles, or kept tiles with keep_ahead, which streams the rest), except f32
 /// rows over clusters of 8. H200, alternating runs
 /// (version log): f32 1048576 over 16 blocks +4.0%, f32 65536 on one
 /// block per row +7.9%, bf16 131072 on one block +4.9%, bf16 524288 over 8
@@ -330,7 +331,7 @@ bool autoCacheHints(const KernelPlan &plan) {
          !(byteWidth(plan.inType) == 4 && plan.clusterSize == 8);
 }
 
-/// Whether auto launches one program per row group (grid=rows) instead of the
+/// Whether auto launches one program per row group (grid = rows) instead of the
 /// persistent grid: fused kernels with a block per row, for f32 and for
 /// 16-bit blocks of 4096, 8192 (on 256 threads, kRowGrid16BitWarps) and
 /// from 16384 elements on at most 512 threads. On an H200
@@ -353,7 +354,7 @@ bool autoGridPerRowGroup(const KernelPlan &plan) {
 }
 
 /// Whether the options let the kernel run one program per row group: asked
-/// for (grid=rows), or left to auto on sm_90 and newer with no next row
+/// for (grid = rows), or left to auto on sm_90 and newer with no next row
 /// asked for (autoGridPerRowGroup decides).
 bool mayGridPerRowGroup(const PlanOptions &opts, int64_t sm) {
   return opts.grid == Grid::rows ||
@@ -362,15 +363,14 @@ bool mayGridPerRowGroup(const PlanOptions &opts, int64_t sm) {
 }
 
 /// Whether auto runs a 16-bit row of `cols` elements as a staged row: the
-/// online kernel on one block per row (grid=rows) with the whole row copied
-/// into shared memory by cp.async before its first pass (prefetch=on), so
+/// online kernel on one block per row (grid = rows) with the whole row copied
+/// into shared memory by cp.async before its first pass (prefetch = stage), so
 /// that both passes read shared memory and every byte of the row is in
 /// flight at once, while the registers hold one tile of 16 elements per
 /// thread. For rows of a known length of 8193 to 57344 elements, a multiple
 /// of the vector width (others take the peeled path, which reads global
 /// memory in both passes), 16-bit in and out, on sm_90 and newer, with the
-/// options that shape the kernel left to auto and max-elements-per-thread
-/// allowing the tile of two vectors per thread. On an H200
+/// request's fields that shape the kernel left to auto. On an H200
 /// (version log, version 65; alternating rounds against auto's fused
 /// blocks, which hold the row in registers): bf16 12288 +3.4 to +5.8% (128
 /// threads, whose next row the fused block loads ahead into registers),
@@ -417,7 +417,7 @@ bool narrowsRowGridBlock(const KernelPlan &plan, int64_t slice,
 /// can.
 StringRef prefetchObstacle(const KernelPlan &plan, bool stage, int64_t sm) {
   if (plan.gridPerRowGroup && plan.strategy != Strategy::online)
-    return "grid=rows gives every block one row group, so there is no next "
+    return "grid = rows gives every block one row group, so there is no next "
            "row to fetch";
   if (stage && plan.strategy == Strategy::online && plan.stageElements == 0)
     return "the online kernel stages its share of a row only for a known "

@@ -29,7 +29,7 @@ inline constexpr int64_t kWideBlockElements = 8192;
 /// (online), bf16 262144 3791 against 3332 (online).
 inline constexpr int64_t kMaxClusterSize = 16;
 
-/// Largest cluster `cluster-size` accepts: Hopper runs clusters of 16 when
+/// Largest cluster `cluster` accepts: Hopper runs clusters of 16 when
 /// the launcher sets CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
 /// (docs/abi.md).
 inline constexpr int64_t kMaxNonPortableClusterSize = 16;
@@ -42,7 +42,8 @@ inline constexpr int64_t kMaxNonPortableClusterSize = 16;
 /// 512 x 16 with its next row in registers at 3377-3380 (2608-2636 for 512
 /// x 16 with one block per row); bf16 16384 +1.6 to +1.8% over 512 x 32,
 /// both with one block per row. The block of 16384 is the one 16-bit block
-/// past max-elements-per-thread's default of 32 (102 registers, no spills).
+/// past the 32 elements per thread of derived warps (102 registers, no
+/// spills).
 inline constexpr int64_t kRowGrid16BitWarps = 8;
 
 /// The block auto gives a row of `cols` elements.
@@ -85,11 +86,11 @@ bool autoPrefetch(const KernelPlan &plan);
 bool autoPrefetchRegisters(const KernelPlan &plan);
 
 /// Elements of each block's share that auto keeps in shared memory, copied in
-/// ahead (keep-ahead), or 0.
+/// ahead (keep_ahead), or 0.
 int64_t autoKeepAheadElements(const KernelPlan &plan);
 
 /// Elements of each block's share that auto keeps in two stage buffers with
-/// keep-ahead=bulk, or 0.
+/// keep_ahead = bulk, or 0.
 int64_t autoBulkKeptElements(const KernelPlan &plan);
 
 /// Whether auto gives the online kernel tiles of two vectors per thread instead
@@ -98,10 +99,10 @@ int64_t autoBulkKeptElements(const KernelPlan &plan);
 bool autoBulkTiles(const PlanOptions &opts, Type type, int64_t clusterSize,
                    int64_t cols);
 
-/// Whether auto gives the online kernel L2 eviction hints (cache-hints).
+/// Whether auto gives the online kernel L2 eviction hints (cache_hints).
 bool autoCacheHints(const KernelPlan &plan);
 
-/// Whether auto launches one program per row group (grid=rows) instead of the
+/// Whether auto launches one program per row group (grid = rows) instead of the
 /// persistent grid.
 bool autoGridPerRowGroup(const KernelPlan &plan);
 

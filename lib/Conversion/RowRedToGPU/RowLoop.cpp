@@ -87,15 +87,15 @@ void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
   pairRow = plan.pairReduce && !(peeled && plan.peeledWithoutPair());
   rowExchanges = plan.clusterExchanges(
       group.reduces.size(), rereads || (plan.pairReduce && !pairRow));
-  // keep-ahead=bulk's rows take the stage buffers by turns.
+  // keep_ahead = bulk's rows take the stage buffers by turns.
   bool bulkRow = keepAheadRow && plan.bulkKeep;
   bool countRows = plan.clusterSize > 1 || bulkRow;
-  // With prefetch=registers the loop also carries the next row's loads.
+  // With prefetch = registers the loop also carries the next row's loads.
   bool ahead = plan.prefetchRegisters && vec > 1 && !peeled &&
                plan.strategy != Strategy::online;
   // The online kernel's chained tiles carry the next row's first tile
   // (emitOnlineRow), loaded evict-last as pass 1 loads it.
-  // Not with keep-ahead, whose pass 2 ends on a kept tile.
+  // Not with keep_ahead, whose pass 2 ends on a kept tile.
   bool tileAhead = plan.strategy == Strategy::online && !peeled &&
                    onlineChainsTiles(staged, vec) &&
                    !onlineKeeps(staged, vec) && !keepAheadRow;

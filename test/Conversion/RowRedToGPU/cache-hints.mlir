@@ -26,7 +26,7 @@
 // CHECK-COUNT-4: nvvm.inline_ptx "ld.global.L2::cache_hint.v4.b32 {$0, $1, $2, $3}, [$4], $5;" ro(%{{.*}}, %[[FIRST]] : !llvm.ptr<1>, i64)
 // CHECK: nvvm.inline_ptx "st.global.L2::cache_hint.v4.b32 [$0], {$1, $2, $3, $4}, $5;" ro(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[FIRST]] : !llvm.ptr<1>, i32, i32, i32, i32, i64)
 
-// Not for f32 rows over clusters of 8, nor with kept tiles (online-keep) or
+// Not for f32 rows over clusters of 8, nor with kept tiles (kept_elements) or
 // the stage, nor when off.
 // OFF: l2_hints = false
 // OFF-NOT: createpolicy

@@ -87,7 +87,7 @@
 // SIXTEEN-SAME: max_cols = 262144 : i64
 // SIXTEEN: .reqnctapercluster 16, 1, 1
 
-// With pair-reduce=1 the vector path exchanges one (max, sum) pair per row
+// With pair_reduce = true the vector path exchanges one (max, sum) pair per row
 // (two buffers, 2 x 4 x 4 bytes each), and the re-reading scalar path one
 // value per reduce (two mbarriers, 4 x 4 bytes each): the arrays fit both.
 // PAIR: @rowred_cluster_slots() {{.*}} : !llvm.array<16 x f32>

@@ -113,10 +113,10 @@
 // 16-bit rows of the same size (auto cuts f32 rows into chunks).
 // Rows of 2 to under 8 MiB over clusters of 16 keep the first tile (64 KiB)
 // of each block's share in two buffers, one bulk copy per row
-// (keep-ahead=bulk), and stream the rest (tiles loaded ahead, L2 hints);
+// (keep_ahead = bulk), and stream the rest (tiles loaded ahead, L2 hints);
 // from 8 MiB they keep 3/8 of each block's share (whole tiles of 64 KiB, at
 // most 192 KiB) in shared memory, copied in by each thread during the
-// previous row's second pass (keep-ahead), and stream the rest.
+// previous row's second pass (keep_ahead), and stream the rest.
 // N1M: block_threads = 1024 : i64, chunk_elements = 0 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 131072 : i64
 // N1M-SAME: keep_ahead = true, keep_ahead_bulk = true, l2_hints = true, max_cols = 1048576 : i64
 // N1M-SAME: prefetch = "registers"
@@ -244,7 +244,7 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // A staged row's tile holds two vectors (16 elements) per thread: with a
 // lower limit auto does not stage, and reports the cluster it tried next.
 // A vector width asked for leaves the shape to the options: no staged row
-// (the stage copies vectors, and vector-width=1 has none).
+// (the stage copies vectors, and vector = 1 has none).
 // BF-STAGED-SCALAR: block_threads = 1024 : i64
 // BF-STAGED-SCALAR-SAME: grid = "persistent"
 // BF-STAGED-SCALAR-SAME: strategy = "fused"
@@ -262,7 +262,7 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // BF4096-SAME: grid = "rows"
 // BF4096-SAME: prefetch = "none"
 // 16-bit cluster slices reduce (max, sum) pairs and load their next row ahead
-// into registers, unless prefetch or pair-reduce says otherwise. (Auto cuts
+// into registers, unless prefetch or pair_reduce says otherwise. (Auto cuts
 // bf16 rows of 65536 to 1048576 that are a multiple of 8 into chunks; the
 // cluster and online kernels below are asked for by name.)
 // BF131072: block_elements = 32768 : i64, block_threads = 1024 : i64, chunk_elements = 0 : i64, cluster_blocks = 4 : i64
@@ -310,8 +310,8 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // bf16 rows over clusters of 16 run on 1024 threads, their tiles loaded
 // ahead. Rows of 2 MiB take tiles of 16 elements per thread and keep three
 // of the four tiles of each share in two buffers of 96 KiB, one bulk copy
-// per row (keep-ahead=bulk); longer rows take tiles of 32 per thread and
-// keep nothing, and so do rows with keep-ahead=off. (Auto cuts rows of 2
+// per row (keep_ahead = bulk); longer rows take tiles of 32 per thread and
+// keep nothing, and so do rows with keep_ahead = none. (Auto cuts rows of 2
 // MiB into chunks instead: 128 threads x (32 + 96 staged).)
 // BF1M-AUTO: block_elements = 4096 : i64, block_threads = 128 : i64, chunk_elements = 16384 : i64
 // BF1M-AUTO-SAME: strategy = "chunks"
@@ -323,7 +323,7 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // BF1M-OFF-SAME: keep_ahead = false
 // BF2M: block_elements = 32768 : i64, block_threads = 1024 : i64, chunk_elements = 0 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 0 : i64
 // BF2M-SAME: keep_ahead = false
-// f16 rows there keep 3/8 of each share in shared memory (keep-ahead), on
+// f16 rows there keep 3/8 of each share in shared memory (keep_ahead), on
 // 512 threads: tiles of 16 KiB, at most 112 KiB for each of two blocks.
 // F16-1M: block_elements = 8192 : i64, block_threads = 512 : i64, chunk_elements = 0 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 49152 : i64
 // F16-1M-SAME: keep_ahead = true, keep_ahead_bulk = false, l2_hints = true

@@ -47,7 +47,7 @@
 // A 16-bit block of 8192 with one block per row runs 256 threads x 32; on the
 // persistent grid, 512 x 16 with the next row in registers. One of 16384
 // (for rows auto does not stage) runs 256 x 64, the one 16-bit block past
-// max-elements-per-thread's 32.
+// the 32 elements per thread of derived warps.
 // BF8192: block_threads = 256 : i64
 // BF8192-SAME: elements_per_thread = 32 : i64
 // BF8192-SAME: grid = "rows"
@@ -82,4 +82,4 @@
 // ONLINE-ROWS-SAME: grid = "rows"
 // ONLINE-ROWS-SAME: prefetch = "registers"
 
-// ROWS-STAGE: error: 'rowred.map' op prefetch = stage is not possible here: grid=rows gives every block one row group, so there is no next row to fetch
+// ROWS-STAGE: error: 'rowred.map' op prefetch = stage is not possible here: grid = rows gives every block one row group, so there is no next row to fetch

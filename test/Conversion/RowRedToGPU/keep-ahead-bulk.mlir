@@ -4,7 +4,7 @@
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='cluster = 2, kept_elements = 32768, keep_ahead = bulk'" --rowred-decompose --rowred-plan="strategy=online cols=262144" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=TOO-BIG
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='keep_ahead = bulk'" --rowred-decompose --rowred-plan="strategy=online cols=262144" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=NO-KEEP
 
-// keep-ahead=bulk: the kept tile (64 KiB, the first of the four f32 tiles
+// keep_ahead = bulk: the kept tile (64 KiB, the first of the four f32 tiles
 // of 16384 of each block's share) lives in two stage buffers that the rows
 // take by turns, 128 KiB in all. Thread 0 copies a row's kept tiles with
 // one cp.async.bulk that completes the buffer's mbarrier.

@@ -7,7 +7,7 @@
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='kept_elements = 16384, keep_ahead = tiles, reverse_second_pass = false'" --rowred-decompose --rowred-plan="strategy=online cols=262144" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=NOT-AHEAD
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='kept_elements = 16384, keep_ahead = tiles'" --rowred-decompose --rowred-plan="strategy=online cols=262144 chip=sm_75" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=SM75
 
-// keep-ahead: the kept tiles (here 128 KiB, two f32 tiles of 16384 of the
+// keep_ahead: the kept tiles (here 128 KiB, two f32 tiles of 16384 of the
 // 65536-element share of each of 4 blocks) are copied into the stage with
 // cp.async, before the row loop for the first row and in pass 2 for the
 // next, instead of stored by pass 1. The stage holds the tiles of a share

@@ -152,7 +152,7 @@
 // The peeled path's rows start anywhere: nothing crosses its rows.
 // REV: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} : i64 {
 
-// Without fast-exp the exponentials stay math.exp and the division stays.
+// Without fast_exp the exponentials stay math.exp and the division stays.
 // EXACT-NOT: ex2.approx
 // EXACT: math.exp
 // EXACT: arith.divf

@@ -1,7 +1,7 @@
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='pair_reduce = true'" --rowred-decompose --rowred-plan="cols=4096" --convert-rowred-to-gpu | FileCheck %s
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='pair_reduce = true'" --rowred-decompose --rowred-plan="cols=4096" --convert-rowred-to-gpu | grep -c gpu.barrier | FileCheck %s --check-prefix=BARRIERS
 
-// pair-reduce: each thread reduces its elements to (m_t, d_t) with
+// pair_reduce: each thread reduces its elements to (m_t, d_t) with
 // d_t = sum exp(x - m_t) (0 where m_t is -inf), the pairs meet in one
 // shared-memory exchange, and softmax writes e * (exp(m_t - m) / s).
 // CHECK: gpu.func @softmax_kernel0
@@ -32,5 +32,5 @@
 
 // Two per row (exchange, end of row) in each of the three paths (aligned
 // vectors, peeled vectors, scalars), against three each without
-// pair-reduce.
+// pair_reduce.
 // BARRIERS: 6

@@ -1,6 +1,6 @@
 // RUN: softmax-opt %s --test-rowred-plan-request="fields='warps = 16, reread = true, prefetch = none'" --rowred-decompose --rowred-plan="cols=16384" --convert-rowred-to-gpu | FileCheck %s
 
-// With scalar-fallback=reread, the vector path still holds the row in
+// With reread = true, the vector path still holds the row in
 // registers (32 elements per thread here), but rows that do not allow vector
 // accesses are walked in tiles of 4 elements per thread: once per reduction
 // (each with its own accumulator) and once more for the map.

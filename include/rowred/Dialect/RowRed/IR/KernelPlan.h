@@ -98,24 +98,24 @@ struct KernelPlan {
   /// the length is unknown).
   int64_t stageElements = 0;
   /// Online: elements of each block's share (its first whole tiles) kept in
-  /// the stage for pass 2 (online-keep); 0 for none.
+  /// the stage for pass 2 (kept_elements); 0 for none.
   int64_t keptElements = 0;
   /// Online, with kept tiles: they are copied in with cp.async during the
-  /// previous row's pass 2 (keep-ahead), never the share's last tile, instead
+  /// previous row's pass 2 (keep_ahead), never the share's last tile, instead
   /// of stored by pass 1.
   bool keepAhead = false;
-  /// Online, with keep-ahead: thread 0 copies the next row's kept tiles with
+  /// Online, with keep_ahead: thread 0 copies the next row's kept tiles with
   /// one bulk copy (cp.async.bulk, completing on an mbarrier) into the
   /// second of two stage buffers, right after this row's block reduction,
-  /// instead of each thread refilling its chunks in pass 2 (keep-ahead=bulk).
+  /// instead of each thread refilling its chunks in pass 2 (keep_ahead = bulk).
   bool bulkKeep = false;
-  /// Online: L2 eviction hints on the 16-byte global accesses (cache-hints).
+  /// Online: L2 eviction hints on the 16-byte global accesses (cache_hints).
   bool cacheHints = false;
   /// Chunks: elements of each chunk after its blockElements in registers,
-  /// bulk-copied into the stage (chunk-stage); 0 for none.
+  /// bulk-copied into the stage (chunk_stage); 0 for none.
   int64_t chunkStaged = 0;
   /// The launcher starts one program (block, cluster) per row group instead
-  /// of the persistent grid of the programs resident at once (grid=rows); the
+  /// of the persistent grid of the programs resident at once (grid = rows); the
   /// kernel still loops over rows, so any grid computes the same result.
   bool gridPerRowGroup = false;
   /// The `.minnctapersm` ptxas is asked for (0: none).
