@@ -17,6 +17,7 @@
 #include <thread>
 
 using namespace softmax_run;
+using namespace rowred::runtime;
 
 //===----------------------------------------------------------------------===//
 // Conversions

@@ -7,13 +7,14 @@
 #ifndef SOFTMAX_RUN_HOSTDATA_H
 #define SOFTMAX_RUN_HOSTDATA_H
 
-#include "KernelSpec.h"
+#include "rowred/Runtime/KernelSpec.h"
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace softmax_run {
+using namespace rowred::runtime;
 
 /// IEEE binary16 and bfloat16 conversions (round to nearest even; NaN stays
 /// NaN).

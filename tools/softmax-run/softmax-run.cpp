@@ -11,10 +11,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CudaDriver.h"
 #include "HostData.h"
-#include "KernelSpec.h"
-#include "LaunchPlan.h"
+#include "rowred/Runtime/CudaDriver.h"
+#include "rowred/Runtime/Kernel.h"
+#include "rowred/Runtime/KernelSpec.h"
+#include "rowred/Runtime/LaunchPlan.h"
 
 #ifdef SOFTMAX_RUN_WITH_COMPILER
 #include "Compile.h"
@@ -33,6 +34,7 @@
 #include <vector>
 
 using namespace softmax_run;
+using namespace rowred::runtime;
 
 namespace {
 
@@ -225,38 +227,6 @@ private:
   bool first = true;
 };
 
-/// How the kernel maps rows to blocks, from its metadata.
-KernelShape shapeOf(const KernelSpec &spec) {
-  return {static_cast<int>(spec.blockThreads),
-          spec.rowsPerBlock,
-          spec.clusterBlocks,
-          spec.dynamicSharedBytes,
-          spec.gridPerRowGroup,
-          spec.chunkElements};
-}
-
-/// The grid to launch for `rows` rows when `resident` blocks fit on the
-/// device at once: `requested` (--grid, when non-zero) if the kernel can run
-/// on it (a usage error otherwise), else the plan's (0 when none can run).
-int64_t chooseGrid(const KernelSpec &spec, const LaunchPlan &plan,
-                   int64_t resident, int64_t rows, int64_t requested) {
-  if (!requested)
-    return plan.gridFor(resident, rows);
-  if (requested % spec.clusterBlocks != 0)
-    usageError("--grid must be a multiple of the kernel's cluster size (" +
-               std::to_string(spec.clusterBlocks) + ")");
-  if (spec.blocksWait() && requested > resident)
-    usageError("--grid " + std::to_string(requested) +
-               " exceeds the blocks that can be resident at once (" +
-               std::to_string(resident) + "), which a " + spec.strategy +
-               " kernel's launch needs");
-  if (spec.chunkElements > 0 && requested < plan.chunksPerRow)
-    usageError("--grid " + std::to_string(requested) + " is less than the " +
-               std::to_string(plan.chunksPerRow) +
-               " chunks of a row, whose blocks wait for each other");
-  return requested;
-}
-
 std::string findPtxas(const std::string &explicitPath) {
   if (!explicitPath.empty())
     return explicitPath;
@@ -273,28 +243,25 @@ std::string findPtxas(const std::string &explicitPath) {
   return access(fallback.c_str(), X_OK) == 0 ? fallback : "";
 }
 
-/// A GPU session: driver, context, module and function.
+/// A GPU session: the driver, device 0's primary context (current on this
+/// thread) and the kernel loaded into it by the runtime.
 class Gpu {
 public:
   CudaDriver cu;
   CUdevice device = 0;
   CUcontext context = nullptr;
-  CUmodule module = nullptr;
-  CUfunction function = nullptr;
   DeviceInfo info;
+  std::unique_ptr<Kernel> kernel;
 
   /// Loads the driver and opens device 0; on failure returns false with a
   /// message in `error`.
   bool open(std::string &error) {
-    if (!cu.load(error))
+    const CudaDriver *driver = getDriver(error);
+    if (!driver)
       return false;
-    CUresult r = cu.cuInit(0);
-    if (r != CUDA_SUCCESS) {
-      error = "cannot initialize the CUDA driver: " + cu.describe(r);
-      return false;
-    }
+    cu = *driver;
     int count = 0;
-    r = cu.cuDeviceGetCount(&count);
+    CUresult r = cu.cuDeviceGetCount(&count);
     if (r != CUDA_SUCCESS || count == 0) {
       error = "no CUDA device found" +
               (r != CUDA_SUCCESS ? ": " + cu.describe(r) : std::string());
@@ -304,29 +271,11 @@ public:
     checked(cu.cuDevicePrimaryCtxRetain(&context, device),
             "cuDevicePrimaryCtxRetain");
     checked(cu.cuCtxSetCurrent(context), "cuCtxSetCurrent");
-    char name[256] = {0};
-    cu.cuDeviceGetName(name, sizeof(name), device);
-    info.name = name;
-    info.computeMajor = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
-    info.computeMinor = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
-    info.sms = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
-    info.registersPerSM =
-        attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR);
-    info.sharedPerSM =
-        attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
-    info.sharedReservedPerBlock =
-        attr(CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK);
-    info.maxThreadsPerSM =
-        attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
-    info.maxBlocksPerSM =
-        attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR);
+    std::optional<DeviceInfo> queried = queryDevice(cu, device, error);
+    if (!queried)
+      return false;
+    info = *queried;
     return true;
-  }
-
-  int attr(CUdevice_attribute a) {
-    int v = 0;
-    checked(cu.cuDeviceGetAttribute(&v, a, device), "cuDeviceGetAttribute");
-    return v;
   }
 
   void checked(CUresult r, const char *what) {
@@ -334,73 +283,18 @@ public:
       fatal(std::string(what) + " failed: " + cu.describe(r));
   }
 
-  /// JIT-compiles the PTX, showing the JIT logs on failure.
+  /// Loads the kernel of `spec` through the runtime (JIT, opt-ins,
+  /// occupancy), exiting with the runtime's message when it cannot.
   void load(const KernelSpec &spec) {
-    std::vector<char> errorLog(16384, 0), infoLog(16384, 0);
-    CUjit_option options[] = {
-        CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-        CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
-        CU_JIT_LOG_VERBOSE};
-    void *values[] = {errorLog.data(),
-                      reinterpret_cast<void *>(errorLog.size()), infoLog.data(),
-                      reinterpret_cast<void *>(infoLog.size()),
-                      reinterpret_cast<void *>(1)};
-    CUresult r =
-        cu.cuModuleLoadDataEx(&module, spec.ptx.c_str(), 5, options, values);
-    if (r != CUDA_SUCCESS)
-      fatal("the CUDA driver cannot JIT-compile '" + spec.ptxPath +
-            "': " + cu.describe(r) + "\nJIT error log:\n" + errorLog.data() +
-            "\nJIT info log:\n" + infoLog.data());
-    r = cu.cuModuleGetFunction(&function, module, spec.kernel.c_str());
-    if (r != CUDA_SUCCESS)
-      fatal("'" + spec.ptxPath + "' has no kernel named '" + spec.kernel +
-            "': " + cu.describe(r));
-    // Static and dynamic shared memory beyond 48 KiB in all need an opt-in
-    // before both the occupancy query and the launch; it is harmless below.
-    if (spec.dynamicSharedBytes > 0) {
-      r = cu.cuFuncSetAttribute(function,
-                                CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                static_cast<int>(spec.dynamicSharedBytes));
-      if (r != CUDA_SUCCESS)
-        fatal("kernel '" + spec.kernel + "' needs " +
-              std::to_string(spec.dynamicSharedBytes) +
-              " bytes of dynamic shared memory per block, more than " +
-              info.name + " allows: " + cu.describe(r));
-    }
-    // Clusters beyond the portable 8 blocks need an opt-in before both the
-    // occupancy query and the launch.
-    if (spec.clusterBlocks > 8) {
-      r = cu.cuFuncSetAttribute(
-          function, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
-      if (r != CUDA_SUCCESS)
-        fatal("kernel '" + spec.kernel + "' needs clusters of " +
-              std::to_string(spec.clusterBlocks) +
-              " blocks, but the driver refuses non-portable cluster sizes "
-              "on this device: " +
-              cu.describe(r));
-    }
+    std::string error;
+    kernel = Kernel::load(spec, error);
+    if (!kernel)
+      fatal(error);
   }
 
-  KernelResources resources() {
-    KernelResources res;
-    auto get = [&](CUfunction_attribute a) {
-      int v = 0;
-      checked(cu.cuFuncGetAttribute(&v, a, function), "cuFuncGetAttribute");
-      return v;
-    };
-    res.registers = get(CU_FUNC_ATTRIBUTE_NUM_REGS);
-    res.sharedBytes = get(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
-    res.localBytes = get(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
-    res.source = "the CUDA driver after JIT";
-    return res;
-  }
-
-  int maxThreads() {
-    int v = 0;
-    checked(cu.cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
-                                  function),
-            "cuFuncGetAttribute");
-    return v;
+  void close() {
+    kernel.reset();
+    cu.cuDevicePrimaryCtxRelease_v2(device);
   }
 };
 
@@ -539,23 +433,9 @@ Matrix resolveRequest(Options &opts, const KernelSpec &spec,
     opts.rows = 4096;
   if (!opts.cols)
     opts.cols = spec.maxCols ? spec.maxCols : 4096;
-  if (opts.cols < spec.minCols || (spec.maxCols && opts.cols > spec.maxCols))
-    fatal("kernel '" + spec.kernel + "' (" + spec.strategy + ") handles " +
-          std::to_string(spec.minCols) + " to " + std::to_string(spec.maxCols) +
-          " columns, not " + std::to_string(opts.cols) +
-          "; compile one for longer rows (cols=N) or with strategy=online");
-  // A chunks kernel counts its tickets and columns in 32 bits.
-  if (spec.chunkElements > 0) {
-    int64_t chunks = (opts.cols + spec.chunkElements - 1) / spec.chunkElements;
-    if (opts.cols + spec.chunkElements > INT32_MAX ||
-        opts.rows * chunks > INT32_MAX)
-      fatal("kernel '" + spec.kernel + "' (chunks of " +
-            std::to_string(spec.chunkElements) +
-            ") handles rows x chunks "
-            "and columns + a chunk below 2^31, not " +
-            std::to_string(opts.rows) + " x " + std::to_string(chunks) +
-            " chunks of rows of " + std::to_string(opts.cols));
-  }
+  std::string problem = spec.checkShape(opts.rows, opts.cols);
+  if (!problem.empty())
+    fatal(problem);
   if (!opts.xStride)
     opts.xStride = opts.cols;
   if (!opts.yStride)
@@ -589,8 +469,11 @@ int explainWithoutGpu(const Options &opts, const KernelSpec &spec,
     fatal(ptxasError);
   LaunchPlan plan =
       planLaunch(*device, *res, shapeOf(spec), opts.rows, 0, opts.cols);
-  chooseGrid(spec, plan, int64_t(plan.blocksPerSM) * device->sms, opts.rows,
-             opts.grid);
+  std::string gridError;
+  if (!chooseGrid(spec, plan, int64_t(plan.blocksPerSM) * device->sms,
+                  opts.rows, opts.grid, gridError) &&
+      opts.grid)
+    usageError("--grid: " + gridError);
   std::printf("no GPU here (%s); launch plan from the device description\n",
               gpuError.c_str());
   std::printf("%s", summary.c_str());
@@ -609,51 +492,22 @@ struct GpuLaunch {
 
 /// Plans the kernel's launch on `gpu`, where it is loaded; exits with a
 /// message when it cannot run there.
-GpuLaunch planOnGpu(Gpu &gpu, const KernelSpec &spec, const Options &opts) {
+GpuLaunch planOnGpu(Gpu &gpu, const Options &opts) {
   GpuLaunch l;
-  l.res = gpu.resources();
-  KernelResources &res = l.res;
-  if (gpu.maxThreads() < spec.blockThreads)
-    fatal("kernel '" + spec.kernel + "' cannot launch " +
-          std::to_string(spec.blockThreads) + " threads per block on " +
-          gpu.info.name + " (at most " + std::to_string(gpu.maxThreads()) +
-          " with its " + std::to_string(res.registers) + " registers)");
-  int &perSM = l.perSM;
-  gpu.checked(gpu.cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(
-                  &perSM, gpu.function, spec.blockThreads,
-                  static_cast<size_t>(spec.dynamicSharedBytes)),
-              "cuOccupancyMaxActiveBlocksPerMultiprocessor");
-  int &clusters = l.clusters;
-  if (spec.clusterBlocks > 1) {
-    CUlaunchConfig config = {};
-    config.gridDimX = spec.clusterBlocks;
-    config.gridDimY = config.gridDimZ = 1;
-    config.blockDimX = spec.blockThreads;
-    config.blockDimY = config.blockDimZ = 1;
-    config.sharedMemBytes = static_cast<unsigned>(spec.dynamicSharedBytes);
-    gpu.checked(
-        gpu.cu.cuOccupancyMaxActiveClusters(&clusters, gpu.function, &config),
-        "cuOccupancyMaxActiveClusters");
-    if (clusters < 1)
-      fatal("kernel '" + spec.kernel + "' needs clusters of " +
-            std::to_string(spec.clusterBlocks) + " blocks, which " +
-            gpu.info.name + " cannot make resident");
+  const Kernel &k = *gpu.kernel;
+  l.res = k.resources();
+  l.perSM = k.blocksPerSM();
+  l.clusters = k.residentClusters();
+  std::string error;
+  std::optional<LaunchPlan> plan =
+      k.plan(opts.rows, opts.cols, opts.grid, error);
+  if (!plan) {
+    if (opts.grid)
+      usageError("--grid: " + error);
+    fatal(error);
   }
-  l.plan =
-      planLaunch(gpu.info, res, shapeOf(spec), opts.rows, clusters, opts.cols);
-  LaunchPlan &plan = l.plan;
-  // The plan's arithmetic with the driver's blocks per SM.
-  int64_t resident = int64_t(perSM) * gpu.info.sms;
-  l.grid = chooseGrid(spec, plan, resident, opts.rows, opts.grid);
-  if (l.grid == 0)
-    fatal("kernel '" + spec.kernel + "' cuts rows of " +
-          std::to_string(opts.cols) + " into " +
-          std::to_string(plan.chunksPerRow) +
-          " chunks, whose blocks wait "
-          "for each other, but only " +
-          std::to_string(resident) + " fit on " + gpu.info.name +
-          " at once; compile it with a larger chunk (the plan request's "
-          "block and chunk_stage)");
+  l.plan = *plan;
+  l.grid = plan->grid;
   return l;
 }
 
@@ -785,7 +639,7 @@ int main(int argc, char **argv) {
     return explainWithoutGpu(opts, spec, kernelSummary, error);
   }
   gpu.load(spec);
-  GpuLaunch l = planOnGpu(gpu, spec, opts);
+  GpuLaunch l = planOnGpu(gpu, opts);
   if (opts.explain)
     printExplain(gpu, spec, opts, kernelSummary, l);
   if (!opts.check && !opts.bench)
@@ -828,27 +682,27 @@ int main(int argc, char **argv) {
   // A chunks kernel's workspace: zeroed once, left zero by each launch
   // (whole words for the memset).
   size_t workspaceWords =
-      spec.chunkElements > 0
-          ? (spec.chunkWorkspaceBytes(opts.rows, opts.cols) + 3) / 4
-          : 0;
+      (gpu.kernel->workspaceBytes(opts.rows, opts.cols) + 3) / 4;
   DeviceBuffer workspace(gpu, workspaceWords * 4);
   if (workspaceWords > 0)
     gpu.checked(gpu.cu.cuMemsetD32_v2(workspace.ptr, 0, workspaceWords),
                 "cuMemsetD32");
-  CUdeviceptr pw = workspace.ptr;
-  int64_t rows = opts.rows, cols = opts.cols, xs = sx, ys = sy;
-  void *params[] = {&px, &py, &rows, &cols, &xs, &ys, &pw};
+  LaunchArgs args;
+  args.x = px;
+  args.y = py;
+  args.rows = opts.rows;
+  args.cols = opts.cols;
+  args.xRowStride = sx;
+  args.yRowStride = sy;
+  args.workspace = workspace.ptr;
+  args.grid = l.grid;
+  // Through the runtime, as every launcher: a cooperative launch where the
+  // kernel's blocks wait for each other.
   auto launch = [&]() {
-    // Blocks that wait for each other must be resident at once: a
-    // cooperative launch guarantees it, or fails.
-    if (spec.blocksWait())
-      return gpu.cu.cuLaunchCooperativeKernel(
-          gpu.function, l.grid, 1, 1, spec.blockThreads, 1, 1,
-          static_cast<unsigned>(spec.dynamicSharedBytes), nullptr, params);
-    return gpu.cu.cuLaunchKernel(gpu.function, l.grid, 1, 1, spec.blockThreads,
-                                 1, 1,
-                                 static_cast<unsigned>(spec.dynamicSharedBytes),
-                                 nullptr, params, nullptr);
+    std::string launchError;
+    if (!gpu.kernel->launch(nullptr, args, launchError))
+      fatal(launchError);
+    return CUDA_SUCCESS;
   };
   gpu.checked(launch(), "cuLaunchKernel");
   gpu.checked(gpu.cu.cuCtxSynchronize(), "the kernel");
@@ -879,7 +733,6 @@ int main(int argc, char **argv) {
     benchmark(gpu, spec, opts, launch, json);
   if (opts.json)
     std::printf("%s\n", json.str().c_str());
-  gpu.cu.cuModuleUnload(gpu.module);
-  gpu.cu.cuDevicePrimaryCtxRelease_v2(gpu.device);
+  gpu.close();
   return ok ? 0 : 1;
 }

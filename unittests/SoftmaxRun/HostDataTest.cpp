@@ -15,6 +15,7 @@
 #include <limits>
 
 using namespace softmax_run;
+using namespace rowred::runtime;
 
 TEST(Conversions, HalfRoundTripsEveryFiniteValue) {
   for (uint32_t bits = 0; bits < 0x10000; ++bits) {

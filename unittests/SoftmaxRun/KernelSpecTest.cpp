@@ -4,14 +4,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelSpec.h"
+#include "rowred/Runtime/KernelSpec.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
-using namespace softmax_run;
+using namespace rowred::runtime;
 
 TEST(Json, ParsesNestedValues) {
   std::string error;

@@ -4,11 +4,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "LaunchPlan.h"
+#include "rowred/Runtime/LaunchPlan.h"
 
 #include <gtest/gtest.h>
 
-using namespace softmax_run;
+using namespace rowred::runtime;
 
 TEST(LaunchPlan, RegistersLimitLikeTheDriver) {
   // Seen on an H200: a 64-thread kernel with 56 registers runs 18 blocks/SM.

@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SOFTMAX_RUN_KERNELSPEC_H
-#define SOFTMAX_RUN_KERNELSPEC_H
+#ifndef ROWRED_RUNTIME_KERNELSPEC_H
+#define ROWRED_RUNTIME_KERNELSPEC_H
 
 #include <cstdint>
 #include <map>
@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-namespace softmax_run {
+namespace rowred::runtime {
 
 /// A parsed JSON value (null, bool, number, string, array or object).
 struct Json {
@@ -102,6 +102,10 @@ struct KernelSpec {
   /// and the 8-byte pairs of its chunks rounded up to 128.
   int64_t chunkWorkspaceBytes(int64_t rows, int64_t cols) const;
 
+  /// Why the kernel cannot take `rows` rows of `cols` elements (the row
+  /// lengths it was compiled for, the ABI's 32-bit limits), or empty.
+  std::string checkShape(int64_t rows, int64_t cols) const;
+
   /// One line for --explain: the strategy and block shape the compiler chose.
   std::string describe() const;
   /// One line for --explain: which of the kernel's paths rows of `cols`
@@ -121,6 +125,6 @@ struct KernelSpec {
 bool readFile(const std::string &path, std::string &contents,
               std::string &error);
 
-} // namespace softmax_run
+} // namespace rowred::runtime
 
-#endif // SOFTMAX_RUN_KERNELSPEC_H
+#endif // ROWRED_RUNTIME_KERNELSPEC_H

@@ -4,11 +4,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CudaDriver.h"
+#include "rowred/Runtime/CudaDriver.h"
 
 #include <dlfcn.h>
 
-using namespace softmax_run;
+using namespace rowred::runtime;
 
 bool CudaDriver::load(std::string &error) {
   handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -20,7 +20,7 @@ bool CudaDriver::load(std::string &error) {
     return false;
   }
   void *symbol = nullptr;
-#define SOFTMAX_RUN_RESOLVE(name)                                              \
+#define ROWRED_RUNTIME_RESOLVE(name)                                           \
   symbol = dlsym(handle, #name);                                               \
   if (!symbol && std::string(#name) == "cuEventElapsedTime_v2")                \
     symbol = dlsym(handle, "cuEventElapsedTime");                              \
@@ -30,8 +30,8 @@ bool CudaDriver::load(std::string &error) {
     return false;                                                              \
   }                                                                            \
   name = reinterpret_cast<decltype(name)>(symbol);
-  SOFTMAX_RUN_CUDA_FUNCTIONS(SOFTMAX_RUN_RESOLVE)
-#undef SOFTMAX_RUN_RESOLVE
+  ROWRED_RUNTIME_CUDA_FUNCTIONS(ROWRED_RUNTIME_RESOLVE)
+#undef ROWRED_RUNTIME_RESOLVE
   return true;
 }
 

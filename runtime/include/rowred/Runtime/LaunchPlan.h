@@ -4,14 +4,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SOFTMAX_RUN_LAUNCHPLAN_H
-#define SOFTMAX_RUN_LAUNCHPLAN_H
+#ifndef ROWRED_RUNTIME_LAUNCHPLAN_H
+#define ROWRED_RUNTIME_LAUNCHPLAN_H
 
 #include <cstdint>
 #include <optional>
 #include <string>
 
-namespace softmax_run {
+namespace rowred::runtime {
 
 /// What occupancy depends on, per streaming multiprocessor.
 struct DeviceInfo {
@@ -97,6 +97,6 @@ LaunchPlan planLaunch(const DeviceInfo &device, const KernelResources &res,
                       const KernelShape &shape, int64_t rows,
                       int64_t driverClusters = 0, int64_t cols = 0);
 
-} // namespace softmax_run
+} // namespace rowred::runtime
 
-#endif // SOFTMAX_RUN_LAUNCHPLAN_H
+#endif // ROWRED_RUNTIME_LAUNCHPLAN_H

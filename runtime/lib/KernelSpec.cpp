@@ -4,15 +4,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelSpec.h"
+#include "rowred/Runtime/KernelSpec.h"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
-using namespace softmax_run;
+using namespace rowred::runtime;
 
 namespace {
 /// Recursive-descent JSON reader over `text`.
@@ -210,7 +211,7 @@ const Json *Json::get(const std::string &key) const {
   return it == object.end() ? nullptr : &it->second;
 }
 
-std::optional<DType> softmax_run::parseDType(const std::string &name) {
+std::optional<DType> rowred::runtime::parseDType(const std::string &name) {
   if (name == "f32")
     return DType::F32;
   if (name == "f16")
@@ -220,7 +221,7 @@ std::optional<DType> softmax_run::parseDType(const std::string &name) {
   return std::nullopt;
 }
 
-const char *softmax_run::dtypeName(DType type) {
+const char *rowred::runtime::dtypeName(DType type) {
   switch (type) {
   case DType::F32:
     return "f32";
@@ -232,10 +233,12 @@ const char *softmax_run::dtypeName(DType type) {
   return "?";
 }
 
-int softmax_run::dtypeBytes(DType type) { return type == DType::F32 ? 4 : 2; }
+int rowred::runtime::dtypeBytes(DType type) {
+  return type == DType::F32 ? 4 : 2;
+}
 
-bool softmax_run::readFile(const std::string &path, std::string &contents,
-                           std::string &error) {
+bool rowred::runtime::readFile(const std::string &path, std::string &contents,
+                               std::string &error) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     error = "cannot open '" + path + "': " + std::strerror(errno);
@@ -494,4 +497,29 @@ std::string KernelSpec::describe() const {
     os << "; L2 hints: pass 1 evict-last, pass 2 evict-first";
   os << "\n";
   return os.str();
+}
+
+std::string KernelSpec::checkShape(int64_t rows, int64_t cols) const {
+  if (rows < 0 || cols < 1)
+    return "a problem has at least one column and no negative rows, not " +
+           std::to_string(rows) + " x " + std::to_string(cols);
+  if (cols < minCols || (maxCols && cols > maxCols))
+    return "kernel '" + kernel + "' (" + strategy + ") handles " +
+           std::to_string(minCols) + " to " + std::to_string(maxCols) +
+           " columns, not " + std::to_string(cols) +
+           "; compile one for longer rows (cols=N) or with strategy=online";
+  if (cols > INT32_MAX)
+    return "rows of " + std::to_string(cols) +
+           " columns are too long: the kernels take N < 2^31";
+  // A chunks kernel counts its tickets and columns in 32 bits.
+  if (chunkElements > 0) {
+    int64_t chunks = (cols + chunkElements - 1) / chunkElements;
+    if (cols + chunkElements > INT32_MAX || rows * chunks > INT32_MAX)
+      return "kernel '" + kernel + "' (chunks of " +
+             std::to_string(chunkElements) +
+             ") handles rows x chunks and columns + a chunk below 2^31, not " +
+             std::to_string(rows) + " x " + std::to_string(chunks) +
+             " chunks of rows of " + std::to_string(cols);
+  }
+  return "";
 }

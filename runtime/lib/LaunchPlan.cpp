@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "LaunchPlan.h"
+#include "rowred/Runtime/LaunchPlan.h"
 
 #include <algorithm>
 #include <array>
@@ -13,9 +13,10 @@
 #include <sstream>
 #include <sys/wait.h>
 
-using namespace softmax_run;
+using namespace rowred::runtime;
 
-std::optional<DeviceInfo> softmax_run::builtinDevice(const std::string &chip) {
+std::optional<DeviceInfo>
+rowred::runtime::builtinDevice(const std::string &chip) {
   DeviceInfo d;
   if (chip == "sm_80") {
     d.name = "sm_80 (A100 SXM, built-in description)";
@@ -38,7 +39,7 @@ std::optional<DeviceInfo> softmax_run::builtinDevice(const std::string &chip) {
 }
 
 std::optional<KernelResources>
-softmax_run::parsePtxasReport(const std::string &report) {
+rowred::runtime::parsePtxasReport(const std::string &report) {
   std::smatch m;
   KernelResources r;
   if (!std::regex_search(report, m, std::regex("Used (\\d+) registers")))
@@ -54,10 +55,9 @@ softmax_run::parsePtxasReport(const std::string &report) {
   return r;
 }
 
-std::optional<KernelResources> softmax_run::runPtxas(const std::string &ptxas,
-                                                     const std::string &ptxPath,
-                                                     const std::string &chip,
-                                                     std::string &error) {
+std::optional<KernelResources>
+rowred::runtime::runPtxas(const std::string &ptxas, const std::string &ptxPath,
+                          const std::string &chip, std::string &error) {
   std::string cmd = "'" + ptxas + "' -arch=" + chip + " -v '" + ptxPath +
                     "' -o /dev/null 2>&1";
   FILE *pipe = popen(cmd.c_str(), "r");
@@ -81,10 +81,10 @@ std::optional<KernelResources> softmax_run::runPtxas(const std::string &ptxas,
   return r;
 }
 
-LaunchPlan softmax_run::planLaunch(const DeviceInfo &device,
-                                   const KernelResources &res,
-                                   const KernelShape &shape, int64_t rows,
-                                   int64_t driverClusters, int64_t cols) {
+LaunchPlan rowred::runtime::planLaunch(const DeviceInfo &device,
+                                       const KernelResources &res,
+                                       const KernelShape &shape, int64_t rows,
+                                       int64_t driverClusters, int64_t cols) {
   LaunchPlan p;
   int threads = shape.threads;
   p.threads = threads;

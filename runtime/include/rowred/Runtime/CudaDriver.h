@@ -2,24 +2,25 @@
 //
 // Part of the softmax kernel compiler.
 //
-// softmax-run does not link against libcuda: it loads libcuda.so.1 with
-// dlopen, so that it starts (and explains what is missing) on machines
-// without a GPU or driver. Only the handful of entry points it uses are
-// resolved.
+// The runtime does not link against libcuda: it loads libcuda.so.1 with
+// dlopen, so that its users (softmax-run, the Python package) start, and
+// explain what is missing, on machines without a GPU or driver. Only the
+// handful of entry points it uses are resolved.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SOFTMAX_RUN_CUDADRIVER_H
-#define SOFTMAX_RUN_CUDADRIVER_H
+#ifndef ROWRED_RUNTIME_CUDADRIVER_H
+#define ROWRED_RUNTIME_CUDADRIVER_H
 
 #include <cuda.h>
 
 #include <string>
 
-namespace softmax_run {
+namespace rowred::runtime {
 
-/// The driver entry points softmax-run calls, by their exported names.
-#define SOFTMAX_RUN_CUDA_FUNCTIONS(X)                                          \
+/// The driver entry points the runtime and softmax-run call, by their
+/// exported names.
+#define ROWRED_RUNTIME_CUDA_FUNCTIONS(X)                                       \
   X(cuInit)                                                                    \
   X(cuDriverGetVersion)                                                        \
   X(cuDeviceGetCount)                                                          \
@@ -29,6 +30,8 @@ namespace softmax_run {
   X(cuDevicePrimaryCtxRetain)                                                  \
   X(cuDevicePrimaryCtxRelease_v2)                                              \
   X(cuCtxSetCurrent)                                                           \
+  X(cuCtxGetCurrent)                                                           \
+  X(cuCtxGetDevice)                                                            \
   X(cuCtxSynchronize)                                                          \
   X(cuModuleLoadDataEx)                                                        \
   X(cuModuleGetFunction)                                                       \
@@ -56,9 +59,9 @@ namespace softmax_run {
 
 /// The loaded driver: one function pointer per entry point.
 struct CudaDriver {
-#define SOFTMAX_RUN_DECLARE(name) decltype(&::name) name = nullptr;
-  SOFTMAX_RUN_CUDA_FUNCTIONS(SOFTMAX_RUN_DECLARE)
-#undef SOFTMAX_RUN_DECLARE
+#define ROWRED_RUNTIME_DECLARE(name) decltype(&::name) name = nullptr;
+  ROWRED_RUNTIME_CUDA_FUNCTIONS(ROWRED_RUNTIME_DECLARE)
+#undef ROWRED_RUNTIME_DECLARE
 
   /// Loads libcuda.so.1 and resolves every entry point. On failure returns
   /// false and sets `error` to a message naming what is missing.
@@ -71,6 +74,6 @@ private:
   void *handle = nullptr;
 };
 
-} // namespace softmax_run
+} // namespace rowred::runtime
 
-#endif // SOFTMAX_RUN_CUDADRIVER_H
+#endif // ROWRED_RUNTIME_CUDADRIVER_H

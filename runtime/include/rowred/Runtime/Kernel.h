@@ -1,0 +1,114 @@
+//===- Kernel.h - A compiled kernel, loaded and launched --------*- C++ -*-===//
+//
+// Part of the softmax kernel compiler.
+//
+// The one implementation of the launch rules (docs/abi.md): a kernel's PTX
+// is loaded into a CUDA context, its grid derived from the driver's
+// occupancy query, and it is launched on a caller's stream, cooperatively
+// where its blocks wait for each other. Errors are values, never exits or
+// prints. softmax-run and the C API (rowred_runtime.h) are built on it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ROWRED_RUNTIME_KERNEL_H
+#define ROWRED_RUNTIME_KERNEL_H
+
+#include "rowred/Runtime/CudaDriver.h"
+#include "rowred/Runtime/KernelSpec.h"
+#include "rowred/Runtime/LaunchPlan.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace rowred::runtime {
+
+/// The CUDA driver, loaded and initialized once per process; null (with
+/// `error`) when there is none.
+const CudaDriver *getDriver(std::string &error);
+
+/// Reads what occupancy depends on from device `device`.
+std::optional<DeviceInfo> queryDevice(const CudaDriver &cu, CUdevice device,
+                                      std::string &error);
+
+/// How the kernel maps rows to blocks, from its metadata.
+KernelShape shapeOf(const KernelSpec &spec);
+
+/// The grid to launch for `rows` rows when `resident` blocks fit on the
+/// device at once: `requested` (when non-zero) if the kernel can run on it,
+/// else the plan's; 0 (with `error`) when the kernel cannot run either way.
+int64_t chooseGrid(const KernelSpec &spec, const LaunchPlan &plan,
+                   int64_t resident, int64_t rows, int64_t requested,
+                   std::string &error);
+
+/// The arguments of one launch (docs/abi.md): device addresses, the shape,
+/// the row strides in elements and, for chunks kernels, a workspace of
+/// Kernel::workspaceBytes that is zero (and that each launch leaves zero).
+struct LaunchArgs {
+  CUdeviceptr x = 0, y = 0;
+  int64_t rows = 0, cols = 0, xRowStride = 0, yRowStride = 0;
+  CUdeviceptr workspace = 0;
+  /// Blocks to launch instead of the derived grid (0: derived); checked
+  /// against what the kernel can run on.
+  int64_t grid = 0;
+};
+
+/// A kernel loaded into the CUDA context that was current when it was
+/// loaded, with its resources and occupancy there.
+class Kernel {
+public:
+  /// Loads `jsonPath` (the kernel's launch metadata) and the PTX it names
+  /// into the calling thread's current CUDA context; null (with `error`)
+  /// when there is no current context, the files are not a kernel, the
+  /// driver cannot JIT the PTX or the device cannot run the kernel.
+  static std::unique_ptr<Kernel> load(const std::string &jsonPath,
+                                      std::string &error);
+  /// The same for metadata already read.
+  static std::unique_ptr<Kernel> load(KernelSpec spec, std::string &error);
+  ~Kernel();
+  Kernel(const Kernel &) = delete;
+  Kernel &operator=(const Kernel &) = delete;
+
+  const KernelSpec &spec() const { return kernelSpec; }
+  const DeviceInfo &device() const { return info; }
+  const KernelResources &resources() const { return res; }
+  CUfunction function() const { return func; }
+  CUcontext context() const { return ctx; }
+  /// Resident blocks per SM from the driver's occupancy query.
+  int blocksPerSM() const { return perSM; }
+  /// Resident clusters from the driver (cluster kernels), else 0.
+  int residentClusters() const { return clusters; }
+  /// Blocks resident at once on the whole device.
+  int64_t residentBlocks() const { return int64_t(perSM) * info.sms; }
+
+  /// Why rows of `cols` elements cannot run on this kernel, or empty.
+  std::string checkCols(int64_t cols) const;
+  /// Bytes of zeroed workspace a launch over `rows` x `cols` needs (0 for
+  /// kernels without one).
+  int64_t workspaceBytes(int64_t rows, int64_t cols) const;
+  /// The launch over `rows` x `cols`, with its grid (`requested` blocks when
+  /// non-zero); nullopt (with `error`) when the kernel cannot run it.
+  std::optional<LaunchPlan> plan(int64_t rows, int64_t cols, int64_t requested,
+                                 std::string &error) const;
+  /// Launches on `stream` (asynchronously); false (with `error`) when the
+  /// arguments are invalid or the driver refuses. An empty problem (no rows)
+  /// launches nothing.
+  bool launch(CUstream stream, const LaunchArgs &args,
+              std::string &error) const;
+
+private:
+  Kernel() = default;
+
+  const CudaDriver *cu = nullptr;
+  KernelSpec kernelSpec;
+  DeviceInfo info;
+  KernelResources res;
+  CUcontext ctx = nullptr;
+  CUmodule module = nullptr;
+  CUfunction func = nullptr;
+  int perSM = 0, clusters = 0;
+};
+
+} // namespace rowred::runtime
+
+#endif // ROWRED_RUNTIME_KERNEL_H

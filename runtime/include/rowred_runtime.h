@@ -1,0 +1,89 @@
+/*===- rowred_runtime.h - C API of the rowred kernel runtime ------*- C -*-===*\
+|*                                                                            *|
+|* Part of the softmax kernel compiler.                                       *|
+|*                                                                            *|
+|* Loads kernels compiled by softmax-opt (their <kernel>.json metadata and    *|
+|* <kernel>.ptx) into the calling thread's current CUDA context and launches  *|
+|* them on a caller's stream, with the grid derived from the driver's         *|
+|* occupancy query (docs/abi.md, docs/runner.md). Functions return 0 on       *|
+|* success; on failure they return non-zero (or NULL) and                     *|
+|* rowred_last_error() describes the failure on the calling thread. Nothing  *|
+|* is printed and the process never exits.                                    *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef ROWRED_RUNTIME_H
+#define ROWRED_RUNTIME_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define ROWRED_RUNTIME_API __attribute__((visibility("default")))
+#else
+#define ROWRED_RUNTIME_API
+#endif
+
+/* The kernel ABI this runtime launches (the metadata's abi_version). */
+#define ROWRED_RUNTIME_ABI_VERSION 5
+
+/* A loaded kernel. */
+typedef struct rowred_kernel rowred_kernel;
+
+/* The kernel ABI version of this library, ROWRED_RUNTIME_ABI_VERSION. */
+ROWRED_RUNTIME_API int rowred_runtime_abi_version(void);
+
+/* The message of the calling thread's last failure ("" when none). */
+ROWRED_RUNTIME_API const char *rowred_last_error(void);
+
+/* Loads the kernel described by `metadata_path` into the current CUDA
+   context of the calling thread; NULL on failure. */
+ROWRED_RUNTIME_API rowred_kernel *rowred_kernel_load(const char *metadata_path);
+
+/* Unloads the kernel (in the context it was loaded into). NULL is a no-op. */
+ROWRED_RUNTIME_API void rowred_kernel_unload(rowred_kernel *kernel);
+
+/* The kernel's entry point, op ("softmax", "log_softmax") and element
+   types ("f32", "f16", "bf16"), and the row lengths it takes (max_cols 0:
+   any). */
+ROWRED_RUNTIME_API const char *rowred_kernel_name(const rowred_kernel *kernel);
+ROWRED_RUNTIME_API const char *rowred_kernel_op(const rowred_kernel *kernel);
+ROWRED_RUNTIME_API const char *
+rowred_kernel_input_type(const rowred_kernel *kernel);
+ROWRED_RUNTIME_API const char *
+rowred_kernel_output_type(const rowred_kernel *kernel);
+ROWRED_RUNTIME_API int64_t rowred_kernel_min_cols(const rowred_kernel *kernel);
+ROWRED_RUNTIME_API int64_t rowred_kernel_max_cols(const rowred_kernel *kernel);
+
+/* Bytes of zeroed workspace a launch over rows x cols needs (0: none);
+   each launch leaves it zero, so one workspace serves the launches of one
+   stream in turn. */
+ROWRED_RUNTIME_API int
+rowred_kernel_workspace_bytes(const rowred_kernel *kernel, int64_t rows,
+                              int64_t cols, uint64_t *bytes);
+
+/* The grid (blocks) a launch over rows x cols would start. */
+ROWRED_RUNTIME_API int rowred_kernel_grid(const rowred_kernel *kernel,
+                                          int64_t rows, int64_t cols,
+                                          int64_t *blocks);
+
+/* Launches y = op(x) over `rows` rows of `cols` elements on `stream` (a
+   CUstream; NULL for the default stream), asynchronously. `x` and `y` are
+   device addresses, the row strides are in elements (at least cols), and
+   `workspace` is a zeroed device buffer of rowred_kernel_workspace_bytes
+   (0 when that is 0). */
+ROWRED_RUNTIME_API int rowred_kernel_launch(const rowred_kernel *kernel,
+                                            void *stream, uint64_t x,
+                                            uint64_t y, int64_t rows,
+                                            int64_t cols, int64_t x_row_stride,
+                                            int64_t y_row_stride,
+                                            uint64_t workspace);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ROWRED_RUNTIME_H */

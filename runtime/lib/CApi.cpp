@@ -1,0 +1,118 @@
+//===- CApi.cpp - C API of the rowred kernel runtime ----------------------===//
+//
+// Part of the softmax kernel compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rowred_runtime.h"
+
+#include "rowred/Runtime/Kernel.h"
+
+using namespace rowred::runtime;
+
+/// The C handle: the kernel and the names the accessors return.
+struct rowred_kernel {
+  std::unique_ptr<Kernel> kernel;
+  std::string inputType, outputType;
+};
+
+namespace {
+thread_local std::string lastError;
+
+/// Records `message` as the calling thread's last failure.
+int fail(std::string message) {
+  lastError = std::move(message);
+  return 1;
+}
+} // namespace
+
+extern "C" {
+
+int rowred_runtime_abi_version(void) { return ROWRED_RUNTIME_ABI_VERSION; }
+
+const char *rowred_last_error(void) { return lastError.c_str(); }
+
+rowred_kernel *rowred_kernel_load(const char *metadataPath) {
+  if (!metadataPath) {
+    fail("rowred_kernel_load: no metadata path");
+    return nullptr;
+  }
+  std::string error;
+  std::unique_ptr<Kernel> kernel = Kernel::load(metadataPath, error);
+  if (!kernel) {
+    fail(error);
+    return nullptr;
+  }
+  auto *handle = new rowred_kernel;
+  handle->inputType = dtypeName(kernel->spec().inputType);
+  handle->outputType = dtypeName(kernel->spec().outputType);
+  handle->kernel = std::move(kernel);
+  return handle;
+}
+
+void rowred_kernel_unload(rowred_kernel *kernel) { delete kernel; }
+
+const char *rowred_kernel_name(const rowred_kernel *kernel) {
+  return kernel->kernel->spec().kernel.c_str();
+}
+
+const char *rowred_kernel_op(const rowred_kernel *kernel) {
+  return kernel->kernel->spec().op.c_str();
+}
+
+const char *rowred_kernel_input_type(const rowred_kernel *kernel) {
+  return kernel->inputType.c_str();
+}
+
+const char *rowred_kernel_output_type(const rowred_kernel *kernel) {
+  return kernel->outputType.c_str();
+}
+
+int64_t rowred_kernel_min_cols(const rowred_kernel *kernel) {
+  return kernel->kernel->spec().minCols;
+}
+
+int64_t rowred_kernel_max_cols(const rowred_kernel *kernel) {
+  return kernel->kernel->spec().maxCols;
+}
+
+int rowred_kernel_workspace_bytes(const rowred_kernel *kernel, int64_t rows,
+                                  int64_t cols, uint64_t *bytes) {
+  std::string problem = kernel->kernel->spec().checkShape(rows, cols);
+  if (!problem.empty())
+    return fail(problem);
+  *bytes = static_cast<uint64_t>(kernel->kernel->workspaceBytes(rows, cols));
+  return 0;
+}
+
+int rowred_kernel_grid(const rowred_kernel *kernel, int64_t rows, int64_t cols,
+                       int64_t *blocks) {
+  std::string error = kernel->kernel->spec().checkShape(rows, cols);
+  if (!error.empty())
+    return fail(error);
+  std::optional<LaunchPlan> plan = kernel->kernel->plan(rows, cols, 0, error);
+  if (!plan)
+    return fail(error);
+  *blocks = plan->grid;
+  return 0;
+}
+
+int rowred_kernel_launch(const rowred_kernel *kernel, void *stream, uint64_t x,
+                         uint64_t y, int64_t rows, int64_t cols,
+                         int64_t xRowStride, int64_t yRowStride,
+                         uint64_t workspace) {
+  LaunchArgs args;
+  args.x = x;
+  args.y = y;
+  args.rows = rows;
+  args.cols = cols;
+  args.xRowStride = xRowStride;
+  args.yRowStride = yRowStride;
+  args.workspace = workspace;
+  std::string error;
+  if (!kernel->kernel->launch(static_cast<CUstream>(stream), args, error))
+    return fail(error);
+  return 0;
+}
+
+} // extern "C"
