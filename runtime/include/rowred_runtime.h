@@ -39,9 +39,12 @@ ROWRED_RUNTIME_API int rowred_runtime_abi_version(void);
 /* The message of the calling thread's last failure ("" when none). */
 ROWRED_RUNTIME_API const char *rowred_last_error(void);
 
-/* Loads the kernel described by `metadata_path` into the current CUDA
-   context of the calling thread; NULL on failure. */
-ROWRED_RUNTIME_API rowred_kernel *rowred_kernel_load(const char *metadata_path);
+/* Loads the kernel described by `metadata_path` into the primary context of
+   CUDA device `device` (the context PyTorch and the CUDA runtime use), or,
+   with `device` -1, into the calling thread's current context; NULL on
+   failure. Launches make that context current on their thread. */
+ROWRED_RUNTIME_API rowred_kernel *rowred_kernel_load(const char *metadata_path,
+                                                     int device);
 
 /* Unloads the kernel (in the context it was loaded into). NULL is a no-op. */
 ROWRED_RUNTIME_API void rowred_kernel_unload(rowred_kernel *kernel);

@@ -32,13 +32,13 @@ int rowred_runtime_abi_version(void) { return ROWRED_RUNTIME_ABI_VERSION; }
 
 const char *rowred_last_error(void) { return lastError.c_str(); }
 
-rowred_kernel *rowred_kernel_load(const char *metadataPath) {
+rowred_kernel *rowred_kernel_load(const char *metadataPath, int device) {
   if (!metadataPath) {
     fail("rowred_kernel_load: no metadata path");
     return nullptr;
   }
   std::string error;
-  std::unique_ptr<Kernel> kernel = Kernel::load(metadataPath, error);
+  std::unique_ptr<Kernel> kernel = Kernel::load(metadataPath, device, error);
   if (!kernel) {
     fail(error);
     return nullptr;

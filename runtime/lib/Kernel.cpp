@@ -181,35 +181,52 @@ static bool queryOccupancy(const CudaDriver &cu, const KernelSpec &spec,
   return true;
 }
 
-std::unique_ptr<Kernel> Kernel::load(const std::string &jsonPath,
+std::unique_ptr<Kernel> Kernel::load(const std::string &jsonPath, int device,
                                      std::string &error) {
   std::optional<KernelSpec> spec = KernelSpec::load(jsonPath, error);
   if (!spec)
     return nullptr;
-  return load(std::move(*spec), error);
+  return load(std::move(*spec), device, error);
 }
 
-std::unique_ptr<Kernel> Kernel::load(KernelSpec spec, std::string &error) {
+/// Makes device `ordinal`'s primary context current on this thread, retained
+/// once for `k`'s lifetime.
+static CUresult usePrimaryContext(const CudaDriver &cu, int ordinal,
+                                  CUdevice &retained, CUcontext &ctx) {
+  CUdevice device = 0;
+  CUresult r = cu.cuDeviceGet(&device, ordinal);
+  if (r == CUDA_SUCCESS)
+    r = cu.cuDevicePrimaryCtxRetain(&ctx, device);
+  if (r != CUDA_SUCCESS)
+    return r;
+  retained = device;
+  return cu.cuCtxSetCurrent(ctx);
+}
+
+std::unique_ptr<Kernel> Kernel::load(KernelSpec spec, int device,
+                                     std::string &error) {
   std::unique_ptr<Kernel> k(new Kernel());
   k->cu = getDriver(error);
   if (!k->cu)
     return nullptr;
   k->kernelSpec = std::move(spec);
   const CudaDriver &cu = *k->cu;
-  CUdevice device = 0;
-  CUresult r = cu.cuCtxGetCurrent(&k->ctx);
+  CUresult r = device >= 0 ? usePrimaryContext(cu, device, k->retained, k->ctx)
+                           : cu.cuCtxGetCurrent(&k->ctx);
   if (r == CUDA_SUCCESS && !k->ctx) {
-    error = "no CUDA context is current on this thread: make one current "
-            "(any CUDA call of the framework does) before loading a kernel";
+    error = "no CUDA context is current on this thread: make one current, "
+            "or name the device";
     return nullptr;
   }
+  CUdevice current = 0;
   if (r == CUDA_SUCCESS)
-    r = cu.cuCtxGetDevice(&device);
+    r = cu.cuCtxGetDevice(&current);
   if (r != CUDA_SUCCESS) {
-    error = "cannot read the current CUDA context: " + cu.describe(r);
+    error = "cannot use the CUDA context of device " + std::to_string(device) +
+            ": " + cu.describe(r);
     return nullptr;
   }
-  std::optional<DeviceInfo> info = queryDevice(cu, device, error);
+  std::optional<DeviceInfo> info = queryDevice(cu, current, error);
   if (!info)
     return nullptr;
   k->info = std::move(*info);
@@ -225,6 +242,8 @@ std::unique_ptr<Kernel> Kernel::load(KernelSpec spec, std::string &error) {
 Kernel::~Kernel() {
   if (module)
     cu->cuModuleUnload(module);
+  if (retained >= 0)
+    cu->cuDevicePrimaryCtxRelease_v2(retained);
 }
 
 int64_t Kernel::workspaceBytes(int64_t rows, int64_t cols) const {
@@ -302,6 +321,15 @@ bool Kernel::launch(CUstream stream, const LaunchArgs &a,
   std::optional<LaunchPlan> p = plan(a.rows, a.cols, a.grid, error);
   if (!p)
     return false;
+  CUcontext current = nullptr;
+  CUresult r = cu->cuCtxGetCurrent(&current);
+  if (r == CUDA_SUCCESS && current != ctx)
+    r = cu->cuCtxSetCurrent(ctx);
+  if (r != CUDA_SUCCESS) {
+    error = "cannot make kernel '" + kernelSpec.kernel +
+            "''s context current: " + cu->describe(r);
+    return false;
+  }
   CUdeviceptr x = a.x, y = a.y, w = a.workspace;
   int64_t rows = a.rows, cols = a.cols, xs = a.xRowStride, ys = a.yRowStride;
   void *params[] = {&x, &y, &rows, &cols, &xs, &ys, &w};
@@ -310,11 +338,11 @@ bool Kernel::launch(CUstream stream, const LaunchArgs &a,
   unsigned shared = static_cast<unsigned>(kernelSpec.dynamicSharedBytes);
   // Blocks that wait for each other must be resident at once: a cooperative
   // launch guarantees it, or fails.
-  CUresult r = kernelSpec.blocksWait()
-                   ? cu->cuLaunchCooperativeKernel(func, grid, 1, 1, threads, 1,
-                                                   1, shared, stream, params)
-                   : cu->cuLaunchKernel(func, grid, 1, 1, threads, 1, 1, shared,
-                                        stream, params, nullptr);
+  r = kernelSpec.blocksWait()
+          ? cu->cuLaunchCooperativeKernel(func, grid, 1, 1, threads, 1, 1,
+                                          shared, stream, params)
+          : cu->cuLaunchKernel(func, grid, 1, 1, threads, 1, 1, shared, stream,
+                               params, nullptr);
   if (r != CUDA_SUCCESS) {
     error =
         "cannot launch kernel '" + kernelSpec.kernel + "': " + cu->describe(r);

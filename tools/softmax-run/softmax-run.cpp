@@ -287,7 +287,7 @@ public:
   /// occupancy), exiting with the runtime's message when it cannot.
   void load(const KernelSpec &spec) {
     std::string error;
-    kernel = Kernel::load(spec, error);
+    kernel = Kernel::load(spec, /*device=*/-1, error);
     if (!kernel)
       fatal(error);
   }

@@ -58,13 +58,16 @@ struct LaunchArgs {
 class Kernel {
 public:
   /// Loads `jsonPath` (the kernel's launch metadata) and the PTX it names
-  /// into the calling thread's current CUDA context; null (with `error`)
-  /// when there is no current context, the files are not a kernel, the
-  /// driver cannot JIT the PTX or the device cannot run the kernel.
-  static std::unique_ptr<Kernel> load(const std::string &jsonPath,
+  /// into the primary context of device `device` (which PyTorch and the
+  /// CUDA runtime use), or with `device` -1 into the calling thread's
+  /// current context; null (with `error`) when there is no such context,
+  /// the files are not a kernel, the driver cannot JIT the PTX or the
+  /// device cannot run the kernel.
+  static std::unique_ptr<Kernel> load(const std::string &jsonPath, int device,
                                       std::string &error);
   /// The same for metadata already read.
-  static std::unique_ptr<Kernel> load(KernelSpec spec, std::string &error);
+  static std::unique_ptr<Kernel> load(KernelSpec spec, int device,
+                                      std::string &error);
   ~Kernel();
   Kernel(const Kernel &) = delete;
   Kernel &operator=(const Kernel &) = delete;
@@ -90,7 +93,8 @@ public:
   /// non-zero); nullopt (with `error`) when the kernel cannot run it.
   std::optional<LaunchPlan> plan(int64_t rows, int64_t cols, int64_t requested,
                                  std::string &error) const;
-  /// Launches on `stream` (asynchronously); false (with `error`) when the
+  /// Launches on `stream` (asynchronously), in the kernel's context (made
+  /// current on this thread if it is not); false (with `error`) when the
   /// arguments are invalid or the driver refuses. An empty problem (no rows)
   /// launches nothing.
   bool launch(CUstream stream, const LaunchArgs &args,
@@ -104,6 +108,8 @@ private:
   DeviceInfo info;
   KernelResources res;
   CUcontext ctx = nullptr;
+  /// The device whose primary context was retained (-1: none).
+  CUdevice retained = -1;
   CUmodule module = nullptr;
   CUfunction func = nullptr;
   int perSM = 0, clusters = 0;
