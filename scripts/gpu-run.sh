@@ -10,6 +10,8 @@
 #
 # RUNNER_MATCH=RE limits softmax-run --check to the kernels matching RE (the
 # whole set takes over eight minutes); each step runs under a time limit.
+# TORCH_PACK=DIR also runs the PyTorch package's GPU tests
+# (test/GPU/torch_ops.py) over the pack in DIR.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 suite=$1
@@ -37,6 +39,13 @@ timeout -s KILL 300 python3 "$root/test/GPU/runner_suite.py" "$runner" "$suite" 
   ${RUNNER_MATCH:+--match "$RUNNER_MATCH"} \
   --json "$results/runner-suite.json" >"$results/runner-suite.txt" 2>&1
 runner_rc=$?
+torch_rc=0
+if [ -n "${TORCH_PACK:-}" ]; then
+  ROWRED_RUNTIME_LIBRARY=$runner_build/lib/librowred_runtime.so \
+    timeout -s KILL 300 python3 "$root/test/GPU/torch_ops.py" "$TORCH_PACK" \
+    >"$results/torch-ops.txt" 2>&1
+  torch_rc=$?
+fi
 # --explain on the suite's fused f32 4096 kernel, or its first kernel.
 explain=$suite/softmax_f32_fused_b4096_kernel0.json
 [ -f "$explain" ] || explain=$(ls "$suite"/*_kernel0.json | head -1)
@@ -54,5 +63,7 @@ cat "$results/explain.txt"
 [ -n "$bench" ] && { grep -v '^  {' "$results/bench.txt"; cat "$results/runner-bench.txt"; }
 tail -22 "$results/suite.txt"
 tail -30 "$results/runner-suite.txt"
-echo "GPU suite exit status: CuPy harness $suite_rc, softmax-run $runner_rc"
-[ "$suite_rc" -eq 0 ] && [ "$runner_rc" -eq 0 ]
+[ -n "${TORCH_PACK:-}" ] && tail -40 "$results/torch-ops.txt"
+echo "GPU suite exit status: CuPy harness $suite_rc, softmax-run $runner_rc," \
+  "PyTorch package $torch_rc"
+[ "$suite_rc" -eq 0 ] && [ "$runner_rc" -eq 0 ] && [ "$torch_rc" -eq 0 ]

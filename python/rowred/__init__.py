@@ -1,0 +1,22 @@
+"""rowred: row reductions compiled by the softmax kernel compiler, as
+PyTorch ops.
+
+    import rowred
+    rowred.load_pack("packs/sm90")      # or ROWRED_PACKS=packs/sm90
+    y = rowred.softmax(x)              # x: a CUDA tensor, rows last
+
+Packs are built with `python3 -m rowred.packs build` (see rowred.packs).
+The ops need PyTorch; building and reading packs does not.
+"""
+from ._runtime import RowredError
+from .packs import Pack, PackError
+
+__all__ = ["Pack", "PackError", "RowredError"]
+
+try:
+    import torch  # noqa: F401
+except ImportError:  # Packs only: the ops need PyTorch.
+    pass
+else:
+    from .ops import load_pack, log_softmax, softmax  # noqa: F401
+    __all__ += ["load_pack", "log_softmax", "softmax"]

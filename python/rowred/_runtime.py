@@ -1,0 +1,139 @@
+"""ctypes binding of the rowred runtime's C API (runtime/include/rowred_runtime.h).
+
+The library is found, in order, at $ROWRED_RUNTIME_LIBRARY, in the build
+trees of this checkout (build/lib, then the runner-only build), and by the
+system's library search.
+"""
+import ctypes
+import ctypes.util
+import os
+import threading
+
+ABI_VERSION = 5
+
+_lock = threading.Lock()
+_lib = None
+
+
+class RowredError(RuntimeError):
+    """A failure reported by the rowred runtime."""
+
+
+def _candidates():
+    env = os.environ.get("ROWRED_RUNTIME_LIBRARY")
+    if env:
+        yield env
+        return
+    root = os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))
+    for build in ("build", "build-runner"):
+        yield os.path.join(root, build, "lib", "librowred_runtime.so")
+    found = ctypes.util.find_library("rowred_runtime")
+    if found:
+        yield found
+
+
+def library():
+    """The loaded runtime library (loaded once)."""
+    global _lib
+    with _lock:
+        if _lib is not None:
+            return _lib
+        tried = []
+        for path in _candidates():
+            tried.append(path)
+            if os.path.sep in path and not os.path.exists(path):
+                continue
+            lib = ctypes.CDLL(path)
+            break
+        else:
+            raise RowredError(
+                "cannot find librowred_runtime.so (tried: " +
+                ", ".join(tried) + "); build it with ./scripts/build.sh, or "
+                "set ROWRED_RUNTIME_LIBRARY to its path")
+        _declare(lib)
+        if lib.rowred_runtime_abi_version() != ABI_VERSION:
+            raise RowredError(
+                f"{path} launches kernel ABI "
+                f"{lib.rowred_runtime_abi_version()}, this package ABI "
+                f"{ABI_VERSION}; rebuild them together")
+        _lib = lib
+        return lib
+
+
+def _declare(lib):
+    c = ctypes
+    sigs = {
+        "rowred_runtime_abi_version": (c.c_int, []),
+        "rowred_last_error": (c.c_char_p, []),
+        "rowred_kernel_load": (c.c_void_p, [c.c_char_p, c.c_int]),
+        "rowred_kernel_unload": (None, [c.c_void_p]),
+        "rowred_kernel_name": (c.c_char_p, [c.c_void_p]),
+        "rowred_kernel_op": (c.c_char_p, [c.c_void_p]),
+        "rowred_kernel_input_type": (c.c_char_p, [c.c_void_p]),
+        "rowred_kernel_output_type": (c.c_char_p, [c.c_void_p]),
+        "rowred_kernel_min_cols": (c.c_int64, [c.c_void_p]),
+        "rowred_kernel_max_cols": (c.c_int64, [c.c_void_p]),
+        "rowred_kernel_workspace_bytes":
+            (c.c_int, [c.c_void_p, c.c_int64, c.c_int64,
+                       c.POINTER(c.c_uint64)]),
+        "rowred_kernel_grid":
+            (c.c_int, [c.c_void_p, c.c_int64, c.c_int64,
+                       c.POINTER(c.c_int64)]),
+        "rowred_kernel_launch":
+            (c.c_int, [c.c_void_p, c.c_void_p, c.c_uint64, c.c_uint64,
+                       c.c_int64, c.c_int64, c.c_int64, c.c_int64,
+                       c.c_uint64]),
+    }
+    for name, (res, args) in sigs.items():
+        fn = getattr(lib, name)
+        fn.restype = res
+        fn.argtypes = args
+
+
+def _error(lib):
+    return lib.rowred_last_error().decode()
+
+
+class Kernel:
+    """A kernel loaded into a CUDA device's primary context."""
+
+    def __init__(self, metadata_path, device):
+        lib = library()
+        self._lib = lib
+        self.path = metadata_path
+        self._handle = lib.rowred_kernel_load(metadata_path.encode(), device)
+        if not self._handle:
+            raise RowredError(_error(lib))
+        self.name = lib.rowred_kernel_name(self._handle).decode()
+        self.op = lib.rowred_kernel_op(self._handle).decode()
+        self.input_type = lib.rowred_kernel_input_type(self._handle).decode()
+        self.min_cols = lib.rowred_kernel_min_cols(self._handle)
+        self.max_cols = lib.rowred_kernel_max_cols(self._handle)
+
+    def workspace_bytes(self, rows, cols):
+        out = ctypes.c_uint64()
+        if self._lib.rowred_kernel_workspace_bytes(self._handle, rows, cols,
+                                                   ctypes.byref(out)):
+            raise RowredError(_error(self._lib))
+        return out.value
+
+    def grid(self, rows, cols):
+        out = ctypes.c_int64()
+        if self._lib.rowred_kernel_grid(self._handle, rows, cols,
+                                        ctypes.byref(out)):
+            raise RowredError(_error(self._lib))
+        return out.value
+
+    def launch(self, stream, x, y, rows, cols, x_stride, y_stride,
+               workspace=0):
+        if self._lib.rowred_kernel_launch(self._handle, stream, x, y, rows,
+                                          cols, x_stride, y_stride,
+                                          workspace):
+            raise RowredError(_error(self._lib))
+
+    def __del__(self):
+        handle = getattr(self, "_handle", None)
+        if handle:
+            self._lib.rowred_kernel_unload(handle)
+            self._handle = None

@@ -1,0 +1,169 @@
+"""The PyTorch custom ops: rowred::softmax and rowred::log_softmax.
+
+Each op takes a CUDA tensor whose rows (the last dimension) are contiguous
+and evenly strided, finds its kernel in the loaded packs, and launches it
+through the runtime library on the current stream, with any workspace from
+PyTorch's caching allocator. The ops have fake implementations (for
+torch.compile) and autograd formulas written with PyTorch's operators (no
+compiled backward kernels exist yet).
+"""
+import os
+import threading
+
+import torch
+
+from . import _runtime, packs
+
+_DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
+
+_lock = threading.Lock()
+_packs = []
+_kernels = {}
+
+
+def load_pack(path):
+    """Adds the pack at `path` to those searched (first loaded, first
+    searched); returns it."""
+    pack = packs.Pack(path)
+    with _lock:
+        _packs.append(pack)
+    return pack
+
+
+def _env_packs():
+    for path in filter(None, os.environ.get("ROWRED_PACKS", "").split(":")):
+        load_pack(path)
+
+
+def _kernel(op, x, cols):
+    dtype = _DTYPES[x.dtype]
+    device = x.device.index if x.device.index is not None else \
+        torch.cuda.current_device()
+    major, minor = torch.cuda.get_device_capability(device)
+    path = packs.find_kernel(_packs, op, dtype, cols, major * 10 + minor)
+    key = (path, device)
+    with _lock:
+        kernel = _kernels.get(key)
+        if kernel is None:
+            kernel = _runtime.Kernel(path, device)
+            _kernels[key] = kernel
+    return kernel
+
+
+def check_input(name, x, dim):
+    """The ValueError a user gets for a tensor the ops cannot take."""
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"rowred.{name}: expected a torch.Tensor, got "
+                        f"{type(x).__name__}")
+    if x.device.type != "cuda":
+        raise ValueError(f"rowred.{name}: expected a CUDA tensor, got one on "
+                         f"{x.device}")
+    if x.dtype not in _DTYPES:
+        raise ValueError(f"rowred.{name}: expected float32, float16 or "
+                         f"bfloat16, got {x.dtype}")
+    if x.dim() == 0:
+        raise ValueError(f"rowred.{name}: expected at least one dimension")
+    if dim not in (-1, x.dim() - 1):
+        raise ValueError(f"rowred.{name}: reduces the last dimension only "
+                         f"(dim=-1), got dim={dim}; move the dimension last "
+                         "(x.transpose(dim, -1))")
+    if x.size(-1) > 1 and x.stride(-1) != 1:
+        raise ValueError(f"rowred.{name}: the last dimension must be "
+                         "contiguous (stride 1); pass x.contiguous()")
+
+
+def _rows(x):
+    """x as a 2-D view of evenly strided rows, or None."""
+    n = x.size(-1)
+    try:
+        return x.view(-1, n) if x.dim() != 2 else x
+    except RuntimeError:
+        return None
+
+
+def _launch(op, x):
+    n = x.size(-1)
+    y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    if x.numel() == 0:
+        return y
+    x2 = _rows(x)
+    if x2 is None:
+        raise ValueError(f"rowred.{op}: the rows of a tensor of shape "
+                         f"{tuple(x.shape)} and strides {x.stride()} are not "
+                         "evenly strided; pass x.contiguous()")
+    rows = x2.size(0)
+    x_stride = x2.stride(0) if rows > 1 else n
+    if x_stride < n:
+        raise ValueError(f"rowred.{op}: rows of {n} elements {x_stride} "
+                         "apart overlap; pass x.contiguous()")
+    kernel = _kernel(op, x, n)
+    with torch.cuda.device(x.device):
+        stream = torch.cuda.current_stream(x.device).cuda_stream
+        nbytes = kernel.workspace_bytes(rows, n)
+        workspace = torch.zeros(nbytes, dtype=torch.uint8,
+                                device=x.device) if nbytes else None
+        kernel.launch(stream, x2.data_ptr(), y.data_ptr(), rows, n,
+                      x_stride, n,
+                      workspace.data_ptr() if workspace is not None else 0)
+    return y
+
+
+@torch.library.custom_op("rowred::softmax", mutates_args=(),
+                         device_types="cuda")
+def softmax_op(x: torch.Tensor) -> torch.Tensor:
+    return _launch("softmax", x)
+
+
+@torch.library.custom_op("rowred::log_softmax", mutates_args=(),
+                         device_types="cuda")
+def log_softmax_op(x: torch.Tensor) -> torch.Tensor:
+    return _launch("log_softmax", x)
+
+
+@softmax_op.register_fake
+def _(x):
+    return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+
+@log_softmax_op.register_fake
+def _(x):
+    return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+
+def _save_output(ctx, inputs, output):
+    ctx.save_for_backward(output)
+
+
+def _softmax_backward(ctx, grad):
+    (y,) = ctx.saved_tensors
+    g = grad.float()
+    yf = y.float()
+    dx = yf * (g - (g * yf).sum(-1, keepdim=True))
+    return dx.to(y.dtype)
+
+
+def _log_softmax_backward(ctx, grad):
+    (y,) = ctx.saved_tensors
+    g = grad.float()
+    dx = g - torch.exp(y.float()) * g.sum(-1, keepdim=True)
+    return dx.to(y.dtype)
+
+
+softmax_op.register_autograd(_softmax_backward, setup_context=_save_output)
+log_softmax_op.register_autograd(_log_softmax_backward,
+                                 setup_context=_save_output)
+
+
+def softmax(x, dim=-1):
+    """torch.softmax(x, dim) on the compiled kernels (dim: the last)."""
+    check_input("softmax", x, dim)
+    return torch.ops.rowred.softmax(x)
+
+
+def log_softmax(x, dim=-1):
+    """torch.log_softmax(x, dim) on the compiled kernels (dim: the last)."""
+    check_input("log_softmax", x, dim)
+    return torch.ops.rowred.log_softmax(x)
+
+
+_env_packs()

@@ -1,0 +1,222 @@
+"""Kernel packs: directories of compiled kernels with one manifest.
+
+A pack is built on a machine with the compiler (`softmax-opt`) and used on
+any machine with the runtime library:
+
+    python3 -m rowred.packs build --softmax-opt build/bin/softmax-opt \\
+        --out packs/sm90 --op softmax,log_softmax --dtype f32,bf16 \\
+        --cols 1024,4096,32000
+
+compiles one kernel per (op, dtype, N) for rows of exactly N elements, and
+one per (op, dtype) for rows of any length (`--cols` may include `any`, the
+default when no length is given), into `packs/sm90/` with `manifest.json`:
+
+    {"format": "rowred-pack", "version": 1, "abi_version": 5,
+     "chip": "sm_90",
+     "kernels": [{"op": "softmax", "dtype": "f32", "cols": 4096,
+                  "min_cols": 1, "max_cols": 4096,
+                  "metadata": "softmax_f32_n4096_kernel0.json"}, ...]}
+
+`cols` 0 marks a kernel compiled for any row length. A lookup takes the
+kernel compiled for exactly N, else one whose [min_cols, max_cols] holds N
+(max_cols 0: unbounded).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+FORMAT, VERSION = "rowred-pack", 1
+OPS = ("softmax", "log_softmax")
+DTYPES = ("f32", "f16", "bf16")
+ABI_VERSION = 5
+
+
+class PackError(ValueError):
+    """A pack that cannot be read or built, or a shape no pack covers."""
+
+
+def _chip_number(chip):
+    digits = "".join(ch for ch in chip[3:] if ch.isdigit())
+    if not chip.startswith("sm_") or not digits:
+        raise PackError(f"'{chip}' names no chip; expected sm_80, sm_90, ...")
+    return int(digits)
+
+
+class Pack:
+    """A pack directory and its manifest."""
+
+    def __init__(self, path):
+        self.path = os.path.abspath(path)
+        manifest = os.path.join(self.path, "manifest.json")
+        try:
+            with open(manifest) as f:
+                data = json.load(f)
+        except OSError as e:
+            raise PackError(f"{manifest}: cannot read the pack's manifest "
+                            f"({e.strerror})") from None
+        except json.JSONDecodeError as e:
+            raise PackError(f"{manifest}: not JSON ({e})") from None
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise PackError(f"{manifest}: not a rowred pack manifest")
+        if data.get("version") != VERSION:
+            raise PackError(f"{manifest}: pack format version "
+                            f"{data.get('version')}, expected {VERSION}")
+        if data.get("abi_version") != ABI_VERSION:
+            raise PackError(f"{manifest}: kernels of ABI "
+                            f"{data.get('abi_version')}, this runtime "
+                            f"launches ABI {ABI_VERSION}; rebuild the pack")
+        self.chip = str(data.get("chip", ""))
+        self.sm = _chip_number(self.chip)
+        kernels = data.get("kernels")
+        if not isinstance(kernels, list):
+            raise PackError(f"{manifest}: 'kernels' must be a list")
+        self.kernels = []
+        for i, k in enumerate(kernels):
+            try:
+                entry = {"op": str(k["op"]), "dtype": str(k["dtype"]),
+                         "cols": int(k["cols"]),
+                         "min_cols": int(k["min_cols"]),
+                         "max_cols": int(k["max_cols"]),
+                         "metadata": str(k["metadata"])}
+            except (KeyError, TypeError, ValueError):
+                raise PackError(f"{manifest}: kernel {i} lacks op, dtype, "
+                                "cols, min_cols, max_cols or metadata") \
+                    from None
+            if os.path.isabs(entry["metadata"]) or \
+                    os.path.normpath(entry["metadata"]).startswith(".."):
+                raise PackError(f"{manifest}: kernel {i}'s metadata must be a "
+                                "file inside the pack")
+            entry["metadata"] = os.path.join(self.path, entry["metadata"])
+            self.kernels.append(entry)
+
+    def find(self, op, dtype, cols):
+        """The metadata path of the best kernel for rows of `cols`, or None."""
+        exact = [k for k in self.kernels if k["op"] == op and
+                 k["dtype"] == dtype and k["cols"] == cols]
+        if exact:
+            return exact[0]["metadata"]
+        for k in self.kernels:
+            if k["op"] == op and k["dtype"] == dtype and \
+                    k["min_cols"] <= cols and \
+                    (k["max_cols"] == 0 or cols <= k["max_cols"]):
+                return k["metadata"]
+        return None
+
+
+def find_kernel(packs, op, dtype, cols, device_sm):
+    """The metadata path for (op, dtype, cols) from the first of `packs`
+    whose chip the device runs; PackError naming the shape and the command
+    that builds a pack for it when none has one."""
+    for pack in packs:
+        if pack.sm > device_sm:
+            continue
+        path = pack.find(op, dtype, cols)
+        if path:
+            return path
+    where = ", ".join(p.path for p in packs) or "no packs loaded"
+    raise PackError(
+        f"no rowred kernel for {op} of {dtype} rows of {cols} elements on "
+        f"sm_{device_sm} ({where}); build one with: python3 -m rowred.packs "
+        f"build --softmax-opt build/bin/softmax-opt --out DIR --op {op} "
+        f"--dtype {dtype} --cols {cols} --chip sm_{device_sm}, then "
+        "rowred.load_pack(DIR) or set ROWRED_PACKS=DIR")
+
+
+def _parse_list(text, allowed, what):
+    items = [t for t in text.split(",") if t]
+    for t in items:
+        if t not in allowed:
+            raise PackError(f"unknown {what} '{t}'; expected one of "
+                            f"{', '.join(allowed)}")
+    return items
+
+
+def _parse_cols(text):
+    cols = []
+    for t in text.split(","):
+        if t == "any":
+            cols.append(0)
+            continue
+        try:
+            n = int(t)
+        except ValueError:
+            raise PackError(f"--cols: '{t}' is not a row length") from None
+        if not 1 <= n < 2 ** 31:
+            raise PackError(f"--cols: rows of {n} elements; the kernels take "
+                            "1 <= N < 2^31")
+        cols.append(n)
+    return cols
+
+
+def build(softmax_opt, out, ops, dtypes, cols, chip="sm_90"):
+    """Compiles a kernel per (op, dtype, N) into `out` and writes its
+    manifest; returns the manifest."""
+    _chip_number(chip)
+    os.makedirs(out, exist_ok=True)
+    entries = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for op in ops:
+            for dtype in dtypes:
+                for n in cols:
+                    name = f"{op}_{dtype}_{'n%d' % n if n else 'any'}"
+                    t = f"memref<?x?x{dtype}>"
+                    src = os.path.join(tmp, name + ".mlir")
+                    with open(src, "w") as f:
+                        f.write(f"func.func @{name}(%x: {t}, %y: {t}) {{\n"
+                                f"  rowred.{op} dimension(1) ins(%x : {t}) "
+                                f"outs(%y : {t})\n  return\n}}\n")
+                    pipeline = f"cols={n} chip={chip} output-dir={out}"
+                    result = subprocess.run(
+                        [softmax_opt, src, f"--rowred-to-ptx={pipeline}",
+                         "-o", os.devnull], capture_output=True, text=True)
+                    if result.returncode != 0:
+                        raise PackError(f"{name}: softmax-opt failed:\n"
+                                        f"{result.stderr}")
+                    metadata = name + "_kernel0.json"
+                    with open(os.path.join(out, metadata)) as f:
+                        meta = json.load(f)
+                    entries.append({"op": op, "dtype": dtype, "cols": n,
+                                    "min_cols": meta.get("min_cols", 1),
+                                    "max_cols": meta.get("max_cols", 0),
+                                    "metadata": metadata})
+    manifest = {"format": FORMAT, "version": VERSION,
+                "abi_version": ABI_VERSION, "chip": chip, "kernels": entries}
+    with open(os.path.join(out, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+    return manifest
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="python3 -m rowred.packs",
+        description="Build a pack of rowred kernels.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("build", help="compile kernels and a manifest")
+    b.add_argument("--softmax-opt", required=True,
+                   help="the compiler driver (build/bin/softmax-opt)")
+    b.add_argument("--out", required=True, help="the pack directory")
+    b.add_argument("--op", default="softmax,log_softmax")
+    b.add_argument("--dtype", default="f32,f16,bf16")
+    b.add_argument("--cols", default="any",
+                   help="row lengths, comma-separated; 'any' for a kernel "
+                   "that takes every length")
+    b.add_argument("--chip", default="sm_90")
+    args = parser.parse_args(argv)
+    try:
+        manifest = build(args.softmax_opt, args.out,
+                         _parse_list(args.op, OPS, "op"),
+                         _parse_list(args.dtype, DTYPES, "dtype"),
+                         _parse_cols(args.cols), args.chip)
+    except (PackError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(f"wrote {len(manifest['kernels'])} kernels and manifest.json to "
+          f"{args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,37 @@
+"""CPU tests of the ops' argument checks (PyTorch needed, no GPU)."""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+
+@unittest.skipIf(torch is None, "PyTorch is not installed")
+class ArgumentTest(unittest.TestCase):
+    def setUp(self):
+        import rowred
+        self.rowred = rowred
+
+    def check(self, x, message, dim=-1, error=ValueError):
+        with self.assertRaises(error) as e:
+            self.rowred.softmax(x, dim=dim)
+        self.assertIn(message, str(e.exception))
+
+    def test_cpu_tensor(self):
+        self.check(torch.zeros(4, 8), "expected a CUDA tensor")
+
+    def test_not_a_tensor(self):
+        self.check([1.0, 2.0], "expected a torch.Tensor", error=TypeError)
+
+    def test_registered_ops(self):
+        self.assertTrue(hasattr(torch.ops.rowred, "softmax"))
+        self.assertTrue(hasattr(torch.ops.rowred, "log_softmax"))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,143 @@
+"""CPU tests of kernel packs: building one with softmax-opt, the manifest,
+lookups and the errors a user sees. No GPU and no PyTorch needed."""
+import json
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from rowred import packs  # noqa: E402
+
+SOFTMAX_OPT = os.environ.get("ROWRED_SOFTMAX_OPT") or os.path.join(
+    os.path.dirname(__file__), "..", "..", "build", "bin", "softmax-opt")
+
+
+@unittest.skipUnless(os.access(SOFTMAX_OPT, os.X_OK),
+                     "softmax-opt not built (set ROWRED_SOFTMAX_OPT)")
+class BuildTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp()
+        cls.manifest = packs.build(SOFTMAX_OPT, cls.dir, ["softmax"],
+                                   ["f32", "bf16"], [1024, 0])
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir)
+
+    def test_manifest_lists_every_kernel(self):
+        kernels = self.manifest["kernels"]
+        self.assertEqual(len(kernels), 4)
+        self.assertEqual(self.manifest["abi_version"], packs.ABI_VERSION)
+        exact = [k for k in kernels if k["cols"] == 1024]
+        self.assertTrue(all(k["max_cols"] == 1024 for k in exact))
+        anyn = [k for k in kernels if k["cols"] == 0]
+        self.assertTrue(all(k["max_cols"] == 0 for k in anyn))
+        for k in kernels:
+            path = os.path.join(self.dir, k["metadata"])
+            with open(path) as f:
+                self.assertEqual(json.load(f)["op"], "softmax")
+            self.assertTrue(os.path.exists(path[:-5] + ".ptx"))
+
+    def test_lookup_prefers_the_exact_kernel(self):
+        pack = packs.Pack(self.dir)
+        self.assertTrue(pack.find("softmax", "f32", 1024).endswith(
+            "softmax_f32_n1024_kernel0.json"))
+        self.assertTrue(pack.find("softmax", "bf16", 5000).endswith(
+            "softmax_bf16_any_kernel0.json"))
+        self.assertIsNone(pack.find("log_softmax", "f32", 1024))
+        self.assertIsNone(pack.find("softmax", "f16", 1024))
+
+    def test_missing_shape_names_the_command(self):
+        pack = packs.Pack(self.dir)
+        with self.assertRaises(packs.PackError) as e:
+            packs.find_kernel([pack], "log_softmax", "f16", 32001, 90)
+        self.assertIn("log_softmax of f16 rows of 32001 elements on sm_90",
+                      str(e.exception))
+        self.assertIn("python3 -m rowred.packs build", str(e.exception))
+        self.assertIn("--cols 32001", str(e.exception))
+
+    def test_pack_for_a_newer_chip_is_skipped(self):
+        pack = packs.Pack(self.dir)
+        with self.assertRaises(packs.PackError):
+            packs.find_kernel([pack], "softmax", "f32", 1024, 80)
+        self.assertIsNotNone(
+            packs.find_kernel([pack], "softmax", "f32", 1024, 90))
+
+    def test_command_line(self):
+        out = os.path.join(self.dir, "cli")
+        self.assertEqual(packs.main(["build", "--softmax-opt", SOFTMAX_OPT,
+                                     "--out", out, "--op", "log_softmax",
+                                     "--dtype", "f16", "--cols", "256"]), 0)
+        self.assertIsNotNone(packs.Pack(out).find("log_softmax", "f16", 256))
+        self.assertEqual(packs.main(["build", "--softmax-opt", SOFTMAX_OPT,
+                                     "--out", out, "--op", "norm"]), 1)
+        self.assertEqual(packs.main(["build", "--softmax-opt", SOFTMAX_OPT,
+                                     "--out", out, "--cols", "0"]), 1)
+
+
+class ManifestErrorTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def write(self, data):
+        with open(os.path.join(self.dir, "manifest.json"), "w") as f:
+            f.write(data if isinstance(data, str) else json.dumps(data))
+
+    def error(self):
+        with self.assertRaises(packs.PackError) as e:
+            packs.Pack(self.dir)
+        return str(e.exception)
+
+    def valid(self, **changes):
+        data = {"format": "rowred-pack", "version": 1, "abi_version": 5,
+                "chip": "sm_90",
+                "kernels": [{"op": "softmax", "dtype": "f32", "cols": 0,
+                             "min_cols": 1, "max_cols": 0,
+                             "metadata": "k.json"}]}
+        data.update(changes)
+        return data
+
+    def test_missing_manifest(self):
+        self.assertIn("cannot read the pack's manifest", self.error())
+
+    def test_not_json(self):
+        self.write("{")
+        self.assertIn("not JSON", self.error())
+
+    def test_not_a_pack(self):
+        self.write({"kernels": []})
+        self.assertIn("not a rowred pack manifest", self.error())
+
+    def test_other_abi(self):
+        self.write(self.valid(abi_version=4))
+        self.assertIn("kernels of ABI 4", self.error())
+
+    def test_bad_chip(self):
+        self.write(self.valid(chip="gfx90a"))
+        self.assertIn("'gfx90a' names no chip", self.error())
+
+    def test_incomplete_kernel(self):
+        self.write(self.valid(kernels=[{"op": "softmax"}]))
+        self.assertIn("kernel 0 lacks", self.error())
+
+    def test_metadata_outside_the_pack(self):
+        bad = self.valid()
+        bad["kernels"][0]["metadata"] = "../../etc/k.json"
+        self.write(bad)
+        self.assertIn("must be a file inside the pack", self.error())
+
+    def test_valid(self):
+        self.write(self.valid())
+        pack = packs.Pack(self.dir)
+        self.assertEqual(pack.find("softmax", "f32", 123456),
+                         os.path.join(self.dir, "k.json"))
+
+
+if __name__ == "__main__":
+    unittest.main()

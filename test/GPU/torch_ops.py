@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""GPU tests of the rowred PyTorch package (python/rowred) against PyTorch.
+
+usage: torch_ops.py PACK_DIR
+
+PACK_DIR is a pack built by `python3 -m rowred.packs build` with softmax and
+log_softmax kernels of f32, f16 and bf16 for rows of any length and for the
+exact lengths in EXACT_COLS. Checks each op against torch's on the GPU
+(values, gradients), torch.compile(fullgraph=True), CUDA graph capture and
+replay, two streams at once, strided and empty inputs, and the errors a
+user sees. Exits 77 (skipped) without a GPU or PyTorch.
+"""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
+                                "python"))
+try:
+    import torch
+except ImportError:
+    print("skipped: PyTorch is not installed")
+    sys.exit(77)
+if not torch.cuda.is_available():
+    print("skipped: no CUDA device")
+    sys.exit(77)
+
+import rowred  # noqa: E402
+
+EXACT_COLS = (1024, 4096, 32000, 131072)
+DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+# Tolerances against torch's own result in the same dtype.
+TOL = {torch.float32: (2e-6, 1e-5), torch.float16: (2e-3, 2e-3),
+       torch.bfloat16: (1.6e-2, 1.6e-2)}
+
+
+def ref(op, x):
+    f = torch.softmax if op == "softmax" else torch.log_softmax
+    return f(x.double(), dim=-1)
+
+
+class Values(unittest.TestCase):
+    def check(self, op, x, y):
+        atol, rtol = TOL[x.dtype]
+        r = ref(op, x)
+        if op == "log_softmax":
+            atol *= 16
+        torch.testing.assert_close(y.double(), r, atol=atol, rtol=rtol,
+                                   msg=lambda m: f"{op} {tuple(x.shape)} "
+                                   f"{x.dtype}: {m}")
+
+    def test_shapes_and_dtypes(self):
+        shapes = [(4096, 1024), (512, 4096), (64, 32000), (8, 131072),
+                  (37, 5000), (3, 7, 50257), (1, 256000), (2, 1)]
+        for op, fn in (("softmax", rowred.softmax),
+                       ("log_softmax", rowred.log_softmax)):
+            for dtype in DTYPES:
+                for shape in shapes:
+                    x = torch.randn(shape, device="cuda", dtype=dtype) * 4
+                    self.check(op, x, fn(x))
+
+    def test_strided_rows(self):
+        wide = torch.randn(300, 5000, device="cuda")
+        x = wide[:, :4096]
+        self.assertFalse(x.is_contiguous())
+        self.check("softmax", x, rowred.softmax(x))
+        # Leading dimensions that flatten to evenly strided rows.
+        base = torch.randn(4, 6, 1100, device="cuda", dtype=torch.bfloat16)
+        x = base[..., :1024]
+        self.check("softmax", x, rowred.softmax(x))
+
+    def test_empty(self):
+        for shape in ((0, 1024), (5, 0), (0,)):
+            x = torch.empty(shape, device="cuda")
+            y = rowred.softmax(x)
+            self.assertEqual(y.shape, x.shape)
+
+    def test_masked_row(self):
+        x = torch.randn(8, 4096, device="cuda")
+        x[3, 100:] = float("-inf")
+        y = rowred.softmax(x)
+        self.check("softmax", x, y)
+
+
+class Autograd(unittest.TestCase):
+    def test_gradients(self):
+        for op in ("softmax", "log_softmax"):
+            for dtype in (torch.float32, torch.bfloat16):
+                x = torch.randn(64, 4096, device="cuda", dtype=dtype,
+                                requires_grad=True)
+                g = torch.randn(64, 4096, device="cuda", dtype=dtype)
+                getattr(rowred, op)(x).backward(g)
+                xr = x.detach().double().requires_grad_()
+                getattr(torch, op)(xr, dim=-1).backward(g.double())
+                atol = 1e-5 if dtype == torch.float32 else 3e-2
+                torch.testing.assert_close(x.grad.double(), xr.grad,
+                                           atol=atol, rtol=atol)
+
+    def test_opcheck(self):
+        x = torch.randn(16, 1024, device="cuda", requires_grad=True)
+        torch.library.opcheck(torch.ops.rowred.softmax.default, (x,))
+        torch.library.opcheck(torch.ops.rowred.log_softmax.default, (x,))
+
+
+class Integration(unittest.TestCase):
+    def test_compile_fullgraph(self):
+        def f(x):
+            return rowred.softmax(x * 2.0) + 1.0
+
+        compiled = torch.compile(f, fullgraph=True)
+        x = torch.randn(128, 4096, device="cuda")
+        torch.testing.assert_close(compiled(x), torch.softmax(x * 2.0, -1)
+                                   + 1.0, atol=1e-5, rtol=1e-5)
+
+    def test_cuda_graph(self):
+        x = torch.randn(256, 32000, device="cuda", dtype=torch.bfloat16)
+        rowred.softmax(x)  # load the kernel before capture
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            rowred.softmax(x)
+        torch.cuda.current_stream().wait_stream(stream)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            y = rowred.softmax(x)
+        for _ in range(3):
+            x.copy_(torch.randn_like(x))
+            graph.replay()
+            torch.cuda.synchronize()
+            torch.testing.assert_close(y.double(), ref("softmax", x),
+                                       atol=1.6e-2, rtol=1.6e-2)
+
+    def test_two_streams(self):
+        # A chunks kernel (rows of 131072 f32) needs a workspace: each
+        # stream gets its own from the caching allocator.
+        xs = [torch.randn(64, 131072, device="cuda") for _ in range(2)]
+        streams = [torch.cuda.Stream() for _ in range(2)]
+        outs = [None, None]
+        torch.cuda.synchronize()
+        for _ in range(5):
+            for i in range(2):
+                with torch.cuda.stream(streams[i]):
+                    outs[i] = rowred.softmax(xs[i])
+        torch.cuda.synchronize()
+        for i in range(2):
+            torch.testing.assert_close(outs[i].double(), ref("softmax", xs[i]),
+                                       atol=2e-6, rtol=1e-5)
+
+
+class Errors(unittest.TestCase):
+    def test_last_dim_not_contiguous(self):
+        x = torch.randn(1024, 64, device="cuda").t()
+        with self.assertRaisesRegex(ValueError, "must be contiguous"):
+            rowred.softmax(x)
+
+    def test_other_dim(self):
+        x = torch.randn(4, 1024, device="cuda")
+        with self.assertRaisesRegex(ValueError, "last dimension only"):
+            rowred.softmax(x, dim=0)
+
+    def test_dtype(self):
+        x = torch.randn(4, 1024, device="cuda").double()
+        with self.assertRaisesRegex(ValueError, "float32, float16"):
+            rowred.softmax(x)
+
+    def test_uneven_rows(self):
+        base = torch.randn(4, 6, 1100, device="cuda")
+        x = base[:, :5, :1024]
+        with self.assertRaisesRegex(ValueError, "not evenly strided"):
+            rowred.softmax(x)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    rowred.load_pack(sys.argv.pop(1))
+    unittest.main(verbosity=2)
