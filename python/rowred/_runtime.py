@@ -80,10 +80,17 @@ def _declare(lib):
         "rowred_kernel_grid":
             (c.c_int, [c.c_void_p, c.c_int64, c.c_int64,
                        c.POINTER(c.c_int64)]),
+        "rowred_kernel_occupancy":
+            (c.c_int, [c.c_void_p, c.POINTER(c.c_int),
+                       c.POINTER(c.c_int64), c.POINTER(c.c_int64)]),
         "rowred_kernel_launch":
             (c.c_int, [c.c_void_p, c.c_void_p, c.c_uint64, c.c_uint64,
                        c.c_int64, c.c_int64, c.c_int64, c.c_int64,
                        c.c_uint64]),
+        "rowred_kernel_launch_grid":
+            (c.c_int, [c.c_void_p, c.c_void_p, c.c_uint64, c.c_uint64,
+                       c.c_int64, c.c_int64, c.c_int64, c.c_int64,
+                       c.c_uint64, c.c_int64]),
     }
     for name, (res, args) in sigs.items():
         fn = getattr(lib, name)
@@ -125,11 +132,29 @@ class Kernel:
             raise RowredError(_error(self._lib))
         return out.value
 
+    def occupancy(self):
+        """(blocks per SM, resident blocks on the device, resident clusters
+        of a cluster kernel or 0)."""
+        per_sm, resident = ctypes.c_int(), ctypes.c_int64()
+        clusters = ctypes.c_int64()
+        self._lib.rowred_kernel_occupancy(self._handle, ctypes.byref(per_sm),
+                                          ctypes.byref(resident),
+                                          ctypes.byref(clusters))
+        return per_sm.value, resident.value, clusters.value
+
     def launch(self, stream, x, y, rows, cols, x_stride, y_stride,
-               workspace=0):
-        if self._lib.rowred_kernel_launch(self._handle, stream, x, y, rows,
-                                          cols, x_stride, y_stride,
-                                          workspace):
+               workspace=0, grid=None):
+        """Launches on `stream` (a CUstream as an int; 0: the default
+        stream), on the derived grid or on `grid` blocks."""
+        if grid is None:
+            rc = self._lib.rowred_kernel_launch(
+                self._handle, stream, x, y, rows, cols, x_stride, y_stride,
+                workspace)
+        else:
+            rc = self._lib.rowred_kernel_launch_grid(
+                self._handle, stream, x, y, rows, cols, x_stride, y_stride,
+                workspace, grid)
+        if rc:
             raise RowredError(_error(self._lib))
 
     def __del__(self):

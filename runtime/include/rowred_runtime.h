@@ -73,6 +73,14 @@ ROWRED_RUNTIME_API int rowred_kernel_grid(const rowred_kernel *kernel,
                                           int64_t rows, int64_t cols,
                                           int64_t *blocks);
 
+/* Resident blocks per SM and on the whole device, and for cluster kernels
+   the clusters resident at once (else 0), from the driver's occupancy
+   queries. */
+ROWRED_RUNTIME_API int rowred_kernel_occupancy(const rowred_kernel *kernel,
+                                               int *blocks_per_sm,
+                                               int64_t *resident_blocks,
+                                               int64_t *resident_clusters);
+
 /* Launches y = op(x) over `rows` rows of `cols` elements on `stream` (a
    CUstream; NULL for the default stream), asynchronously. `x` and `y` are
    device addresses, the row strides are in elements (at least cols), and
@@ -84,6 +92,16 @@ ROWRED_RUNTIME_API int rowred_kernel_launch(const rowred_kernel *kernel,
                                             int64_t cols, int64_t x_row_stride,
                                             int64_t y_row_stride,
                                             uint64_t workspace);
+
+/* rowred_kernel_launch on `grid` blocks instead of the derived grid: any
+   positive multiple of the cluster size, and for kernels whose blocks wait
+   for each other (chunks) from one row's chunks to the resident blocks. For
+   tests and tuning; the derived grid is the fast one. */
+ROWRED_RUNTIME_API int
+rowred_kernel_launch_grid(const rowred_kernel *kernel, void *stream, uint64_t x,
+                          uint64_t y, int64_t rows, int64_t cols,
+                          int64_t x_row_stride, int64_t y_row_stride,
+                          uint64_t workspace, int64_t grid);
 
 #ifdef __cplusplus
 }

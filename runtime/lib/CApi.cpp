@@ -24,6 +24,15 @@ int fail(std::string message) {
   lastError = std::move(message);
   return 1;
 }
+
+/// Launches `kernel` on `stream` with `args`: 0, or 1 with the failure
+/// recorded.
+int launch(const rowred_kernel *kernel, void *stream, const LaunchArgs &args) {
+  std::string error;
+  if (!kernel->kernel->launch(static_cast<CUstream>(stream), args, error))
+    return fail(error);
+  return 0;
+}
 } // namespace
 
 extern "C" {
@@ -97,22 +106,33 @@ int rowred_kernel_grid(const rowred_kernel *kernel, int64_t rows, int64_t cols,
   return 0;
 }
 
+int rowred_kernel_occupancy(const rowred_kernel *kernel, int *blocksPerSM,
+                            int64_t *residentBlocks,
+                            int64_t *residentClusters) {
+  *blocksPerSM = kernel->kernel->blocksPerSM();
+  *residentBlocks = kernel->kernel->residentBlocks();
+  *residentClusters = kernel->kernel->residentClusters();
+  return 0;
+}
+
+int rowred_kernel_launch_grid(const rowred_kernel *kernel, void *stream,
+                              uint64_t x, uint64_t y, int64_t rows,
+                              int64_t cols, int64_t xRowStride,
+                              int64_t yRowStride, uint64_t workspace,
+                              int64_t grid) {
+  if (grid < 1)
+    return fail("rowred_kernel_launch_grid: the grid must be positive, not " +
+                std::to_string(grid));
+  return launch(kernel, stream,
+                {x, y, rows, cols, xRowStride, yRowStride, workspace, grid});
+}
+
 int rowred_kernel_launch(const rowred_kernel *kernel, void *stream, uint64_t x,
                          uint64_t y, int64_t rows, int64_t cols,
                          int64_t xRowStride, int64_t yRowStride,
                          uint64_t workspace) {
-  LaunchArgs args;
-  args.x = x;
-  args.y = y;
-  args.rows = rows;
-  args.cols = cols;
-  args.xRowStride = xRowStride;
-  args.yRowStride = yRowStride;
-  args.workspace = workspace;
-  std::string error;
-  if (!kernel->kernel->launch(static_cast<CUstream>(stream), args, error))
-    return fail(error);
-  return 0;
+  return launch(kernel, stream,
+                {x, y, rows, cols, xRowStride, yRowStride, workspace, 0});
 }
 
 } // extern "C"

@@ -17,7 +17,7 @@ partly -inf rows are finite, as torch.softmax does.
 Kernels whose blocks wait for each other (a row's chunks) must never hang
 nor lose the context: for each, in a child process, the launcher must
 refuse rows with more chunks than the device holds blocks
-and the driver a cooperative grid larger than that, and a launch while a
+and a cooperative grid larger than that, and a launch while a
 kernel on another stream holds all but BUSY_FREE_SMS SMs for BUSY_SECONDS
 must complete, correct, within BUSY_TIMEOUT seconds.
 
@@ -34,7 +34,7 @@ import time
 try:
     import cupy as cp
     import numpy as np
-    from rowred_kernel import Kernel, launch_cooperative
+    from rowred_kernel import Kernel
 except ImportError as e:  # pragma: no cover - depends on the machine
     print(f"SKIP: {e}; the GPU suite needs CuPy and a CUDA GPU")
     sys.exit(77)
@@ -210,12 +210,10 @@ def busy_device_launches(kernel):
     x = cp.zeros((cols,), dtype=dtype)
     y = cp.zeros((cols,), dtype=to_device_dtype(kernel.meta["output_type"]))
     try:
-        launch_cooperative(kernel.function.kernel.ptr, kernel.resident + 1,
-                           kernel.threads, kernel.dynamic_shared,
-                           kernel.args(x.data.ptr, y.data.ptr, 1, cols, cols,
-                                       cols))
+        kernel.launch(x.data.ptr, y.data.ptr, 1, cols, cols, cols,
+                      grid=kernel.resident + 1)
         cp.cuda.runtime.deviceSynchronize()
-        problems.append(f"the driver launched {kernel.resident + 1} blocks "
+        problems.append(f"the runtime launched {kernel.resident + 1} blocks "
                         f"cooperatively, more than the {kernel.resident} "
                         "resident")
     except RuntimeError as e:
