@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole GPU check in one call, on a GPU machine (no LLVM needed there):
-# builds softmax-run without the compiler, runs the GPU suites over
+# builds softmax-run and the runtime library without the compiler, runs the
+# GPU suites over
 # pre-generated kernels (CuPy harness, then softmax-run --check with
 # compute-sanitizer), optionally the benchmark, and prints the short tables
 # last. Kernels come from scripts/gen_kernels.py on a machine with the
@@ -31,6 +32,8 @@ if ! { cmake -S "$root" -B "$runner_build" -G Ninja -DSOFTMAX_RUNNER_ONLY=ON \
   exit 1
 fi
 runner=$runner_build/bin/softmax-run
+# Every harness launches through the runtime library built with it.
+export ROWRED_RUNTIME_LIBRARY=${ROWRED_RUNTIME_LIBRARY:-$runner_build/lib/librowred_runtime.so}
 
 timeout -s KILL 330 python3 "$root/test/GPU/check_kernels.py" "$suite" \
   --json "$results/suite.json" >"$results/suite.txt" 2>&1
@@ -41,8 +44,7 @@ timeout -s KILL 300 python3 "$root/test/GPU/runner_suite.py" "$runner" "$suite" 
 runner_rc=$?
 torch_rc=0
 if [ -n "${TORCH_PACK:-}" ]; then
-  ROWRED_RUNTIME_LIBRARY=$runner_build/lib/librowred_runtime.so \
-    timeout -s KILL 300 python3 "$root/test/GPU/torch_ops.py" "$TORCH_PACK" \
+  timeout -s KILL 300 python3 "$root/test/GPU/torch_ops.py" "$TORCH_PACK" \
     >"$results/torch-ops.txt" 2>&1
   torch_rc=$?
 fi
