@@ -42,6 +42,7 @@ class Kernel:
         self.rows_per_block = self.meta.get("rows_per_block", 1)
         self.cluster = self.meta.get("cluster_blocks", 1)
         self.dynamic_shared = self.meta.get("dynamic_shared_bytes", 0)
+        self.sms = cp.cuda.Device().attributes["MultiProcessorCount"]
         self.per_sm, self.resident, clusters = self.runtime.occupancy()
         if self.cluster > 1:
             # Whole clusters co-resident, as the runtime's derived grid.
