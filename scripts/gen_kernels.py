@@ -154,8 +154,7 @@ VARIANTS = [
     ("softmax", "f32", "cluster", "block=65536 pair_reduce=true "
      "prefetch=stage"),
     ("log_softmax", "bf16", "cluster", "block=131072 pair_reduce=true"),
-    ("softmax", "f32", "cluster", "block=49152 pair_reduce=true "
-     "reread=false"),
+    ("softmax", "f32", "cluster", "block=49152 pair_reduce=true"),
     # 16-bit rows that auto stages whole on sm_90: the online kernel on one
     # block per row, 512 threads from 16385 columns (seven, four and three
     # tiles of 8192; 112 KiB at 57344), 128 threads up to 12288 (six tiles of

@@ -123,7 +123,8 @@ public:
     int64_t perThread = plan.elementsPerThread();
     plan.vectorWidth = std::min(vector, perThread & -perThread);
     if (failed(planPairAndGrid()) || failed(planPrefetch()) ||
-        failed(planKeptTiles()) || failed(planCacheHints()))
+        failed(planKeptTiles()) || failed(planCacheHints()) ||
+        failed(refuseSpills()))
       return failure();
     return plan;
   }
@@ -415,6 +416,7 @@ private:
     plan.pairReduce =
         plan.strategy != Strategy::online && canOnline &&
         opts.pairReduce.value_or(autoPairReduce(plan, opts, cols));
+
     plan.gridPerRowGroup =
         mayGridPerRowGroup(opts, sm) &&
         (opts.grid == Grid::rows || stagedRow || autoGridPerRowGroup(plan));
@@ -530,6 +532,33 @@ private:
       // The stage holds the last tiles of a share of at most stageElements.
       plan.maxCols = plan.stageElements * plan.clusterSize;
     }
+    return success();
+  }
+
+  /// Refuses the combinations that ptxas -v (sm_90) showed to spill, with
+  /// the fields to change: cluster slices of 32 elements per thread with the
+  /// pair reduction and, for 16-bit types, the scalar path's row in
+  /// registers (4-8 bytes at 65536-131072 without the next row ahead, 12-32
+  /// with it) or, for f32, the next row loaded ahead into registers (48-180
+  /// bytes). Without those, the same slices and fused blocks of the same
+  /// shape do not spill.
+  LogicalResult refuseSpills() {
+    if (plan.strategy != Strategy::cluster || !plan.pairReduce ||
+        plan.elementsPerThread() < 32)
+      return success();
+    bool wide = byteWidth(plan.inType) == 4;
+    if (!wide && !plan.rereadFallback)
+      return map.emitOpError()
+             << "a 16-bit cluster slice of " << plan.elementsPerThread()
+             << " elements per thread with pair_reduce and reread = false "
+                "spills registers; use reread = true (the default here), no "
+                "pair_reduce or more warps";
+    if (wide && plan.prefetchRegisters)
+      return map.emitOpError()
+             << "an f32 cluster slice of " << plan.elementsPerThread()
+             << " elements per thread with pair_reduce and prefetch = "
+                "registers spills registers; use prefetch = none or stage, "
+                "no pair_reduce or more warps";
     return success();
   }
 

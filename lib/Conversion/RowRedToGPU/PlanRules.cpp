@@ -211,7 +211,7 @@ bool autoPrefetch(const KernelPlan &plan) {
 /// alternating runs, version log): for the online kernel's tiles
 /// (the next tile, within the row: f32 1048576 +8.7%, 262144 +4.2%, bf16
 /// +2.2-2.4%), for 16-bit cluster slices with the pair reduction (see
-/// autoPairReduce), and for fused 16-bit rows:
+/// autoPairReduce; not f32 ones, which spill), and for fused 16-bit rows:
 /// * blocks of 2048 and 4096: +4 to +7% over no prefetch and over the stage;
 /// * blocks of 6144 to 12288: 6144 +13 to +16% over no prefetch, 8192
 ///   -1.2 to +1.6% and 12288 +0.3 to +2.7% over the stage (bf16 and f16,
@@ -224,8 +224,10 @@ bool autoPrefetch(const KernelPlan &plan) {
 bool autoPrefetchRegisters(const KernelPlan &plan) {
   if (plan.strategy == Strategy::online)
     return plan.keptElements == 0;
+  // f32 slices of 32 elements per thread would spill with a second set
+  // (ptxas -v, sm_90: 32-144 bytes at 12288-16384 per slice).
   if (plan.clusterSize > 1 && plan.pairReduce)
-    return true;
+    return byteWidth(plan.inType) == 2;
   if (plan.clusterSize != 1 || byteWidth(plan.inType) != 2)
     return false;
   if (plan.rowsPerBlock > 1)
