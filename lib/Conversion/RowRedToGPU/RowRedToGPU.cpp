@@ -68,6 +68,18 @@ struct ConvertRowRedToGPUPass
     if (auto existing = module->getAttrOfType<DictionaryAttr>(kKernelsAttrName))
       llvm::append_range(kernels, existing.getValue());
     SymbolTable symbols(module);
+    // The kernels go into this module, which the launches must be in.
+    for (MapOp map : maps)
+      if (map->getParentOfType<ModuleOp>() != module) {
+        auto origin = map->getAttrOfType<StringAttr>(kOriginAttrName);
+        map.emitOpError()
+            << (origin ? "(from rowred." + origin.getValue().str() + ") "
+                       : std::string())
+            << "is in a nested module; the GPU lowering puts kernels in the "
+               "top-level module, with the functions that launch them: move "
+               "the function there";
+        return signalPassFailure();
+      }
     for (MapOp map : maps) {
       FailureOr<Group> group = collectGroup(map);
       if (failed(group))

@@ -207,3 +207,40 @@ func.func @not_memref(%x: tensor<4x8xf32>, %y: memref<4x8xf32>) {
   rowred.softmax dimension(1) ins(%x : tensor<4x8xf32>) outs(%y : memref<4x8xf32>)
   return
 }
+
+// -----
+
+// The kernels read a row's elements with stride 1: any other column stride,
+// static or dynamic, is refused rather than dropped.
+func.func @column_stride(%x: memref<?x?xf32, strided<[?, 2]>>, %y: memref<?x?xf32>) {
+  // expected-error @+1 {{'rowred.softmax' op input rows must be contiguous (stride 1 between the elements of a row), got stride 2}}
+  rowred.softmax dimension(1) ins(%x : memref<?x?xf32, strided<[?, 2]>>) outs(%y : memref<?x?xf32>)
+  return
+}
+
+// -----
+
+func.func @dynamic_column_stride(%x: memref<?x?xf32>, %y: memref<?x?xf32, strided<[1, ?]>>) {
+  // expected-error @+1 {{'rowred.log_softmax' op output rows must be contiguous (stride 1 between the elements of a row), got a dynamic stride}}
+  rowred.log_softmax dimension(1) ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32, strided<[1, ?]>>)
+  return
+}
+
+// -----
+
+func.func @map_column_stride(%x: memref<?x?xf32, strided<[?, ?]>>, %y: memref<?x?xf32>) {
+  // expected-error @+1 {{'rowred.map' op input rows must be contiguous (stride 1 between the elements of a row), got a dynamic stride}}
+  rowred.map ins(%x : memref<?x?xf32, strided<[?, ?]>>) outs(%y : memref<?x?xf32>) {
+  ^bb0(%xj: f32):
+    rowred.yield %xj : f32
+  }
+  return
+}
+
+// -----
+
+// A row stride of any value is the ABI's: accepted.
+func.func @row_stride(%x: memref<?x?xf32, strided<[?, 1], offset: ?>>, %y: memref<?x?xf32>) {
+  rowred.softmax dimension(1) ins(%x : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%y : memref<?x?xf32>)
+  return
+}

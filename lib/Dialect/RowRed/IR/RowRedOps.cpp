@@ -34,7 +34,8 @@ static bool isRowElementType(Type type) {
   return type.isF32() || type.isF16() || type.isBF16();
 }
 
-/// Checks that `value` is a rank-2 memref of f32, f16 or bf16.
+/// Checks that `value` is a rank-2 memref of f32, f16 or bf16 whose rows are
+/// contiguous (the kernels index a row's elements with stride 1; docs/abi.md).
 static LogicalResult verifyMatrix(Operation *op, Value value, StringRef name) {
   auto type = dyn_cast<MemRefType>(value.getType());
   if (!type)
@@ -47,6 +48,20 @@ static LogicalResult verifyMatrix(Operation *op, Value value, StringRef name) {
     return op->emitOpError()
            << name << " element type must be f32, f16 or bf16, got "
            << type.getElementType();
+  SmallVector<int64_t> strides;
+  int64_t offset = 0;
+  if (failed(type.getStridesAndOffset(strides, offset)) || strides[1] != 1) {
+    InFlightDiagnostic diag = op->emitOpError()
+                              << name << " rows must be contiguous (stride 1 "
+                              << "between the elements of a row), got ";
+    if (strides.size() == 2 && ShapedType::isDynamic(strides[1]))
+      diag << "a dynamic stride";
+    else if (strides.size() == 2)
+      diag << "stride " << strides[1];
+    else
+      diag << "layout " << type.getLayout();
+    return diag;
+  }
   return success();
 }
 
