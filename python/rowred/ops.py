@@ -1,7 +1,8 @@
 """The PyTorch custom ops: rowred::softmax and rowred::log_softmax.
 
 Each op takes a CUDA tensor whose rows (the last dimension) are contiguous
-and evenly strided, finds its kernel in the loaded packs, and launches it
+and evenly strided, finds its kernel in the loaded packs (else compiles it
+into the cache where the compiler is at hand), and launches it
 through the runtime library on the current stream, with any workspace from
 PyTorch's caching allocator. The ops have fake implementations (for
 torch.compile) and autograd formulas written with PyTorch's operators (no
@@ -40,7 +41,14 @@ def _kernel(op, x, cols):
     device = x.device.index if x.device.index is not None else \
         torch.cuda.current_device()
     major, minor = torch.cuda.get_device_capability(device)
-    path = packs.find_kernel(_packs, op, dtype, cols, major * 10 + minor)
+    sm = major * 10 + minor
+    try:
+        path = packs.find_kernel(_packs, op, dtype, cols, sm)
+    except packs.PackError:
+        compiler = packs.find_compiler()
+        if compiler is None:
+            raise
+        path = packs.cached_kernel(compiler, op, dtype, cols, f"sm_{sm}")
     key = (path, device)
     with _lock:
         kernel = _kernels.get(key)

@@ -20,10 +20,16 @@ default when no length is given), into `packs/sm90/` with `manifest.json`:
 `cols` 0 marks a kernel compiled for any row length. A lookup takes the
 kernel compiled for exactly N, else one whose [min_cols, max_cols] holds N
 (max_cols 0: unbounded).
+
+Where the compiler is at hand (the full build, or $ROWRED_SOFTMAX_OPT), a
+shape no pack covers is compiled once into an on-disk cache
+(cached_kernel; $ROWRED_CACHE_DIR, else ~/.cache/rowred).
 """
 import argparse
+import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -123,6 +129,63 @@ def find_kernel(packs, op, dtype, cols, device_sm):
         f"build --softmax-opt build/bin/softmax-opt --out DIR --op {op} "
         f"--dtype {dtype} --cols {cols} --chip sm_{device_sm}, then "
         "rowred.load_pack(DIR) or set ROWRED_PACKS=DIR")
+
+
+def find_compiler():
+    """The softmax-opt to compile missing kernels with: $ROWRED_SOFTMAX_OPT,
+    else the full build of this checkout, else None."""
+    env = os.environ.get("ROWRED_SOFTMAX_OPT")
+    if env:
+        return env if os.access(env, os.X_OK) else None
+    root = os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))
+    built = os.path.join(root, "build", "bin", "softmax-opt")
+    return built if os.access(built, os.X_OK) else None
+
+
+def cache_dir():
+    """Where compiled kernels are cached: $ROWRED_CACHE_DIR, else
+    $XDG_CACHE_HOME/rowred, else ~/.cache/rowred."""
+    env = os.environ.get("ROWRED_CACHE_DIR")
+    if env:
+        return env
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "rowred")
+
+
+def _compiler_version(softmax_opt):
+    """Identifies the compiler build: its path, size and modification time,
+    so that a rebuilt softmax-opt compiles anew."""
+    st = os.stat(softmax_opt)
+    text = f"{os.path.realpath(softmax_opt)}:{st.st_size}:{st.st_mtime_ns}"
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def cached_kernel(softmax_opt, op, dtype, cols, chip):
+    """The metadata path of the kernel for (op, dtype, cols, chip) compiled
+    by `softmax_opt`, from the on-disk cache or compiled into it, keyed by
+    (op, dtype, N, chip, compiler version) as Triton's cache is."""
+    key = f"{op}_{dtype}_n{cols}_{chip}_{_compiler_version(softmax_opt)}"
+    path = os.path.join(cache_dir(), key)
+    try:
+        return Pack(path).find(op, dtype, cols)
+    except PackError:
+        pass
+    # Compile into a fresh directory and move it in place, so that a reader
+    # never sees half a pack.
+    os.makedirs(cache_dir(), exist_ok=True)
+    tmp = tempfile.mkdtemp(dir=cache_dir(), prefix=".build-")
+    try:
+        build(softmax_opt, tmp, [op], [dtype], [cols], chip)
+        try:
+            os.rename(tmp, path)
+        except OSError:  # Another process got there first.
+            shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return Pack(path).find(op, dtype, cols)
 
 
 def _parse_list(text, allowed, what):

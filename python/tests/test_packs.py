@@ -66,6 +66,27 @@ class BuildTest(unittest.TestCase):
         self.assertIsNotNone(
             packs.find_kernel([pack], "softmax", "f32", 1024, 90))
 
+    def test_cache_compiles_once(self):
+        cache = os.path.join(self.dir, "cache")
+        os.environ["ROWRED_CACHE_DIR"] = cache
+        try:
+            first = packs.cached_kernel(SOFTMAX_OPT, "log_softmax", "bf16",
+                                        5000, "sm_90")
+            self.assertTrue(first.startswith(cache))
+            with open(first) as f:
+                meta = json.load(f)
+            self.assertEqual(meta["op"], "log_softmax")
+            self.assertGreaterEqual(meta["max_cols"], 5000)
+            stamp = os.stat(first).st_mtime_ns
+            again = packs.cached_kernel(SOFTMAX_OPT, "log_softmax", "bf16",
+                                        5000, "sm_90")
+            self.assertEqual(again, first)
+            self.assertEqual(os.stat(again).st_mtime_ns, stamp)
+            self.assertEqual(len([d for d in os.listdir(cache)
+                                  if not d.startswith(".")]), 1)
+        finally:
+            del os.environ["ROWRED_CACHE_DIR"]
+
     def test_command_line(self):
         out = os.path.join(self.dir, "cli")
         self.assertEqual(packs.main(["build", "--softmax-opt", SOFTMAX_OPT,
