@@ -5,8 +5,8 @@ and evenly strided, finds its kernel in the loaded packs (else compiles it
 into the cache where the compiler is at hand), and launches it
 through the runtime library on the current stream, with any workspace from
 PyTorch's caching allocator. The ops have fake implementations (for
-torch.compile) and autograd formulas written with PyTorch's operators (no
-compiled backward kernels exist yet).
+torch.compile) and autograd formulas on PyTorch's fused softmax backward
+kernels (no compiled backward kernels exist yet).
 """
 import os
 import threading
@@ -143,18 +143,16 @@ def _save_output(ctx, inputs, output):
 
 
 def _softmax_backward(ctx, grad):
+    # PyTorch's own fused backward of softmax (dx = y * (dy - sum(dy * y))),
+    # as torch.softmax's autograd runs it, until a compiled one exists.
     (y,) = ctx.saved_tensors
-    g = grad.float()
-    yf = y.float()
-    dx = yf * (g - (g * yf).sum(-1, keepdim=True))
-    return dx.to(y.dtype)
+    return torch.ops.aten._softmax_backward_data(grad, y, -1, y.dtype)
 
 
 def _log_softmax_backward(ctx, grad):
+    # dx = dy - exp(y) * sum(dy), PyTorch's fused kernel likewise.
     (y,) = ctx.saved_tensors
-    g = grad.float()
-    dx = g - torch.exp(y.float()) * g.sum(-1, keepdim=True)
-    return dx.to(y.dtype)
+    return torch.ops.aten._log_softmax_backward_data(grad, y, -1, y.dtype)
 
 
 softmax_op.register_autograd(_softmax_backward, setup_context=_save_output)
