@@ -381,7 +381,7 @@ private:
     plan.numWarps = opts.numWarps ? opts.numWarps
                     : stagedRow
                         ? stagedRowWarps(cols)
-                        : defaultOnlineWarps(plan.inType, plan.clusterSize);
+                        : defaultOnlineWarps(plan.inType, plan.clusterSize, sm);
     // Tiles of 4 vectors per thread; 2 for f16, whose conversions make
     // ptxas spill with the reversed second pass at 4, for the bf16 shares
     // kept in bulk (autoBulkTiles) and for staged rows.
@@ -595,9 +595,6 @@ FailureOr<KernelPlan> mlir::rowred::planKernel(const Group &group,
   FailureOr<KernelPlan> plan = Planner(group, opts).run();
   if (failed(plan))
     return failure();
-  // The blocks per SM were measured on sm_90; on sm_100 and sm_120 ptxas
-  // spills at those bounds (f32 1024, 16-bit chunks), so it is left free.
-  plan->minBlocksPerSM =
-      plan->sm() < 100 ? minBlocksPerSM(*plan, isSoftmaxMap(group)) : 0;
+  plan->minBlocksPerSM = minBlocksPerSM(*plan, isSoftmaxMap(group));
   return plan;
 }

@@ -142,7 +142,12 @@ int64_t defaultRowsPerBlock(int64_t blockElements) {
 /// lost the same way (1048576: 2719-2734 against 3070-3078 keeping, also
 /// with tiles of 32 elements per thread) and keep tiles (keep_ahead, see
 /// autoKeepAheadElements).
-int64_t defaultOnlineWarps(Type type, int64_t clusterSize) {
+int64_t defaultOnlineWarps(Type type, int64_t clusterSize, int64_t sm) {
+  // sm_120 (ptxas -v only, no GPU to time): f32 over clusters on 1024
+  // threads, held at 64 registers, spills 8-20 bytes with any of kept tiles,
+  // keep-ahead or L2 hints; on 512 it takes 82 and none.
+  if (sm >= 120 && byteWidth(type) == 4 && clusterSize > 1)
+    return 16;
   return byteWidth(type) == 4 || (type.isBF16() && clusterSize == 16) ? 32 : 16;
 }
 
@@ -452,6 +457,15 @@ StringRef prefetchObstacle(const KernelPlan &plan, bool stage, int64_t sm) {
 ///   threads per row, which take more edge elements on the peeled path
 ///   (116 bytes of spills for one thread per row).
 int64_t minBlocksPerSM(const KernelPlan &plan, bool softmaxMap) {
+  // The bounds were measured on sm_90; on sm_100 and sm_120 ptxas spills at
+  // them (f32 1024, 16-bit chunks), so it is left free there, but for the
+  // 16-bit online kernel, which it otherwise holds at 64 registers with 16
+  // bytes of spills (sm_100) and fits in 63 with the bound (ptxas -v).
+  if (plan.sm() >= 100) {
+    if (plan.strategy != Strategy::online || byteWidth(plan.inType) != 2)
+      return 0;
+    return blocksAt64Registers(plan);
+  }
   if (plan.strategy == Strategy::chunks) {
     int64_t spare =
         kChunkSpareRegisters + (softmaxMap ? 0 : kChunkOtherMapRegisters);

@@ -72,8 +72,8 @@ bool fitsAutoCluster(int64_t rowBlock, int64_t elementBytes, int64_t cols);
 int64_t defaultRowsPerBlock(int64_t blockElements);
 
 /// Default warps for the online kernel of `type` over clusters of
-/// `clusterSize`.
-int64_t defaultOnlineWarps(Type type, int64_t clusterSize);
+/// `clusterSize` on compute capability `sm`.
+int64_t defaultOnlineWarps(Type type, int64_t clusterSize, int64_t sm);
 
 /// Whether auto gives a kernel the pair reduction.
 bool autoPairReduce(const KernelPlan &plan, const PlanOptions &opts,

@@ -104,9 +104,9 @@
 // SM89_32768: rowred.plan = #rowred.plan<strategy = fused, chip = "sm_89", block = 32768, warps = 32, vector = 8, reread = true, prefetch = stage, max_cols = 32768, stage_elements = 32768>
 
 // SM120_8388608-LABEL: func.func @f32
-// SM120_8388608: rowred.plan = #rowred.plan<strategy = online, chip = "sm_120", block = 16384, warps = 32, cluster = 16, vector = 4, prefetch = registers, max_cols = 8388608, stage_elements = 524288, kept_elements = 16384, keep_ahead = tiles, cache_hints = true>
+// SM120_8388608: rowred.plan = #rowred.plan<strategy = online, chip = "sm_120", block = 8192, warps = 16, cluster = 16, vector = 4, prefetch = registers, max_cols = 8388608, stage_elements = 524288, kept_elements = 8192, keep_ahead = tiles, cache_hints = true>
 // SM120_8388608-LABEL: func.func @bf16
-// SM120_8388608: rowred.plan = #rowred.plan<strategy = online, chip = "sm_120", block = 32768, warps = 32, cluster = 16, vector = 8, prefetch = registers, stage_elements = 524288, cache_hints = true>
+// SM120_8388608: rowred.plan = #rowred.plan<strategy = online, chip = "sm_120", block = 32768, warps = 32, cluster = 16, vector = 8, prefetch = registers, stage_elements = 524288, cache_hints = true, min_blocks_per_sm = 1>
 
 func.func @f32(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   rowred.softmax dimension(1) ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>)
