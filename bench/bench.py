@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Times our generated softmax kernels against the peers on one GPU.
 
-Peers: torch.softmax, the Triton tutorial's fused persistent softmax, and a
-Triton online (two-read) softmax. All are timed alike, as
+Peers: torch.softmax, torch.compile of torch.softmax (compiled for every
+shape: dynamo's recompile limit is raised, dynamic shapes off), the Triton
+tutorial's fused persistent softmax, and a Triton online (two-read)
+softmax. All are timed alike, as
 triton.testing.do_bench times (CUDA events, L2 flushed before every run,
 median), and every output is checked against torch in float64 before it is
 timed.
@@ -18,9 +20,11 @@ per-call times of microsecond shapes) falls on all of them alike instead of
 on whichever ran last.
 
 usage: bench.py KERNEL_DIR [--json OUT] [--png OUT] [--rounds R]
-                [--dtypes f32,bf16] [--shapes MxN,...]
+                [--dtypes f32,bf16] [--set main|vocab] [--shapes MxN,...]
 KERNEL_DIR holds the kernels from `scripts/gen_kernels.py --set bench`;
---shapes times only the named shapes of the sweep (for example
+--set picks the shapes (main: M x N from 4096 x 256 to 1024 x 1048576;
+vocab: odd vocabularies at M = 1 to 4096 and even ones at M = 1 to 64);
+--shapes times only the named shapes of the set (for example
 4096x12288,1024x1048576).
 """
 import argparse
@@ -47,6 +51,13 @@ DEVICE = torch.device("cuda")
 SHAPES = [(4096, n) for n in (256, 512, 781, 1024, 2048, 4096, 8192, 12288,
                               16384, 32768, 65536, 131072)]
 SHAPES += [(1024, 262144), (1024, 1048576), (32768, 4096)]
+# Vocabularies (--set vocab): odd ones, a prime near 2^20, and the even
+# ones of today's LLMs at the few rows of decode-time sampling.
+ODD_VOCABS = (32001, 100277, 1048573)
+EVEN_VOCABS = (32000, 128256, 151936, 256000)
+VOCAB_SHAPES = [(m, n) for n in ODD_VOCABS for m in (1, 8, 64, 1024, 4096)]
+VOCAB_SHAPES += [(m, n) for n in EVEN_VOCABS for m in (1, 8, 16, 64)]
+SETS = {"main": SHAPES, "vocab": VOCAB_SHAPES}
 
 
 # --- Peer: the Triton tutorial's fused softmax (one program per row block,
@@ -278,14 +289,16 @@ def main():
     parser.add_argument("--rounds", type=int, default=5,
                         help="rounds of every provider in turn per shape "
                              "(default 5; 1: one timing each)")
+    parser.add_argument("--set", choices=sorted(SETS), default="main",
+                        help="the shapes to time (default main)")
     parser.add_argument("--shapes",
-                        help="only these shapes of the sweep, as MxN,...")
+                        help="only these shapes of the set, as MxN,...")
     args = parser.parse_args()
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
-    shapes = SHAPES
+    shapes = SETS[args.set]
     if args.shapes:
-        named = {f"{m}x{n}": (m, n) for m, n in SHAPES}
+        named = {f"{m}x{n}": (m, n) for m, n in shapes}
         unknown = [s for s in args.shapes.split(",") if s not in named]
         if unknown:
             parser.error(f"--shapes: {', '.join(unknown)} not in the sweep "
@@ -296,7 +309,16 @@ def main():
     name = torch.cuda.get_device_name()
     print(f"device: {name}; copy bandwidth {ceiling:.0f} GB/s; "
           f"{args.rounds} rounds per shape")
+    # Every shape compiled on its own (the limits' names changed over
+    # PyTorch versions).
+    for limit in ("recompile_limit", "cache_size_limit",
+                  "accumulated_recompile_limit", "accumulated_cache_size_limit"):
+        if hasattr(torch._dynamo.config, limit):
+            setattr(torch._dynamo.config, limit, 100000)
+    compiled = torch.compile(lambda x: torch.softmax(x, dim=-1),
+                             dynamic=False)
     providers = {"torch": lambda x: torch.softmax(x, dim=-1),
+                 "torch.compile": compiled,
                  "triton-tutorial": tutorial_softmax,
                  "triton-online": triton_online_softmax}
     rows = []
@@ -351,7 +373,8 @@ def main():
             json.dump({"device": name, "copy_gbps": ceiling,
                        "rounds": args.rounds, "rows": rows},
                       f, indent=1)
-    names = ["torch", "triton-tutorial", "triton-online", "ours"]
+    names = ["torch", "torch.compile", "triton-tutorial", "triton-online",
+             "ours"]
     print(f"{'dtype':5} {'M x N':>15} {'strategy':8} " +
           " ".join(f"{p:>15}" for p in names) +
           f" {'%copy':>6} {'copy@MxN':>8} {'%':>5} {'vs best':>7}")
@@ -363,7 +386,7 @@ def main():
             missing = ("not run" if r.get(p + "_error", "").startswith(
                 "not run") else "fail")
             cells.append(f"{v:15.0f}" if v else f"{missing:>15}")
-        peers = [r[p] for p in names[:3] if r.get(p)]
+        peers = [r[p] for p in names[:-1] if r.get(p)]
         best = max(peers) if peers else None
         ours = r.get("ours")
         pct = f"{100 * ours / ceiling:6.1f}" if ours else f"{'-':>6}"
@@ -394,14 +417,15 @@ def main():
         fig, axes = plt.subplots(1, len(args.dtypes.split(",")),
                                  figsize=(13, 4.5), squeeze=False)
         for ax, tag in zip(axes[0], args.dtypes.split(",")):
-            sel = [r for r in rows if r["dtype"] == tag and r["M"] == 4096]
+            m_plot = max(r["M"] for r in rows)
+            sel = [r for r in rows if r["dtype"] == tag and r["M"] == m_plot]
             for p in names:
                 pts = [(r["N"], r[p]) for r in sel if r.get(p)]
                 if pts:
                     ax.plot(*zip(*pts), marker="o", label=p)
             ax.axhline(ceiling, color="gray", ls="--", label="copy")
             ax.set_xscale("log", base=2)
-            ax.set_xlabel("N (M = 4096)")
+            ax.set_xlabel(f"N (M = {m_plot})")
             ax.set_ylabel("GB/s")
             ax.set_title(f"softmax {tag} on {name}")
             ax.legend()
