@@ -4,7 +4,7 @@
 Meant to run under Nsight Compute on the GPU machine, for example
 
   ncu --clock-control none --section SpeedOfLight ... \\
-      python3 bench/profile.py KERNEL_DIR softmax_f32_auto_n16384_kernel0.json:4096
+      python3 bench/profile_kernel.py KERNEL_DIR softmax_f32_auto_n16384_kernel0.json:4096
 
 Each KERNEL.json:M argument names a kernel's metadata in KERNEL_DIR and the
 rows to run it on; the columns are the kernel's `cols` (its `max_cols`).
