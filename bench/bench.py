@@ -118,7 +118,8 @@ def tutorial_softmax(x):
 # --- Peer: online softmax in Triton (seed 001's kernel, two reads). ---
 @triton.jit
 def online_softmax_kernel(x_ptr, y_ptr, n_cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
+    # 64-bit: row * n_cols passes 2^31 at 4096 x 2^20.
+    row = tl.program_id(0).to(tl.int64)
     x_row = x_ptr + row * n_cols
     y_row = y_ptr + row * n_cols
     m = tl.full((BLOCK,), -float("inf"), tl.float32)
