@@ -243,7 +243,7 @@ std::string findPtxas(const std::string &explicitPath) {
   return access(fallback.c_str(), X_OK) == 0 ? fallback : "";
 }
 
-/// A GPU session: the driver, device 0's primary context (current on this
+/// The GPU in use: the driver, device 0's primary context (current on this
 /// thread) and the kernel loaded into it by the runtime.
 class Gpu {
 public:
