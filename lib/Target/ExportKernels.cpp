@@ -26,9 +26,10 @@ using namespace mlir;
 using namespace mlir::rowred;
 
 /// Version of the kernel ABI and metadata format in docs/abi.md.
-static constexpr int64_t kAbiVersion = 5;
+static constexpr int64_t kAbiVersion = 6;
 
-/// Converts a metadata dictionary entry to JSON.
+/// Converts a metadata entry to JSON: strings, booleans, integers, arrays and
+/// dictionaries of them; anything else as its IR text.
 static llvm::json::Value toJSON(Attribute attr) {
   if (auto s = dyn_cast<StringAttr>(attr))
     return s.getValue().str();
@@ -36,32 +37,58 @@ static llvm::json::Value toJSON(Attribute attr) {
     return b.getValue();
   if (auto i = dyn_cast<IntegerAttr>(attr))
     return i.getInt();
+  if (auto array = dyn_cast<ArrayAttr>(attr)) {
+    llvm::json::Array values;
+    for (Attribute element : array)
+      values.push_back(toJSON(element));
+    return values;
+  }
+  if (auto dict = dyn_cast<DictionaryAttr>(attr)) {
+    llvm::json::Object object;
+    for (NamedAttribute entry : dict)
+      object[entry.getName().strref()] = toJSON(entry.getValue());
+    return object;
+  }
   std::string text;
   llvm::raw_string_ostream os(text);
   attr.print(os);
   return text;
 }
 
-/// The kernel parameters, in order (docs/abi.md); chunks kernels also take
-/// their workspace.
-static llvm::json::Array abiParams(StringRef inType, StringRef outType,
-                                   bool chunks) {
+/// The kernel parameters, in order (docs/abi.md), from its `operands`: a
+/// pointer per operand, rows, cols, a row stride per input and output, and
+/// for chunks kernels their workspace.
+static llvm::json::Array abiParams(ArrayAttr operands, bool chunks) {
   // json::Value keeps StringRefs unowned: pass owned strings.
   auto param = [](std::string name, std::string type, std::string meaning) {
     return llvm::json::Object{{"name", std::move(name)},
                               {"type", std::move(type)},
                               {"meaning", std::move(meaning)}};
   };
-  llvm::json::Array params{
-      param("x", ("const " + inType + " *").str(),
-            "input, global memory, row i at x + i * x_row_stride"),
-      param("y", (outType + " *").str(),
-            "output, global memory, row i at y + i * y_row_stride"),
-      param("rows", "int64", "number of rows (M)"),
-      param("cols", "int64", "number of columns (N), 1 <= N < 2^31"),
-      param("x_row_stride", "int64", "elements between rows of x"),
-      param("y_row_stride", "int64", "elements between rows of y"),
-  };
+  llvm::json::Array params, strides;
+  for (auto operand : operands.getAsRange<DictionaryAttr>()) {
+    std::string name = operand.getAs<StringAttr>("name").str();
+    std::string type = operand.getAs<StringAttr>("type").str();
+    StringRef role = operand.getAs<StringAttr>("role").getValue();
+    if (role == "column") {
+      params.push_back(param(name, "const " + type + " *",
+                             "per-column operand, global memory, cols "
+                             "contiguous elements"));
+      continue;
+    }
+    bool input = role == "input";
+    params.push_back(param(name, (input ? "const " : "") + type + " *",
+                           (role + ", global memory, row i at " + name +
+                            " + i * " + name + "_row_stride")
+                               .str()));
+    strides.push_back(param(name + "_row_stride", "int64",
+                            "elements between rows of " + name));
+  }
+  params.push_back(param("rows", "int64", "number of rows (M)"));
+  params.push_back(
+      param("cols", "int64", "number of columns (N), 1 <= N < 2^31"));
+  for (llvm::json::Value &stride : strides)
+    params.push_back(std::move(stride));
   if (chunks)
     params.push_back(param(
         "workspace", "uint8 *",
@@ -146,10 +173,8 @@ struct RowRedExportKernelsPass
     for (NamedAttribute entry : metadata)
       json[entry.getName().strref()] = toJSON(entry.getValue());
     auto chunk = metadata.getAs<IntegerAttr>("chunk_elements");
-    json["params"] =
-        abiParams(metadata.getAs<StringAttr>("input_type").getValue(),
-                  metadata.getAs<StringAttr>("output_type").getValue(),
-                  chunk && chunk.getInt() > 0);
+    json["params"] = abiParams(metadata.getAs<ArrayAttr>("operands"),
+                               chunk && chunk.getInt() > 0);
     std::string text;
     llvm::raw_string_ostream os(text);
     os << llvm::formatv("{0:2}", llvm::json::Value(std::move(json))) << "\n";

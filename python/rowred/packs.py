@@ -11,7 +11,7 @@ compiles one kernel per (op, dtype, N) for rows of exactly N elements, and
 one per (op, dtype) for rows of any length (`--cols` may include `any`, the
 default when no length is given), into `packs/sm90/` with `manifest.json`:
 
-    {"format": "rowred-pack", "version": 1, "abi_version": 5,
+    {"format": "rowred-pack", "version": 1, "abi_version": 6,
      "chip": "sm_90",
      "kernels": [{"op": "softmax", "dtype": "f32", "cols": 4096,
                   "min_cols": 1, "max_cols": 4096,
@@ -37,7 +37,7 @@ import tempfile
 FORMAT, VERSION = "rowred-pack", 1
 OPS = ("softmax", "log_softmax")
 DTYPES = ("f32", "f16", "bf16")
-ABI_VERSION = 5
+ABI_VERSION = 6
 
 
 class PackError(ValueError):

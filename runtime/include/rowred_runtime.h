@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 /* The kernel ABI this runtime launches (the metadata's abi_version). */
-#define ROWRED_RUNTIME_ABI_VERSION 5
+#define ROWRED_RUNTIME_ABI_VERSION 6
 
 /* A loaded kernel. */
 typedef struct rowred_kernel rowred_kernel;
@@ -49,9 +49,9 @@ ROWRED_RUNTIME_API rowred_kernel *rowred_kernel_load(const char *metadata_path,
 /* Unloads the kernel (in the context it was loaded into). NULL is a no-op. */
 ROWRED_RUNTIME_API void rowred_kernel_unload(rowred_kernel *kernel);
 
-/* The kernel's entry point, op ("softmax", "log_softmax") and element
-   types ("f32", "f16", "bf16"), and the row lengths it takes (max_cols 0:
-   any). */
+/* The kernel's entry point, op ("softmax", "rms_norm", ...) and the element
+   types of its first input and output ("f32", "f16", "bf16"), and the row
+   lengths it takes (max_cols 0: any). */
 ROWRED_RUNTIME_API const char *rowred_kernel_name(const rowred_kernel *kernel);
 ROWRED_RUNTIME_API const char *rowred_kernel_op(const rowred_kernel *kernel);
 ROWRED_RUNTIME_API const char *
@@ -81,7 +81,8 @@ ROWRED_RUNTIME_API int rowred_kernel_occupancy(const rowred_kernel *kernel,
                                                int64_t *resident_blocks,
                                                int64_t *resident_clusters);
 
-/* Launches y = op(x) over `rows` rows of `cols` elements on `stream` (a
+/* Launches y = op(x) of a kernel of one input and one output (softmax,
+   log_softmax) over `rows` rows of `cols` elements on `stream` (a
    CUstream; NULL for the default stream), asynchronously. `x` and `y` are
    device addresses, the row strides are in elements (at least cols), and
    `workspace` is a zeroed device buffer of rowred_kernel_workspace_bytes
@@ -102,6 +103,27 @@ rowred_kernel_launch_grid(const rowred_kernel *kernel, void *stream, uint64_t x,
                           uint64_t y, int64_t rows, int64_t cols,
                           int64_t x_row_stride, int64_t y_row_stride,
                           uint64_t workspace, int64_t grid);
+
+/* The kernel's operands (docs/abi.md): how many, and operand `index`'s name
+   ("x", "w", ...), role ("input", "output" or "column": one element per
+   column) and element type. Softmax kernels have two: x and y. The strings
+   live as long as the kernel. */
+ROWRED_RUNTIME_API int rowred_kernel_num_operands(const rowred_kernel *kernel);
+ROWRED_RUNTIME_API int rowred_kernel_operand(const rowred_kernel *kernel,
+                                             int index, const char **name,
+                                             const char **role,
+                                             const char **type);
+
+/* Launches the kernel over `rows` rows of `cols` elements on `stream`,
+   asynchronously: `operands` holds the device address of each operand in
+   the kernel's order, `row_strides` the row stride (elements, at least
+   cols) of each input and output in the same order, `workspace` as for
+   rowred_kernel_launch, `grid` 0 for the derived grid or a number of blocks
+   as for rowred_kernel_launch_grid. */
+ROWRED_RUNTIME_API int rowred_kernel_launch_operands(
+    const rowred_kernel *kernel, void *stream, const uint64_t *operands,
+    int num_operands, const int64_t *row_strides, int num_strides, int64_t rows,
+    int64_t cols, uint64_t workspace, int64_t grid);
 
 #ifdef __cplusplus
 }

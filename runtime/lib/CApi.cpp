@@ -124,15 +124,55 @@ int rowred_kernel_launch_grid(const rowred_kernel *kernel, void *stream,
     return fail("rowred_kernel_launch_grid: the grid must be positive, not " +
                 std::to_string(grid));
   return launch(kernel, stream,
-                {x, y, rows, cols, xRowStride, yRowStride, workspace, grid});
+                LaunchArgs::pair(x, y, rows, cols, xRowStride, yRowStride,
+                                 workspace, grid));
 }
 
 int rowred_kernel_launch(const rowred_kernel *kernel, void *stream, uint64_t x,
                          uint64_t y, int64_t rows, int64_t cols,
                          int64_t xRowStride, int64_t yRowStride,
                          uint64_t workspace) {
-  return launch(kernel, stream,
-                {x, y, rows, cols, xRowStride, yRowStride, workspace, 0});
+  return launch(
+      kernel, stream,
+      LaunchArgs::pair(x, y, rows, cols, xRowStride, yRowStride, workspace));
+}
+
+int rowred_kernel_num_operands(const rowred_kernel *kernel) {
+  return static_cast<int>(kernel->kernel->spec().operands.size());
+}
+
+int rowred_kernel_operand(const rowred_kernel *kernel, int index,
+                          const char **name, const char **role,
+                          const char **type) {
+  const std::vector<KernelOperand> &operands = kernel->kernel->spec().operands;
+  if (index < 0 || index >= static_cast<int>(operands.size()))
+    return fail("rowred_kernel_operand: kernel '" +
+                kernel->kernel->spec().kernel + "' has " +
+                std::to_string(operands.size()) + " operands, not " +
+                std::to_string(index + 1));
+  *name = operands[index].name.c_str();
+  *role = roleName(operands[index].role);
+  *type = dtypeName(operands[index].type);
+  return 0;
+}
+
+int rowred_kernel_launch_operands(const rowred_kernel *kernel, void *stream,
+                                  const uint64_t *operands, int numOperands,
+                                  const int64_t *rowStrides, int numStrides,
+                                  int64_t rows, int64_t cols,
+                                  uint64_t workspace, int64_t grid) {
+  if (numOperands < 0 || numStrides < 0 || (numOperands && !operands) ||
+      (numStrides && !rowStrides) || grid < 0)
+    return fail("rowred_kernel_launch_operands: invalid operand or stride "
+                "arrays, or a negative grid");
+  LaunchArgs args;
+  args.operands.assign(operands, operands + numOperands);
+  args.rowStrides.assign(rowStrides, rowStrides + numStrides);
+  args.rows = rows;
+  args.cols = cols;
+  args.workspace = workspace;
+  args.grid = grid;
+  return launch(kernel, stream, args);
 }
 
 } // extern "C"

@@ -304,13 +304,34 @@ std::optional<LaunchPlan> Kernel::plan(int64_t rows, int64_t cols,
   return p;
 }
 
+/// Why `a` does not fit `spec`'s operands (their number, null addresses, row
+/// strides shorter than a row), or empty.
+static std::string checkOperands(const KernelSpec &spec, const LaunchArgs &a) {
+  int64_t matrices = spec.count(KernelOperand::Role::Input) +
+                     spec.count(KernelOperand::Role::Output);
+  if (a.operands.size() != spec.operands.size() ||
+      int64_t(a.rowStrides.size()) != matrices)
+    return "kernel '" + spec.kernel + "' takes " +
+           std::to_string(spec.operands.size()) + " operands and " +
+           std::to_string(matrices) + " row strides, not " +
+           std::to_string(a.operands.size()) + " and " +
+           std::to_string(a.rowStrides.size());
+  for (size_t i = 0; i < a.operands.size(); ++i)
+    if (a.operands[i] == 0)
+      return "operand '" + spec.operands[i].name + "' is a null address";
+  for (size_t i = 0; i < a.rowStrides.size(); ++i)
+    if (a.rowStrides[i] < a.cols)
+      return "the row stride of '" + spec.operands[i].name + "' (" +
+             std::to_string(a.rowStrides[i]) + ") is less than the " +
+             std::to_string(a.cols) + " columns";
+  return "";
+}
+
 bool Kernel::launch(CUstream stream, const LaunchArgs &a,
                     std::string &error) const {
   error = kernelSpec.checkShape(a.rows, a.cols);
-  if (error.empty() && (a.xRowStride < a.cols || a.yRowStride < a.cols))
-    error = "row strides must be at least the " + std::to_string(a.cols) +
-            " columns, not " + std::to_string(a.xRowStride) + " and " +
-            std::to_string(a.yRowStride);
+  if (error.empty())
+    error = checkOperands(kernelSpec, a);
   if (error.empty() && kernelSpec.chunkElements > 0 && !a.workspace)
     error = "kernel '" + kernelSpec.kernel + "' needs a zeroed workspace of " +
             std::to_string(workspaceBytes(a.rows, a.cols)) + " bytes";
@@ -330,9 +351,20 @@ bool Kernel::launch(CUstream stream, const LaunchArgs &a,
             "''s context current: " + cu->describe(r);
     return false;
   }
-  CUdeviceptr x = a.x, y = a.y, w = a.workspace;
-  int64_t rows = a.rows, cols = a.cols, xs = a.xRowStride, ys = a.yRowStride;
-  void *params[] = {&x, &y, &rows, &cols, &xs, &ys, &w};
+  // docs/abi.md: the operands' addresses, rows, cols, the row strides, the
+  // workspace (which kernels without one ignore).
+  std::vector<CUdeviceptr> pointers = a.operands;
+  std::vector<int64_t> strides = a.rowStrides;
+  int64_t rows = a.rows, cols = a.cols;
+  CUdeviceptr workspace = a.workspace;
+  std::vector<void *> params;
+  for (CUdeviceptr &pointer : pointers)
+    params.push_back(&pointer);
+  params.push_back(&rows);
+  params.push_back(&cols);
+  for (int64_t &stride : strides)
+    params.push_back(&stride);
+  params.push_back(&workspace);
   unsigned grid = static_cast<unsigned>(p->grid);
   unsigned threads = static_cast<unsigned>(kernelSpec.blockThreads);
   unsigned shared = static_cast<unsigned>(kernelSpec.dynamicSharedBytes);
@@ -340,9 +372,9 @@ bool Kernel::launch(CUstream stream, const LaunchArgs &a,
   // launch guarantees it, or fails.
   r = kernelSpec.blocksWait()
           ? cu->cuLaunchCooperativeKernel(func, grid, 1, 1, threads, 1, 1,
-                                          shared, stream, params)
+                                          shared, stream, params.data())
           : cu->cuLaunchKernel(func, grid, 1, 1, threads, 1, 1, shared, stream,
-                               params, nullptr);
+                               params.data(), nullptr);
   if (r != CUDA_SUCCESS) {
     error =
         "cannot launch kernel '" + kernelSpec.kernel + "': " + cu->describe(r);

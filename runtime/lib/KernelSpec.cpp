@@ -250,6 +250,85 @@ bool rowred::runtime::readFile(const std::string &path, std::string &contents,
   return true;
 }
 
+const char *rowred::runtime::roleName(KernelOperand::Role role) {
+  switch (role) {
+  case KernelOperand::Role::Input:
+    return "input";
+  case KernelOperand::Role::Output:
+    return "output";
+  case KernelOperand::Role::Column:
+    return "column";
+  }
+  return "?";
+}
+
+int64_t KernelSpec::count(KernelOperand::Role role) const {
+  int64_t n = 0;
+  for (const KernelOperand &operand : operands)
+    n += operand.role == role;
+  return n;
+}
+
+/// Reads `operands` into spec.operands (x and y of the spec's types when
+/// absent), checking that the inputs come first, then the outputs, then
+/// the per-column operands, that there is at least one input and one output
+/// and that the first of each has the spec's input and output type. On
+/// failure sets `error` (to follow the file's name).
+static bool readOperands(const Json &json, KernelSpec &spec,
+                         std::string &error) {
+  using Role = KernelOperand::Role;
+  const Json *list = json.get("operands");
+  if (!list) {
+    spec.operands = {{"x", Role::Input, spec.inputType},
+                     {"y", Role::Output, spec.outputType}};
+    return true;
+  }
+  if (list->kind != Json::Kind::Array || list->array.empty() ||
+      list->array.size() > 64) {
+    error = "has invalid operands: a list of 2 to 64 entries";
+    return false;
+  }
+  for (const Json &entry : list->array) {
+    const Json *name = entry.get("name"), *role = entry.get("role"),
+               *type = entry.get("type");
+    auto isString = [](const Json *v) {
+      return v && v->kind == Json::Kind::String;
+    };
+    std::optional<DType> dtype =
+        isString(type) ? parseDType(type->string) : std::nullopt;
+    if (entry.kind != Json::Kind::Object || !isString(name) ||
+        !isString(role) || !dtype) {
+      error = "has an invalid operand: each is {name, role, type} with a "
+              "type of f32, f16 or bf16";
+      return false;
+    }
+    KernelOperand operand{name->string, Role::Input, *dtype};
+    if (role->string == "output")
+      operand.role = Role::Output;
+    else if (role->string == "column")
+      operand.role = Role::Column;
+    else if (role->string != "input") {
+      error = "has an operand of unknown role '" + role->string +
+              "' (input, output or column)";
+      return false;
+    }
+    if (!spec.operands.empty() && operand.role < spec.operands.back().role) {
+      error = "lists its operands out of order: inputs, then outputs, then "
+              "columns";
+      return false;
+    }
+    spec.operands.push_back(std::move(operand));
+  }
+  if (spec.count(Role::Input) == 0 || spec.count(Role::Output) == 0 ||
+      spec.operands.front().type != spec.inputType ||
+      spec.operands[spec.count(Role::Input)].type != spec.outputType) {
+    error = "has operands that disagree with input_type and output_type, or "
+            "lack an input or an output";
+    return false;
+  }
+  return true;
+}
+
 std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
                                            std::string &error) {
   std::string text;
@@ -297,9 +376,10 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
   // row_split > 1 is refused below),
   // version 4 chunks kernels (grid "chunks", chunk_elements), whose blocks
   // loop over the chunks from version 5 on.
-  if (abi < 1 || abi > 5) {
+  // Version 6 added operands (absent before: the input x and the output y).
+  if (abi < 1 || abi > 6) {
     error = "'" + jsonPath + "' has ABI version " + std::to_string(abi) +
-            "; this runner knows versions 1 to 5";
+            "; this runner knows versions 1 to 6";
     return std::nullopt;
   }
   std::string in, out, ptxName;
@@ -379,6 +459,10 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
   }
   spec.inputType = *inType;
   spec.outputType = *outType;
+  if (!readOperands(*json, spec, error)) {
+    error = "'" + jsonPath + "' " + error;
+    return std::nullopt;
+  }
   if (spec.blockThreads < 1 || spec.blockThreads > 1024) {
     error = "'" + jsonPath + "' has an invalid block_threads";
     return std::nullopt;

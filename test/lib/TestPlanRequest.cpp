@@ -46,7 +46,7 @@ struct TestPlanRequestPass
       return signalPassFailure();
     }
     getOperation().walk([&](Operation *op) {
-      if (isa<MapOp, SoftmaxOp, LogSoftmaxOp>(op) &&
+      if ((isa<MapOp>(op) || isHighLevelOp(op)) &&
           !op->hasAttr(kPlanRequestAttrName))
         op->setAttr(kPlanRequestAttrName, request);
     });

@@ -395,6 +395,12 @@ Matrix resolveRequest(Options &opts, const KernelSpec &spec,
       usageError("--output '" + opts.output + "': no directory '" +
                  dir.string() + "'");
   }
+  if (spec.operands.size() != 2)
+    fatal("kernel '" + spec.kernel + "' (" + spec.op + ") takes " +
+          std::to_string(spec.operands.size()) +
+          " operands; softmax-run runs kernels of one input and one output "
+          "(softmax, log_softmax): launch it through the runtime library "
+          "(rowred_kernel_launch_operands)");
   if (!opts.dtype.empty()) {
     std::optional<DType> t = parseDType(opts.dtype);
     if (!t)
@@ -687,15 +693,8 @@ int main(int argc, char **argv) {
   if (workspaceWords > 0)
     gpu.checked(gpu.cu.cuMemsetD32_v2(workspace.ptr, 0, workspaceWords),
                 "cuMemsetD32");
-  LaunchArgs args;
-  args.x = px;
-  args.y = py;
-  args.rows = opts.rows;
-  args.cols = opts.cols;
-  args.xRowStride = sx;
-  args.yRowStride = sy;
-  args.workspace = workspace.ptr;
-  args.grid = l.grid;
+  LaunchArgs args = LaunchArgs::pair(px, py, opts.rows, opts.cols, sx, sy,
+                                     workspace.ptr, l.grid);
   // Through the runtime, as every launcher: a cooperative launch where the
   // kernel's blocks wait for each other.
   auto launch = [&]() {

@@ -166,6 +166,54 @@ TEST(KernelSpec, DescribesKeptTiles) {
       << error;
 }
 
+/// kGood with `operands` (version 6).
+static std::string withOperands(const std::string &operands) {
+  std::string text = kGood;
+  text.replace(text.find("\"chip\""), 1, "\"operands\": " + operands + ", \"");
+  return text;
+}
+
+TEST(KernelSpec, ReadsOperands) {
+  std::string error;
+  auto pair = KernelSpec::load(writeKernel(kGood), error);
+  ASSERT_TRUE(pair) << error;
+  ASSERT_EQ(pair->operands.size(), 2u);
+  EXPECT_EQ(pair->operands[1].name, "y");
+  EXPECT_EQ(pair->operands[1].type, DType::BF16);
+
+  auto norm =
+      KernelSpec::load(writeKernel(withOperands(
+                           R"([{"name": "x", "role": "input", "type": "bf16"},
+              {"name": "y", "role": "output", "type": "bf16"},
+              {"name": "w", "role": "column", "type": "f32"}])")),
+                       error);
+  ASSERT_TRUE(norm) << error;
+  EXPECT_EQ(norm->count(KernelOperand::Role::Column), 1);
+  EXPECT_EQ(norm->operands[2].type, DType::F32);
+
+  EXPECT_FALSE(
+      KernelSpec::load(writeKernel(withOperands(
+                           R"([{"name": "y", "role": "output", "type": "bf16"},
+              {"name": "x", "role": "input", "type": "bf16"}])")),
+                       error));
+  EXPECT_NE(error.find("out of order"), std::string::npos) << error;
+  EXPECT_FALSE(
+      KernelSpec::load(writeKernel(withOperands(
+                           R"([{"name": "x", "role": "input", "type": "bf16"},
+              {"name": "y", "role": "weight", "type": "bf16"}])")),
+                       error));
+  EXPECT_NE(error.find("unknown role 'weight'"), std::string::npos) << error;
+  EXPECT_FALSE(
+      KernelSpec::load(writeKernel(withOperands(
+                           R"([{"name": "x", "role": "input", "type": "f32"},
+              {"name": "y", "role": "output", "type": "bf16"}])")),
+                       error));
+  EXPECT_NE(error.find("disagree with input_type"), std::string::npos) << error;
+  EXPECT_FALSE(
+      KernelSpec::load(writeKernel(withOperands(R"([{"name": 1}])")), error));
+  EXPECT_NE(error.find("invalid operand"), std::string::npos) << error;
+}
+
 TEST(KernelSpec, RejectsMissingFieldsVersionsAndFiles) {
   std::string error, good = kGood;
   std::string noKernel = good;
@@ -173,10 +221,10 @@ TEST(KernelSpec, RejectsMissingFieldsVersionsAndFiles) {
   EXPECT_FALSE(KernelSpec::load(writeKernel(noKernel), error));
   EXPECT_NE(error.find("lacks the field 'kernel'"), std::string::npos) << error;
 
-  std::string v6 = good;
-  v6.replace(v6.find("1, \"kernel\""), 1, "6");
-  EXPECT_FALSE(KernelSpec::load(writeKernel(v6), error));
-  EXPECT_NE(error.find("ABI version 6"), std::string::npos) << error;
+  std::string v7 = good;
+  v7.replace(v7.find("1, \"kernel\""), 1, "7");
+  EXPECT_FALSE(KernelSpec::load(writeKernel(v7), error));
+  EXPECT_NE(error.find("ABI version 7"), std::string::npos) << error;
 
   std::string badGrid = good;
   badGrid.replace(badGrid.find("\"shared_bytes\""), 1,

@@ -12,13 +12,27 @@ using namespace mlir::rowred;
 KernelEmitter::KernelEmitter(ImplicitLocOpBuilder &b, Group group,
                              const KernelPlan &plan, gpu::GPUFuncOp func)
     : b(b), group(group), plan(plan) {
-  Block &entry = func.getBody().front();
-  x = entry.getArgument(0);
-  y = entry.getArgument(1);
-  rows = entry.getArgument(2);
-  cols = arith::TruncIOp::create(b, b.getI32Type(), entry.getArgument(3));
-  xStride = entry.getArgument(4);
-  yStride = entry.getArgument(5);
+  // The parameters (docs/abi.md): the pointers of the inputs, outputs and
+  // per-column operands, rows, cols, the row strides of the inputs and
+  // outputs, and a chunks kernel's workspace.
+  ValueRange args = func.getBody().front().getArguments();
+  size_t numInputs = group.inputs.size(), numOutputs = group.outputs().size();
+  size_t numPointers = numInputs + numOutputs + group.columns.size();
+  inputPtrs.assign(args.begin(), args.begin() + numInputs);
+  outputPtrs.assign(args.begin() + numInputs,
+                    args.begin() + numInputs + numOutputs);
+  columnPtrs.assign(args.begin() + numInputs + numOutputs,
+                    args.begin() + numPointers);
+  rows = args[numPointers];
+  cols = arith::TruncIOp::create(b, b.getI32Type(), args[numPointers + 1]);
+  ValueRange strides = args.drop_front(numPointers + 2);
+  inputStrides.assign(strides.begin(), strides.begin() + numInputs);
+  outputStrides.assign(strides.begin() + numInputs,
+                       strides.begin() + numInputs + numOutputs);
+  x = inputPtrs.front();
+  y = outputPtrs.front();
+  xStride = inputStrides.front();
+  yStride = outputStrides.front();
   if (!func.getWorkgroupAttributions().empty())
     shared = func.getWorkgroupAttributions().front();
   sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
@@ -45,7 +59,7 @@ KernelEmitter::KernelEmitter(ImplicitLocOpBuilder &b, Group group,
         arith::MulIOp::create(b, clusterRank, constI32(plan.blockElements));
   }
   if (plan.strategy == Strategy::chunks)
-    workspace = entry.getArgument(6);
+    workspace = strides[numInputs + numOutputs];
 }
 
 void KernelEmitter::emit() {
@@ -93,7 +107,7 @@ void KernelEmitter::emitPaths() {
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     emitRowLoop(vec);
     b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-    if (plan.peelable()) {
+    if (hasPeeledPath(group, plan)) {
       auto peelIf = scf::IfOp::create(b, misalignedAlike(vec),
                                       /*withElseRegion=*/true);
       b.setInsertionPointToStart(&peelIf.getThenRegion().front());
@@ -107,6 +121,22 @@ void KernelEmitter::emitPaths() {
 Value KernelEmitter::vectorPathAllowed(int64_t vec) {
   Value ok = isAligned(x, xStride, plan.inType, vec);
   ok = arith::AndIOp::create(b, ok, isAligned(y, yStride, plan.outType, vec));
+  // A group's other operands: each row aligned alike, and the per-column
+  // operands at their first element.
+  for (auto [ptr, stride, value] :
+       llvm::zip(ArrayRef(inputPtrs).drop_front(),
+                 ArrayRef(inputStrides).drop_front(),
+                 ArrayRef(group.inputs).drop_front()))
+    ok = arith::AndIOp::create(
+        b, ok, isAligned(ptr, stride, getElementTypeOrSelf(value), vec));
+  for (auto [ptr, stride, value] : llvm::zip(
+           ArrayRef(outputPtrs).drop_front(),
+           ArrayRef(outputStrides).drop_front(), group.outputs().drop_front()))
+    ok = arith::AndIOp::create(
+        b, ok, isAligned(ptr, stride, getElementTypeOrSelf(value), vec));
+  for (auto [ptr, value] : llvm::zip(columnPtrs, group.columns))
+    ok = arith::AndIOp::create(
+        b, ok, isAligned(ptr, constI64(0), getElementTypeOrSelf(value), vec));
   Value colsOk = arith::CmpIOp::create(
       b, arith::CmpIPredicate::eq,
       arith::RemUIOp::create(b, cols, constI32(vec)), constI32(0));
@@ -183,14 +213,19 @@ Value KernelEmitter::combine(Combiner c, Value lhs, Value rhs) {
   return arith::AddFOp::create(b, lhs, rhs);
 }
 
-RowContext KernelEmitter::prepareBody(Region &body, ValueRange scalars) {
+RowContext KernelEmitter::prepareBody(Region &body, ValueRange operands,
+                                      ValueRange scalars) {
   RowContext ctx;
   ctx.body = &body;
   Block &block = body.front();
+  for (Value operand : operands)
+    ctx.elementOperands.push_back(group.elementIndex(operand));
   for (auto [arg, value] :
-       llvm::zip(block.getArguments().drop_front(), scalars))
+       llvm::zip(block.getArguments().drop_front(operands.size()), scalars))
     ctx.uniform.map(arg, value);
-  DenseSet<Value> dependsOnElement = {block.getArgument(0)};
+  DenseSet<Value> dependsOnElement;
+  for (BlockArgument arg : block.getArguments().take_front(operands.size()))
+    dependsOnElement.insert(arg);
   for (Operation &op : block.without_terminator()) {
     bool varying = llvm::any_of(op.getOperands(), [&](Value v) {
       return dependsOnElement.contains(v);
@@ -214,13 +249,26 @@ RowContext KernelEmitter::prepareBody(Region &body, ValueRange scalars) {
   return ctx;
 }
 
-Value KernelEmitter::emitElement(RowContext &ctx, Value element) {
+SmallVector<Value> KernelEmitter::emitElements(RowContext &ctx,
+                                               ArrayRef<Value> elements) {
   IRMapping mapping = ctx.uniform;
   Block &block = ctx.body->front();
-  mapping.map(block.getArgument(0), element);
+  for (auto [arg, operand] :
+       llvm::zip(block.getArguments(), ctx.elementOperands))
+    mapping.map(arg, elements[operand]);
   for (Operation *op : ctx.varying)
     emitOp(*op, mapping, ctx);
-  return lookupOrClone(cast<YieldOp>(block.back()).getValue(), mapping);
+  SmallVector<Value> results;
+  for (Value v : cast<YieldOp>(block.back()).getValues())
+    results.push_back(lookupOrClone(v, mapping));
+  return results;
+}
+
+SmallVector<Value> KernelEmitter::elementsAt(const Chunk &chunk, int64_t k) {
+  SmallVector<Value> elements = {chunk.values[k]};
+  for (const SmallVector<Value> &values : chunk.extra)
+    elements.push_back(values[k]);
+  return elements;
 }
 
 Value KernelEmitter::lookupOrClone(Value v, IRMapping &mapping) {
@@ -238,7 +286,9 @@ void KernelEmitter::emitOp(Operation &op, IRMapping &mapping, RowContext &ctx) {
   for (Value operand : op.getOperands())
     lookupOrClone(operand, mapping);
   Value result;
-  if (auto exp = dyn_cast<math::ExpOp>(op); exp && plan.fastExp)
+  if (isa<RowLengthOp>(op))
+    result = arith::UIToFPOp::create(b, f32, cols);
+  else if (auto exp = dyn_cast<math::ExpOp>(op); exp && plan.fastExp)
     result = emitExp(mapping.lookup(exp.getOperand()));
   else if (auto log = dyn_cast<math::LogOp>(op); log && plan.fastExp)
     result = emitLog(mapping.lookup(log.getOperand()));

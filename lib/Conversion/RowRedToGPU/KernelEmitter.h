@@ -51,6 +51,10 @@ struct Chunk {
   Value valid;
   /// The elements, extended to f32.
   SmallVector<Value> values;
+  /// The elements of the group's other inputs and per-column operands at the
+  /// same columns (Group::elementIndex's order from 1), extended to f32;
+  /// empty when the group reads one input.
+  SmallVector<SmallVector<Value>> extra;
 };
 
 /// Name of the shared-memory array, one f32 per reduce, through which the
@@ -78,6 +82,9 @@ static constexpr StringLiteral kStageBarriersName = "rowred_stage_barriers";
 /// Per-row clones of the parts of a body that do not depend on the element.
 struct RowContext {
   Region *body;
+  /// For each element argument of the body, the position of its operand in
+  /// the group's elements (Group::elementIndex).
+  SmallVector<unsigned> elementOperands;
   /// Block arguments for row scalars and element-independent results.
   IRMapping uniform;
   /// Reciprocals of row-uniform divisors, for `a / s` -> `a * (1 / s)`.
@@ -173,12 +180,14 @@ private:
   /// the same row with one row per block.
   Value ownRow(Value groupRow);
 
-  /// The type of one `vec`-wide access of the input.
-  Type rawType(int64_t vec);
+  /// The type of one `vec`-wide access of elements of type `elem` (the
+  /// input's when not given).
+  Type rawType(int64_t vec, Type elem = {});
 
-  /// The `vec`-wide load of loadChunk, as loaded (zeros when not `valid`).
+  /// The `vec`-wide load of loadChunk, as loaded (zeros when not `valid`),
+  /// of elements of type `elem` (the input's when not given).
   Value loadRaw(Value rowPtr, Value col, Value valid, int64_t vec,
-                Value addrCol = {});
+                Value addrCol = {}, Type elem = {});
 
   /// A 16-byte global load of `type` from `ptr` with the L2 eviction policy
   /// `policy` (`ld.global.L2::cache_hint`; no NVVM op spells it in MLIR 22).
@@ -188,9 +197,17 @@ private:
   /// extended to f32.
   Chunk unpackChunk(Value col, Value valid, Value loaded);
 
-  /// Rounds `values` to the output type and stores them at column `col` of
-  /// the row at `rowPtr` when `valid`.
-  void storeChunk(Value rowPtr, Value col, Value valid, ArrayRef<Value> values);
+  /// The elements of `loaded` (a value of loadRaw), extended to f32.
+  SmallVector<Value> unpack(Value loaded);
+
+  /// Loads the chunk's elements of the group's other operands (extraRows)
+  /// at the chunk's columns into `chunk.extra`.
+  void loadExtra(Chunk &chunk, Value valid, int64_t vec);
+
+  /// Rounds `values` to `elem` (the output type when not given) and stores
+  /// them at column `col` of the row at `rowPtr` when `valid`.
+  void storeChunk(Value rowPtr, Value col, Value valid, ArrayRef<Value> values,
+                  Type elem = {});
 
   /// Where one of a thread's chunks lies.
   struct ChunkPlace {
@@ -270,12 +287,22 @@ private:
   // Bodies
   //===--------------------------------------------------------------------===//
 
-  /// Clones the element-independent part of `body` for the current row, with
-  /// the row-scalar arguments bound to `scalars`.
-  RowContext prepareBody(Region &body, ValueRange scalars);
+  /// Clones the element-independent part of `body`, whose element arguments
+  /// are those of `operands` (inputs, then per-column operands), for the
+  /// current row, with the row-scalar arguments bound to `scalars`.
+  RowContext prepareBody(Region &body, ValueRange operands, ValueRange scalars);
 
-  /// Evaluates `ctx`'s body on one element.
-  Value emitElement(RowContext &ctx, Value element);
+  /// Evaluates `ctx`'s body on one element of each of the group's operands
+  /// (Group::elementIndex's order): the values it yields.
+  SmallVector<Value> emitElements(RowContext &ctx, ArrayRef<Value> elements);
+
+  /// Evaluates `ctx`'s body on one element of a group with one input.
+  Value emitElement(RowContext &ctx, Value element) {
+    return emitElements(ctx, element).front();
+  }
+
+  /// Element `k` of `chunk` of each of the group's operands.
+  SmallVector<Value> elementsAt(const Chunk &chunk, int64_t k);
 
   /// Maps `v` through `mapping`, cloning constants captured from above.
   Value lookupOrClone(Value v, IRMapping &mapping);
@@ -471,6 +498,10 @@ private:
 
   /// Whether this thread is in warp 0 (i1).
   Value isWarp0();
+
+  /// Sets extraRows and outputRows to row `row` (i64) of the group's
+  /// operands, whose first input and output rows are `xRow` and `yRow`.
+  void setOperandRows(Value row, Value xRow, Value yRow);
 
   /// The scalars of the online map: the reduce inits bound to the row's
   /// (max, sum).
@@ -783,7 +814,17 @@ private:
   ImplicitLocOpBuilder &b;
   Group group;
   const KernelPlan &plan;
+  /// The first input and output, their row strides (i64), the rows (i64)
+  /// and columns (i32).
   Value x, y, rows, cols, xStride, yStride, shared;
+  /// Every input, output and per-column operand (`!llvm.ptr<1>`) and the row
+  /// strides of the inputs and outputs, in kernel parameter order.
+  SmallVector<Value> inputPtrs, outputPtrs, columnPtrs, inputStrides,
+      outputStrides;
+  /// In the row loop of a group with several operands: the current row of
+  /// each input but the first, then each per-column operand (loadExtra
+  /// reads them), and the current row of each output.
+  SmallVector<Value> extraRows, outputRows;
   /// The prefetch stage (`!llvm.ptr<3>`), with prefetch or kept tiles; in
   /// the row loop with keep_ahead = bulk, the row's buffer of it.
   Value stage;

@@ -17,7 +17,7 @@ using namespace mlir::rowred;
 
 LogicalResult mlir::rowred::verifyDecomposed(ModuleOp module, StringRef stage) {
   WalkResult undecomposed = module.walk([&](Operation *op) {
-    if (isa<SoftmaxOp, LogSoftmaxOp>(op)) {
+    if (isHighLevelOp(op)) {
       op->emitOpError() << "must be decomposed before " << stage
                         << " (run --rowred-decompose first)";
       return WalkResult::interrupt();
@@ -56,10 +56,21 @@ static LogicalResult verifyLowerableBody(Operation *op, Region &body) {
   return failure(result.wasInterrupted());
 }
 
+unsigned Group::elementIndex(Value operand) const {
+  for (auto [index, input] : llvm::enumerate(inputs))
+    if (input == operand)
+      return index;
+  for (auto [index, column] : llvm::enumerate(columns))
+    if (column == operand)
+      return inputs.size() + index;
+  llvm_unreachable("not an operand of the group");
+}
+
 FailureOr<Group> mlir::rowred::collectGroup(MapOp map) {
   Group group;
   group.map = map;
-  Value input = map.getInput();
+  llvm::append_range(group.inputs, map.getInputs());
+  llvm::append_range(group.columns, map.getColumns());
   SetVector<Value> buffers;
   SmallVector<Value> worklist(map.getRows().begin(), map.getRows().end());
   while (!worklist.empty()) {
@@ -87,10 +98,14 @@ FailureOr<Group> mlir::rowred::collectGroup(MapOp map) {
         !writer->isBeforeInBlock(map))
       return map.emitOpError() << "row scalar has no rowred.reduce writing it "
                                   "before the map";
-    if (writer.getInput() != input)
-      return writer.emitOpError()
-             << "reduces a different input than the rowred.map it feeds; "
-                "only reductions of the mapped input can be fused";
+    for (Value input : writer.getInputs())
+      if (!llvm::is_contained(group.inputs, input))
+        return writer.emitOpError()
+               << "reads an input that the rowred.map it feeds does not "
+                  "read; only reductions of the map's inputs can be fused";
+    for (Value column : writer.getColumns())
+      if (!llvm::is_contained(group.columns, column))
+        group.columns.push_back(column);
     if (!llvm::is_contained(group.reduces, writer))
       group.reduces.push_back(writer);
     worklist.append(writer.getRows().begin(), writer.getRows().end());
@@ -137,9 +152,11 @@ FailureOr<Group> mlir::rowred::collectGroup(MapOp map) {
 }
 
 bool mlir::rowred::isOnlineSoftmaxPair(const Group &group) {
-  if (group.reduces.size() != 2)
+  if (group.reduces.size() != 2 || group.hasSeveralOperands())
     return false;
   ReduceOp maxOp = group.reduces[0], sumOp = group.reduces[1];
+  if (maxOp.getInputs().size() != 1 || sumOp.getInputs().size() != 1)
+    return false;
   if (maxOp.getCombiner() != Combiner::max ||
       sumOp.getCombiner() != Combiner::sum || !maxOp.getRows().empty() ||
       sumOp.getRows().size() != 1 || sumOp.getRows()[0] != maxOp.getInit())
@@ -147,12 +164,15 @@ bool mlir::rowred::isOnlineSoftmaxPair(const Group &group) {
   // max body: yield %x.
   Block &maxBody = maxOp.getBody().front();
   if (maxBody.getOperations().size() != 1 ||
-      cast<YieldOp>(maxBody.back()).getValue() != maxBody.getArgument(0))
+      cast<YieldOp>(maxBody.back()).getValues().front() !=
+          maxBody.getArgument(0))
     return false;
   // sum body: %d = subf %x, %m; %e = exp %d; yield %e.
   Block &sumBody = sumOp.getBody().front();
-  auto exp =
-      cast<YieldOp>(sumBody.back()).getValue().getDefiningOp<math::ExpOp>();
+  auto exp = cast<YieldOp>(sumBody.back())
+                 .getValues()
+                 .front()
+                 .getDefiningOp<math::ExpOp>();
   if (!exp || sumBody.getOperations().size() != 3)
     return false;
   auto sub = exp.getOperand().getDefiningOp<arith::SubFOp>();
@@ -171,8 +191,10 @@ bool mlir::rowred::isSoftmaxMap(const Group &group) {
   Block &body = map.getBody().front();
   if (body.getOperations().size() != 4)
     return false;
-  auto div =
-      cast<YieldOp>(body.back()).getValue().getDefiningOp<arith::DivFOp>();
+  auto div = cast<YieldOp>(body.back())
+                 .getValues()
+                 .front()
+                 .getDefiningOp<arith::DivFOp>();
   if (!div || div.getRhs() != body.getArgument(2))
     return false;
   auto exp = div.getLhs().getDefiningOp<math::ExpOp>();

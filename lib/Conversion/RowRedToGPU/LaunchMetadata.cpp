@@ -6,6 +6,8 @@
 
 #include "LaunchMetadata.h"
 
+#include "mlir/IR/TypeUtilities.h"
+
 using namespace mlir;
 using namespace mlir::rowred;
 
@@ -25,6 +27,30 @@ static StringRef gridKind(const KernelPlan &plan) {
   return plan.gridPerRowGroup ? "rows" : "persistent";
 }
 
+/// The kernel's operands in parameter order (docs/abi.md): the inputs (x,
+/// x1, ...), the outputs (y, y1, ...) and the per-column operands (w, w1,
+/// ...), each with its role and element type.
+static ArrayAttr operandList(Builder &b, Group &group) {
+  SmallVector<Attribute> operands;
+  auto add = [&](ValueRange values, StringRef prefix, StringRef role) {
+    for (auto [index, value] : llvm::enumerate(values)) {
+      std::string name = prefix.str();
+      if (index > 0)
+        name += std::to_string(index);
+      NamedAttribute fields[] = {
+          b.getNamedAttr("name", b.getStringAttr(name)),
+          b.getNamedAttr("role", b.getStringAttr(role)),
+          b.getNamedAttr(
+              "type", b.getStringAttr(typeName(getElementTypeOrSelf(value))))};
+      operands.push_back(b.getDictionaryAttr(fields));
+    }
+  };
+  add(group.inputs, "x", "input");
+  add(group.outputs(), "y", "output");
+  add(group.columns, "w", "column");
+  return b.getArrayAttr(operands);
+}
+
 DictionaryAttr mlir::rowred::kernelMetadata(Builder &b, Group &group,
                                             const KernelPlan &plan) {
   StringRef origin = "custom";
@@ -42,6 +68,7 @@ DictionaryAttr mlir::rowred::kernelMetadata(Builder &b, Group &group,
       b.getNamedAttr("op", b.getStringAttr(origin)),
       b.getNamedAttr("strategy",
                      b.getStringAttr(stringifyStrategy(plan.strategy))),
+      b.getNamedAttr("operands", operandList(b, group)),
       b.getNamedAttr("input_type", b.getStringAttr(typeName(plan.inType))),
       b.getNamedAttr("output_type", b.getStringAttr(typeName(plan.outType))),
       b.getNamedAttr("block_threads", b.getI64IntegerAttr(plan.numThreads())),
@@ -61,7 +88,7 @@ DictionaryAttr mlir::rowred::kernelMetadata(Builder &b, Group &group,
                                    plan.reverseSecondPass)),
       b.getNamedAttr("fast_exp", b.getBoolAttr(plan.fastExp)),
       b.getNamedAttr("prefetch", b.getStringAttr(prefetchKind(plan))),
-      b.getNamedAttr("peeled_path", b.getBoolAttr(plan.peelable())),
+      b.getNamedAttr("peeled_path", b.getBoolAttr(hasPeeledPath(group, plan))),
       b.getNamedAttr("pair_reduce", b.getBoolAttr(plan.pairReduce)),
       b.getNamedAttr("plan", b.getStringAttr(planText)),
       b.getNamedAttr("l2_hints", b.getBoolAttr(plan.cacheHints)),

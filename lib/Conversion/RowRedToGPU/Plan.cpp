@@ -425,6 +425,15 @@ private:
 
   /// What is fetched ahead (the stage, registers), and auto's kept tiles.
   LogicalResult planPrefetch() {
+    // The stage and the registers ahead hold the next row of one input.
+    if (group.hasSeveralOperands()) {
+      if (opts.prefetch && opts.prefetch != Prefetch::none)
+        return map.emitOpError()
+               << "prefetch = " << stringifyPrefetch(*opts.prefetch)
+               << " fetches the next row of one input; this kernel reads "
+                  "several operands and takes prefetch = none";
+      return success();
+    }
     if (!opts.keptElements && !opts.prefetch &&
         opts.keepAhead != KeepAhead::none) {
       // Bulk copies where they measured faster (auto) or were asked for;
@@ -595,6 +604,10 @@ FailureOr<KernelPlan> mlir::rowred::planKernel(const Group &group,
   FailureOr<KernelPlan> plan = Planner(group, opts).run();
   if (failed(plan))
     return failure();
-  plan->minBlocksPerSM = minBlocksPerSM(*plan, isSoftmaxMap(group));
+  // The bounds were measured on one input and output: a group with more
+  // operands holds more values per element (softmax backward's two inputs
+  // spill 388 bytes at the warp-per-row bound of 64 registers).
+  if (!group.hasSeveralOperands())
+    plan->minBlocksPerSM = minBlocksPerSM(*plan, isSoftmaxMap(group));
   return plan;
 }

@@ -12,7 +12,24 @@ using namespace mlir::rowred;
 Chunk KernelEmitter::loadChunk(Value rowPtr, Value col, Value valid,
                                int64_t vec, Value addrCol) {
   valid = inOwnRow(valid);
-  return unpackChunk(col, valid, loadRaw(rowPtr, col, valid, vec, addrCol));
+  Chunk chunk =
+      unpackChunk(col, valid, loadRaw(rowPtr, col, valid, vec, addrCol));
+  if (!extraRows.empty()) {
+    assert(rowPtr != stage && "a group with several operands has no stage");
+    loadExtra(chunk, valid, vec);
+  }
+  return chunk;
+}
+
+void KernelEmitter::loadExtra(Chunk &chunk, Value valid, int64_t vec) {
+  ArrayRef<Value> operands = ArrayRef(group.inputs).drop_front();
+  for (auto [index, rowPtr] : llvm::enumerate(extraRows)) {
+    Value operand = index < operands.size()
+                        ? operands[index]
+                        : group.columns[index - operands.size()];
+    chunk.extra.push_back(unpack(loadRaw(rowPtr, chunk.col, valid, vec, {},
+                                         getElementTypeOrSelf(operand))));
+  }
 }
 
 Value KernelEmitter::inOwnRow(Value valid) {
@@ -26,27 +43,30 @@ Value KernelEmitter::ownRow(Value groupRow) {
                                arith::ExtUIOp::create(b, i64, rowInBlock));
 }
 
-Type KernelEmitter::rawType(int64_t vec) {
-  return vec == 1 ? plan.inType : VectorType::get({vec}, plan.inType);
+Type KernelEmitter::rawType(int64_t vec, Type elem) {
+  if (!elem)
+    elem = plan.inType;
+  return vec == 1 ? elem : VectorType::get({vec}, elem);
 }
 
 Value KernelEmitter::loadRaw(Value rowPtr, Value col, Value valid, int64_t vec,
-                             Value addrCol) {
-  Type loadType = rawType(vec);
+                             Value addrCol, Type elem) {
+  if (!elem)
+    elem = plan.inType;
+  Type loadType = rawType(vec, elem);
   auto ifOp = scf::IfOp::create(b, loadType, valid,
                                 /*withElseRegion=*/true);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    Value ptr = LLVM::GEPOp::create(b, rowPtr.getType(), plan.inType, rowPtr,
+    Value ptr = LLVM::GEPOp::create(b, rowPtr.getType(), elem, rowPtr,
                                     ValueRange{addrCol ? addrCol : col},
                                     LLVM::GEPNoWrapFlags::inbounds);
     Value loaded;
-    if (loadPolicy && rowPtr != stage && vec * byteWidth(plan.inType) == 16)
+    if (loadPolicy && rowPtr != stage && vec * byteWidth(elem) == 16)
       loaded = loadWithPolicy(loadType, ptr, loadPolicy);
     else
-      loaded =
-          LLVM::LoadOp::create(b, loadType, ptr, vec * byteWidth(plan.inType));
+      loaded = LLVM::LoadOp::create(b, loadType, ptr, vec * byteWidth(elem));
     scf::YieldOp::create(b, loaded);
     b.setInsertionPointToStart(&ifOp.getElseRegion().front());
     Value zero = arith::ConstantOp::create(b, b.getZeroAttr(loadType));
@@ -71,40 +91,48 @@ Chunk KernelEmitter::unpackChunk(Value col, Value valid, Value loaded) {
   Chunk chunk;
   chunk.col = col;
   chunk.valid = valid;
+  chunk.values = unpack(loaded);
+  return chunk;
+}
+
+SmallVector<Value> KernelEmitter::unpack(Value loaded) {
   auto vecType = dyn_cast<VectorType>(loaded.getType());
   int64_t vec = vecType ? vecType.getNumElements() : 1;
+  Type elem = getElementTypeOrSelf(loaded.getType());
+  SmallVector<Value> values;
   for (int64_t i = 0; i < vec; ++i) {
     Value v = loaded;
     if (vec > 1)
       v = LLVM::ExtractElementOp::create(b, loaded, constI32(i));
-    if (plan.inType != f32)
+    if (elem != f32)
       v = arith::ExtFOp::create(b, f32, v);
-    chunk.values.push_back(v);
+    values.push_back(v);
   }
-  return chunk;
+  return values;
 }
 
 void KernelEmitter::storeChunk(Value rowPtr, Value col, Value valid,
-                               ArrayRef<Value> values) {
+                               ArrayRef<Value> values, Type elem) {
+  if (!elem)
+    elem = plan.outType;
   int64_t vec = values.size();
   auto ifOp = scf::IfOp::create(b, valid, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
   SmallVector<Value> rounded;
   for (Value v : values)
-    rounded.push_back(
-        plan.outType == f32 ? v : arith::TruncFOp::create(b, plan.outType, v));
+    rounded.push_back(elem == f32 ? v : arith::TruncFOp::create(b, elem, v));
   Value toStore = rounded.front();
   if (vec > 1) {
-    toStore = LLVM::PoisonOp::create(b, VectorType::get({vec}, plan.outType));
+    toStore = LLVM::PoisonOp::create(b, VectorType::get({vec}, elem));
     for (int64_t i = 0; i < vec; ++i)
       toStore =
           LLVM::InsertElementOp::create(b, toStore, rounded[i], constI32(i));
   }
   Value ptr =
-      LLVM::GEPOp::create(b, rowPtr.getType(), plan.outType, rowPtr,
-                          ValueRange{col}, LLVM::GEPNoWrapFlags::inbounds);
-  if (storePolicy && vec * byteWidth(plan.outType) == 16) {
+      LLVM::GEPOp::create(b, rowPtr.getType(), elem, rowPtr, ValueRange{col},
+                          LLVM::GEPNoWrapFlags::inbounds);
+  if (storePolicy && vec * byteWidth(elem) == 16) {
     // `st.global.L2::cache_hint` with the policy.
     Value words =
         LLVM::BitcastOp::create(b, VectorType::get({4}, i32), toStore);
@@ -118,7 +146,7 @@ void KernelEmitter::storeChunk(Value rowPtr, Value col, Value valid,
         /*predicate=*/Value());
     return;
   }
-  LLVM::StoreOp::create(b, toStore, ptr, vec * byteWidth(plan.outType));
+  LLVM::StoreOp::create(b, toStore, ptr, vec * byteWidth(elem));
 }
 
 SmallVector<KernelEmitter::ChunkPlace>

@@ -138,6 +138,8 @@ void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
   }
   Value xRow = rowPointer(x, plan.inType, row, xStride);
   Value yRow = rowPointer(y, plan.outType, row, yStride);
+  if (group.hasSeveralOperands())
+    setOperandRows(row, xRow, yRow);
   if (keepAheadRow)
     keepAheadNextRow = arith::AddIOp::create(b, row, step);
   if (tileAhead) {
@@ -168,11 +170,29 @@ void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
       !plan.alternatesSlots())
     gpu::BarrierOp::create(b);
   rowValid = Value();
+  extraRows.clear();
+  outputRows.clear();
   pairSlot = Value();
   stage = stageBase;
   bulkBuffer = bulkParity = Value();
   keepAheadRow = false;
   keepAheadNextRow = Value();
+}
+
+void KernelEmitter::setOperandRows(Value row, Value xRow, Value yRow) {
+  for (auto [ptr, stride, value] :
+       llvm::zip(ArrayRef(inputPtrs).drop_front(),
+                 ArrayRef(inputStrides).drop_front(),
+                 ArrayRef(group.inputs).drop_front()))
+    extraRows.push_back(
+        rowPointer(ptr, getElementTypeOrSelf(value), row, stride));
+  llvm::append_range(extraRows, columnPtrs);
+  outputRows.push_back(yRow);
+  for (auto [ptr, stride, value] : llvm::zip(
+           ArrayRef(outputPtrs).drop_front(),
+           ArrayRef(outputStrides).drop_front(), group.outputs().drop_front()))
+    outputRows.push_back(
+        rowPointer(ptr, getElementTypeOrSelf(value), row, stride));
 }
 
 Value KernelEmitter::isWarp0() {
@@ -191,7 +211,9 @@ RowContext KernelEmitter::prepareMap(DenseMap<Value, Value> &scalars) {
   SmallVector<Value> mapScalars;
   for (Value row : group.map.getRows())
     mapScalars.push_back(scalars.lookup(row));
-  return prepareBody(group.map.getBody(), mapScalars);
+  SmallVector<Value> operands(group.map.getInputs());
+  llvm::append_range(operands, group.map.getColumns());
+  return prepareBody(group.map.getBody(), operands, mapScalars);
 }
 
 RowContext KernelEmitter::prepareReduce(ReduceOp reduce,
@@ -199,16 +221,33 @@ RowContext KernelEmitter::prepareReduce(ReduceOp reduce,
   SmallVector<Value> rowScalars;
   for (Value row : reduce.getRows())
     rowScalars.push_back(scalars.lookup(row));
-  return prepareBody(reduce.getBody(), rowScalars);
+  SmallVector<Value> operands(reduce.getInputs());
+  llvm::append_range(operands, reduce.getColumns());
+  return prepareBody(reduce.getBody(), operands, rowScalars);
 }
 
 void KernelEmitter::emitMap(Value yRow, ArrayRef<Chunk> chunks,
                             RowContext &ctx) {
+  if (!group.hasSeveralOperands()) {
+    for (const Chunk &chunk : chunks) {
+      SmallVector<Value> outs;
+      for (Value v : chunk.values)
+        outs.push_back(emitElement(ctx, v));
+      storeChunk(yRow, chunk.col, chunk.valid, outs);
+    }
+    return;
+  }
+  // Every output's vector of the chunk, from the body's results per element.
   for (const Chunk &chunk : chunks) {
-    SmallVector<Value> outs;
-    for (Value v : chunk.values)
-      outs.push_back(emitElement(ctx, v));
-    storeChunk(yRow, chunk.col, chunk.valid, outs);
+    SmallVector<SmallVector<Value>> outs(outputRows.size());
+    for (int64_t k = 0, e = chunk.values.size(); k < e; ++k)
+      for (auto [out, result] :
+           llvm::zip_equal(outs, emitElements(ctx, elementsAt(chunk, k))))
+        out.push_back(result);
+    for (auto [rowPtr, values, output] :
+         llvm::zip_equal(outputRows, outs, group.outputs()))
+      storeChunk(rowPtr, chunk.col, chunk.valid, values,
+                 getElementTypeOrSelf(output));
   }
 }
 
@@ -239,9 +278,10 @@ void KernelEmitter::emitFusedChunks(Value yRow, ArrayRef<Chunk> chunks,
         arith::ConstantFloatOp::create(b, f32, reduce.getIdentity());
     SmallVector<Value> values;
     for (const Chunk &chunk : chunks)
-      for (Value v : chunk.values)
+      for (int64_t k = 0, e = chunk.values.size(); k < e; ++k)
         values.push_back(arith::SelectOp::create(
-            b, chunk.valid, emitElement(ctx, v), identity));
+            b, chunk.valid, emitElements(ctx, elementsAt(chunk, k)).front(),
+            identity));
     Combiner c = reduce.getCombiner();
     Value partial = treeReduce<Value>(
         values, [&](Value l, Value r) { return combine(c, l, r); });
@@ -346,7 +386,8 @@ void KernelEmitter::emitFusedRowReread(Value xRow, Value yRow) {
       SmallVector<Value> values = {acc[0]};
       for (const Chunk &chunk : loadBlock(xRow, start, 1, rereadChunks()))
         values.push_back(arith::SelectOp::create(
-            b, chunk.valid, emitElement(ctx, chunk.values[0]), identity));
+            b, chunk.valid, emitElements(ctx, elementsAt(chunk, 0)).front(),
+            identity));
       return SmallVector<Value>{treeReduce<Value>(
           values, [&](Value l, Value r) { return combine(c, l, r); })};
     });

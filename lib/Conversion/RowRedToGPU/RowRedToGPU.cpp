@@ -173,7 +173,11 @@ struct ConvertRowRedToGPUPass
     b.setInsertionPointToStart(gpuModule.getBody());
     auto ptr = LLVM::LLVMPointerType::get(ctx, 1);
     Type i64 = b.getI64Type();
-    SmallVector<Type> params = {ptr, ptr, i64, i64, i64, i64};
+    // docs/abi.md: the pointers of the inputs, outputs and per-column
+    // operands, rows, cols, and the row strides of the inputs and outputs.
+    size_t numMatrices = group.inputs.size() + group.outputs().size();
+    SmallVector<Type> params(numMatrices + group.columns.size(), ptr);
+    params.append(2 + numMatrices, i64);
     // Chunks kernels also take their workspace.
     if (plan.strategy == Strategy::chunks)
       params.push_back(ptr);
@@ -227,7 +231,7 @@ struct ConvertRowRedToGPUPass
     // Host launch, guarded against empty inputs (a zero-sized grid is a
     // launch error).
     b.setInsertionPoint(group.map);
-    Value input = group.map.getInput(), output = group.map.getOutput();
+    Value input = group.map.getInput();
     Value rowsIdx = memref::DimOp::create(b, input, 0);
     Value colsIdx = memref::DimOp::create(b, input, 1);
     Value zero = arith::ConstantIndexOp::create(b, 0);
@@ -236,12 +240,15 @@ struct ConvertRowRedToGPUPass
         arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, colsIdx, zero));
     auto ifOp = scf::IfOp::create(b, nonEmpty, /*withElseRegion=*/false);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    SmallVector<Value> args = {hostPointer(b, input),
-                               hostPointer(b, output),
-                               arith::IndexCastOp::create(b, i64, rowsIdx),
-                               arith::IndexCastOp::create(b, i64, colsIdx),
-                               rowStride(b, input),
-                               rowStride(b, output)};
+    SmallVector<Value> matrices(group.inputs);
+    llvm::append_range(matrices, group.outputs());
+    SmallVector<Value> args;
+    for (Value operand : llvm::concat<Value>(matrices, group.columns))
+      args.push_back(hostPointer(b, operand));
+    args.push_back(arith::IndexCastOp::create(b, i64, rowsIdx));
+    args.push_back(arith::IndexCastOp::create(b, i64, colsIdx));
+    for (Value matrix : matrices)
+      args.push_back(rowStride(b, matrix));
     // One block per group of rows, or one cluster per row.
     Value one = arith::ConstantIndexOp::create(b, 1);
     Value threads = arith::ConstantIndexOp::create(b, plan.numThreads());

@@ -83,7 +83,7 @@ func.func @escaping_scalars(%x: memref<4x8xf32>, %y: memref<4x8xf32>, %out: memr
 
 func.func @other_input(%x: memref<4x8xf32>, %z: memref<4x8xf32>, %y: memref<4x8xf32>) {
   %m = memref.alloc() : memref<4xf32>
-  // expected-error @+1 {{'rowred.reduce' op reduces a different input than the rowred.map it feeds; only reductions of the mapped input can be fused}}
+  // expected-error @+1 {{'rowred.reduce' op reads an input that the rowred.map it feeds does not read; only reductions of the map's inputs can be fused}}
   rowred.reduce max ins(%z : memref<4x8xf32>) outs(%m : memref<4xf32>) {
   ^bb0(%xj: f32):
     rowred.yield %xj : f32

@@ -5,7 +5,7 @@
 
 // Host side: the group is replaced by a launch guarded against empty inputs,
 // and the row-scalar buffers are gone.
-// CHECK: module attributes {gpu.container_module, rowred.kernels = {softmax_kernel0 = {block_elements = 1024 : i64, block_threads = 128 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 8 : i64, fast_exp = true, grid = "rows", input_type = "f32", keep_ahead = false, keep_ahead_bulk = false, l2_hints = false, max_cols = 1024 : i64, min_cols = 1 : i64, op = "softmax", output_type = "f32", pair_reduce = false, peeled_path = true, plan = {{.*}}, prefetch = "none", reverse_second_pass = false, rows_per_block = 1 : i64, shared_bytes = 32 : i64, strategy = "fused", vector_width = 4 : i64}}}
+// CHECK: module attributes {gpu.container_module, rowred.kernels = {softmax_kernel0 = {block_elements = 1024 : i64, block_threads = 128 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 8 : i64, fast_exp = true, grid = "rows", input_type = "f32", keep_ahead = false, keep_ahead_bulk = false, l2_hints = false, max_cols = 1024 : i64, min_cols = 1 : i64, op = "softmax", operands = [{name = "x", role = "input", type = "f32"}, {name = "y", role = "output", type = "f32"}], output_type = "f32", pair_reduce = false, peeled_path = true, plan = {{.*}}, prefetch = "none", reverse_second_pass = false, rows_per_block = 1 : i64, shared_bytes = 32 : i64, strategy = "fused", vector_width = 4 : i64}}}
 // CHECK-LABEL: func.func @softmax
 // CHECK-NOT: memref.alloc
 // CHECK-NOT: rowred.

@@ -7,7 +7,7 @@
 // registers (the 16-bit default for rows of 256-512). The host launches
 // ceil(64 / 4) blocks.
 
-// CHECK: rowred.kernels = {log_softmax_kernel0 = {block_elements = 256 : i64, block_threads = 128 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 8 : i64, fast_exp = true, grid = "persistent", input_type = "bf16", keep_ahead = false, keep_ahead_bulk = false, l2_hints = false, max_cols = 256 : i64, min_cols = 1 : i64, op = "log_softmax", output_type = "bf16", pair_reduce = false, peeled_path = true, plan = {{.*}}, prefetch = "registers", reverse_second_pass = false, rows_per_block = 4 : i64, shared_bytes = 0 : i64, strategy = "fused", vector_width = 8 : i64}}
+// CHECK: rowred.kernels = {log_softmax_kernel0 = {block_elements = 256 : i64, block_threads = 128 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 8 : i64, fast_exp = true, grid = "persistent", input_type = "bf16", keep_ahead = false, keep_ahead_bulk = false, l2_hints = false, max_cols = 256 : i64, min_cols = 1 : i64, op = "log_softmax", operands = [{name = "x", role = "input", type = "bf16"}, {name = "y", role = "output", type = "bf16"}], output_type = "bf16", pair_reduce = false, peeled_path = true, plan = {{.*}}, prefetch = "registers", reverse_second_pass = false, rows_per_block = 4 : i64, shared_bytes = 0 : i64, strategy = "fused", vector_width = 8 : i64}}
 // CHECK: %[[GROUPS:.*]] = arith.ceildivui %{{.*}}, %c4
 // CHECK: gpu.launch_func @log_softmax_kernel0::@log_softmax_kernel0 blocks in (%[[GROUPS]], %{{.*}}, %{{.*}}) threads in (%c128
 // CHECK: gpu.func @log_softmax_kernel0

@@ -6,10 +6,10 @@
 // CHECK: %[[C0:.*]] = arith.constant 0 : index
 // CHECK: %[[ROWS:.*]] = memref.dim %[[X]], %[[C0]]
 // CHECK: %[[M:.*]] = memref.alloc(%[[ROWS]]) : memref<?xf32>
-// CHECK: %[[S:.*]] = memref.alloc(%[[ROWS]]) : memref<?xf32>
 // CHECK: rowred.reduce max ins(%[[X]] : memref<?x?xf32>) outs(%[[M]] : memref<?xf32>) {
 // CHECK-NEXT: ^bb0(%[[A:.*]]: f32):
 // CHECK-NEXT: rowred.yield %[[A]] : f32
+// CHECK: %[[S:.*]] = memref.alloc(%[[ROWS]]) : memref<?xf32>
 // CHECK: rowred.reduce sum ins(%[[X]] : memref<?x?xf32>) rows(%[[M]] : memref<?xf32>) outs(%[[S]] : memref<?xf32>) {
 // CHECK-NEXT: ^bb0(%[[B:.*]]: f32, %[[BM:.*]]: f32):
 // CHECK-NEXT: %[[D:.*]] = arith.subf %[[B]], %[[BM]] : f32
@@ -36,8 +36,8 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // CHECK-LABEL: func.func @log_softmax
 // CHECK-NOT: memref.dim
 // CHECK: %[[M:.*]] = memref.alloc() : memref<16xf32>
-// CHECK: %[[S:.*]] = memref.alloc() : memref<16xf32>
 // CHECK: rowred.reduce max ins(%{{.*}} : memref<16x781xbf16>) outs(%[[M]] : memref<16xf32>)
+// CHECK: %[[S:.*]] = memref.alloc() : memref<16xf32>
 // CHECK: rowred.reduce sum
 // CHECK: rowred.map
 // CHECK-NEXT: ^bb0(%[[C:.*]]: f32, %[[CM:.*]]: f32, %[[CS:.*]]: f32):

@@ -106,7 +106,7 @@ func.func @reduce_rows_operand(%x: memref<4x8xf32>, %m: memref<4x2xf32>, %s: mem
 // -----
 
 func.func @reduce_body_arity(%x: memref<4x8xf32>, %m: memref<4xf32>, %s: memref<4xf32>) {
-  // expected-error @+1 {{'rowred.reduce' op body must have 2 arguments (the element and one per row scalar), got 1}}
+  // expected-error @+1 {{'rowred.reduce' op body must have 2 arguments (one per input, per cols operand and per row scalar), got 1}}
   rowred.reduce sum ins(%x : memref<4x8xf32>) rows(%m : memref<4xf32>) outs(%s : memref<4xf32>) {
   ^bb0(%xj: f32):
     rowred.yield %xj : f32
@@ -143,7 +143,7 @@ func.func @yield_type(%x: memref<4x8xf32>, %m: memref<4xf32>) {
   rowred.reduce max ins(%x : memref<4x8xf32>) outs(%m : memref<4xf32>) {
   ^bb0(%xj: f32):
     %t = arith.truncf %xj : f32 to f16
-    // expected-error @+1 {{'rowred.yield' op operand #0 must be 32-bit float, but got 'f16'}}
+    // expected-error @+1 {{'rowred.yield' op operand #0 must be variadic of 32-bit float, but got 'f16'}}
     rowred.yield %t : f16
   }
   return
@@ -159,7 +159,7 @@ func.func @yield_outside(%v: f32) {
 // -----
 
 func.func @map_shape(%x: memref<4x8xf32>, %y: memref<4x16xf32>) {
-  // expected-error @+1 {{'rowred.map' op input and output shapes differ: 'memref<4x8xf32>' vs 'memref<4x16xf32>'}}
+  // expected-error @+1 {{'rowred.map' op output has shape 'memref<4x16xf32>', which differs from 'memref<4x8xf32>'}}
   rowred.map ins(%x : memref<4x8xf32>) outs(%y : memref<4x16xf32>) {
   ^bb0(%xj: f32):
     rowred.yield %xj : f32

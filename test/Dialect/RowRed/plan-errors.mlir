@@ -113,7 +113,7 @@ func.func @vector_divides(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // -----
 
 func.func @wrong_op(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
-  // expected-error @+1 {{'rowred.plan' belongs on a rowred.map, rowred.softmax or rowred.log_softmax}}
+  // expected-error @+1 {{'rowred.plan' belongs on a rowred.map or a high-level rowred op}}
   "func.return"() {rowred.plan = #rowred.plan<strategy = fused, block = 1024, warps = 4, max_cols = 1024>} : () -> ()
 }
 

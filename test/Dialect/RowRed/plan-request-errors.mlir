@@ -55,7 +55,7 @@ func.func @negative_stage(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // -----
 
 func.func @wrong_op(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
-  // expected-error @+1 {{'rowred.plan_request' belongs on a rowred.map, rowred.softmax or rowred.log_softmax}}
+  // expected-error @+1 {{'rowred.plan_request' belongs on a rowred.map or a high-level rowred op}}
   "func.return"() {rowred.plan_request = #rowred.plan_request<warps = 4>} : () -> ()
 }
 

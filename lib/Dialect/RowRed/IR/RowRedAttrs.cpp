@@ -222,9 +222,14 @@ static std::optional<std::pair<MemRefType, MemRefType>>
 getRowTypes(Operation *op) {
   return TypeSwitch<Operation *,
                     std::optional<std::pair<MemRefType, MemRefType>>>(op)
-      .Case<MapOp, SoftmaxOp, LogSoftmaxOp>([](auto rowOp) {
-        return std::pair{cast<MemRefType>(rowOp.getInput().getType()),
-                         cast<MemRefType>(rowOp.getOutput().getType())};
+      .Case<MapOp, SoftmaxOp, LogSoftmaxOp, RmsNormOp, LayerNormOp>(
+          [](auto rowOp) {
+            return std::pair{cast<MemRefType>(rowOp.getInput().getType()),
+                             cast<MemRefType>(rowOp.getOutput().getType())};
+          })
+      .Case<SoftmaxBackwardOp, LogSoftmaxBackwardOp>([](auto rowOp) {
+        return std::pair{cast<MemRefType>(rowOp.getOutput().getType()),
+                         cast<MemRefType>(rowOp.getGradInput().getType())};
       })
       .Default([](Operation *) { return std::nullopt; });
 }
@@ -265,9 +270,10 @@ LogicalResult RowRedDialect::verifyOperationAttribute(Operation *op,
     return success();
   std::optional<std::pair<MemRefType, MemRefType>> types = getRowTypes(op);
   if (!types)
-    return op->emitError() << "'" << attr.getName().getValue()
-                           << "' belongs on a rowred.map, rowred.softmax or "
-                              "rowred.log_softmax";
+    return op->emitError()
+           << "'" << attr.getName().getValue()
+           << "' belongs on a rowred.map or a high-level rowred op "
+              "(softmax, rms_norm, ...)";
   if (!isPlan) {
     if (!isa<PlanRequestAttr>(attr.getValue()))
       return op->emitError() << "'" << kPlanRequestAttrName

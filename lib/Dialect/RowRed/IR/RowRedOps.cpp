@@ -82,23 +82,88 @@ static LogicalResult verifyRowScalars(Operation *op, Value value,
   return success();
 }
 
-/// Checks the body shared by reduce and map: one f32 argument for the element
-/// and one per row-scalar operand, terminated by `rowred.yield`.
+/// Checks that `value` is a rank-1 memref of f32, f16 or bf16 with one
+/// contiguous element per column of `matrix`.
+static LogicalResult verifyColumnVector(Operation *op, Value value,
+                                        MemRefType matrix, StringRef name) {
+  auto type = dyn_cast<MemRefType>(value.getType());
+  if (!type || type.getRank() != 1 || !isRowElementType(type.getElementType()))
+    return op->emitOpError() << name
+                             << " must be a rank-1 memref of f32, f16 or bf16 "
+                                "(one element per column), got "
+                             << value.getType();
+  SmallVector<int64_t> strides;
+  int64_t offset = 0;
+  if (failed(type.getStridesAndOffset(strides, offset)) || strides[0] != 1)
+    return op->emitOpError()
+           << name << " must be contiguous (stride 1), got " << type;
+  if (failed(verifyCompatibleShape(type.getShape(),
+                                   matrix.getShape().take_back())))
+    return op->emitOpError() << name << " has " << type.getDimSize(0)
+                             << " elements but the rows have "
+                             << matrix.getDimSize(1) << " columns";
+  return success();
+}
+
+/// Checks that every one of `values` (named `name` #k) is a matrix of the
+/// shape of `shape`.
+static LogicalResult verifyMatrices(Operation *op, ValueRange values,
+                                    MemRefType shape, StringRef name) {
+  for (auto [index, value] : llvm::enumerate(values)) {
+    std::string label =
+        values.size() == 1 ? name.str() : (name + " #" + Twine(index)).str();
+    if (failed(verifyMatrix(op, value, label)))
+      return failure();
+    auto type = cast<MemRefType>(value.getType());
+    if (failed(verifyCompatibleShape(type.getShape(), shape.getShape())))
+      return op->emitOpError() << label << " has shape " << type
+                               << ", which differs from " << shape;
+  }
+  return success();
+}
+
+/// Checks the rank-1 operands of a reduce or map against the 2-D `matrix`:
+/// per-column vectors and per-row f32 scalars.
+static LogicalResult verifyVectorOperands(Operation *op, ValueRange columns,
+                                          ValueRange rows, MemRefType matrix) {
+  for (auto [index, column] : llvm::enumerate(columns))
+    if (failed(verifyColumnVector(op, column, matrix,
+                                  ("cols operand #" + Twine(index)).str())))
+      return failure();
+  for (auto [index, row] : llvm::enumerate(rows))
+    if (failed(verifyRowScalars(op, row, matrix,
+                                ("rows operand #" + Twine(index)).str())))
+      return failure();
+  return success();
+}
+
+/// Checks the body shared by reduce and map: one f32 argument per element
+/// (input and per-column operand) and per row scalar, terminated by a
+/// `rowred.yield` of `numResults` values.
 static LogicalResult verifyBody(Operation *op, Region &body,
-                                unsigned numRowScalars) {
+                                unsigned numElements, unsigned numRowScalars,
+                                unsigned numResults) {
   Block &block = body.front();
-  unsigned expected = 1 + numRowScalars;
+  unsigned expected = numElements + numRowScalars;
   if (block.getNumArguments() != expected)
-    return op->emitOpError() << "body must have " << expected
-                             << " arguments (the element and one per row "
-                                "scalar), got "
-                             << block.getNumArguments();
+    return op->emitOpError()
+           << "body must have " << expected
+           << " arguments (one per input, per cols operand and per row "
+              "scalar), got "
+           << block.getNumArguments();
   for (BlockArgument arg : block.getArguments())
     if (!arg.getType().isF32())
       return op->emitOpError() << "body argument #" << arg.getArgNumber()
                                << " must be f32, got " << arg.getType();
-  if (block.empty() || !isa<YieldOp>(block.back()))
+  auto yield =
+      dyn_cast_or_null<YieldOp>(block.empty() ? nullptr : &block.back());
+  if (!yield)
     return op->emitOpError() << "body must end with 'rowred.yield'";
+  if (yield.getValues().size() != numResults)
+    return yield.emitOpError()
+           << "yields " << yield.getValues().size() << " values; "
+           << op->getName() << " takes " << numResults
+           << (isa<ReduceOp>(op) ? "" : " (one per output)");
   return success();
 }
 
@@ -132,6 +197,43 @@ static LogicalResult verifySoftmaxLike(Operation *op, Value input, Value output,
   return success();
 }
 
+/// Verifies the operands shared by softmax_backward and
+/// log_softmax_backward.
+static LogicalResult verifyBackward(Operation *op, Value output,
+                                    Value gradOutput, Value gradInput,
+                                    int64_t dimension) {
+  if (failed(verifyMatrix(op, output, "output")))
+    return failure();
+  auto type = cast<MemRefType>(output.getType());
+  if (failed(verifyMatrices(op, gradOutput, type, "grad_output")) ||
+      failed(verifyMatrices(op, gradInput, type, "grad_input")))
+    return failure();
+  if (dimension != 1)
+    return op->emitOpError()
+           << "only the innermost dimension (1) can be reduced, got "
+           << dimension;
+  return success();
+}
+
+/// Verifies a normalization: input and output of one shape, optional
+/// per-column operands, a non-negative epsilon.
+static LogicalResult verifyNorm(Operation *op, Value input, Value output,
+                                ArrayRef<std::pair<Value, StringRef>> columns,
+                                APFloat epsilon) {
+  if (failed(verifyMatrix(op, input, "input")))
+    return failure();
+  auto type = cast<MemRefType>(input.getType());
+  if (failed(verifyMatrices(op, output, type, "output")))
+    return failure();
+  for (auto [column, name] : columns)
+    if (column && failed(verifyColumnVector(op, column, type, name)))
+      return failure();
+  if (epsilon.isNegative() || !epsilon.isFinite())
+    return op->emitOpError() << "epsilon must be finite and not negative, got "
+                             << epsilon.convertToFloat();
+  return success();
+}
+
 /// Declares a read of every input and a write of every output.
 static void
 addEffects(SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
@@ -159,36 +261,37 @@ APFloat ReduceOp::getIdentity() {
   llvm_unreachable("unknown combiner");
 }
 
-/// Verifies the row-scalar operands of a reduce or map against `matrix`.
-static LogicalResult verifyRowOperands(Operation *op, ValueRange rows,
-                                       MemRefType matrix) {
-  for (auto [index, row] : llvm::enumerate(rows))
-    if (failed(verifyRowScalars(op, row, matrix,
-                                ("rows operand #" + Twine(index)).str())))
-      return failure();
-  return success();
-}
-
 LogicalResult ReduceOp::verify() {
+  if (getInputs().empty())
+    return emitOpError() << "needs at least one input";
   if (failed(verifyMatrix(*this, getInput(), "input")))
     return failure();
   auto inType = cast<MemRefType>(getInput().getType());
-  if (failed(verifyRowOperands(*this, getRows(), inType)))
+  if (failed(verifyMatrices(*this, getInputs(), inType, "input")) ||
+      failed(verifyVectorOperands(*this, getColumns(), getRows(), inType)))
     return failure();
   return verifyRowScalars(*this, getInit(), inType, "init");
 }
 
 LogicalResult ReduceOp::verifyRegions() {
-  return verifyBody(*this, getBody(), getRows().size());
+  return verifyBody(*this, getBody(), getInputs().size() + getColumns().size(),
+                    getRows().size(), 1);
+}
+
+/// The operands of a reduce or map that it reads.
+template <typename OpTy> static SmallVector<OpOperand *> readOperands(OpTy op) {
+  SmallVector<OpOperand *> reads;
+  for (MutableOperandRange range :
+       {op.getInputsMutable(), op.getColumnsMutable(), op.getRowsMutable()})
+    for (OpOperand &operand : range)
+      reads.push_back(&operand);
+  return reads;
 }
 
 void ReduceOp::getEffects(
     SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
         &effects) {
-  SmallVector<OpOperand *> reads = {&getInputMutable()};
-  for (OpOperand &row : getRowsMutable())
-    reads.push_back(&row);
-  addEffects(effects, reads, {&getInitMutable()});
+  addEffects(effects, readOperands(*this), {&getInitMutable()});
 }
 
 //===----------------------------------------------------------------------===//
@@ -196,27 +299,62 @@ void ReduceOp::getEffects(
 //===----------------------------------------------------------------------===//
 
 LogicalResult MapOp::verify() {
-  if (failed(verifyMatrix(*this, getInput(), "input")) ||
-      failed(verifyMatrix(*this, getOutput(), "output")))
+  if (getInputs().empty() || getOutputs().empty())
+    return emitOpError() << "needs at least one input and one output";
+  if (failed(verifyMatrix(*this, getInput(), "input")))
     return failure();
   auto inType = cast<MemRefType>(getInput().getType());
-  auto outType = cast<MemRefType>(getOutput().getType());
-  if (failed(verifyCompatibleShape(inType.getShape(), outType.getShape())))
-    return emitOpError() << "input and output shapes differ: " << inType
-                         << " vs " << outType;
-  return verifyRowOperands(*this, getRows(), inType);
+  if (failed(verifyMatrices(*this, getInputs(), inType, "input")) ||
+      failed(verifyMatrices(*this, getOutputs(), inType, "output")))
+    return failure();
+  return verifyVectorOperands(*this, getColumns(), getRows(), inType);
 }
 
 LogicalResult MapOp::verifyRegions() {
-  return verifyBody(*this, getBody(), getRows().size());
+  return verifyBody(*this, getBody(), getInputs().size() + getColumns().size(),
+                    getRows().size(), getOutputs().size());
 }
 
 void MapOp::getEffects(
     SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
         &effects) {
+  SmallVector<OpOperand *> writes;
+  for (OpOperand &output : getOutputsMutable())
+    writes.push_back(&output);
+  addEffects(effects, readOperands(*this), writes);
+}
+
+//===----------------------------------------------------------------------===//
+// Normalizations
+//===----------------------------------------------------------------------===//
+
+LogicalResult RmsNormOp::verify() {
+  return verifyNorm(*this, getInput(), getOutput(), {{getWeight(), "weight"}},
+                    getEpsilon());
+}
+
+void RmsNormOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
   SmallVector<OpOperand *> reads = {&getInputMutable()};
-  for (OpOperand &row : getRowsMutable())
-    reads.push_back(&row);
+  for (OpOperand &weight : getWeightMutable())
+    reads.push_back(&weight);
+  addEffects(effects, reads, {&getOutputMutable()});
+}
+
+LogicalResult LayerNormOp::verify() {
+  return verifyNorm(*this, getInput(), getOutput(),
+                    {{getWeight(), "weight"}, {getBias(), "bias"}},
+                    getEpsilon());
+}
+
+void LayerNormOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  SmallVector<OpOperand *> reads = {&getInputMutable()};
+  for (MutableOperandRange range : {getWeightMutable(), getBiasMutable()})
+    for (OpOperand &operand : range)
+      reads.push_back(&operand);
   addEffects(effects, reads, {&getOutputMutable()});
 }
 

@@ -1,4 +1,4 @@
-//===- Decompose.cpp - Softmax into reduce and map ------------------------===//
+//===- Decompose.cpp - High-level ops into reduce and map -----------------===//
 //
 // Part of the softmax kernel compiler.
 //
@@ -20,89 +20,245 @@ namespace rowred {
 using namespace mlir;
 using namespace mlir::rowred;
 
-/// Creates the body block of `op` (a reduce or map) with one f32 argument per
-/// element and row scalar, and fills it with `buildBody`, which returns the
-/// value to yield.
-template <typename OpTy>
-static void
-buildBody(OpBuilder &builder, OpTy op, unsigned numRowScalars,
-          function_ref<Value(OpBuilder &, Location, ValueRange)> bodyFn) {
-  Location loc = op.getLoc();
-  Type f32 = builder.getF32Type();
-  SmallVector<Type> types(1 + numRowScalars, f32);
-  SmallVector<Location> locs(types.size(), loc);
-  OpBuilder::InsertionGuard guard(builder);
-  Block *block = builder.createBlock(&op.getBody(), {}, types, locs);
-  Value result = bodyFn(builder, loc, block->getArguments());
-  YieldOp::create(builder, loc, result);
-}
-
-/// Emits `exp(x - m)`, the shifted exponential both reductions share.
-static Value shiftedExp(OpBuilder &b, Location loc, Value x, Value m) {
-  Value d = arith::SubFOp::create(b, loc, x, m);
-  return math::ExpOp::create(b, loc, d);
-}
-
 namespace {
+
+/// The f32 arithmetic of a body, at one location.
+struct BodyBuilder {
+  OpBuilder &b;
+  Location loc;
+
+  Value sub(Value l, Value r) { return arith::SubFOp::create(b, loc, l, r); }
+  Value add(Value l, Value r) { return arith::AddFOp::create(b, loc, l, r); }
+  Value mul(Value l, Value r) { return arith::MulFOp::create(b, loc, l, r); }
+  Value div(Value l, Value r) { return arith::DivFOp::create(b, loc, l, r); }
+  Value exp(Value v) { return math::ExpOp::create(b, loc, v); }
+  Value log(Value v) { return math::LogOp::create(b, loc, v); }
+  Value rsqrt(Value v) { return math::RsqrtOp::create(b, loc, v); }
+  Value rowLength() {
+    return RowLengthOp::create(b, loc, b.getF32Type()).getResult();
+  }
+  Value constant(APFloat v) {
+    return arith::ConstantFloatOp::create(b, loc, b.getF32Type(), v);
+  }
+  /// `exp(x - m)`, the shifted exponential of softmax's reductions and map.
+  Value shiftedExp(Value x, Value m) { return exp(sub(x, m)); }
+};
+
+/// What a body computes from its arguments (elements, then row scalars).
+using BodyFn = function_ref<SmallVector<Value>(BodyBuilder &, ValueRange)>;
+
+/// Builds the reduces and the map of one high-level op in front of it, with
+/// the f32 row-scalar buffers between them, and hands the op's origin, plan
+/// and plan request to the map.
+class Decomposition {
+public:
+  Decomposition(PatternRewriter &rewriter, Operation *op, Value shape)
+      : rewriter(rewriter), op(op), loc(op->getLoc()), shape(shape) {}
+
+  /// A reduce of `body` over `inputs` (and the per-column `columns`, the row
+  /// scalars `rows`) into a new row-scalar buffer, which it returns.
+  Value reduce(Combiner combiner, ValueRange inputs, ValueRange columns,
+               ValueRange rows, BodyFn body) {
+    auto type = cast<MemRefType>(shape.getType());
+    auto scalarsType =
+        MemRefType::get({type.getDimSize(0)}, rewriter.getF32Type());
+    if (type.isDynamicDim(0) && !numRows)
+      numRows = memref::DimOp::create(rewriter, loc, shape, 0);
+    Value buffer =
+        memref::AllocOp::create(rewriter, loc, scalarsType,
+                                numRows ? ValueRange(numRows) : ValueRange());
+    buffers.push_back(buffer);
+    auto reduce = ReduceOp::create(rewriter, loc, combiner, inputs, columns,
+                                   rows, buffer);
+    buildBody(reduce.getBody(), inputs.size() + columns.size() + rows.size(),
+              body);
+    return buffer;
+  }
+
+  /// The map of `body` into `outputs`, then the buffers' deallocations;
+  /// replaces the op.
+  void map(ValueRange inputs, ValueRange columns, ValueRange rows,
+           ValueRange outputs, BodyFn body) {
+    auto map = MapOp::create(rewriter, loc, inputs, columns, rows, outputs);
+    buildBody(map.getBody(), inputs.size() + columns.size() + rows.size(),
+              body);
+    map->setAttr(kOriginAttrName,
+                 rewriter.getStringAttr(op->getName().stripDialect()));
+    // A plan or plan request written on the op is the map's: the map is
+    // what becomes the kernel.
+    for (StringRef name : {kPlanAttrName, kPlanRequestAttrName})
+      if (Attribute attr = op->getAttr(name))
+        map->setAttr(name, attr);
+    for (Value buffer : llvm::reverse(buffers))
+      memref::DeallocOp::create(rewriter, loc, buffer);
+    rewriter.eraseOp(op);
+  }
+
+private:
+  /// Fills `region` with a block of `numArgs` f32 arguments whose yield is
+  /// what `body` returns.
+  void buildBody(Region &region, unsigned numArgs, BodyFn body) {
+    Type f32 = rewriter.getF32Type();
+    SmallVector<Type> types(numArgs, f32);
+    SmallVector<Location> locs(numArgs, loc);
+    OpBuilder::InsertionGuard guard(rewriter);
+    Block *block = rewriter.createBlock(&region, {}, types, locs);
+    BodyBuilder bb{rewriter, loc};
+    SmallVector<Value> results = body(bb, block->getArguments());
+    YieldOp::create(rewriter, loc, results);
+  }
+
+  PatternRewriter &rewriter;
+  Operation *op;
+  Location loc;
+  /// A 2-D operand whose rows the row scalars belong to, and its number of
+  /// rows once a buffer of dynamic size needed it.
+  Value shape, numRows;
+  SmallVector<Value> buffers;
+};
+
+/// The operands that are present, of those optional ones given.
+static SmallVector<Value> present(std::initializer_list<Value> values) {
+  SmallVector<Value> result;
+  for (Value v : values)
+    if (v)
+      result.push_back(v);
+  return result;
+}
+
 /// Rewrites `rowred.softmax` (or `rowred.log_softmax` when `IsLog`) into a
-/// max reduce, a sum reduce of `exp(x - m)` and a map, which takes the op's
-/// plan or plan request.
+/// max reduce, a sum reduce of `exp(x - m)` and a map.
 template <typename OpTy, bool IsLog>
 struct DecomposeSoftmaxLike : OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
 
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    Value input = op.getInput();
-    Value output = op.getOutput();
-    MemRefType inType = op.getInputType();
-    auto scalarsType =
-        MemRefType::get({inType.getDimSize(0)}, rewriter.getF32Type());
+    Value x = op.getInput();
+    Decomposition d(rewriter, op, x);
+    Value m =
+        d.reduce(Combiner::max, x, {}, {}, [](BodyBuilder &, ValueRange a) {
+          return SmallVector<Value>{a[0]};
+        });
+    Value s =
+        d.reduce(Combiner::sum, x, {}, m, [](BodyBuilder &bb, ValueRange a) {
+          return SmallVector<Value>{bb.shiftedExp(a[0], a[1])};
+        });
+    d.map(x, {}, {m, s}, op.getOutput(), [](BodyBuilder &bb, ValueRange a) {
+      // One statement per op: the order of the ops is the order written.
+      if (IsLog) {
+        Value shifted = bb.sub(a[0], a[1]);
+        return SmallVector<Value>{bb.sub(shifted, bb.log(a[2]))};
+      }
+      return SmallVector<Value>{bb.div(bb.shiftedExp(a[0], a[1]), a[2])};
+    });
+    return success();
+  }
+};
 
-    SmallVector<Value> dynSizes;
-    if (inType.isDynamicDim(0))
-      dynSizes.push_back(memref::DimOp::create(rewriter, loc, input, 0));
-    Value maxBuf =
-        memref::AllocOp::create(rewriter, loc, scalarsType, dynSizes);
-    Value sumBuf =
-        memref::AllocOp::create(rewriter, loc, scalarsType, dynSizes);
+/// Rewrites `rowred.softmax_backward` into `s = sum(dy * y)` and the map
+/// `y * (dy - s)`.
+struct DecomposeSoftmaxBackward : OpRewritePattern<SoftmaxBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
 
-    auto maxOp = ReduceOp::create(rewriter, loc, Combiner::max, input,
-                                  ValueRange{}, maxBuf);
-    buildBody(rewriter, maxOp, 0,
-              [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+  LogicalResult matchAndRewrite(SoftmaxBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    SmallVector<Value> ins = {op.getOutput(), op.getGradOutput()};
+    Decomposition d(rewriter, op, ins[0]);
+    Value s =
+        d.reduce(Combiner::sum, ins, {}, {}, [](BodyBuilder &bb, ValueRange a) {
+          return SmallVector<Value>{bb.mul(a[1], a[0])};
+        });
+    d.map(ins, {}, s, op.getGradInput(), [](BodyBuilder &bb, ValueRange a) {
+      return SmallVector<Value>{bb.mul(a[0], bb.sub(a[1], a[2]))};
+    });
+    return success();
+  }
+};
 
-    auto sumOp = ReduceOp::create(rewriter, loc, Combiner::sum, input,
-                                  ValueRange{maxBuf}, sumBuf);
-    buildBody(rewriter, sumOp, 1,
-              [](OpBuilder &b, Location loc, ValueRange args) {
-                return shiftedExp(b, loc, args[0], args[1]);
-              });
+/// Rewrites `rowred.log_softmax_backward` into `s = sum(dy)` and the map
+/// `dy - exp(y) * s`.
+struct DecomposeLogSoftmaxBackward : OpRewritePattern<LogSoftmaxBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
 
-    auto mapOp =
-        MapOp::create(rewriter, loc, input, ValueRange{maxBuf, sumBuf}, output);
-    buildBody(rewriter, mapOp, 2,
-              [](OpBuilder &b, Location loc, ValueRange args) -> Value {
-                if (IsLog) {
-                  Value d = arith::SubFOp::create(b, loc, args[0], args[1]);
-                  Value l = math::LogOp::create(b, loc, args[2]);
-                  return arith::SubFOp::create(b, loc, d, l);
-                }
-                Value e = shiftedExp(b, loc, args[0], args[1]);
-                return arith::DivFOp::create(b, loc, e, args[2]);
-              });
-    mapOp->setAttr(kOriginAttrName,
-                   rewriter.getStringAttr(op->getName().stripDialect()));
-    // A plan or plan request written on the op is the map's: the map is
-    // what becomes the kernel.
-    for (StringRef name : {kPlanAttrName, kPlanRequestAttrName})
-      if (Attribute attr = op->getAttr(name))
-        mapOp->setAttr(name, attr);
+  LogicalResult matchAndRewrite(LogSoftmaxBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    SmallVector<Value> ins = {op.getOutput(), op.getGradOutput()};
+    Decomposition d(rewriter, op, ins[0]);
+    Value s = d.reduce(
+        Combiner::sum, op.getGradOutput(), {}, {},
+        [](BodyBuilder &, ValueRange a) { return SmallVector<Value>{a[0]}; });
+    d.map(ins, {}, s, op.getGradInput(), [](BodyBuilder &bb, ValueRange a) {
+      Value scaled = bb.mul(bb.exp(a[0]), a[2]);
+      return SmallVector<Value>{bb.sub(a[1], scaled)};
+    });
+    return success();
+  }
+};
 
-    memref::DeallocOp::create(rewriter, loc, sumBuf);
-    memref::DeallocOp::create(rewriter, loc, maxBuf);
-    rewriter.eraseOp(op);
+/// Rewrites `rowred.rms_norm` into `s = sum(x * x)` and the map
+/// `x * rsqrt(s / N + eps) * w`.
+struct DecomposeRmsNorm : OpRewritePattern<RmsNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(RmsNormOp op,
+                                PatternRewriter &rewriter) const override {
+    Value x = op.getInput();
+    APFloat eps = op.getEpsilon();
+    SmallVector<Value> columns = present({op.getWeight()});
+    Decomposition d(rewriter, op, x);
+    Value s =
+        d.reduce(Combiner::sum, x, {}, {}, [](BodyBuilder &bb, ValueRange a) {
+          return SmallVector<Value>{bb.mul(a[0], a[0])};
+        });
+    bool weighted = !columns.empty();
+    d.map(x, columns, s, op.getOutput(), [&](BodyBuilder &bb, ValueRange a) {
+      Value meanSquare = bb.div(a.back(), bb.rowLength());
+      Value shifted = bb.add(meanSquare, bb.constant(eps));
+      Value scale = bb.rsqrt(shifted);
+      Value y = bb.mul(a[0], scale);
+      return SmallVector<Value>{weighted ? bb.mul(y, a[1]) : y};
+    });
+    return success();
+  }
+};
+
+/// Rewrites `rowred.layer_norm` into `s1 = sum(x)`, `s2 = sum((x - s1 /
+/// N)^2)` and the map `(x - s1 / N) * rsqrt(s2 / N + eps) * w + b`.
+struct DecomposeLayerNorm : OpRewritePattern<LayerNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(LayerNormOp op,
+                                PatternRewriter &rewriter) const override {
+    Value x = op.getInput();
+    APFloat eps = op.getEpsilon();
+    SmallVector<Value> columns = present({op.getWeight(), op.getBias()});
+    Decomposition d(rewriter, op, x);
+    Value sum =
+        d.reduce(Combiner::sum, x, {}, {}, [](BodyBuilder &, ValueRange a) {
+          return SmallVector<Value>{a[0]};
+        });
+    Value squares =
+        d.reduce(Combiner::sum, x, {}, sum, [](BodyBuilder &bb, ValueRange a) {
+          Value mean = bb.div(a[1], bb.rowLength());
+          Value c = bb.sub(a[0], mean);
+          return SmallVector<Value>{bb.mul(c, c)};
+        });
+    bool weighted = op.getWeight() != nullptr, biased = op.getBias() != nullptr;
+    d.map(x, columns, {sum, squares}, op.getOutput(),
+          [&](BodyBuilder &bb, ValueRange a) {
+            Value n = bb.rowLength();
+            Value mean = bb.div(a[a.size() - 2], n);
+            Value centered = bb.sub(a[0], mean);
+            Value variance = bb.div(a.back(), n);
+            Value shifted = bb.add(variance, bb.constant(eps));
+            Value y = bb.mul(centered, bb.rsqrt(shifted));
+            if (weighted)
+              y = bb.mul(y, a[1]);
+            if (biased)
+              y = bb.add(y, a[weighted ? 2 : 1]);
+            return SmallVector<Value>{y};
+          });
     return success();
   }
 };
@@ -112,15 +268,17 @@ struct RowRedDecomposePass
     : rowred::impl::RowRedDecomposeBase<RowRedDecomposePass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    populateDecomposeSoftmaxPatterns(patterns);
+    populateDecomposePatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
 };
 } // namespace
 
-void mlir::rowred::populateDecomposeSoftmaxPatterns(
-    RewritePatternSet &patterns) {
-  patterns.add<DecomposeSoftmaxLike<SoftmaxOp, false>,
-               DecomposeSoftmaxLike<LogSoftmaxOp, true>>(patterns.getContext());
+void mlir::rowred::populateDecomposePatterns(RewritePatternSet &patterns) {
+  patterns
+      .add<DecomposeSoftmaxLike<SoftmaxOp, false>,
+           DecomposeSoftmaxLike<LogSoftmaxOp, true>, DecomposeSoftmaxBackward,
+           DecomposeLogSoftmaxBackward, DecomposeRmsNorm, DecomposeLayerNorm>(
+          patterns.getContext());
 }

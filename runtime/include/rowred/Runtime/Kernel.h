@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace rowred::runtime {
 
@@ -41,16 +42,27 @@ int64_t chooseGrid(const KernelSpec &spec, const LaunchPlan &plan,
                    int64_t resident, int64_t rows, int64_t requested,
                    std::string &error);
 
-/// The arguments of one launch (docs/abi.md): device addresses, the shape,
-/// the row strides in elements and, for chunks kernels, a workspace of
-/// Kernel::workspaceBytes that is zero (and that each launch leaves zero).
+/// The arguments of one launch (docs/abi.md): the operands' device
+/// addresses, the shape, the row strides in elements and, for chunks
+/// kernels, a workspace of Kernel::workspaceBytes that is zero (and that
+/// each launch leaves zero).
 struct LaunchArgs {
-  CUdeviceptr x = 0, y = 0;
-  int64_t rows = 0, cols = 0, xRowStride = 0, yRowStride = 0;
+  /// One per operand, in the kernel's order (KernelSpec::operands).
+  std::vector<CUdeviceptr> operands;
+  /// One per input and output, in the same order.
+  std::vector<int64_t> rowStrides;
+  int64_t rows = 0, cols = 0;
   CUdeviceptr workspace = 0;
   /// Blocks to launch instead of the derived grid (0: derived); checked
   /// against what the kernel can run on.
   int64_t grid = 0;
+
+  /// The arguments of a kernel of one input `x` and one output `y`.
+  static LaunchArgs pair(CUdeviceptr x, CUdeviceptr y, int64_t rows,
+                         int64_t cols, int64_t xRowStride, int64_t yRowStride,
+                         CUdeviceptr workspace = 0, int64_t grid = 0) {
+    return {{x, y}, {xRowStride, yRowStride}, rows, cols, workspace, grid};
+  }
 };
 
 /// A kernel loaded into the CUDA context that was current when it was

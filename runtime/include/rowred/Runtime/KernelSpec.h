@@ -48,6 +48,18 @@ std::optional<DType> parseDType(const std::string &name);
 const char *dtypeName(DType type);
 int dtypeBytes(DType type);
 
+/// One operand of a kernel, in parameter order (docs/abi.md).
+struct KernelOperand {
+  /// What the kernel does with it: reads rows of it, writes rows of it, or
+  /// reads one element per column.
+  enum class Role { Input, Output, Column };
+  std::string name;
+  Role role = Role::Input;
+  DType type = DType::F32;
+};
+
+const char *roleName(KernelOperand::Role role);
+
 /// What softmax-run needs to know about a kernel (docs/abi.md).
 struct KernelSpec {
   std::string kernel;   ///< PTX entry point.
@@ -60,6 +72,11 @@ struct KernelSpec {
   /// written before plans).
   std::string plan;
   DType inputType = DType::F32, outputType = DType::F32;
+  /// The operands: the inputs, then the outputs, then the per-column
+  /// operands (version 6; before, the input x and the output y).
+  std::vector<KernelOperand> operands;
+  /// Operands of `role`.
+  int64_t count(KernelOperand::Role role) const;
   int64_t blockThreads = 0, blockElements = 0, vectorWidth = 1;
   int64_t sharedBytes = 0, minCols = 1, maxCols = 0;
   /// Dynamic shared memory every launch must provide (the prefetch stage or

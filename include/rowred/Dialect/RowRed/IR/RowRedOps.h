@@ -34,6 +34,13 @@ inline constexpr llvm::StringLiteral kPlanAttrName = "rowred.plan";
 /// completes into the map's plan.
 inline constexpr llvm::StringLiteral kPlanRequestAttrName =
     "rowred.plan_request";
+
+/// Whether `op` is a high-level rowred op (softmax, rms_norm, ...), which
+/// rowred-decompose rewrites into the generic pieces.
+inline bool isHighLevelOp(Operation *op) {
+  return isa<SoftmaxOp, LogSoftmaxOp, SoftmaxBackwardOp, LogSoftmaxBackwardOp,
+             RmsNormOp, LayerNormOp>(op);
+}
 } // namespace rowred
 } // namespace mlir
 

@@ -18,11 +18,12 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 def RowRed_Dialect : Dialect {
   let name = "rowred";
   let cppNamespace = "::mlir::rowred";
-  let summary = "Row-wise reductions over 2-D buffers (softmax and its pieces)";
+  let summary = "Row-wise reductions over 2-D buffers (softmax, norms and "
+                "their pieces)";
   let description = [{
-    The `rowred` dialect describes computations that reduce every row of a
-    2-D buffer to a few per-row scalars and then map each element of the row
-    using those scalars. Softmax is the first member:
+    The `rowred` dialect describes computations that reduce every row of
+    2-D buffers to a few per-row scalars and then map each element of the
+    rows using those scalars. Softmax is the first member:
 
     ```
     m_i = max_j x_ij
@@ -32,16 +33,19 @@ def RowRed_Dialect : Dialect {
 
     The dialect has two levels:
 
-    * `rowred.softmax` and `rowred.log_softmax`: high-level, destination-style
-      ops that name the whole computation.
+    * High-level, destination-style ops that name the whole computation:
+      `rowred.softmax`, `rowred.log_softmax`, their gradients
+      `rowred.softmax_backward` and `rowred.log_softmax_backward`, and the
+      normalizations `rowred.rms_norm` and `rowred.layer_norm`.
     * `rowred.reduce` and `rowred.map`: the generic pieces. A reduce folds an
-      element-wise expression of the row (its region) with a combiner (`max`
-      or `sum`) into one f32 scalar per row; a map computes every output
-      element from the input element and per-row scalars.
+      element-wise expression of rows (its region) with a combiner (`max`
+      or `sum`) into one f32 scalar per row; a map computes every element of
+      its outputs from the elements of its inputs at the same place, of
+      per-column operands (a weight) and of per-row scalars.
 
     `rowred-decompose` rewrites the high-level ops into the pieces, and
-    `convert-rowred-to-gpu` fuses a chain of reduces and a map over the same
-    input into one GPU kernel.
+    `convert-rowred-to-gpu` fuses a chain of reduces and the map that reads
+    their results into one GPU kernel.
 
     All buffers are memrefs. Inputs and outputs may be f32, f16 or bf16;
     every expression is evaluated in f32 (elements are extended to f32 when
@@ -166,27 +170,187 @@ def RowRed_LogSoftmaxOp : RowRed_SoftmaxLikeOp<"log_softmax"> {
   }];
 }
 
+class RowRed_SoftmaxBackwardLikeOp<string mnemonic> :
+    RowRed_Op<mnemonic, [DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let arguments = (ins AnyMemRef:$output, AnyMemRef:$grad_output,
+                       AnyMemRef:$grad_input, I64Attr:$dimension);
+  let assemblyFormat = [{
+    `dimension` `(` $dimension `)`
+    `ins` `(` $output `,` $grad_output `:` type($output) `,`
+      type($grad_output) `)`
+    `outs` `(` $grad_input `:` type($grad_input) `)`
+    attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() {
+      return verifyBackward(*this, getOutput(), getGradOutput(),
+                            getGradInput(), getDimension());
+    }
+    void $cppClass::getEffects(
+        ::llvm::SmallVectorImpl<::mlir::SideEffects::EffectInstance<
+            ::mlir::MemoryEffects::Effect>> &effects) {
+      addEffects(effects, {&getOutputMutable(), &getGradOutputMutable()},
+                 {&getGradInputMutable()});
+    }
+  }];
+}
+
+def RowRed_SoftmaxBackwardOp : RowRed_SoftmaxBackwardLikeOp<"softmax_backward"> {
+  let summary = "Gradient of a row-wise softmax";
+  let description = [{
+    Given `output` = softmax(x) (y) and `grad_output` (dy), the gradient of
+    a loss with respect to y, writes the gradient with respect to x:
+
+    ```
+    grad_input[i, j] = y[i, j] * (dy[i, j] - sum_k dy[i, k] * y[i, k])
+    ```
+
+    as PyTorch's `_softmax_backward_data`. The three buffers are rank 2
+    with the same shape; their element types (f32, f16 or bf16) may
+    differ. Arithmetic is done in f32. `grad_input` may be `grad_output`
+    (in place). `dimension` must be the innermost one (1).
+
+    Example:
+
+    ```mlir
+    rowred.softmax_backward dimension(1)
+        ins(%y, %dy : memref<?x?xbf16>, memref<?x?xbf16>)
+        outs(%dx : memref<?x?xbf16>)
+    ```
+  }];
+}
+
+def RowRed_LogSoftmaxBackwardOp :
+    RowRed_SoftmaxBackwardLikeOp<"log_softmax_backward"> {
+  let summary = "Gradient of a row-wise log-softmax";
+  let description = [{
+    Given `output` = log_softmax(x) (y) and `grad_output` (dy), writes the
+    gradient with respect to x:
+
+    ```
+    grad_input[i, j] = dy[i, j] - exp(y[i, j]) * sum_k dy[i, k]
+    ```
+
+    as PyTorch's `_log_softmax_backward_data`, with the operands and
+    constraints of `rowred.softmax_backward`.
+
+    Example:
+
+    ```mlir
+    rowred.log_softmax_backward dimension(1)
+        ins(%y, %dy : memref<?x?xf32>, memref<?x?xf32>)
+        outs(%dx : memref<?x?xf32>)
+    ```
+  }];
+}
+
+def RowRed_RmsNormOp : RowRed_Op<"rms_norm", [
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "Root-mean-square normalization of every row";
+  let description = [{
+    Writes, for every row `i` of `input` and every column `j`,
+
+    ```
+    output[i, j] = input[i, j] * rsqrt(mean_k input[i, k]^2 + epsilon)
+                   * weight[j]
+    ```
+
+    as `torch.nn.functional.rms_norm` over the last dimension (without
+    `weight`, the factor is 1). `input` and `output` are rank 2 with the
+    same shape; `weight` is rank 1 with one element per column; element
+    types are f32, f16 or bf16 and may differ. Arithmetic is done in f32.
+
+    Example:
+
+    ```mlir
+    rowred.rms_norm epsilon(1.0e-06)
+        ins(%x : memref<?x4096xbf16>) weight(%w : memref<4096xbf16>)
+        outs(%y : memref<?x4096xbf16>)
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$input, Optional<AnyMemRef>:$weight,
+                       AnyMemRef:$output, F32Attr:$epsilon);
+  let assemblyFormat = [{
+    `epsilon` `(` $epsilon `)`
+    `ins` `(` $input `:` type($input) `)`
+    (`weight` `(` $weight^ `:` type($weight) `)`)?
+    `outs` `(` $output `:` type($output) `)`
+    attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def RowRed_LayerNormOp : RowRed_Op<"layer_norm", [
+    AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "Layer normalization of every row";
+  let description = [{
+    Writes, for every row `i` of `input` and every column `j`,
+
+    ```
+    mean_i = sum_k input[i, k] / N
+    var_i = sum_k (input[i, k] - mean_i)^2 / N
+    output[i, j] = (input[i, j] - mean_i) * rsqrt(var_i + epsilon)
+                   * weight[j] + bias[j]
+    ```
+
+    as `torch.nn.functional.layer_norm` over the last dimension (the
+    biased variance; without `weight` the factor is 1, without `bias` the
+    term is 0). The variance is taken around the row's mean (two sums, the
+    second of the shifted elements), so that rows with a large mean and a
+    small spread keep their precision. Operands and types as
+    `rowred.rms_norm`.
+
+    Example:
+
+    ```mlir
+    rowred.layer_norm epsilon(1.0e-05)
+        ins(%x : memref<?x?xf32>) weight(%w : memref<?xf32>)
+        bias(%b : memref<?xf32>) outs(%y : memref<?x?xf32>)
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$input, Optional<AnyMemRef>:$weight,
+                       Optional<AnyMemRef>:$bias, AnyMemRef:$output,
+                       F32Attr:$epsilon);
+  let assemblyFormat = [{
+    `epsilon` `(` $epsilon `)`
+    `ins` `(` $input `:` type($input) `)`
+    (`weight` `(` $weight^ `:` type($weight) `)`)?
+    (`bias` `(` $bias^ `:` type($bias) `)`)?
+    `outs` `(` $output `:` type($output) `)`
+    attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Generic pieces
 //===----------------------------------------------------------------------===//
 
 def RowRed_ReduceOp : RowRed_Op<"reduce", [
+    AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
     SingleBlock]> {
   let summary = "Reduces an element-wise expression of every row to a scalar";
   let description = [{
-    For every row `i` of the 2-D `input`, evaluates the region on each
-    element `input[i, j]` (extended to f32) and on the row scalars
-    `rows[k][i]`, folds the values it yields with `combiner`, and writes the
-    result to `init[i]`:
+    For every row `i` of the 2-D `inputs` (all of the same shape), evaluates
+    the region on the elements `inputs[k][i, j]` (extended to f32), the
+    per-column elements `cols[c][j]` and the row scalars `rows[r][i]`, folds
+    the values it yields with `combiner`, and writes the result to
+    `init[i]`:
 
     ```
-    init[i] = combine_j body(input[i, j], rows[0][i], ..., rows[n-1][i])
+    init[i] = combine_j body(inputs[0][i, j], ..., cols[0][j], ...,
+                             rows[0][i], ...)
     ```
 
-    The region has one f32 block argument for the element followed by one f32
-    argument per `rows` operand, and yields one f32. `init` and every `rows`
-    operand are rank-1 f32 buffers with one element per row of `input`.
+    The region has one f32 block argument per input, then one per `cols`
+    operand, then one per `rows` operand, and yields one f32. `init` and
+    every `rows` operand are rank-1 f32 buffers with one element per row;
+    every `cols` operand is a rank-1 buffer of f32, f16 or bf16 with one
+    element per column. `rowred.row_length` gives the body the number of
+    columns.
 
     Combiners, their identities and NaN behaviour:
 
@@ -199,7 +363,8 @@ def RowRed_ReduceOp : RowRed_Op<"reduce", [
     The identity is what padded (out-of-range) lanes of a GPU block
     contribute, so it never changes a result.
 
-    Example (the second step of softmax, `s_i = sum_j exp(x_ij - m_i)`):
+    Examples (the second step of softmax, `s_i = sum_j exp(x_ij - m_i)`, and
+    the sum of softmax backward, `s_i = sum_j dy_ij * y_ij`):
 
     ```mlir
     rowred.reduce sum ins(%x : memref<?x?xf32>)
@@ -209,13 +374,22 @@ def RowRed_ReduceOp : RowRed_Op<"reduce", [
       %e = math.exp %d : f32
       rowred.yield %e : f32
     }
+    rowred.reduce sum ins(%y, %dy : memref<?x?xbf16>, memref<?x?xbf16>)
+        outs(%s : memref<?xf32>) {
+    ^bb0(%yj: f32, %dyj: f32):
+      %p = arith.mulf %yj, %dyj : f32
+      rowred.yield %p : f32
+    }
     ```
   }];
-  let arguments = (ins RowRed_CombinerAttr:$combiner, AnyMemRef:$input,
+  let arguments = (ins RowRed_CombinerAttr:$combiner,
+                       Variadic<AnyMemRef>:$inputs,
+                       Variadic<AnyMemRef>:$columns,
                        Variadic<AnyMemRef>:$rows, AnyMemRef:$init);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    $combiner `ins` `(` $input `:` type($input) `)`
+    $combiner `ins` `(` $inputs `:` type($inputs) `)`
+    (`cols` `(` $columns^ `:` type($columns) `)`)?
     (`rows` `(` $rows^ `:` type($rows) `)`)?
     `outs` `(` $init `:` type($init) `)`
     $body attr-dict
@@ -225,24 +399,28 @@ def RowRed_ReduceOp : RowRed_Op<"reduce", [
   let extraClassDeclaration = [{
     /// The value padded lanes contribute: `-inf` for max, `0` for sum.
     llvm::APFloat getIdentity();
+    /// The first input, whose shape every input has.
+    mlir::Value getInput() { return getInputs().front(); }
   }];
 }
 
 def RowRed_MapOp : RowRed_Op<"map", [
+    AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
     SingleBlock]> {
-  let summary = "Writes every element of a row from the input and row scalars";
+  let summary = "Writes every element of rows from inputs and row scalars";
   let description = [{
-    For every element `input[i, j]` of the 2-D `input`, evaluates the region
-    on the element (extended to f32) and the row scalars `rows[k][i]`, and
-    writes the f32 value it yields, rounded to the element type of `output`,
-    to `output[i, j]`. `input` and `output` have the same shape; their
-    element types are f32, f16 or bf16 and may differ.
+    For every column `j` of every row `i`, evaluates the region on the
+    elements `inputs[k][i, j]` (extended to f32), the per-column elements
+    `cols[c][j]` and the row scalars `rows[r][i]`, and writes the f32 values
+    it yields, rounded to each output's element type, to `outputs[o][i, j]`.
+    Inputs and outputs are 2-D of the same shape; their element types are
+    f32, f16 or bf16 and may differ. An output may be an input (in place).
 
-    The region has one f32 block argument for the element followed by one f32
-    argument per `rows` operand, and yields one f32.
+    The region has one f32 block argument per input, then one per `cols`
+    operand, then one per `rows` operand, and yields one f32 per output.
 
-    Example (the last step of softmax):
+    Examples (the last step of softmax, and of RMSNorm with its weight):
 
     ```mlir
     rowred.map ins(%x : memref<?x?xf32>)
@@ -254,27 +432,61 @@ def RowRed_MapOp : RowRed_Op<"map", [
       %r = arith.divf %e, %si : f32
       rowred.yield %r : f32
     }
+    rowred.map ins(%x : memref<?x4096xbf16>) cols(%w : memref<4096xbf16>)
+        rows(%r : memref<?xf32>) outs(%y : memref<?x4096xbf16>) {
+    ^bb0(%xj: f32, %wj: f32, %ri: f32):
+      %n = arith.mulf %xj, %ri : f32
+      %v = arith.mulf %n, %wj : f32
+      rowred.yield %v : f32
+    }
     ```
   }];
-  let arguments = (ins AnyMemRef:$input, Variadic<AnyMemRef>:$rows,
-                       AnyMemRef:$output);
+  let arguments = (ins Variadic<AnyMemRef>:$inputs,
+                       Variadic<AnyMemRef>:$columns,
+                       Variadic<AnyMemRef>:$rows,
+                       Variadic<AnyMemRef>:$outputs);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    `ins` `(` $input `:` type($input) `)`
+    `ins` `(` $inputs `:` type($inputs) `)`
+    (`cols` `(` $columns^ `:` type($columns) `)`)?
     (`rows` `(` $rows^ `:` type($rows) `)`)?
-    `outs` `(` $output `:` type($output) `)`
+    `outs` `(` $outputs `:` type($outputs) `)`
     $body attr-dict
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The first input, whose shape every input and output has.
+    mlir::Value getInput() { return getInputs().front(); }
+    /// The first output.
+    mlir::Value getOutput() { return getOutputs().front(); }
+  }];
+}
+
+def RowRed_RowLengthOp : RowRed_Op<"row_length", [
+    Pure, ParentOneOf<["ReduceOp", "MapOp"]>]> {
+  let summary = "The number of columns of the rows a body is evaluated on";
+  let description = [{
+    Gives the body of a `rowred.reduce` or `rowred.map` the number of
+    columns N of its inputs, as f32 (exact up to 2^24; rounded to nearest
+    beyond). Means and variances divide by it.
+
+    Example:
+
+    ```mlir
+    %n = rowred.row_length : f32
+    ```
+  }];
+  let results = (outs F32:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
 }
 
 def RowRed_YieldOp : RowRed_Op<"yield", [
     Pure, Terminator, ParentOneOf<["ReduceOp", "MapOp"]>]> {
-  let summary = "Yields the per-element value of a reduce or map body";
+  let summary = "Yields the per-element values of a reduce or map body";
   let description = [{
-    Terminates the region of `rowred.reduce` and `rowred.map` with the f32
-    value computed for one element.
+    Terminates the region of `rowred.reduce` (one f32) and `rowred.map` (one
+    f32 per output) with the values computed for one element.
 
     Example:
 
@@ -282,8 +494,8 @@ def RowRed_YieldOp : RowRed_Op<"yield", [
     rowred.yield %e : f32
     ```
   }];
-  let arguments = (ins F32:$value);
-  let assemblyFormat = "$value attr-dict `:` type($value)";
+  let arguments = (ins Variadic<F32>:$values);
+  let assemblyFormat = "$values attr-dict `:` type($values)";
 }
 
 #endif // ROWRED_OPS

@@ -16,9 +16,9 @@ namespace rowred {
 #define GEN_PASS_DECL
 #include "rowred/Dialect/RowRed/Transforms/Passes.h.inc"
 
-/// Adds the patterns that rewrite `rowred.softmax` and `rowred.log_softmax`
-/// into `rowred.reduce` and `rowred.map`.
-void populateDecomposeSoftmaxPatterns(RewritePatternSet &patterns);
+/// Adds the patterns that rewrite the high-level ops (`rowred.softmax`,
+/// `rowred.rms_norm`, ...) into `rowred.reduce` and `rowred.map`.
+void populateDecomposePatterns(RewritePatternSet &patterns);
 
 #define GEN_PASS_REGISTRATION
 #include "rowred/Dialect/RowRed/Transforms/Passes.h.inc"

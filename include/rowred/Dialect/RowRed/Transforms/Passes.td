@@ -10,13 +10,14 @@
 include "mlir/Pass/PassBase.td"
 
 def RowRedDecompose : Pass<"rowred-decompose"> {
-  let summary = "Rewrite softmax and log_softmax into rowred.reduce and "
+  let summary = "Rewrite the high-level rowred ops into rowred.reduce and "
                 "rowred.map";
   let description = [{
-    Replaces every `rowred.softmax` and `rowred.log_softmax` with the generic
-    pieces it is made of: two f32 row-scalar buffers (`memref.alloc`), a
-    `max` reduce, a `sum` reduce of `exp(x - m)`, and a map that writes the
-    output, followed by the deallocation of the buffers.
+    Replaces every high-level op with the generic pieces it is made of: f32
+    row-scalar buffers (`memref.alloc`), the reduces that fill them, and a
+    map that writes the output, followed by the deallocation of the
+    buffers. Softmax becomes a `max` reduce, a `sum` reduce of `exp(x - m)`
+    and a map:
 
     ```mlir
     rowred.softmax dimension(1) ins(%x : memref<?x?xf32>)
@@ -41,7 +42,17 @@ def RowRedDecompose : Pass<"rowred-decompose"> {
     memref.dealloc %m : memref<?xf32>
     ```
 
-    Log-softmax maps with `xj - mi - log(si)` instead.
+    Log-softmax maps with `xj - mi - log(si)` instead. The others:
+
+    | op | reduces | map |
+    |---|---|---|
+    | `softmax_backward` (y, dy) | `s = sum(dy * y)` | `y * (dy - s)` |
+    | `log_softmax_backward` (y, dy) | `s = sum(dy)` | `dy - exp(y) * s` |
+    | `rms_norm` (x, w) | `s = sum(x * x)` | `x * rsqrt(s / N + eps) * w` |
+    | `layer_norm` (x, w, b) | `s1 = sum(x)`, `s2 = sum((x - s1 / N)^2)` | `(x - s1 / N) * rsqrt(s2 / N + eps) * w + b` |
+
+    `N` is `rowred.row_length`; the weight and bias are `cols` operands of
+    the map.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
