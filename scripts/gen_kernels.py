@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
 """Compiles the representative set of kernel variants to PTX + JSON.
 
-Each variant is a small .mlir function (softmax or log_softmax over a dynamic
-2-D memref of one element type, with a #rowred.plan_request of the variant's
+Each variant is a small .mlir function (a rowred op over dynamic memrefs
+of one element type, with a #rowred.plan_request of the variant's
 fields) compiled with softmax-opt's rowred-to-ptx pipeline. The GPU suite and
 the ptxas checks run over this set.
 
-usage: gen_kernels.py SOFTMAX_OPT OUTPUT_DIR [--set suite|bench|sweep] [--match RE]
+usage: gen_kernels.py SOFTMAX_OPT OUTPUT_DIR
+                     [--set suite|family|bench|family-bench|sweep|family-sweep]
+                     [--match RE]
 
-`suite` is the correctness set below; `bench` compiles one softmax kernel per
-benchmark shape (cols=N, strategy=auto) for f32 and bf16.
+`suite` is the correctness set of softmax kernels below, `family` that of
+the other ops; `bench` compiles one softmax kernel per benchmark shape
+(cols=N, strategy=auto) for f32 and bf16, `family-bench` one kernel per
+shape of bench/family.py, `family-sweep` the fused block shapes of those
+(bench/family.py --sweep times them).
 """
 import argparse
 import json
@@ -179,6 +184,33 @@ VARIANTS = [
 ]
 
 
+# The rest of the family (rowred-decompose's other high-level ops): fused
+# kernels of each op and type, a block per row and several rows per block,
+# the re-reading scalar path and rows split over clusters. The GPU checks them with
+# test/GPU/check_family.py; EPSILON is the norms' epsilon there too.
+EPSILON = 1e-5
+FAMILY = [
+    ("rms_norm", "f32", "auto", "cols=2048"),
+    ("rms_norm", "bf16", "auto", "cols=4096"),
+    ("rms_norm", "f16", "auto", "cols=8192"),
+    ("rms_norm", "bf16", "auto", "cols=256"),
+    ("layer_norm", "f32", "auto", "cols=4096"),
+    ("layer_norm", "bf16", "auto", "cols=8192"),
+    ("layer_norm", "f16", "auto", "cols=1024"),
+    ("layer_norm", "f32", "fused", "cols=16384 warps=8 reread=true"),
+    ("softmax_backward", "f32", "auto", "cols=1024"),
+    ("softmax_backward", "bf16", "auto", "cols=4096"),
+    ("softmax_backward", "f16", "auto", "cols=8192"),
+    ("log_softmax_backward", "f32", "auto", "cols=4096"),
+    ("log_softmax_backward", "bf16", "auto", "cols=512"),
+    # Rows split over clusters (of 2, 4 and 16 blocks; 16 of 1024 and of 512
+    # threads), each block's slice of every operand in its registers.
+    ("rms_norm", "f32", "auto", "cols=65536"),
+    ("layer_norm", "bf16", "auto", "cols=131072"),
+    ("softmax_backward", "bf16", "auto", "cols=32768"),
+    ("log_softmax_backward", "f32", "auto", "cols=262144"),
+]
+
 BENCH_NS = [256, 512, 781, 1024, 2048, 4096, 8192, 12288, 16384, 32768,
             65536, 131072, 262144, 1048576,
             # bench.py --set vocab: odd and even vocabularies.
@@ -189,6 +221,29 @@ def bench_variants():
     for dtype in ("f32", "bf16"):
         for n in BENCH_NS:
             yield ("softmax", dtype, "auto", f"cols={n}")
+
+
+def family_bench_variants():
+    """One kernel per (op, dtype, N) of bench/family.py's shapes."""
+    for op, ns in (("rms_norm", (2048, 4096, 8192)),
+                   ("layer_norm", (2048, 4096, 8192)),
+                   ("softmax_backward", (1024, 4096, 8192))):
+        for dtype in ("f32", "bf16"):
+            for n in ns:
+                yield (op, dtype, "auto", f"cols={n}")
+
+
+def family_sweep_variants():
+    """The family-bench shapes' fused kernels on every block of 64 to 1024
+    threads holding 4 to 64 elements per thread, with the re-reading scalar
+    path off and on."""
+    for op, dtype, _, spec in family_bench_variants():
+        n = int(spec.split("=")[1])
+        for warps in (2, 4, 8, 16, 32):
+            if 4 <= n // (warps * 32) <= 64:
+                for reread in ("false", "true"):
+                    yield (op, dtype, "fused",
+                           f"cols={n} warps={warps} reread={reread}")
 
 
 SWEEP_NS = [256, 512, 781, 1024, 2048, 4096, 8192, 12288, 16384, 32768]
@@ -375,15 +430,26 @@ def variant_name(op, dtype, strategy, spec):
 
 
 def mlir_source(func, op, dtype, fields):
-    """A function applying `op` to a dynamic 2-D memref, with the plan
-    request's `fields` on the op."""
-    t = f"memref<?x?x{dtype}>"
+    """A function applying `op` to dynamic memrefs of `dtype` (2-D rows, 1-D
+    per-column weights), with the plan request's `fields` on the op."""
+    t, v = f"memref<?x?x{dtype}>", f"memref<?x{dtype}>"
     attr = ""
     if fields:
         request = ", ".join(f"{k} = {v}" for k, v in fields)
         attr = f" {{rowred.plan_request = #rowred.plan_request<{request}>}}"
-    return (f"func.func @{func}(%x: {t}, %y: {t}) {{\n"
-            f"  rowred.{op} dimension(1) ins(%x : {t}) outs(%y : {t}){attr}\n"
+    args, body = f"%x: {t}, %y: {t}", f"dimension(1) ins(%x : {t})"
+    if op.endswith("softmax_backward"):
+        args = f"%x: {t}, %dy: {t}, %y: {t}"
+        body = f"dimension(1) ins(%x, %dy : {t}, {t})"
+    elif op == "rms_norm":
+        args = f"%x: {t}, %w: {v}, %y: {t}"
+        body = f"epsilon({EPSILON:.6e}) ins(%x : {t}) weight(%w : {v})"
+    elif op == "layer_norm":
+        args = f"%x: {t}, %w: {v}, %b: {v}, %y: {t}"
+        body = (f"epsilon({EPSILON:.6e}) ins(%x : {t}) weight(%w : {v}) "
+                f"bias(%b : {v})")
+    return (f"func.func @{func}({args}) {{\n"
+            f"  rowred.{op} {body} outs(%y : {t}){attr}\n"
             f"  return\n}}\n")
 
 
@@ -391,14 +457,19 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("softmax_opt")
     parser.add_argument("output_dir")
-    parser.add_argument("--set", choices=["suite", "bench", "sweep"],
+    parser.add_argument("--set", choices=["suite", "family", "bench",
+                                          "family-bench", "sweep",
+                                          "family-sweep"],
                         default="suite")
     parser.add_argument("--match", default="",
                         help="only the variants whose name matches this "
                         "regular expression")
     args = parser.parse_args()
-    variants = {"suite": VARIANTS, "bench": list(bench_variants()),
-                "sweep": list(sweep_variants())}[args.set]
+    variants = {"suite": VARIANTS, "family": FAMILY,
+                "bench": list(bench_variants()),
+                "family-bench": list(family_bench_variants()),
+                "sweep": list(sweep_variants()),
+                "family-sweep": list(family_sweep_variants())}[args.set]
     os.makedirs(args.output_dir, exist_ok=True)
     manifest = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -12,7 +12,9 @@
 # RUNNER_MATCH=RE limits softmax-run --check to the kernels matching RE (the
 # whole set takes over eight minutes); each step runs under a time limit.
 # TORCH_PACK=DIR also runs the PyTorch package's GPU tests
-# (test/GPU/torch_ops.py) over the pack in DIR.
+# (test/GPU/torch_ops.py) over the pack in DIR; FAMILY=DIR checks the
+# family's kernels in DIR (gen_kernels.py --set family) with
+# test/GPU/check_family.py.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 suite=$1
@@ -42,6 +44,12 @@ timeout -s KILL 300 python3 "$root/test/GPU/runner_suite.py" "$runner" "$suite" 
   ${RUNNER_MATCH:+--match "$RUNNER_MATCH"} \
   --json "$results/runner-suite.json" >"$results/runner-suite.txt" 2>&1
 runner_rc=$?
+family_rc=0
+if [ -n "${FAMILY:-}" ]; then
+  timeout -s KILL 300 python3 "$root/test/GPU/check_family.py" "$FAMILY" \
+    --json "$results/family.json" >"$results/family.txt" 2>&1
+  family_rc=$?
+fi
 torch_rc=0
 if [ -n "${TORCH_PACK:-}" ]; then
   timeout -s KILL 300 python3 "$root/test/GPU/torch_ops.py" "$TORCH_PACK" \
@@ -66,6 +74,8 @@ cat "$results/explain.txt"
 tail -22 "$results/suite.txt"
 tail -30 "$results/runner-suite.txt"
 [ -n "${TORCH_PACK:-}" ] && tail -40 "$results/torch-ops.txt"
+[ -n "${FAMILY:-}" ] && tail -40 "$results/family.txt"
 echo "GPU suite exit status: CuPy harness $suite_rc, softmax-run $runner_rc," \
-  "PyTorch package $torch_rc"
-[ "$suite_rc" -eq 0 ] && [ "$runner_rc" -eq 0 ] && [ "$torch_rc" -eq 0 ]
+  "PyTorch package $torch_rc, family $family_rc"
+[ "$suite_rc" -eq 0 ] && [ "$runner_rc" -eq 0 ] && [ "$torch_rc" -eq 0 ] &&
+  [ "$family_rc" -eq 0 ]

@@ -91,6 +91,14 @@ def _declare(lib):
             (c.c_int, [c.c_void_p, c.c_void_p, c.c_uint64, c.c_uint64,
                        c.c_int64, c.c_int64, c.c_int64, c.c_int64,
                        c.c_uint64, c.c_int64]),
+        "rowred_kernel_num_operands": (c.c_int, [c.c_void_p]),
+        "rowred_kernel_operand":
+            (c.c_int, [c.c_void_p, c.c_int, c.POINTER(c.c_char_p),
+                       c.POINTER(c.c_char_p), c.POINTER(c.c_char_p)]),
+        "rowred_kernel_launch_operands":
+            (c.c_int, [c.c_void_p, c.c_void_p, c.POINTER(c.c_uint64),
+                       c.c_int, c.POINTER(c.c_int64), c.c_int, c.c_int64,
+                       c.c_int64, c.c_uint64, c.c_int64]),
     }
     for name, (res, args) in sigs.items():
         fn = getattr(lib, name)
@@ -117,6 +125,18 @@ class Kernel:
         self.input_type = lib.rowred_kernel_input_type(self._handle).decode()
         self.min_cols = lib.rowred_kernel_min_cols(self._handle)
         self.max_cols = lib.rowred_kernel_max_cols(self._handle)
+        # (name, role, type) of each operand, in launch order: inputs,
+        # outputs, then per-column operands.
+        self.operands = []
+        for i in range(lib.rowred_kernel_num_operands(self._handle)):
+            name, role, dtype = (ctypes.c_char_p(), ctypes.c_char_p(),
+                                 ctypes.c_char_p())
+            if lib.rowred_kernel_operand(self._handle, i, ctypes.byref(name),
+                                         ctypes.byref(role),
+                                         ctypes.byref(dtype)):
+                raise RowredError(_error(lib))
+            self.operands.append((name.value.decode(), role.value.decode(),
+                                  dtype.value.decode()))
 
     def workspace_bytes(self, rows, cols):
         out = ctypes.c_uint64()
@@ -155,6 +175,18 @@ class Kernel:
                 self._handle, stream, x, y, rows, cols, x_stride, y_stride,
                 workspace, grid)
         if rc:
+            raise RowredError(_error(self._lib))
+
+    def launch_operands(self, stream, pointers, row_strides, rows, cols,
+                        workspace=0, grid=None):
+        """Launches on `stream` with the device address of each operand
+        (self.operands' order) and the row stride of each input and
+        output, on the derived grid or on `grid` blocks."""
+        ptrs = (ctypes.c_uint64 * len(pointers))(*pointers)
+        strides = (ctypes.c_int64 * len(row_strides))(*row_strides)
+        if self._lib.rowred_kernel_launch_operands(
+                self._handle, stream, ptrs, len(pointers), strides,
+                len(row_strides), rows, cols, workspace, grid or 0):
             raise RowredError(_error(self._lib))
 
     def __del__(self):

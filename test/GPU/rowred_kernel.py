@@ -109,3 +109,11 @@ class Kernel:
                      if self.chunk else 0)
         self.runtime.launch(cp.cuda.get_current_stream().ptr, x, y, rows,
                             cols, sx, sy, workspace, grid)
+
+    def launch_operands(self, pointers, row_strides, rows, cols, grid=None):
+        """Launches a kernel of any operands (docs/abi.md: one address per
+        operand, one row stride per input and output) on CuPy's current
+        stream."""
+        self.runtime.launch_operands(cp.cuda.get_current_stream().ptr,
+                                     pointers, row_strides, rows, cols, 0,
+                                     grid)

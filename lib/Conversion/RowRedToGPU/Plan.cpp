@@ -116,6 +116,7 @@ public:
     if (failed(plan.strategy != Strategy::online ? shapeRowBlock()
                                                  : shapeOnline()))
       return failure();
+    fitOperandRegisters();
     plan.rereadFallback = plan.strategy != Strategy::online &&
                           opts.reread.value_or(plan.blockElements >= 8192);
     // The widest power of two dividing the elements per thread: chunks of
@@ -252,14 +253,18 @@ private:
             std::max<int64_t>(rowBlock / (warps * 32), 1) <=
                 opts.maxElementsPerThread() &&
             (opts.blockSize != 0 ||
-             rowBlock <= maxAutoFusedBlock(elementBytes, sm >= 80));
+             rowBlock <= maxAutoFusedBlock(elementBytes, sm >= 80)) &&
+            (!group.hasSeveralOperands() ||
+             fitsOperandRegisters(rowBlock, numOperands()));
         bool fitsCluster = clustersAvailable && opts.blockSize == 0 &&
                            opts.numWarps == 0 && opts.clusterSize != 1 &&
                            fitsAutoCluster(rowBlock, elementBytes, cols);
-        if (fitsBlock || !canOnline)
+        if (fitsBlock)
           plan.strategy = Strategy::fused;
         else if (fitsCluster)
           plan.strategy = Strategy::cluster;
+        else if (!canOnline)
+          plan.strategy = Strategy::fused;
       }
     } else {
       return map.emitOpError()
@@ -277,8 +282,8 @@ private:
       return map.emitOpError()
              << "the " << stringifyStrategy(plan.strategy)
              << " strategy holds the whole row in registers and needs its "
-                "length: set cols=N or the request's block (or use "
-                "strategy=online)";
+                "length: set cols=N or the request's block"
+             << (canOnline ? " (or use strategy=online)" : "");
     if (cols > rowBlock)
       return map.emitOpError()
              << "block " << rowBlock << " is smaller than the " << cols
@@ -352,10 +357,43 @@ private:
              << plan.blockElements << " elements over " << plan.threadsPerRow()
              << " threads keeps " << plan.elementsPerThread()
              << " elements per thread in registers (limit "
-             << opts.maxElementsPerThread()
-             << "); ask for more warps, or strategy=online for rows this "
-                "long";
+             << opts.maxElementsPerThread() << "); ask for more warps"
+             << (canOnline ? ", or strategy=online for rows this long" : "");
     return success();
+  }
+
+  /// With several operands, fits a block's elements of every operand into
+  /// its registers (operandRegisters): a cluster of derived size grows, each
+  /// block taking a smaller slice of the row, and then derived warps halve,
+  /// fewer threads getting more registers each. A plan that still does not
+  /// fit is refused by refuseSpills.
+  void fitOperandRegisters() {
+    if (!group.hasSeveralOperands() || plan.rowsPerBlock > 1)
+      return;
+    int64_t operands = numOperands();
+    auto fits = [&](const KernelPlan &p) {
+      auto [needed, available] = operandRegisters(p, operands);
+      return needed <= available;
+    };
+    KernelPlan fitted = plan;
+    if (plan.strategy == Strategy::cluster && opts.clusterSize == 0) {
+      while (!fits(fitted) && fitted.clusterSize * 2 <= kMaxClusterSize &&
+             fitted.elementsPerThread() % 2 == 0) {
+        fitted.clusterSize *= 2;
+        fitted.blockElements /= 2;
+        fitted.stageElements = fitted.blockElements;
+      }
+    }
+    while (!opts.numWarps && !fits(fitted) && fitted.numWarps % 2 == 0 &&
+           fitted.elementsPerThread() * 2 <= kMaxElementsPerThread)
+      fitted.numWarps /= 2;
+    if (fits(fitted))
+      plan = fitted;
+  }
+
+  /// The operands a thread holds elements of: inputs and per-column ones.
+  int64_t numOperands() const {
+    return group.inputs.size() + group.columns.size();
   }
 
   /// The online kernel's tile, threads and the blocks sharing a row.
@@ -552,6 +590,21 @@ private:
   /// bytes). Without those, the same slices and fused blocks of the same
   /// shape do not spill.
   LogicalResult refuseSpills() {
+    if (group.hasSeveralOperands()) {
+      int64_t operands = numOperands();
+      auto [needed, available] = operandRegisters(plan, operands);
+      if (needed > available)
+        return map.emitOpError()
+               << "a " << stringifyStrategy(plan.strategy) << " block of "
+               << plan.numThreads() << " threads holding "
+               << plan.elementsPerThread() << " elements per thread of each of "
+               << operands << " operands needs about " << needed
+               << " registers per thread and has " << available
+               << ": a kernel of several operands holds whole rows in "
+                  "registers, and rows this long do not fit (ask for fewer "
+                  "warps where the row allows)";
+      return success();
+    }
     if (plan.strategy != Strategy::cluster || !plan.pairReduce ||
         plan.elementsPerThread() < 32)
       return success();

@@ -493,6 +493,36 @@ int64_t minBlocksPerSM(const KernelPlan &plan, bool softmaxMap) {
   return std::max<int64_t>(1, blocks);
 }
 
+/// Registers a thread needs beyond the elements it holds (addresses, masks,
+/// the reductions).
+static constexpr int64_t kOperandSpareRegisters = 40;
+
+/// A fused kernel with several operands holds each thread's elements of all
+/// of them in registers: elements per thread x operands, plus
+/// kOperandSpareRegisters, against the 255 registers of a thread or its
+/// share of the register file. ptxas -v (sm_90), auto's plans: layer_norm
+/// f32 (3 operands) 16384 on 512 threads (32 x 3 + 40 = 136 > 128) spills
+/// 28 bytes, 12288 on 384 (136 <= 170) takes 134 registers and none, 8192
+/// on 128 (232 <= 255) 227 and none; rms_norm and softmax_backward (2
+/// operands) f32 32768 on 1024 threads (104 > 64) spill 116-136 bytes,
+/// 16384 on 512 (104 <= 128) take 99-106 and none.
+std::pair<int64_t, int64_t> operandRegisters(const KernelPlan &plan,
+                                             int64_t operands) {
+  return {plan.elementsPerThread() * operands + kOperandSpareRegisters,
+          std::min<int64_t>(255, kRegisterFile / plan.numThreads())};
+}
+
+bool fitsOperandRegisters(int64_t elements, int64_t operands) {
+  for (int64_t threads = 32; threads <= 1024; threads *= 2) {
+    int64_t perThread = llvm::divideCeil(elements, threads);
+    if (perThread <= kMaxElementsPerThread &&
+        perThread * operands + kOperandSpareRegisters <=
+            std::min<int64_t>(255, kRegisterFile / threads))
+      return true;
+  }
+  return false;
+}
+
 /// Blocks of the cluster auto gives an online kernel for rows of `cols`
 /// elements of `elementBytes` (H200 sweeps, version log): 8 for rows
 /// under 2 MiB (262144 f32 and bf16: +24% and +18% over one block; f32

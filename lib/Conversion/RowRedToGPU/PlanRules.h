@@ -131,6 +131,17 @@ StringRef prefetchObstacle(const KernelPlan &plan, bool stage, int64_t sm);
 /// registers.
 int64_t minBlocksPerSM(const KernelPlan &plan, bool softmaxMap);
 
+/// The registers a thread of `plan` may take without spilling when it holds
+/// its elements of `operands` operands (inputs and per-column operands) at
+/// once, against the registers it has; see the definition.
+std::pair<int64_t, int64_t> operandRegisters(const KernelPlan &plan,
+                                             int64_t operands);
+
+/// Whether one block of 32 to 1024 threads can hold a row (or slice) of
+/// `elements` of each of `operands` operands in registers, as
+/// operandRegisters counts them.
+bool fitsOperandRegisters(int64_t elements, int64_t operands);
+
 /// Blocks of the cluster auto gives an online kernel for rows of `cols`
 /// elements of `elementBytes`.
 int64_t autoOnlineClusterSize(int64_t cols, int64_t elementBytes);

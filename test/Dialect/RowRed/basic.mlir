@@ -64,3 +64,51 @@ func.func @not_dead(%x: memref<2x3xf32>, %y: memref<2x3xf32>) {
 // RUN: softmax-opt %s --canonicalize --cse | FileCheck %s --check-prefix=KEEP
 // KEEP-LABEL: func.func @not_dead
 // KEEP: rowred.softmax
+
+// CHECK-LABEL: func.func @family_ops
+func.func @family_ops(%y: memref<?x?xf32>, %dy: memref<?x?xf32>,
+                      %dx: memref<?x?xf32>, %x: memref<8x4096xbf16>,
+                      %w: memref<4096xbf16>, %b: memref<4096xf32>,
+                      %o: memref<8x4096xbf16>) {
+  // CHECK: rowred.softmax_backward dimension(1) ins(%{{.*}}, %{{.*}} : memref<?x?xf32>, memref<?x?xf32>) outs(%{{.*}} : memref<?x?xf32>)
+  rowred.softmax_backward dimension(1) ins(%y, %dy : memref<?x?xf32>, memref<?x?xf32>) outs(%dx : memref<?x?xf32>)
+  // CHECK: rowred.log_softmax_backward dimension(1) ins(%{{.*}}, %{{.*}} : memref<?x?xf32>, memref<?x?xf32>) outs(%{{.*}} : memref<?x?xf32>)
+  rowred.log_softmax_backward dimension(1) ins(%y, %dy : memref<?x?xf32>, memref<?x?xf32>) outs(%dx : memref<?x?xf32>)
+  // CHECK: rowred.rms_norm epsilon(9.99999997E-7) ins(%{{.*}} : memref<8x4096xbf16>) weight(%{{.*}} : memref<4096xbf16>) outs(%{{.*}} : memref<8x4096xbf16>)
+  rowred.rms_norm epsilon(1.0e-06) ins(%x : memref<8x4096xbf16>) weight(%w : memref<4096xbf16>) outs(%o : memref<8x4096xbf16>)
+  // CHECK: rowred.rms_norm epsilon(0.000000e+00) ins(%{{.*}} : memref<8x4096xbf16>) outs(
+  rowred.rms_norm epsilon(0.0) ins(%x : memref<8x4096xbf16>) outs(%o : memref<8x4096xbf16>)
+  // CHECK: rowred.layer_norm epsilon(9.99999974E-6) ins(%{{.*}} : memref<8x4096xbf16>) weight(%{{.*}} : memref<4096xbf16>) bias(%{{.*}} : memref<4096xf32>) outs(
+  rowred.layer_norm epsilon(1.0e-05) ins(%x : memref<8x4096xbf16>) weight(%w : memref<4096xbf16>) bias(%b : memref<4096xf32>) outs(%o : memref<8x4096xbf16>)
+  // CHECK: rowred.layer_norm epsilon(9.99999974E-6) ins(%{{.*}} : memref<8x4096xbf16>) bias(%{{.*}} : memref<4096xf32>) outs(
+  rowred.layer_norm epsilon(1.0e-05) ins(%x : memref<8x4096xbf16>) bias(%b : memref<4096xf32>) outs(%o : memref<8x4096xbf16>)
+  return
+}
+
+// Several inputs, per-column operands, several outputs and the row length.
+// CHECK-LABEL: func.func @several_operands
+func.func @several_operands(%x: memref<?x?xf16>, %r: memref<?x?xf32>,
+                            %w: memref<?xbf16>, %s: memref<?xf32>,
+                            %y: memref<?x?xf16>, %z: memref<?x?xf32>) {
+  // CHECK: rowred.reduce sum ins(%[[X:.*]], %[[R:.*]] : memref<?x?xf16>, memref<?x?xf32>) cols(%[[W:.*]] : memref<?xbf16>) outs(%[[S:.*]] : memref<?xf32>) {
+  // CHECK-NEXT: ^bb0(%{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32):
+  rowred.reduce sum ins(%x, %r : memref<?x?xf16>, memref<?x?xf32>) cols(%w : memref<?xbf16>) outs(%s : memref<?xf32>) {
+  ^bb0(%xj: f32, %rj: f32, %wj: f32):
+    %a = arith.addf %xj, %rj : f32
+    %p = arith.mulf %a, %wj : f32
+    rowred.yield %p : f32
+  }
+  // CHECK: rowred.map ins(%[[X]], %[[R]] : memref<?x?xf16>, memref<?x?xf32>) cols(%[[W]] : memref<?xbf16>) rows(%[[S]] : memref<?xf32>) outs(%{{.*}}, %{{.*}} : memref<?x?xf16>, memref<?x?xf32>) {
+  // CHECK: %[[N:.*]] = rowred.row_length : f32
+  // CHECK: rowred.yield %{{.*}}, %{{.*}} : f32, f32
+  rowred.map ins(%x, %r : memref<?x?xf16>, memref<?x?xf32>) cols(%w : memref<?xbf16>) rows(%s : memref<?xf32>) outs(%y, %z : memref<?x?xf16>, memref<?x?xf32>) {
+  ^bb0(%xj: f32, %rj: f32, %wj: f32, %si: f32):
+    %n = rowred.row_length : f32
+    %mean = arith.divf %si, %n : f32
+    %a = arith.addf %xj, %rj : f32
+    %d = arith.subf %a, %mean : f32
+    %e = arith.mulf %d, %wj : f32
+    rowred.yield %e, %a : f32, f32
+  }
+  return
+}

@@ -64,3 +64,151 @@ func.func @untouched(%x: memref<4x8xf32>, %m: memref<4xf32>) {
   }
   return
 }
+
+// -----
+
+// softmax_backward: s = sum(dy * y), then dx = y * (dy - s).
+// CHECK-LABEL: func.func @softmax_backward
+// CHECK-SAME: (%[[Y:.*]]: memref<?x?xf32>, %[[DY:.*]]: memref<?x?xf32>, %[[DX:.*]]: memref<?x?xf32>)
+// CHECK: %[[S:.*]] = memref.alloc(%{{.*}}) : memref<?xf32>
+// CHECK: rowred.reduce sum ins(%[[Y]], %[[DY]] : memref<?x?xf32>, memref<?x?xf32>) outs(%[[S]] : memref<?xf32>) {
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32):
+// CHECK-NEXT: %[[P:.*]] = arith.mulf %[[B]], %[[A]] : f32
+// CHECK-NEXT: rowred.yield %[[P]] : f32
+// CHECK: rowred.map ins(%[[Y]], %[[DY]] : memref<?x?xf32>, memref<?x?xf32>) rows(%[[S]] : memref<?xf32>) outs(%[[DX]] : memref<?x?xf32>) {
+// CHECK-NEXT: ^bb0(%[[C:.*]]: f32, %[[D:.*]]: f32, %[[CS:.*]]: f32):
+// CHECK-NEXT: %[[E:.*]] = arith.subf %[[D]], %[[CS]] : f32
+// CHECK-NEXT: %[[R:.*]] = arith.mulf %[[C]], %[[E]] : f32
+// CHECK-NEXT: rowred.yield %[[R]] : f32
+// CHECK-NEXT: } {rowred.origin = "softmax_backward"}
+// CHECK: memref.dealloc %[[S]]
+func.func @softmax_backward(%y: memref<?x?xf32>, %dy: memref<?x?xf32>, %dx: memref<?x?xf32>) {
+  rowred.softmax_backward dimension(1) ins(%y, %dy : memref<?x?xf32>, memref<?x?xf32>) outs(%dx : memref<?x?xf32>)
+  return
+}
+
+// -----
+
+// log_softmax_backward: s = sum(dy), then dx = dy - exp(y) * s.
+// CHECK-LABEL: func.func @log_softmax_backward
+// CHECK-SAME: (%[[Y:.*]]: memref<4x512xbf16>, %[[DY:.*]]: memref<4x512xbf16>, %[[DX:.*]]: memref<4x512xbf16>)
+// CHECK: %[[S:.*]] = memref.alloc() : memref<4xf32>
+// CHECK: rowred.reduce sum ins(%[[DY]] : memref<4x512xbf16>) outs(%[[S]] : memref<4xf32>) {
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f32):
+// CHECK-NEXT: rowred.yield %[[A]] : f32
+// CHECK: rowred.map ins(%[[Y]], %[[DY]] : memref<4x512xbf16>, memref<4x512xbf16>) rows(%[[S]] : memref<4xf32>) outs(%[[DX]] : memref<4x512xbf16>) {
+// CHECK-NEXT: ^bb0(%[[C:.*]]: f32, %[[D:.*]]: f32, %[[CS:.*]]: f32):
+// CHECK-NEXT: %[[E:.*]] = math.exp %[[C]] : f32
+// CHECK-NEXT: %[[M:.*]] = arith.mulf %[[E]], %[[CS]] : f32
+// CHECK-NEXT: %[[R:.*]] = arith.subf %[[D]], %[[M]] : f32
+// CHECK-NEXT: rowred.yield %[[R]] : f32
+// CHECK-NEXT: } {rowred.origin = "log_softmax_backward"}
+func.func @log_softmax_backward(%y: memref<4x512xbf16>, %dy: memref<4x512xbf16>, %dx: memref<4x512xbf16>) {
+  rowred.log_softmax_backward dimension(1) ins(%y, %dy : memref<4x512xbf16>, memref<4x512xbf16>) outs(%dx : memref<4x512xbf16>)
+  return
+}
+
+// -----
+
+// rms_norm: s = sum(x * x), then y = x * rsqrt(s / N + eps) * w. A plan
+// request written on the op moves to the map.
+// CHECK-LABEL: func.func @rms_norm
+// CHECK-SAME: (%[[X:.*]]: memref<?x4096xbf16>, %[[W:.*]]: memref<4096xbf16>, %[[Y:.*]]: memref<?x4096xbf16>)
+// CHECK: %[[EPS:.*]] = arith.constant 9.99999997E-7 : f32
+// CHECK: %[[S:.*]] = memref.alloc(%{{.*}}) : memref<?xf32>
+// CHECK: rowred.reduce sum ins(%[[X]] : memref<?x4096xbf16>) outs(%[[S]] : memref<?xf32>) {
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f32):
+// CHECK-NEXT: %[[SQ:.*]] = arith.mulf %[[A]], %[[A]] : f32
+// CHECK-NEXT: rowred.yield %[[SQ]] : f32
+// CHECK: rowred.map ins(%[[X]] : memref<?x4096xbf16>) cols(%[[W]] : memref<4096xbf16>) rows(%[[S]] : memref<?xf32>) outs(%[[Y]] : memref<?x4096xbf16>) {
+// CHECK-NEXT: ^bb0(%[[C:.*]]: f32, %[[CW:.*]]: f32, %[[CS:.*]]: f32):
+// CHECK-NEXT: %[[N:.*]] = rowred.row_length : f32
+// CHECK-NEXT: %[[MS:.*]] = arith.divf %[[CS]], %[[N]] : f32
+// CHECK-NEXT: %[[SH:.*]] = arith.addf %[[MS]], %[[EPS]] : f32
+// CHECK-NEXT: %[[RS:.*]] = math.rsqrt %[[SH]] : f32
+// CHECK-NEXT: %[[V:.*]] = arith.mulf %[[C]], %[[RS]] : f32
+// CHECK-NEXT: %[[R:.*]] = arith.mulf %[[V]], %[[CW]] : f32
+// CHECK-NEXT: rowred.yield %[[R]] : f32
+// CHECK-NEXT: } {rowred.origin = "rms_norm", rowred.plan_request = #rowred.plan_request<warps = 4>}
+func.func @rms_norm(%x: memref<?x4096xbf16>, %w: memref<4096xbf16>, %y: memref<?x4096xbf16>) {
+  rowred.rms_norm epsilon(1.0e-06) ins(%x : memref<?x4096xbf16>) weight(%w : memref<4096xbf16>) outs(%y : memref<?x4096xbf16>) {rowred.plan_request = #rowred.plan_request<warps = 4>}
+  return
+}
+
+// -----
+
+// Without a weight, the map has no per-column operand.
+// CHECK-LABEL: func.func @rms_norm_unweighted
+// CHECK: rowred.map ins(%{{.*}} : memref<8x64xf32>) rows(%{{.*}} : memref<8xf32>) outs(
+// CHECK-NEXT: ^bb0(%[[C:.*]]: f32, %[[CS:.*]]: f32):
+// CHECK: %[[V:.*]] = arith.mulf %[[C]], %{{.*}} : f32
+// CHECK-NEXT: rowred.yield %[[V]] : f32
+func.func @rms_norm_unweighted(%x: memref<8x64xf32>, %y: memref<8x64xf32>) {
+  rowred.rms_norm epsilon(1.0e-06) ins(%x : memref<8x64xf32>) outs(%y : memref<8x64xf32>)
+  return
+}
+
+// -----
+
+// layer_norm: s = sum(x); c = sum(x - s/N); q = sum(((x - s/N) - c/N)^2);
+// y = ((x - s/N) - c/N) * rsqrt(q/N + eps) * w + b.
+// CHECK-LABEL: func.func @layer_norm
+// CHECK-SAME: (%[[X:.*]]: memref<?x?xf16>, %[[W:.*]]: memref<?xf16>, %[[B:.*]]: memref<?xf32>, %[[Y:.*]]: memref<?x?xf16>)
+// CHECK: %[[EPS:.*]] = arith.constant 9.99999974E-6 : f32
+// CHECK: %[[S:.*]] = memref.alloc(%[[ROWS:.*]]) : memref<?xf32>
+// CHECK: rowred.reduce sum ins(%[[X]] : memref<?x?xf16>) outs(%[[S]] : memref<?xf32>) {
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f32):
+// CHECK-NEXT: rowred.yield %[[A]] : f32
+// CHECK: %[[C:.*]] = memref.alloc(%[[ROWS]]) : memref<?xf32>
+// CHECK: rowred.reduce sum ins(%[[X]] : memref<?x?xf16>) rows(%[[S]] : memref<?xf32>) outs(%[[C]] : memref<?xf32>) {
+// CHECK-NEXT: ^bb0(%[[A1:.*]]: f32, %[[S1:.*]]: f32):
+// CHECK-NEXT: %[[N1:.*]] = rowred.row_length : f32
+// CHECK-NEXT: %[[M1:.*]] = arith.divf %[[S1]], %[[N1]] : f32
+// CHECK-NEXT: %[[D1:.*]] = arith.subf %[[A1]], %[[M1]] : f32
+// CHECK-NEXT: rowred.yield %[[D1]] : f32
+// CHECK: %[[Q:.*]] = memref.alloc(%[[ROWS]]) : memref<?xf32>
+// CHECK: rowred.reduce sum ins(%[[X]] : memref<?x?xf16>) rows(%[[S]], %[[C]] : memref<?xf32>, memref<?xf32>) outs(%[[Q]] : memref<?xf32>) {
+// CHECK-NEXT: ^bb0(%[[A2:.*]]: f32, %[[S2:.*]]: f32, %[[C2:.*]]: f32):
+// CHECK-NEXT: %[[N2:.*]] = rowred.row_length : f32
+// CHECK-NEXT: %[[M2:.*]] = arith.divf %[[S2]], %[[N2]] : f32
+// CHECK-NEXT: %[[D2:.*]] = arith.subf %[[A2]], %[[M2]] : f32
+// CHECK-NEXT: %[[K2:.*]] = arith.divf %[[C2]], %[[N2]] : f32
+// CHECK-NEXT: %[[E2:.*]] = arith.subf %[[D2]], %[[K2]] : f32
+// CHECK-NEXT: %[[SQ:.*]] = arith.mulf %[[E2]], %[[E2]] : f32
+// CHECK-NEXT: rowred.yield %[[SQ]] : f32
+// CHECK: rowred.map ins(%[[X]] : memref<?x?xf16>) cols(%[[W]], %[[B]] : memref<?xf16>, memref<?xf32>) rows(%[[S]], %[[C]], %[[Q]] : memref<?xf32>, memref<?xf32>, memref<?xf32>) outs(%[[Y]] : memref<?x?xf16>) {
+// CHECK-NEXT: ^bb0(%[[A3:.*]]: f32, %[[W3:.*]]: f32, %[[B3:.*]]: f32, %[[S3:.*]]: f32, %[[C3:.*]]: f32, %[[Q3:.*]]: f32):
+// CHECK-NEXT: %[[N3:.*]] = rowred.row_length : f32
+// CHECK-NEXT: %[[M3:.*]] = arith.divf %[[S3]], %[[N3]] : f32
+// CHECK-NEXT: %[[D3:.*]] = arith.subf %[[A3]], %[[M3]] : f32
+// CHECK-NEXT: %[[K3:.*]] = arith.divf %[[C3]], %[[N3]] : f32
+// CHECK-NEXT: %[[E3:.*]] = arith.subf %[[D3]], %[[K3]] : f32
+// CHECK-NEXT: %[[V3:.*]] = arith.divf %[[Q3]], %[[N3]] : f32
+// CHECK-NEXT: %[[SH:.*]] = arith.addf %[[V3]], %[[EPS]] : f32
+// CHECK-NEXT: %[[RS:.*]] = math.rsqrt %[[SH]] : f32
+// CHECK-NEXT: %[[Y3:.*]] = arith.mulf %[[E3]], %[[RS]] : f32
+// CHECK-NEXT: %[[YW:.*]] = arith.mulf %[[Y3]], %[[W3]] : f32
+// CHECK-NEXT: %[[YB:.*]] = arith.addf %[[YW]], %[[B3]] : f32
+// CHECK-NEXT: rowred.yield %[[YB]] : f32
+// CHECK-NEXT: } {rowred.origin = "layer_norm"}
+// CHECK: memref.dealloc %[[Q]]
+// CHECK: memref.dealloc %[[C]]
+// CHECK: memref.dealloc %[[S]]
+func.func @layer_norm(%x: memref<?x?xf16>, %w: memref<?xf16>, %b: memref<?xf32>, %y: memref<?x?xf16>) {
+  rowred.layer_norm epsilon(1.0e-05) ins(%x : memref<?x?xf16>) weight(%w : memref<?xf16>) bias(%b : memref<?xf32>) outs(%y : memref<?x?xf16>)
+  return
+}
+
+// -----
+
+// A bias without a weight is the map's only per-column operand.
+// CHECK-LABEL: func.func @layer_norm_bias
+// CHECK: rowred.map ins(%{{.*}} : memref<2x16xf32>) cols(%[[B:.*]] : memref<16xf32>) rows(
+// CHECK-NEXT: ^bb0(%{{.*}}: f32, %[[B3:.*]]: f32, %{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32):
+// CHECK: %[[Y3:.*]] = arith.mulf
+// CHECK-NEXT: %[[YB:.*]] = arith.addf %[[Y3]], %[[B3]] : f32
+// CHECK-NEXT: rowred.yield %[[YB]] : f32
+func.func @layer_norm_bias(%x: memref<2x16xf32>, %b: memref<16xf32>, %y: memref<2x16xf32>) {
+  rowred.layer_norm epsilon(1.0e-05) ins(%x : memref<2x16xf32>) bias(%b : memref<16xf32>) outs(%y : memref<2x16xf32>)
+  return
+}

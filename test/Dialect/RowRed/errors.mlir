@@ -244,3 +244,130 @@ func.func @row_stride(%x: memref<?x?xf32, strided<[?, 1], offset: ?>>, %y: memre
   rowred.softmax dimension(1) ins(%x : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%y : memref<?x?xf32>)
   return
 }
+
+// -----
+
+func.func @backward_shape(%y: memref<4x8xf32>, %dy: memref<4x9xf32>, %dx: memref<4x8xf32>) {
+  // expected-error @+1 {{'rowred.softmax_backward' op grad_output has shape 'memref<4x9xf32>', which differs from 'memref<4x8xf32>'}}
+  rowred.softmax_backward dimension(1) ins(%y, %dy : memref<4x8xf32>, memref<4x9xf32>) outs(%dx : memref<4x8xf32>)
+  return
+}
+
+// -----
+
+func.func @backward_dimension(%y: memref<4x8xf32>, %dy: memref<4x8xf32>, %dx: memref<4x8xf32>) {
+  // expected-error @+1 {{'rowred.log_softmax_backward' op only the innermost dimension (1) can be reduced, got 0}}
+  rowred.log_softmax_backward dimension(0) ins(%y, %dy : memref<4x8xf32>, memref<4x8xf32>) outs(%dx : memref<4x8xf32>)
+  return
+}
+
+// -----
+
+func.func @backward_type(%y: memref<4x8xf32>, %dy: memref<4x8xf64>, %dx: memref<4x8xf32>) {
+  // expected-error @+1 {{'rowred.softmax_backward' op grad_output element type must be f32, f16 or bf16, got 'f64'}}
+  rowred.softmax_backward dimension(1) ins(%y, %dy : memref<4x8xf32>, memref<4x8xf64>) outs(%dx : memref<4x8xf32>)
+  return
+}
+
+// -----
+
+func.func @norm_epsilon(%x: memref<4x8xf32>, %y: memref<4x8xf32>) {
+  // expected-error @+1 {{'rowred.rms_norm' op epsilon must be finite and not negative, got -1.000000e-05}}
+  rowred.rms_norm epsilon(-1.0e-05) ins(%x : memref<4x8xf32>) outs(%y : memref<4x8xf32>)
+  return
+}
+
+// -----
+
+func.func @norm_weight_length(%x: memref<4x8xf32>, %w: memref<9xf32>, %y: memref<4x8xf32>) {
+  // expected-error @+1 {{'rowred.rms_norm' op weight has 9 elements but the rows have 8 columns}}
+  rowred.rms_norm epsilon(1.0e-05) ins(%x : memref<4x8xf32>) weight(%w : memref<9xf32>) outs(%y : memref<4x8xf32>)
+  return
+}
+
+// -----
+
+func.func @norm_bias_stride(%x: memref<4x8xf32>, %b: memref<8xf32, strided<[2]>>, %y: memref<4x8xf32>) {
+  // expected-error @+1 {{'rowred.layer_norm' op bias must be contiguous (stride 1), got 'memref<8xf32, strided<[2]>>'}}
+  rowred.layer_norm epsilon(1.0e-05) ins(%x : memref<4x8xf32>) bias(%b : memref<8xf32, strided<[2]>>) outs(%y : memref<4x8xf32>)
+  return
+}
+
+// -----
+
+func.func @norm_weight_rank(%x: memref<4x8xf32>, %w: memref<4x8xf32>, %y: memref<4x8xf32>) {
+  // expected-error @+1 {{'rowred.layer_norm' op weight must be a rank-1 memref of f32, f16 or bf16 (one element per column), got 'memref<4x8xf32>'}}
+  rowred.layer_norm epsilon(1.0e-05) ins(%x : memref<4x8xf32>) weight(%w : memref<4x8xf32>) outs(%y : memref<4x8xf32>)
+  return
+}
+
+// -----
+
+func.func @norm_output_shape(%x: memref<4x8xf32>, %y: memref<8x4xf32>) {
+  // expected-error @+1 {{'rowred.layer_norm' op output has shape 'memref<8x4xf32>', which differs from 'memref<4x8xf32>'}}
+  rowred.layer_norm epsilon(1.0e-05) ins(%x : memref<4x8xf32>) outs(%y : memref<8x4xf32>)
+  return
+}
+
+// -----
+
+func.func @map_yield_count(%x: memref<4x8xf32>, %y: memref<4x8xf32>, %z: memref<4x8xf32>) {
+  rowred.map ins(%x : memref<4x8xf32>) outs(%y, %z : memref<4x8xf32>, memref<4x8xf32>) {
+  ^bb0(%xj: f32):
+    // expected-error @+1 {{'rowred.yield' op yields 1 values; rowred.map takes 2 (one per output)}}
+    rowred.yield %xj : f32
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_yield_count(%x: memref<4x8xf32>, %s: memref<4xf32>) {
+  rowred.reduce sum ins(%x : memref<4x8xf32>) outs(%s : memref<4xf32>) {
+  ^bb0(%xj: f32):
+    // expected-error @+1 {{'rowred.yield' op yields 2 values; rowred.reduce takes 1}}
+    rowred.yield %xj, %xj : f32, f32
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_second_input(%x: memref<4x8xf32>, %r: memref<4x7xf32>, %s: memref<4xf32>) {
+  // expected-error @+1 {{'rowred.reduce' op input #1 has shape 'memref<4x7xf32>', which differs from 'memref<4x8xf32>'}}
+  rowred.reduce sum ins(%x, %r : memref<4x8xf32>, memref<4x7xf32>) outs(%s : memref<4xf32>) {
+  ^bb0(%xj: f32, %rj: f32):
+    rowred.yield %xj : f32
+  }
+  return
+}
+
+// -----
+
+func.func @map_column_length(%x: memref<4x8xf32>, %w: memref<4xf16>, %y: memref<4x8xf32>) {
+  // expected-error @+1 {{'rowred.map' op cols operand #0 has 4 elements but the rows have 8 columns}}
+  rowred.map ins(%x : memref<4x8xf32>) cols(%w : memref<4xf16>) outs(%y : memref<4x8xf32>) {
+  ^bb0(%xj: f32, %wj: f32):
+    rowred.yield %xj : f32
+  }
+  return
+}
+
+// -----
+
+func.func @map_body_arguments(%x: memref<4x8xf32>, %w: memref<8xf16>, %y: memref<4x8xf32>) {
+  // expected-error @+1 {{'rowred.map' op body must have 2 arguments (one per input, per cols operand and per row scalar), got 1}}
+  rowred.map ins(%x : memref<4x8xf32>) cols(%w : memref<8xf16>) outs(%y : memref<4x8xf32>) {
+  ^bb0(%xj: f32):
+    rowred.yield %xj : f32
+  }
+  return
+}
+
+// -----
+
+func.func @row_length_outside(%x: f32) -> f32 {
+  // expected-error @+1 {{'rowred.row_length' op expects parent op to be one of 'rowred.reduce, rowred.map'}}
+  %n = rowred.row_length : f32
+  return %n : f32
+}

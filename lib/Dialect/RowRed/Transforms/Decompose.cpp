@@ -223,8 +223,13 @@ struct DecomposeRmsNorm : OpRewritePattern<RmsNormOp> {
   }
 };
 
-/// Rewrites `rowred.layer_norm` into `s1 = sum(x)`, `s2 = sum((x - s1 /
-/// N)^2)` and the map `(x - s1 / N) * rsqrt(s2 / N + eps) * w + b`.
+/// Rewrites `rowred.layer_norm` into three sums and a map around a shifted
+/// mean: `s = sum(x)` gives a first mean `m = s / N`, `c = sum(x - m)` its
+/// correction `d = c / N`, and with the centered elements `x' = (x - m) - d`,
+/// `q = sum(x'^2)` and the map `x' * rsqrt(q / N + eps) * w + b`. The mean is
+/// never formed: in f32 a row of mean 1e4 holds it to only about 1e-3, which
+/// `x - m - d` keeps (`x - m` is exact there, and `d` small), so that rows of
+/// large mean and small spread stay exact to f32.
 struct DecomposeLayerNorm : OpRewritePattern<LayerNormOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -234,25 +239,39 @@ struct DecomposeLayerNorm : OpRewritePattern<LayerNormOp> {
     APFloat eps = op.getEpsilon();
     SmallVector<Value> columns = present({op.getWeight(), op.getBias()});
     Decomposition d(rewriter, op, x);
+    // x - sum / n, and then less correction / n: one statement per op.
+    auto centered = [](BodyBuilder &bb, Value x, Value n, Value sum,
+                       Value correction) {
+      Value mean = bb.div(sum, n);
+      Value shifted = bb.sub(x, mean);
+      if (!correction)
+        return shifted;
+      return bb.sub(shifted, bb.div(correction, n));
+    };
     Value sum =
         d.reduce(Combiner::sum, x, {}, {}, [](BodyBuilder &, ValueRange a) {
           return SmallVector<Value>{a[0]};
         });
-    Value squares =
-        d.reduce(Combiner::sum, x, {}, sum, [](BodyBuilder &bb, ValueRange a) {
-          Value mean = bb.div(a[1], bb.rowLength());
-          Value c = bb.sub(a[0], mean);
-          return SmallVector<Value>{bb.mul(c, c)};
+    Value correction =
+        d.reduce(Combiner::sum, x, {}, sum, [&](BodyBuilder &bb, ValueRange a) {
+          return SmallVector<Value>{
+              centered(bb, a[0], bb.rowLength(), a[1], {})};
         });
+    Value squares =
+        d.reduce(Combiner::sum, x, {}, {sum, correction},
+                 [&](BodyBuilder &bb, ValueRange a) {
+                   Value c = centered(bb, a[0], bb.rowLength(), a[1], a[2]);
+                   return SmallVector<Value>{bb.mul(c, c)};
+                 });
     bool weighted = op.getWeight() != nullptr, biased = op.getBias() != nullptr;
-    d.map(x, columns, {sum, squares}, op.getOutput(),
+    d.map(x, columns, {sum, correction, squares}, op.getOutput(),
           [&](BodyBuilder &bb, ValueRange a) {
+            ValueRange scalars = a.take_back(3);
             Value n = bb.rowLength();
-            Value mean = bb.div(a[a.size() - 2], n);
-            Value centered = bb.sub(a[0], mean);
-            Value variance = bb.div(a.back(), n);
+            Value c = centered(bb, a[0], n, scalars[0], scalars[1]);
+            Value variance = bb.div(scalars[2], n);
             Value shifted = bb.add(variance, bb.constant(eps));
-            Value y = bb.mul(centered, bb.rsqrt(shifted));
+            Value y = bb.mul(c, bb.rsqrt(shifted));
             if (weighted)
               y = bb.mul(y, a[1]);
             if (biased)

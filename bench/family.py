@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""Times the family's kernels against PyTorch on one GPU.
+
+Ops: rms_norm, layer_norm (weight and bias) and softmax_backward, on the
+LLM shapes of the issue that added them: M in {4096, 16384} tokens x hidden
+N in {2048, 4096, 8192} for the norms, the softmax bench's mid shapes for
+the backward; f32 and bf16. Peers: PyTorch eager (F.rms_norm, F.layer_norm,
+torch._softmax_backward_data) and torch.compile of the same function
+(Inductor's Triton; dynamo's recompile limit raised, dynamic shapes off).
+The ceiling is a device copy of the bytes the op must move (the norms read
+x and write y; the backward reads y and dy and writes dx), timed alike.
+Every output is checked against a float64 reference before it is timed.
+Timing as bench.py: CUDA events, L2 flushed before every call, providers
+taking turns call by call within --rounds rounds, the median of the
+rounds' medians.
+
+usage: family.py KERNEL_DIR [--json OUT] [--rounds R] [--ops rms_norm,...]
+       family.py SWEEP_DIR --sweep
+KERNEL_DIR holds the kernels of `scripts/gen_kernels.py --set family-bench`,
+SWEEP_DIR those of `--set family-sweep` (fused block shapes timed against
+each other).
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench import copy_bandwidth, time_in_rounds  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "scripts"))
+from gen_kernels import EPSILON  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "test", "GPU"))
+from rowred_kernel import Kernel  # noqa: E402
+
+DEVICE = "cuda"
+NORM_SHAPES = [(m, n) for m in (4096, 16384) for n in (2048, 4096, 8192)]
+BACKWARD_SHAPES = [(4096, 1024), (4096, 4096), (4096, 8192), (16384, 4096)]
+DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16}
+
+
+def eager(op):
+    """The PyTorch function of `op`, on (inputs, columns)."""
+    if op == "rms_norm":
+        return lambda x, w: F.rms_norm(x, (x.shape[-1],), w, EPSILON)
+    if op == "layer_norm":
+        return lambda x, w, b: F.layer_norm(x, (x.shape[-1],), w, b, EPSILON)
+    return lambda y, dy: torch._softmax_backward_data(dy, y, -1, y.dtype)
+
+
+def make_args(op, m, n, dtype):
+    x = torch.randn(m, n, device=DEVICE, dtype=dtype)
+    if op == "rms_norm":
+        return [x, torch.randn(n, device=DEVICE, dtype=dtype)]
+    if op == "layer_norm":
+        return [x, torch.randn(n, device=DEVICE, dtype=dtype),
+                torch.randn(n, device=DEVICE, dtype=dtype)]
+    y = torch.softmax(x.float() * 3, dim=-1).to(dtype)
+    return [y, torch.randn(m, n, device=DEVICE, dtype=dtype)]
+
+
+def moved_bytes(op, m, n, dtype):
+    """Bytes the op must read and write (per-column operands aside)."""
+    matrices = 3 if op == "softmax_backward" else 2
+    return matrices * m * n * torch.tensor([], dtype=dtype).element_size()
+
+
+def ours(kernel, op, args):
+    """A launcher of `kernel` on args (inputs, then per-column operands):
+    the output is allocated once, as the peers' caching allocator does."""
+    inputs = args[:2] if op == "softmax_backward" else args[:1]
+    columns = args[len(inputs):]
+    out = torch.empty_like(inputs[0])
+    pointers = ([t.data_ptr() for t in inputs] + [out.data_ptr()] +
+                [t.data_ptr() for t in columns])
+    strides = [t.stride(0) for t in inputs] + [out.stride(0)]
+    m, n = inputs[0].shape
+    stream = torch.cuda.current_stream().cuda_stream
+
+    def run():
+        kernel.runtime.launch_operands(stream, pointers, strides, m, n)
+        return out
+    return run
+
+
+def max_error(op, args, out):
+    ref = eager(op)(*[a.double() for a in args])
+    return (out.double() - ref).abs().max().item() / max(
+        ref.abs().max().item(), 1e-30)
+
+
+def sweep(kernel_dir, rounds):
+    """Times every kernel of KERNEL_DIR (gen_kernels.py --set family-sweep)
+    against the others of its (op, dtype, N), taking turns, at M = 4096 and
+    16384; prints GB/s and the fraction of the copy of the same bytes."""
+    with open(os.path.join(kernel_dir, "manifest.json")) as f:
+        names = json.load(f)
+    groups = {}
+    for name in names:
+        kernel = Kernel(kernel_dir, name)
+        meta = kernel.meta
+        key = (meta["op"], meta["input_type"], meta["max_cols"])
+        groups.setdefault(key, []).append(kernel)
+    for (op, dname, n), kernels in groups.items():
+        for m in (4096, 16384):
+            call_args = make_args(op, m, n, DTYPES[dname])
+            nbytes = moved_bytes(op, m, n, DTYPES[dname])
+            src = torch.empty(nbytes // 2, dtype=torch.int8, device=DEVICE)
+            dst = torch.empty_like(src)
+            runs = {k.name: ours(k, op, call_args) for k in kernels}
+            runs["copy"] = lambda: dst.copy_(src)
+            samples, _ = time_in_rounds(runs, rounds, rep_ms=40)
+            gbs = {k: nbytes / statistics.median(v) / 1e6
+                   for k, v in samples.items()}
+            for name, value in sorted(gbs.items(), key=lambda kv: -kv[1]):
+                if name != "copy":
+                    print(f"{op:17s} {dname:5s} {m:>5d} x {n:<5d} {name:48s} "
+                          f"{value:6.0f} {100 * value / gbs['copy']:5.1f}%")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("kernel_dir")
+    parser.add_argument("--json")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--ops", default="rms_norm,layer_norm,softmax_backward")
+    parser.add_argument("--sweep", action="store_true",
+                        help="time the block shapes of --set family-sweep "
+                        "against each other instead")
+    args = parser.parse_args()
+    if args.sweep:
+        return sweep(args.kernel_dir, args.rounds)
+    for limit in ("recompile_limit", "cache_size_limit",
+                  "accumulated_recompile_limit",
+                  "accumulated_cache_size_limit"):
+        if hasattr(torch._dynamo.config, limit):
+            setattr(torch._dynamo.config, limit, 100000)
+    torch.manual_seed(0)
+    ceiling = copy_bandwidth()
+    print(f"device: {torch.cuda.get_device_name()}; copy bandwidth "
+          f"{ceiling:.0f} GB/s; {args.rounds} rounds per shape")
+    header = (f"{'op':17s} {'dtype':5s} {'M x N':>12s} {'ours GB/s':>9s} "
+              f"{'%copy':>6s} {'eager':>7s} {'compile':>7s} {'vs best':>7s} "
+              f"{'err':>8s}")
+    print(header)
+    rows = []
+    for op in args.ops.split(","):
+        shapes = BACKWARD_SHAPES if op == "softmax_backward" else NORM_SHAPES
+        compiled = torch.compile(eager(op), dynamic=False)
+        for dname, dtype in DTYPES.items():
+            for m, n in shapes:
+                name = f"{op}_{dname}_auto_n{n}_kernel0.json"
+                kernel = Kernel(args.kernel_dir, name)
+                call_args = make_args(op, m, n, dtype)
+                nbytes = moved_bytes(op, m, n, dtype)
+                src = torch.empty(nbytes // 2, dtype=torch.int8, device=DEVICE)
+                dst = torch.empty_like(src)
+                runs = {"ours": ours(kernel, op, call_args),
+                        "eager": lambda: eager(op)(*call_args),
+                        "compile": lambda: compiled(*call_args),
+                        "copy": lambda: dst.copy_(src)}
+                errors = {k: max_error(op, call_args, runs[k]())
+                          for k in ("ours", "eager", "compile")}
+                samples, failed = time_in_rounds(runs, args.rounds)
+                ms = {k: statistics.median(v) for k, v in samples.items()}
+                gbs = {k: nbytes / t / 1e6 for k, t in ms.items()}
+                best_peer = max(gbs.get("eager", 0), gbs.get("compile", 0))
+                row = {"op": op, "dtype": dname, "m": m, "n": n,
+                       "gbs": gbs, "errors": errors, "failed": failed,
+                       "copy_fraction": gbs["ours"] / gbs["copy"],
+                       "vs_best_peer": gbs["ours"] / best_peer}
+                rows.append(row)
+                print(f"{op:17s} {dname:5s} {m:>5d} x {n:<5d} "
+                      f"{gbs['ours']:9.0f} {100 * row['copy_fraction']:5.1f}% "
+                      f"{gbs.get('eager', 0):7.0f} {gbs.get('compile', 0):7.0f} "
+                      f"{row['vs_best_peer']:6.2f}x "
+                      f"{errors['ours']:8.1e}")
+    ratios = [r["vs_best_peer"] for r in rows]
+    geo = statistics.geometric_mean(ratios)
+    print(f"geomean vs best peer {geo:.2f}x, min {min(ratios):.2f}x; "
+          f"copy fraction min {min(r['copy_fraction'] for r in rows):.2f}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": torch.cuda.get_device_name(),
+                       "copy_gbs": ceiling, "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

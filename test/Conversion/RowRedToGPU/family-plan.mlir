@@ -1,0 +1,46 @@
+// The plans rowred-plan chooses for ops of several operands (inputs and
+// per-column operands), whose kernels hold every operand's elements of a
+// row in registers: fused while a block of up to 1024 threads holds them,
+// then rows split over clusters that grow until each block's slice fits.
+
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=4096 chip=sm_90" | FileCheck %s --check-prefix=N4096
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=32768 chip=sm_90" | FileCheck %s --check-prefix=N32768
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=131072 chip=sm_90" | FileCheck %s --check-prefix=N131072
+// RUN: not softmax-opt %s --rowred-decompose --rowred-plan="cols=32768 chip=sm_90 strategy=fused" 2>&1 | FileCheck %s --check-prefix=FUSED
+// RUN: not softmax-opt %s --rowred-decompose --rowred-plan="cols=0 chip=sm_90" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// RUN: not softmax-opt %s --rowred-decompose --rowred-plan="cols=32768 chip=sm_80" 2>&1 | FileCheck %s --check-prefix=SM80
+
+// N4096-LABEL: func.func @rms_norm
+// N4096: rowred.plan = #rowred.plan<strategy = fused, block = 4096, warps = 4, vector = 4, max_cols = 4096, stage_elements = 4096, grid = rows>
+// N4096-LABEL: func.func @layer_norm
+// N4096: rowred.plan = #rowred.plan<strategy = fused, block = 4096, warps = 4, vector = 8, max_cols = 4096, stage_elements = 4096, grid = rows>
+
+// 32768 x 2 f32 operands need 64 K registers: two blocks of 16384. The
+// bf16 layer norm's three operands need four of 8192.
+// N32768-LABEL: func.func @rms_norm
+// N32768: rowred.plan = #rowred.plan<strategy = cluster, block = 16384, warps = 16, cluster = 2, vector = 4, reread = true, max_cols = 32768, stage_elements = 16384>
+// N32768-LABEL: func.func @layer_norm
+// N32768: rowred.plan = #rowred.plan<strategy = cluster, block = 8192, warps = 16, cluster = 4, vector = 8, reread = true, max_cols = 32768, stage_elements = 8192>
+
+// N131072-LABEL: func.func @rms_norm
+// N131072: rowred.plan = #rowred.plan<strategy = cluster, block = 16384, warps = 16, cluster = 8, vector = 4, reread = true, max_cols = 131072, stage_elements = 16384>
+// N131072-LABEL: func.func @layer_norm
+// N131072: rowred.plan = #rowred.plan<strategy = cluster, block = 8192, warps = 32, cluster = 16, vector = 8, reread = true, max_cols = 131072, stage_elements = 8192>
+
+// FUSED: error: 'rowred.map' op a fused block of 1024 threads holding 32 elements per thread of each of 2 operands needs about 104 registers per thread and has 64: a kernel of several operands holds whole rows in registers, and rows this long do not fit
+
+// No online kernel for them: the row's length is needed.
+// UNKNOWN: error: 'rowred.map' op the fused strategy holds the whole row in registers and needs its length: set cols=N or the request's block{{$}}
+
+// No clusters before sm_90.
+// SM80: error: 'rowred.map' op a fused block of 1024 threads holding 32 elements per thread of each of 2 operands needs about 104 registers per thread
+
+func.func @rms_norm(%x: memref<?x?xf32>, %w: memref<?xf32>, %y: memref<?x?xf32>) {
+  rowred.rms_norm epsilon(1.0e-05) ins(%x : memref<?x?xf32>) weight(%w : memref<?xf32>) outs(%y : memref<?x?xf32>)
+  return
+}
+
+func.func @layer_norm(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %b: memref<?xbf16>, %y: memref<?x?xbf16>) {
+  rowred.layer_norm epsilon(1.0e-05) ins(%x : memref<?x?xbf16>) weight(%w : memref<?xbf16>) bias(%b : memref<?xbf16>) outs(%y : memref<?x?xbf16>)
+  return
+}

@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+"""Runs the family's kernels on the GPU and checks them against float64.
+
+Loads every kernel listed in KERNEL_DIR/manifest.json (scripts/gen_kernels.py
+--set family: rms_norm, layer_norm, softmax_backward, log_softmax_backward),
+launches it through the runtime with one device address per operand
+(docs/abi.md) and compares every output with a float64 reference of the
+inputs as stored, semantics as PyTorch's (F.rms_norm, F.layer_norm,
+_softmax_backward_data, _log_softmax_backward_data). Every combination of
+row length, row count and layout is one case.
+
+Checks per case: the output is poisoned before the launch, every element
+must be written and the padding between rows left alone; a NaN in a row
+makes the row NaN; relative L2 error within the dtype's limit (1e-5 f32,
+1e-2 16-bit, or twice the reference's own rounding to the output type) and
+elementwise |out - ref| <= atol * max|ref| + rtol * |ref|. The layer_norm
+inputs include rows of mean 1e4 and spread 1, which a one-pass variance
+loses in f32.
+
+usage: check_family.py KERNEL_DIR [--json OUT]
+Exit status: 0 when every case passed, 1 otherwise, 77 when there is no GPU.
+"""
+import argparse
+import json
+import os
+import sys
+
+try:
+    import cupy as cp
+    from check_kernels import POISON, decode, encode, to_device_dtype
+    from rowred_kernel import Kernel
+except ImportError as e:  # pragma: no cover - depends on the machine
+    print(f"SKIP: {e}; the GPU suite needs CuPy and a CUDA GPU")
+    sys.exit(77)
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "scripts"))
+from gen_kernels import EPSILON  # noqa: E402
+
+MS = [1, 7, 1823]
+# Rows over 65536 elements (cluster kernels): fewer rows of them.
+LONG_MS = [1, 7, 129]
+LAYOUTS = ["contiguous", "strided", "misaligned"]
+# (atol relative to max|ref|, rtol, relative L2) per output type.
+TOLERANCES = {
+    "f32": (1e-6, 2e-5, 1e-5),
+    "f16": (1e-3, 4e-3, 1e-2),
+    "bf16": (8e-3, 3.2e-2, 1e-2),
+}
+
+
+def softmax64(x):
+    e = cp.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def make_inputs(op, rng, rows, cols):
+    """float64 values of the op's inputs, then of its per-column operands."""
+    def normal(*shape):
+        return rng.standard_normal(shape, dtype=cp.float64)
+    if op == "rms_norm":
+        return [normal(rows, cols) * 3.0], [normal(cols)]
+    if op == "layer_norm":
+        x = normal(rows, cols)
+        x[1::2] += 1e4              # mean 1e4, spread 1
+        return [x], [normal(cols), normal(cols)]
+    logits = normal(rows, cols) * 3.0
+    y = softmax64(logits)
+    if op == "log_softmax_backward":
+        y = cp.log(y)
+    return [y, normal(rows, cols)], []
+
+
+def reference(op, inputs, columns):
+    if op == "rms_norm":
+        (x,), (w,) = inputs, columns
+        return x / cp.sqrt((x * x).mean(axis=1, keepdims=True) + EPSILON) * w
+    if op == "layer_norm":
+        (x,), (w, b) = inputs, columns
+        c = x - x.mean(axis=1, keepdims=True)
+        var = (c * c).mean(axis=1, keepdims=True)
+        return c / cp.sqrt(var + EPSILON) * w + b
+    y, dy = inputs
+    if op == "softmax_backward":
+        return y * (dy - (dy * y).sum(axis=1, keepdims=True))
+    return dy - cp.exp(y) * dy.sum(axis=1, keepdims=True)
+
+
+def stored(values, dtype, stride, off):
+    """A device buffer holding `values` (rows x cols, or cols) of `dtype`
+    with rows `stride` elements apart from element `off`, and the values as
+    stored (float64)."""
+    if values.ndim == 1:
+        buf = cp.zeros(values.size + off, to_device_dtype(dtype))
+        buf[off:] = encode(values, dtype)
+        return buf, decode(buf[off:], dtype)
+    rows, cols = values.shape
+    buf = cp.zeros(rows * stride + off, to_device_dtype(dtype))
+    view = buf[off:].reshape(rows, stride)[:, :cols]
+    view[...] = encode(values, dtype)
+    return buf, decode(view, dtype)
+
+
+def run_case(kernel, rng, rows, cols, layout):
+    """Runs one case; returns its problems and relative L2 error."""
+    op = kernel.meta["op"]
+    operands = kernel.runtime.operands
+    in_types = [t for _, role, t in operands if role == "input"]
+    col_types = [t for _, role, t in operands if role == "column"]
+    out_type = [t for _, role, t in operands if role == "output"][0]
+    off = 1 if layout == "misaligned" else 0
+    extra = {"strided": 5}.get(layout, 0)
+    inputs, columns = make_inputs(op, rng, rows, cols)
+    if rows >= 4:
+        inputs[0][0, cols // 2] = cp.nan
+    pointers, strides, values = [], [], []
+    keep = []
+    for k, (x, t) in enumerate(zip(inputs, in_types)):
+        stride = cols + extra + (k if extra else 0)
+        buf, x64 = stored(x, t, stride, off)
+        keep.append(buf)
+        pointers.append(buf.data.ptr + off * buf.itemsize)
+        strides.append(stride)
+        values.append(x64)
+    sy = cols + (3 if extra else 0)
+    poison = encode(cp.full((1,), POISON), out_type)[0]
+    ys = cp.full(rows * sy + off, poison, to_device_dtype(out_type))
+    pointers.append(ys.data.ptr + off * ys.itemsize)
+    strides.append(sy)
+    col_values = []
+    for w, t in zip(columns, col_types):
+        buf, w64 = stored(w, t, 0, off)
+        keep.append(buf)
+        pointers.append(buf.data.ptr + off * buf.itemsize)
+        col_values.append(w64)
+    kernel.launch_operands(pointers, strides, rows, cols)
+    cp.cuda.runtime.deviceSynchronize()
+
+    y2 = ys[off:].reshape(rows, sy)
+    out = decode(y2[:, :cols], out_type)
+    problems = []
+    if off and ys[0] != poison:
+        problems.append("wrote before the output")
+    if sy > cols and bool((y2[:, cols:] != poison).any()):
+        problems.append("wrote into the padding between rows")
+    if bool((y2[:, :cols] == poison).any()):
+        problems.append(f"{int((y2[:, :cols] == poison).sum())} elements "
+                        "not written")
+    ref = reference(op, values, col_values)
+    ref_nan = cp.isnan(ref)
+    if bool((cp.isnan(out) != ref_nan).any()):
+        problems.append("NaN mismatch in "
+                        f"{int((cp.isnan(out) != ref_nan).sum())} elements")
+    finite = ~ref_nan.any(axis=1)
+    r, o = ref[finite], out[finite]
+    l2 = 0.0
+    if r.size:
+        atol, rtol, l2tol = TOLERANCES[out_type]
+        scale = float(cp.abs(r).max()) or 1.0
+        err = cp.abs(o - r)
+        bad = (err > atol * scale + rtol * cp.abs(r)) | cp.isnan(err)
+        if bool(bad.any()):
+            problems.append(f"{int(bad.sum())} elements out of tolerance "
+                            f"(max abs err {float(err.max()):.3g})")
+        den = float(cp.linalg.norm(r)) or 1.0
+        l2 = float(cp.linalg.norm(o - r)) / den
+        rounding = float(cp.linalg.norm(
+            decode(encode(r, out_type), out_type) - r)) / den
+        limit = max(l2tol, 2 * rounding)
+        if l2 > limit:
+            problems.append(f"relative L2 error {l2:.3g} > {limit:.3g}")
+    return problems, l2
+
+
+def lengths(kernel):
+    """Row lengths to run: short, odd and the longest the kernel takes."""
+    top = kernel.meta["max_cols"]
+    return sorted({n for n in (1, 3, 31, 256, 781, 1000, top - 1, top)
+                   if 1 <= n <= top})
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("kernel_dir")
+    parser.add_argument("--json")
+    args = parser.parse_args()
+    try:
+        cp.cuda.runtime.getDeviceCount()
+    except cp.cuda.runtime.CUDARuntimeError as e:
+        print(f"SKIP: no CUDA GPU ({e})")
+        return 77
+    with open(os.path.join(args.kernel_dir, "manifest.json")) as f:
+        manifest = json.load(f)
+    rng = cp.random.default_rng(7)
+    results, failed, cases = [], 0, 0
+    for entry in manifest:
+        kernel = Kernel(args.kernel_dir, entry)
+        worst, kernel_failed = 0.0, 0
+        for cols in lengths(kernel):
+            for rows in MS if cols <= 65536 else LONG_MS:
+                for layout in LAYOUTS:
+                    problems, l2 = run_case(kernel, rng, rows, cols, layout)
+                    cases += 1
+                    worst = max(worst, l2)
+                    if problems:
+                        kernel_failed += 1
+                        print(f"FAIL {kernel.name} {rows}x{cols} {layout}: "
+                              + "; ".join(problems))
+        failed += kernel_failed
+        results.append({"kernel": kernel.name, "op": kernel.meta["op"],
+                        "failed": kernel_failed, "max_rel_l2": worst})
+        print(f"{kernel.name:48s} {kernel.meta['op']:22s} "
+              f"max rel L2 {worst:.2e} {'FAIL' if kernel_failed else 'ok'}")
+    print(f"family: {cases - failed}/{cases} cases passed")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"cases": cases, "failed": failed, "kernels": results},
+                      f, indent=1)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
