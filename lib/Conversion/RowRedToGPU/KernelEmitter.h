@@ -346,6 +346,12 @@ private:
   /// shared-memory step in slot `slot` when the row spans several warps,
   /// then one exchange across the cluster. Every thread gets the result.
   Value blockReduce(Value v, Combiner c, int64_t slot);
+  /// blockReduce of several values at once (one reduce level), each with
+  /// its combiner, through one shared-memory exchange in the slots from
+  /// `firstSlot`. Over a cluster, one value only.
+  SmallVector<Value> blockReduce(ValueRange values,
+                                 ArrayRef<Combiner> combiners,
+                                 int64_t firstSlot);
 
   /// Emits `scf.if cond` without an else region and returns its body.
   Block *emitIfThen(Value cond);

@@ -66,6 +66,26 @@ unsigned Group::elementIndex(Value operand) const {
   llvm_unreachable("not an operand of the group");
 }
 
+SmallVector<std::pair<unsigned, unsigned>>
+Group::reduceLevels(bool merge) const {
+  SmallVector<std::pair<unsigned, unsigned>> levels;
+  for (unsigned i = 0, e = reduces.size(); i < e; ++i) {
+    auto readsLevel = [&](ReduceOp reduce) {
+      for (unsigned k = levels.back().first; k < i; ++k) {
+        ReduceOp writer = reduces[k];
+        if (llvm::is_contained(reduce.getRows(), writer.getInit()))
+          return true;
+      }
+      return false;
+    };
+    if (merge && !levels.empty() && !readsLevel(reduces[i]))
+      levels.back().second = i + 1;
+    else
+      levels.push_back({i, i + 1});
+  }
+  return levels;
+}
+
 FailureOr<Group> mlir::rowred::collectGroup(MapOp map) {
   Group group;
   group.map = map;

@@ -44,6 +44,12 @@ struct Group {
   /// The position of `operand` (an input or column operand) in the elements
   /// a body sees.
   unsigned elementIndex(Value operand) const;
+  /// The reduces in levels, as [begin, end) ranges of `reduces`: runs of
+  /// consecutive reduces none of which reads another's row scalar, so that
+  /// one exchange between threads serves each run (layer_norm's correction
+  /// and sum of squares both read only the first sum). With `merge` false,
+  /// one level per reduce.
+  SmallVector<std::pair<unsigned, unsigned>> reduceLevels(bool merge) const;
 };
 
 /// Reports the first rowred.softmax or rowred.log_softmax left in `module`,

@@ -365,8 +365,10 @@ private:
   /// With several operands, fits a block's elements of every operand into
   /// its registers (operandRegisters): a cluster of derived size grows, each
   /// block taking a smaller slice of the row, and then derived warps halve,
-  /// fewer threads getting more registers each. A plan that still does not
-  /// fit is refused by refuseSpills.
+  /// fewer threads getting more registers each, also until two blocks fit
+  /// an SM (H100 sweep, bench/family.py --sweep: layer_norm bf16 8192 on
+  /// 256 threads, one block per SM, 53-55% of the copy; on 128, two, 80-82%).
+  /// A plan that still does not fit is refused by refuseSpills.
   void fitOperandRegisters() {
     if (!group.hasSeveralOperands() || plan.rowsPerBlock > 1)
       return;
@@ -384,7 +386,13 @@ private:
         fitted.stageElements = fitted.blockElements;
       }
     }
-    while (!opts.numWarps && !fits(fitted) && fitted.numWarps % 2 == 0 &&
+    // Fewer warps also while a block's registers leave room for only one
+    // block (one row in flight) per SM.
+    auto oneRowPerSM = [&](const KernelPlan &p) {
+      return operandBlocksPerSM(p, operands) < 2;
+    };
+    while (!opts.numWarps && (!fits(fitted) || oneRowPerSM(fitted)) &&
+           fitted.clusterSize == 1 && fitted.numWarps % 2 == 0 &&
            fitted.elementsPerThread() * 2 <= kMaxElementsPerThread)
       fitted.numWarps /= 2;
     if (fits(fitted))

@@ -512,6 +512,11 @@ std::pair<int64_t, int64_t> operandRegisters(const KernelPlan &plan,
           std::min<int64_t>(255, kRegisterFile / plan.numThreads())};
 }
 
+int64_t operandBlocksPerSM(const KernelPlan &plan, int64_t operands) {
+  return kRegisterFile /
+         (operandRegisters(plan, operands).first * plan.numThreads());
+}
+
 bool fitsOperandRegisters(int64_t elements, int64_t operands) {
   for (int64_t threads = 32; threads <= 1024; threads *= 2) {
     int64_t perThread = llvm::divideCeil(elements, threads);

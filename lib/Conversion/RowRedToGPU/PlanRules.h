@@ -137,6 +137,10 @@ int64_t minBlocksPerSM(const KernelPlan &plan, bool softmaxMap);
 std::pair<int64_t, int64_t> operandRegisters(const KernelPlan &plan,
                                              int64_t operands);
 
+/// The blocks of `plan` whose registers, as operandRegisters counts them,
+/// fit one SM's register file.
+int64_t operandBlocksPerSM(const KernelPlan &plan, int64_t operands);
+
 /// Whether one block of 32 to 1024 threads can hold a row (or slice) of
 /// `elements` of each of `operands` operands in registers, as
 /// operandRegisters counts them.

@@ -67,24 +67,41 @@ KernelEmitter::exchangeAcrossWarps(ArrayRef<Value> values, int64_t firstSlot) {
 }
 
 Value KernelEmitter::blockReduce(Value v, Combiner c, int64_t slot) {
-  auto fn = [&](Value l, Value r) { return combine(c, l, r); };
-  v = warpReduce(v, fn);
+  return blockReduce(ValueRange{v}, {c}, slot).front();
+}
+
+SmallVector<Value> KernelEmitter::blockReduce(ValueRange values,
+                                              ArrayRef<Combiner> combiners,
+                                              int64_t firstSlot) {
+  auto fn = [&](size_t i) {
+    return
+        [this, c = combiners[i]](Value l, Value r) { return combine(c, l, r); };
+  };
+  SmallVector<Value> reduced;
+  for (auto [i, v] : llvm::enumerate(values))
+    reduced.push_back(warpReduce(v, fn(i)));
   if (plan.threadsPerRow() > 32 && plan.numWarps == 32) {
     // Thirty-two partials read at once would take as many registers next
     // to the row's: lane l reads warp l's, and a butterfly combines them.
-    publishPerWarp({v}, slot);
-    v = butterfly(
-        memref::LoadOp::create(
-            b, shared,
-            ValueRange{arith::ConstantIndexOp::create(b, slot),
-                       arith::IndexCastOp::create(b, b.getIndexType(), lane)}),
-        32, fn);
+    publishPerWarp(reduced, firstSlot);
+    for (size_t i = 0; i < reduced.size(); ++i) {
+      Value slot = arith::ConstantIndexOp::create(b, firstSlot + i);
+      Value laneIndex = arith::IndexCastOp::create(b, b.getIndexType(), lane);
+      reduced[i] = butterfly(
+          memref::LoadOp::create(b, shared, ValueRange{slot, laneIndex}), 32,
+          fn(i));
+    }
   } else if (plan.threadsPerRow() > 32) {
-    v = treeReduce<Value>(exchangeAcrossWarps({v}, slot)[0], fn);
+    SmallVector<SmallVector<Value>> partials =
+        exchangeAcrossWarps(reduced, firstSlot);
+    for (size_t i = 0; i < reduced.size(); ++i)
+      reduced[i] = treeReduce<Value>(partials[i], fn(i));
   }
-  if (plan.clusterSize > 1)
-    v = clusterReduce(v, fn, slot);
-  return v;
+  if (plan.clusterSize > 1) {
+    assert(values.size() == 1 && "cluster exchanges carry one reduce each");
+    reduced[0] = clusterReduce(reduced[0], fn(0), firstSlot);
+  }
+  return reduced;
 }
 
 void KernelEmitter::initClusterBarriers() {

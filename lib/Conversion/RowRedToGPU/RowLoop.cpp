@@ -165,8 +165,8 @@ void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
   // more, the barrier of the next exchange orders them. Cluster exchanges
   // alternate between two buffers instead, and so do the online kernel's
   // shared slots over clusters: alternatesSlots.)
-  if (plan.exchangesPerRow(group.reduces.size(), plan.pairReduce && !pairRow) ==
-          1 &&
+  size_t levels = group.reduceLevels(plan.clusterSize == 1).size();
+  if (plan.exchangesPerRow(levels, plan.pairReduce && !pairRow) == 1 &&
       !plan.alternatesSlots())
     gpu::BarrierOp::create(b);
   rowValid = Value();
@@ -272,22 +272,32 @@ void KernelEmitter::emitFusedChunks(Value yRow, ArrayRef<Chunk> chunks,
   if (pairRow)
     return emitPairRow(yRow, chunks, nextRow);
   DenseMap<Value, Value> scalars;
-  for (auto [slot, reduce] : llvm::enumerate(group.reduces)) {
-    RowContext ctx = prepareReduce(reduce, scalars);
-    Value identity =
-        arith::ConstantFloatOp::create(b, f32, reduce.getIdentity());
-    SmallVector<Value> values;
-    for (const Chunk &chunk : chunks)
-      for (int64_t k = 0, e = chunk.values.size(); k < e; ++k)
-        values.push_back(arith::SelectOp::create(
-            b, chunk.valid, emitElements(ctx, elementsAt(chunk, k)).front(),
-            identity));
-    Combiner c = reduce.getCombiner();
-    Value partial = treeReduce<Value>(
-        values, [&](Value l, Value r) { return combine(c, l, r); });
-    if (nextRow && slot == 0)
-      prefetchRow(nextRow);
-    scalars[reduce.getInit()] = blockReduce(partial, c, slot);
+  // The reduces of a level read only the row scalars of earlier levels:
+  // their partials go through one exchange.
+  for (auto [begin, end] : group.reduceLevels(plan.clusterSize == 1)) {
+    SmallVector<Value> partials;
+    SmallVector<Combiner> combiners;
+    for (unsigned slot = begin; slot < end; ++slot) {
+      ReduceOp reduce = group.reduces[slot];
+      RowContext ctx = prepareReduce(reduce, scalars);
+      Value identity =
+          arith::ConstantFloatOp::create(b, f32, reduce.getIdentity());
+      SmallVector<Value> values;
+      for (const Chunk &chunk : chunks)
+        for (int64_t k = 0, e = chunk.values.size(); k < e; ++k)
+          values.push_back(arith::SelectOp::create(
+              b, chunk.valid, emitElements(ctx, elementsAt(chunk, k)).front(),
+              identity));
+      Combiner c = reduce.getCombiner();
+      partials.push_back(treeReduce<Value>(
+          values, [&](Value l, Value r) { return combine(c, l, r); }));
+      combiners.push_back(c);
+      if (nextRow && slot == 0)
+        prefetchRow(nextRow);
+    }
+    for (auto [slot, reduced] :
+         llvm::enumerate(blockReduce(partials, combiners, begin)))
+      scalars[group.reduces[begin + slot].getInit()] = reduced;
   }
   RowContext ctx = prepareMap(scalars);
   emitMap(yRow, chunks, ctx);

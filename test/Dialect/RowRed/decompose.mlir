@@ -150,11 +150,12 @@ func.func @rms_norm_unweighted(%x: memref<8x64xf32>, %y: memref<8x64xf32>) {
 
 // -----
 
-// layer_norm: s = sum(x); c = sum(x - s/N); q = sum(((x - s/N) - c/N)^2);
-// y = ((x - s/N) - c/N) * rsqrt(q/N + eps) * w + b.
+// layer_norm: s = sum(x); with e = x - s/N, c = sum(e) and q = sum(e^2), both
+// reading only s; y = (e - c/N) * rsqrt(max(q/N - (c/N)^2, 0) + eps) * w + b.
 // CHECK-LABEL: func.func @layer_norm
 // CHECK-SAME: (%[[X:.*]]: memref<?x?xf16>, %[[W:.*]]: memref<?xf16>, %[[B:.*]]: memref<?xf32>, %[[Y:.*]]: memref<?x?xf16>)
-// CHECK: %[[EPS:.*]] = arith.constant 9.99999974E-6 : f32
+// CHECK-DAG: %[[EPS:.*]] = arith.constant 9.99999974E-6 : f32
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK: %[[S:.*]] = memref.alloc(%[[ROWS:.*]]) : memref<?xf32>
 // CHECK: rowred.reduce sum ins(%[[X]] : memref<?x?xf16>) outs(%[[S]] : memref<?xf32>) {
 // CHECK-NEXT: ^bb0(%[[A:.*]]: f32):
@@ -167,26 +168,27 @@ func.func @rms_norm_unweighted(%x: memref<8x64xf32>, %y: memref<8x64xf32>) {
 // CHECK-NEXT: %[[D1:.*]] = arith.subf %[[A1]], %[[M1]] : f32
 // CHECK-NEXT: rowred.yield %[[D1]] : f32
 // CHECK: %[[Q:.*]] = memref.alloc(%[[ROWS]]) : memref<?xf32>
-// CHECK: rowred.reduce sum ins(%[[X]] : memref<?x?xf16>) rows(%[[S]], %[[C]] : memref<?xf32>, memref<?xf32>) outs(%[[Q]] : memref<?xf32>) {
-// CHECK-NEXT: ^bb0(%[[A2:.*]]: f32, %[[S2:.*]]: f32, %[[C2:.*]]: f32):
+// CHECK: rowred.reduce sum ins(%[[X]] : memref<?x?xf16>) rows(%[[S]] : memref<?xf32>) outs(%[[Q]] : memref<?xf32>) {
+// CHECK-NEXT: ^bb0(%[[A2:.*]]: f32, %[[S2:.*]]: f32):
 // CHECK-NEXT: %[[N2:.*]] = rowred.row_length : f32
 // CHECK-NEXT: %[[M2:.*]] = arith.divf %[[S2]], %[[N2]] : f32
 // CHECK-NEXT: %[[D2:.*]] = arith.subf %[[A2]], %[[M2]] : f32
-// CHECK-NEXT: %[[K2:.*]] = arith.divf %[[C2]], %[[N2]] : f32
-// CHECK-NEXT: %[[E2:.*]] = arith.subf %[[D2]], %[[K2]] : f32
-// CHECK-NEXT: %[[SQ:.*]] = arith.mulf %[[E2]], %[[E2]] : f32
+// CHECK-NEXT: %[[SQ:.*]] = arith.mulf %[[D2]], %[[D2]] : f32
 // CHECK-NEXT: rowred.yield %[[SQ]] : f32
 // CHECK: rowred.map ins(%[[X]] : memref<?x?xf16>) cols(%[[W]], %[[B]] : memref<?xf16>, memref<?xf32>) rows(%[[S]], %[[C]], %[[Q]] : memref<?xf32>, memref<?xf32>, memref<?xf32>) outs(%[[Y]] : memref<?x?xf16>) {
 // CHECK-NEXT: ^bb0(%[[A3:.*]]: f32, %[[W3:.*]]: f32, %[[B3:.*]]: f32, %[[S3:.*]]: f32, %[[C3:.*]]: f32, %[[Q3:.*]]: f32):
 // CHECK-NEXT: %[[N3:.*]] = rowred.row_length : f32
 // CHECK-NEXT: %[[M3:.*]] = arith.divf %[[S3]], %[[N3]] : f32
-// CHECK-NEXT: %[[D3:.*]] = arith.subf %[[A3]], %[[M3]] : f32
+// CHECK-NEXT: %[[E3:.*]] = arith.subf %[[A3]], %[[M3]] : f32
 // CHECK-NEXT: %[[K3:.*]] = arith.divf %[[C3]], %[[N3]] : f32
-// CHECK-NEXT: %[[E3:.*]] = arith.subf %[[D3]], %[[K3]] : f32
-// CHECK-NEXT: %[[V3:.*]] = arith.divf %[[Q3]], %[[N3]] : f32
-// CHECK-NEXT: %[[SH:.*]] = arith.addf %[[V3]], %[[EPS]] : f32
+// CHECK-NEXT: %[[CE:.*]] = arith.subf %[[E3]], %[[K3]] : f32
+// CHECK-NEXT: %[[MS:.*]] = arith.divf %[[Q3]], %[[N3]] : f32
+// CHECK-NEXT: %[[K2:.*]] = arith.mulf %[[K3]], %[[K3]] : f32
+// CHECK-NEXT: %[[V3:.*]] = arith.subf %[[MS]], %[[K2]] : f32
+// CHECK-NEXT: %[[P3:.*]] = arith.maximumf %[[V3]], %[[ZERO]] : f32
+// CHECK-NEXT: %[[SH:.*]] = arith.addf %[[P3]], %[[EPS]] : f32
 // CHECK-NEXT: %[[RS:.*]] = math.rsqrt %[[SH]] : f32
-// CHECK-NEXT: %[[Y3:.*]] = arith.mulf %[[E3]], %[[RS]] : f32
+// CHECK-NEXT: %[[Y3:.*]] = arith.mulf %[[CE]], %[[RS]] : f32
 // CHECK-NEXT: %[[YW:.*]] = arith.mulf %[[Y3]], %[[W3]] : f32
 // CHECK-NEXT: %[[YB:.*]] = arith.addf %[[YW]], %[[B3]] : f32
 // CHECK-NEXT: rowred.yield %[[YB]] : f32
@@ -205,7 +207,8 @@ func.func @layer_norm(%x: memref<?x?xf16>, %w: memref<?xf16>, %b: memref<?xf32>,
 // CHECK-LABEL: func.func @layer_norm_bias
 // CHECK: rowred.map ins(%{{.*}} : memref<2x16xf32>) cols(%[[B:.*]] : memref<16xf32>) rows(
 // CHECK-NEXT: ^bb0(%{{.*}}: f32, %[[B3:.*]]: f32, %{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32):
-// CHECK: %[[Y3:.*]] = arith.mulf
+// CHECK: math.rsqrt
+// CHECK-NEXT: %[[Y3:.*]] = arith.mulf
 // CHECK-NEXT: %[[YB:.*]] = arith.addf %[[Y3]], %[[B3]] : f32
 // CHECK-NEXT: rowred.yield %[[YB]] : f32
 func.func @layer_norm_bias(%x: memref<2x16xf32>, %b: memref<16xf32>, %y: memref<2x16xf32>) {

@@ -31,6 +31,9 @@ struct BodyBuilder {
   Value add(Value l, Value r) { return arith::AddFOp::create(b, loc, l, r); }
   Value mul(Value l, Value r) { return arith::MulFOp::create(b, loc, l, r); }
   Value div(Value l, Value r) { return arith::DivFOp::create(b, loc, l, r); }
+  Value max(Value l, Value r) {
+    return arith::MaximumFOp::create(b, loc, l, r);
+  }
   Value exp(Value v) { return math::ExpOp::create(b, loc, v); }
   Value log(Value v) { return math::LogOp::create(b, loc, v); }
   Value rsqrt(Value v) { return math::RsqrtOp::create(b, loc, v); }
@@ -224,12 +227,14 @@ struct DecomposeRmsNorm : OpRewritePattern<RmsNormOp> {
 };
 
 /// Rewrites `rowred.layer_norm` into three sums and a map around a shifted
-/// mean: `s = sum(x)` gives a first mean `m = s / N`, `c = sum(x - m)` its
-/// correction `d = c / N`, and with the centered elements `x' = (x - m) - d`,
-/// `q = sum(x'^2)` and the map `x' * rsqrt(q / N + eps) * w + b`. The mean is
-/// never formed: in f32 a row of mean 1e4 holds it to only about 1e-3, which
-/// `x - m - d` keeps (`x - m` is exact there, and `d` small), so that rows of
-/// large mean and small spread stay exact to f32.
+/// mean: `s = sum(x)` gives a first mean `m = s / N`; with the shifted
+/// elements `e = x - m`, `c = sum(e)` gives the mean's correction `d = c / N`
+/// and `q = sum(e^2)` the variance `q / N - d^2`; the map writes
+/// `(e - d) * rsqrt(max(q / N - d^2, 0) + eps) * w + b`. The mean is never
+/// formed: in f32 a row of mean 1e4 holds it to only about 1e-3, which
+/// `e - d` keeps (`e` is exact there, and `d` small), so that rows of large
+/// mean and small spread stay exact to f32. `c` and `q` read only `s`: one
+/// exchange between threads serves both.
 struct DecomposeLayerNorm : OpRewritePattern<LayerNormOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -239,14 +244,10 @@ struct DecomposeLayerNorm : OpRewritePattern<LayerNormOp> {
     APFloat eps = op.getEpsilon();
     SmallVector<Value> columns = present({op.getWeight(), op.getBias()});
     Decomposition d(rewriter, op, x);
-    // x - sum / n, and then less correction / n: one statement per op.
-    auto centered = [](BodyBuilder &bb, Value x, Value n, Value sum,
-                       Value correction) {
+    // x - sum / N: one statement per op.
+    auto shifted = [](BodyBuilder &bb, Value x, Value n, Value sum) {
       Value mean = bb.div(sum, n);
-      Value shifted = bb.sub(x, mean);
-      if (!correction)
-        return shifted;
-      return bb.sub(shifted, bb.div(correction, n));
+      return bb.sub(x, mean);
     };
     Value sum =
         d.reduce(Combiner::sum, x, {}, {}, [](BodyBuilder &, ValueRange a) {
@@ -254,24 +255,27 @@ struct DecomposeLayerNorm : OpRewritePattern<LayerNormOp> {
         });
     Value correction =
         d.reduce(Combiner::sum, x, {}, sum, [&](BodyBuilder &bb, ValueRange a) {
-          return SmallVector<Value>{
-              centered(bb, a[0], bb.rowLength(), a[1], {})};
+          return SmallVector<Value>{shifted(bb, a[0], bb.rowLength(), a[1])};
         });
     Value squares =
-        d.reduce(Combiner::sum, x, {}, {sum, correction},
-                 [&](BodyBuilder &bb, ValueRange a) {
-                   Value c = centered(bb, a[0], bb.rowLength(), a[1], a[2]);
-                   return SmallVector<Value>{bb.mul(c, c)};
-                 });
+        d.reduce(Combiner::sum, x, {}, sum, [&](BodyBuilder &bb, ValueRange a) {
+          Value e = shifted(bb, a[0], bb.rowLength(), a[1]);
+          return SmallVector<Value>{bb.mul(e, e)};
+        });
     bool weighted = op.getWeight() != nullptr, biased = op.getBias() != nullptr;
     d.map(x, columns, {sum, correction, squares}, op.getOutput(),
           [&](BodyBuilder &bb, ValueRange a) {
             ValueRange scalars = a.take_back(3);
             Value n = bb.rowLength();
-            Value c = centered(bb, a[0], n, scalars[0], scalars[1]);
-            Value variance = bb.div(scalars[2], n);
-            Value shifted = bb.add(variance, bb.constant(eps));
-            Value y = bb.mul(c, bb.rsqrt(shifted));
+            Value e = shifted(bb, a[0], n, scalars[0]);
+            Value meanError = bb.div(scalars[1], n);
+            Value centered = bb.sub(e, meanError);
+            Value meanSquare = bb.div(scalars[2], n);
+            Value errorSquare = bb.mul(meanError, meanError);
+            Value variance = bb.sub(meanSquare, errorSquare);
+            Value positive = bb.max(variance, bb.constant(APFloat(0.0f)));
+            Value stabilized = bb.add(positive, bb.constant(eps));
+            Value y = bb.mul(centered, bb.rsqrt(stabilized));
             if (weighted)
               y = bb.mul(y, a[1]);
             if (biased)

@@ -297,10 +297,9 @@ def RowRed_LayerNormOp : RowRed_Op<"layer_norm", [
 
     as `torch.nn.functional.layer_norm` over the last dimension (the
     biased variance; without `weight` the factor is 1, without `bias` the
-    term is 0). The elements are centered around a first mean corrected by
-    a second sum of the shifted elements, and the variance is taken of the
-    centered elements, so that rows with a large mean and a small spread
-    (mean 1e4, spread 1) keep f32 precision. Operands and types as
+    term is 0). The elements are shifted by a first mean, and the mean and
+    variance of the shifted elements correct it, so that rows with a large
+    mean and a small spread (mean 1e4, spread 1) keep f32 precision. Operands and types as
     `rowred.rms_norm`.
 
     Example:

@@ -49,12 +49,14 @@ def RowRedDecompose : Pass<"rowred-decompose"> {
     | `softmax_backward` (y, dy) | `s = sum(dy * y)` | `y * (dy - s)` |
     | `log_softmax_backward` (y, dy) | `s = sum(dy)` | `dy - exp(y) * s` |
     | `rms_norm` (x, w) | `s = sum(x * x)` | `x * rsqrt(s / N + eps) * w` |
-    | `layer_norm` (x, w, b) | `s = sum(x)`, `c = sum(x - s / N)`, `q = sum(x'^2)` | `x' * rsqrt(q / N + eps) * w + b` |
+    | `layer_norm` (x, w, b) | `s = sum(x)`; `c = sum(e)`, `q = sum(e^2)` | `(e - c / N) * rsqrt(max(q / N - (c / N)^2, 0) + eps) * w + b` |
 
     `N` is `rowred.row_length`; the weight and bias are `cols` operands of
-    the map. Layer norm centers its elements as `x' = (x - s / N) - c / N`
-    without forming the mean, which f32 holds to about 1e-3 in rows of mean
-    1e4: `x - s / N` is exact there and the correction `c / N` small.
+    the map. Layer norm shifts its elements as `e = x - s / N` and corrects
+    them by the shifted mean `c / N` without forming the mean, which f32
+    holds to about 1e-3 in rows of mean 1e4: `e` is exact there and the
+    correction small. `c` and `q` read only `s`, so that the kernel reduces
+    them together.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
