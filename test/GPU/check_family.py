@@ -27,7 +27,8 @@ import sys
 
 try:
     import cupy as cp
-    from check_kernels import POISON, decode, encode, to_device_dtype
+    from check_kernels import (POISON, decode, encode, to_device_dtype,
+                               write_problems)
     from rowred_kernel import Kernel
 except ImportError as e:  # pragma: no cover - depends on the machine
     print(f"SKIP: {e}; the GPU suite needs CuPy and a CUDA GPU")
@@ -138,14 +139,7 @@ def run_case(kernel, rng, rows, cols, layout):
 
     y2 = ys[off:].reshape(rows, sy)
     out = decode(y2[:, :cols], out_type)
-    problems = []
-    if off and ys[0] != poison:
-        problems.append("wrote before the output")
-    if sy > cols and bool((y2[:, cols:] != poison).any()):
-        problems.append("wrote into the padding between rows")
-    if bool((y2[:, :cols] == poison).any()):
-        problems.append(f"{int((y2[:, :cols] == poison).sum())} elements "
-                        "not written")
+    problems = write_problems(ys, y2, off, cols, poison)
     ref = reference(op, values, col_values)
     ref_nan = cp.isnan(ref)
     if bool((cp.isnan(out) != ref_nan).any()):

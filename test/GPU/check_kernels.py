@@ -68,6 +68,21 @@ TOLERANCES = {
 }
 
 
+def write_problems(ys, y2, off, cols, poison):
+    """Where a launch wrote what it should not or left elements unwritten:
+    `ys` is the poisoned output buffer, `y2` its rows (`off` elements in,
+    rows of y2.shape[1] >= cols elements)."""
+    problems = []
+    if off and ys[0] != poison:
+        problems.append("wrote before the output")
+    if y2.shape[1] > cols and bool((y2[:, cols:] != poison).any()):
+        problems.append("wrote into the padding between rows")
+    if bool((y2[:, :cols] == poison).any()):
+        problems.append(f"{int((y2[:, :cols] == poison).sum())} elements "
+                        "not written")
+    return problems
+
+
 def to_device_dtype(dtype):
     return {"f32": cp.float32, "f16": cp.float16, "bf16": cp.uint16}[dtype]
 
@@ -149,13 +164,7 @@ def run_case(kernel, rng, rows, cols, layout, grid_kind, on_launched=None):
     # Chunks kernels leave their workspace as they found it.
     if kernel.workspace is not None and bool(kernel.workspace.any()):
         problems.append("left the workspace nonzero")
-    if off and ys[0] != poison:
-        problems.append("wrote before the output")
-    if sy > cols and bool((y2[:, cols:] != poison).any()):
-        problems.append("wrote into the padding between rows")
-    if bool((y2[:, :cols] == poison).any()):
-        problems.append(f"{int((y2[:, :cols] == poison).sum())} elements "
-                        "not written")
+    problems += write_problems(ys, y2, off, cols, poison)
     ref = reference(x64, op)
     atol, rtol, l2tol, sumtol = TOLERANCES[out_t]
     ref_nan = cp.isnan(ref)
