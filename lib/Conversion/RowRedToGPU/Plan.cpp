@@ -386,15 +386,19 @@ private:
         fitted.stageElements = fitted.blockElements;
       }
     }
-    // Fewer warps also while a block's registers leave room for only one
-    // block (one row in flight) per SM.
-    auto oneRowPerSM = [&](const KernelPlan &p) {
-      return operandBlocksPerSM(p, operands) < 2;
-    };
-    while (!opts.numWarps && (!fits(fitted) || oneRowPerSM(fitted)) &&
-           fitted.clusterSize == 1 && fitted.numWarps % 2 == 0 &&
-           fitted.elementsPerThread() * 2 <= kMaxElementsPerThread)
-      fitted.numWarps /= 2;
+    // Fewer warps while the block does not fit, and while its registers
+    // leave room for only one block (one row in flight) per SM and a
+    // block of half the threads fits.
+    while (!opts.numWarps && fitted.clusterSize == 1 &&
+           fitted.numWarps % 2 == 0 &&
+           fitted.elementsPerThread() * 2 <= kMaxElementsPerThread) {
+      KernelPlan fewer = fitted;
+      fewer.numWarps /= 2;
+      if (fits(fitted) &&
+          (operandBlocksPerSM(fitted, operands) >= 2 || !fits(fewer)))
+        break;
+      fitted = fewer;
+    }
     if (fits(fitted))
       plan = fitted;
   }

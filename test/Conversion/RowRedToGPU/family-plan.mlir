@@ -4,6 +4,8 @@
 // then rows split over clusters that grow until each block's slice fits.
 
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=4096 chip=sm_90" | FileCheck %s --check-prefix=N4096
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=8192 chip=sm_90" | FileCheck %s --check-prefix=N8192
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=12288 chip=sm_90" | FileCheck %s --check-prefix=N12288
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=32768 chip=sm_90" | FileCheck %s --check-prefix=N32768
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=131072 chip=sm_90" | FileCheck %s --check-prefix=N131072
 // RUN: not softmax-opt %s --rowred-decompose --rowred-plan="cols=32768 chip=sm_90 strategy=fused" 2>&1 | FileCheck %s --check-prefix=FUSED
@@ -14,6 +16,17 @@
 // N4096: rowred.plan = #rowred.plan<strategy = fused, block = 4096, warps = 4, vector = 4, max_cols = 4096, stage_elements = 4096, grid = rows>
 // N4096-LABEL: func.func @layer_norm
 // N4096: rowred.plan = #rowred.plan<strategy = fused, block = 4096, warps = 4, vector = 8, max_cols = 4096, stage_elements = 4096, grid = rows>
+
+// Fewer threads until two blocks fit an SM: the bf16 layer norm's 256
+// threads of 32 elements x 3 operands (about 136 registers each) leave room
+// for one; 128 of 64 (232) for two.
+// N8192-LABEL: func.func @layer_norm
+// N8192: rowred.plan = #rowred.plan<strategy = fused, block = 8192, warps = 4, vector = 8, reread = true,
+
+// At 12288, 384 threads leave room for one block and so do 192, the fewest
+// that hold the row (64 elements x 3 operands); 96 would need 424 registers.
+// N12288-LABEL: func.func @layer_norm
+// N12288: rowred.plan = #rowred.plan<strategy = fused, block = 12288, warps = 6, vector = 8, reread = true,
 
 // 32768 x 2 f32 operands need 64 K registers: two blocks of 16384. The
 // bf16 layer norm's three operands need four of 8192.
