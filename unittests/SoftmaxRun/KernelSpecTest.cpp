@@ -191,27 +191,25 @@ TEST(KernelSpec, ReadsOperands) {
   EXPECT_EQ(norm->count(KernelOperand::Role::Column), 1);
   EXPECT_EQ(norm->operands[2].type, DType::F32);
 
-  EXPECT_FALSE(
-      KernelSpec::load(writeKernel(withOperands(
-                           R"([{"name": "y", "role": "output", "type": "bf16"},
-              {"name": "x", "role": "input", "type": "bf16"}])")),
-                       error));
-  EXPECT_NE(error.find("out of order"), std::string::npos) << error;
-  EXPECT_FALSE(
-      KernelSpec::load(writeKernel(withOperands(
-                           R"([{"name": "x", "role": "input", "type": "bf16"},
-              {"name": "y", "role": "weight", "type": "bf16"}])")),
-                       error));
-  EXPECT_NE(error.find("unknown role 'weight'"), std::string::npos) << error;
-  EXPECT_FALSE(
-      KernelSpec::load(writeKernel(withOperands(
-                           R"([{"name": "x", "role": "input", "type": "f32"},
-              {"name": "y", "role": "output", "type": "bf16"}])")),
-                       error));
-  EXPECT_NE(error.find("disagree with input_type"), std::string::npos) << error;
-  EXPECT_FALSE(
-      KernelSpec::load(writeKernel(withOperands(R"([{"name": 1}])")), error));
-  EXPECT_NE(error.find("invalid operand"), std::string::npos) << error;
+  // Operand lists the reader refuses, and what its message names.
+  const std::pair<const char *, const char *> refused[] = {
+      {R"([{"name": "y", "role": "output", "type": "bf16"},
+           {"name": "x", "role": "input", "type": "bf16"}])",
+       "out of order"},
+      {R"([{"name": "x", "role": "input", "type": "bf16"},
+           {"name": "y", "role": "weight", "type": "bf16"}])",
+       "unknown role 'weight'"},
+      {R"([{"name": "x", "role": "input", "type": "f32"},
+           {"name": "y", "role": "output", "type": "bf16"}])",
+       "disagree with input_type"},
+      {R"([{"name": 1}])", "invalid operand"},
+  };
+  for (auto [operands, message] : refused) {
+    EXPECT_FALSE(
+        KernelSpec::load(writeKernel(withOperands(operands)), error))
+        << operands;
+    EXPECT_NE(error.find(message), std::string::npos) << error;
+  }
 }
 
 TEST(KernelSpec, RejectsMissingFieldsVersionsAndFiles) {
