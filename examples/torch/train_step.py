@@ -4,19 +4,19 @@ once with PyTorch's softmax and log-softmax and once with rowred's.
 
 The attention scores' softmax (rows of the sequence length) and the
 cross-entropy over the vocabulary (log-softmax then the negative
-log-likelihood, rows of 128256) run on the compiled kernels in the rowred
-version; everything else (RMSNorm, the matmuls, the optimizer) is the same
+log-likelihood, rows of 128256), forward and backward, run on the compiled
+kernels in the rowred version; everything else (RMSNorm, the matmuls, the optimizer) is the same
 PyTorch code in both. The script checks that both give the same loss and
 gradients, then prints the time of a training step of each.
 
 usage: PYTHONPATH=python python3 examples/torch/train_step.py [--pack DIR]
 
-with a pack holding bf16 softmax kernels for rows of --seq and log-softmax
-kernels for rows of --vocab:
+with a pack holding bf16 softmax kernels and their gradient kernels for
+rows of --seq, and log-softmax ones for rows of --vocab:
 
     PYTHONPATH=python python3 -m rowred.packs build \\
         --softmax-opt build/bin/softmax-opt --out packs/sm90 \\
-        --op softmax,log_softmax --dtype bf16 --cols 1024,128256
+        --dtype bf16 --cols 1024,128256
 
 (with the full build at hand, a missing kernel is compiled into the cache
 instead).

@@ -1,12 +1,15 @@
-"""The PyTorch custom ops: rowred::softmax and rowred::log_softmax.
+"""The PyTorch custom ops: rowred::softmax and rowred::log_softmax, and
+their gradients rowred::softmax_backward and rowred::log_softmax_backward.
 
 Each op takes a CUDA tensor whose rows (the last dimension) are contiguous
 and evenly strided, finds its kernel in the loaded packs (else compiles it
 into the cache where the compiler is at hand), and launches it
 through the runtime library on the current stream, with any workspace from
 PyTorch's caching allocator. The ops have fake implementations (for
-torch.compile) and autograd formulas on PyTorch's fused softmax backward
-kernels (no compiled backward kernels exist yet).
+torch.compile) and autograd formulas on the gradient ops, which run the
+compiled kernel for the row length where a pack (or the compiler) has one
+and PyTorch's fused backward kernel where none does (gradient kernels need
+an exact row length: packs.BACKWARD_OPS).
 """
 import os
 import threading
@@ -20,6 +23,8 @@ _DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
 _lock = threading.Lock()
 _packs = []
 _kernels = {}
+# (op, dtype, N, device) of the gradients that run on PyTorch's kernel.
+_no_kernel = set()
 
 
 def load_pack(path):
@@ -138,21 +143,73 @@ def _(x):
     return torch.empty_like(x, memory_format=torch.contiguous_format)
 
 
+def _launch_backward(op, y, dy):
+    """dx of `op` (softmax_backward: y * (dy - sum(dy * y)); log_softmax_
+    backward: dy - exp(y) * sum(dy)) from the forward's output y and the
+    gradient dy, on the compiled kernel for rows of y's length, else on
+    PyTorch's fused kernel."""
+    n = y.size(-1)
+    y, dy = y.contiguous(), dy.contiguous().to(y.dtype)
+    dx = torch.empty_like(y)
+    if y.numel() == 0:
+        return dx
+    key = (op, y.dtype, n, y.device)
+    try:
+        if key in _no_kernel:
+            raise packs.PackError(key)
+        kernel = _kernel(op, y, n)
+    except packs.PackError:
+        # Found or compiled nowhere (rows no kernel of two operands holds,
+        # or no pack and no compiler): not tried again for this shape.
+        with _lock:
+            _no_kernel.add(key)
+        aten = (torch.ops.aten._softmax_backward_data
+                if op == "softmax_backward"
+                else torch.ops.aten._log_softmax_backward_data)
+        return aten(dy, y, -1, y.dtype)
+    with torch.cuda.device(y.device):
+        stream = torch.cuda.current_stream(y.device).cuda_stream
+        kernel.launch_operands(stream,
+                               [y.data_ptr(), dy.data_ptr(), dx.data_ptr()],
+                               [n, n, n], y.numel() // n, n)
+    return dx
+
+
+@torch.library.custom_op("rowred::softmax_backward", mutates_args=(),
+                         device_types="cuda")
+def softmax_backward_op(y: torch.Tensor, dy: torch.Tensor) -> torch.Tensor:
+    return _launch_backward("softmax_backward", y, dy)
+
+
+@torch.library.custom_op("rowred::log_softmax_backward", mutates_args=(),
+                         device_types="cuda")
+def log_softmax_backward_op(y: torch.Tensor,
+                            dy: torch.Tensor) -> torch.Tensor:
+    return _launch_backward("log_softmax_backward", y, dy)
+
+
+@softmax_backward_op.register_fake
+def _(y, dy):
+    return torch.empty_like(y, memory_format=torch.contiguous_format)
+
+
+@log_softmax_backward_op.register_fake
+def _(y, dy):
+    return torch.empty_like(y, memory_format=torch.contiguous_format)
+
+
 def _save_output(ctx, inputs, output):
     ctx.save_for_backward(output)
 
 
 def _softmax_backward(ctx, grad):
-    # PyTorch's own fused backward of softmax (dx = y * (dy - sum(dy * y))),
-    # as torch.softmax's autograd runs it, until a compiled one exists.
     (y,) = ctx.saved_tensors
-    return torch.ops.aten._softmax_backward_data(grad, y, -1, y.dtype)
+    return torch.ops.rowred.softmax_backward(y, grad)
 
 
 def _log_softmax_backward(ctx, grad):
-    # dx = dy - exp(y) * sum(dy), PyTorch's fused kernel likewise.
     (y,) = ctx.saved_tensors
-    return torch.ops.aten._log_softmax_backward_data(grad, y, -1, y.dtype)
+    return torch.ops.rowred.log_softmax_backward(y, grad)
 
 
 softmax_op.register_autograd(_softmax_backward, setup_context=_save_output)

@@ -35,7 +35,10 @@ import sys
 import tempfile
 
 FORMAT, VERSION = "rowred-pack", 1
-OPS = ("softmax", "log_softmax")
+OPS = ("softmax", "log_softmax", "softmax_backward", "log_softmax_backward")
+# The gradients' kernels (y, dy -> dx) hold whole rows of two operands and
+# need a row length: a pack has them for its exact lengths, not for 'any'.
+BACKWARD_OPS = ("softmax_backward", "log_softmax_backward")
 DTYPES = ("f32", "f16", "bf16")
 ABI_VERSION = 6
 
@@ -214,9 +217,22 @@ def _parse_cols(text):
     return cols
 
 
+def _mlir_source(name, op, dtype):
+    """A function of dynamic 2-D memrefs of `dtype` that applies `op`."""
+    t = f"memref<?x?x{dtype}>"
+    if op in BACKWARD_OPS:
+        args, ins = f"%x: {t}, %dy: {t}, %y: {t}", f"%x, %dy : {t}, {t}"
+    else:
+        args, ins = f"%x: {t}, %y: {t}", f"%x : {t}"
+    return (f"func.func @{name}({args}) {{\n"
+            f"  rowred.{op} dimension(1) ins({ins}) outs(%y : {t})\n"
+            f"  return\n}}\n")
+
+
 def build(softmax_opt, out, ops, dtypes, cols, chip="sm_90"):
     """Compiles a kernel per (op, dtype, N) into `out` and writes its
-    manifest; returns the manifest."""
+    manifest; returns the manifest. Gradient ops get kernels for the exact
+    lengths of `cols` only (0, any length, is skipped for them)."""
     _chip_number(chip)
     os.makedirs(out, exist_ok=True)
     entries = []
@@ -224,13 +240,12 @@ def build(softmax_opt, out, ops, dtypes, cols, chip="sm_90"):
         for op in ops:
             for dtype in dtypes:
                 for n in cols:
+                    if op in BACKWARD_OPS and n == 0:
+                        continue
                     name = f"{op}_{dtype}_{'n%d' % n if n else 'any'}"
-                    t = f"memref<?x?x{dtype}>"
                     src = os.path.join(tmp, name + ".mlir")
                     with open(src, "w") as f:
-                        f.write(f"func.func @{name}(%x: {t}, %y: {t}) {{\n"
-                                f"  rowred.{op} dimension(1) ins(%x : {t}) "
-                                f"outs(%y : {t})\n  return\n}}\n")
+                        f.write(_mlir_source(name, op, dtype))
                     pipeline = f"cols={n} chip={chip} output-dir={out}"
                     result = subprocess.run(
                         [softmax_opt, src, f"--rowred-to-ptx={pipeline}",
@@ -261,7 +276,10 @@ def main(argv=None):
     b.add_argument("--softmax-opt", required=True,
                    help="the compiler driver (build/bin/softmax-opt)")
     b.add_argument("--out", required=True, help="the pack directory")
-    b.add_argument("--op", default="softmax,log_softmax")
+    b.add_argument("--op", default=",".join(OPS),
+                   help="ops, comma-separated; the gradients "
+                   "(softmax_backward, log_softmax_backward) only for "
+                   "exact --cols")
     b.add_argument("--dtype", default="f32,f16,bf16")
     b.add_argument("--cols", default="any",
                    help="row lengths, comma-separated; 'any' for a kernel "

@@ -99,6 +99,33 @@ class BuildTest(unittest.TestCase):
                                      "--out", out, "--cols", "0"]), 1)
 
 
+    def test_gradient_kernels_for_exact_lengths(self):
+        out = os.path.join(self.dir, "backward")
+        manifest = packs.build(SOFTMAX_OPT, out, ["log_softmax_backward"],
+                               ["bf16"], [4096, 0])
+        # No kernel for 'any': a gradient kernel needs the row length.
+        self.assertEqual([k["cols"] for k in manifest["kernels"]], [4096])
+        path = packs.Pack(out).find("log_softmax_backward", "bf16", 4096)
+        with open(path) as f:
+            meta = json.load(f)
+        self.assertEqual(meta["op"], "log_softmax_backward")
+        self.assertEqual([o["role"] for o in meta["operands"]],
+                         ["input", "input", "output"])
+        self.assertEqual(meta["max_cols"], 4096)
+
+    def test_command_line_gradients(self):
+        out = os.path.join(self.dir, "cli-backward")
+        self.assertEqual(packs.main(["build", "--softmax-opt", SOFTMAX_OPT,
+                                     "--out", out, "--dtype", "f32",
+                                     "--cols", "any,512"]), 0)
+        ops = sorted((k["op"], k["cols"])
+                     for k in packs.Pack(out).kernels)
+        self.assertEqual(ops, [("log_softmax", 0), ("log_softmax", 512),
+                               ("log_softmax_backward", 512),
+                               ("softmax", 0), ("softmax", 512),
+                               ("softmax_backward", 512)])
+
+
 class ManifestErrorTest(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp()

@@ -3,12 +3,13 @@
 
 usage: torch_ops.py PACK_DIR
 
-PACK_DIR is a pack built by `python3 -m rowred.packs build` with softmax and
-log_softmax kernels of f32, f16 and bf16 for rows of any length and for the
-exact lengths in EXACT_COLS. Checks each op against torch's on the GPU
-(values, gradients), torch.compile(fullgraph=True), CUDA graph capture and
-replay, two streams at once, strided and empty inputs, and the errors a
-user sees. Exits 77 (skipped) without a GPU or PyTorch.
+PACK_DIR is a pack built by `python3 -m rowred.packs build` with softmax
+and log_softmax kernels of f32, f16 and bf16 for rows of any length and for
+the exact lengths in EXACT_COLS, and their gradient kernels for those
+lengths. Checks each op against torch's on the GPU (values, gradients),
+torch.compile(fullgraph=True), CUDA graph capture and replay, two streams
+at once, strided and empty inputs, and the errors a user sees. Exits 77
+(skipped) without a GPU or PyTorch.
 """
 import os
 import sys
@@ -96,10 +97,38 @@ class Autograd(unittest.TestCase):
                 torch.testing.assert_close(x.grad.double(), xr.grad,
                                            atol=atol, rtol=atol)
 
+    def test_compiled_gradient_kernels(self):
+        # Rows of the pack's exact lengths (a block per row, and clusters at
+        # 131072) take the compiled gradient kernels; 5000 has none in the
+        # pack and runs PyTorch's. Every gradient against float64.
+        for op in ("softmax", "log_softmax"):
+            for dtype in DTYPES:
+                for shape in ((3, 7, 1024), (8, 131072), (5, 5000)):
+                    x = torch.randn(shape, device="cuda", dtype=dtype,
+                                    requires_grad=True)
+                    g = torch.randn(shape, device="cuda", dtype=dtype)
+                    getattr(rowred, op)(x).backward(g)
+                    xr = x.detach().double().requires_grad_()
+                    getattr(torch, op)(xr, dim=-1).backward(g.double())
+                    atol = 1e-5 if dtype == torch.float32 else 3e-2
+                    torch.testing.assert_close(
+                        x.grad.double(), xr.grad, atol=atol, rtol=atol,
+                        msg=lambda m: f"{op} {shape} {dtype}: {m}")
+        used = {os.path.basename(path) for path, _ in rowred.ops._kernels}
+        for op in ("softmax_backward", "log_softmax_backward"):
+            self.assertIn(f"{op}_f32_n131072_kernel0.json", used)
+            self.assertIn(f"{op}_bf16_n1024_kernel0.json", used)
+
     def test_opcheck(self):
         x = torch.randn(16, 1024, device="cuda", requires_grad=True)
         torch.library.opcheck(torch.ops.rowred.softmax.default, (x,))
         torch.library.opcheck(torch.ops.rowred.log_softmax.default, (x,))
+        y = torch.softmax(torch.randn(16, 1024, device="cuda"), -1)
+        dy = torch.randn(16, 1024, device="cuda")
+        torch.library.opcheck(torch.ops.rowred.softmax_backward.default,
+                              (y, dy))
+        torch.library.opcheck(torch.ops.rowred.log_softmax_backward.default,
+                              (y.log(), dy))
 
 
 class Integration(unittest.TestCase):
