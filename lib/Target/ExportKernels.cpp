@@ -28,8 +28,8 @@ using namespace mlir::rowred;
 /// Version of the kernel ABI and metadata format in docs/abi.md.
 static constexpr int64_t kAbiVersion = 6;
 
-/// Converts a metadata entry to JSON: strings, booleans, integers, arrays and
-/// dictionaries of them; anything else as its IR text.
+/// Converts a metadata entry to JSON: strings, booleans, integers, floats,
+/// arrays and dictionaries of them; anything else as its IR text.
 static llvm::json::Value toJSON(Attribute attr) {
   if (auto s = dyn_cast<StringAttr>(attr))
     return s.getValue().str();
@@ -37,6 +37,8 @@ static llvm::json::Value toJSON(Attribute attr) {
     return b.getValue();
   if (auto i = dyn_cast<IntegerAttr>(attr))
     return i.getInt();
+  if (auto f = dyn_cast<FloatAttr>(attr))
+    return f.getValueAsDouble();
   if (auto array = dyn_cast<ArrayAttr>(attr)) {
     llvm::json::Array values;
     for (Attribute element : array)

@@ -397,6 +397,8 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
     return missing("output_type");
   str("chip", spec.chip);
   str("plan", spec.plan);
+  if (const Json *v = json->get("epsilon"); v && v->kind == Json::Kind::Number)
+    spec.epsilon = v->number;
   if (!num("block_threads", spec.blockThreads))
     return missing("block_threads");
   if (!num("block_elements", spec.blockElements))

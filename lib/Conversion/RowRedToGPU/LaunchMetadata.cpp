@@ -100,5 +100,7 @@ DictionaryAttr mlir::rowred::kernelMetadata(Builder &b, Group &group,
                                              ? plan.chunkElements()
                                              : 0)),
   };
+  if (auto epsilon = group.map->getAttrOfType<FloatAttr>(kEpsilonAttrName))
+    attrs.push_back(b.getNamedAttr("epsilon", epsilon));
   return b.getDictionaryAttr(attrs);
 }

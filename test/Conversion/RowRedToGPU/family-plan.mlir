@@ -11,6 +11,22 @@
 // RUN: not softmax-opt %s --rowred-decompose --rowred-plan="cols=32768 chip=sm_90 strategy=fused" 2>&1 | FileCheck %s --check-prefix=FUSED
 // RUN: not softmax-opt %s --rowred-decompose --rowred-plan="cols=0 chip=sm_90" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // RUN: not softmax-opt %s --rowred-decompose --rowred-plan="cols=32768 chip=sm_80" 2>&1 | FileCheck %s --check-prefix=SM80
+// RUN: rm -rf %t && softmax-opt %s --rowred-to-ptx="cols=4096 chip=sm_90 output-dir=%t" -o /dev/null
+// RUN: FileCheck %s --check-prefix=JSON --input-file=%t/rms_norm_kernel0.json
+
+// The metadata names the op, its epsilon (as the kernel's f32) and the
+// operands in parameter order.
+// JSON: "epsilon": 9.9999997473787516e-06,
+// JSON: "op": "rms_norm",
+// JSON: "operands": [
+// JSON: "name": "x",
+// JSON-NEXT: "role": "input",
+// JSON-NEXT: "type": "f32"
+// JSON: "name": "y",
+// JSON-NEXT: "role": "output",
+// JSON: "name": "w",
+// JSON-NEXT: "role": "column",
+// JSON: "name": "x_row_stride",
 
 // N4096-LABEL: func.func @rms_norm
 // N4096: rowred.plan = #rowred.plan<strategy = fused, block = 4096, warps = 4, vector = 4, max_cols = 4096, stage_elements = 4096, grid = rows>

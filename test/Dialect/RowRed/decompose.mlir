@@ -111,7 +111,8 @@ func.func @log_softmax_backward(%y: memref<4x512xbf16>, %dy: memref<4x512xbf16>,
 // -----
 
 // rms_norm: s = sum(x * x), then y = x * rsqrt(s / N + eps) * w. A plan
-// request written on the op moves to the map.
+// request written on the op moves to the map, and so does epsilon (for the
+// kernel's metadata).
 // CHECK-LABEL: func.func @rms_norm
 // CHECK-SAME: (%[[X:.*]]: memref<?x4096xbf16>, %[[W:.*]]: memref<4096xbf16>, %[[Y:.*]]: memref<?x4096xbf16>)
 // CHECK: %[[EPS:.*]] = arith.constant 9.99999997E-7 : f32
@@ -129,7 +130,7 @@ func.func @log_softmax_backward(%y: memref<4x512xbf16>, %dy: memref<4x512xbf16>,
 // CHECK-NEXT: %[[V:.*]] = arith.mulf %[[C]], %[[RS]] : f32
 // CHECK-NEXT: %[[R:.*]] = arith.mulf %[[V]], %[[CW]] : f32
 // CHECK-NEXT: rowred.yield %[[R]] : f32
-// CHECK-NEXT: } {rowred.origin = "rms_norm", rowred.plan_request = #rowred.plan_request<warps = 4>}
+// CHECK-NEXT: } {rowred.epsilon = 9.99999997E-7 : f32, rowred.origin = "rms_norm", rowred.plan_request = #rowred.plan_request<warps = 4>}
 func.func @rms_norm(%x: memref<?x4096xbf16>, %w: memref<4096xbf16>, %y: memref<?x4096xbf16>) {
   rowred.rms_norm epsilon(1.0e-06) ins(%x : memref<?x4096xbf16>) weight(%w : memref<4096xbf16>) outs(%y : memref<?x4096xbf16>) {rowred.plan_request = #rowred.plan_request<warps = 4>}
   return
@@ -192,7 +193,7 @@ func.func @rms_norm_unweighted(%x: memref<8x64xf32>, %y: memref<8x64xf32>) {
 // CHECK-NEXT: %[[YW:.*]] = arith.mulf %[[Y3]], %[[W3]] : f32
 // CHECK-NEXT: %[[YB:.*]] = arith.addf %[[YW]], %[[B3]] : f32
 // CHECK-NEXT: rowred.yield %[[YB]] : f32
-// CHECK-NEXT: } {rowred.origin = "layer_norm"}
+// CHECK-NEXT: } {rowred.epsilon = 9.99999974E-6 : f32, rowred.origin = "layer_norm"}
 // CHECK: memref.dealloc %[[Q]]
 // CHECK: memref.dealloc %[[C]]
 // CHECK: memref.dealloc %[[S]]

@@ -87,6 +87,8 @@ public:
               body);
     map->setAttr(kOriginAttrName,
                  rewriter.getStringAttr(op->getName().stripDialect()));
+    if (Attribute epsilon = op->getAttr("epsilon"))
+      map->setAttr(kEpsilonAttrName, epsilon);
     // A plan or plan request written on the op is the map's: the map is
     // what becomes the kernel.
     for (StringRef name : {kPlanAttrName, kPlanRequestAttrName})

@@ -65,7 +65,9 @@ struct KernelSpec {
   std::string kernel;   ///< PTX entry point.
   std::string ptxPath;  ///< Resolved path of the PTX file.
   std::string ptx;      ///< The PTX text.
-  std::string op;       ///< softmax | log_softmax | custom.
+  std::string op;       ///< softmax, log_softmax, rms_norm, ... or custom.
+  /// The normalizations' epsilon (metadata `epsilon`; absent for others).
+  std::optional<double> epsilon;
   std::string strategy; ///< fused | cluster | online.
   std::string chip;
   /// The #rowred.plan the compiler chose, as IR text (empty in metadata

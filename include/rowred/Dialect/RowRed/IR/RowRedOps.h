@@ -25,6 +25,10 @@ namespace rowred {
 /// Discardable attribute on a `rowred.map` naming the high-level op it was
 /// decomposed from (`softmax`, `log_softmax`); kernels record it as `op`.
 inline constexpr llvm::StringLiteral kOriginAttrName = "rowred.origin";
+/// Discardable f32 attribute on a `rowred.map` holding the `epsilon` of the
+/// normalization it was decomposed from; kernels record it as `epsilon`, so
+/// that a launcher can compute the reference.
+inline constexpr llvm::StringLiteral kEpsilonAttrName = "rowred.epsilon";
 /// Discardable attribute on a `rowred.map` holding the #rowred.plan of its
 /// kernel (set by rowred-plan, or written in the input), or on the high-level
 /// op it is decomposed from.
