@@ -179,21 +179,6 @@ void softmax_run::generate(Matrix &m, Distribution dist, uint64_t seed) {
   }
 }
 
-/// Runs `fn(begin, end)` over row ranges on every hardware thread.
-template <typename Fn> static void parallelRows(int64_t rows, Fn fn) {
-  int64_t workers = std::max(1u, std::thread::hardware_concurrency());
-  workers = std::min(workers, std::max<int64_t>(rows, 1));
-  std::vector<std::thread> threads;
-  int64_t per = (rows + workers - 1) / workers;
-  for (int64_t w = 0; w < workers; ++w) {
-    int64_t begin = w * per, end = std::min(rows, begin + per);
-    if (begin < end)
-      threads.emplace_back(fn, begin, end);
-  }
-  for (std::thread &t : threads)
-    t.join();
-}
-
 std::vector<double> softmax_run::reference(const Matrix &x,
                                            const std::string &op) {
   std::vector<double> out(static_cast<size_t>(x.rows * x.cols));

@@ -9,8 +9,10 @@
 
 #include "rowred/Runtime/KernelSpec.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace softmax_run {
@@ -47,6 +49,21 @@ bool parseDistribution(const std::string &name, Distribution &out);
 /// every 4th row (from row 1), makes every 4th row (from row 2) all -inf and
 /// every 4th row (from row 3) half -inf; the rest are normal.
 void generate(Matrix &m, Distribution dist, uint64_t seed);
+
+/// Runs `fn(begin, end)` over row ranges on every hardware thread.
+template <typename Fn> void parallelRows(int64_t rows, Fn fn) {
+  int64_t workers = std::max(1u, std::thread::hardware_concurrency());
+  workers = std::min(workers, std::max<int64_t>(rows, 1));
+  std::vector<std::thread> threads;
+  int64_t per = (rows + workers - 1) / workers;
+  for (int64_t w = 0; w < workers; ++w) {
+    int64_t begin = w * per, end = std::min(rows, begin + per);
+    if (begin < end)
+      threads.emplace_back(fn, begin, end);
+  }
+  for (std::thread &t : threads)
+    t.join();
+}
 
 /// softmax / log_softmax of every row of `x` in float64.
 std::vector<double> reference(const Matrix &x, const std::string &op);

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "HostData.h"
+#include "Operands.h"
 #include "rowred/Runtime/CudaDriver.h"
 #include "rowred/Runtime/Kernel.h"
 #include "rowred/Runtime/KernelSpec.h"
@@ -41,7 +42,12 @@ namespace {
 const char *kUsage = R"(usage: softmax-run [options] KERNEL
 
 KERNEL is a kernel's launch metadata (<kernel>.json next to its .ptx, as
-written by softmax-opt --rowred-to-ptx="output-dir=DIR")%s.
+written by softmax-opt --rowred-to-ptx="output-dir=DIR")%s. Kernels of
+several operands (the gradients, rms_norm, layer_norm: docs/abi.md) get x
+from --input or --dist and their other operands generated: the gradients'
+y is softmax(x) or log_softmax(x), dy follows --dist, weights and biases
+are normal; --check compares the first output with the op's float64
+reference.
 
 Data:
   --rows=M               rows (default 4096, or the .npy input's)
@@ -55,8 +61,8 @@ Data:
   --offset=K             start both buffers K elements past an aligned address
   --seed=S               random seed (default 0)
   --dist=D               normal|uniform|large|special (rows with NaN / -inf)
-  --input=FILE.npy       use this 2-D array (<f4, <f2, <f8; <u2 bf16 bits)
-  --output=FILE.npy      write the output (<f4, <f2, or <u2 bf16 bits)
+  --input=FILE.npy       x: this 2-D array (<f4, <f2, <f8; <u2 bf16 bits)
+  --output=FILE.npy      write the (first) output (<f4, <f2, <u2 bf16 bits)
 Actions (default: --check):
   --check                poison the output, launch, compare with float64
   --bench                time with CUDA events, L2 flushed before each launch
@@ -395,12 +401,10 @@ Matrix resolveRequest(Options &opts, const KernelSpec &spec,
       usageError("--output '" + opts.output + "': no directory '" +
                  dir.string() + "'");
   }
-  if (spec.operands.size() != 2)
-    fatal("kernel '" + spec.kernel + "' (" + spec.op + ") takes " +
-          std::to_string(spec.operands.size()) +
-          " operands; softmax-run runs kernels of one input and one output "
-          "(softmax, log_softmax): launch it through the runtime library "
-          "(rowred_kernel_launch_operands)");
+  if (std::string problem = referenceProblem(spec);
+      opts.check && !problem.empty())
+    fatal("cannot --check kernel '" + spec.kernel + "' (" + spec.op +
+          "): " + problem + "; --bench and --explain run it");
   if (!opts.dtype.empty()) {
     std::optional<DType> t = parseDType(opts.dtype);
     if (!t)
@@ -533,12 +537,13 @@ void printExplain(const Gpu &gpu, const KernelSpec &spec, const Options &opts,
     std::printf("note: the derivation and the driver disagree\n");
 }
 
-/// --check: compares `y` with the float64 reference computed from `x`,
-/// into `json` and, without --json, as text. Returns whether it passed.
+/// --check: compares the first output with the float64 reference computed
+/// from the operands, into `json` and, without --json, as text. Returns
+/// whether it passed.
 bool checkOutput(const Gpu &gpu, const KernelSpec &spec, const Options &opts,
-                 const Matrix &x, const Matrix &y, int64_t grid,
-                 JsonOut &json) {
-  CheckResult c = check(y, reference(x, spec.op), spec.op, kPoison);
+                 const HostOperands &operands, int64_t grid, JsonOut &json) {
+  CheckResult c =
+      check(operands.outputs[0], referenceOf(spec, operands), spec.op, kPoison);
   json.field("check_passed", c.passed);
   json.field("rel_l2", c.relL2);
   json.field("max_abs_err", c.maxAbsError);
@@ -591,8 +596,12 @@ void benchmark(Gpu &gpu, const KernelSpec &spec, const Options &opts,
   for (int i = 0; i < opts.iters; ++i)
     samples.push_back(timeOnce(launch));
   Timing t = summarize(samples);
-  double bytes = double(opts.rows) * opts.cols *
-                 (dtypeBytes(spec.inputType) + dtypeBytes(spec.outputType));
+  // Every element of every input read once and of every output written
+  // once (per-column operands aside).
+  double bytes = 0;
+  for (const KernelOperand &operand : spec.operands)
+    if (operand.role != KernelOperand::Role::Column)
+      bytes += double(opts.rows) * opts.cols * dtypeBytes(operand.type);
   double gbps = bytes / (t.medianMs * 1e6);
   // The ceiling: a device-to-device copy, read + write.
   DeviceBuffer a(gpu, copyBytes), b(gpu, copyBytes);
@@ -651,39 +660,45 @@ int main(int argc, char **argv) {
   if (!opts.check && !opts.bench)
     return 0;
 
-  // --- Buffers. ---
-  int inSize = dtypeBytes(spec.inputType),
-      outSize = dtypeBytes(spec.outputType);
+  // --- Buffers: every operand, each `offset` elements past its start. ---
   if (x.bytes.empty()) {
     x = Matrix(spec.inputType, opts.rows, opts.cols, sx);
     generate(x, dist, opts.seed);
   } else if (sx != x.cols) {
+    int inSize = dtypeBytes(spec.inputType);
     Matrix strided(spec.inputType, x.rows, x.cols, sx);
     for (int64_t r = 0; r < x.rows; ++r)
       std::memcpy(strided.bytes.data() + r * sx * inSize,
                   x.bytes.data() + r * x.cols * inSize, x.cols * inSize);
     x = std::move(strided);
   }
-  Matrix y(spec.outputType, opts.rows, opts.cols, sy);
-  y.fill(kPoison);
-  size_t xBytes = x.bytes.size() + opts.offset * inSize;
-  size_t yBytes = y.bytes.size() + opts.offset * outSize;
-  size_t benchBytes = opts.bench ? kFlushBytes + 2 * kCopyBytes : 0;
+  HostOperands host = makeOperands(spec, x, sy, dist, opts.seed, kPoison);
+  std::vector<Matrix *> matrices;
+  for (std::vector<Matrix> *group :
+       {&host.inputs, &host.outputs, &host.columns})
+    for (Matrix &m : *group)
+      matrices.push_back(&m);
+  size_t need = opts.bench ? kFlushBytes + 2 * kCopyBytes : 0;
+  for (Matrix *m : matrices)
+    need += m->bytes.size() + opts.offset * dtypeBytes(m->type);
   size_t freeMem = 0, totalMem = 0;
   gpu.checked(gpu.cu.cuMemGetInfo_v2(&freeMem, &totalMem), "cuMemGetInfo");
-  size_t need = xBytes + yBytes + benchBytes;
   if (need > freeMem)
     fatal("the problem needs " + std::to_string(need >> 20) +
           " MiB of device "
           "memory; " +
           std::to_string(freeMem >> 20) + " MiB are free on " + gpu.info.name);
-  DeviceBuffer dx(gpu, xBytes), dy(gpu, yBytes);
-  CUdeviceptr px = dx.ptr + opts.offset * inSize,
-              py = dy.ptr + opts.offset * outSize;
-  gpu.checked(gpu.cu.cuMemcpyHtoD_v2(px, x.bytes.data(), x.bytes.size()),
-              "cuMemcpyHtoD");
-  gpu.checked(gpu.cu.cuMemcpyHtoD_v2(py, y.bytes.data(), y.bytes.size()),
-              "cuMemcpyHtoD");
+  std::vector<std::unique_ptr<DeviceBuffer>> buffers;
+  std::vector<CUdeviceptr> pointers;
+  for (Matrix *m : matrices) {
+    size_t skip = opts.offset * dtypeBytes(m->type);
+    buffers.push_back(
+        std::make_unique<DeviceBuffer>(gpu, m->bytes.size() + skip));
+    pointers.push_back(buffers.back()->ptr + skip);
+    gpu.checked(gpu.cu.cuMemcpyHtoD_v2(pointers.back(), m->bytes.data(),
+                                       m->bytes.size()),
+                "cuMemcpyHtoD");
+  }
 
   // A chunks kernel's workspace: zeroed once, left zero by each launch
   // (whole words for the memset).
@@ -693,8 +708,9 @@ int main(int argc, char **argv) {
   if (workspaceWords > 0)
     gpu.checked(gpu.cu.cuMemsetD32_v2(workspace.ptr, 0, workspaceWords),
                 "cuMemsetD32");
-  LaunchArgs args = LaunchArgs::pair(px, py, opts.rows, opts.cols, sx, sy,
-                                     workspace.ptr, l.grid);
+  LaunchArgs args{pointers, {}, opts.rows, opts.cols, workspace.ptr, l.grid};
+  for (size_t i = 0; i < host.inputs.size() + host.outputs.size(); ++i)
+    args.rowStrides.push_back(matrices[i]->stride);
   // Through the runtime, as every launcher: a cooperative launch where the
   // kernel's blocks wait for each other.
   auto launch = [&]() {
@@ -705,8 +721,13 @@ int main(int argc, char **argv) {
   };
   gpu.checked(launch(), "cuLaunchKernel");
   gpu.checked(gpu.cu.cuCtxSynchronize(), "the kernel");
-  gpu.checked(gpu.cu.cuMemcpyDtoH_v2(y.bytes.data(), py, y.bytes.size()),
-              "cuMemcpyDtoH");
+  for (size_t i = 0; i < host.outputs.size(); ++i) {
+    Matrix &y = host.outputs[i];
+    gpu.checked(gpu.cu.cuMemcpyDtoH_v2(y.bytes.data(),
+                                       pointers[host.inputs.size() + i],
+                                       y.bytes.size()),
+                "cuMemcpyDtoH");
+  }
 
   JsonOut json;
   json.field("kernel", spec.kernel);
@@ -725,9 +746,9 @@ int main(int argc, char **argv) {
   json.field("blocks_per_sm", int64_t(l.perSM));
   json.field("grid", l.grid);
 
-  if (!opts.output.empty() && !writeNpy(opts.output, y, error))
+  if (!opts.output.empty() && !writeNpy(opts.output, host.outputs[0], error))
     fatal(error);
-  bool ok = !opts.check || checkOutput(gpu, spec, opts, x, y, l.grid, json);
+  bool ok = !opts.check || checkOutput(gpu, spec, opts, host, l.grid, json);
   if (opts.bench)
     benchmark(gpu, spec, opts, launch, json);
   if (opts.json)

@@ -1,0 +1,119 @@
+//===- OperandsTest.cpp - The family's operands and references ------------===//
+//
+// Part of the softmax kernel compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Operands.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace softmax_run;
+using namespace rowred::runtime;
+
+namespace {
+using Role = KernelOperand::Role;
+
+KernelSpec specOf(const std::string &op, std::vector<Role> roles) {
+  KernelSpec spec;
+  spec.op = op;
+  for (Role role : roles)
+    spec.operands.push_back({"", role, DType::F32});
+  return spec;
+}
+
+Matrix matrixOf(std::vector<std::vector<double>> rows) {
+  Matrix m(DType::F32, rows.size(), rows[0].size(), rows[0].size());
+  for (size_t r = 0; r < rows.size(); ++r)
+    for (size_t c = 0; c < rows[r].size(); ++c)
+      m.set(r, c, rows[r][c]);
+  return m;
+}
+} // namespace
+
+TEST(Operands, FollowTheKernelsOrder) {
+  KernelSpec spec = specOf(
+      "layer_norm", {Role::Input, Role::Output, Role::Column, Role::Column});
+  Matrix x = matrixOf({{1, 2, 3}, {4, 5, 6}});
+  HostOperands ops =
+      makeOperands(spec, x, /*yStride=*/5, Distribution::Normal, 0, kPoison);
+  ASSERT_EQ(ops.inputs.size(), 1u);
+  EXPECT_EQ(ops.inputs[0].get(1, 2), 6);
+  ASSERT_EQ(ops.outputs.size(), 1u);
+  EXPECT_EQ(ops.outputs[0].stride, 5);
+  EXPECT_EQ(ops.outputs[0].get(0, 4), kPoison); // padding of row 0
+  EXPECT_EQ(ops.outputs[0].get(1, 2), kPoison);
+  ASSERT_EQ(ops.columns.size(), 2u);
+  EXPECT_EQ(ops.columns[1].rows, 1);
+  EXPECT_EQ(ops.columns[1].cols, 3);
+}
+
+TEST(Operands, GradientsTakeTheForwardsOutput) {
+  KernelSpec spec =
+      specOf("softmax_backward", {Role::Input, Role::Input, Role::Output});
+  Matrix x = matrixOf({{0, std::log(3.0)}});
+  HostOperands ops = makeOperands(spec, x, 2, Distribution::Normal, 0, 0);
+  EXPECT_NEAR(ops.inputs[0].get(0, 0), 0.25, 1e-7);
+  EXPECT_NEAR(ops.inputs[0].get(0, 1), 0.75, 1e-7);
+}
+
+TEST(Reference, RmsNormAndLayerNorm) {
+  KernelSpec rms =
+      specOf("rms_norm", {Role::Input, Role::Output, Role::Column});
+  rms.epsilon = 0.0;
+  HostOperands ops;
+  ops.inputs = {matrixOf({{3, 4}})};
+  ops.columns = {matrixOf({{2, 1}})};
+  // rms = sqrt((9 + 16) / 2); y = x / rms * w.
+  double r = std::sqrt(12.5);
+  std::vector<double> y = referenceOf(rms, ops);
+  EXPECT_NEAR(y[0], 3 / r * 2, 1e-12);
+  EXPECT_NEAR(y[1], 4 / r, 1e-12);
+
+  KernelSpec ln = specOf(
+      "layer_norm", {Role::Input, Role::Output, Role::Column, Role::Column});
+  ln.epsilon = 0.0;
+  ops.inputs = {matrixOf({{1e4 + 1, 1e4 - 1}})};
+  ops.columns = {matrixOf({{2, 2}}), matrixOf({{0.5, -0.5}})};
+  y = referenceOf(ln, ops);
+  EXPECT_NEAR(y[0], 2.5, 1e-9);
+  EXPECT_NEAR(y[1], -2.5, 1e-9);
+}
+
+TEST(Reference, Gradients) {
+  HostOperands ops;
+  ops.inputs = {matrixOf({{0.25, 0.75}}), matrixOf({{1, -1}})};
+  // sum(dy * y) = -0.5: dx = y * (dy + 0.5).
+  std::vector<double> dx = referenceOf(
+      specOf("softmax_backward", {Role::Input, Role::Input, Role::Output}),
+      ops);
+  EXPECT_DOUBLE_EQ(dx[0], 0.375);
+  EXPECT_DOUBLE_EQ(dx[1], -0.375);
+  // log_softmax_backward: dx = dy - exp(y) * sum(dy), sum(dy) = 3 (y as
+  // stored in f32).
+  ops.inputs = {matrixOf({{std::log(0.25), std::log(0.75)}}),
+                matrixOf({{1, 2}})};
+  dx = referenceOf(
+      specOf("log_softmax_backward", {Role::Input, Role::Input, Role::Output}),
+      ops);
+  EXPECT_NEAR(dx[0], 1 - 0.25 * 3, 1e-7);
+  EXPECT_NEAR(dx[1], 2 - 0.75 * 3, 1e-7);
+}
+
+TEST(Reference, ProblemsNameWhatIsMissing) {
+  EXPECT_EQ(referenceProblem(specOf("softmax", {Role::Input, Role::Output})),
+            "");
+  KernelSpec rms = specOf("rms_norm", {Role::Input, Role::Output});
+  EXPECT_NE(referenceProblem(rms).find("no epsilon"), std::string::npos);
+  rms.epsilon = 1e-6;
+  EXPECT_EQ(referenceProblem(rms), "");
+  KernelSpec ln =
+      specOf("layer_norm", {Role::Input, Role::Output, Role::Column});
+  ln.epsilon = 1e-5;
+  EXPECT_NE(referenceProblem(ln).find("weight or the bias"), std::string::npos);
+  EXPECT_NE(referenceProblem(specOf("custom", {Role::Input, Role::Output}))
+                .find("no reference for op 'custom'"),
+            std::string::npos);
+}
