@@ -14,7 +14,7 @@
 # TORCH_PACK=DIR also runs the PyTorch package's GPU tests
 # (test/GPU/torch_ops.py) over the pack in DIR; FAMILY=DIR checks the
 # family's kernels in DIR (gen_kernels.py --set family) with
-# test/GPU/check_family.py.
+# test/GPU/check_family.py and softmax-run --check.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 suite=$1
@@ -49,6 +49,11 @@ if [ -n "${FAMILY:-}" ]; then
   timeout -s KILL 300 python3 "$root/test/GPU/check_family.py" "$FAMILY" \
     --json "$results/family.json" >"$results/family.txt" 2>&1
   family_rc=$?
+  # The same kernels through softmax-run --check (its own operands and
+  # reference) and compute-sanitizer.
+  timeout -s KILL 300 python3 "$root/test/GPU/runner_suite.py" "$runner" \
+    "$FAMILY" --json "$results/runner-family.json" \
+    >"$results/runner-family.txt" 2>&1 || family_rc=1
 fi
 torch_rc=0
 if [ -n "${TORCH_PACK:-}" ]; then
@@ -74,7 +79,8 @@ cat "$results/explain.txt"
 tail -22 "$results/suite.txt"
 tail -30 "$results/runner-suite.txt"
 [ -n "${TORCH_PACK:-}" ] && tail -40 "$results/torch-ops.txt"
-[ -n "${FAMILY:-}" ] && tail -40 "$results/family.txt"
+[ -n "${FAMILY:-}" ] && { tail -40 "$results/family.txt";
+  tail -12 "$results/runner-family.txt"; }
 echo "GPU suite exit status: CuPy harness $suite_rc, softmax-run $runner_rc," \
   "PyTorch package $torch_rc, family $family_rc"
 [ "$suite_rc" -eq 0 ] && [ "$runner_rc" -eq 0 ] && [ "$torch_rc" -eq 0 ] &&
