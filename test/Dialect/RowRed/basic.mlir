@@ -112,3 +112,30 @@ func.func @several_operands(%x: memref<?x?xf16>, %r: memref<?x?xf32>,
   }
   return
 }
+
+// Per-row results: logsumexp, cross_entropy, and the generic pieces they
+// decompose into (a gather, integer row operands, rank-1 map outputs).
+// CHECK-LABEL: func.func @per_row_results
+func.func @per_row_results(%x: memref<?x?xbf16>, %labels: memref<?xi64>,
+                           %l32: memref<?xi32>, %loss: memref<?xbf16>,
+                           %lse: memref<?xf32>, %g: memref<?xf32>) {
+  // CHECK: rowred.logsumexp ins(%{{.*}} : memref<?x?xbf16>) outs(%{{.*}} : memref<?xf32>)
+  rowred.logsumexp ins(%x : memref<?x?xbf16>) outs(%lse : memref<?xf32>)
+  // CHECK: rowred.cross_entropy ignore_index(-100) ins(%{{.*}} : memref<?x?xbf16>) labels(%{{.*}} : memref<?xi64>) outs(%{{.*}} : memref<?xbf16>) lse(%{{.*}} : memref<?xf32>)
+  rowred.cross_entropy ignore_index(-100) ins(%x : memref<?x?xbf16>) labels(%labels : memref<?xi64>) outs(%loss : memref<?xbf16>) lse(%lse : memref<?xf32>)
+  // CHECK: rowred.cross_entropy ignore_index(7) label_smoothing(1.000000e-01) ins(%{{.*}} : memref<?x?xbf16>) labels(%{{.*}} : memref<?xi32>) outs(
+  rowred.cross_entropy ignore_index(7) label_smoothing(0.1) ins(%x : memref<?x?xbf16>) labels(%l32 : memref<?xi32>) outs(%loss : memref<?xbf16>)
+  // CHECK: rowred.gather ins(%{{.*}} : memref<?x?xbf16>) indices(%{{.*}} : memref<?xi64>) outs(%{{.*}} : memref<?xf32>)
+  rowred.gather ins(%x : memref<?x?xbf16>) indices(%labels : memref<?xi64>) outs(%g : memref<?xf32>)
+  // CHECK: rowred.map ins(%{{.*}} : memref<?x?xbf16>) rows(%{{.*}}, %{{.*}} : memref<?xf32>, memref<?xi64>) outs(%{{.*}} : memref<?xbf16>) {
+  // CHECK-NEXT: ^bb0(%{{.*}}: f32, %{{.*}}: f32, %{{.*}}: i64):
+  rowred.map ins(%x : memref<?x?xbf16>) rows(%g, %labels : memref<?xf32>, memref<?xi64>) outs(%loss : memref<?xbf16>) {
+  ^bb0(%xj: f32, %gi: f32, %li: i64):
+    %c = arith.constant 0 : i64
+    %z = arith.constant 0.0 : f32
+    %ignored = arith.cmpi slt, %li, %c : i64
+    %v = arith.select %ignored, %z, %gi : f32
+    rowred.yield %v : f32
+  }
+  return
+}

@@ -216,3 +216,56 @@ func.func @layer_norm_bias(%x: memref<2x16xf32>, %b: memref<16xf32>, %y: memref<
   rowred.layer_norm epsilon(1.0e-05) ins(%x : memref<2x16xf32>) bias(%b : memref<16xf32>) outs(%y : memref<2x16xf32>)
   return
 }
+
+// -----
+
+// logsumexp: the max, the sum of exp(x - m') with m' = m or 0 when m is
+// infinite (torch.logsumexp's shift), and a map whose only output has one
+// element per row: m' + log(s).
+// CHECK-LABEL: func.func @logsumexp
+// CHECK: %[[M:.*]] = memref.alloc(%{{.*}}) : memref<?xf32>
+// CHECK: rowred.reduce max ins(%[[X:.*]] : memref<?x?xf32>) outs(%[[M]] : memref<?xf32>)
+// CHECK: %[[S:.*]] = memref.alloc(%{{.*}}) : memref<?xf32>
+// CHECK: rowred.reduce sum ins(%[[X]] : memref<?x?xf32>) rows(%[[M]] : memref<?xf32>) outs(%[[S]] : memref<?xf32>) {
+// CHECK-NEXT: ^bb0(%[[XJ:.*]]: f32, %[[MI:.*]]: f32):
+// CHECK-NEXT: %[[A:.*]] = math.absf %[[MI]] : f32
+// CHECK-NEXT: %[[INF:.*]] = arith.cmpf oeq, %[[A]], %{{.*}} : f32
+// CHECK-NEXT: %[[SH:.*]] = arith.select %[[INF]], %{{.*}}, %[[MI]] : f32
+// CHECK-NEXT: %[[D:.*]] = arith.subf %[[XJ]], %[[SH]] : f32
+// CHECK-NEXT: %[[E:.*]] = math.exp %[[D]] : f32
+// CHECK-NEXT: rowred.yield %[[E]] : f32
+// CHECK: rowred.map ins(%[[X]] : memref<?x?xf32>) rows(%[[M]], %[[S]] : memref<?xf32>, memref<?xf32>) outs(%{{.*}} : memref<?xbf16>) {
+// CHECK: %[[L:.*]] = math.log
+// CHECK-NEXT: %[[R:.*]] = arith.addf %{{.*}}, %[[L]] : f32
+// CHECK-NEXT: rowred.yield %[[R]] : f32
+// CHECK-NEXT: } {rowred.origin = "logsumexp"}
+func.func @logsumexp(%x: memref<?x?xf32>, %lse: memref<?xbf16>) {
+  rowred.logsumexp ins(%x : memref<?x?xf32>) outs(%lse : memref<?xbf16>)
+  return
+}
+
+// -----
+
+// cross_entropy: the reduces of logsumexp (with label smoothing, the sum of
+// the logits beside the max: one level), the gather of the label's logit,
+// and a map of two per-row outputs reading the labels as i64.
+// CHECK-LABEL: func.func @cross_entropy
+// CHECK: rowred.reduce max ins(%[[X:.*]] : memref<8x32000xbf16>) outs(%[[M:.*]] : memref<8xf32>)
+// CHECK: rowred.reduce sum ins(%[[X]] : memref<8x32000xbf16>) outs(%[[T:.*]] : memref<8xf32>)
+// CHECK: rowred.reduce sum ins(%[[X]] : memref<8x32000xbf16>) rows(%[[M]] : memref<8xf32>) outs(%[[S:.*]] : memref<8xf32>)
+// CHECK: rowred.gather ins(%[[X]] : memref<8x32000xbf16>) indices(%[[LBL:.*]] : memref<8xi64>) outs(%[[G:.*]] : memref<8xf32>)
+// CHECK: rowred.map ins(%[[X]] : memref<8x32000xbf16>) rows(%[[M]], %[[S]], %[[G]], %[[LBL]], %[[T]] : memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xi64>, memref<8xf32>) outs(%{{.*}}, %{{.*}} : memref<8xf32>, memref<8xf32>) {
+// CHECK-NEXT: ^bb0(%{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32, %[[GI:.*]]: f32, %[[LI:.*]]: i64, %[[TI:.*]]: f32):
+// CHECK: %[[LSE:.*]] = arith.addf
+// CHECK-NEXT: %[[NLL:.*]] = arith.subf %[[LSE]], %[[GI]] : f32
+// CHECK-NEXT: %[[N:.*]] = rowred.row_length : f32
+// CHECK-NEXT: %[[MEAN:.*]] = arith.divf %[[TI]], %[[N]] : f32
+// CHECK: %[[LOSS:.*]] = arith.addf
+// CHECK-NEXT: %[[IGN:.*]] = arith.cmpi eq, %[[LI]], %{{.*}} : i64
+// CHECK-NEXT: %[[OUT:.*]] = arith.select %[[IGN]], %{{.*}}, %[[LOSS]] : f32
+// CHECK-NEXT: rowred.yield %[[OUT]], %[[LSE]] : f32, f32
+// CHECK-NEXT: } {rowred.ignore_index = 3 : i64, rowred.label_smoothing = 2.500000e-01 : f32, rowred.origin = "cross_entropy"}
+func.func @cross_entropy(%x: memref<8x32000xbf16>, %y: memref<8xi64>, %loss: memref<8xf32>, %lse: memref<8xf32>) {
+  rowred.cross_entropy ignore_index(3) label_smoothing(0.25) ins(%x : memref<8x32000xbf16>) labels(%y : memref<8xi64>) outs(%loss : memref<8xf32>) lse(%lse : memref<8xf32>)
+  return
+}

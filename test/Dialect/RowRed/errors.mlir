@@ -95,7 +95,7 @@ func.func @reduce_init_rows(%x: memref<4x8xf32>, %m: memref<5xf32>) {
 // -----
 
 func.func @reduce_rows_operand(%x: memref<4x8xf32>, %m: memref<4x2xf32>, %s: memref<4xf32>) {
-  // expected-error @+1 {{'rowred.reduce' op rows operand #0 must be a rank-1 memref of f32 (one per row), got 'memref<4x2xf32>'}}
+  // expected-error @+1 {{'rowred.reduce' op rows operand #0 must be a rank-1 memref of f32, i32 or i64 (one per row), got 'memref<4x2xf32>'}}
   rowred.reduce sum ins(%x : memref<4x8xf32>) rows(%m : memref<4x2xf32>) outs(%s : memref<4xf32>) {
   ^bb0(%xj: f32, %mi: f32):
     rowred.yield %xj : f32
@@ -117,7 +117,7 @@ func.func @reduce_body_arity(%x: memref<4x8xf32>, %m: memref<4xf32>, %s: memref<
 // -----
 
 func.func @reduce_body_type(%x: memref<4x8xf16>, %m: memref<4xf32>) {
-  // expected-error @+1 {{'rowred.reduce' op body argument #0 must be f32, got 'f16'}}
+  // expected-error @+1 {{'rowred.reduce' op body argument #0 must be 'f32', got 'f16'}}
   rowred.reduce max ins(%x : memref<4x8xf16>) outs(%m : memref<4xf32>) {
   ^bb0(%xj: f16):
     %e = arith.extf %xj : f16 to f32
@@ -370,4 +370,98 @@ func.func @row_length_outside(%x: f32) -> f32 {
   // expected-error @+1 {{'rowred.row_length' op expects parent op to be one of 'rowred.reduce, rowred.map'}}
   %n = rowred.row_length : f32
   return %n : f32
+}
+
+// -----
+
+func.func @row_output_reads_elements(%x: memref<4x8xf32>, %s: memref<4xf32>) {
+  // expected-error @+1 {{'rowred.map' op output #0 has one element per row, but the value yielded for it depends on the row's elements (body argument #0): it may use only row scalars}}
+  rowred.map ins(%x : memref<4x8xf32>) outs(%s : memref<4xf32>) {
+  ^bb0(%xj: f32):
+    %d = arith.addf %xj, %xj : f32
+    rowred.yield %d : f32
+  }
+  return
+}
+
+// -----
+
+func.func @row_output_length(%x: memref<4x8xf32>, %s: memref<3xf32>) {
+  // expected-error @+1 {{'rowred.map' op output has 3 elements but the input has 4 rows}}
+  rowred.map ins(%x : memref<4x8xf32>) outs(%s : memref<3xf32>) {
+  ^bb0(%xj: f32):
+    %c = arith.constant 1.0 : f32
+    rowred.yield %c : f32
+  }
+  return
+}
+
+// -----
+
+func.func @integer_row_argument(%x: memref<4x8xf32>, %l: memref<4xi32>, %y: memref<4x8xf32>) {
+  // expected-error @+1 {{'rowred.map' op body argument #1 must be 'i32', got 'f32'}}
+  rowred.map ins(%x : memref<4x8xf32>) rows(%l : memref<4xi32>) outs(%y : memref<4x8xf32>) {
+  ^bb0(%xj: f32, %li: f32):
+    rowred.yield %xj : f32
+  }
+  return
+}
+
+// -----
+
+func.func @row_operand_type(%x: memref<4x8xf32>, %l: memref<4xi16>, %y: memref<4x8xf32>) {
+  // expected-error @+1 {{'rowred.map' op rows operand #0 must be a rank-1 memref of f32, i32 or i64 (one per row), got 'memref<4xi16>'}}
+  rowred.map ins(%x : memref<4x8xf32>) rows(%l : memref<4xi16>) outs(%y : memref<4x8xf32>) {
+  ^bb0(%xj: f32, %li: i16):
+    rowred.yield %xj : f32
+  }
+  return
+}
+
+// -----
+
+func.func @gather_indices(%x: memref<4x8xf32>, %i: memref<4xf32>, %g: memref<4xf32>) {
+  // expected-error @+1 {{'rowred.gather' op indices must be a rank-1 memref of i32 or i64 (one per row), got 'memref<4xf32>'}}
+  rowred.gather ins(%x : memref<4x8xf32>) indices(%i : memref<4xf32>) outs(%g : memref<4xf32>)
+  return
+}
+
+// -----
+
+func.func @gather_strided(%x: memref<4x8xf32>, %i: memref<4xi64, strided<[2]>>, %g: memref<4xf32>) {
+  // expected-error @+1 {{'rowred.gather' op indices must be contiguous (stride 1), got 'memref<4xi64, strided<[2]>>'}}
+  rowred.gather ins(%x : memref<4x8xf32>) indices(%i : memref<4xi64, strided<[2]>>) outs(%g : memref<4xf32>)
+  return
+}
+
+// -----
+
+func.func @logsumexp_output(%x: memref<4x8xf32>, %y: memref<4x8xf32>) {
+  // expected-error @+1 {{'rowred.logsumexp' op output must be a rank-1 memref of f32, f16 or bf16 (one per row), got 'memref<4x8xf32>'}}
+  rowred.logsumexp ins(%x : memref<4x8xf32>) outs(%y : memref<4x8xf32>)
+  return
+}
+
+// -----
+
+func.func @cross_entropy_labels(%x: memref<4x8xf32>, %l: memref<4xf32>, %loss: memref<4xf32>) {
+  // expected-error @+1 {{'rowred.cross_entropy' op labels must be a rank-1 memref of i32 or i64 (one per row), got 'memref<4xf32>'}}
+  rowred.cross_entropy ignore_index(-100) ins(%x : memref<4x8xf32>) labels(%l : memref<4xf32>) outs(%loss : memref<4xf32>)
+  return
+}
+
+// -----
+
+func.func @cross_entropy_rows(%x: memref<4x8xf32>, %l: memref<5xi64>, %loss: memref<4xf32>) {
+  // expected-error @+1 {{'rowred.cross_entropy' op labels has 5 elements but the input has 4 rows}}
+  rowred.cross_entropy ignore_index(-100) ins(%x : memref<4x8xf32>) labels(%l : memref<5xi64>) outs(%loss : memref<4xf32>)
+  return
+}
+
+// -----
+
+func.func @cross_entropy_smoothing(%x: memref<4x8xf32>, %l: memref<4xi64>, %loss: memref<4xf32>) {
+  // expected-error @+1 {{'rowred.cross_entropy' op label_smoothing must be in [0, 1], got 1.5}}
+  rowred.cross_entropy ignore_index(-100) label_smoothing(1.5) ins(%x : memref<4x8xf32>) labels(%l : memref<4xi64>) outs(%loss : memref<4xf32>)
+  return
 }

@@ -65,15 +65,55 @@ static LogicalResult verifyMatrix(Operation *op, Value value, StringRef name) {
   return success();
 }
 
-/// Checks that `value` is a rank-1 f32 memref holding one scalar per row of
-/// `matrix`.
+/// What a rank-1 buffer with one element per row may hold.
+enum class RowElements {
+  /// f32 only: row scalars (a reduce's init, a gather's result).
+  F32,
+  /// f32, or i32 and i64 (labels): a `rows` operand.
+  ScalarsOrIntegers,
+  /// f32, f16 or bf16: a per-row result.
+  Results,
+  /// i32 or i64: a gather's indices.
+  Integers,
+};
+
+/// Checks that `value` is a contiguous rank-1 memref of `kind`'s element
+/// types holding one element per row of `matrix`.
 static LogicalResult verifyRowScalars(Operation *op, Value value,
-                                      MemRefType matrix, StringRef name) {
+                                      MemRefType matrix, StringRef name,
+                                      RowElements kind = RowElements::F32) {
   auto type = dyn_cast<MemRefType>(value.getType());
-  if (!type || type.getRank() != 1 || !type.getElementType().isF32())
+  Type elem = type ? type.getElementType() : Type();
+  bool integer = elem && (elem.isInteger(32) || elem.isInteger(64));
+  bool valid = false;
+  StringRef expected;
+  switch (kind) {
+  case RowElements::F32:
+    valid = elem && elem.isF32();
+    expected = "f32";
+    break;
+  case RowElements::ScalarsOrIntegers:
+    valid = elem && (elem.isF32() || integer);
+    expected = "f32, i32 or i64";
+    break;
+  case RowElements::Results:
+    valid = elem && isRowElementType(elem);
+    expected = "f32, f16 or bf16";
+    break;
+  case RowElements::Integers:
+    valid = integer;
+    expected = "i32 or i64";
+    break;
+  }
+  if (!type || type.getRank() != 1 || !valid)
     return op->emitOpError()
-           << name << " must be a rank-1 memref of f32 (one per row), got "
-           << value.getType();
+           << name << " must be a rank-1 memref of " << expected
+           << " (one per row), got " << value.getType();
+  SmallVector<int64_t> strides;
+  int64_t offset = 0;
+  if (failed(type.getStridesAndOffset(strides, offset)) || strides[0] != 1)
+    return op->emitOpError()
+           << name << " must be contiguous (stride 1), got " << type;
   if (failed(verifyCompatibleShape(type.getShape(),
                                    matrix.getShape().take_front())))
     return op->emitOpError()
@@ -132,29 +172,36 @@ static LogicalResult verifyVectorOperands(Operation *op, ValueRange columns,
       return failure();
   for (auto [index, row] : llvm::enumerate(rows))
     if (failed(verifyRowScalars(op, row, matrix,
-                                ("rows operand #" + Twine(index)).str())))
+                                ("rows operand #" + Twine(index)).str(),
+                                RowElements::ScalarsOrIntegers)))
       return failure();
   return success();
 }
 
 /// Checks the body shared by reduce and map: one f32 argument per element
-/// (input and per-column operand) and per row scalar, terminated by a
-/// `rowred.yield` of `numResults` values.
+/// (input and per-column operand) and one per `rows` operand, of its element
+/// type, terminated by a `rowred.yield` of `numResults` values.
 static LogicalResult verifyBody(Operation *op, Region &body,
-                                unsigned numElements, unsigned numRowScalars,
+                                unsigned numElements, ValueRange rows,
                                 unsigned numResults) {
   Block &block = body.front();
-  unsigned expected = numElements + numRowScalars;
+  unsigned expected = numElements + rows.size();
   if (block.getNumArguments() != expected)
     return op->emitOpError()
            << "body must have " << expected
            << " arguments (one per input, per cols operand and per row "
               "scalar), got "
            << block.getNumArguments();
-  for (BlockArgument arg : block.getArguments())
-    if (!arg.getType().isF32())
+  for (BlockArgument arg : block.getArguments()) {
+    Type type = arg.getArgNumber() < numElements
+                    ? Type(Float32Type::get(op->getContext()))
+                    : getElementTypeOrSelf(rows[arg.getArgNumber() -
+                                                numElements]);
+    if (arg.getType() != type)
       return op->emitOpError() << "body argument #" << arg.getArgNumber()
-                               << " must be f32, got " << arg.getType();
+                               << " must be " << type << ", got "
+                               << arg.getType();
+  }
   auto yield =
       dyn_cast_or_null<YieldOp>(block.empty() ? nullptr : &block.back());
   if (!yield)
@@ -275,7 +322,7 @@ LogicalResult ReduceOp::verify() {
 
 LogicalResult ReduceOp::verifyRegions() {
   return verifyBody(*this, getBody(), getInputs().size() + getColumns().size(),
-                    getRows().size(), 1);
+                    getRows(), 1);
 }
 
 /// The operands of a reduce or map that it reads.
@@ -298,21 +345,65 @@ void ReduceOp::getEffects(
 // MapOp
 //===----------------------------------------------------------------------===//
 
+bool MapOp::isRowOutput(Value output) {
+  return cast<MemRefType>(output.getType()).getRank() == 1;
+}
+
 LogicalResult MapOp::verify() {
   if (getInputs().empty() || getOutputs().empty())
     return emitOpError() << "needs at least one input and one output";
   if (failed(verifyMatrix(*this, getInput(), "input")))
     return failure();
   auto inType = cast<MemRefType>(getInput().getType());
-  if (failed(verifyMatrices(*this, getInputs(), inType, "input")) ||
-      failed(verifyMatrices(*this, getOutputs(), inType, "output")))
+  if (failed(verifyMatrices(*this, getInputs(), inType, "input")))
     return failure();
+  for (auto [index, output] : llvm::enumerate(getOutputs())) {
+    std::string label = getOutputs().size() == 1
+                            ? std::string("output")
+                            : ("output #" + Twine(index)).str();
+    auto type = dyn_cast<MemRefType>(output.getType());
+    LogicalResult valid =
+        type && type.getRank() == 1
+            ? verifyRowScalars(*this, output, inType, label,
+                               RowElements::Results)
+            : verifyMatrices(*this, output, inType, label);
+    if (failed(valid))
+      return failure();
+  }
   return verifyVectorOperands(*this, getColumns(), getRows(), inType);
 }
 
 LogicalResult MapOp::verifyRegions() {
-  return verifyBody(*this, getBody(), getInputs().size() + getColumns().size(),
-                    getRows().size(), getOutputs().size());
+  unsigned numElements = getInputs().size() + getColumns().size();
+  if (failed(verifyBody(*this, getBody(), numElements, getRows(),
+                        getOutputs().size())))
+    return failure();
+  // A per-row result is computed once per row: from the row scalars only.
+  Block &block = getBody().front();
+  auto yield = cast<YieldOp>(block.back());
+  for (auto [index, output] : llvm::enumerate(getOutputs())) {
+    if (!isRowOutput(output))
+      continue;
+    SmallVector<Value> worklist = {yield.getValues()[index]};
+    DenseSet<Value> seen;
+    while (!worklist.empty()) {
+      Value v = worklist.pop_back_val();
+      if (!seen.insert(v).second)
+        continue;
+      if (auto arg = dyn_cast<BlockArgument>(v)) {
+        if (arg.getOwner() == &block && arg.getArgNumber() < numElements)
+          return emitOpError()
+                 << "output #" << index
+                 << " has one element per row, but the value yielded for it "
+                    "depends on the row's elements (body argument #"
+                 << arg.getArgNumber() << "): it may use only row scalars";
+        continue;
+      }
+      if (Operation *def = v.getDefiningOp(); def && def->getBlock() == &block)
+        llvm::append_range(worklist, def->getOperands());
+    }
+  }
+  return success();
 }
 
 void MapOp::getEffects(
@@ -356,6 +447,69 @@ void LayerNormOp::getEffects(
     for (OpOperand &operand : range)
       reads.push_back(&operand);
   addEffects(effects, reads, {&getOutputMutable()});
+}
+
+//===----------------------------------------------------------------------===//
+// Per-row results
+//===----------------------------------------------------------------------===//
+
+LogicalResult GatherOp::verify() {
+  if (failed(verifyMatrix(*this, getInput(), "input")))
+    return failure();
+  auto type = cast<MemRefType>(getInput().getType());
+  if (failed(verifyRowScalars(*this, getIndices(), type, "indices",
+                              RowElements::Integers)))
+    return failure();
+  return verifyRowScalars(*this, getInit(), type, "init");
+}
+
+void GatherOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  addEffects(effects, {&getInputMutable(), &getIndicesMutable()},
+             {&getInitMutable()});
+}
+
+LogicalResult LogSumExpOp::verify() {
+  if (failed(verifyMatrix(*this, getInput(), "input")))
+    return failure();
+  return verifyRowScalars(*this, getOutput(),
+                          cast<MemRefType>(getInput().getType()), "output",
+                          RowElements::Results);
+}
+
+void LogSumExpOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  addEffects(effects, {&getInputMutable()}, {&getOutputMutable()});
+}
+
+LogicalResult CrossEntropyOp::verify() {
+  if (failed(verifyMatrix(*this, getLogits(), "logits")))
+    return failure();
+  auto type = cast<MemRefType>(getLogits().getType());
+  if (failed(verifyRowScalars(*this, getLabels(), type, "labels",
+                              RowElements::Integers)) ||
+      failed(verifyRowScalars(*this, getLoss(), type, "loss",
+                              RowElements::Results)) ||
+      (getLse() && failed(verifyRowScalars(*this, getLse(), type, "lse",
+                                           RowElements::Results))))
+    return failure();
+  APFloat smoothing = getLabelSmoothing();
+  if (smoothing.isNegative() || !smoothing.isFinite() ||
+      smoothing.convertToFloat() > 1.0f)
+    return emitOpError() << "label_smoothing must be in [0, 1], got "
+                         << smoothing.convertToFloat();
+  return success();
+}
+
+void CrossEntropyOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  SmallVector<OpOperand *> writes = {&getLossMutable()};
+  for (OpOperand &lse : getLseMutable())
+    writes.push_back(&lse);
+  addEffects(effects, {&getLogitsMutable(), &getLabelsMutable()}, writes);
 }
 
 #define GET_OP_CLASSES

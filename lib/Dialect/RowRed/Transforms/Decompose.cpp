@@ -8,6 +8,7 @@
 #include "rowred/Dialect/RowRed/Transforms/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir {
@@ -45,6 +46,33 @@ struct BodyBuilder {
   }
   /// `exp(x - m)`, the shifted exponential of softmax's reductions and map.
   Value shiftedExp(Value x, Value m) { return exp(sub(x, m)); }
+  /// `m`, or 0 when `m` is infinite: the shift of torch.logsumexp, with
+  /// which a row of `-inf` sums to 0 and one holding `+inf` to `+inf`.
+  Value finiteShift(Value m) {
+    Value magnitude = math::AbsFOp::create(b, loc, m);
+    Value infinite = arith::CmpFOp::create(
+        b, loc, arith::CmpFPredicate::OEQ, magnitude,
+        constant(APFloat::getInf(APFloat::IEEEsingle())));
+    return arith::SelectOp::create(b, loc, infinite,
+                                   constant(APFloat(0.0f)), m);
+  }
+  /// `i == value` for an integer `i`.
+  Value equals(Value i, int64_t value) {
+    Value c = arith::ConstantIntOp::create(b, loc, i.getType(), value);
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, i, c);
+  }
+  Value select(Value cond, Value t, Value f) {
+    return arith::SelectOp::create(b, loc, cond, t, f);
+  }
+  /// `shift + log(s)`: the logsumexp of a row from its shift and its sum of
+  /// `exp(x - shift)`.
+  Value logSumExp(Value shift, Value s) { return add(shift, log(s)); }
+};
+
+/// The row scalars of a logsumexp: `max = max(x)`, `exp = sum(exp(x -
+/// finiteShift(max)))` and, when asked for, `total = sum(x)`.
+struct RowSums {
+  Value max, exp, total;
 };
 
 /// What a body computes from its arguments (elements, then row scalars).
@@ -62,19 +90,36 @@ public:
   /// scalars `rows`) into a new row-scalar buffer, which it returns.
   Value reduce(Combiner combiner, ValueRange inputs, ValueRange columns,
                ValueRange rows, BodyFn body) {
-    auto type = cast<MemRefType>(shape.getType());
-    auto scalarsType =
-        MemRefType::get({type.getDimSize(0)}, rewriter.getF32Type());
-    if (type.isDynamicDim(0) && !numRows)
-      numRows = memref::DimOp::create(rewriter, loc, shape, 0);
-    Value buffer =
-        memref::AllocOp::create(rewriter, loc, scalarsType,
-                                numRows ? ValueRange(numRows) : ValueRange());
-    buffers.push_back(buffer);
+    Value buffer = allocRowScalars();
     auto reduce = ReduceOp::create(rewriter, loc, combiner, inputs, columns,
                                    rows, buffer);
-    buildBody(reduce.getBody(), inputs.size() + columns.size() + rows.size(),
-              body);
+    buildBody(reduce.getBody(), inputs.size() + columns.size(), rows, body);
+    return buffer;
+  }
+
+  /// The reduces of a logsumexp of `x`: the max, with `withTotal` the sum of
+  /// the elements (in the max's level: it reads no row scalar), then the sum
+  /// of the shifted exponentials.
+  RowSums shiftedSums(Value x, bool withTotal) {
+    RowSums sums;
+    auto element = [](BodyBuilder &, ValueRange a) {
+      return SmallVector<Value>{a[0]};
+    };
+    sums.max = reduce(Combiner::max, x, {}, {}, element);
+    if (withTotal)
+      sums.total = reduce(Combiner::sum, x, {}, {}, element);
+    sums.exp =
+        reduce(Combiner::sum, x, {}, sums.max, [](BodyBuilder &bb, ValueRange a) {
+          return SmallVector<Value>{bb.shiftedExp(a[0], bb.finiteShift(a[1]))};
+        });
+    return sums;
+  }
+
+  /// A gather of `input` at the per-row columns `indices` into a new
+  /// row-scalar buffer, which it returns.
+  Value gather(Value input, Value indices) {
+    Value buffer = allocRowScalars();
+    GatherOp::create(rewriter, loc, input, indices, buffer);
     return buffer;
   }
 
@@ -83,12 +128,16 @@ public:
   void map(ValueRange inputs, ValueRange columns, ValueRange rows,
            ValueRange outputs, BodyFn body) {
     auto map = MapOp::create(rewriter, loc, inputs, columns, rows, outputs);
-    buildBody(map.getBody(), inputs.size() + columns.size() + rows.size(),
-              body);
+    buildBody(map.getBody(), inputs.size() + columns.size(), rows, body);
     map->setAttr(kOriginAttrName,
                  rewriter.getStringAttr(op->getName().stripDialect()));
-    if (Attribute epsilon = op->getAttr("epsilon"))
-      map->setAttr(kEpsilonAttrName, epsilon);
+    // The op's parameters, which a launcher needs for the reference.
+    for (auto [name, recorded] :
+         {std::pair{StringRef("epsilon"), kEpsilonAttrName},
+          {"ignore_index", kIgnoreIndexAttrName},
+          {"label_smoothing", kLabelSmoothingAttrName}})
+      if (Attribute attr = op->getAttr(name))
+        map->setAttr(recorded, attr);
     // A plan or plan request written on the op is the map's: the map is
     // what becomes the kernel.
     for (StringRef name : {kPlanAttrName, kPlanRequestAttrName})
@@ -100,12 +149,28 @@ public:
   }
 
 private:
-  /// Fills `region` with a block of `numArgs` f32 arguments whose yield is
-  /// what `body` returns.
-  void buildBody(Region &region, unsigned numArgs, BodyFn body) {
-    Type f32 = rewriter.getF32Type();
-    SmallVector<Type> types(numArgs, f32);
-    SmallVector<Location> locs(numArgs, loc);
+  /// A new f32 buffer of one element per row, deallocated after the map.
+  Value allocRowScalars() {
+    auto type = cast<MemRefType>(shape.getType());
+    auto scalarsType =
+        MemRefType::get({type.getDimSize(0)}, rewriter.getF32Type());
+    if (type.isDynamicDim(0) && !numRows)
+      numRows = memref::DimOp::create(rewriter, loc, shape, 0);
+    Value buffer =
+        memref::AllocOp::create(rewriter, loc, scalarsType,
+                                numRows ? ValueRange(numRows) : ValueRange());
+    buffers.push_back(buffer);
+    return buffer;
+  }
+
+  /// Fills `region` with a block of `numElements` f32 arguments and one per
+  /// `rows` operand (of its element type) whose yield is what `body` returns.
+  void buildBody(Region &region, unsigned numElements, ValueRange rows,
+                 BodyFn body) {
+    SmallVector<Type> types(numElements, rewriter.getF32Type());
+    for (Value row : rows)
+      types.push_back(getElementTypeOrSelf(row));
+    SmallVector<Location> locs(types.size(), loc);
     OpBuilder::InsertionGuard guard(rewriter);
     Block *block = rewriter.createBlock(&region, {}, types, locs);
     BodyBuilder bb{rewriter, loc};
@@ -288,6 +353,65 @@ struct DecomposeLayerNorm : OpRewritePattern<LayerNormOp> {
   }
 };
 
+/// Rewrites `rowred.logsumexp` into `m = max(x)`, `s = sum(exp(x - m'))`
+/// with the finite shift `m'` (BodyBuilder::finiteShift) and the map of the
+/// per-row result `m' + log(s)`.
+struct DecomposeLogSumExp : OpRewritePattern<LogSumExpOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(LogSumExpOp op,
+                                PatternRewriter &rewriter) const override {
+    Value x = op.getInput();
+    Decomposition d(rewriter, op, x);
+    RowSums sums = d.shiftedSums(x, /*withTotal=*/false);
+    d.map(x, {}, {sums.max, sums.exp}, op.getOutput(),
+          [](BodyBuilder &bb, ValueRange a) {
+      return SmallVector<Value>{bb.logSumExp(bb.finiteShift(a[1]), a[2])};
+    });
+    return success();
+  }
+};
+
+/// Rewrites `rowred.cross_entropy` into the reduces of logsumexp (and, with
+/// label smoothing, `t = sum(x)` beside the max), the gather of the label's
+/// logit `g`, and the map of the per-row results: the loss
+/// `(1 - e) * (lse - g) + e * (lse - t / N)`, 0 for ignored rows, and the
+/// logsumexp.
+struct DecomposeCrossEntropy : OpRewritePattern<CrossEntropyOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(CrossEntropyOp op,
+                                PatternRewriter &rewriter) const override {
+    Value x = op.getLogits(), labels = op.getLabels();
+    float smoothing = op.getLabelSmoothing().convertToFloat();
+    int64_t ignoreIndex = op.getIgnoreIndex();
+    Decomposition d(rewriter, op, x);
+    RowSums sums = d.shiftedSums(x, /*withTotal=*/smoothing != 0.0f);
+    Value g = d.gather(x, labels);
+    SmallVector<Value> rows = {sums.max, sums.exp, g, labels};
+    if (sums.total)
+      rows.push_back(sums.total);
+    SmallVector<Value> outputs = present({op.getLoss(), op.getLse()});
+    d.map(x, {}, rows, outputs, [&](BodyBuilder &bb, ValueRange a) {
+      Value lse = bb.logSumExp(bb.finiteShift(a[1]), a[2]);
+      Value loss = bb.sub(lse, a[3]);
+      if (smoothing != 0.0f) {
+        Value mean = bb.div(a[5], bb.rowLength());
+        Value uniform = bb.sub(lse, mean);
+        loss = bb.add(bb.mul(loss, bb.constant(APFloat(1.0f - smoothing))),
+                      bb.mul(uniform, bb.constant(APFloat(smoothing))));
+      }
+      Value ignored = bb.equals(a[4], ignoreIndex);
+      loss = bb.select(ignored, bb.constant(APFloat(0.0f)), loss);
+      SmallVector<Value> results = {loss};
+      if (outputs.size() > 1)
+        results.push_back(lse);
+      return results;
+    });
+    return success();
+  }
+};
+
 /// Applies the decomposition patterns to the whole input.
 struct RowRedDecomposePass
     : rowred::impl::RowRedDecomposeBase<RowRedDecomposePass> {
@@ -304,6 +428,7 @@ void mlir::rowred::populateDecomposePatterns(RewritePatternSet &patterns) {
   patterns
       .add<DecomposeSoftmaxLike<SoftmaxOp, false>,
            DecomposeSoftmaxLike<LogSoftmaxOp, true>, DecomposeSoftmaxBackward,
-           DecomposeLogSoftmaxBackward, DecomposeRmsNorm, DecomposeLayerNorm>(
+           DecomposeLogSoftmaxBackward, DecomposeRmsNorm, DecomposeLayerNorm,
+           DecomposeLogSumExp, DecomposeCrossEntropy>(
           patterns.getContext());
 }

@@ -29,6 +29,13 @@ inline constexpr llvm::StringLiteral kOriginAttrName = "rowred.origin";
 /// normalization it was decomposed from; kernels record it as `epsilon`, so
 /// that a launcher can compute the reference.
 inline constexpr llvm::StringLiteral kEpsilonAttrName = "rowred.epsilon";
+/// Discardable attributes on a `rowred.map` decomposed from
+/// `rowred.cross_entropy`: its `ignore_index` (i64) and `label_smoothing`
+/// (f32), which kernels record under those names.
+inline constexpr llvm::StringLiteral kIgnoreIndexAttrName =
+    "rowred.ignore_index";
+inline constexpr llvm::StringLiteral kLabelSmoothingAttrName =
+    "rowred.label_smoothing";
 /// Discardable attribute on a `rowred.map` holding the #rowred.plan of its
 /// kernel (set by rowred-plan, or written in the input), or on the high-level
 /// op it is decomposed from.
@@ -43,7 +50,7 @@ inline constexpr llvm::StringLiteral kPlanRequestAttrName =
 /// rowred-decompose rewrites into the generic pieces.
 inline bool isHighLevelOp(Operation *op) {
   return isa<SoftmaxOp, LogSoftmaxOp, SoftmaxBackwardOp, LogSoftmaxBackwardOp,
-             RmsNormOp, LayerNormOp>(op);
+             RmsNormOp, LayerNormOp, LogSumExpOp, CrossEntropyOp>(op);
 }
 } // namespace rowred
 } // namespace mlir

@@ -35,13 +35,16 @@ def RowRed_Dialect : Dialect {
 
     * High-level, destination-style ops that name the whole computation:
       `rowred.softmax`, `rowred.log_softmax`, their gradients
-      `rowred.softmax_backward` and `rowred.log_softmax_backward`, and the
-      normalizations `rowred.rms_norm` and `rowred.layer_norm`.
+      `rowred.softmax_backward` and `rowred.log_softmax_backward`, the
+      normalizations `rowred.rms_norm` and `rowred.layer_norm`, and the
+      per-row results `rowred.logsumexp` and `rowred.cross_entropy`.
     * `rowred.reduce` and `rowred.map`: the generic pieces. A reduce folds an
       element-wise expression of rows (its region) with a combiner (`max`
       or `sum`) into one f32 scalar per row; a map computes every element of
       its outputs from the elements of its inputs at the same place, of
-      per-column operands (a weight) and of per-row scalars.
+      per-column operands (a weight) and of per-row scalars, and may write
+      per-row results; `rowred.gather` reads one element of every row at a
+      per-row column (a label).
 
     `rowred-decompose` rewrites the high-level ops into the pieces, and
     `convert-rowred-to-gpu` fuses a chain of reduces and the map that reads
@@ -324,6 +327,87 @@ def RowRed_LayerNormOp : RowRed_Op<"layer_norm", [
   let hasVerifier = 1;
 }
 
+def RowRed_LogSumExpOp : RowRed_Op<"logsumexp", [
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "Log of the sum of the exponentials of every row";
+  let description = [{
+    Writes, for every row `i` of `input`,
+
+    ```
+    output[i] = m_i + log(sum_k exp(input[i, k] - m_i))
+    m_i = max_k input[i, k], or 0 when that is infinite
+    ```
+
+    as `torch.logsumexp` over the last dimension: a row holding a NaN gives
+    NaN, a row holding `+inf` gives `+inf`, a row that is entirely `-inf`
+    gives `-inf`. `input` is rank 2 (f32, f16 or bf16, rows contiguous);
+    `output` is rank 1 with one element per row, of f32, f16 or bf16.
+    Arithmetic is done in f32.
+
+    Example:
+
+    ```mlir
+    rowred.logsumexp ins(%x : memref<?x?xbf16>) outs(%lse : memref<?xf32>)
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$input, AnyMemRef:$output);
+  let assemblyFormat = [{
+    `ins` `(` $input `:` type($input) `)`
+    `outs` `(` $output `:` type($output) `)`
+    attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def RowRed_CrossEntropyOp : RowRed_Op<"cross_entropy", [
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "Cross-entropy loss of every row of logits against a label";
+  let description = [{
+    Writes, for every row `i` of `logits` with the class `labels[i]`,
+
+    ```
+    lse_i  = logsumexp_k logits[i, k]            (as rowred.logsumexp)
+    nll_i  = lse_i - logits[i, labels[i]]
+    loss[i] = (1 - s) * nll_i + s * (lse_i - sum_k logits[i, k] / N)
+    ```
+
+    where `s` is `label_smoothing` (0 by default), and `loss[i] = 0` when
+    `labels[i]` equals `ignore_index` (-100 by default), as
+    `torch.nn.functional.cross_entropy(logits, labels, reduction="none")`.
+    A label outside `[0, N)` other than `ignore_index` gives a NaN loss
+    (PyTorch stops with a device-side assertion). With `lse`, the row's
+    logsumexp is written there as well (0 is not written for ignored
+    rows: every row gets its logsumexp), as the backward pass needs it.
+
+    `logits` is rank 2 (f32, f16 or bf16, rows contiguous); `labels` is
+    rank 1 of i32 or i64 with one element per row; `loss` and `lse` are
+    rank 1 with one element per row, of f32, f16 or bf16. Arithmetic is
+    done in f32.
+
+    Example:
+
+    ```mlir
+    rowred.cross_entropy ignore_index(-100)
+        ins(%logits : memref<?x128256xbf16>) labels(%y : memref<?xi64>)
+        outs(%loss : memref<?xf32>) lse(%lse : memref<?xf32>)
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$logits, AnyMemRef:$labels, AnyMemRef:$loss,
+                       Optional<AnyMemRef>:$lse,
+                       DefaultValuedAttr<I64Attr, "-100">:$ignore_index,
+                       DefaultValuedAttr<F32Attr, "0.0f">:$label_smoothing);
+  let assemblyFormat = [{
+    `ignore_index` `(` $ignore_index `)`
+    (`label_smoothing` `(` $label_smoothing^ `)`)?
+    `ins` `(` $logits `:` type($logits) `)`
+    `labels` `(` $labels `:` type($labels) `)`
+    `outs` `(` $loss `:` type($loss) `)`
+    (`lse` `(` $lse^ `:` type($lse) `)`)?
+    attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Generic pieces
 //===----------------------------------------------------------------------===//
@@ -346,8 +430,10 @@ def RowRed_ReduceOp : RowRed_Op<"reduce", [
     ```
 
     The region has one f32 block argument per input, then one per `cols`
-    operand, then one per `rows` operand, and yields one f32. `init` and
-    every `rows` operand are rank-1 f32 buffers with one element per row;
+    operand, then one per `rows` operand (of that operand's element type),
+    and yields one f32. `init` is a rank-1 f32 buffer with one element per
+    row; every `rows` operand is a rank-1 buffer of f32 (row scalars) or of
+    i32 or i64 (per-row integers such as labels) with one element per row;
     every `cols` operand is a rank-1 buffer of f32, f16 or bf16 with one
     element per column. `rowred.row_length` gives the body the number of
     columns.
@@ -414,11 +500,17 @@ def RowRed_MapOp : RowRed_Op<"map", [
     elements `inputs[k][i, j]` (extended to f32), the per-column elements
     `cols[c][j]` and the row scalars `rows[r][i]`, and writes the f32 values
     it yields, rounded to each output's element type, to `outputs[o][i, j]`.
-    Inputs and outputs are 2-D of the same shape; their element types are
+    Inputs and 2-D outputs have the same shape; their element types are
     f32, f16 or bf16 and may differ. An output may be an input (in place).
 
+    An output may also be rank 1, with one element per row: it receives,
+    once per row, the value yielded for it, which must depend only on the
+    row scalars (per-row results: a logsumexp, a loss, a mean). A map may
+    have only such outputs.
+
     The region has one f32 block argument per input, then one per `cols`
-    operand, then one per `rows` operand, and yields one f32 per output.
+    operand, then one per `rows` operand (f32, or the integer type of an
+    integer `rows` operand), and yields one f32 per output.
 
     Examples (the last step of softmax, and of RMSNorm with its weight):
 
@@ -460,7 +552,45 @@ def RowRed_MapOp : RowRed_Op<"map", [
     mlir::Value getInput() { return getInputs().front(); }
     /// The first output.
     mlir::Value getOutput() { return getOutputs().front(); }
+    /// Whether `output` has one element per row (rank 1) rather than one
+    /// per element.
+    static bool isRowOutput(mlir::Value output);
   }];
+}
+
+def RowRed_GatherOp : RowRed_Op<"gather", [
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "Reads one element of every row, at a per-row column";
+  let description = [{
+    Writes, for every row `i`, the element of `input` at column
+    `indices[i]`, extended to f32:
+
+    ```
+    init[i] = input[i, indices[i]]   when 0 <= indices[i] < N
+    init[i] = NaN                    otherwise
+    ```
+
+    `input` is rank 2 (f32, f16 or bf16, rows contiguous); `indices` is a
+    rank-1 buffer of i32 or i64 and `init` a rank-1 f32 buffer, each with
+    one element per row. Like a reduce, a gather produces a row scalar that
+    later reduces and the map of the same kernel read (cross-entropy's
+    logit of the label).
+
+    Example:
+
+    ```mlir
+    rowred.gather ins(%x : memref<?x?xbf16>) indices(%y : memref<?xi64>)
+        outs(%xy : memref<?xf32>)
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$input, AnyMemRef:$indices, AnyMemRef:$init);
+  let assemblyFormat = [{
+    `ins` `(` $input `:` type($input) `)`
+    `indices` `(` $indices `:` type($indices) `)`
+    `outs` `(` $init `:` type($init) `)`
+    attr-dict
+  }];
+  let hasVerifier = 1;
 }
 
 def RowRed_RowLengthOp : RowRed_Op<"row_length", [
