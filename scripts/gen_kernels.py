@@ -209,7 +209,21 @@ FAMILY = [
     ("layer_norm", "bf16", "auto", "cols=131072"),
     ("softmax_backward", "bf16", "auto", "cols=32768"),
     ("log_softmax_backward", "f32", "auto", "cols=262144"),
+    # Per-row results: logsumexp, and cross_entropy's loss and logsumexp
+    # (with label smoothing where the name says so), over a block per row,
+    # several rows per block and clusters.
+    ("logsumexp", "f32", "auto", "cols=1000"),
+    ("logsumexp", "bf16", "auto", "cols=32000"),
+    ("cross_entropy", "bf16", "auto", "cols=32000"),
+    ("cross_entropy", "f32", "auto", "cols=50257"),
+    ("cross_entropy", "f16", "auto", "cols=781"),
+    ("cross_entropy_smoothed", "bf16", "auto", "cols=128256"),
 ]
+
+# Cross-entropy's parameters in the family set (check_family.py reads them
+# back from the metadata).
+IGNORE_INDEX = -100
+LABEL_SMOOTHING = 0.1
 
 BENCH_NS = [256, 512, 781, 1024, 2048, 4096, 8192, 12288, 16384, 32768,
             65536, 131072, 262144, 1048576,
@@ -431,12 +445,27 @@ def variant_name(op, dtype, strategy, spec):
 
 def mlir_source(func, op, dtype, fields):
     """A function applying `op` to dynamic memrefs of `dtype` (2-D rows, 1-D
-    per-column weights), with the plan request's `fields` on the op."""
+    per-column weights; per-row results in f32, labels in i64), with the plan
+    request's `fields` on the op."""
     t, v = f"memref<?x?x{dtype}>", f"memref<?x{dtype}>"
     attr = ""
     if fields:
         request = ", ".join(f"{k} = {v}" for k, v in fields)
         attr = f" {{rowred.plan_request = #rowred.plan_request<{request}>}}"
+    r = "memref<?xf32>"
+    if op == "logsumexp":
+        return (f"func.func @{func}(%x: {t}, %lse: {r}) {{\n"
+                f"  rowred.logsumexp ins(%x : {t}) outs(%lse : {r}){attr}\n"
+                f"  return\n}}\n")
+    if op.startswith("cross_entropy"):
+        smoothing = (f" label_smoothing({LABEL_SMOOTHING})"
+                     if op.endswith("smoothed") else "")
+        return (f"func.func @{func}(%x: {t}, %l: memref<?xi64>, "
+                f"%loss: {r}, %lse: {r}) {{\n"
+                f"  rowred.cross_entropy ignore_index({IGNORE_INDEX})"
+                f"{smoothing} ins(%x : {t}) labels(%l : memref<?xi64>) "
+                f"outs(%loss : {r}) lse(%lse : {r}){attr}\n"
+                f"  return\n}}\n")
     args, body = f"%x: {t}, %y: {t}", f"dimension(1) ins(%x : {t})"
     if op.endswith("softmax_backward"):
         args = f"%x: {t}, %dy: {t}, %y: {t}"

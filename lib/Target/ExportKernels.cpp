@@ -58,8 +58,8 @@ static llvm::json::Value toJSON(Attribute attr) {
 }
 
 /// The kernel parameters, in order (docs/abi.md), from its `operands`: a
-/// pointer per operand, rows, cols, a row stride per input and output, and
-/// for chunks kernels their workspace.
+/// pointer per operand, rows, cols, a row stride per 2-D input and output,
+/// and for chunks kernels their workspace.
 static llvm::json::Array abiParams(ArrayAttr operands, bool chunks) {
   // json::Value keeps StringRefs unowned: pass owned strings.
   auto param = [](std::string name, std::string type, std::string meaning) {
@@ -76,6 +76,15 @@ static llvm::json::Array abiParams(ArrayAttr operands, bool chunks) {
       params.push_back(param(name, "const " + type + " *",
                              "per-column operand, global memory, cols "
                              "contiguous elements"));
+      continue;
+    }
+    if (role == "row" || role == "row_output") {
+      bool read = role == "row";
+      params.push_back(param(name, (read ? "const " : "") + type + " *",
+                             (read ? "per-row input" : "per-row output") +
+                                 std::string(", global memory, rows "
+                                             "contiguous elements (row i at " +
+                                             name + "[i])")));
       continue;
     }
     bool input = role == "input";

@@ -218,7 +218,15 @@ std::optional<DType> rowred::runtime::parseDType(const std::string &name) {
     return DType::F16;
   if (name == "bf16")
     return DType::BF16;
+  if (name == "i32")
+    return DType::I32;
+  if (name == "i64")
+    return DType::I64;
   return std::nullopt;
+}
+
+bool rowred::runtime::isFloatType(DType type) {
+  return type == DType::F32 || type == DType::F16 || type == DType::BF16;
 }
 
 const char *rowred::runtime::dtypeName(DType type) {
@@ -229,12 +237,26 @@ const char *rowred::runtime::dtypeName(DType type) {
     return "f16";
   case DType::BF16:
     return "bf16";
+  case DType::I32:
+    return "i32";
+  case DType::I64:
+    return "i64";
   }
   return "?";
 }
 
 int rowred::runtime::dtypeBytes(DType type) {
-  return type == DType::F32 ? 4 : 2;
+  switch (type) {
+  case DType::F16:
+  case DType::BF16:
+    return 2;
+  case DType::F32:
+  case DType::I32:
+    return 4;
+  case DType::I64:
+    return 8;
+  }
+  return 4;
 }
 
 bool rowred::runtime::readFile(const std::string &path, std::string &contents,
@@ -258,6 +280,10 @@ const char *rowred::runtime::roleName(KernelOperand::Role role) {
     return "output";
   case KernelOperand::Role::Column:
     return "column";
+  case KernelOperand::Role::Row:
+    return "row";
+  case KernelOperand::Role::RowOutput:
+    return "row_output";
   }
   return "?";
 }
@@ -270,9 +296,11 @@ int64_t KernelSpec::count(KernelOperand::Role role) const {
 }
 
 /// Reads `operands` into spec.operands (x and y of the spec's types when
-/// absent), checking that the inputs come first, then the outputs, then
-/// the per-column operands, that there is at least one input and one output
-/// and that the first of each has the spec's input and output type. On
+/// absent), checking that they come in role order (inputs, outputs,
+/// per-column operands, per-row inputs, per-row outputs), that there is at
+/// least one input and one output (of rows or per row), that the first input
+/// and output have the spec's input and output types, that rows, columns and
+/// per-row outputs are floating-point and per-row inputs integers. On
 /// failure sets `error` (to follow the file's name).
 static bool readOperands(const Json &json, KernelSpec &spec,
                          std::string &error) {
@@ -299,7 +327,7 @@ static bool readOperands(const Json &json, KernelSpec &spec,
     if (entry.kind != Json::Kind::Object || !isString(name) ||
         !isString(role) || !dtype) {
       error = "has an invalid operand: each is {name, role, type} with a "
-              "type of f32, f16 or bf16";
+              "type of f32, f16, bf16, i32 or i64";
       return false;
     }
     KernelOperand operand{name->string, Role::Input, *dtype};
@@ -307,21 +335,35 @@ static bool readOperands(const Json &json, KernelSpec &spec,
       operand.role = Role::Output;
     else if (role->string == "column")
       operand.role = Role::Column;
+    else if (role->string == "row")
+      operand.role = Role::Row;
+    else if (role->string == "row_output")
+      operand.role = Role::RowOutput;
     else if (role->string != "input") {
       error = "has an operand of unknown role '" + role->string +
-              "' (input, output or column)";
+              "' (input, output, column, row or row_output)";
       return false;
     }
     if (!spec.operands.empty() && operand.role < spec.operands.back().role) {
-      error = "lists its operands out of order: inputs, then outputs, then "
-              "columns";
+      error = "lists its operands out of order: inputs, outputs, columns, "
+              "rows, then row outputs";
+      return false;
+    }
+    if ((operand.role == Role::Row) == isFloatType(operand.type)) {
+      error = "has operand '" + operand.name + "' of role " + role->string +
+              " and type " + type->string +
+              ": per-row inputs are i32 or i64, every other operand f32, "
+              "f16 or bf16";
       return false;
     }
     spec.operands.push_back(std::move(operand));
   }
-  if (spec.count(Role::Input) == 0 || spec.count(Role::Output) == 0 ||
+  int64_t outputs = spec.count(Role::Output);
+  if (spec.count(Role::Input) == 0 ||
+      outputs + spec.count(Role::RowOutput) == 0 ||
       spec.operands.front().type != spec.inputType ||
-      spec.operands[spec.count(Role::Input)].type != spec.outputType) {
+      (outputs > 0 &&
+       spec.operands[spec.count(Role::Input)].type != spec.outputType)) {
     error = "has operands that disagree with input_type and output_type, or "
             "lack an input or an output";
     return false;
@@ -399,6 +441,12 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
   str("plan", spec.plan);
   if (const Json *v = json->get("epsilon"); v && v->kind == Json::Kind::Number)
     spec.epsilon = v->number;
+  if (const Json *v = json->get("ignore_index");
+      v && v->kind == Json::Kind::Number)
+    spec.ignoreIndex = static_cast<int64_t>(v->number);
+  if (const Json *v = json->get("label_smoothing");
+      v && v->kind == Json::Kind::Number)
+    spec.labelSmoothing = v->number;
   if (!num("block_threads", spec.blockThreads))
     return missing("block_threads");
   if (!num("block_elements", spec.blockElements))
@@ -455,7 +503,7 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
     return std::nullopt;
   }
   std::optional<DType> inType = parseDType(in), outType = parseDType(out);
-  if (!inType || !outType) {
+  if (!inType || !outType || !isFloatType(*inType) || !isFloatType(*outType)) {
     error = "'" + jsonPath + "' names an unknown element type";
     return std::nullopt;
   }

@@ -2,12 +2,15 @@
 """Runs the family's kernels on the GPU and checks them against float64.
 
 Loads every kernel listed in KERNEL_DIR/manifest.json (scripts/gen_kernels.py
---set family: rms_norm, layer_norm, softmax_backward, log_softmax_backward),
-launches it through the runtime with one device address per operand
-(docs/abi.md) and compares every output with a float64 reference of the
-inputs as stored, semantics as PyTorch's (F.rms_norm, F.layer_norm,
-_softmax_backward_data, _log_softmax_backward_data). Every combination of
-row length, row count and layout is one case.
+--set family: rms_norm, layer_norm, softmax_backward, log_softmax_backward,
+logsumexp, cross_entropy), launches it through the runtime with one device
+address per operand (docs/abi.md) and compares every output, of rows and per
+row, with a float64 reference of the inputs as stored, semantics as
+PyTorch's (F.rms_norm, F.layer_norm, _softmax_backward_data,
+_log_softmax_backward_data, torch.logsumexp, F.cross_entropy with
+reduction="none"). Every combination of row length, row count and layout is
+one case. Cross-entropy's labels include its ignore_index (every seventh
+row) and rows of -inf and +inf logits.
 
 Checks per case: the output is poisoned before the launch, every element
 must be written and the padding between rows left alone; a NaN in a row
@@ -55,6 +58,37 @@ def softmax64(x):
     return e / e.sum(axis=1, keepdims=True)
 
 
+def logsumexp64(x, finite):
+    """torch.logsumexp with `finite` (+inf with a +inf, -inf for rows of
+    -inf), else as log_softmax computes it (NaN for both)."""
+    m = x.max(axis=1, keepdims=True)
+    shift = cp.where(cp.isinf(m), 0.0, m) if finite else m
+    return (shift + cp.log(cp.exp(x - shift).sum(axis=1,
+                                                 keepdims=True)))[:, 0]
+
+
+def row_reference(meta, x, labels):
+    """The per-row results of logsumexp, or cross_entropy's (loss, lse)."""
+    lse = logsumexp64(x, meta["op"] == "logsumexp")
+    if meta["op"] == "logsumexp":
+        return [lse]
+    rows, cols = x.shape
+    picked = x[cp.arange(rows), cp.clip(labels, 0, cols - 1)]
+    loss = lse - picked
+    smoothing = meta.get("label_smoothing", 0.0)
+    if smoothing:
+        loss = (1 - smoothing) * loss + smoothing * (lse - x.mean(axis=1))
+    loss = cp.where(labels == meta["ignore_index"], 0.0, loss)
+    return [loss, lse]
+
+
+def make_labels(meta, rng, rows, cols):
+    """Classes in [0, cols), the ignore_index on every seventh row."""
+    labels = rng.integers(0, cols, rows).astype(cp.int64)
+    labels[3::7] = meta.get("ignore_index", -100)
+    return labels
+
+
 def make_inputs(op, rng, rows, cols):
     """float64 values of the op's inputs, then of its per-column operands."""
     def normal(*shape):
@@ -66,6 +100,11 @@ def make_inputs(op, rng, rows, cols):
         x[1::2] += 1e4              # mean 1e4, spread 1
         return [x], [normal(cols), normal(cols)]
     logits = normal(rows, cols) * 3.0
+    if op in ("logsumexp", "cross_entropy"):
+        if rows >= 7:
+            logits[5, :] = -cp.inf      # a masked row: lse -inf
+            logits[6, cols // 3] = cp.inf
+        return [logits], []
     y = softmax64(logits)
     if op == "log_softmax_backward":
         y = cp.log(y)
@@ -102,50 +141,21 @@ def stored(values, dtype, stride, off):
     return buf, decode(view, dtype)
 
 
-def run_case(kernel, rng, rows, cols, layout):
-    """Runs one case; returns its problems and relative L2 error."""
-    op = kernel.meta["op"]
-    operands = kernel.runtime.operands
-    in_types = [t for _, role, t in operands if role == "input"]
-    col_types = [t for _, role, t in operands if role == "column"]
-    out_type = [t for _, role, t in operands if role == "output"][0]
-    off = 1 if layout == "misaligned" else 0
-    extra = {"strided": 5}.get(layout, 0)
-    inputs, columns = make_inputs(op, rng, rows, cols)
-    if rows >= 4:
-        inputs[0][0, cols // 2] = cp.nan
-    pointers, strides, values = [], [], []
-    keep = []
-    for k, (x, t) in enumerate(zip(inputs, in_types)):
-        stride = cols + extra + (k if extra else 0)
-        buf, x64 = stored(x, t, stride, off)
-        keep.append(buf)
-        pointers.append(buf.data.ptr + off * buf.itemsize)
-        strides.append(stride)
-        values.append(x64)
-    sy = cols + (3 if extra else 0)
-    poison = encode(cp.full((1,), POISON), out_type)[0]
-    ys = cp.full(rows * sy + off, poison, to_device_dtype(out_type))
-    pointers.append(ys.data.ptr + off * ys.itemsize)
-    strides.append(sy)
-    col_values = []
-    for w, t in zip(columns, col_types):
-        buf, w64 = stored(w, t, 0, off)
-        keep.append(buf)
-        pointers.append(buf.data.ptr + off * buf.itemsize)
-        col_values.append(w64)
-    kernel.launch_operands(pointers, strides, rows, cols)
-    cp.cuda.runtime.deviceSynchronize()
-
-    y2 = ys[off:].reshape(rows, sy)
-    out = decode(y2[:, :cols], out_type)
-    problems = write_problems(ys, y2, off, cols, poison)
-    ref = reference(op, values, col_values)
+def compare(out, ref, out_type):
+    """Problems of `out` against the float64 `ref` (same shape): NaN
+    placement, elementwise tolerance and relative L2 over the finite rows;
+    and the relative L2 error."""
+    problems = []
     ref_nan = cp.isnan(ref)
     if bool((cp.isnan(out) != ref_nan).any()):
         problems.append("NaN mismatch in "
                         f"{int((cp.isnan(out) != ref_nan).sum())} elements")
-    finite = ~ref_nan.any(axis=1)
+    infinite = cp.isinf(ref)
+    if bool((out[infinite] != ref[infinite]).any()):
+        problems.append("infinity mismatch")
+    finite = ~(ref_nan | infinite)
+    if ref.ndim == 2:
+        finite = ~(ref_nan | infinite).any(axis=1)
     r, o = ref[finite], out[finite]
     l2 = 0.0
     if r.size:
@@ -163,6 +173,79 @@ def run_case(kernel, rng, rows, cols, layout):
         limit = max(l2tol, 2 * rounding)
         if l2 > limit:
             problems.append(f"relative L2 error {l2:.3g} > {limit:.3g}")
+    return problems, l2
+
+
+def run_case(kernel, rng, rows, cols, layout):
+    """Runs one case; returns its problems and relative L2 error."""
+    meta = kernel.meta
+    op = meta["op"].removesuffix("_smoothed")
+    operands = kernel.runtime.operands
+    types = {role: [t for _, r, t in operands if r == role]
+             for role in ("input", "output", "column", "row", "row_output")}
+    off = 1 if layout == "misaligned" else 0
+    extra = {"strided": 5}.get(layout, 0)
+    inputs, columns = make_inputs(op, rng, rows, cols)
+    if rows >= 4:
+        inputs[0][0, cols // 2] = cp.nan
+    pointers, strides, values = [], [], []
+    keep = []
+    for k, (x, t) in enumerate(zip(inputs, types["input"])):
+        stride = cols + extra + (k if extra else 0)
+        buf, x64 = stored(x, t, stride, off)
+        keep.append(buf)
+        pointers.append(buf.data.ptr + off * buf.itemsize)
+        strides.append(stride)
+        values.append(x64)
+    sy = cols + (3 if extra else 0)
+    ys = []
+    for t in types["output"]:
+        poison = encode(cp.full((1,), POISON), t)[0]
+        ys.append(cp.full(rows * sy + off, poison, to_device_dtype(t)))
+        pointers.append(ys[-1].data.ptr + off * ys[-1].itemsize)
+        strides.append(sy)
+    col_values = []
+    for w, t in zip(columns, types["column"]):
+        buf, w64 = stored(w, t, 0, off)
+        keep.append(buf)
+        pointers.append(buf.data.ptr + off * buf.itemsize)
+        col_values.append(w64)
+    labels = None
+    for t in types["row"]:
+        labels = make_labels(meta, rng, rows, cols)
+        buf = cp.zeros(rows + off, {"i32": cp.int32, "i64": cp.int64}[t])
+        buf[off:] = labels
+        keep.append(buf)
+        pointers.append(buf.data.ptr + off * buf.itemsize)
+    zs = []
+    for t in types["row_output"]:
+        zs.append(cp.full(rows + off + 1, encode(cp.full((1,), POISON), t)[0],
+                          to_device_dtype(t)))
+        pointers.append(zs[-1].data.ptr + off * zs[-1].itemsize)
+    kernel.launch_operands(pointers, strides, rows, cols)
+    cp.cuda.runtime.deviceSynchronize()
+
+    problems, l2 = [], 0.0
+    for ys_k, out_type in zip(ys, types["output"]):
+        poison = encode(cp.full((1,), POISON), out_type)[0]
+        y2 = ys_k[off:].reshape(rows, sy)
+        problems += write_problems(ys_k, y2, off, cols, poison)
+        found, err = compare(decode(y2[:, :cols], out_type),
+                             reference(op, values, col_values), out_type)
+        problems += found
+        l2 = max(l2, err)
+    if zs:
+        refs = row_reference(dict(meta, op=op), values[0], labels)
+        for k, (z, t, ref) in enumerate(zip(zs, types["row_output"], refs)):
+            poison = encode(cp.full((1,), POISON), t)[0]
+            z2 = z[off:off + rows].reshape(1, rows)
+            problems += [f"per-row output {k}: {p}" for p in
+                         write_problems(z, z2, off, rows, poison)]
+            if z[off + rows] != poison:
+                problems.append(f"per-row output {k}: wrote past its end")
+            found, err = compare(decode(z[off:off + rows], t), ref, t)
+            problems += [f"per-row output {k}: {p}" for p in found]
+            l2 = max(l2, err)
     return problems, l2
 
 

@@ -106,6 +106,16 @@ double Matrix::getFlat(size_t i) const {
     std::memcpy(&h, bytes.data() + 2 * i, 2);
     return type == DType::F16 ? halfToFloat(h) : bf16ToFloat(h);
   }
+  case DType::I32: {
+    int32_t v;
+    std::memcpy(&v, bytes.data() + 4 * i, 4);
+    return v;
+  }
+  case DType::I64: {
+    int64_t v;
+    std::memcpy(&v, bytes.data() + 8 * i, 8);
+    return static_cast<double>(v);
+  }
   }
   return 0;
 }
@@ -116,6 +126,14 @@ double Matrix::get(int64_t r, int64_t c) const {
 
 void Matrix::set(int64_t r, int64_t c, double value) {
   size_t i = static_cast<size_t>(r * stride + c);
+  if (type == DType::I32 || type == DType::I64) {
+    int64_t v = static_cast<int64_t>(value);
+    int32_t narrow = static_cast<int32_t>(v);
+    std::memcpy(bytes.data() + dtypeBytes(type) * i,
+                type == DType::I64 ? static_cast<void *>(&v) : &narrow,
+                dtypeBytes(type));
+    return;
+  }
   float f = static_cast<float>(value);
   if (type == DType::F32) {
     std::memcpy(bytes.data() + 4 * i, &f, 4);
@@ -214,6 +232,9 @@ Tolerance softmax_run::toleranceFor(DType type) {
     return {1e-3, 2e-3, 2e-3, 2e-3};
   case DType::BF16:
     return {8e-3, 1.6e-2, 1.6e-2, 2e-2};
+  case DType::I32:
+  case DType::I64:
+    break;
   }
   return {0, 0, 0, 0};
 }

@@ -29,8 +29,13 @@ Matrix store(DType type, const Matrix &like,
 } // namespace
 
 std::string softmax_run::referenceProblem(const KernelSpec &spec) {
-  if (spec.op == "softmax" || spec.op == "log_softmax" || isBackward(spec.op))
+  if (spec.op == "softmax" || spec.op == "log_softmax" || isBackward(spec.op) ||
+      spec.op == "logsumexp")
     return "";
+  if (spec.op == "cross_entropy")
+    return spec.ignoreIndex ? ""
+                            : "its metadata has no ignore_index (compile it "
+                              "again)";
   if (spec.op == "rms_norm" || spec.op == "layer_norm") {
     if (!spec.epsilon)
       return "its metadata has no epsilon (compile it again)";
@@ -72,16 +77,85 @@ HostOperands softmax_run::makeOperands(const KernelSpec &spec, const Matrix &x,
     case KernelOperand::Role::Column:
       ops.columns.push_back(generated(operand.type, 1, x.cols));
       break;
+    case KernelOperand::Role::Row: {
+      // Labels: a column of each row (a fixed stride through them), and the
+      // ignore_index on every seventh row.
+      Matrix labels(operand.type, 1, x.rows, x.rows);
+      for (int64_t r = 0; r < x.rows; ++r)
+        labels.set(0, r,
+                   r % 7 == 3 ? double(spec.ignoreIndex.value_or(-100))
+                              : double((r * 7919 + int64_t(seed)) % x.cols));
+      ops.rows.push_back(std::move(labels));
+      break;
+    }
+    case KernelOperand::Role::RowOutput:
+      ops.rowOutputs.emplace_back(operand.type, 1, x.rows, x.rows);
+      ops.rowOutputs.back().fill(poison);
+      break;
     }
   }
   return ops;
 }
+
+namespace {
+/// The float64 logsumexp of row `r` of `x`: as torch.logsumexp with
+/// `finite` (+inf with a +inf, -inf when every element is -inf, NaN with a
+/// NaN), else as log_softmax computes it (NaN for all three).
+double logSumExp(const Matrix &x, int64_t r, bool finite) {
+  double m = -INFINITY;
+  for (int64_t c = 0; c < x.cols; ++c)
+    m = std::isnan(x.get(r, c)) ? NAN : std::max(m, x.get(r, c));
+  if (std::isnan(m))
+    return m;
+  double shift = std::isinf(m) && finite ? 0.0 : m, s = 0;
+  for (int64_t c = 0; c < x.cols; ++c)
+    s += std::exp(x.get(r, c) - shift);
+  return shift + std::log(s);
+}
+
+/// The reference of a kernel writing per-row results: the logsumexp, or
+/// cross-entropy's loss (F.cross_entropy, reduction="none").
+std::vector<double> rowReference(const KernelSpec &spec,
+                                 const HostOperands &ops) {
+  const Matrix &x = ops.inputs[0];
+  std::vector<double> out(static_cast<size_t>(x.rows));
+  double smoothing = spec.labelSmoothing.value_or(0.0);
+  parallelRows(x.rows, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      double lse = logSumExp(x, r, spec.op == "logsumexp");
+      if (spec.op == "logsumexp") {
+        out[r] = lse;
+        continue;
+      }
+      double label = ops.rows[0].get(0, r);
+      if (label == double(*spec.ignoreIndex)) {
+        out[r] = 0.0;
+        continue;
+      }
+      double picked = label >= 0 && label < double(x.cols)
+                          ? x.get(r, static_cast<int64_t>(label))
+                          : NAN;
+      double loss = lse - picked;
+      if (smoothing != 0.0) {
+        double total = 0;
+        for (int64_t c = 0; c < x.cols; ++c)
+          total += x.get(r, c);
+        loss = (1 - smoothing) * loss + smoothing * (lse - total / x.cols);
+      }
+      out[r] = loss;
+    }
+  });
+  return out;
+}
+} // namespace
 
 std::vector<double> softmax_run::referenceOf(const KernelSpec &spec,
                                              const HostOperands &ops) {
   const Matrix &x = ops.inputs[0];
   if (spec.op == "softmax" || spec.op == "log_softmax")
     return reference(x, spec.op);
+  if (spec.op == "logsumexp" || spec.op == "cross_entropy")
+    return rowReference(spec, ops);
   int64_t cols = x.cols;
   std::vector<double> out(static_cast<size_t>(x.rows * cols));
   // The per-column operands present: rms_norm's weight; layer_norm's weight

@@ -17,9 +17,15 @@
 namespace softmax_run {
 
 /// The operands of one launch in host memory; per-column operands are
-/// 1 x N matrices.
+/// 1 x N matrices, per-row inputs (labels) and outputs 1 x M.
 struct HostOperands {
-  std::vector<Matrix> inputs, outputs, columns;
+  std::vector<Matrix> inputs, outputs, columns, rows, rowOutputs;
+
+  /// The output --check compares: the first 2-D output, else the first
+  /// per-row output (the loss, the logsumexp).
+  const Matrix &checked() const {
+    return outputs.empty() ? rowOutputs.front() : outputs.front();
+  }
 };
 
 /// Why softmax-run cannot compute the float64 reference of `spec`'s op, or
@@ -32,15 +38,18 @@ std::string referenceProblem(const KernelSpec &spec);
 /// the caller): the gradients' inputs are the forward's output y (softmax
 /// or log_softmax of `x`, as the kernel's type stores it) and a gradient dy
 /// of the distribution's values; per-column operands and further inputs
-/// are normal values; outputs have rows `yStride` apart and are filled
-/// with `poison`.
+/// are normal values; per-row inputs are labels in [0, N), every seventh
+/// row the kernel's ignore_index; outputs have rows `yStride` apart and are
+/// filled with `poison`, as are per-row outputs.
 HostOperands makeOperands(const KernelSpec &spec, const Matrix &x,
                           int64_t yStride, Distribution dist, uint64_t seed,
                           double poison);
 
-/// The float64 reference of the first output, from the operands as stored
-/// (PyTorch's semantics: F.rms_norm, F.layer_norm, _softmax_backward_data,
-/// _log_softmax_backward_data). referenceProblem(spec) must be empty.
+/// The float64 reference of the checked output (HostOperands::checked), from
+/// the operands as stored (PyTorch's semantics: F.rms_norm, F.layer_norm,
+/// _softmax_backward_data, _log_softmax_backward_data, torch.logsumexp,
+/// F.cross_entropy with reduction="none"). referenceProblem(spec) must be
+/// empty.
 std::vector<double> referenceOf(const KernelSpec &spec,
                                 const HostOperands &operands);
 

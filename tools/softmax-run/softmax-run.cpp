@@ -407,7 +407,7 @@ Matrix resolveRequest(Options &opts, const KernelSpec &spec,
           "): " + problem + "; --bench and --explain run it");
   if (!opts.dtype.empty()) {
     std::optional<DType> t = parseDType(opts.dtype);
-    if (!t)
+    if (!t || !isFloatType(*t))
       usageError("--dtype must be f32, f16 or bf16, got '" + opts.dtype + "'");
     if (*t != spec.inputType)
       fatal("--dtype " + opts.dtype +
@@ -543,7 +543,7 @@ void printExplain(const Gpu &gpu, const KernelSpec &spec, const Options &opts,
 bool checkOutput(const Gpu &gpu, const KernelSpec &spec, const Options &opts,
                  const HostOperands &operands, int64_t grid, JsonOut &json) {
   CheckResult c =
-      check(operands.outputs[0], referenceOf(spec, operands), spec.op, kPoison);
+      check(operands.checked(), referenceOf(spec, operands), spec.op, kPoison);
   json.field("check_passed", c.passed);
   json.field("rel_l2", c.relL2);
   json.field("max_abs_err", c.maxAbsError);
@@ -597,11 +597,15 @@ void benchmark(Gpu &gpu, const KernelSpec &spec, const Options &opts,
     samples.push_back(timeOnce(launch));
   Timing t = summarize(samples);
   // Every element of every input read once and of every output written
-  // once (per-column operands aside).
+  // once, per-row operands once per row (per-column operands aside).
   double bytes = 0;
-  for (const KernelOperand &operand : spec.operands)
+  for (const KernelOperand &operand : spec.operands) {
+    bool perRow = operand.role == KernelOperand::Role::Row ||
+                  operand.role == KernelOperand::Role::RowOutput;
     if (operand.role != KernelOperand::Role::Column)
-      bytes += double(opts.rows) * opts.cols * dtypeBytes(operand.type);
+      bytes += double(opts.rows) * (perRow ? 1 : opts.cols) *
+               dtypeBytes(operand.type);
+  }
   double gbps = bytes / (t.medianMs * 1e6);
   // The ceiling: a device-to-device copy, read + write.
   DeviceBuffer a(gpu, copyBytes), b(gpu, copyBytes);
@@ -674,8 +678,8 @@ int main(int argc, char **argv) {
   }
   HostOperands host = makeOperands(spec, x, sy, dist, opts.seed, kPoison);
   std::vector<Matrix *> matrices;
-  for (std::vector<Matrix> *group :
-       {&host.inputs, &host.outputs, &host.columns})
+  for (std::vector<Matrix> *group : {&host.inputs, &host.outputs, &host.columns,
+                                     &host.rows, &host.rowOutputs})
     for (Matrix &m : *group)
       matrices.push_back(&m);
   size_t need = opts.bench ? kFlushBytes + 2 * kCopyBytes : 0;
@@ -721,12 +725,15 @@ int main(int argc, char **argv) {
   };
   gpu.checked(launch(), "cuLaunchKernel");
   gpu.checked(gpu.cu.cuCtxSynchronize(), "the kernel");
-  for (size_t i = 0; i < host.outputs.size(); ++i) {
-    Matrix &y = host.outputs[i];
-    gpu.checked(gpu.cu.cuMemcpyDtoH_v2(y.bytes.data(),
-                                       pointers[host.inputs.size() + i],
-                                       y.bytes.size()),
-                "cuMemcpyDtoH");
+  // The outputs back, 2-D and per row.
+  for (size_t i = 0; i < matrices.size(); ++i) {
+    bool written = (i >= host.inputs.size() &&
+                    i < host.inputs.size() + host.outputs.size()) ||
+                   i >= matrices.size() - host.rowOutputs.size();
+    if (written)
+      gpu.checked(gpu.cu.cuMemcpyDtoH_v2(matrices[i]->bytes.data(), pointers[i],
+                                         matrices[i]->bytes.size()),
+                  "cuMemcpyDtoH");
   }
 
   JsonOut json;

@@ -12,27 +12,31 @@ using namespace mlir::rowred;
 KernelEmitter::KernelEmitter(ImplicitLocOpBuilder &b, Group group,
                              const KernelPlan &plan, gpu::GPUFuncOp func)
     : b(b), group(group), plan(plan) {
-  // The parameters (docs/abi.md): the pointers of the inputs, outputs and
-  // per-column operands, rows, cols, the row strides of the inputs and
-  // outputs, and a chunks kernel's workspace.
+  // The parameters (docs/abi.md): the pointers of the inputs, outputs,
+  // per-column operands, per-row inputs and per-row outputs, rows, cols, the
+  // row strides of the inputs and outputs, and a chunks kernel's workspace.
   ValueRange args = func.getBody().front().getArguments();
-  size_t numInputs = group.inputs.size(), numOutputs = group.outputs().size();
-  size_t numPointers = numInputs + numOutputs + group.columns.size();
-  inputPtrs.assign(args.begin(), args.begin() + numInputs);
-  outputPtrs.assign(args.begin() + numInputs,
-                    args.begin() + numInputs + numOutputs);
-  columnPtrs.assign(args.begin() + numInputs + numOutputs,
-                    args.begin() + numPointers);
-  rows = args[numPointers];
-  cols = arith::TruncIOp::create(b, b.getI32Type(), args[numPointers + 1]);
-  ValueRange strides = args.drop_front(numPointers + 2);
-  inputStrides.assign(strides.begin(), strides.begin() + numInputs);
-  outputStrides.assign(strides.begin() + numInputs,
-                       strides.begin() + numInputs + numOutputs);
+  size_t numInputs = group.inputs.size(), numOutputs = group.outputs.size();
+  auto take = [&](SmallVector<Value> &into, size_t count) {
+    into.assign(args.begin(), args.begin() + count);
+    args = args.drop_front(count);
+  };
+  take(inputPtrs, numInputs);
+  take(outputPtrs, numOutputs);
+  take(columnPtrs, group.columns.size());
+  take(rowInputPtrs, group.rowInputs.size());
+  take(rowOutputPtrs, group.rowOutputs.size());
+  rows = args[0];
+  cols = arith::TruncIOp::create(b, b.getI32Type(), args[1]);
+  args = args.drop_front(2);
+  take(inputStrides, numInputs);
+  take(outputStrides, numOutputs);
   x = inputPtrs.front();
-  y = outputPtrs.front();
   xStride = inputStrides.front();
-  yStride = outputStrides.front();
+  if (numOutputs) {
+    y = outputPtrs.front();
+    yStride = outputStrides.front();
+  }
   if (!func.getWorkgroupAttributions().empty())
     shared = func.getWorkgroupAttributions().front();
   sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
@@ -59,7 +63,7 @@ KernelEmitter::KernelEmitter(ImplicitLocOpBuilder &b, Group group,
         arith::MulIOp::create(b, clusterRank, constI32(plan.blockElements));
   }
   if (plan.strategy == Strategy::chunks)
-    workspace = strides[numInputs + numOutputs];
+    workspace = args.front();
 }
 
 void KernelEmitter::emit() {
@@ -119,19 +123,17 @@ void KernelEmitter::emitPaths() {
 }
 
 Value KernelEmitter::vectorPathAllowed(int64_t vec) {
-  Value ok = isAligned(x, xStride, plan.inType, vec);
-  ok = arith::AndIOp::create(b, ok, isAligned(y, yStride, plan.outType, vec));
-  // A group's other operands: each row aligned alike, and the per-column
+  // Every row of every input and output aligned alike, and the per-column
   // operands at their first element.
+  Value ok = isAligned(x, xStride, plan.inType, vec);
   for (auto [ptr, stride, value] :
        llvm::zip(ArrayRef(inputPtrs).drop_front(),
                  ArrayRef(inputStrides).drop_front(),
                  ArrayRef(group.inputs).drop_front()))
     ok = arith::AndIOp::create(
         b, ok, isAligned(ptr, stride, getElementTypeOrSelf(value), vec));
-  for (auto [ptr, stride, value] : llvm::zip(
-           ArrayRef(outputPtrs).drop_front(),
-           ArrayRef(outputStrides).drop_front(), group.outputs().drop_front()))
+  for (auto [ptr, stride, value] :
+       llvm::zip(outputPtrs, outputStrides, group.outputs))
     ok = arith::AndIOp::create(
         b, ok, isAligned(ptr, stride, getElementTypeOrSelf(value), vec));
   for (auto [ptr, value] : llvm::zip(columnPtrs, group.columns))

@@ -296,11 +296,6 @@ private:
   /// (Group::elementIndex's order): the values it yields.
   SmallVector<Value> emitElements(RowContext &ctx, ArrayRef<Value> elements);
 
-  /// Evaluates `ctx`'s body on one element of a group with one input.
-  Value emitElement(RowContext &ctx, Value element) {
-    return emitElements(ctx, element).front();
-  }
-
   /// Element `k` of `chunk` of each of the group's operands.
   SmallVector<Value> elementsAt(const Chunk &chunk, int64_t k);
 
@@ -512,6 +507,16 @@ private:
   /// The scalars of the online map: the reduce inits bound to the row's
   /// (max, sum).
   DenseMap<Value, Value> onlineScalars(Value rowMax, Value rowSum);
+
+  /// The per-row inputs of the current row (labels, as loaded) and the
+  /// gathers' elements (f32; NaN where the index is not a column), by
+  /// buffer: the row scalars a row starts with. Empty without per-row
+  /// operands.
+  DenseMap<Value, Value> rowInputScalars();
+
+  /// The first thread of the row (of the cluster's first block) stores the
+  /// map's per-row results, from the row-uniform part `ctx` of the map.
+  void storeRowOutputs(RowContext &ctx);
 
   /// Clones the row-uniform part of the map for the current row.
   RowContext prepareMap(DenseMap<Value, Value> &scalars);
@@ -827,6 +832,13 @@ private:
   /// strides of the inputs and outputs, in kernel parameter order.
   SmallVector<Value> inputPtrs, outputPtrs, columnPtrs, inputStrides,
       outputStrides;
+  /// The per-row inputs and outputs (`!llvm.ptr<1>`), in kernel parameter
+  /// order.
+  SmallVector<Value> rowInputPtrs, rowOutputPtrs;
+  /// In the row loop: the current row (i64), when the group has per-row
+  /// operands (clamped to the last row past it, with several rows per
+  /// block).
+  Value currentRow;
   /// In the row loop of a group with several operands: the current row of
   /// each input but the first, then each per-column operand (loadExtra
   /// reads them), and the current row of each output.

@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -86,52 +87,98 @@ Group::reduceLevels(bool merge) const {
   return levels;
 }
 
+Type Group::outputType() const {
+  return getElementTypeOrSelf(outputs.empty() ? inputs.front()
+                                              : outputs.front());
+}
+
+/// The reduce or gather of `group` that writes `buffer`, or a diagnostic on
+/// `map` when two do; null when none does.
+static FailureOr<Operation *> rowScalarWriter(MapOp map, Value buffer) {
+  Operation *writer = nullptr;
+  for (Operation *user : buffer.getUsers()) {
+    Value init;
+    if (auto reduce = dyn_cast<ReduceOp>(user))
+      init = reduce.getInit();
+    else if (auto gather = dyn_cast<GatherOp>(user))
+      init = gather.getInit();
+    if (init != buffer)
+      continue;
+    if (writer)
+      return user->emitOpError()
+             << "writes a row-scalar buffer that another op also writes";
+    writer = user;
+  }
+  return writer;
+}
+
+/// Files `map`'s outputs into the group's 2-D and per-row outputs.
+static void collectOutputs(Group &group, MapOp map) {
+  for (auto [index, output] : llvm::enumerate(map.getOutputs())) {
+    bool perRow = MapOp::isRowOutput(output);
+    (perRow ? group.rowOutputs : group.outputs).push_back(output);
+    (perRow ? group.rowOutputResults : group.outputResults).push_back(index);
+  }
+}
+
 FailureOr<Group> mlir::rowred::collectGroup(MapOp map) {
   Group group;
   group.map = map;
   llvm::append_range(group.inputs, map.getInputs());
   llvm::append_range(group.columns, map.getColumns());
+  collectOutputs(group, map);
   SetVector<Value> buffers;
+  SetVector<Value> visited;
   SmallVector<Value> worklist(map.getRows().begin(), map.getRows().end());
   while (!worklist.empty()) {
     Value buffer = worklist.pop_back_val();
-    if (!buffers.insert(buffer))
+    if (!visited.insert(buffer))
       continue;
+    FailureOr<Operation *> writer = rowScalarWriter(map, buffer);
+    if (failed(writer))
+      return failure();
     auto alloc = buffer.getDefiningOp<memref::AllocOp>();
+    if (!*writer && !alloc) {
+      // Read from memory once per row: labels, or scalars of the caller.
+      group.rowInputs.push_back(buffer);
+      continue;
+    }
     if (!alloc || alloc->getBlock() != map->getBlock())
       return map.emitOpError()
              << "row scalars must come from a memref.alloc in the same block "
                 "to be fused into a GPU kernel";
+    if (!*writer || (*writer)->getBlock() != map->getBlock() ||
+        !(*writer)->isBeforeInBlock(map))
+      return map.emitOpError() << "row scalar has no rowred.reduce or "
+                                  "rowred.gather writing it before the map";
+    buffers.insert(buffer);
     group.allocs.push_back(alloc);
-    ReduceOp writer;
-    for (Operation *user : buffer.getUsers()) {
-      if (auto reduce = dyn_cast<ReduceOp>(user);
-          reduce && reduce.getInit() == buffer) {
-        if (writer)
-          return reduce.emitOpError()
-                 << "writes a row-scalar buffer that another reduce also "
-                    "writes";
-        writer = reduce;
-      }
+    if (auto gather = dyn_cast<GatherOp>(*writer)) {
+      if (!llvm::is_contained(group.inputs, gather.getInput()))
+        return gather.emitOpError()
+               << "reads an input that the rowred.map it feeds does not "
+                  "read; only gathers of the map's inputs can be fused";
+      group.gathers.push_back(gather);
+      worklist.push_back(gather.getIndices());
+      continue;
     }
-    if (!writer || writer->getBlock() != map->getBlock() ||
-        !writer->isBeforeInBlock(map))
-      return map.emitOpError() << "row scalar has no rowred.reduce writing it "
-                                  "before the map";
-    for (Value input : writer.getInputs())
+    auto reduce = cast<ReduceOp>(*writer);
+    for (Value input : reduce.getInputs())
       if (!llvm::is_contained(group.inputs, input))
-        return writer.emitOpError()
+        return reduce.emitOpError()
                << "reads an input that the rowred.map it feeds does not "
                   "read; only reductions of the map's inputs can be fused";
-    for (Value column : writer.getColumns())
+    for (Value column : reduce.getColumns())
       if (!llvm::is_contained(group.columns, column))
         group.columns.push_back(column);
-    if (!llvm::is_contained(group.reduces, writer))
-      group.reduces.push_back(writer);
-    worklist.append(writer.getRows().begin(), writer.getRows().end());
+    group.reduces.push_back(reduce);
+    worklist.append(reduce.getRows().begin(), reduce.getRows().end());
   }
-  llvm::sort(group.reduces,
-             [](ReduceOp a, ReduceOp b) { return a->isBeforeInBlock(b); });
+  auto inOrder = [](Operation *a, Operation *b) {
+    return a->isBeforeInBlock(b);
+  };
+  llvm::sort(group.reduces, inOrder);
+  llvm::sort(group.gathers, inOrder);
 
   // Every use of a buffer must be inside the group (or its dealloc): the
   // buffers disappear, their values live in registers.
@@ -142,8 +189,10 @@ FailureOr<Group> mlir::rowred::collectGroup(MapOp map) {
         continue;
       }
       auto reduce = dyn_cast<ReduceOp>(user);
+      auto gather = dyn_cast<GatherOp>(user);
       if (user == map.getOperation() ||
-          (reduce && llvm::is_contained(group.reduces, reduce))) {
+          (reduce && llvm::is_contained(group.reduces, reduce)) ||
+          (gather && llvm::is_contained(group.gathers, gather))) {
         continue;
       }
       return user->emitOpError()
@@ -151,13 +200,13 @@ FailureOr<Group> mlir::rowred::collectGroup(MapOp map) {
                 "is not materialized by the GPU kernel";
     }
   }
-  // Each reduce must read only row scalars produced before it.
+  // Each reduce must read only row scalars produced before it (or read from
+  // memory).
   for (ReduceOp reduce : group.reduces)
     for (Value row : reduce.getRows()) {
-      Operation *writer = nullptr;
-      for (ReduceOp other : group.reduces)
-        if (other.getInit() == row)
-          writer = other;
+      if (llvm::is_contained(group.rowInputs, row))
+        continue;
+      Operation *writer = *rowScalarWriter(map, row);
       if (!writer || !writer->isBeforeInBlock(reduce))
         return reduce.emitOpError()
                << "reads a row scalar that is not computed before it";
@@ -172,7 +221,8 @@ FailureOr<Group> mlir::rowred::collectGroup(MapOp map) {
 }
 
 bool mlir::rowred::isOnlineSoftmaxPair(const Group &group) {
-  if (group.reduces.size() != 2 || group.hasSeveralOperands())
+  if (group.reduces.size() != 2 || group.hasSeveralOperands() ||
+      group.hasRowOperands())
     return false;
   ReduceOp maxOp = group.reduces[0], sumOp = group.reduces[1];
   if (maxOp.getInputs().size() != 1 || sumOp.getInputs().size() != 1)

@@ -20,27 +20,41 @@
 namespace mlir {
 namespace rowred {
 
-/// A rowred.map with the rowred.reduce ops that produce its row scalars, all
-/// reading the map's inputs. Lowered to one kernel.
+/// A rowred.map with the rowred.reduce and rowred.gather ops that produce
+/// its row scalars, all reading the map's inputs. Lowered to one kernel.
 struct Group {
-  /// The reduces, in program order.
+  /// The reduces and gathers, in program order.
   SmallVector<ReduceOp> reduces;
+  SmallVector<GatherOp> gathers;
   MapOp map;
   /// The kernel's 2-D inputs (the map's; the reduces read some of them) and
   /// per-column operands (the map's, then those only reduces read). Bodies
   /// see their elements in this order: inputs, then columns.
   SmallVector<Value> inputs, columns;
+  /// The map's 2-D outputs and its per-row (rank-1) outputs, and the
+  /// positions of their values in the map's yield.
+  SmallVector<Value> outputs, rowOutputs;
+  SmallVector<unsigned> outputResults, rowOutputResults;
+  /// The rank-1 `rows` operands that no op of the group writes (labels),
+  /// which the kernel reads once per row.
+  SmallVector<Value> rowInputs;
   /// The memref.alloc ops of the row-scalar buffers and their deallocs.
   SmallVector<Operation *> allocs;
   SmallVector<Operation *> deallocs;
 
-  /// The map's 2-D outputs.
-  ValueRange outputs() const { return const_cast<MapOp &>(map).getOutputs(); }
   /// Whether the kernel reads or writes more than one input and one output
-  /// (softmax's shape): several inputs or outputs, per-column operands.
+  /// (softmax's shape) per element: several inputs, per-column operands,
+  /// several 2-D outputs or none.
   bool hasSeveralOperands() const {
-    return inputs.size() > 1 || !columns.empty() || outputs().size() > 1;
+    return inputs.size() > 1 || !columns.empty() || outputs.size() != 1;
   }
+  /// Whether the kernel reads or writes anything once per row: per-row
+  /// inputs, gathers or per-row outputs.
+  bool hasRowOperands() const {
+    return !rowInputs.empty() || !gathers.empty() || !rowOutputs.empty();
+  }
+  /// The element type of the 2-D outputs (the input's when there are none).
+  Type outputType() const;
   /// The position of `operand` (an input or column operand) in the elements
   /// a body sees.
   unsigned elementIndex(Value operand) const;
@@ -60,7 +74,8 @@ LogicalResult verifyDecomposed(ModuleOp module, StringRef stage);
 FailureOr<Group> collectGroup(MapOp map);
 
 /// Returns true when the group is `m = max(x); s = sum(exp(x - m))` over its
-/// one input and output, the pair the online combiner merges into one pass.
+/// one input and output and nothing per row, the pair the online combiner
+/// merges into one pass.
 bool isOnlineSoftmaxPair(const Group &group);
 
 /// Whether the kernel of `group` has the peeled vector path

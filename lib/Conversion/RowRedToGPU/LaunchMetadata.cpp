@@ -28,8 +28,9 @@ static StringRef gridKind(const KernelPlan &plan) {
 }
 
 /// The kernel's operands in parameter order (docs/abi.md): the inputs (x,
-/// x1, ...), the outputs (y, y1, ...) and the per-column operands (w, w1,
-/// ...), each with its role and element type.
+/// x1, ...), the outputs (y, y1, ...), the per-column operands (w, w1, ...),
+/// the per-row inputs (r, r1, ...) and the per-row outputs (z, z1, ...),
+/// each with its role and element type.
 static ArrayAttr operandList(Builder &b, Group &group) {
   SmallVector<Attribute> operands;
   auto add = [&](ValueRange values, StringRef prefix, StringRef role) {
@@ -46,8 +47,10 @@ static ArrayAttr operandList(Builder &b, Group &group) {
     }
   };
   add(group.inputs, "x", "input");
-  add(group.outputs(), "y", "output");
+  add(group.outputs, "y", "output");
   add(group.columns, "w", "column");
+  add(group.rowInputs, "r", "row");
+  add(group.rowOutputs, "z", "row_output");
   return b.getArrayAttr(operands);
 }
 
@@ -100,7 +103,12 @@ DictionaryAttr mlir::rowred::kernelMetadata(Builder &b, Group &group,
                                              ? plan.chunkElements()
                                              : 0)),
   };
-  if (auto epsilon = group.map->getAttrOfType<FloatAttr>(kEpsilonAttrName))
-    attrs.push_back(b.getNamedAttr("epsilon", epsilon));
+  // The op's parameters, for a launcher's reference.
+  for (auto [recorded, name] :
+       {std::pair{kEpsilonAttrName, StringRef("epsilon")},
+        {kIgnoreIndexAttrName, "ignore_index"},
+        {kLabelSmoothingAttrName, "label_smoothing"}})
+    if (Attribute value = group.map->getAttr(recorded))
+      attrs.push_back(b.getNamedAttr(name, value));
   return b.getDictionaryAttr(attrs);
 }

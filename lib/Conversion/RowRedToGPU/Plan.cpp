@@ -135,10 +135,9 @@ private:
   /// the widest vector.
   LogicalResult resolveInputs() {
     auto inType = cast<MemRefType>(map.getInput().getType());
-    auto outType = cast<MemRefType>(map.getOutput().getType());
     plan.chip = opts.chip;
     plan.inType = inType.getElementType();
-    plan.outType = outType.getElementType();
+    plan.outType = group.outputType();
     plan.reverseSecondPass = opts.reverseSecondPass;
     plan.fastExp = opts.fastExp;
     sm = chipVersion(opts.chip);

@@ -137,9 +137,14 @@ void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
     setRowTurns(k, bulkRow);
   }
   Value xRow = rowPointer(x, plan.inType, row, xStride);
-  Value yRow = rowPointer(y, plan.outType, row, yStride);
+  Value yRow = y ? rowPointer(y, plan.outType, row, yStride) : Value();
   if (group.hasSeveralOperands())
     setOperandRows(row, xRow, yRow);
+  if (group.hasRowOperands())
+    currentRow = rowValid ? arith::SelectOp::create(
+                                b, rowValid, row,
+                                arith::SubIOp::create(b, rows, constI64(1)))
+                          : row;
   if (keepAheadRow)
     keepAheadNextRow = arith::AddIOp::create(b, row, step);
   if (tileAhead) {
@@ -170,6 +175,7 @@ void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
       !plan.alternatesSlots())
     gpu::BarrierOp::create(b);
   rowValid = Value();
+  currentRow = Value();
   extraRows.clear();
   outputRows.clear();
   pairSlot = Value();
@@ -187,12 +193,73 @@ void KernelEmitter::setOperandRows(Value row, Value xRow, Value yRow) {
     extraRows.push_back(
         rowPointer(ptr, getElementTypeOrSelf(value), row, stride));
   llvm::append_range(extraRows, columnPtrs);
+  if (!yRow)
+    return;
   outputRows.push_back(yRow);
-  for (auto [ptr, stride, value] : llvm::zip(
-           ArrayRef(outputPtrs).drop_front(),
-           ArrayRef(outputStrides).drop_front(), group.outputs().drop_front()))
+  for (auto [ptr, stride, value] :
+       llvm::zip(ArrayRef(outputPtrs).drop_front(),
+                 ArrayRef(outputStrides).drop_front(),
+                 ArrayRef(group.outputs).drop_front()))
     outputRows.push_back(
         rowPointer(ptr, getElementTypeOrSelf(value), row, stride));
+}
+
+DenseMap<Value, Value> KernelEmitter::rowInputScalars() {
+  DenseMap<Value, Value> scalars;
+  if (!currentRow)
+    return scalars;
+  for (auto [ptr, buffer] : llvm::zip_equal(rowInputPtrs, group.rowInputs)) {
+    Type elem = getElementTypeOrSelf(buffer);
+    Value at =
+        LLVM::GEPOp::create(b, ptr.getType(), elem, ptr, ValueRange{currentRow},
+                            LLVM::GEPNoWrapFlags::inbounds);
+    scalars[buffer] = LLVM::LoadOp::create(b, elem, at, byteWidth(elem));
+  }
+  // A gather reads its element where the index is a column of the row, and
+  // gives NaN elsewhere (the load is masked).
+  for (GatherOp gather : group.gathers) {
+    Value index = scalars.lookup(gather.getIndices());
+    if (index.getType() != i64)
+      index = arith::ExtSIOp::create(b, i64, index);
+    Value inside = arith::AndIOp::create(
+        b,
+        arith::CmpIOp::create(b, arith::CmpIPredicate::sge, index, constI64(0)),
+        arith::CmpIOp::create(b, arith::CmpIPredicate::slt, index,
+                              arith::ExtUIOp::create(b, i64, cols)));
+    unsigned k = group.elementIndex(gather.getInput());
+    Type elem = getElementTypeOrSelf(gather.getInput());
+    Value rowPtr = rowPointer(inputPtrs[k], elem, currentRow, inputStrides[k]);
+    Value loaded =
+        unpack(loadRaw(rowPtr, arith::TruncIOp::create(b, i32, index), inside,
+                       1, Value(), elem))
+            .front();
+    scalars[gather.getInit()] =
+        arith::SelectOp::create(b, inside, loaded, constF32(std::nan("")));
+  }
+  return scalars;
+}
+
+void KernelEmitter::storeRowOutputs(RowContext &ctx) {
+  if (group.rowOutputs.empty())
+    return;
+  auto yield = cast<YieldOp>(group.map.getBody().front().back());
+  SmallVector<Value> values;
+  for (unsigned result : group.rowOutputResults)
+    values.push_back(lookupOrClone(yield.getValues()[result], ctx.uniform));
+  // One thread per row: the first of the row (of the cluster's first block).
+  Value first =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, rowTid, constI32(0));
+  if (clusterRank)
+    first =
+        arith::AndIOp::create(b, first,
+                              arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                                    clusterRank, constI32(0)));
+  if (rowValid)
+    first = arith::AndIOp::create(b, first, rowValid);
+  // The row is the element's index in the buffer (storeChunk's column).
+  for (auto [ptr, value, output] :
+       llvm::zip_equal(rowOutputPtrs, values, group.rowOutputs))
+    storeChunk(ptr, currentRow, first, value, getElementTypeOrSelf(output));
 }
 
 Value KernelEmitter::isWarp0() {
@@ -229,23 +296,27 @@ RowContext KernelEmitter::prepareReduce(ReduceOp reduce,
 void KernelEmitter::emitMap(Value yRow, ArrayRef<Chunk> chunks,
                             RowContext &ctx) {
   if (!group.hasSeveralOperands()) {
+    unsigned result = group.outputResults.front();
     for (const Chunk &chunk : chunks) {
       SmallVector<Value> outs;
       for (Value v : chunk.values)
-        outs.push_back(emitElement(ctx, v));
+        outs.push_back(emitElements(ctx, v)[result]);
       storeChunk(yRow, chunk.col, chunk.valid, outs);
     }
     return;
   }
+  if (group.outputs.empty())
+    return;
   // Every output's vector of the chunk, from the body's results per element.
   for (const Chunk &chunk : chunks) {
     SmallVector<SmallVector<Value>> outs(outputRows.size());
-    for (int64_t k = 0, e = chunk.values.size(); k < e; ++k)
-      for (auto [out, result] :
-           llvm::zip_equal(outs, emitElements(ctx, elementsAt(chunk, k))))
-        out.push_back(result);
+    for (int64_t k = 0, e = chunk.values.size(); k < e; ++k) {
+      SmallVector<Value> results = emitElements(ctx, elementsAt(chunk, k));
+      for (auto [out, result] : llvm::zip_equal(outs, group.outputResults))
+        out.push_back(results[result]);
+    }
     for (auto [rowPtr, values, output] :
-         llvm::zip_equal(outputRows, outs, group.outputs()))
+         llvm::zip_equal(outputRows, outs, group.outputs))
       storeChunk(rowPtr, chunk.col, chunk.valid, values,
                  getElementTypeOrSelf(output));
   }
@@ -271,7 +342,7 @@ void KernelEmitter::emitFusedChunks(Value yRow, ArrayRef<Chunk> chunks,
                                     Value nextRow) {
   if (pairRow)
     return emitPairRow(yRow, chunks, nextRow);
-  DenseMap<Value, Value> scalars;
+  DenseMap<Value, Value> scalars = rowInputScalars();
   // The reduces of a level read only the row scalars of earlier levels:
   // their partials go through one exchange.
   for (auto [begin, end] : group.reduceLevels(plan.clusterSize == 1)) {
@@ -300,6 +371,7 @@ void KernelEmitter::emitFusedChunks(Value yRow, ArrayRef<Chunk> chunks,
       scalars[group.reduces[begin + slot].getInit()] = reduced;
   }
   RowContext ctx = prepareMap(scalars);
+  storeRowOutputs(ctx);
   emitMap(yRow, chunks, ctx);
 }
 
@@ -337,7 +409,7 @@ void KernelEmitter::emitPairRow(Value yRow, ArrayRef<Chunk> chunks,
       terms, [&](Value l, Value r) { return combine(Combiner::sum, l, r); });
   auto [m, s] = blockReducePair(mt, dt);
   if (!isSoftmaxMap(group)) {
-    DenseMap<Value, Value> scalars;
+    DenseMap<Value, Value> scalars = rowInputScalars();
     scalars[group.reduces[0].getInit()] = m;
     scalars[group.reduces[1].getInit()] = s;
     RowContext ctx = prepareMap(scalars);
@@ -386,7 +458,7 @@ scf::ForOp KernelEmitter::emitTileLoop(
 }
 
 void KernelEmitter::emitFusedRowReread(Value xRow, Value yRow) {
-  DenseMap<Value, Value> scalars;
+  DenseMap<Value, Value> scalars = rowInputScalars();
   for (auto [slot, reduce] : llvm::enumerate(group.reduces)) {
     RowContext ctx = prepareReduce(reduce, scalars);
     Combiner c = reduce.getCombiner();
@@ -404,6 +476,7 @@ void KernelEmitter::emitFusedRowReread(Value xRow, Value yRow) {
     scalars[reduce.getInit()] = blockReduce(loop.getResult(0), c, slot);
   }
   RowContext ctx = prepareMap(scalars);
+  storeRowOutputs(ctx);
   emitTileLoop({}, [&](Value start, ValueRange) {
     emitMap(yRow, loadBlock(xRow, start, 1, rereadChunks()), ctx);
     return SmallVector<Value>{};

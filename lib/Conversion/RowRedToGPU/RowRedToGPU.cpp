@@ -123,7 +123,7 @@ struct ConvertRowRedToGPUPass
                 "lowering";
     KernelPlan plan = KernelPlan::get(
         attr, cast<MemRefType>(map.getInput().getType()).getElementType(),
-        cast<MemRefType>(map.getOutput().getType()).getElementType());
+        group.outputType());
     bool needsPair = plan.strategy == Strategy::online ||
                      plan.strategy == Strategy::chunks || plan.pairReduce;
     if (needsPair && !isOnlineSoftmaxPair(group))
@@ -132,7 +132,8 @@ struct ConvertRowRedToGPUPass
              << (plan.pairReduce ? StringRef("pair_reduce")
                                  : stringifyStrategy(plan.strategy))
              << ", which needs a max reduce followed by a sum of exp(x - "
-                "max), as produced by rowred-decompose";
+                "max), as produced by rowred-decompose, and no per-row "
+                "operands or results";
     return plan;
   }
 
@@ -173,10 +174,14 @@ struct ConvertRowRedToGPUPass
     b.setInsertionPointToStart(gpuModule.getBody());
     auto ptr = LLVM::LLVMPointerType::get(ctx, 1);
     Type i64 = b.getI64Type();
-    // docs/abi.md: the pointers of the inputs, outputs and per-column
-    // operands, rows, cols, and the row strides of the inputs and outputs.
-    size_t numMatrices = group.inputs.size() + group.outputs().size();
-    SmallVector<Type> params(numMatrices + group.columns.size(), ptr);
+    // docs/abi.md: the pointers of the inputs, outputs, per-column
+    // operands, per-row inputs and per-row outputs, rows, cols, and the row
+    // strides of the inputs and outputs.
+    size_t numMatrices = group.inputs.size() + group.outputs.size();
+    SmallVector<Type> params(numMatrices + group.columns.size() +
+                                 group.rowInputs.size() +
+                                 group.rowOutputs.size(),
+                             ptr);
     params.append(2 + numMatrices, i64);
     // Chunks kernels also take their workspace.
     if (plan.strategy == Strategy::chunks)
@@ -241,9 +246,10 @@ struct ConvertRowRedToGPUPass
     auto ifOp = scf::IfOp::create(b, nonEmpty, /*withElseRegion=*/false);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     SmallVector<Value> matrices(group.inputs);
-    llvm::append_range(matrices, group.outputs());
+    llvm::append_range(matrices, group.outputs);
     SmallVector<Value> args;
-    for (Value operand : llvm::concat<Value>(matrices, group.columns))
+    for (Value operand : llvm::concat<Value>(matrices, group.columns,
+                                             group.rowInputs, group.rowOutputs))
       args.push_back(hostPointer(b, operand));
     args.push_back(arith::IndexCastOp::create(b, i64, rowsIdx));
     args.push_back(arith::IndexCastOp::create(b, i64, colsIdx));
@@ -313,6 +319,8 @@ struct ConvertRowRedToGPUPass
   /// Erases the group's ops and its row-scalar buffers.
   void eraseGroup(Group &group) {
     group.map->erase();
+    for (GatherOp gather : llvm::reverse(group.gathers))
+      gather->erase();
     for (ReduceOp reduce : llvm::reverse(group.reduces))
       reduce->erase();
     for (Operation *op : group.deallocs)

@@ -217,12 +217,28 @@ LogicalResult PlanRequestAttr::verify(
 }
 
 /// The input and output types of the op a plan or a plan request is attached
-/// to: a rowred.map, or a high-level op that decomposes into one.
+/// to: a rowred.map, or a high-level op that decomposes into one. An op
+/// without 2-D outputs (per-row results only) gives the input type for both.
 static std::optional<std::pair<MemRefType, MemRefType>>
 getRowTypes(Operation *op) {
   return TypeSwitch<Operation *,
                     std::optional<std::pair<MemRefType, MemRefType>>>(op)
-      .Case<MapOp, SoftmaxOp, LogSoftmaxOp, RmsNormOp, LayerNormOp>(
+      .Case<MapOp>([](MapOp map) {
+        auto inType = cast<MemRefType>(map.getInput().getType());
+        for (Value output : map.getOutputs())
+          if (!MapOp::isRowOutput(output))
+            return std::pair{inType, cast<MemRefType>(output.getType())};
+        return std::pair{inType, inType};
+      })
+      .Case<LogSumExpOp>([](LogSumExpOp rowOp) {
+        auto inType = cast<MemRefType>(rowOp.getInput().getType());
+        return std::pair{inType, inType};
+      })
+      .Case<CrossEntropyOp>([](CrossEntropyOp rowOp) {
+        auto inType = cast<MemRefType>(rowOp.getLogits().getType());
+        return std::pair{inType, inType};
+      })
+      .Case<SoftmaxOp, LogSoftmaxOp, RmsNormOp, LayerNormOp>(
           [](auto rowOp) {
             return std::pair{cast<MemRefType>(rowOp.getInput().getType()),
                              cast<MemRefType>(rowOp.getOutput().getType())};

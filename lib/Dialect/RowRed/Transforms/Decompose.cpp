@@ -70,7 +70,8 @@ struct BodyBuilder {
 };
 
 /// The row scalars of a logsumexp: `max = max(x)`, `exp = sum(exp(x -
-/// finiteShift(max)))` and, when asked for, `total = sum(x)`.
+/// shift))` with the shift `max` (or finiteShift(max)) and, when asked for,
+/// `total = sum(x)`.
 struct RowSums {
   Value max, exp, total;
 };
@@ -99,8 +100,9 @@ public:
 
   /// The reduces of a logsumexp of `x`: the max, with `withTotal` the sum of
   /// the elements (in the max's level: it reads no row scalar), then the sum
-  /// of the shifted exponentials.
-  RowSums shiftedSums(Value x, bool withTotal) {
+  /// of the exponentials shifted by the max (by its finiteShift with
+  /// `finite`).
+  RowSums shiftedSums(Value x, bool withTotal, bool finite) {
     RowSums sums;
     auto element = [](BodyBuilder &, ValueRange a) {
       return SmallVector<Value>{a[0]};
@@ -108,10 +110,11 @@ public:
     sums.max = reduce(Combiner::max, x, {}, {}, element);
     if (withTotal)
       sums.total = reduce(Combiner::sum, x, {}, {}, element);
-    sums.exp =
-        reduce(Combiner::sum, x, {}, sums.max, [](BodyBuilder &bb, ValueRange a) {
-          return SmallVector<Value>{bb.shiftedExp(a[0], bb.finiteShift(a[1]))};
-        });
+    sums.exp = reduce(Combiner::sum, x, {}, sums.max,
+                      [&](BodyBuilder &bb, ValueRange a) {
+                        Value shift = finite ? bb.finiteShift(a[1]) : a[1];
+                        return SmallVector<Value>{bb.shiftedExp(a[0], shift)};
+                      });
     return sums;
   }
 
@@ -363,7 +366,7 @@ struct DecomposeLogSumExp : OpRewritePattern<LogSumExpOp> {
                                 PatternRewriter &rewriter) const override {
     Value x = op.getInput();
     Decomposition d(rewriter, op, x);
-    RowSums sums = d.shiftedSums(x, /*withTotal=*/false);
+    RowSums sums = d.shiftedSums(x, /*withTotal=*/false, /*finite=*/true);
     d.map(x, {}, {sums.max, sums.exp}, op.getOutput(),
           [](BodyBuilder &bb, ValueRange a) {
       return SmallVector<Value>{bb.logSumExp(bb.finiteShift(a[1]), a[2])};
@@ -372,10 +375,11 @@ struct DecomposeLogSumExp : OpRewritePattern<LogSumExpOp> {
   }
 };
 
-/// Rewrites `rowred.cross_entropy` into the reduces of logsumexp (and, with
-/// label smoothing, `t = sum(x)` beside the max), the gather of the label's
-/// logit `g`, and the map of the per-row results: the loss
-/// `(1 - e) * (lse - g) + e * (lse - t / N)`, 0 for ignored rows, and the
+/// Rewrites `rowred.cross_entropy` into the reduces of log_softmax's
+/// logsumexp, `m = max(x)` and `s = sum(exp(x - m))` (and, with label
+/// smoothing, `t = sum(x)` beside the max), the gather of the label's logit
+/// `g`, and the map of the per-row results: the loss `(1 - e) * (lse - g) +
+/// e * (lse - t / N)` with `lse = m + log(s)`, 0 for ignored rows, and the
 /// logsumexp.
 struct DecomposeCrossEntropy : OpRewritePattern<CrossEntropyOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -386,14 +390,15 @@ struct DecomposeCrossEntropy : OpRewritePattern<CrossEntropyOp> {
     float smoothing = op.getLabelSmoothing().convertToFloat();
     int64_t ignoreIndex = op.getIgnoreIndex();
     Decomposition d(rewriter, op, x);
-    RowSums sums = d.shiftedSums(x, /*withTotal=*/smoothing != 0.0f);
+    RowSums sums = d.shiftedSums(x, /*withTotal=*/smoothing != 0.0f,
+                                 /*finite=*/false);
     Value g = d.gather(x, labels);
     SmallVector<Value> rows = {sums.max, sums.exp, g, labels};
     if (sums.total)
       rows.push_back(sums.total);
     SmallVector<Value> outputs = present({op.getLoss(), op.getLse()});
     d.map(x, {}, rows, outputs, [&](BodyBuilder &bb, ValueRange a) {
-      Value lse = bb.logSumExp(bb.finiteShift(a[1]), a[2]);
+      Value lse = bb.logSumExp(a[1], a[2]);
       Value loss = bb.sub(lse, a[3]);
       if (smoothing != 0.0f) {
         Value mean = bb.div(a[5], bb.rowLength());

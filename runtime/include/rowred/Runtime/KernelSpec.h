@@ -41,18 +41,22 @@ struct Json {
   const Json *get(const std::string &key) const;
 };
 
-/// Element types the kernels read and write.
-enum class DType { F32, F16, BF16 };
+/// Element types the kernels read and write: floating-point rows, scalars
+/// and per-column operands, and integer per-row inputs (labels).
+enum class DType { F32, F16, BF16, I32, I64 };
 
 std::optional<DType> parseDType(const std::string &name);
+/// Whether `type` is f32, f16 or bf16 (the types of rows).
+bool isFloatType(DType type);
 const char *dtypeName(DType type);
 int dtypeBytes(DType type);
 
 /// One operand of a kernel, in parameter order (docs/abi.md).
 struct KernelOperand {
-  /// What the kernel does with it: reads rows of it, writes rows of it, or
-  /// reads one element per column.
-  enum class Role { Input, Output, Column };
+  /// What the kernel does with it: reads rows of it, writes rows of it,
+  /// reads one element per column, reads one element per row (labels), or
+  /// writes one element per row (a loss, a logsumexp).
+  enum class Role { Input, Output, Column, Row, RowOutput };
   std::string name;
   Role role = Role::Input;
   DType type = DType::F32;
@@ -68,6 +72,10 @@ struct KernelSpec {
   std::string op;       ///< softmax, log_softmax, rms_norm, ... or custom.
   /// The normalizations' epsilon (metadata `epsilon`; absent for others).
   std::optional<double> epsilon;
+  /// Cross-entropy's parameters (metadata `ignore_index` and
+  /// `label_smoothing`; absent for other ops).
+  std::optional<int64_t> ignoreIndex;
+  std::optional<double> labelSmoothing;
   std::string strategy; ///< fused | cluster | online.
   std::string chip;
   /// The #rowred.plan the compiler chose, as IR text (empty in metadata

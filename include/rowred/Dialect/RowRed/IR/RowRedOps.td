@@ -366,7 +366,8 @@ def RowRed_CrossEntropyOp : RowRed_Op<"cross_entropy", [
     Writes, for every row `i` of `logits` with the class `labels[i]`,
 
     ```
-    lse_i  = logsumexp_k logits[i, k]            (as rowred.logsumexp)
+    m_i    = max_k logits[i, k]
+    lse_i  = m_i + log(sum_k exp(logits[i, k] - m_i))
     nll_i  = lse_i - logits[i, labels[i]]
     loss[i] = (1 - s) * nll_i + s * (lse_i - sum_k logits[i, k] / N)
     ```
@@ -375,9 +376,11 @@ def RowRed_CrossEntropyOp : RowRed_Op<"cross_entropy", [
     `labels[i]` equals `ignore_index` (-100 by default), as
     `torch.nn.functional.cross_entropy(logits, labels, reduction="none")`.
     A label outside `[0, N)` other than `ignore_index` gives a NaN loss
-    (PyTorch stops with a device-side assertion). With `lse`, the row's
-    logsumexp is written there as well (0 is not written for ignored
-    rows: every row gets its logsumexp), as the backward pass needs it.
+    (PyTorch stops with a device-side assertion). As PyTorch's (which goes
+    through `log_softmax`), a row holding a NaN or `+inf`, or entirely
+    `-inf`, gives a NaN loss unless ignored. With `lse`, every row's `lse_i`
+    is written there as well (ignored rows included), as the backward pass
+    needs it.
 
     `logits` is rank 2 (f32, f16 or bf16, rows contiguous); `labels` is
     rank 1 of i32 or i64 with one element per row; `loss` and `lse` are
