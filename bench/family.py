@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
 """Times the family's kernels against PyTorch on one GPU.
 
-Ops: rms_norm, layer_norm (weight and bias) and softmax_backward, on the
-LLM shapes of the issue that added them: M in {4096, 16384} tokens x hidden
-N in {2048, 4096, 8192} for the norms, the softmax bench's mid shapes for
-the backward; f32 and bf16. Peers: PyTorch eager (F.rms_norm, F.layer_norm,
-torch._softmax_backward_data) and torch.compile of the same function
-(Inductor's Triton; dynamo's recompile limit raised, dynamic shapes off).
-The ceiling is a device copy of the bytes the op must move (the norms read
-x and write y; the backward reads y and dy and writes dx), timed alike.
+Ops: rms_norm, layer_norm (weight and bias), softmax_backward, logsumexp and
+cross_entropy, on the LLM shapes of the issue that added them: M in {4096,
+16384} tokens x hidden N in {2048, 4096, 8192} for the norms, the softmax
+bench's mid shapes for the backward, M in {1024, 8192} x vocabularies of
+{32000, 50257, 128256, 151936} for logsumexp and cross-entropy; f32 and
+bf16. Peers: PyTorch eager (F.rms_norm, F.layer_norm,
+torch._softmax_backward_data, torch.logsumexp, F.cross_entropy with
+reduction="none") and torch.compile of the same function (Inductor's
+Triton; dynamo's recompile limit raised, dynamic shapes off). The ceiling
+is a device copy of the bytes the op must move (the norms read x and write
+y; the backward reads y and dy and writes dx; logsumexp and cross-entropy
+read the logits, their per-row results aside), timed alike.
 Every output is checked against a float64 reference before it is timed.
 Timing as bench.py: CUDA events, L2 flushed before every call, providers
 taking turns call by call within --rounds rounds, the median of the
@@ -43,6 +47,11 @@ from rowred_kernel import Kernel  # noqa: E402
 DEVICE = "cuda"
 NORM_SHAPES = [(m, n) for m in (4096, 16384) for n in (2048, 4096, 8192)]
 BACKWARD_SHAPES = [(4096, 1024), (4096, 4096), (4096, 8192), (16384, 4096)]
+VOCAB_SHAPES = [(m, n) for m in (1024, 8192)
+                for n in (32000, 50257, 128256, 151936)]
+SHAPES = {"rms_norm": NORM_SHAPES, "layer_norm": NORM_SHAPES,
+          "softmax_backward": BACKWARD_SHAPES, "logsumexp": VOCAB_SHAPES,
+          "cross_entropy": VOCAB_SHAPES}
 DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16}
 
 
@@ -52,6 +61,10 @@ def eager(op):
         return lambda x, w: F.rms_norm(x, (x.shape[-1],), w, EPSILON)
     if op == "layer_norm":
         return lambda x, w, b: F.layer_norm(x, (x.shape[-1],), w, b, EPSILON)
+    if op == "logsumexp":
+        return lambda x: torch.logsumexp(x, -1)
+    if op == "cross_entropy":
+        return lambda x, labels: F.cross_entropy(x, labels, reduction="none")
     return lambda y, dy: torch._softmax_backward_data(dy, y, -1, y.dtype)
 
 
@@ -62,36 +75,51 @@ def make_args(op, m, n, dtype):
     if op == "layer_norm":
         return [x, torch.randn(n, device=DEVICE, dtype=dtype),
                 torch.randn(n, device=DEVICE, dtype=dtype)]
+    if op == "logsumexp":
+        return [x]
+    if op == "cross_entropy":
+        labels = torch.randint(0, n, (m,), device=DEVICE)
+        labels[3::7] = -100
+        return [x, labels]
     y = torch.softmax(x.float() * 3, dim=-1).to(dtype)
     return [y, torch.randn(m, n, device=DEVICE, dtype=dtype)]
 
 
 def moved_bytes(op, m, n, dtype):
-    """Bytes the op must read and write (per-column operands aside)."""
-    matrices = 3 if op == "softmax_backward" else 2
+    """Bytes the op must read and write (per-column and per-row operands
+    aside)."""
+    matrices = {"softmax_backward": 3, "logsumexp": 1,
+                "cross_entropy": 1}.get(op, 2)
     return matrices * m * n * torch.tensor([], dtype=dtype).element_size()
 
 
 def ours(kernel, op, args):
-    """A launcher of `kernel` on args (inputs, then per-column operands):
-    the output is allocated once, as the peers' caching allocator does."""
-    inputs = args[:2] if op == "softmax_backward" else args[:1]
-    columns = args[len(inputs):]
-    out = torch.empty_like(inputs[0])
-    pointers = ([t.data_ptr() for t in inputs] + [out.data_ptr()] +
-                [t.data_ptr() for t in columns])
-    strides = [t.stride(0) for t in inputs] + [out.stride(0)]
+    """A launcher of `kernel` on args (inputs, then per-column operands,
+    then labels, in the kernel's order): the outputs are allocated once, as
+    the peers' caching allocator does. Returns the first output (of rows,
+    else per row)."""
+    roles = [role for _, role, _ in kernel.runtime.operands]
+    inputs = args[:roles.count("input")]
     m, n = inputs[0].shape
+    outputs = [torch.empty_like(inputs[0])
+               for _ in range(roles.count("output"))]
+    row_outputs = [torch.empty(m, device=DEVICE, dtype=torch.float32)
+                   for _ in range(roles.count("row_output"))]
+    rest = args[len(inputs):]
+    pointers = [t.data_ptr() for t in inputs + outputs + rest + row_outputs]
+    strides = [t.stride(0) for t in inputs + outputs]
     stream = torch.cuda.current_stream().cuda_stream
+    result = (outputs + row_outputs)[0]
 
     def run():
         kernel.runtime.launch_operands(stream, pointers, strides, m, n)
-        return out
+        return result
     return run
 
 
 def max_error(op, args, out):
-    ref = eager(op)(*[a.double() for a in args])
+    ref = eager(op)(*[a.double() if a.is_floating_point() else a
+                      for a in args])
     return (out.double() - ref).abs().max().item() / max(
         ref.abs().max().item(), 1e-30)
 
@@ -130,7 +158,8 @@ def main():
     parser.add_argument("kernel_dir")
     parser.add_argument("--json")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--ops", default="rms_norm,layer_norm,softmax_backward")
+    parser.add_argument("--ops", default="rms_norm,layer_norm,softmax_backward,"
+                        "logsumexp,cross_entropy")
     parser.add_argument("--sweep", action="store_true",
                         help="time the block shapes of --set family-sweep "
                         "against each other instead")
@@ -152,7 +181,7 @@ def main():
     print(header)
     rows = []
     for op in args.ops.split(","):
-        shapes = BACKWARD_SHAPES if op == "softmax_backward" else NORM_SHAPES
+        shapes = SHAPES[op]
         compiled = torch.compile(eager(op), dynamic=False)
         for dname, dtype in DTYPES.items():
             for m, n in shapes:

@@ -211,13 +211,17 @@ FAMILY = [
     ("log_softmax_backward", "f32", "auto", "cols=262144"),
     # Per-row results: logsumexp, and cross_entropy's loss and logsumexp
     # (with label smoothing where the name says so), over a block per row,
-    # several rows per block and clusters.
+    # several rows per block, clusters (odd rows on the peeled path) and
+    # chunks.
     ("logsumexp", "f32", "auto", "cols=1000"),
     ("logsumexp", "bf16", "auto", "cols=32000"),
     ("cross_entropy", "bf16", "auto", "cols=32000"),
     ("cross_entropy", "f32", "auto", "cols=50257"),
     ("cross_entropy", "f16", "auto", "cols=781"),
     ("cross_entropy_smoothed", "bf16", "auto", "cols=128256"),
+    # Chunks kernels writing per-row results from each row's first chunk.
+    ("logsumexp", "f32", "auto", "cols=131072"),
+    ("cross_entropy", "bf16", "auto", "cols=151936"),
 ]
 
 # Cross-entropy's parameters in the family set (check_family.py reads them
@@ -241,7 +245,9 @@ def family_bench_variants():
     """One kernel per (op, dtype, N) of bench/family.py's shapes."""
     for op, ns in (("rms_norm", (2048, 4096, 8192)),
                    ("layer_norm", (2048, 4096, 8192)),
-                   ("softmax_backward", (1024, 4096, 8192))):
+                   ("softmax_backward", (1024, 4096, 8192)),
+                   ("logsumexp", (32000, 50257, 128256, 151936)),
+                   ("cross_entropy", (32000, 50257, 128256, 151936))):
         for dtype in ("f32", "bf16"):
             for n in ns:
                 yield (op, dtype, "auto", f"cols={n}")

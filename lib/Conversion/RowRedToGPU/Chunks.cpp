@@ -90,7 +90,9 @@ void KernelEmitter::emitChunks() {
 void KernelEmitter::emitChunk(Value row, Value chunk, Value count,
                               int64_t vec) {
   Value xRow = rowPointer(x, plan.inType, row, xStride);
-  Value yRow = rowPointer(y, plan.outType, row, yStride);
+  Value yRow = y ? rowPointer(y, plan.outType, row, yStride) : Value();
+  if (group.hasRowOperands())
+    currentRow = row;
   bool staged = vec > 1 && plan.hasStage();
   Value stageStart = sliceStart;
   int64_t streamed = plan.chunkElements();
@@ -155,6 +157,12 @@ void KernelEmitter::emitChunk(Value row, Value chunk, Value count,
   auto [rowMax, rowSum] = exchangeChunkPair(row, chunk, count, m, d);
   DenseMap<Value, Value> scalars = onlineScalars(rowMax, rowSum);
   RowContext ctx = prepareMap(scalars);
+  // The row's first chunk writes its per-row results.
+  storeRowOutputs(ctx, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, chunk,
+                                             constI32(0)));
+  currentRow = Value();
+  if (group.outputs.empty())
+    return;
   if (isSoftmaxMap(group)) {
     // exp(x_i - m) / s = e_i * exp(m_t - m) / s: 0 when the thread's
     // elements are all -inf (e_i = 0 against the shift of 0, which the

@@ -135,7 +135,7 @@ private:
   /// start equally far, in elements, from a `vec`-element boundary: their
   /// element offsets agree modulo `vec` at the base and between rows. Such
   /// rows take the peeled vector path (loadPeeledRow) whatever their
-  /// alignment.
+  /// alignment. True without an output of rows.
   Value misalignedAlike(int64_t vec);
 
   /// `exp(v)`, as `exp2(v * log2(e))` on `ex2.approx.ftz.f32` with
@@ -504,8 +504,8 @@ private:
   /// operands, whose first input and output rows are `xRow` and `yRow`.
   void setOperandRows(Value row, Value xRow, Value yRow);
 
-  /// The scalars of the online map: the reduce inits bound to the row's
-  /// (max, sum).
+  /// The scalars of the online map: the per-row inputs (rowInputScalars)
+  /// and the reduce inits bound to the row's (max, sum).
   DenseMap<Value, Value> onlineScalars(Value rowMax, Value rowSum);
 
   /// The per-row inputs of the current row (labels, as loaded) and the
@@ -514,9 +514,10 @@ private:
   /// operands.
   DenseMap<Value, Value> rowInputScalars();
 
-  /// The first thread of the row (of the cluster's first block) stores the
-  /// map's per-row results, from the row-uniform part `ctx` of the map.
-  void storeRowOutputs(RowContext &ctx);
+  /// The first thread of the row (of the cluster's first block; and where
+  /// `writes`, i1, holds) stores the map's per-row results, from the
+  /// row-uniform part `ctx` of the map.
+  void storeRowOutputs(RowContext &ctx, Value writes = {});
 
   /// Clones the row-uniform part of the map for the current row.
   RowContext prepareMap(DenseMap<Value, Value> &scalars);

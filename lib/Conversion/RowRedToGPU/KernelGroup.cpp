@@ -221,8 +221,7 @@ FailureOr<Group> mlir::rowred::collectGroup(MapOp map) {
 }
 
 bool mlir::rowred::isOnlineSoftmaxPair(const Group &group) {
-  if (group.reduces.size() != 2 || group.hasSeveralOperands() ||
-      group.hasRowOperands())
+  if (group.reduces.size() != 2 || !group.hasOneRowOperand())
     return false;
   ReduceOp maxOp = group.reduces[0], sumOp = group.reduces[1];
   if (maxOp.getInputs().size() != 1 || sumOp.getInputs().size() != 1)

@@ -48,6 +48,12 @@ struct Group {
   bool hasSeveralOperands() const {
     return inputs.size() > 1 || !columns.empty() || outputs.size() != 1;
   }
+  /// Whether the kernel reads one input and writes at most one output of
+  /// rows, per element (softmax's shape, or logsumexp's and cross-entropy's,
+  /// which write only per-row results).
+  bool hasOneRowOperand() const {
+    return inputs.size() == 1 && columns.empty() && outputs.size() <= 1;
+  }
   /// Whether the kernel reads or writes anything once per row: per-row
   /// inputs, gathers or per-row outputs.
   bool hasRowOperands() const {
@@ -74,15 +80,16 @@ LogicalResult verifyDecomposed(ModuleOp module, StringRef stage);
 FailureOr<Group> collectGroup(MapOp map);
 
 /// Returns true when the group is `m = max(x); s = sum(exp(x - m))` over its
-/// one input and output and nothing per row, the pair the online combiner
+/// one input (and at most one output of rows), the pair the online combiner
 /// merges into one pass.
 bool isOnlineSoftmaxPair(const Group &group);
 
 /// Whether the kernel of `group` has the peeled vector path
-/// (KernelPlan::peelable): not for groups with several operands, whose
-/// misaligned rows take the scalar path.
+/// (KernelPlan::peelable): for one input and at most one output of rows
+/// (logsumexp and cross-entropy read one and write none); the misaligned
+/// rows of groups with more operands take the scalar path.
 inline bool hasPeeledPath(const Group &group, const KernelPlan &plan) {
-  return plan.peelable() && !group.hasSeveralOperands();
+  return plan.peelable() && group.hasOneRowOperand();
 }
 
 /// Returns true when the group's map is `exp(x - m) / s` over the online

@@ -143,7 +143,9 @@ private:
     sm = chipVersion(opts.chip);
     clustersAvailable = sm >= 90;
     elementBytes = std::max(byteWidth(plan.inType), byteWidth(plan.outType));
-    canOnline = isOnlineSoftmaxPair(group);
+    canPair = isOnlineSoftmaxPair(group);
+    // The online kernel writes no per-row results.
+    canOnline = canPair && !group.hasRowOperands();
     cols = opts.cols;
     if (cols < 0)
       return map.emitOpError() << "cols must be positive, got " << cols;
@@ -230,15 +232,16 @@ private:
       if (!canOnline)
         return map.emitOpError()
                << "the online strategy needs a max reduce followed by a sum of "
-                  "exp(x - max), as produced by rowred-decompose";
+                  "exp(x - max), as produced by rowred-decompose, and writes "
+                  "no per-row results";
       plan.strategy = Strategy::online;
     } else if (opts.strategy == "chunks") {
-      if (!canOnline)
+      if (!canPair)
         return map.emitOpError()
                << "the chunks strategy needs a max reduce followed by a sum of "
                   "exp(x - max), as produced by rowred-decompose";
       return true;
-    } else if (opts.strategy == "auto" && canOnline &&
+    } else if (opts.strategy == "auto" && canPair &&
                autoChunks(opts, plan, cols, vector, sm)) {
       return true;
     } else if (opts.strategy == "auto") {
@@ -463,7 +466,7 @@ private:
   /// The pair reduction and the grid.
   LogicalResult planPairAndGrid() {
     plan.pairReduce =
-        plan.strategy != Strategy::online && canOnline &&
+        plan.strategy != Strategy::online && canPair &&
         opts.pairReduce.value_or(autoPairReduce(plan, opts, cols));
 
     plan.gridPerRowGroup =
@@ -654,9 +657,10 @@ private:
   /// needs (0: unknown).
   int64_t sm = 0, elementBytes = 0, cols = 0, vector = 0, rowBlock = 0;
   bool clustersAvailable = false;
-  /// Whether the group is the softmax pair of reduces (online, chunks and
-  /// the pair reduction need it).
-  bool canOnline = false;
+  /// Whether the group is the softmax pair of reduces (chunks and the pair
+  /// reduction need it), and whether it may also take the online kernel
+  /// (which writes no per-row results).
+  bool canPair = false, canOnline = false;
   /// Whether auto stages a 16-bit row whole on a block of its own.
   bool stagedRow = false;
 };
@@ -671,7 +675,7 @@ FailureOr<KernelPlan> mlir::rowred::planKernel(const Group &group,
   // The bounds were measured on one input and output: a group with more
   // operands holds more values per element (softmax backward's two inputs
   // spill 388 bytes at the warp-per-row bound of 64 registers).
-  if (!group.hasSeveralOperands())
+  if (group.hasOneRowOperand())
     plan->minBlocksPerSM = minBlocksPerSM(*plan, isSoftmaxMap(group));
   return plan;
 }

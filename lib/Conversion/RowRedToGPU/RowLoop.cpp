@@ -239,7 +239,7 @@ DenseMap<Value, Value> KernelEmitter::rowInputScalars() {
   return scalars;
 }
 
-void KernelEmitter::storeRowOutputs(RowContext &ctx) {
+void KernelEmitter::storeRowOutputs(RowContext &ctx, Value writes) {
   if (group.rowOutputs.empty())
     return;
   auto yield = cast<YieldOp>(group.map.getBody().front().back());
@@ -256,6 +256,8 @@ void KernelEmitter::storeRowOutputs(RowContext &ctx) {
                                                     clusterRank, constI32(0)));
   if (rowValid)
     first = arith::AndIOp::create(b, first, rowValid);
+  if (writes)
+    first = arith::AndIOp::create(b, first, writes);
   // The row is the element's index in the buffer (storeChunk's column).
   for (auto [ptr, value, output] :
        llvm::zip_equal(rowOutputPtrs, values, group.rowOutputs))
@@ -268,7 +270,7 @@ Value KernelEmitter::isWarp0() {
 
 DenseMap<Value, Value> KernelEmitter::onlineScalars(Value rowMax,
                                                     Value rowSum) {
-  DenseMap<Value, Value> scalars;
+  DenseMap<Value, Value> scalars = rowInputScalars();
   scalars[group.reduces[0].getInit()] = rowMax;
   scalars[group.reduces[1].getInit()] = rowSum;
   return scalars;
@@ -409,10 +411,9 @@ void KernelEmitter::emitPairRow(Value yRow, ArrayRef<Chunk> chunks,
       terms, [&](Value l, Value r) { return combine(Combiner::sum, l, r); });
   auto [m, s] = blockReducePair(mt, dt);
   if (!isSoftmaxMap(group)) {
-    DenseMap<Value, Value> scalars = rowInputScalars();
-    scalars[group.reduces[0].getInit()] = m;
-    scalars[group.reduces[1].getInit()] = s;
+    DenseMap<Value, Value> scalars = onlineScalars(m, s);
     RowContext ctx = prepareMap(scalars);
+    storeRowOutputs(ctx);
     emitMap(yRow, chunks, ctx);
     return;
   }

@@ -126,14 +126,16 @@ struct ConvertRowRedToGPUPass
         group.outputType());
     bool needsPair = plan.strategy == Strategy::online ||
                      plan.strategy == Strategy::chunks || plan.pairReduce;
+    if (plan.strategy == Strategy::online && group.hasRowOperands())
+      return map.emitOpError() << "#rowred.plan asks for online, whose kernel "
+                                  "writes no per-row results";
     if (needsPair && !isOnlineSoftmaxPair(group))
       return map.emitOpError()
              << "#rowred.plan asks for "
              << (plan.pairReduce ? StringRef("pair_reduce")
                                  : stringifyStrategy(plan.strategy))
              << ", which needs a max reduce followed by a sum of exp(x - "
-                "max), as produced by rowred-decompose, and no per-row "
-                "operands or results";
+                "max), as produced by rowred-decompose";
     return plan;
   }
 

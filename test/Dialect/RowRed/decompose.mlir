@@ -219,25 +219,26 @@ func.func @layer_norm_bias(%x: memref<2x16xf32>, %b: memref<16xf32>, %y: memref<
 
 // -----
 
-// logsumexp: the max, the sum of exp(x - m') with m' = m or 0 when m is
-// infinite (torch.logsumexp's shift), and a map whose only output has one
-// element per row: m' + log(s).
+// logsumexp: softmax's max and sum of exp(x - m), and a map whose only
+// output has one element per row: m + log(s), or m when m is infinite
+// (torch.logsumexp's +inf and -inf rows).
 // CHECK-LABEL: func.func @logsumexp
 // CHECK: %[[M:.*]] = memref.alloc(%{{.*}}) : memref<?xf32>
 // CHECK: rowred.reduce max ins(%[[X:.*]] : memref<?x?xf32>) outs(%[[M]] : memref<?xf32>)
 // CHECK: %[[S:.*]] = memref.alloc(%{{.*}}) : memref<?xf32>
 // CHECK: rowred.reduce sum ins(%[[X]] : memref<?x?xf32>) rows(%[[M]] : memref<?xf32>) outs(%[[S]] : memref<?xf32>) {
 // CHECK-NEXT: ^bb0(%[[XJ:.*]]: f32, %[[MI:.*]]: f32):
-// CHECK-NEXT: %[[A:.*]] = math.absf %[[MI]] : f32
-// CHECK-NEXT: %[[INF:.*]] = arith.cmpf oeq, %[[A]], %{{.*}} : f32
-// CHECK-NEXT: %[[SH:.*]] = arith.select %[[INF]], %{{.*}}, %[[MI]] : f32
-// CHECK-NEXT: %[[D:.*]] = arith.subf %[[XJ]], %[[SH]] : f32
+// CHECK-NEXT: %[[D:.*]] = arith.subf %[[XJ]], %[[MI]] : f32
 // CHECK-NEXT: %[[E:.*]] = math.exp %[[D]] : f32
 // CHECK-NEXT: rowred.yield %[[E]] : f32
 // CHECK: rowred.map ins(%[[X]] : memref<?x?xf32>) rows(%[[M]], %[[S]] : memref<?xf32>, memref<?xf32>) outs(%{{.*}} : memref<?xbf16>) {
-// CHECK: %[[L:.*]] = math.log
-// CHECK-NEXT: %[[R:.*]] = arith.addf %{{.*}}, %[[L]] : f32
-// CHECK-NEXT: rowred.yield %[[R]] : f32
+// CHECK-NEXT: ^bb0(%{{.*}}: f32, %[[M2:.*]]: f32, %[[S2:.*]]: f32):
+// CHECK-NEXT: %[[L:.*]] = math.log %[[S2]] : f32
+// CHECK-NEXT: %[[R:.*]] = arith.addf %[[M2]], %[[L]] : f32
+// CHECK-NEXT: %[[A:.*]] = math.absf %[[M2]] : f32
+// CHECK-NEXT: %[[INF:.*]] = arith.cmpf oeq, %[[A]], %{{.*}} : f32
+// CHECK-NEXT: %[[OUT:.*]] = arith.select %[[INF]], %[[M2]], %[[R]] : f32
+// CHECK-NEXT: rowred.yield %[[OUT]] : f32
 // CHECK-NEXT: } {rowred.origin = "logsumexp"}
 func.func @logsumexp(%x: memref<?x?xf32>, %lse: memref<?xbf16>) {
   rowred.logsumexp ins(%x : memref<?x?xf32>) outs(%lse : memref<?xbf16>)

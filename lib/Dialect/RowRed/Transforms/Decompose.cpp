@@ -46,15 +46,12 @@ struct BodyBuilder {
   }
   /// `exp(x - m)`, the shifted exponential of softmax's reductions and map.
   Value shiftedExp(Value x, Value m) { return exp(sub(x, m)); }
-  /// `m`, or 0 when `m` is infinite: the shift of torch.logsumexp, with
-  /// which a row of `-inf` sums to 0 and one holding `+inf` to `+inf`.
-  Value finiteShift(Value m) {
-    Value magnitude = math::AbsFOp::create(b, loc, m);
-    Value infinite = arith::CmpFOp::create(
+  /// Whether `v` is `+inf` or `-inf`.
+  Value isInf(Value v) {
+    Value magnitude = math::AbsFOp::create(b, loc, v);
+    return arith::CmpFOp::create(
         b, loc, arith::CmpFPredicate::OEQ, magnitude,
         constant(APFloat::getInf(APFloat::IEEEsingle())));
-    return arith::SelectOp::create(b, loc, infinite,
-                                   constant(APFloat(0.0f)), m);
   }
   /// `i == value` for an integer `i`.
   Value equals(Value i, int64_t value) {
@@ -70,8 +67,7 @@ struct BodyBuilder {
 };
 
 /// The row scalars of a logsumexp: `max = max(x)`, `exp = sum(exp(x -
-/// shift))` with the shift `max` (or finiteShift(max)) and, when asked for,
-/// `total = sum(x)`.
+/// max))` (softmax's pair) and, when asked for, `total = sum(x)`.
 struct RowSums {
   Value max, exp, total;
 };
@@ -100,9 +96,8 @@ public:
 
   /// The reduces of a logsumexp of `x`: the max, with `withTotal` the sum of
   /// the elements (in the max's level: it reads no row scalar), then the sum
-  /// of the exponentials shifted by the max (by its finiteShift with
-  /// `finite`).
-  RowSums shiftedSums(Value x, bool withTotal, bool finite) {
+  /// of the exponentials shifted by the max.
+  RowSums shiftedSums(Value x, bool withTotal) {
     RowSums sums;
     auto element = [](BodyBuilder &, ValueRange a) {
       return SmallVector<Value>{a[0]};
@@ -111,9 +106,8 @@ public:
     if (withTotal)
       sums.total = reduce(Combiner::sum, x, {}, {}, element);
     sums.exp = reduce(Combiner::sum, x, {}, sums.max,
-                      [&](BodyBuilder &bb, ValueRange a) {
-                        Value shift = finite ? bb.finiteShift(a[1]) : a[1];
-                        return SmallVector<Value>{bb.shiftedExp(a[0], shift)};
+                      [](BodyBuilder &bb, ValueRange a) {
+                        return SmallVector<Value>{bb.shiftedExp(a[0], a[1])};
                       });
     return sums;
   }
@@ -356,9 +350,10 @@ struct DecomposeLayerNorm : OpRewritePattern<LayerNormOp> {
   }
 };
 
-/// Rewrites `rowred.logsumexp` into `m = max(x)`, `s = sum(exp(x - m'))`
-/// with the finite shift `m'` (BodyBuilder::finiteShift) and the map of the
-/// per-row result `m' + log(s)`.
+/// Rewrites `rowred.logsumexp` into softmax's `m = max(x)` and `s = sum(exp(x
+/// - m))` and the map of the per-row result `m + log(s)`, or `m` when `m` is
+/// infinite (torch.logsumexp: `+inf` with a `+inf`, `-inf` for a row of
+/// `-inf`, whose `s` may be NaN or 0).
 struct DecomposeLogSumExp : OpRewritePattern<LogSumExpOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -366,11 +361,12 @@ struct DecomposeLogSumExp : OpRewritePattern<LogSumExpOp> {
                                 PatternRewriter &rewriter) const override {
     Value x = op.getInput();
     Decomposition d(rewriter, op, x);
-    RowSums sums = d.shiftedSums(x, /*withTotal=*/false, /*finite=*/true);
+    RowSums sums = d.shiftedSums(x, /*withTotal=*/false);
     d.map(x, {}, {sums.max, sums.exp}, op.getOutput(),
           [](BodyBuilder &bb, ValueRange a) {
-      return SmallVector<Value>{bb.logSumExp(bb.finiteShift(a[1]), a[2])};
-    });
+            Value lse = bb.logSumExp(a[1], a[2]);
+            return SmallVector<Value>{bb.select(bb.isInf(a[1]), a[1], lse)};
+          });
     return success();
   }
 };
@@ -390,8 +386,7 @@ struct DecomposeCrossEntropy : OpRewritePattern<CrossEntropyOp> {
     float smoothing = op.getLabelSmoothing().convertToFloat();
     int64_t ignoreIndex = op.getIgnoreIndex();
     Decomposition d(rewriter, op, x);
-    RowSums sums = d.shiftedSums(x, /*withTotal=*/smoothing != 0.0f,
-                                 /*finite=*/false);
+    RowSums sums = d.shiftedSums(x, /*withTotal=*/smoothing != 0.0f);
     Value g = d.gather(x, labels);
     SmallVector<Value> rows = {sums.max, sums.exp, g, labels};
     if (sums.total)

@@ -1,0 +1,67 @@
+// Kernels with per-row operands: labels read once per row, the gather of the
+// label's logit, per-row results written by one thread of the row. They
+// take softmax's strategies except the online kernel: fused (a block, or
+// several rows per block), clusters, and chunks, whose first chunk of a row
+// writes its results.
+
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=1000 chip=sm_90" | FileCheck %s --check-prefix=N1000
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=50257 chip=sm_90" | FileCheck %s --check-prefix=N50257
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=131072 chip=sm_90" | FileCheck %s --check-prefix=N131072
+// RUN: not softmax-opt %s --rowred-decompose --rowred-plan="cols=131072 chip=sm_90 strategy=online" 2>&1 | FileCheck %s --check-prefix=ONLINE
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=1000 chip=sm_90" --convert-rowred-to-gpu | FileCheck %s --check-prefix=GPU
+// RUN: rm -rf %t && softmax-opt %s --rowred-to-ptx="cols=131072 chip=sm_90 output-dir=%t" -o /dev/null
+// RUN: FileCheck %s --check-prefix=JSON --input-file=%t/cross_entropy_kernel1.json
+
+// N1000-LABEL: func.func @logsumexp
+// N1000: rowred.plan = #rowred.plan<strategy = fused, block = 1024, warps = 4, rows_per_block = 4, vector = 4,
+// N1000-LABEL: func.func @cross_entropy
+// N1000: rowred.plan = #rowred.plan<strategy = fused, block = 1024, warps = 4, rows_per_block = 4, vector = 8,
+
+// N50257-LABEL: func.func @cross_entropy
+// N50257: rowred.plan = #rowred.plan<strategy = cluster, block = 16384, warps = 16, cluster = 4, vector = 8,
+
+// N131072-LABEL: func.func @logsumexp
+// N131072: rowred.plan = #rowred.plan<strategy = chunks,
+// N131072-LABEL: func.func @cross_entropy
+// N131072: rowred.plan = #rowred.plan<strategy = chunks,
+
+// ONLINE: error: 'rowred.map' op the online strategy needs a max reduce followed by a sum of exp(x - max), as produced by rowred-decompose, and writes no per-row results
+
+// The kernel's parameters: the input, the labels, the two per-row outputs,
+// rows, cols and the input's row stride. Each row loads its label, the
+// logit at the label when it is a column, and its first thread stores the
+// loss and the logsumexp.
+// GPU: gpu.func @cross_entropy_kernel1(%{{.*}}: !llvm.ptr<1>, %[[L:.*]]: !llvm.ptr<1>, %[[LOSS:.*]]: !llvm.ptr<1>, %[[LSE:.*]]: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64) kernel
+// GPU: llvm.getelementptr inbounds %[[L]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i64
+// GPU: llvm.load %{{.*}} : !llvm.ptr<1> -> i64
+// GPU: arith.cmpi sge
+// GPU: arith.cmpi slt
+// GPU: llvm.getelementptr inbounds %[[LOSS]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
+// GPU: llvm.getelementptr inbounds %[[LSE]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
+
+// JSON: "ignore_index": -100,
+// JSON: "label_smoothing": 0.000000e+00,
+// JSON: "op": "cross_entropy",
+// JSON: "operands": [
+// JSON: "name": "x",
+// JSON-NEXT: "role": "input",
+// JSON-NEXT: "type": "bf16"
+// JSON: "name": "r",
+// JSON-NEXT: "role": "row",
+// JSON-NEXT: "type": "i64"
+// JSON: "name": "z",
+// JSON-NEXT: "role": "row_output",
+// JSON-NEXT: "type": "f32"
+// JSON: "name": "z1",
+// JSON-NEXT: "role": "row_output",
+// JSON: "strategy": "chunks",
+
+func.func @logsumexp(%x: memref<?x?xf32>, %lse: memref<?xf32>) {
+  rowred.logsumexp ins(%x : memref<?x?xf32>) outs(%lse : memref<?xf32>)
+  return
+}
+
+func.func @cross_entropy(%x: memref<?x?xbf16>, %labels: memref<?xi64>, %loss: memref<?xf32>, %lse: memref<?xf32>) {
+  rowred.cross_entropy ignore_index(-100) ins(%x : memref<?x?xbf16>) labels(%labels : memref<?xi64>) outs(%loss : memref<?xf32>) lse(%lse : memref<?xf32>)
+  return
+}
