@@ -40,7 +40,7 @@
 // GPU: llvm.getelementptr inbounds %[[LSE]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
 
 // JSON: "ignore_index": -100,
-// JSON: "label_smoothing": 0.000000e+00,
+// JSON: "label_smoothing": 0,
 // JSON: "op": "cross_entropy",
 // JSON: "operands": [
 // JSON: "name": "x",
