@@ -110,9 +110,17 @@ def ours(kernel, op, args):
     strides = [t.stride(0) for t in inputs + outputs]
     stream = torch.cuda.current_stream().cuda_stream
     result = (outputs + row_outputs)[0]
+    # A chunks kernel's workspace: zeroed once, left zero by each launch
+    # (kept alive by the launcher).
+    workspace = None
+    if kernel.meta.get("chunk_elements", 0):
+        workspace = torch.zeros(kernel.runtime.workspace_bytes(m, n),
+                                dtype=torch.uint8, device=DEVICE)
 
     def run():
-        kernel.runtime.launch_operands(stream, pointers, strides, m, n)
+        kernel.runtime.launch_operands(
+            stream, pointers, strides, m, n,
+            workspace.data_ptr() if workspace is not None else 0)
         return result
     return run
 

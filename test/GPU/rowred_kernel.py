@@ -113,7 +113,9 @@ class Kernel:
     def launch_operands(self, pointers, row_strides, rows, cols, grid=None):
         """Launches a kernel of any operands (docs/abi.md: one address per
         operand, one row stride per input and output) on CuPy's current
-        stream."""
+        stream, with a chunks kernel's workspace."""
+        workspace = (self.chunk_workspace(rows, cols).data.ptr
+                     if self.chunk else 0)
         self.runtime.launch_operands(cp.cuda.get_current_stream().ptr,
-                                     pointers, row_strides, rows, cols, 0,
-                                     grid)
+                                     pointers, row_strides, rows, cols,
+                                     workspace, grid)

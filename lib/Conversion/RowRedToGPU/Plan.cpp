@@ -256,7 +256,7 @@ private:
                 opts.maxElementsPerThread() &&
             (opts.blockSize != 0 ||
              rowBlock <= maxAutoFusedBlock(elementBytes, sm >= 80)) &&
-            (!group.hasSeveralOperands() ||
+            (group.hasOneRowOperand() ||
              fitsOperandRegisters(rowBlock, numOperands()));
         bool fitsCluster = clustersAvailable && opts.blockSize == 0 &&
                            opts.numWarps == 0 && opts.clusterSize != 1 &&
@@ -372,7 +372,7 @@ private:
   /// 256 threads, one block per SM, 53-55% of the copy; on 128, two, 80-82%).
   /// A plan that still does not fit is refused by refuseSpills.
   void fitOperandRegisters() {
-    if (!group.hasSeveralOperands() || plan.rowsPerBlock > 1)
+    if (group.hasOneRowOperand() || plan.rowsPerBlock > 1)
       return;
     int64_t operands = numOperands();
     auto fits = [&](const KernelPlan &p) {
@@ -478,7 +478,7 @@ private:
   /// What is fetched ahead (the stage, registers), and auto's kept tiles.
   LogicalResult planPrefetch() {
     // The stage and the registers ahead hold the next row of one input.
-    if (group.hasSeveralOperands()) {
+    if (!group.hasOneRowOperand()) {
       if (opts.prefetch && opts.prefetch != Prefetch::none)
         return map.emitOpError()
                << "prefetch = " << stringifyPrefetch(*opts.prefetch)
@@ -604,7 +604,7 @@ private:
   /// bytes). Without those, the same slices and fused blocks of the same
   /// shape do not spill.
   LogicalResult refuseSpills() {
-    if (group.hasSeveralOperands()) {
+    if (!group.hasOneRowOperand()) {
       int64_t operands = numOperands();
       auto [needed, available] = operandRegisters(plan, operands);
       if (needed > available)

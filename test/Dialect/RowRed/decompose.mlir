@@ -249,7 +249,8 @@ func.func @logsumexp(%x: memref<?x?xf32>, %lse: memref<?xbf16>) {
 
 // cross_entropy: the reduces of logsumexp (with label smoothing, the sum of
 // the logits beside the max: one level), the gather of the label's logit,
-// and a map of two per-row outputs reading the labels as i64.
+// and a map of two per-row outputs reading the labels as i64: the loss (NaN
+// where the max is infinite, 0 where ignored) and the logsumexp.
 // CHECK-LABEL: func.func @cross_entropy
 // CHECK: rowred.reduce max ins(%[[X:.*]] : memref<8x32000xbf16>) outs(%[[M:.*]] : memref<8xf32>)
 // CHECK: rowred.reduce sum ins(%[[X]] : memref<8x32000xbf16>) outs(%[[T:.*]] : memref<8xf32>)
@@ -257,14 +258,18 @@ func.func @logsumexp(%x: memref<?x?xf32>, %lse: memref<?xbf16>) {
 // CHECK: rowred.gather ins(%[[X]] : memref<8x32000xbf16>) indices(%[[LBL:.*]] : memref<8xi64>) outs(%[[G:.*]] : memref<8xf32>)
 // CHECK: rowred.map ins(%[[X]] : memref<8x32000xbf16>) rows(%[[M]], %[[S]], %[[G]], %[[LBL]], %[[T]] : memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xi64>, memref<8xf32>) outs(%{{.*}}, %{{.*}} : memref<8xf32>, memref<8xf32>) {
 // CHECK-NEXT: ^bb0(%{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32, %[[GI:.*]]: f32, %[[LI:.*]]: i64, %[[TI:.*]]: f32):
-// CHECK: %[[LSE:.*]] = arith.addf
+// CHECK: %[[LSE:.*]] = arith.addf %[[MI:.*]], %{{.*}} : f32
 // CHECK-NEXT: %[[NLL:.*]] = arith.subf %[[LSE]], %[[GI]] : f32
+// CHECK-NEXT: %[[A:.*]] = math.absf %[[MI]] : f32
+// CHECK-NEXT: %[[INF:.*]] = arith.cmpf oeq, %[[A]], %{{.*}} : f32
 // CHECK-NEXT: %[[N:.*]] = rowred.row_length : f32
 // CHECK-NEXT: %[[MEAN:.*]] = arith.divf %[[TI]], %[[N]] : f32
 // CHECK: %[[LOSS:.*]] = arith.addf
+// CHECK-NEXT: %[[NAN:.*]] = arith.select %[[INF]], %{{.*}}, %[[LOSS]] : f32
 // CHECK-NEXT: %[[IGN:.*]] = arith.cmpi eq, %[[LI]], %{{.*}} : i64
-// CHECK-NEXT: %[[OUT:.*]] = arith.select %[[IGN]], %{{.*}}, %[[LOSS]] : f32
-// CHECK-NEXT: rowred.yield %[[OUT]], %[[LSE]] : f32, f32
+// CHECK-NEXT: %[[OUT:.*]] = arith.select %[[IGN]], %{{.*}}, %[[NAN]] : f32
+// CHECK-NEXT: %[[LSE2:.*]] = arith.select %[[INF]], %[[MI]], %[[LSE]] : f32
+// CHECK-NEXT: rowred.yield %[[OUT]], %[[LSE2]] : f32, f32
 // CHECK-NEXT: } {rowred.ignore_index = 3 : i64, rowred.label_smoothing = 2.500000e-01 : f32, rowred.origin = "cross_entropy"}
 func.func @cross_entropy(%x: memref<8x32000xbf16>, %y: memref<8xi64>, %loss: memref<8xf32>, %lse: memref<8xf32>) {
   rowred.cross_entropy ignore_index(3) label_smoothing(0.25) ins(%x : memref<8x32000xbf16>) labels(%y : memref<8xi64>) outs(%loss : memref<8xf32>) lse(%lse : memref<8xf32>)

@@ -371,12 +371,12 @@ struct DecomposeLogSumExp : OpRewritePattern<LogSumExpOp> {
   }
 };
 
-/// Rewrites `rowred.cross_entropy` into the reduces of log_softmax's
-/// logsumexp, `m = max(x)` and `s = sum(exp(x - m))` (and, with label
-/// smoothing, `t = sum(x)` beside the max), the gather of the label's logit
-/// `g`, and the map of the per-row results: the loss `(1 - e) * (lse - g) +
-/// e * (lse - t / N)` with `lse = m + log(s)`, 0 for ignored rows, and the
-/// logsumexp.
+/// Rewrites `rowred.cross_entropy` into softmax's `m = max(x)` and `s =
+/// sum(exp(x - m))` (and, with label smoothing, `t = sum(x)` beside the max),
+/// the gather of the label's logit `g`, and the map of the per-row results:
+/// the loss `(1 - e) * (lse - g) + e * (lse - t / N)` with `lse = m +
+/// log(s)`, NaN where `m` is infinite (log_softmax's NaN rows) and 0 for
+/// ignored rows, and the logsumexp as rowred.logsumexp's.
 struct DecomposeCrossEntropy : OpRewritePattern<CrossEntropyOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -395,17 +395,20 @@ struct DecomposeCrossEntropy : OpRewritePattern<CrossEntropyOp> {
     d.map(x, {}, rows, outputs, [&](BodyBuilder &bb, ValueRange a) {
       Value lse = bb.logSumExp(a[1], a[2]);
       Value loss = bb.sub(lse, a[3]);
+      Value infinite = bb.isInf(a[1]);
       if (smoothing != 0.0f) {
         Value mean = bb.div(a[5], bb.rowLength());
         Value uniform = bb.sub(lse, mean);
         loss = bb.add(bb.mul(loss, bb.constant(APFloat(1.0f - smoothing))),
                       bb.mul(uniform, bb.constant(APFloat(smoothing))));
       }
+      loss = bb.select(
+          infinite, bb.constant(APFloat::getNaN(APFloat::IEEEsingle())), loss);
       Value ignored = bb.equals(a[4], ignoreIndex);
       loss = bb.select(ignored, bb.constant(APFloat(0.0f)), loss);
       SmallVector<Value> results = {loss};
       if (outputs.size() > 1)
-        results.push_back(lse);
+        results.push_back(bb.select(infinite, a[1], lse));
       return results;
     });
     return success();

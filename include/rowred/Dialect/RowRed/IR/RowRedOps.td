@@ -378,9 +378,9 @@ def RowRed_CrossEntropyOp : RowRed_Op<"cross_entropy", [
     A label outside `[0, N)` other than `ignore_index` gives a NaN loss
     (PyTorch stops with a device-side assertion). As PyTorch's (which goes
     through `log_softmax`), a row holding a NaN or `+inf`, or entirely
-    `-inf`, gives a NaN loss unless ignored. With `lse`, every row's `lse_i`
-    is written there as well (ignored rows included), as the backward pass
-    needs it.
+    `-inf`, gives a NaN loss unless ignored. With `lse`, every row's
+    logsumexp is written there as well (ignored rows included), as the
+    backward pass needs it, with `rowred.logsumexp`'s special values.
 
     `logits` is rank 2 (f32, f16 or bf16, rows contiguous); `labels` is
     rank 1 of i32 or i64 with one element per row; `loss` and `lse` are
