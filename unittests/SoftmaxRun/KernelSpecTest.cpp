@@ -191,6 +191,19 @@ TEST(KernelSpec, ReadsOperands) {
   EXPECT_EQ(norm->count(KernelOperand::Role::Column), 1);
   EXPECT_EQ(norm->operands[2].type, DType::F32);
 
+  // Cross-entropy: labels in, per-row results out, no output of rows.
+  auto loss =
+      KernelSpec::load(writeKernel(withOperands(
+                           R"([{"name": "x", "role": "input", "type": "bf16"},
+              {"name": "r", "role": "row", "type": "i64"},
+              {"name": "z", "role": "row_output", "type": "f32"}])")),
+                       error);
+  ASSERT_TRUE(loss) << error;
+  EXPECT_EQ(loss->count(KernelOperand::Role::Output), 0);
+  EXPECT_EQ(loss->operands[1].type, DType::I64);
+  EXPECT_EQ(dtypeBytes(loss->operands[1].type), 8);
+  EXPECT_STREQ(roleName(loss->operands[2].role), "row_output");
+
   // Operand lists the reader refuses, and what its message names.
   const std::pair<const char *, const char *> refused[] = {
       {R"([{"name": "y", "role": "output", "type": "bf16"},
@@ -203,6 +216,20 @@ TEST(KernelSpec, ReadsOperands) {
            {"name": "y", "role": "output", "type": "bf16"}])",
        "disagree with input_type"},
       {R"([{"name": 1}])", "invalid operand"},
+      {R"([{"name": "x", "role": "input", "type": "bf16"},
+           {"name": "r", "role": "row", "type": "f32"},
+           {"name": "z", "role": "row_output", "type": "f32"}])",
+       "per-row inputs are i32 or i64"},
+      {R"([{"name": "x", "role": "input", "type": "bf16"},
+           {"name": "z", "role": "row_output", "type": "i32"}])",
+       "per-row inputs are i32 or i64"},
+      {R"([{"name": "x", "role": "input", "type": "bf16"},
+           {"name": "z", "role": "row_output", "type": "f32"},
+           {"name": "r", "role": "row", "type": "i64"}])",
+       "out of order"},
+      {R"([{"name": "x", "role": "input", "type": "bf16"},
+           {"name": "r", "role": "row", "type": "i64"}])",
+       "lack an input or an output"},
   };
   for (auto [operands, message] : refused) {
     EXPECT_FALSE(

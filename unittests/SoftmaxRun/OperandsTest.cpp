@@ -117,3 +117,56 @@ TEST(Reference, ProblemsNameWhatIsMissing) {
                 .find("no reference for op 'custom'"),
             std::string::npos);
 }
+
+TEST(Operands, LabelsAndPerRowResults) {
+  KernelSpec spec =
+      specOf("cross_entropy", {Role::Input, Role::Row, Role::RowOutput});
+  spec.operands[1].type = DType::I64;
+  spec.ignoreIndex = -7;
+  Matrix x = matrixOf({{1, 2, 3}, {4, 5, 6}, {7, 8, 9}, {1, 1, 1}});
+  HostOperands ops = makeOperands(spec, x, 3, Distribution::Normal, 0, kPoison);
+  ASSERT_EQ(ops.rows.size(), 1u);
+  ASSERT_EQ(ops.rows[0].cols, 4);
+  // Every label a column, but every seventh row's, the ignore_index.
+  for (int64_t r = 0; r < 3; ++r) {
+    EXPECT_GE(ops.rows[0].get(0, r), 0);
+    EXPECT_LT(ops.rows[0].get(0, r), 3);
+  }
+  EXPECT_EQ(ops.rows[0].get(0, 3), -7);
+  ASSERT_EQ(ops.rowOutputs.size(), 1u);
+  EXPECT_EQ(ops.rowOutputs[0].get(0, 2), kPoison);
+  EXPECT_EQ(&ops.checked(), &ops.rowOutputs[0]);
+}
+
+TEST(Reference, LogSumExpAndCrossEntropy) {
+  // The inputs are stored as f32: log(3) to about 1e-8.
+  KernelSpec lse = specOf("logsumexp", {Role::Input, Role::RowOutput});
+  HostOperands ops;
+  ops.inputs.push_back(
+      matrixOf({{0, std::log(3.0)}, {-INFINITY, -INFINITY}, {INFINITY, 1}}));
+  std::vector<double> l = referenceOf(lse, ops);
+  EXPECT_NEAR(l[0], std::log(4.0), 1e-6);
+  EXPECT_EQ(l[1], -INFINITY); // torch.logsumexp's infinite rows
+  EXPECT_EQ(l[2], INFINITY);
+
+  KernelSpec ce =
+      specOf("cross_entropy", {Role::Input, Role::Row, Role::RowOutput});
+  ce.ignoreIndex = -100;
+  ops.rows.push_back(Matrix(DType::I64, 1, 3, 3));
+  ops.rows[0].set(0, 0, 1);
+  ops.rows[0].set(0, 1, 0);
+  ops.rows[0].set(0, 2, -100);
+  std::vector<double> loss = referenceOf(ce, ops);
+  EXPECT_NEAR(loss[0], std::log(4.0) - std::log(3.0), 1e-6);
+  EXPECT_TRUE(std::isnan(loss[1])); // log_softmax's NaN row
+  EXPECT_EQ(loss[2], 0.0);          // ignored
+  ce.labelSmoothing = 0.5;
+  ops.inputs[0] = matrixOf({{0, std::log(3.0)}});
+  ops.rows[0] = Matrix(DType::I64, 1, 1, 1);
+  ops.rows[0].set(0, 0, 1);
+  double nll = std::log(4.0) - std::log(3.0);
+  double uniform = std::log(4.0) - std::log(3.0) / 2;
+  EXPECT_NEAR(referenceOf(ce, ops)[0], 0.5 * nll + 0.5 * uniform, 1e-6);
+  ce.ignoreIndex.reset();
+  EXPECT_NE(referenceProblem(ce).find("no ignore_index"), std::string::npos);
+}

@@ -18,3 +18,9 @@ func.func @custom(%x: memref<?x?xf32>, %r: memref<?x?xf32>, %y: memref<?x?xf32>)
   }
   return
 }
+
+// Labels in, the loss and the logsumexp out.
+func.func @cross_entropy(%x: memref<?x?xbf16>, %l: memref<?xi64>, %loss: memref<?xf32>, %lse: memref<?xf32>) {
+  rowred.cross_entropy ignore_index(-100) ins(%x : memref<?x?xbf16>) labels(%l : memref<?xi64>) outs(%loss : memref<?xf32>) lse(%lse : memref<?xf32>)
+  return
+}
