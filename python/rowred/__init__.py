@@ -4,6 +4,7 @@ PyTorch ops.
     import rowred
     rowred.load_pack("packs/sm90")      # or ROWRED_PACKS=packs/sm90
     y = rowred.softmax(x)              # x: a CUDA tensor, rows last
+    loss = rowred.cross_entropy(logits, labels)
 
 Packs are built with `python3 -m rowred.packs build` (see rowred.packs).
 The ops need PyTorch; building and reading packs does not.
@@ -18,5 +19,7 @@ try:
 except ImportError:  # Packs only: the ops need PyTorch.
     pass
 else:
-    from .ops import load_pack, log_softmax, softmax  # noqa: F401
-    __all__ += ["load_pack", "log_softmax", "softmax"]
+    from .ops import (cross_entropy, load_pack, log_softmax,  # noqa: F401
+                      logsumexp, softmax)
+    __all__ += ["cross_entropy", "load_pack", "log_softmax", "logsumexp",
+                "softmax"]

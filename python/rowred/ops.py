@@ -1,5 +1,6 @@
-"""The PyTorch custom ops: rowred::softmax and rowred::log_softmax, and
-their gradients rowred::softmax_backward and rowred::log_softmax_backward.
+"""The PyTorch custom ops: rowred::softmax and rowred::log_softmax, their
+gradients rowred::softmax_backward and rowred::log_softmax_backward, and
+rowred::logsumexp and rowred::cross_entropy (per-row results).
 
 Each op takes a CUDA tensor whose rows (the last dimension) are contiguous
 and evenly strided, finds its kernel in the loaded packs (else compiles it
@@ -8,11 +9,14 @@ through the runtime library on the current stream, with any workspace from
 PyTorch's caching allocator. The ops have fake implementations (for
 torch.compile) and autograd formulas on the gradient ops, which run the
 compiled kernel for the row length where a pack (or the compiler) has one
-and PyTorch's fused backward kernel where none does (gradient kernels need
-an exact row length: packs.BACKWARD_OPS).
+and PyTorch's fused backward kernel where none does (these kernels need an
+exact row length: packs.EXACT_OPS). logsumexp and cross_entropy run on
+their compiled kernels likewise (PyTorch's where there is none); their
+gradients are PyTorch expressions of the saved logsumexp.
 """
 import os
 import threading
+from typing import Tuple
 
 import torch
 
@@ -215,6 +219,156 @@ def _log_softmax_backward(ctx, grad):
 softmax_op.register_autograd(_softmax_backward, setup_context=_save_output)
 log_softmax_op.register_autograd(_log_softmax_backward,
                                  setup_context=_save_output)
+
+
+def _row_results(op, x, labels=None):
+    """The per-row results of `op` over the rows of x (2-D, rows last): the
+    logsumexp, or cross-entropy's (loss, logsumexp), as f32 tensors of one
+    element per row, on the compiled kernel; None where there is none for
+    the row length (not tried again for the shape)."""
+    n = x.size(-1)
+    x = x.contiguous()
+    rows = x.size(0)
+    outs = [torch.empty(rows, dtype=torch.float32, device=x.device)
+            for _ in range(2 if op == "cross_entropy" else 1)]
+    if rows == 0 or n == 0:
+        return outs if rows == 0 else None
+    key = (op, x.dtype, n, x.device)
+    try:
+        if key in _no_kernel:
+            raise packs.PackError(key)
+        kernel = _kernel(op, x, n)
+    except packs.PackError:
+        with _lock:
+            _no_kernel.add(key)
+        return None
+    pointers = [x.data_ptr()]
+    if labels is not None:
+        labels = labels.contiguous()
+        pointers.append(labels.data_ptr())
+    pointers += [o.data_ptr() for o in outs]
+    with torch.cuda.device(x.device):
+        stream = torch.cuda.current_stream(x.device).cuda_stream
+        nbytes = kernel.workspace_bytes(rows, n)
+        workspace = torch.zeros(nbytes, dtype=torch.uint8,
+                                device=x.device) if nbytes else None
+        kernel.launch_operands(
+            stream, pointers, [n], rows, n,
+            workspace.data_ptr() if workspace is not None else 0)
+    return outs
+
+
+@torch.library.custom_op("rowred::logsumexp", mutates_args=(),
+                         device_types="cuda")
+def logsumexp_op(x: torch.Tensor) -> torch.Tensor:
+    outs = _row_results("logsumexp", x)
+    if outs is None:
+        return torch.logsumexp(x.float(), -1)
+    return outs[0]
+
+
+@torch.library.custom_op("rowred::cross_entropy", mutates_args=(),
+                         device_types="cuda")
+def cross_entropy_op(x: torch.Tensor,
+                     labels: torch.Tensor) -> Tuple[torch.Tensor,
+                                                    torch.Tensor]:
+    outs = _row_results("cross_entropy", x, labels)
+    if outs is None:
+        xf = x.float()
+        return (torch.nn.functional.cross_entropy(
+            xf, labels, ignore_index=packs.IGNORE_INDEX, reduction="none"),
+            torch.logsumexp(xf, -1))
+    return outs[0], outs[1]
+
+
+@logsumexp_op.register_fake
+def _(x):
+    return x.new_empty(x.shape[:-1], dtype=torch.float32)
+
+
+@cross_entropy_op.register_fake
+def _(x, labels):
+    return (x.new_empty(x.shape[:-1], dtype=torch.float32),
+            x.new_empty(x.shape[:-1], dtype=torch.float32))
+
+
+def _softmax_of(x, lse):
+    """softmax(x) in f32 from the rows' logsumexp."""
+    return torch.exp(x.float() - lse.unsqueeze(-1))
+
+
+def _save_logsumexp(ctx, inputs, output):
+    ctx.save_for_backward(inputs[0], output)
+
+
+def _logsumexp_backward(ctx, grad):
+    x, lse = ctx.saved_tensors
+    return (_softmax_of(x, lse) * grad.unsqueeze(-1)).to(x.dtype)
+
+
+def _save_cross_entropy(ctx, inputs, output):
+    ctx.save_for_backward(inputs[0], inputs[1], output[1])
+
+
+def _cross_entropy_backward(ctx, grad_loss, grad_lse):
+    # d loss / dx = softmax - one_hot(label) (0 where ignored); d lse / dx =
+    # softmax.
+    x, labels, lse = ctx.saved_tensors
+    p = _softmax_of(x, lse)
+    kept = labels != packs.IGNORE_INDEX
+    g = torch.where(kept, grad_loss, torch.zeros_like(grad_loss))
+    dx = p * (g + grad_lse).unsqueeze(-1)
+    rows = torch.arange(x.size(0), device=x.device)
+    dx[rows[kept], labels[kept]] -= g[kept]
+    return dx.to(x.dtype), None
+
+
+logsumexp_op.register_autograd(_logsumexp_backward,
+                               setup_context=_save_logsumexp)
+cross_entropy_op.register_autograd(_cross_entropy_backward,
+                                   setup_context=_save_cross_entropy)
+
+
+def logsumexp(x, dim=-1):
+    """torch.logsumexp(x, dim) on the compiled kernels (dim: the last), in
+    x's dtype."""
+    check_input("logsumexp", x, dim)
+    shape = x.shape[:-1]
+    lse = torch.ops.rowred.logsumexp(x.reshape(-1, x.size(-1)))
+    return lse.reshape(shape).to(x.dtype)
+
+
+def cross_entropy(logits, labels, ignore_index=-100, label_smoothing=0.0,
+                  reduction="mean"):
+    """F.cross_entropy(logits, labels, ...) for logits of shape (N, C) and
+    int64 labels of shape (N,) on the compiled kernels; other ignore_index
+    and label_smoothing values run on PyTorch's."""
+    check_input("cross_entropy", logits, -1)
+    if logits.dim() != 2:
+        raise ValueError("rowred.cross_entropy: expected logits of shape "
+                         f"(N, C), got {tuple(logits.shape)}")
+    if not isinstance(labels, torch.Tensor) or \
+            labels.shape != logits.shape[:1] or labels.dtype != torch.int64:
+        raise ValueError("rowred.cross_entropy: expected int64 labels of "
+                         f"shape ({logits.size(0)},), got "
+                         f"{getattr(labels, 'dtype', type(labels).__name__)}"
+                         f" {tuple(getattr(labels, 'shape', ()))}")
+    if labels.device != logits.device:
+        raise ValueError("rowred.cross_entropy: labels on "
+                         f"{labels.device}, logits on {logits.device}")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError("rowred.cross_entropy: reduction must be 'none', "
+                         f"'mean' or 'sum', got '{reduction}'")
+    if ignore_index != packs.IGNORE_INDEX or label_smoothing != 0.0:
+        return torch.nn.functional.cross_entropy(
+            logits, labels, ignore_index=ignore_index,
+            label_smoothing=label_smoothing, reduction=reduction)
+    loss, _ = torch.ops.rowred.cross_entropy(logits, labels)
+    if reduction == "sum":
+        loss = loss.sum()
+    elif reduction == "mean":
+        loss = loss.sum() / (labels != ignore_index).sum()
+    return loss.to(logits.dtype)
 
 
 def softmax(x, dim=-1):

@@ -35,10 +35,17 @@ import sys
 import tempfile
 
 FORMAT, VERSION = "rowred-pack", 1
-OPS = ("softmax", "log_softmax", "softmax_backward", "log_softmax_backward")
-# The gradients' kernels (y, dy -> dx) hold whole rows of two operands and
-# need a row length: a pack has them for its exact lengths, not for 'any'.
-BACKWARD_OPS = ("softmax_backward", "log_softmax_backward")
+OPS = ("softmax", "log_softmax", "softmax_backward", "log_softmax_backward",
+       "logsumexp", "cross_entropy")
+# Kernels that need a row length: the gradients' (y, dy -> dx) hold whole
+# rows of two operands, and logsumexp's and cross-entropy's take no online
+# kernel for rows of any length. A pack has them for its exact lengths, not
+# for 'any'.
+EXACT_OPS = ("softmax_backward", "log_softmax_backward", "logsumexp",
+             "cross_entropy")
+# Cross-entropy kernels are PyTorch's defaults: ignore_index -100, no label
+# smoothing, int64 labels, the loss and the logsumexp in f32.
+IGNORE_INDEX = -100
 DTYPES = ("f32", "f16", "bf16")
 ABI_VERSION = 6
 
@@ -218,9 +225,21 @@ def _parse_cols(text):
 
 
 def _mlir_source(name, op, dtype):
-    """A function of dynamic 2-D memrefs of `dtype` that applies `op`."""
-    t = f"memref<?x?x{dtype}>"
-    if op in BACKWARD_OPS:
+    """A function of dynamic 2-D memrefs of `dtype` that applies `op` (with
+    per-row results in f32 and labels in i64)."""
+    t, r = f"memref<?x?x{dtype}>", "memref<?xf32>"
+    if op == "logsumexp":
+        return (f"func.func @{name}(%x: {t}, %lse: {r}) {{\n"
+                f"  rowred.logsumexp ins(%x : {t}) outs(%lse : {r})\n"
+                f"  return\n}}\n")
+    if op == "cross_entropy":
+        return (f"func.func @{name}(%x: {t}, %l: memref<?xi64>, %loss: {r}, "
+                f"%lse: {r}) {{\n"
+                f"  rowred.cross_entropy ignore_index({IGNORE_INDEX}) "
+                f"ins(%x : {t}) labels(%l : memref<?xi64>) "
+                f"outs(%loss : {r}) lse(%lse : {r})\n"
+                f"  return\n}}\n")
+    if op in EXACT_OPS:
         args, ins = f"%x: {t}, %dy: {t}, %y: {t}", f"%x, %dy : {t}, {t}"
     else:
         args, ins = f"%x: {t}, %y: {t}", f"%x : {t}"
@@ -231,7 +250,7 @@ def _mlir_source(name, op, dtype):
 
 def build(softmax_opt, out, ops, dtypes, cols, chip="sm_90"):
     """Compiles a kernel per (op, dtype, N) into `out` and writes its
-    manifest; returns the manifest. Gradient ops get kernels for the exact
+    manifest; returns the manifest. EXACT_OPS get kernels for the exact
     lengths of `cols` only (0, any length, is skipped for them)."""
     _chip_number(chip)
     os.makedirs(out, exist_ok=True)
@@ -240,7 +259,7 @@ def build(softmax_opt, out, ops, dtypes, cols, chip="sm_90"):
         for op in ops:
             for dtype in dtypes:
                 for n in cols:
-                    if op in BACKWARD_OPS and n == 0:
+                    if op in EXACT_OPS and n == 0:
                         continue
                     name = f"{op}_{dtype}_{'n%d' % n if n else 'any'}"
                     src = os.path.join(tmp, name + ".mlir")
@@ -277,9 +296,8 @@ def main(argv=None):
                    help="the compiler driver (build/bin/softmax-opt)")
     b.add_argument("--out", required=True, help="the pack directory")
     b.add_argument("--op", default=",".join(OPS),
-                   help="ops, comma-separated; the gradients "
-                   "(softmax_backward, log_softmax_backward) only for "
-                   "exact --cols")
+                   help="ops, comma-separated; " + ", ".join(EXACT_OPS) +
+                   " only for exact --cols")
     b.add_argument("--dtype", default="f32,f16,bf16")
     b.add_argument("--cols", default="any",
                    help="row lengths, comma-separated; 'any' for a kernel "

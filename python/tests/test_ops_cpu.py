@@ -29,8 +29,9 @@ class ArgumentTest(unittest.TestCase):
         self.check([1.0, 2.0], "expected a torch.Tensor", error=TypeError)
 
     def test_registered_ops(self):
-        self.assertTrue(hasattr(torch.ops.rowred, "softmax"))
-        self.assertTrue(hasattr(torch.ops.rowred, "log_softmax"))
+        for op in ("softmax", "log_softmax", "softmax_backward",
+                   "log_softmax_backward", "logsumexp", "cross_entropy"):
+            self.assertTrue(hasattr(torch.ops.rowred, op), op)
 
 
 if __name__ == "__main__":

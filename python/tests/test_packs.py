@@ -113,6 +113,19 @@ class BuildTest(unittest.TestCase):
                          ["input", "input", "output"])
         self.assertEqual(meta["max_cols"], 4096)
 
+    def test_per_row_result_kernels(self):
+        out = os.path.join(self.dir, "per-row")
+        manifest = packs.build(SOFTMAX_OPT, out, ["cross_entropy"], ["bf16"],
+                               [32000, 0])
+        # No kernel for 'any': these kernels need the row length.
+        self.assertEqual([k["cols"] for k in manifest["kernels"]], [32000])
+        with open(packs.Pack(out).find("cross_entropy", "bf16", 32000)) as f:
+            meta = json.load(f)
+        self.assertEqual(meta["ignore_index"], packs.IGNORE_INDEX)
+        self.assertEqual([(o["role"], o["type"]) for o in meta["operands"]],
+                         [("input", "bf16"), ("row", "i64"),
+                          ("row_output", "f32"), ("row_output", "f32")])
+
     def test_command_line_gradients(self):
         out = os.path.join(self.dir, "cli-backward")
         self.assertEqual(packs.main(["build", "--softmax-opt", SOFTMAX_OPT,
@@ -120,8 +133,10 @@ class BuildTest(unittest.TestCase):
                                      "--cols", "any,512"]), 0)
         ops = sorted((k["op"], k["cols"])
                      for k in packs.Pack(out).kernels)
-        self.assertEqual(ops, [("log_softmax", 0), ("log_softmax", 512),
+        self.assertEqual(ops, [("cross_entropy", 512),
+                               ("log_softmax", 0), ("log_softmax", 512),
                                ("log_softmax_backward", 512),
+                               ("logsumexp", 512),
                                ("softmax", 0), ("softmax", 512),
                                ("softmax_backward", 512)])
 

@@ -5,8 +5,8 @@ usage: torch_ops.py PACK_DIR
 
 PACK_DIR is a pack built by `python3 -m rowred.packs build` with softmax
 and log_softmax kernels of f32, f16 and bf16 for rows of any length and for
-the exact lengths in EXACT_COLS, and their gradient kernels for those
-lengths. Checks each op against torch's on the GPU (values, gradients),
+the exact lengths in EXACT_COLS, and their gradient, logsumexp and
+cross-entropy kernels for those lengths. Checks each op against torch's on the GPU (values, gradients),
 torch.compile(fullgraph=True), CUDA graph capture and replay, two streams
 at once, strided and empty inputs, and the errors a user sees. Exits 77
 (skipped) without a GPU or PyTorch.
@@ -129,6 +129,82 @@ class Autograd(unittest.TestCase):
                               (y, dy))
         torch.library.opcheck(torch.ops.rowred.log_softmax_backward.default,
                               (y.log(), dy))
+
+
+class PerRowResults(unittest.TestCase):
+    """rowred.logsumexp and rowred.cross_entropy on the pack's kernels for
+    EXACT_COLS (clusters or chunks at 131072), PyTorch's elsewhere."""
+
+    def test_values_and_gradients(self):
+        for dtype in DTYPES:
+            for rows, n in ((64, 1024), (33, 32000), (8, 131072), (5, 5000)):
+                x = torch.randn(rows, n, device="cuda", dtype=dtype) * 3
+                x[1, 7] = float("inf") if rows > 8 else x[1, 7]
+                labels = torch.randint(0, n, (rows,), device="cuda")
+                labels[2] = -100
+                xr = x.double().requires_grad_()
+                xo = x.clone().requires_grad_()
+                for reduction in ("none", "mean", "sum"):
+                    got = rowred.cross_entropy(xo, labels,
+                                               reduction=reduction)
+                    want = torch.nn.functional.cross_entropy(
+                        xr, labels, reduction=reduction)
+                    self.assertEqual(got.dtype, dtype)
+                    torch.testing.assert_close(
+                        got.double(), want.detach(), equal_nan=True,
+                        atol=1e-4 if dtype == torch.float32 else 2e-2,
+                        rtol=1e-4 if dtype == torch.float32 else 2e-2,
+                        msg=lambda m: f"cross_entropy {reduction} {rows}x{n}"
+                        f" {dtype}: {m}")
+                lse = rowred.logsumexp(x)
+                torch.testing.assert_close(
+                    lse.double(), torch.logsumexp(x.double(), -1),
+                    atol=1e-5 if dtype == torch.float32 else 3e-2,
+                    rtol=1e-5 if dtype == torch.float32 else 1e-2,
+                    msg=lambda m: f"logsumexp {rows}x{n} {dtype}: {m}")
+                # Gradients of finite rows, against float64.
+                xf = x.clone()
+                xf[1, 7] = 0
+                xo = xf.clone().requires_grad_()
+                xr = xf.double().requires_grad_()
+                rowred.cross_entropy(xo, labels).backward()
+                torch.nn.functional.cross_entropy(xr, labels).backward()
+                tol = 1e-6 if dtype == torch.float32 else 2e-3
+                torch.testing.assert_close(
+                    xo.grad.double(), xr.grad, atol=tol, rtol=1e-2,
+                    msg=lambda m: f"cross_entropy grad {rows}x{n} {dtype}: "
+                    f"{m}")
+        used = {os.path.basename(path) for path, _ in rowred.ops._kernels}
+        self.assertIn("cross_entropy_bf16_n131072_kernel0.json", used)
+        self.assertIn("logsumexp_f32_n32000_kernel0.json", used)
+
+    def test_other_parameters_run_on_pytorch(self):
+        x = torch.randn(16, 1024, device="cuda")
+        labels = torch.randint(0, 1024, (16,), device="cuda")
+        for kwargs in ({"label_smoothing": 0.1}, {"ignore_index": 3}):
+            torch.testing.assert_close(
+                rowred.cross_entropy(x, labels, **kwargs),
+                torch.nn.functional.cross_entropy(x, labels, **kwargs))
+
+    def test_errors(self):
+        x = torch.randn(16, 1024, device="cuda")
+        with self.assertRaisesRegex(ValueError, "int64 labels"):
+            rowred.cross_entropy(x, torch.zeros(16, device="cuda"))
+        with self.assertRaisesRegex(ValueError, r"shape \(N, C\)"):
+            rowred.cross_entropy(x.view(4, 4, 1024),
+                                 torch.zeros(16, dtype=torch.int64,
+                                             device="cuda"))
+        with self.assertRaisesRegex(ValueError, "reduction"):
+            rowred.cross_entropy(x, torch.zeros(16, dtype=torch.int64,
+                                                device="cuda"),
+                                 reduction="avg")
+
+    def test_opcheck(self):
+        x = torch.randn(16, 1024, device="cuda", requires_grad=True)
+        labels = torch.randint(0, 1024, (16,), device="cuda")
+        torch.library.opcheck(torch.ops.rowred.logsumexp.default, (x,))
+        torch.library.opcheck(torch.ops.rowred.cross_entropy.default,
+                              (x, labels))
 
 
 class Integration(unittest.TestCase):
