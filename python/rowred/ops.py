@@ -147,6 +147,22 @@ def _(x):
     return torch.empty_like(x, memory_format=torch.contiguous_format)
 
 
+def _exact_kernel(op, x, n):
+    """The kernel of `op` for rows of exactly `n` elements of x's dtype
+    (packs.EXACT_OPS), or None where none is found or compiled (rows no such
+    kernel holds, or no pack and no compiler): not tried again for the
+    shape."""
+    key = (op, x.dtype, n, x.device)
+    if key in _no_kernel:
+        return None
+    try:
+        return _kernel(op, x, n)
+    except packs.PackError:
+        with _lock:
+            _no_kernel.add(key)
+        return None
+
+
 def _launch_backward(op, y, dy):
     """dx of `op` (softmax_backward: y * (dy - sum(dy * y)); log_softmax_
     backward: dy - exp(y) * sum(dy)) from the forward's output y and the
@@ -157,16 +173,8 @@ def _launch_backward(op, y, dy):
     dx = torch.empty_like(y)
     if y.numel() == 0:
         return dx
-    key = (op, y.dtype, n, y.device)
-    try:
-        if key in _no_kernel:
-            raise packs.PackError(key)
-        kernel = _kernel(op, y, n)
-    except packs.PackError:
-        # Found or compiled nowhere (rows no kernel of two operands holds,
-        # or no pack and no compiler): not tried again for this shape.
-        with _lock:
-            _no_kernel.add(key)
+    kernel = _exact_kernel(op, y, n)
+    if kernel is None:
         aten = (torch.ops.aten._softmax_backward_data
                 if op == "softmax_backward"
                 else torch.ops.aten._log_softmax_backward_data)
@@ -233,14 +241,8 @@ def _row_results(op, x, labels=None):
             for _ in range(2 if op == "cross_entropy" else 1)]
     if rows == 0 or n == 0:
         return outs if rows == 0 else None
-    key = (op, x.dtype, n, x.device)
-    try:
-        if key in _no_kernel:
-            raise packs.PackError(key)
-        kernel = _kernel(op, x, n)
-    except packs.PackError:
-        with _lock:
-            _no_kernel.add(key)
+    kernel = _exact_kernel(op, x, n)
+    if kernel is None:
         return None
     pointers = [x.data_ptr()]
     if labels is not None:
