@@ -219,6 +219,10 @@ FAMILY = [
     ("cross_entropy", "f32", "auto", "cols=50257"),
     ("cross_entropy", "f16", "auto", "cols=781"),
     ("cross_entropy_smoothed", "bf16", "auto", "cols=128256"),
+    # The norms' per-row statistics (rms_norm's rstd; layer_norm's mean and
+    # rstd), from a block per row and from a cluster's first block.
+    ("rms_norm_stats", "bf16", "auto", "cols=4096"),
+    ("layer_norm_stats", "f32", "auto", "cols=65536"),
     # Chunks kernels writing per-row results from each row's first chunk.
     ("logsumexp", "f32", "auto", "cols=131072"),
     ("cross_entropy", "bf16", "auto", "cols=151936"),
@@ -476,15 +480,22 @@ def mlir_source(func, op, dtype, fields):
     if op.endswith("softmax_backward"):
         args = f"%x: {t}, %dy: {t}, %y: {t}"
         body = f"dimension(1) ins(%x, %dy : {t}, {t})"
-    elif op == "rms_norm":
+    elif op.startswith("rms_norm"):
         args = f"%x: {t}, %w: {v}, %y: {t}"
         body = f"epsilon({EPSILON:.6e}) ins(%x : {t}) weight(%w : {v})"
-    elif op == "layer_norm":
+    elif op.startswith("layer_norm"):
         args = f"%x: {t}, %w: {v}, %b: {v}, %y: {t}"
         body = (f"epsilon({EPSILON:.6e}) ins(%x : {t}) weight(%w : {v}) "
                 f"bias(%b : {v})")
+    # `_stats`: the norm's per-row statistics as well, in f32.
+    stats = ""
+    if op.endswith("_stats"):
+        names = ["rstd"] if op.startswith("rms_norm") else ["mean", "rstd"]
+        args += "".join(f", %{n}: {r}" for n in names)
+        stats = "".join(f" {n}(%{n} : {r})" for n in names)
+        op = op.removesuffix("_stats")
     return (f"func.func @{func}({args}) {{\n"
-            f"  rowred.{op} {body} outs(%y : {t}){attr}\n"
+            f"  rowred.{op} {body} outs(%y : {t}){stats}{attr}\n"
             f"  return\n}}\n")
 
 

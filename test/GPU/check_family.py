@@ -2,8 +2,9 @@
 """Runs the family's kernels on the GPU and checks them against float64.
 
 Loads every kernel listed in KERNEL_DIR/manifest.json (scripts/gen_kernels.py
---set family: rms_norm, layer_norm, softmax_backward, log_softmax_backward,
-logsumexp, cross_entropy), launches it through the runtime with one device
+--set family: rms_norm, layer_norm (with their per-row statistics or
+without), softmax_backward, log_softmax_backward, logsumexp,
+cross_entropy), launches it through the runtime with one device
 address per operand (docs/abi.md) and compares every output, of rows and per
 row, with a float64 reference of the inputs as stored, semantics as
 PyTorch's (F.rms_norm, F.layer_norm, _softmax_backward_data,
@@ -68,11 +69,18 @@ def logsumexp64(x, finite):
 
 
 def row_reference(meta, x, labels):
-    """The per-row results of logsumexp, or cross_entropy's (loss, lse): the
+    """The per-row results of logsumexp, cross_entropy's (loss, lse): the
     loss from log_softmax's logsumexp (NaN for rows with +inf or of -inf),
-    the lse as torch.logsumexp's."""
+    the lse as torch.logsumexp's; rms_norm's rstd, layer_norm's (mean,
+    rstd)."""
     if meta["op"] == "logsumexp":
         return [logsumexp64(x, True)]
+    if meta["op"] == "rms_norm":
+        return [1 / cp.sqrt((x * x).mean(axis=1) + EPSILON)]
+    if meta["op"] == "layer_norm":
+        mean = x.mean(axis=1)
+        var = ((x - mean[:, None]) ** 2).mean(axis=1)
+        return [mean, 1 / cp.sqrt(var + EPSILON)]
     lse = logsumexp64(x, False)
     rows, cols = x.shape
     picked = x[cp.arange(rows), cp.clip(labels, 0, cols - 1)]

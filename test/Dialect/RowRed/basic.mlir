@@ -85,6 +85,19 @@ func.func @family_ops(%y: memref<?x?xf32>, %dy: memref<?x?xf32>,
   return
 }
 
+// The norms' per-row statistics.
+// CHECK-LABEL: func.func @norm_statistics
+func.func @norm_statistics(%x: memref<8x4096xbf16>, %o: memref<8x4096xbf16>,
+                           %m: memref<8xf32>, %r: memref<8xbf16>) {
+  // CHECK: rowred.rms_norm epsilon(9.99999997E-7) ins(%{{.*}} : memref<8x4096xbf16>) outs(%{{.*}} : memref<8x4096xbf16>) rstd(%{{.*}} : memref<8xbf16>)
+  rowred.rms_norm epsilon(1.0e-06) ins(%x : memref<8x4096xbf16>) outs(%o : memref<8x4096xbf16>) rstd(%r : memref<8xbf16>)
+  // CHECK: rowred.layer_norm epsilon(9.99999974E-6) ins(%{{.*}} : memref<8x4096xbf16>) outs(%{{.*}} : memref<8x4096xbf16>) mean(%{{.*}} : memref<8xf32>) rstd(%{{.*}} : memref<8xbf16>)
+  rowred.layer_norm epsilon(1.0e-05) ins(%x : memref<8x4096xbf16>) outs(%o : memref<8x4096xbf16>) mean(%m : memref<8xf32>) rstd(%r : memref<8xbf16>)
+  // CHECK: rowred.layer_norm epsilon(9.99999974E-6) ins(%{{.*}} : memref<8x4096xbf16>) outs(%{{.*}} : memref<8x4096xbf16>) rstd(
+  rowred.layer_norm epsilon(1.0e-05) ins(%x : memref<8x4096xbf16>) outs(%o : memref<8x4096xbf16>) rstd(%r : memref<8xbf16>)
+  return
+}
+
 // Several inputs, per-column operands, several outputs and the row length.
 // CHECK-LABEL: func.func @several_operands
 func.func @several_operands(%x: memref<?x?xf16>, %r: memref<?x?xf32>,

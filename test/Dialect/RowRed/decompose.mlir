@@ -275,3 +275,27 @@ func.func @cross_entropy(%x: memref<8x32000xbf16>, %y: memref<8xi64>, %loss: mem
   rowred.cross_entropy ignore_index(3) label_smoothing(0.25) ins(%x : memref<8x32000xbf16>) labels(%y : memref<8xi64>) outs(%loss : memref<8xf32>) lse(%lse : memref<8xf32>)
   return
 }
+
+// -----
+
+// The norms' statistics: rms_norm's rstd is the map's second, per-row
+// output (the rsqrt the rows are scaled by); layer_norm's mean is the first
+// mean corrected, m + d.
+// CHECK-LABEL: func.func @norm_statistics
+// CHECK: rowred.map ins(%{{.*}} : memref<?x64xf32>) rows(%{{.*}} : memref<?xf32>) outs(%{{.*}}, %{{.*}} : memref<?x64xf32>, memref<?xf32>) {
+// CHECK: %[[RS:.*]] = math.rsqrt
+// CHECK-NEXT: %[[Y:.*]] = arith.mulf %{{.*}}, %[[RS]] : f32
+// CHECK-NEXT: rowred.yield %[[Y]], %[[RS]] : f32, f32
+// CHECK: rowred.map ins(%{{.*}} : memref<?x64xf32>) rows({{.*}}) outs(%{{.*}}, %{{.*}}, %{{.*}} : memref<?x64xf32>, memref<?xbf16>, memref<?xf32>) {
+// CHECK-NEXT: ^bb0(%{{.*}}: f32, %[[S:.*]]: f32, %[[C:.*]]: f32, %{{.*}}: f32):
+// CHECK: %[[K:.*]] = arith.divf %[[C]]
+// CHECK: %[[R:.*]] = math.rsqrt
+// CHECK-NEXT: %[[Y2:.*]] = arith.mulf %{{.*}}, %[[R]] : f32
+// CHECK-NEXT: %[[M1:.*]] = arith.divf %[[S]], %{{.*}} : f32
+// CHECK-NEXT: %[[M:.*]] = arith.addf %[[M1]], %[[K]] : f32
+// CHECK-NEXT: rowred.yield %[[Y2]], %[[M]], %[[R]] : f32, f32, f32
+func.func @norm_statistics(%x: memref<?x64xf32>, %y: memref<?x64xf32>, %m: memref<?xbf16>, %r: memref<?xf32>) {
+  rowred.rms_norm epsilon(1.0e-06) ins(%x : memref<?x64xf32>) outs(%y : memref<?x64xf32>) rstd(%r : memref<?xf32>)
+  rowred.layer_norm epsilon(1.0e-05) ins(%x : memref<?x64xf32>) outs(%y : memref<?x64xf32>) mean(%m : memref<?xbf16>) rstd(%r : memref<?xf32>)
+  return
+}

@@ -465,3 +465,19 @@ func.func @cross_entropy_smoothing(%x: memref<4x8xf32>, %l: memref<4xi64>, %loss
   rowred.cross_entropy ignore_index(-100) label_smoothing(1.5) ins(%x : memref<4x8xf32>) labels(%l : memref<4xi64>) outs(%loss : memref<4xf32>)
   return
 }
+
+// -----
+
+func.func @rms_norm_rstd(%x: memref<4x8xf32>, %y: memref<4x8xf32>, %r: memref<4x8xf32>) {
+  // expected-error @+1 {{'rowred.rms_norm' op rstd must be a rank-1 memref of f32, f16 or bf16 (one per row), got 'memref<4x8xf32>'}}
+  rowred.rms_norm epsilon(1.0e-06) ins(%x : memref<4x8xf32>) outs(%y : memref<4x8xf32>) rstd(%r : memref<4x8xf32>)
+  return
+}
+
+// -----
+
+func.func @layer_norm_mean(%x: memref<4x8xf32>, %y: memref<4x8xf32>, %m: memref<5xf32>) {
+  // expected-error @+1 {{'rowred.layer_norm' op mean has 5 elements but the input has 4 rows}}
+  rowred.layer_norm epsilon(1.0e-05) ins(%x : memref<4x8xf32>) outs(%y : memref<4x8xf32>) mean(%m : memref<5xf32>)
+  return
+}

@@ -263,10 +263,11 @@ static LogicalResult verifyBackward(Operation *op, Value output,
 }
 
 /// Verifies a normalization: input and output of one shape, optional
-/// per-column operands, a non-negative epsilon.
-static LogicalResult verifyNorm(Operation *op, Value input, Value output,
-                                ArrayRef<std::pair<Value, StringRef>> columns,
-                                APFloat epsilon) {
+/// per-column operands and per-row statistics, a non-negative epsilon.
+static LogicalResult
+verifyNorm(Operation *op, Value input, Value output,
+           ArrayRef<std::pair<Value, StringRef>> columns,
+           ArrayRef<std::pair<Value, StringRef>> statistics, APFloat epsilon) {
   if (failed(verifyMatrix(op, input, "input")))
     return failure();
   auto type = cast<MemRefType>(input.getType());
@@ -274,6 +275,10 @@ static LogicalResult verifyNorm(Operation *op, Value input, Value output,
     return failure();
   for (auto [column, name] : columns)
     if (column && failed(verifyColumnVector(op, column, type, name)))
+      return failure();
+  for (auto [statistic, name] : statistics)
+    if (statistic && failed(verifyRowScalars(op, statistic, type, name,
+                                             RowElements::Results)))
       return failure();
   if (epsilon.isNegative() || !epsilon.isFinite())
     return op->emitOpError() << "epsilon must be finite and not negative, got "
@@ -421,7 +426,7 @@ void MapOp::getEffects(
 
 LogicalResult RmsNormOp::verify() {
   return verifyNorm(*this, getInput(), getOutput(), {{getWeight(), "weight"}},
-                    getEpsilon());
+                    {{getRstd(), "rstd"}}, getEpsilon());
 }
 
 void RmsNormOp::getEffects(
@@ -430,13 +435,16 @@ void RmsNormOp::getEffects(
   SmallVector<OpOperand *> reads = {&getInputMutable()};
   for (OpOperand &weight : getWeightMutable())
     reads.push_back(&weight);
-  addEffects(effects, reads, {&getOutputMutable()});
+  SmallVector<OpOperand *> writes = {&getOutputMutable()};
+  for (OpOperand &rstd : getRstdMutable())
+    writes.push_back(&rstd);
+  addEffects(effects, reads, writes);
 }
 
 LogicalResult LayerNormOp::verify() {
   return verifyNorm(*this, getInput(), getOutput(),
                     {{getWeight(), "weight"}, {getBias(), "bias"}},
-                    getEpsilon());
+                    {{getMean(), "mean"}, {getRstd(), "rstd"}}, getEpsilon());
 }
 
 void LayerNormOp::getEffects(
@@ -446,7 +454,11 @@ void LayerNormOp::getEffects(
   for (MutableOperandRange range : {getWeightMutable(), getBiasMutable()})
     for (OpOperand &operand : range)
       reads.push_back(&operand);
-  addEffects(effects, reads, {&getOutputMutable()});
+  SmallVector<OpOperand *> writes = {&getOutputMutable()};
+  for (MutableOperandRange range : {getMeanMutable(), getRstdMutable()})
+    for (OpOperand &operand : range)
+      writes.push_back(&operand);
+  addEffects(effects, reads, writes);
 }
 
 //===----------------------------------------------------------------------===//

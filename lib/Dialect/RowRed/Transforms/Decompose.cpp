@@ -264,7 +264,8 @@ struct DecomposeLogSoftmaxBackward : OpRewritePattern<LogSoftmaxBackwardOp> {
 };
 
 /// Rewrites `rowred.rms_norm` into `s = sum(x * x)` and the map
-/// `x * rsqrt(s / N + eps) * w`.
+/// `x * rsqrt(s / N + eps) * w` (and the per-row `rsqrt(s / N + eps)` when
+/// asked for).
 struct DecomposeRmsNorm : OpRewritePattern<RmsNormOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -279,12 +280,16 @@ struct DecomposeRmsNorm : OpRewritePattern<RmsNormOp> {
           return SmallVector<Value>{bb.mul(a[0], a[0])};
         });
     bool weighted = !columns.empty();
-    d.map(x, columns, s, op.getOutput(), [&](BodyBuilder &bb, ValueRange a) {
+    SmallVector<Value> outputs = present({op.getOutput(), op.getRstd()});
+    d.map(x, columns, s, outputs, [&](BodyBuilder &bb, ValueRange a) {
       Value meanSquare = bb.div(a.back(), bb.rowLength());
       Value shifted = bb.add(meanSquare, bb.constant(eps));
       Value scale = bb.rsqrt(shifted);
       Value y = bb.mul(a[0], scale);
-      return SmallVector<Value>{weighted ? bb.mul(y, a[1]) : y};
+      SmallVector<Value> results = {weighted ? bb.mul(y, a[1]) : y};
+      if (op.getRstd())
+        results.push_back(scale);
+      return results;
     });
     return success();
   }
@@ -298,7 +303,8 @@ struct DecomposeRmsNorm : OpRewritePattern<RmsNormOp> {
 /// formed: in f32 a row of mean 1e4 holds it to only about 1e-3, which
 /// `e - d` keeps (`e` is exact there, and `d` small), so that rows of large
 /// mean and small spread stay exact to f32. `c` and `q` read only `s`: one
-/// exchange between threads serves both.
+/// exchange between threads serves both. The per-row mean `m + d` and rstd
+/// are written when asked for.
 struct DecomposeLayerNorm : OpRewritePattern<LayerNormOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -327,7 +333,9 @@ struct DecomposeLayerNorm : OpRewritePattern<LayerNormOp> {
           return SmallVector<Value>{bb.mul(e, e)};
         });
     bool weighted = op.getWeight() != nullptr, biased = op.getBias() != nullptr;
-    d.map(x, columns, {sum, correction, squares}, op.getOutput(),
+    SmallVector<Value> outputs =
+        present({op.getOutput(), op.getMean(), op.getRstd()});
+    d.map(x, columns, {sum, correction, squares}, outputs,
           [&](BodyBuilder &bb, ValueRange a) {
             ValueRange scalars = a.take_back(3);
             Value n = bb.rowLength();
@@ -339,12 +347,18 @@ struct DecomposeLayerNorm : OpRewritePattern<LayerNormOp> {
             Value variance = bb.sub(meanSquare, errorSquare);
             Value positive = bb.max(variance, bb.constant(APFloat(0.0f)));
             Value stabilized = bb.add(positive, bb.constant(eps));
-            Value y = bb.mul(centered, bb.rsqrt(stabilized));
+            Value rstd = bb.rsqrt(stabilized);
+            Value y = bb.mul(centered, rstd);
             if (weighted)
               y = bb.mul(y, a[1]);
             if (biased)
               y = bb.add(y, a[weighted ? 2 : 1]);
-            return SmallVector<Value>{y};
+            SmallVector<Value> results = {y};
+            if (op.getMean())
+              results.push_back(bb.add(bb.div(scalars[0], n), meanError));
+            if (op.getRstd())
+              results.push_back(rstd);
+            return results;
           });
     return success();
   }

@@ -249,6 +249,7 @@ def RowRed_LogSoftmaxBackwardOp :
 }
 
 def RowRed_RmsNormOp : RowRed_Op<"rms_norm", [
+    AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
   let summary = "Root-mean-square normalization of every row";
   let description = [{
@@ -263,22 +264,27 @@ def RowRed_RmsNormOp : RowRed_Op<"rms_norm", [
     `weight`, the factor is 1). `input` and `output` are rank 2 with the
     same shape; `weight` is rank 1 with one element per column; element
     types are f32, f16 or bf16 and may differ. Arithmetic is done in f32.
+    With `rstd`, a rank-1 buffer of one element per row (f32, f16 or bf16),
+    every row's `rsqrt(mean_k input[i, k]^2 + epsilon)` is written there as
+    well, as a backward pass needs it.
 
     Example:
 
     ```mlir
     rowred.rms_norm epsilon(1.0e-06)
         ins(%x : memref<?x4096xbf16>) weight(%w : memref<4096xbf16>)
-        outs(%y : memref<?x4096xbf16>)
+        outs(%y : memref<?x4096xbf16>) rstd(%r : memref<?xf32>)
     ```
   }];
   let arguments = (ins AnyMemRef:$input, Optional<AnyMemRef>:$weight,
-                       AnyMemRef:$output, F32Attr:$epsilon);
+                       AnyMemRef:$output, Optional<AnyMemRef>:$rstd,
+                       F32Attr:$epsilon);
   let assemblyFormat = [{
     `epsilon` `(` $epsilon `)`
     `ins` `(` $input `:` type($input) `)`
     (`weight` `(` $weight^ `:` type($weight) `)`)?
     `outs` `(` $output `:` type($output) `)`
+    (`rstd` `(` $rstd^ `:` type($rstd) `)`)?
     attr-dict
   }];
   let hasVerifier = 1;
@@ -302,8 +308,11 @@ def RowRed_LayerNormOp : RowRed_Op<"layer_norm", [
     biased variance; without `weight` the factor is 1, without `bias` the
     term is 0). The elements are shifted by a first mean, and the mean and
     variance of the shifted elements correct it, so that rows with a large
-    mean and a small spread (mean 1e4, spread 1) keep f32 precision. Operands and types as
-    `rowred.rms_norm`.
+    mean and a small spread (mean 1e4, spread 1) keep f32 precision.
+    Operands and types as `rowred.rms_norm`; with `mean` and `rstd` (rank
+    1, one element per row), every row's `mean_i` and `rsqrt(var_i +
+    epsilon)` are written there as well, as `torch.native_layer_norm`
+    returns them.
 
     Example:
 
@@ -311,10 +320,12 @@ def RowRed_LayerNormOp : RowRed_Op<"layer_norm", [
     rowred.layer_norm epsilon(1.0e-05)
         ins(%x : memref<?x?xf32>) weight(%w : memref<?xf32>)
         bias(%b : memref<?xf32>) outs(%y : memref<?x?xf32>)
+        mean(%m : memref<?xf32>) rstd(%r : memref<?xf32>)
     ```
   }];
   let arguments = (ins AnyMemRef:$input, Optional<AnyMemRef>:$weight,
                        Optional<AnyMemRef>:$bias, AnyMemRef:$output,
+                       Optional<AnyMemRef>:$mean, Optional<AnyMemRef>:$rstd,
                        F32Attr:$epsilon);
   let assemblyFormat = [{
     `epsilon` `(` $epsilon `)`
@@ -322,6 +333,8 @@ def RowRed_LayerNormOp : RowRed_Op<"layer_norm", [
     (`weight` `(` $weight^ `:` type($weight) `)`)?
     (`bias` `(` $bias^ `:` type($bias) `)`)?
     `outs` `(` $output `:` type($output) `)`
+    (`mean` `(` $mean^ `:` type($mean) `)`)?
+    (`rstd` `(` $rstd^ `:` type($rstd) `)`)?
     attr-dict
   }];
   let hasVerifier = 1;
