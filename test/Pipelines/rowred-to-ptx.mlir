@@ -2,6 +2,7 @@
 // RUN: rm -rf %t && softmax-opt %s --test-rowred-plan-request="fields='warps = 4'" --rowred-to-ptx="cols=1024 output-dir=%t" | FileCheck %s --check-prefix=IR
 // RUN: FileCheck %s --check-prefix=PTX --input-file=%t/softmax_kernel0.ptx
 // RUN: FileCheck %s --check-prefix=JSON --input-file=%t/softmax_kernel0.json
+// RUN: FileCheck %s --check-prefix=SLOTS --input-file=%t/softmax_kernel0.ptx
 // RUN: softmax-opt %s --rowred-to-ptx="strategy=online output-dir=%t/online" -o /dev/null
 // RUN: FileCheck %s --check-prefix=ONLINE --input-file=%t/online/softmax_kernel0.ptx
 // RUN: FileCheck %s --check-prefix=ONLINE-JSON --input-file=%t/online/softmax_kernel0.json
@@ -15,6 +16,11 @@
 // The fused kernel: 16-byte loads and stores on the aligned path, 4-byte ones
 // on the fallback, warp butterflies, one barrier per block-level reduction,
 // ex2.approx for exp, one reciprocal per row.
+// The exchange slots are 16-byte aligned, as the vector loads that read
+// them back need (an array of the default alignment 4 after the cluster's
+// arrays was read with ld.shared.v4 and faulted).
+// SLOTS: .shared .align 16 .b8 __wg_softmax_kernel0_0
+
 // PTX: .version 8.1
 // PTX-NEXT: .target sm_90
 // PTX: .visible .entry softmax_kernel0(
