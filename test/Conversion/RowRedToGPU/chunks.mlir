@@ -39,7 +39,7 @@
 // CHECK-SAME: peeled_path = false
 // CHECK-SAME: strategy = "chunks"
 // CHECK: llvm.mlir.global internal @rowred_stage_barriers() {addr_space = 3 : i32, alignment = 8 : i64} : !llvm.array<1 x i64>
-// CHECK: gpu.func @softmax_kernel0(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %[[WS:.*]]: !llvm.ptr<1>) workgroup(%[[SLOTS:.*]] : memref<5x4xf32, #gpu.address_space<workgroup>>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, nvvm.minctasm = 5 : i32}
+// CHECK: gpu.func @softmax_kernel0(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %[[WS:.*]]: !llvm.ptr<1>) workgroup(%[[SLOTS:.*]] : memref<5x4xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel attributes {known_block_size = array<i32: 128, 1, 1>, nvvm.minctasm = 5 : i32}
 // CHECK: nvvm.mbarrier.init
 // CHECK: %[[COUNT:.*]] = arith.ceildivui %{{.*}}, %c16384_i32 : i32
 // CHECK: %[[TOTAL:.*]] = arith.muli %{{.*}}, %[[COUNT]] : i32

@@ -17,7 +17,7 @@
 
 // The kernel: documented ABI, one f32 slot per warp per reduction.
 // CHECK: gpu.module @softmax_kernel0
-// CHECK: gpu.func @softmax_kernel0(%[[X:.*]]: !llvm.ptr<1>, %[[Y:.*]]: !llvm.ptr<1>, %[[M:.*]]: i64, %[[N:.*]]: i64, %[[SX:.*]]: i64, %[[SY:.*]]: i64) workgroup(%[[SMEM:.*]] : memref<2x4xf32, #gpu.address_space<workgroup>>) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
+// CHECK: gpu.func @softmax_kernel0(%[[X:.*]]: !llvm.ptr<1>, %[[Y:.*]]: !llvm.ptr<1>, %[[M:.*]]: i64, %[[N:.*]]: i64, %[[SX:.*]]: i64, %[[SY:.*]]: i64) workgroup(%[[SMEM:.*]] : memref<2x4xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
 
 // Vector path only when pointers, strides and N allow 16-byte accesses.
 // CHECK: llvm.ptrtoint %[[X]]
@@ -90,7 +90,7 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // them, instead of every thread reading all 32 partials into registers next
 // to its 32 elements.
 // RUN: softmax-opt %s --test-rowred-plan-request="fields='prefetch = none'" --rowred-decompose --rowred-plan="cols=32768" --convert-rowred-to-gpu | FileCheck %s --check-prefix=WARPS32
-// WARPS32: gpu.func @{{.*}} workgroup(%[[SMEM:.*]] : memref<2x32xf32, #gpu.address_space<workgroup>>)
+// WARPS32: gpu.func @{{.*}} workgroup(%[[SMEM:.*]] : memref<2x32xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // WARPS32: %[[LANE:.*]] = arith.remui %{{.*}}, %c32_i32
 // WARPS32: gpu.barrier
 // WARPS32-NEXT: arith.constant 0 : index

@@ -6,7 +6,7 @@
 
 // CHECK: rowred.kernels = {l2norm_kernel0 = {{{.*}}op = "custom"{{.*}}shared_bytes = 16 : i64, strategy = "fused"
 // CHECK: gpu.func @l2norm_kernel0
-// CHECK-SAME: workgroup(%[[SMEM:.*]] : memref<1x4xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: workgroup(%[[SMEM:.*]] : memref<1x4xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // CHECK: scf.for
 // The reduce body squares each element; masked lanes add 0.
 // CHECK: %[[SQ:.*]] = arith.mulf %[[E:.*]], %[[E]] : f32

@@ -71,7 +71,7 @@
 // CHECK: max_cols = 0
 // CHECK-SAME: strategy = "online"
 // CHECK: gpu.func @softmax_kernel0
-// CHECK-SAME: workgroup(%[[SMEM:.*]] : memref<2x2xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: workgroup(%[[SMEM:.*]] : memref<2x2xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // CHECK: scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %{{.*}} : i64 {
 
 // Pass 1: tile max, new running max, rescale of the running sum (0 while the

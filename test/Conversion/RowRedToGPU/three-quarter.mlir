@@ -14,7 +14,7 @@
 // CHECK: block_elements = 12288 : i64, block_threads = 384 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 32 : i64
 // CHECK-SAME: max_cols = 12288 : i64
 // CHECK-SAME: strategy = "fused", vector_width = 4 : i64
-// CHECK: gpu.func @softmax_kernel0({{.*}}) workgroup(%[[SMEM:.*]] : memref<2x12xf32, #gpu.address_space<workgroup>>) kernel attributes {known_block_size = array<i32: 384, 1, 1>}
+// CHECK: gpu.func @softmax_kernel0({{.*}}) workgroup(%[[SMEM:.*]] : memref<2x12xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel attributes {known_block_size = array<i32: 384, 1, 1>}
 // Chunk k of thread t starts at column (k * 384 + t) * 4; the last of the
 // eight starts at 7 * 1536 = 10752.
 // CHECK: arith.cmpi slt, %c0_i32{{.*}}, %[[LEFT:.*]] : i32
