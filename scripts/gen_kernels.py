@@ -219,6 +219,9 @@ FAMILY = [
     ("cross_entropy", "f32", "auto", "cols=50257"),
     ("cross_entropy", "f16", "auto", "cols=781"),
     ("cross_entropy_smoothed", "bf16", "auto", "cols=128256"),
+    # Safe softmax and log_softmax (rows of -inf give zeros): fused, chunks.
+    ("softmax_safe", "f32", "auto", "cols=4096"),
+    ("log_softmax_safe", "bf16", "auto", "cols=131072"),
     # The norms' per-row statistics (rms_norm's rstd; layer_norm's mean and
     # rstd), from a block per row and from a cluster's first block.
     ("rms_norm_stats", "bf16", "auto", "cols=4096"),
@@ -477,7 +480,10 @@ def mlir_source(func, op, dtype, fields):
                 f"outs(%loss : {r}) lse(%lse : {r}){attr}\n"
                 f"  return\n}}\n")
     args, body = f"%x: {t}, %y: {t}", f"dimension(1) ins(%x : {t})"
-    if op.endswith("softmax_backward"):
+    if op.endswith("_safe"):
+        body = f"dimension(1) safe ins(%x : {t})"
+        op = op.removesuffix("_safe")
+    elif op.endswith("softmax_backward"):
         args = f"%x: {t}, %dy: {t}, %y: {t}"
         body = f"dimension(1) ins(%x, %dy : {t}, {t})"
     elif op.startswith("rms_norm"):

@@ -463,6 +463,7 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
     spec.prefetch = spec.dynamicSharedBytes > 0 ? "shared" : "none";
   flag("peeled_path", spec.peeledPath);
   flag("pair_reduce", spec.pairReduce);
+  flag("safe", spec.safe);
   flag("l2_hints", spec.cacheHints);
   flag("keep_ahead", spec.keepAhead);
   flag("keep_ahead_bulk", spec.keepAheadBulk);

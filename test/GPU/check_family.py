@@ -4,7 +4,7 @@
 Loads every kernel listed in KERNEL_DIR/manifest.json (scripts/gen_kernels.py
 --set family: rms_norm, layer_norm (with their per-row statistics or
 without), softmax_backward, log_softmax_backward, logsumexp,
-cross_entropy), launches it through the runtime with one device
+cross_entropy, safe softmax and log_softmax), launches it through the runtime with one device
 address per operand (docs/abi.md) and compares every output, of rows and per
 row, with a float64 reference of the inputs as stored, semantics as
 PyTorch's (F.rms_norm, F.layer_norm, _softmax_backward_data,
@@ -110,7 +110,7 @@ def make_inputs(op, rng, rows, cols):
         x[1::2] += 1e4              # mean 1e4, spread 1
         return [x], [normal(cols), normal(cols)]
     logits = normal(rows, cols) * 3.0
-    if op in ("logsumexp", "cross_entropy"):
+    if op in ("logsumexp", "cross_entropy", "softmax", "log_softmax"):
         if rows >= 7:
             logits[5, :] = -cp.inf      # a masked row: lse -inf
             logits[6, cols // 3] = cp.inf
@@ -121,7 +121,7 @@ def make_inputs(op, rng, rows, cols):
     return [y, normal(rows, cols)], []
 
 
-def reference(op, inputs, columns):
+def reference(op, inputs, columns, safe=False):
     if op == "rms_norm":
         (x,), (w,) = inputs, columns
         return x / cp.sqrt((x * x).mean(axis=1, keepdims=True) + EPSILON) * w
@@ -130,6 +130,15 @@ def reference(op, inputs, columns):
         c = x - x.mean(axis=1, keepdims=True)
         var = (c * c).mean(axis=1, keepdims=True)
         return c / cp.sqrt(var + EPSILON) * w + b
+    if op in ("softmax", "log_softmax"):
+        (x,) = inputs
+        y = softmax64(x)
+        if op == "log_softmax":
+            m = x.max(axis=1, keepdims=True)
+            y = x - m - cp.log(cp.exp(x - m).sum(axis=1, keepdims=True))
+        if safe:  # rows of -inf give zeros
+            y[(x == -cp.inf).all(axis=1)] = 0.0
+        return y
     y, dy = inputs
     if op == "softmax_backward":
         return y * (dy - (dy * y).sum(axis=1, keepdims=True))
@@ -243,7 +252,8 @@ def run_case(kernel, rng, rows, cols, layout):
         y2 = ys_k[off:].reshape(rows, sy)
         problems += write_problems(ys_k, y2, off, cols, poison)
         found, err = compare(decode(y2[:, :cols], out_type),
-                             reference(op, values, col_values), out_type)
+                             reference(op, values, col_values,
+                                       meta.get("safe", False)), out_type)
         problems += found
         l2 = max(l2, err)
     if zs:

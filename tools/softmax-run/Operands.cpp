@@ -152,8 +152,18 @@ std::vector<double> rowReference(const KernelSpec &spec,
 std::vector<double> softmax_run::referenceOf(const KernelSpec &spec,
                                              const HostOperands &ops) {
   const Matrix &x = ops.inputs[0];
-  if (spec.op == "softmax" || spec.op == "log_softmax")
-    return reference(x, spec.op);
+  if (spec.op == "softmax" || spec.op == "log_softmax") {
+    std::vector<double> out = reference(x, spec.op);
+    // A safe kernel's rows of -inf give zeros.
+    for (int64_t r = 0; spec.safe && r < x.rows; ++r) {
+      bool masked = true;
+      for (int64_t c = 0; masked && c < x.cols; ++c)
+        masked = x.get(r, c) == -INFINITY;
+      if (masked)
+        std::fill_n(out.begin() + r * x.cols, x.cols, 0.0);
+    }
+    return out;
+  }
   if (spec.op == "logsumexp" || spec.op == "cross_entropy")
     return rowReference(spec, ops);
   int64_t cols = x.cols;

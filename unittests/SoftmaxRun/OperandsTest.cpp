@@ -170,3 +170,16 @@ TEST(Reference, LogSumExpAndCrossEntropy) {
   ce.ignoreIndex.reset();
   EXPECT_NE(referenceProblem(ce).find("no ignore_index"), std::string::npos);
 }
+
+TEST(Reference, SafeSoftmaxZeroesRowsOfMinusInfinity) {
+  KernelSpec spec = specOf("softmax", {Role::Input, Role::Output});
+  HostOperands ops;
+  ops.inputs.push_back(matrixOf({{-INFINITY, -INFINITY}, {0, 0}}));
+  std::vector<double> plain = referenceOf(spec, ops);
+  EXPECT_TRUE(std::isnan(plain[0])); // torch.softmax's NaN row
+  spec.safe = true;
+  std::vector<double> safe = referenceOf(spec, ops);
+  EXPECT_EQ(safe[0], 0.0);
+  EXPECT_EQ(safe[1], 0.0);
+  EXPECT_NEAR(safe[2], 0.5, 1e-12);
+}

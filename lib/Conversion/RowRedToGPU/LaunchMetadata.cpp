@@ -110,5 +110,7 @@ DictionaryAttr mlir::rowred::kernelMetadata(Builder &b, Group &group,
         {kLabelSmoothingAttrName, "label_smoothing"}})
     if (Attribute value = group.map->getAttr(recorded))
       attrs.push_back(b.getNamedAttr(name, value));
+  if (group.map->hasAttr(kSafeAttrName))
+    attrs.push_back(b.getNamedAttr("safe", b.getBoolAttr(true)));
   return b.getDictionaryAttr(attrs);
 }

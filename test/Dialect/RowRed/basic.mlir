@@ -152,3 +152,13 @@ func.func @per_row_results(%x: memref<?x?xbf16>, %labels: memref<?xi64>,
   }
   return
 }
+
+// A safe softmax and log_softmax (rows of -inf give zeros).
+// CHECK-LABEL: func.func @safe
+func.func @safe(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  // CHECK: rowred.softmax dimension(1) safe ins(%{{.*}} : memref<?x?xf32>) outs(%{{.*}} : memref<?x?xf32>)
+  rowred.softmax dimension(1) safe ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>)
+  // CHECK: rowred.log_softmax dimension(1) safe ins(
+  rowred.log_softmax dimension(1) safe ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>)
+  return
+}

@@ -299,3 +299,19 @@ func.func @norm_statistics(%x: memref<?x64xf32>, %y: memref<?x64xf32>, %m: memre
   rowred.layer_norm epsilon(1.0e-05) ins(%x : memref<?x64xf32>) outs(%y : memref<?x64xf32>) mean(%m : memref<?xbf16>) rstd(%r : memref<?xf32>)
   return
 }
+
+// -----
+
+// A safe softmax: the map gives 0 where the row's max is -inf.
+// CHECK-LABEL: func.func @safe_softmax
+// CHECK: rowred.map ins(%{{.*}} : memref<?x?xf32>) rows(%{{.*}}, %{{.*}} : memref<?xf32>, memref<?xf32>) outs(%{{.*}} : memref<?x?xf32>) {
+// CHECK-NEXT: ^bb0(%{{.*}}: f32, %[[M:.*]]: f32, %{{.*}}: f32):
+// CHECK: %[[Y:.*]] = arith.divf
+// CHECK-NEXT: %[[MASKED:.*]] = arith.cmpf oeq, %[[M]], %{{.*}} : f32
+// CHECK-NEXT: %[[OUT:.*]] = arith.select %[[MASKED]], %{{.*}}, %[[Y]] : f32
+// CHECK-NEXT: rowred.yield %[[OUT]] : f32
+// CHECK-NEXT: } {rowred.origin = "softmax", rowred.safe}
+func.func @safe_softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  rowred.softmax dimension(1) safe ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>)
+  return
+}

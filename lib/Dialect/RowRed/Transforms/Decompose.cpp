@@ -53,6 +53,11 @@ struct BodyBuilder {
         b, loc, arith::CmpFPredicate::OEQ, magnitude,
         constant(APFloat::getInf(APFloat::IEEEsingle())));
   }
+  /// `v == value` for an f32 `v`.
+  Value equals(Value v, APFloat value) {
+    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, v,
+                                 constant(value));
+  }
   /// `i == value` for an integer `i`.
   Value equals(Value i, int64_t value) {
     Value c = arith::ConstantIntOp::create(b, loc, i.getType(), value);
@@ -132,7 +137,8 @@ public:
     for (auto [name, recorded] :
          {std::pair{StringRef("epsilon"), kEpsilonAttrName},
           {"ignore_index", kIgnoreIndexAttrName},
-          {"label_smoothing", kLabelSmoothingAttrName}})
+          {"label_smoothing", kLabelSmoothingAttrName},
+          {"safe", kSafeAttrName}})
       if (Attribute attr = op->getAttr(name))
         map->setAttr(recorded, attr);
     // A plan or plan request written on the op is the map's: the map is
@@ -194,7 +200,8 @@ static SmallVector<Value> present(std::initializer_list<Value> values) {
 }
 
 /// Rewrites `rowred.softmax` (or `rowred.log_softmax` when `IsLog`) into a
-/// max reduce, a sum reduce of `exp(x - m)` and a map.
+/// max reduce, a sum reduce of `exp(x - m)` and a map (that gives 0 where `m`
+/// is `-inf` when `safe`).
 template <typename OpTy, bool IsLog>
 struct DecomposeSoftmaxLike : OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
@@ -211,13 +218,23 @@ struct DecomposeSoftmaxLike : OpRewritePattern<OpTy> {
         d.reduce(Combiner::sum, x, {}, m, [](BodyBuilder &bb, ValueRange a) {
           return SmallVector<Value>{bb.shiftedExp(a[0], a[1])};
         });
-    d.map(x, {}, {m, s}, op.getOutput(), [](BodyBuilder &bb, ValueRange a) {
+    bool safe = op.getSafe();
+    d.map(x, {}, {m, s}, op.getOutput(), [&](BodyBuilder &bb, ValueRange a) {
       // One statement per op: the order of the ops is the order written.
+      Value y;
       if (IsLog) {
         Value shifted = bb.sub(a[0], a[1]);
-        return SmallVector<Value>{bb.sub(shifted, bb.log(a[2]))};
+        y = bb.sub(shifted, bb.log(a[2]));
+      } else {
+        y = bb.div(bb.shiftedExp(a[0], a[1]), a[2]);
       }
-      return SmallVector<Value>{bb.div(bb.shiftedExp(a[0], a[1]), a[2])};
+      if (!safe)
+        return SmallVector<Value>{y};
+      // A row of -inf (max -inf) gives zeros.
+      Value masked = bb.equals(
+          a[1], APFloat::getInf(APFloat::IEEEsingle(), /*Negative=*/true));
+      return SmallVector<Value>{
+          bb.select(masked, bb.constant(APFloat(0.0f)), y)};
     });
     return success();
   }

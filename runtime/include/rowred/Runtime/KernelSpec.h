@@ -76,6 +76,9 @@ struct KernelSpec {
   /// `label_smoothing`; absent for other ops).
   std::optional<int64_t> ignoreIndex;
   std::optional<double> labelSmoothing;
+  /// A safe softmax or log_softmax: rows of -inf give zeros (metadata
+  /// `safe`).
+  bool safe = false;
   std::string strategy; ///< fused | cluster | online.
   std::string chip;
   /// The #rowred.plan the compiler chose, as IR text (empty in metadata

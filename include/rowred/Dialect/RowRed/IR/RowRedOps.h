@@ -36,6 +36,9 @@ inline constexpr llvm::StringLiteral kIgnoreIndexAttrName =
     "rowred.ignore_index";
 inline constexpr llvm::StringLiteral kLabelSmoothingAttrName =
     "rowred.label_smoothing";
+/// Discardable unit attribute on a `rowred.map` decomposed from a `safe`
+/// softmax or log_softmax; kernels record it as `safe`.
+inline constexpr llvm::StringLiteral kSafeAttrName = "rowred.safe";
 /// Discardable attribute on a `rowred.map` holding the #rowred.plan of its
 /// kernel (set by rowred-plan, or written in the input), or on the high-level
 /// op it is decomposed from.

@@ -92,9 +92,9 @@ def RowRed_CombinerAttr : I32EnumAttr<"Combiner",
 class RowRed_SoftmaxLikeOp<string mnemonic> :
     RowRed_Op<mnemonic, [DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
   let arguments = (ins AnyMemRef:$input, AnyMemRef:$output,
-                       I64Attr:$dimension);
+                       I64Attr:$dimension, UnitAttr:$safe);
   let assemblyFormat = [{
-    `dimension` `(` $dimension `)`
+    `dimension` `(` $dimension `)` (`safe` $safe^)?
     `ins` `(` $input `:` type($input) `)`
     `outs` `(` $output `:` type($output) `)`
     attr-dict
@@ -141,12 +141,16 @@ def RowRed_SoftmaxOp : RowRed_SoftmaxLikeOp<"softmax"> {
     Special values follow `torch.softmax`: a row holding a NaN is all NaN, a
     row that is entirely `-inf` is all NaN, and a row holding `+inf` is all
     NaN (`inf - inf`). `-inf` elements of an otherwise finite row give 0.
+    With `safe`, a row that is entirely `-inf` (a fully masked attention
+    row) gives zeros instead, as PyTorch's `_safe_softmax`.
 
     Example:
 
     ```mlir
     rowred.softmax dimension(1)
         ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>)
+    rowred.softmax dimension(1) safe
+        ins(%s : memref<?x?xbf16>) outs(%p : memref<?x?xbf16>)
     ```
   }];
 }
@@ -162,7 +166,8 @@ def RowRed_LogSoftmaxOp : RowRed_SoftmaxLikeOp<"log_softmax"> {
     ```
 
     with the same operands, constraints and special-value behaviour as
-    `rowred.softmax` (`-inf` elements of a finite row give `-inf`).
+    `rowred.softmax` (`-inf` elements of a finite row give `-inf`; with
+    `safe`, a row that is entirely `-inf` gives zeros).
 
     Example:
 
