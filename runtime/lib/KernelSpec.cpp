@@ -562,9 +562,15 @@ std::string KernelSpec::describeAccess(int64_t cols, int64_t xStride,
     os << "scalar (the kernel has no vector path)\n";
     return os.str();
   }
+  // A kernel that writes only per-row results has no y to align with x.
+  bool rowsOut = count(KernelOperand::Role::Output) > 0;
+  if (!rowsOut)
+    yStride = xStride;
   if (cols % v == 0 && xStride % v == 0 && yStride % v == 0 &&
       offset % v == 0) {
-    os << "vectors of " << v << " (N, both row strides and both bases are "
+    os << "vectors of " << v
+       << (rowsOut ? " (N, both row strides and both bases are "
+                   : " (N, the row stride and the base are ")
        << "multiples of " << v << " elements)\n";
     return os.str();
   }
@@ -572,8 +578,10 @@ std::string KernelSpec::describeAccess(int64_t cols, int64_t xStride,
   // the strides can make rows of x and y misaligned differently.
   bool alike = (xStride - yStride) % v == 0;
   if (alike && peeledPath) {
-    os << "vectors of " << v << " between a scalar head and tail per row (the "
-       << "rows start misaligned alike in x and y)\n";
+    os << "vectors of " << v << " between a scalar head and tail per row ("
+       << (rowsOut ? "the rows start misaligned alike in x and y"
+                   : "the rows start misaligned")
+       << ")\n";
     return os.str();
   }
   os << "scalar (";
@@ -589,8 +597,10 @@ std::string KernelSpec::describeAccess(int64_t cols, int64_t xStride,
 std::string KernelSpec::describe() const {
   std::ostringstream os;
   int64_t rowThreads = blockThreads / rowsPerBlock;
+  bool rowsOut = count(KernelOperand::Role::Output) > 0;
   os << "strategy: " << strategy << " (" << dtypeName(inputType) << " -> "
-     << dtypeName(outputType) << "), " << blockElements << " elements per "
+     << (rowsOut ? dtypeName(outputType) : "per-row results") << "), "
+     << blockElements << " elements per "
      << (strategy == "online" ? "tile" : "block") << ", "
      << blockElements / rowThreads << " per thread in vectors of "
      << vectorWidth;
