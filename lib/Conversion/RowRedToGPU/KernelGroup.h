@@ -42,17 +42,18 @@ struct Group {
   SmallVector<Operation *> allocs;
   SmallVector<Operation *> deallocs;
 
-  /// Whether the kernel reads or writes more than one input and one output
-  /// (softmax's shape) per element: several inputs, per-column operands,
-  /// several 2-D outputs or none.
-  bool hasSeveralOperands() const {
-    return inputs.size() > 1 || !columns.empty() || outputs.size() != 1;
-  }
   /// Whether the kernel reads one input and writes at most one output of
   /// rows, per element (softmax's shape, or logsumexp's and cross-entropy's,
-  /// which write only per-row results).
+  /// which write only per-row results): the planner gives these softmax's
+  /// shapes.
   bool hasOneRowOperand() const {
     return inputs.size() == 1 && columns.empty() && outputs.size() <= 1;
+  }
+  /// Whether the kernel is not exactly softmax's one input and one output
+  /// per element: several inputs, per-column operands, several outputs of
+  /// rows or none. The emitter then keeps every operand's row pointers.
+  bool hasSeveralOperands() const {
+    return !hasOneRowOperand() || outputs.empty();
   }
   /// Whether the kernel reads or writes anything once per row: per-row
   /// inputs, gathers or per-row outputs.
