@@ -225,6 +225,12 @@ FAMILY = [
     # The norms' per-row statistics (rms_norm's rstd; layer_norm's mean and
     # rstd), from a block per row and from a cluster's first block.
     ("rms_norm_stats", "bf16", "auto", "cols=4096"),
+    # rms_norm of the sum of two inputs, written as well (the residual
+    # form): a block per row (re-reading its inputs), several rows per block
+    # and a cluster.
+    ("rms_norm_residual", "bf16", "auto", "cols=8192"),
+    ("rms_norm_residual", "f16", "auto", "cols=1024"),
+    ("rms_norm_residual", "f32", "auto", "cols=32768"),
     ("layer_norm_stats", "f32", "auto", "cols=65536"),
     # Chunks kernels writing per-row results from each row's first chunk.
     ("logsumexp", "f32", "auto", "cols=131072"),
@@ -480,12 +486,21 @@ def mlir_source(func, op, dtype, fields):
                 f"outs(%loss : {r}) lse(%lse : {r}){attr}\n"
                 f"  return\n}}\n")
     args, body = f"%x: {t}, %y: {t}", f"dimension(1) ins(%x : {t})"
+    outs = f"%y : {t}"
     if op.endswith("_safe"):
         body = f"dimension(1) safe ins(%x : {t})"
         op = op.removesuffix("_safe")
     elif op.endswith("softmax_backward"):
         args = f"%x: {t}, %dy: {t}, %y: {t}"
         body = f"dimension(1) ins(%x, %dy : {t}, {t})"
+    elif op == "rms_norm_residual":
+        # The sum h = x + r written to its own buffer (in place over r in
+        # PyTorch's rowred.rms_norm; the ABI has a parameter for each).
+        args = f"%x: {t}, %r: {t}, %w: {v}, %y: {t}, %h: {t}"
+        body = (f"epsilon({EPSILON:.6e}) ins(%x : {t}) residual(%r : {t}) "
+                f"weight(%w : {v})")
+        outs = f"%y : {t}) residual_out(%h : {t}"
+        op = "rms_norm"
     elif op.startswith("rms_norm"):
         args = f"%x: {t}, %w: {v}, %y: {t}"
         body = f"epsilon({EPSILON:.6e}) ins(%x : {t}) weight(%w : {v})"
@@ -501,7 +516,7 @@ def mlir_source(func, op, dtype, fields):
         stats = "".join(f" {n}(%{n} : {r})" for n in names)
         op = op.removesuffix("_stats")
     return (f"func.func @{func}({args}) {{\n"
-            f"  rowred.{op} {body} outs(%y : {t}){stats}{attr}\n"
+            f"  rowred.{op} {body} outs({outs}){stats}{attr}\n"
             f"  return\n}}\n")
 
 

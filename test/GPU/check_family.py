@@ -2,8 +2,9 @@
 """Runs the family's kernels on the GPU and checks them against float64.
 
 Loads every kernel listed in KERNEL_DIR/manifest.json (scripts/gen_kernels.py
---set family: rms_norm, layer_norm (with their per-row statistics or
-without), softmax_backward, log_softmax_backward, logsumexp,
+--set family: rms_norm (with its per-row statistics, of the sum of two
+inputs), layer_norm (with its per-row statistics or without),
+softmax_backward, log_softmax_backward, logsumexp,
 cross_entropy, safe softmax and log_softmax), launches it through the runtime with one device
 address per operand (docs/abi.md) and compares every output, of rows and per
 row, with a float64 reference of the inputs as stored, semantics as
@@ -105,6 +106,8 @@ def make_inputs(op, rng, rows, cols):
         return rng.standard_normal(shape, dtype=cp.float64)
     if op == "rms_norm":
         return [normal(rows, cols) * 3.0], [normal(cols)]
+    if op == "rms_norm_residual":
+        return [normal(rows, cols) * 3.0, normal(rows, cols)], [normal(cols)]
     if op == "layer_norm":
         x = normal(rows, cols)
         x[1::2] += 1e4              # mean 1e4, spread 1
@@ -121,15 +124,22 @@ def make_inputs(op, rng, rows, cols):
     return [y, normal(rows, cols)], []
 
 
-def reference(op, inputs, columns, safe=False):
+def reference(op, inputs, columns, out_types, safe=False):
+    """The references of the 2-D outputs (of `out_types`), in order."""
+    if op == "rms_norm_residual":
+        # h = x + r as its output stores it, and its rms_norm.
+        (x, r), t = inputs, out_types[1]
+        h = decode(encode(x + r, t), t)
+        return reference("rms_norm", [h], columns, out_types[:1]) + [h]
     if op == "rms_norm":
         (x,), (w,) = inputs, columns
-        return x / cp.sqrt((x * x).mean(axis=1, keepdims=True) + EPSILON) * w
+        return [x / cp.sqrt((x * x).mean(axis=1, keepdims=True) + EPSILON)
+                * w]
     if op == "layer_norm":
         (x,), (w, b) = inputs, columns
         c = x - x.mean(axis=1, keepdims=True)
         var = (c * c).mean(axis=1, keepdims=True)
-        return c / cp.sqrt(var + EPSILON) * w + b
+        return [c / cp.sqrt(var + EPSILON) * w + b]
     if op in ("softmax", "log_softmax"):
         (x,) = inputs
         y = softmax64(x)
@@ -138,11 +148,11 @@ def reference(op, inputs, columns, safe=False):
             y = x - m - cp.log(cp.exp(x - m).sum(axis=1, keepdims=True))
         if safe:  # rows of -inf give zeros
             y[(x == -cp.inf).all(axis=1)] = 0.0
-        return y
+        return [y]
     y, dy = inputs
     if op == "softmax_backward":
-        return y * (dy - (dy * y).sum(axis=1, keepdims=True))
-    return dy - cp.exp(y) * dy.sum(axis=1, keepdims=True)
+        return [y * (dy - (dy * y).sum(axis=1, keepdims=True))]
+    return [dy - cp.exp(y) * dy.sum(axis=1, keepdims=True)]
 
 
 def stored(values, dtype, stride, off):
@@ -204,6 +214,8 @@ def run_case(kernel, rng, rows, cols, layout):
     operands = kernel.runtime.operands
     types = {role: [t for _, r, t in operands if r == role]
              for role in ("input", "output", "column", "row", "row_output")}
+    if op == "rms_norm" and len(types["input"]) == 2:
+        op = "rms_norm_residual"
     off = 1 if layout == "misaligned" else 0
     extra = {"strided": 5}.get(layout, 0)
     inputs, columns = make_inputs(op, rng, rows, cols)
@@ -247,14 +259,16 @@ def run_case(kernel, rng, rows, cols, layout):
     cp.cuda.runtime.deviceSynchronize()
 
     problems, l2 = [], 0.0
-    for ys_k, out_type in zip(ys, types["output"]):
+    refs = reference(op, values, col_values, types["output"],
+                     meta.get("safe", False)) if ys else []
+    for k, (ys_k, out_type, ref) in enumerate(zip(ys, types["output"], refs)):
         poison = encode(cp.full((1,), POISON), out_type)[0]
         y2 = ys_k[off:].reshape(rows, sy)
-        problems += write_problems(ys_k, y2, off, cols, poison)
-        found, err = compare(decode(y2[:, :cols], out_type),
-                             reference(op, values, col_values,
-                                       meta.get("safe", False)), out_type)
-        problems += found
+        label = f"output {k}: " if len(ys) > 1 else ""
+        problems += [label + p for p in
+                     write_problems(ys_k, y2, off, cols, poison)]
+        found, err = compare(decode(y2[:, :cols], out_type), ref, out_type)
+        problems += [label + p for p in found]
         l2 = max(l2, err)
     if zs:
         refs = row_reference(dict(meta, op=op), values[0], labels)

@@ -149,23 +149,21 @@ std::vector<double> rowReference(const KernelSpec &spec,
 }
 } // namespace
 
-std::vector<double> softmax_run::referenceOf(const KernelSpec &spec,
-                                             const HostOperands &ops) {
-  const Matrix &x = ops.inputs[0];
-  if (spec.op == "softmax" || spec.op == "log_softmax") {
-    std::vector<double> out = reference(x, spec.op);
-    // A safe kernel's rows of -inf give zeros.
-    for (int64_t r = 0; spec.safe && r < x.rows; ++r) {
-      bool masked = true;
-      for (int64_t c = 0; masked && c < x.cols; ++c)
-        masked = x.get(r, c) == -INFINITY;
-      if (masked)
-        std::fill_n(out.begin() + r * x.cols, x.cols, 0.0);
-    }
-    return out;
-  }
-  if (spec.op == "logsumexp" || spec.op == "cross_entropy")
-    return rowReference(spec, ops);
+namespace {
+/// The sum `x + r` of a residual rms_norm's inputs as its second output
+/// stores it.
+Matrix residualSum(const HostOperands &ops) {
+  const Matrix &x = ops.inputs[0], &r = ops.inputs[1];
+  Matrix h(ops.outputs[1].type, x.rows, x.cols, x.cols);
+  for (int64_t i = 0; i < x.rows; ++i)
+    for (int64_t c = 0; c < x.cols; ++c)
+      h.set(i, c, x.get(i, c) + r.get(i, c));
+  return h;
+}
+
+/// The reference of the gradients and the norms, whose (first) input is `x`.
+std::vector<double> rowwiseReference(const KernelSpec &spec,
+                                     const HostOperands &ops, const Matrix &x) {
   int64_t cols = x.cols;
   std::vector<double> out(static_cast<size_t>(x.rows * cols));
   // The per-column operands present: rms_norm's weight; layer_norm's weight
@@ -204,4 +202,27 @@ std::vector<double> softmax_run::referenceOf(const KernelSpec &spec,
     }
   });
   return out;
+}
+} // namespace
+
+std::vector<double> softmax_run::referenceOf(const KernelSpec &spec,
+                                             const HostOperands &ops) {
+  const Matrix &x = ops.inputs[0];
+  if (spec.op == "softmax" || spec.op == "log_softmax") {
+    std::vector<double> out = reference(x, spec.op);
+    // A safe kernel's rows of -inf give zeros.
+    for (int64_t r = 0; spec.safe && r < x.rows; ++r) {
+      bool masked = true;
+      for (int64_t c = 0; masked && c < x.cols; ++c)
+        masked = x.get(r, c) == -INFINITY;
+      if (masked)
+        std::fill_n(out.begin() + r * x.cols, x.cols, 0.0);
+    }
+    return out;
+  }
+  if (spec.op == "logsumexp" || spec.op == "cross_entropy")
+    return rowReference(spec, ops);
+  if (spec.op == "rms_norm" && ops.inputs.size() == 2)
+    return rowwiseReference(spec, ops, residualSum(ops));
+  return rowwiseReference(spec, ops, x);
 }

@@ -56,6 +56,14 @@
 // N131072-LABEL: func.func @layer_norm
 // N131072: rowred.plan = #rowred.plan<strategy = cluster, block = 8192, warps = 32, cluster = 16, vector = 8, reread = true, max_cols = 131072, stage_elements = 8192>
 
+// rms_norm's residual form: two inputs and two outputs of bf16, as the bf16
+// layer norm's three operands (in place: each element is read by the thread
+// that writes it, and before it writes it).
+// N4096-LABEL: func.func @rms_norm_residual
+// N4096: rowred.plan = #rowred.plan<strategy = fused, block = 4096, warps = 4, vector = 8, max_cols = 4096, stage_elements = 4096, grid = rows>
+// N32768-LABEL: func.func @rms_norm_residual
+// N32768: rowred.plan = #rowred.plan<strategy = cluster, block = 8192, warps = 16, cluster = 4, vector = 8, reread = true, max_cols = 32768, stage_elements = 8192>
+
 // FUSED: error: 'rowred.map' op a fused block of 1024 threads holding 32 elements per thread of each of 2 operands needs about 104 registers per thread and has 64: a kernel of several operands holds whole rows in registers, and rows this long do not fit
 
 // No online kernel for them: the row's length is needed.
@@ -71,5 +79,10 @@ func.func @rms_norm(%x: memref<?x?xf32>, %w: memref<?xf32>, %y: memref<?x?xf32>)
 
 func.func @layer_norm(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %b: memref<?xbf16>, %y: memref<?x?xbf16>) {
   rowred.layer_norm epsilon(1.0e-05) ins(%x : memref<?x?xbf16>) weight(%w : memref<?xbf16>) bias(%b : memref<?xbf16>) outs(%y : memref<?x?xbf16>)
+  return
+}
+
+func.func @rms_norm_residual(%x: memref<?x?xbf16>, %r: memref<?x?xbf16>, %w: memref<?xbf16>) {
+  rowred.rms_norm epsilon(1.0e-06) ins(%x : memref<?x?xbf16>) residual(%r : memref<?x?xbf16>) weight(%w : memref<?xbf16>) outs(%x : memref<?x?xbf16>) residual_out(%r : memref<?x?xbf16>)
   return
 }

@@ -98,6 +98,16 @@ func.func @norm_statistics(%x: memref<8x4096xbf16>, %o: memref<8x4096xbf16>,
   return
 }
 
+// The residual form: the sum written in place over the residual, the rows
+// normalized in place over the input.
+// CHECK-LABEL: func.func @rms_norm_residual
+// CHECK-SAME: (%[[X:.*]]: memref<8x4096xbf16>, %[[H:.*]]: memref<8x4096xbf16>, %[[W:.*]]: memref<4096xbf16>)
+// CHECK: rowred.rms_norm epsilon(9.99999997E-7) ins(%[[X]] : memref<8x4096xbf16>) residual(%[[H]] : memref<8x4096xbf16>) weight(%[[W]] : memref<4096xbf16>) outs(%[[X]] : memref<8x4096xbf16>) residual_out(%[[H]] : memref<8x4096xbf16>)
+func.func @rms_norm_residual(%x: memref<8x4096xbf16>, %h: memref<8x4096xbf16>, %w: memref<4096xbf16>) {
+  rowred.rms_norm epsilon(1.0e-06) ins(%x : memref<8x4096xbf16>) residual(%h : memref<8x4096xbf16>) weight(%w : memref<4096xbf16>) outs(%x : memref<8x4096xbf16>) residual_out(%h : memref<8x4096xbf16>)
+  return
+}
+
 // Several inputs, per-column operands, several outputs and the row length.
 // CHECK-LABEL: func.func @several_operands
 func.func @several_operands(%x: memref<?x?xf16>, %r: memref<?x?xf32>,

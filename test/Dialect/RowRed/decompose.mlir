@@ -151,6 +151,45 @@ func.func @rms_norm_unweighted(%x: memref<8x64xf32>, %y: memref<8x64xf32>) {
 
 // -----
 
+// The residual form: both bodies read x and r and normalize h = x + r as
+// residual_out stores it (rounded to bf16); the map writes y and h.
+// CHECK-LABEL: func.func @rms_norm_residual
+// CHECK-SAME: (%[[X:.*]]: memref<?x?xbf16>, %[[R:.*]]: memref<?x?xbf16>, %[[W:.*]]: memref<?xf32>)
+// CHECK: rowred.reduce sum ins(%[[X]], %[[R]] : memref<?x?xbf16>, memref<?x?xbf16>) outs(%[[S:.*]] : memref<?xf32>) {
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32):
+// CHECK-NEXT: %[[SUM:.*]] = arith.addf %[[A]], %[[B]] : f32
+// CHECK-NEXT: %[[NARROW:.*]] = arith.truncf %[[SUM]] : f32 to bf16
+// CHECK-NEXT: %[[H:.*]] = arith.extf %[[NARROW]] : bf16 to f32
+// CHECK-NEXT: %[[SQ:.*]] = arith.mulf %[[H]], %[[H]] : f32
+// CHECK-NEXT: rowred.yield %[[SQ]] : f32
+// CHECK: rowred.map ins(%[[X]], %[[R]] : memref<?x?xbf16>, memref<?x?xbf16>) cols(%[[W]] : memref<?xf32>) rows(%[[S]] : memref<?xf32>) outs(%[[X]], %[[R]] : memref<?x?xbf16>, memref<?x?xbf16>) {
+// CHECK-NEXT: ^bb0(%[[C:.*]]: f32, %[[D:.*]]: f32, %[[CW:.*]]: f32, %[[CS:.*]]: f32):
+// CHECK-NEXT: %[[SUM2:.*]] = arith.addf %[[C]], %[[D]] : f32
+// CHECK-NEXT: %[[NARROW2:.*]] = arith.truncf %[[SUM2]] : f32 to bf16
+// CHECK-NEXT: %[[H2:.*]] = arith.extf %[[NARROW2]] : bf16 to f32
+// CHECK: %[[RS:.*]] = math.rsqrt
+// CHECK-NEXT: %[[V:.*]] = arith.mulf %[[H2]], %[[RS]] : f32
+// CHECK-NEXT: %[[Y:.*]] = arith.mulf %[[V]], %[[CW]] : f32
+// CHECK-NEXT: rowred.yield %[[Y]], %[[H2]] : f32, f32
+func.func @rms_norm_residual(%x: memref<?x?xbf16>, %r: memref<?x?xbf16>, %w: memref<?xf32>) {
+  rowred.rms_norm epsilon(1.0e-06) ins(%x : memref<?x?xbf16>) residual(%r : memref<?x?xbf16>) weight(%w : memref<?xf32>) outs(%x : memref<?x?xbf16>) residual_out(%r : memref<?x?xbf16>)
+  return
+}
+
+// -----
+
+// An f32 residual stream needs no rounding.
+// CHECK-LABEL: func.func @rms_norm_residual_f32
+// CHECK: ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32):
+// CHECK-NEXT: %[[H:.*]] = arith.addf %[[A]], %[[B]] : f32
+// CHECK-NEXT: %[[SQ:.*]] = arith.mulf %[[H]], %[[H]] : f32
+func.func @rms_norm_residual_f32(%x: memref<8x64xbf16>, %r: memref<8x64xf32>, %y: memref<8x64xbf16>, %h: memref<8x64xf32>) {
+  rowred.rms_norm epsilon(1.0e-06) ins(%x : memref<8x64xbf16>) residual(%r : memref<8x64xf32>) outs(%y : memref<8x64xbf16>) residual_out(%h : memref<8x64xf32>)
+  return
+}
+
+// -----
+
 // layer_norm: s = sum(x); with e = x - s/N, c = sum(e) and q = sum(e^2), both
 // reading only s; y = (e - c/N) * rsqrt(max(q/N - (c/N)^2, 0) + eps) * w + b.
 // CHECK-LABEL: func.func @layer_norm

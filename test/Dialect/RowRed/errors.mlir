@@ -481,3 +481,35 @@ func.func @layer_norm_mean(%x: memref<4x8xf32>, %y: memref<4x8xf32>, %m: memref<
   rowred.layer_norm epsilon(1.0e-05) ins(%x : memref<4x8xf32>) outs(%y : memref<4x8xf32>) mean(%m : memref<5xf32>)
   return
 }
+
+// -----
+
+func.func @rms_norm_residual_alone(%x: memref<4x8xf32>, %r: memref<4x8xf32>, %y: memref<4x8xf32>) {
+  // expected-error @+1 {{'rowred.rms_norm' op takes residual and residual_out together, got residual alone}}
+  rowred.rms_norm epsilon(1.0e-06) ins(%x : memref<4x8xf32>) residual(%r : memref<4x8xf32>) outs(%y : memref<4x8xf32>)
+  return
+}
+
+// -----
+
+func.func @rms_norm_residual_out_alone(%x: memref<4x8xf32>, %y: memref<4x8xf32>, %h: memref<4x8xf32>) {
+  // expected-error @+1 {{'rowred.rms_norm' op takes residual and residual_out together, got residual_out alone}}
+  rowred.rms_norm epsilon(1.0e-06) ins(%x : memref<4x8xf32>) outs(%y : memref<4x8xf32>) residual_out(%h : memref<4x8xf32>)
+  return
+}
+
+// -----
+
+func.func @rms_norm_residual_shape(%x: memref<4x8xf32>, %r: memref<4x9xf32>, %y: memref<4x8xf32>) {
+  // expected-error @+1 {{'rowred.rms_norm' op residual has shape 'memref<4x9xf32>', which differs from 'memref<4x8xf32>'}}
+  rowred.rms_norm epsilon(1.0e-06) ins(%x : memref<4x8xf32>) residual(%r : memref<4x9xf32>) outs(%y : memref<4x8xf32>) residual_out(%r : memref<4x9xf32>)
+  return
+}
+
+// -----
+
+func.func @rms_norm_residual_out_rank(%x: memref<4x8xf32>, %r: memref<4x8xf32>, %y: memref<4x8xf32>, %h: memref<4xf32>) {
+  // expected-error @+1 {{'rowred.rms_norm' op residual_out must be a rank-2 memref, got rank 1}}
+  rowred.rms_norm epsilon(1.0e-06) ins(%x : memref<4x8xf32>) residual(%r : memref<4x8xf32>) outs(%y : memref<4x8xf32>) residual_out(%h : memref<4xf32>)
+  return
+}

@@ -425,19 +425,33 @@ void MapOp::getEffects(
 //===----------------------------------------------------------------------===//
 
 LogicalResult RmsNormOp::verify() {
-  return verifyNorm(*this, getInput(), getOutput(), {{getWeight(), "weight"}},
-                    {{getRstd(), "rstd"}}, getEpsilon());
+  if (!getResidual() != !getResidualOut())
+    return emitOpError() << "takes residual and residual_out together, got "
+                         << (getResidual() ? "residual" : "residual_out")
+                         << " alone";
+  if (failed(verifyNorm(*this, getInput(), getOutput(),
+                        {{getWeight(), "weight"}}, {{getRstd(), "rstd"}},
+                        getEpsilon())))
+    return failure();
+  auto type = cast<MemRefType>(getInput().getType());
+  if (getResidual() &&
+      (failed(verifyMatrices(*this, getResidual(), type, "residual")) ||
+       failed(verifyMatrices(*this, getResidualOut(), type, "residual_out"))))
+    return failure();
+  return success();
 }
 
 void RmsNormOp::getEffects(
     SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
         &effects) {
   SmallVector<OpOperand *> reads = {&getInputMutable()};
-  for (OpOperand &weight : getWeightMutable())
-    reads.push_back(&weight);
+  for (MutableOperandRange range : {getResidualMutable(), getWeightMutable()})
+    for (OpOperand &operand : range)
+      reads.push_back(&operand);
   SmallVector<OpOperand *> writes = {&getOutputMutable()};
-  for (OpOperand &rstd : getRstdMutable())
-    writes.push_back(&rstd);
+  for (MutableOperandRange range : {getResidualOutMutable(), getRstdMutable()})
+    for (OpOperand &operand : range)
+      writes.push_back(&operand);
   addEffects(effects, reads, writes);
 }
 

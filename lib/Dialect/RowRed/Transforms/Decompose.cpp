@@ -63,6 +63,14 @@ struct BodyBuilder {
     Value c = arith::ConstantIntOp::create(b, loc, i.getType(), value);
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, i, c);
   }
+  /// `v` rounded to `type` and extended back to f32, as a tensor of `type`
+  /// holds it.
+  Value roundTo(Value v, Type type) {
+    if (type.isF32())
+      return v;
+    Value narrow = arith::TruncFOp::create(b, loc, type, v);
+    return arith::ExtFOp::create(b, loc, b.getF32Type(), narrow);
+  }
   Value select(Value cond, Value t, Value f) {
     return arith::SelectOp::create(b, loc, cond, t, f);
   }
@@ -282,28 +290,42 @@ struct DecomposeLogSoftmaxBackward : OpRewritePattern<LogSoftmaxBackwardOp> {
 
 /// Rewrites `rowred.rms_norm` into `s = sum(x * x)` and the map
 /// `x * rsqrt(s / N + eps) * w` (and the per-row `rsqrt(s / N + eps)` when
-/// asked for).
+/// asked for). With a residual, `x` is `h = x + r` as `residual_out` stores
+/// it, which both bodies compute from the two inputs and the map writes.
 struct DecomposeRmsNorm : OpRewritePattern<RmsNormOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(RmsNormOp op,
                                 PatternRewriter &rewriter) const override {
-    Value x = op.getInput();
+    Value residualOut = op.getResidualOut();
+    SmallVector<Value> inputs = present({op.getInput(), op.getResidual()});
     APFloat eps = op.getEpsilon();
     SmallVector<Value> columns = present({op.getWeight()});
-    Decomposition d(rewriter, op, x);
-    Value s =
-        d.reduce(Combiner::sum, x, {}, {}, [](BodyBuilder &bb, ValueRange a) {
-          return SmallVector<Value>{bb.mul(a[0], a[0])};
-        });
+    Decomposition d(rewriter, op, inputs[0]);
+    // The row element normalized: x, or x + r as stored.
+    auto element = [&](BodyBuilder &bb, ValueRange a) {
+      if (!residualOut)
+        return a[0];
+      return bb.roundTo(bb.add(a[0], a[1]),
+                        getElementTypeOrSelf(residualOut.getType()));
+    };
+    Value s = d.reduce(Combiner::sum, inputs, {}, {},
+                       [&](BodyBuilder &bb, ValueRange a) {
+                         Value h = element(bb, a);
+                         return SmallVector<Value>{bb.mul(h, h)};
+                       });
     bool weighted = !columns.empty();
-    SmallVector<Value> outputs = present({op.getOutput(), op.getRstd()});
-    d.map(x, columns, s, outputs, [&](BodyBuilder &bb, ValueRange a) {
+    SmallVector<Value> outputs =
+        present({op.getOutput(), residualOut, op.getRstd()});
+    d.map(inputs, columns, s, outputs, [&](BodyBuilder &bb, ValueRange a) {
+      Value h = element(bb, a);
       Value meanSquare = bb.div(a.back(), bb.rowLength());
       Value shifted = bb.add(meanSquare, bb.constant(eps));
       Value scale = bb.rsqrt(shifted);
-      Value y = bb.mul(a[0], scale);
-      SmallVector<Value> results = {weighted ? bb.mul(y, a[1]) : y};
+      Value y = bb.mul(h, scale);
+      SmallVector<Value> results = {weighted ? bb.mul(y, a[inputs.size()]) : y};
+      if (residualOut)
+        results.push_back(h);
       if (op.getRstd())
         results.push_back(scale);
       return results;

@@ -273,22 +273,45 @@ def RowRed_RmsNormOp : RowRed_Op<"rms_norm", [
     every row's `rsqrt(mean_k input[i, k]^2 + epsilon)` is written there as
     well, as a backward pass needs it.
 
-    Example:
+    With `residual` and `residual_out` (both or neither; rank 2, the shape
+    of `input`), the row normalized is the sum of `input` and `residual`,
+    rounded to `residual_out`'s element type, which is written to
+    `residual_out` as well:
+
+    ```
+    h[i, j] = input[i, j] + residual[i, j]
+    residual_out[i, j] = h[i, j]
+    output[i, j] = h[i, j] * rsqrt(mean_k h[i, k]^2 + epsilon) * weight[j]
+    ```
+
+    as `h = x + r; F.rms_norm(h, ...)` computes it in PyTorch, in one pass:
+    the pre-norm residual stream of a transformer block. `residual_out` may
+    be `residual` itself (the stream updated in place), and `output` may be
+    `input`.
+
+    Examples:
 
     ```mlir
     rowred.rms_norm epsilon(1.0e-06)
         ins(%x : memref<?x4096xbf16>) weight(%w : memref<4096xbf16>)
         outs(%y : memref<?x4096xbf16>) rstd(%r : memref<?xf32>)
+    rowred.rms_norm epsilon(1.0e-06)
+        ins(%x : memref<?x4096xbf16>) residual(%h : memref<?x4096xbf16>)
+        weight(%w : memref<4096xbf16>)
+        outs(%x : memref<?x4096xbf16>) residual_out(%h : memref<?x4096xbf16>)
     ```
   }];
-  let arguments = (ins AnyMemRef:$input, Optional<AnyMemRef>:$weight,
-                       AnyMemRef:$output, Optional<AnyMemRef>:$rstd,
-                       F32Attr:$epsilon);
+  let arguments = (ins AnyMemRef:$input, Optional<AnyMemRef>:$residual,
+                       Optional<AnyMemRef>:$weight, AnyMemRef:$output,
+                       Optional<AnyMemRef>:$residual_out,
+                       Optional<AnyMemRef>:$rstd, F32Attr:$epsilon);
   let assemblyFormat = [{
     `epsilon` `(` $epsilon `)`
     `ins` `(` $input `:` type($input) `)`
+    (`residual` `(` $residual^ `:` type($residual) `)`)?
     (`weight` `(` $weight^ `:` type($weight) `)`)?
     `outs` `(` $output `:` type($output) `)`
+    (`residual_out` `(` $residual_out^ `:` type($residual_out) `)`)?
     (`rstd` `(` $rstd^ `:` type($rstd) `)`)?
     attr-dict
   }];
