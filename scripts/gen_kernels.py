@@ -235,6 +235,14 @@ FAMILY = [
     # Chunks kernels writing per-row results from each row's first chunk.
     ("logsumexp", "f32", "auto", "cols=131072"),
     ("cross_entropy", "bf16", "auto", "cols=151936"),
+    # Cross-entropy's gradient written beside the loss (scaled per row; in
+    # place over the logits in check_family.py's inplace layout): a block
+    # per row, several rows per block, a cluster (odd rows) and chunks.
+    ("cross_entropy_grad", "bf16", "auto", "cols=4096"),
+    ("cross_entropy_grad", "f32", "auto", "cols=1000"),
+    ("cross_entropy_grad_smoothed", "f16", "auto", "cols=32000"),
+    ("cross_entropy_grad", "bf16", "auto", "cols=50257"),
+    ("cross_entropy_grad", "f32", "auto", "cols=131072"),
 ]
 
 # Cross-entropy's parameters in the family set (check_family.py reads them
@@ -479,12 +487,18 @@ def mlir_source(func, op, dtype, fields):
     if op.startswith("cross_entropy"):
         smoothing = (f" label_smoothing({LABEL_SMOOTHING})"
                      if op.endswith("smoothed") else "")
+        # `_grad`: the gradient as well, scaled per row, into its own
+        # buffer (over the logits in PyTorch's in-place form).
+        grad = "_grad" in op
         return (f"func.func @{func}(%x: {t}, %l: memref<?xi64>, "
-                f"%loss: {r}, %lse: {r}) {{\n"
+                + (f"%g: {r}, %dx: {t}, " if grad else "")
+                + f"%loss: {r}, %lse: {r}) {{\n"
                 f"  rowred.cross_entropy ignore_index({IGNORE_INDEX})"
                 f"{smoothing} ins(%x : {t}) labels(%l : memref<?xi64>) "
-                f"outs(%loss : {r}) lse(%lse : {r}){attr}\n"
-                f"  return\n}}\n")
+                + (f"grad_scale(%g : {r}) " if grad else "")
+                + f"outs(%loss : {r}) lse(%lse : {r})"
+                + (f" grad(%dx : {t})" if grad else "")
+                + f"{attr}\n  return\n}}\n")
     args, body = f"%x: {t}, %y: {t}", f"dimension(1) ins(%x : {t})"
     outs = f"%y : {t}"
     if op.endswith("_safe"):

@@ -349,11 +349,13 @@ static bool readOperands(const Json &json, KernelSpec &spec,
               "rows, then row outputs";
       return false;
     }
-    if ((operand.role == Role::Row) == isFloatType(operand.type)) {
+    bool rowType = operand.type == DType::I32 || operand.type == DType::I64 ||
+                   operand.type == DType::F32;
+    if (operand.role == Role::Row ? !rowType : !isFloatType(operand.type)) {
       error = "has operand '" + operand.name + "' of role " + role->string +
               " and type " + type->string +
-              ": per-row inputs are i32 or i64, every other operand f32, "
-              "f16 or bf16";
+              ": per-row inputs are i32, i64 or f32, every other operand "
+              "f32, f16 or bf16";
       return false;
     }
     spec.operands.push_back(std::move(operand));

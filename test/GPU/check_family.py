@@ -15,8 +15,9 @@ one case. Cross-entropy's labels include its ignore_index (every seventh
 row) and rows of -inf and +inf logits.
 
 Checks per case: the output is poisoned before the launch, every element
-must be written and the padding between rows left alone; a NaN in a row
-makes the row NaN; relative L2 error within the dtype's limit (1e-5 f32,
+must be written and the padding between rows left alone (but for the
+`inplace` layout, where each output overwrites the input of its
+position); a NaN in a row makes the row NaN; relative L2 error within the dtype's limit (1e-5 f32,
 1e-2 16-bit, or twice the reference's own rounding to the output type) and
 elementwise |out - ref| <= atol * max|ref| + rtol * |ref|. The layer_norm
 inputs include rows of mean 1e4 and spread 1, which a one-pass variance
@@ -91,6 +92,19 @@ def row_reference(meta, x, labels):
         loss = (1 - smoothing) * loss + smoothing * (lse - x.mean(axis=1))
     loss = cp.where(labels == meta["ignore_index"], 0.0, loss)
     return [loss, logsumexp64(x, True)]
+
+
+def grad_reference(meta, x, labels, scale):
+    """cross_entropy's gradient: scale * (softmax - smoothed one-hot), the
+    scale 0 for ignored rows (NaN rows stay NaN, as PyTorch's)."""
+    rows, cols = x.shape
+    smoothing = meta.get("label_smoothing", 0.0)
+    target = cp.full((rows, cols), smoothing / cols)
+    hit = (labels >= 0) & (labels < cols)
+    target[cp.arange(rows)[hit], labels[hit]] += 1 - smoothing
+    g = cp.ones(rows) if scale is None else scale.astype(cp.float64)
+    g = cp.where(labels == meta["ignore_index"], 0.0, g)
+    return (softmax64(x) - target) * g[:, None]
 
 
 def make_labels(meta, rng, rows, cols):
@@ -232,9 +246,12 @@ def run_case(kernel, rng, rows, cols, layout):
         values.append(x64)
     sy = cols + (3 if extra else 0)
     ys = []
-    for t in types["output"]:
-        poison = encode(cp.full((1,), POISON), t)[0]
-        ys.append(cp.full(rows * sy + off, poison, to_device_dtype(t)))
+    for k, t in enumerate(types["output"]):
+        if layout == "inplace":  # over input k, of the same type and rows
+            ys.append(keep[k])
+        else:
+            poison = encode(cp.full((1,), POISON), t)[0]
+            ys.append(cp.full(rows * sy + off, poison, to_device_dtype(t)))
         pointers.append(ys[-1].data.ptr + off * ys[-1].itemsize)
         strides.append(sy)
     col_values = []
@@ -243,11 +260,17 @@ def run_case(kernel, rng, rows, cols, layout):
         keep.append(buf)
         pointers.append(buf.data.ptr + off * buf.itemsize)
         col_values.append(w64)
-    labels = None
+    labels, scale = None, None
     for t in types["row"]:
-        labels = make_labels(meta, rng, rows, cols)
-        buf = cp.zeros(rows + off, {"i32": cp.int32, "i64": cp.int64}[t])
-        buf[off:] = labels
+        if t == "f32":  # the gradient's per-row scale
+            scale = 1.0 / (cp.arange(rows) % 5 + 1)
+            values_t = scale
+        else:
+            labels = make_labels(meta, rng, rows, cols)
+            values_t = labels
+        buf = cp.zeros(rows + off, {"i32": cp.int32, "i64": cp.int64,
+                                    "f32": cp.float32}[t])
+        buf[off:] = values_t
         keep.append(buf)
         pointers.append(buf.data.ptr + off * buf.itemsize)
     zs = []
@@ -259,14 +282,18 @@ def run_case(kernel, rng, rows, cols, layout):
     cp.cuda.runtime.deviceSynchronize()
 
     problems, l2 = [], 0.0
-    refs = reference(op, values, col_values, types["output"],
-                     meta.get("safe", False)) if ys else []
+    if op == "cross_entropy":
+        refs = [grad_reference(meta, values[0], labels, scale)] if ys else []
+    else:
+        refs = reference(op, values, col_values, types["output"],
+                         meta.get("safe", False)) if ys else []
     for k, (ys_k, out_type, ref) in enumerate(zip(ys, types["output"], refs)):
         poison = encode(cp.full((1,), POISON), out_type)[0]
         y2 = ys_k[off:].reshape(rows, sy)
         label = f"output {k}: " if len(ys) > 1 else ""
-        problems += [label + p for p in
-                     write_problems(ys_k, y2, off, cols, poison)]
+        if layout != "inplace":
+            problems += [label + p for p in
+                         write_problems(ys_k, y2, off, cols, poison)]
         found, err = compare(decode(y2[:, :cols], out_type), ref, out_type)
         problems += [label + p for p in found]
         l2 = max(l2, err)
@@ -288,6 +315,16 @@ def run_case(kernel, rng, rows, cols, layout):
             problems += [f"per-row output {k}: {p}" for p in found]
             l2 = max(l2, err)
     return problems, l2
+
+
+def layouts(kernel):
+    """LAYOUTS, and `inplace` (each output over the input of its position,
+    contiguous) where every output has its input's type."""
+    operands = kernel.runtime.operands
+    ins = [t for _, r, t in operands if r == "input"]
+    outs = [t for _, r, t in operands if r == "output"]
+    fits = outs and len(outs) <= len(ins) and ins[:len(outs)] == outs
+    return LAYOUTS + (["inplace"] if fits else [])
 
 
 def lengths(kernel):
@@ -320,7 +357,7 @@ def main():
         worst, kernel_failed = 0.0, 0
         for cols in lengths(kernel):
             for rows in MS if cols <= 65536 else LONG_MS:
-                for layout in LAYOUTS:
+                for layout in layouts(kernel):
                     problems, l2 = run_case(kernel, rng, rows, cols, layout)
                     cases += 1
                     worst = max(worst, l2)

@@ -79,13 +79,16 @@ HostOperands softmax_run::makeOperands(const KernelSpec &spec, const Matrix &x,
       break;
     case KernelOperand::Role::Row: {
       // Labels: a column of each row (a fixed stride through them), and the
-      // ignore_index on every seventh row.
-      Matrix labels(operand.type, 1, x.rows, x.rows);
+      // ignore_index on every seventh row. An f32 per-row input (the
+      // gradient's scale): 1, 1/2, ..., 1/5 by turns.
+      bool scale = isFloatType(operand.type);
+      Matrix values(operand.type, 1, x.rows, x.rows);
       for (int64_t r = 0; r < x.rows; ++r)
-        labels.set(0, r,
-                   r % 7 == 3 ? double(spec.ignoreIndex.value_or(-100))
-                              : double((r * 7919 + int64_t(seed)) % x.cols));
-      ops.rows.push_back(std::move(labels));
+        values.set(0, r,
+                   scale        ? 1.0 / double(r % 5 + 1)
+                   : r % 7 == 3 ? double(spec.ignoreIndex.value_or(-100))
+                                : double((r * 7919 + int64_t(seed)) % x.cols));
+      ops.rows.push_back(std::move(values));
       break;
     }
     case KernelOperand::Role::RowOutput:
@@ -111,6 +114,31 @@ double logSumExp(const Matrix &x, int64_t r, bool finite) {
   for (int64_t c = 0; c < x.cols; ++c)
     s += std::exp(x.get(r, c) - shift);
   return shift + std::log(s);
+}
+
+/// The reference of cross-entropy's gradient: `scale * (softmax - target)`,
+/// the target smoothed one-hot, 0 for ignored rows (NaN for their rows of
+/// NaN, as PyTorch's).
+std::vector<double> gradReference(const KernelSpec &spec,
+                                  const HostOperands &ops) {
+  const Matrix &x = ops.inputs[0];
+  std::vector<double> out = reference(x, "softmax");
+  double smoothing = spec.labelSmoothing.value_or(0.0);
+  parallelRows(x.rows, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      double label = ops.rows[0].get(0, r);
+      double scale = ops.rows.size() > 1 ? ops.rows[1].get(0, r) : 1.0;
+      if (label == double(*spec.ignoreIndex))
+        scale = 0.0;
+      for (int64_t c = 0; c < x.cols; ++c) {
+        double target = smoothing / double(x.cols) +
+                        (double(c) == label ? 1.0 - smoothing : 0.0);
+        double &o = out[r * x.cols + c];
+        o = (o - target) * scale;
+      }
+    }
+  });
+  return out;
 }
 
 /// The reference of a kernel writing per-row results: the logsumexp, or
@@ -220,6 +248,8 @@ std::vector<double> softmax_run::referenceOf(const KernelSpec &spec,
     }
     return out;
   }
+  if (spec.op == "cross_entropy" && !ops.outputs.empty())
+    return gradReference(spec, ops);
   if (spec.op == "logsumexp" || spec.op == "cross_entropy")
     return rowReference(spec, ops);
   if (spec.op == "rms_norm" && ops.inputs.size() == 2)

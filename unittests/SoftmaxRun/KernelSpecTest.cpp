@@ -204,6 +204,19 @@ TEST(KernelSpec, ReadsOperands) {
   EXPECT_EQ(dtypeBytes(loss->operands[1].type), 8);
   EXPECT_STREQ(roleName(loss->operands[2].role), "row_output");
 
+  // Cross-entropy's gradient: its per-row f32 scale is a per-row input.
+  auto grad =
+      KernelSpec::load(writeKernel(withOperands(
+                           R"([{"name": "x", "role": "input", "type": "bf16"},
+              {"name": "y", "role": "output", "type": "bf16"},
+              {"name": "r", "role": "row", "type": "i64"},
+              {"name": "r1", "role": "row", "type": "f32"},
+              {"name": "z", "role": "row_output", "type": "f32"}])")),
+                       error);
+  ASSERT_TRUE(grad) << error;
+  EXPECT_EQ(grad->count(KernelOperand::Role::Row), 2);
+  EXPECT_EQ(grad->operands[3].type, DType::F32);
+
   // Operand lists the reader refuses, and what its message names.
   const std::pair<const char *, const char *> refused[] = {
       {R"([{"name": "y", "role": "output", "type": "bf16"},
@@ -217,12 +230,12 @@ TEST(KernelSpec, ReadsOperands) {
        "disagree with input_type"},
       {R"([{"name": 1}])", "invalid operand"},
       {R"([{"name": "x", "role": "input", "type": "bf16"},
-           {"name": "r", "role": "row", "type": "f32"},
+           {"name": "r", "role": "row", "type": "bf16"},
            {"name": "z", "role": "row_output", "type": "f32"}])",
-       "per-row inputs are i32 or i64"},
+       "per-row inputs are i32, i64 or f32"},
       {R"([{"name": "x", "role": "input", "type": "bf16"},
            {"name": "z", "role": "row_output", "type": "i32"}])",
-       "per-row inputs are i32 or i64"},
+       "per-row inputs are i32, i64 or f32"},
       {R"([{"name": "x", "role": "input", "type": "bf16"},
            {"name": "z", "role": "row_output", "type": "f32"},
            {"name": "r", "role": "row", "type": "i64"}])",

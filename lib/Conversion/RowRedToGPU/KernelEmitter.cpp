@@ -232,9 +232,11 @@ RowContext KernelEmitter::prepareBody(Region &body, ValueRange operands,
   for (BlockArgument arg : block.getArguments().take_front(operands.size()))
     dependsOnElement.insert(arg);
   for (Operation &op : block.without_terminator()) {
-    bool varying = llvm::any_of(op.getOperands(), [&](Value v) {
-      return dependsOnElement.contains(v);
-    });
+    ctx.usesColumn |= isa<ColumnIndexOp>(op);
+    bool varying =
+        isa<ColumnIndexOp>(op) || llvm::any_of(op.getOperands(), [&](Value v) {
+          return dependsOnElement.contains(v);
+        });
     if (!varying) {
       emitOp(op, ctx.uniform, ctx);
       continue;
@@ -255,7 +257,9 @@ RowContext KernelEmitter::prepareBody(Region &body, ValueRange operands,
 }
 
 SmallVector<Value> KernelEmitter::emitElements(RowContext &ctx,
-                                               ArrayRef<Value> elements) {
+                                               ArrayRef<Value> elements,
+                                               Value column) {
+  ctx.column = column;
   IRMapping mapping = ctx.uniform;
   Block &block = ctx.body->front();
   for (auto [arg, operand] :
@@ -293,7 +297,13 @@ void KernelEmitter::emitOp(Operation &op, IRMapping &mapping, RowContext &ctx) {
   Value result;
   if (isa<RowLengthOp>(op))
     result = arith::UIToFPOp::create(b, f32, cols);
-  else if (auto exp = dyn_cast<math::ExpOp>(op); exp && plan.fastExp)
+  else if (auto index = dyn_cast<ColumnIndexOp>(op)) {
+    assert(ctx.column && "a map body's element without its column");
+    result = index.getType().isInteger(32)
+                 ? ctx.column
+                 : arith::ExtUIOp::create(b, index.getType(), ctx.column)
+                       .getResult();
+  } else if (auto exp = dyn_cast<math::ExpOp>(op); exp && plan.fastExp)
     result = emitExp(mapping.lookup(exp.getOperand()));
   else if (auto log = dyn_cast<math::LogOp>(op); log && plan.fastExp)
     result = emitLog(mapping.lookup(log.getOperand()));

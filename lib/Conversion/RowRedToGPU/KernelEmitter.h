@@ -89,8 +89,12 @@ struct RowContext {
   IRMapping uniform;
   /// Reciprocals of row-uniform divisors, for `a / s` -> `a * (1 / s)`.
   DenseMap<Value, Value> reciprocals;
-  /// Ops that depend on the element, in order.
+  /// Ops that depend on the element (or its column), in order.
   SmallVector<Operation *> varying;
+  /// Whether the body reads the element's column (`rowred.column_index`),
+  /// and the column of the element being emitted (i32; set by emitElements).
+  bool usesColumn = false;
+  Value column;
 };
 
 /// Emits the body of one kernel. The kernel handles every row
@@ -293,11 +297,20 @@ private:
   RowContext prepareBody(Region &body, ValueRange operands, ValueRange scalars);
 
   /// Evaluates `ctx`'s body on one element of each of the group's operands
-  /// (Group::elementIndex's order): the values it yields.
-  SmallVector<Value> emitElements(RowContext &ctx, ArrayRef<Value> elements);
+  /// (Group::elementIndex's order), at `column` (i32; a map's bodies need
+  /// it): the values it yields.
+  SmallVector<Value> emitElements(RowContext &ctx, ArrayRef<Value> elements,
+                                  Value column = {});
 
   /// Element `k` of `chunk` of each of the group's operands.
   SmallVector<Value> elementsAt(const Chunk &chunk, int64_t k);
+
+  /// The column of element `k` of `chunk` (i32) where `ctx`'s body reads it.
+  Value columnOf(const RowContext &ctx, const Chunk &chunk, int64_t k) {
+    if (!ctx.usesColumn || k == 0)
+      return ctx.usesColumn ? chunk.col : Value();
+    return arith::AddIOp::create(b, chunk.col, constI32(k));
+  }
 
   /// Maps `v` through `mapping`, cloning constants captured from above.
   Value lookupOrClone(Value v, IRMapping &mapping);

@@ -179,6 +179,14 @@ FailureOr<Group> mlir::rowred::collectGroup(MapOp map) {
   };
   llvm::sort(group.reduces, inOrder);
   llvm::sort(group.gathers, inOrder);
+  // The per-row inputs as the map names them (labels, then a scale), those
+  // only a reduce or gather reads after them.
+  auto mapPosition = [&](Value v) {
+    return llvm::find(map.getRows(), v) - map.getRows().begin();
+  };
+  llvm::stable_sort(group.rowInputs, [&](Value a, Value b) {
+    return mapPosition(a) < mapPosition(b);
+  });
 
   // Every use of a buffer must be inside the group (or its dealloc): the
   // buffers disappear, their values live in registers.

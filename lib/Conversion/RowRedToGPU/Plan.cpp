@@ -674,8 +674,12 @@ FailureOr<KernelPlan> mlir::rowred::planKernel(const Group &group,
     return failure();
   // The bounds were measured on one input and output: a group with more
   // operands holds more values per element (softmax backward's two inputs
-  // spill 388 bytes at the warp-per-row bound of 64 registers).
-  if (group.hasOneRowOperand())
+  // spill 388 bytes at the warp-per-row bound of 64 registers), and so does
+  // a map of rows that reads per-row inputs (cross-entropy's gradient, its
+  // labels compared with every element's column: 20-56 bytes of spills at
+  // the cluster, warp-per-row and chunk bounds).
+  bool rowInputsPerElement = !group.rowInputs.empty() && !group.outputs.empty();
+  if (group.hasOneRowOperand() && !rowInputsPerElement)
     plan->minBlocksPerSM = minBlocksPerSM(*plan, isSoftmaxMap(group));
   return plan;
 }

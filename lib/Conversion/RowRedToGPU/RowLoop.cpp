@@ -301,8 +301,8 @@ void KernelEmitter::emitMap(Value yRow, ArrayRef<Chunk> chunks,
     unsigned result = group.outputResults.front();
     for (const Chunk &chunk : chunks) {
       SmallVector<Value> outs;
-      for (Value v : chunk.values)
-        outs.push_back(emitElements(ctx, v)[result]);
+      for (auto [k, v] : llvm::enumerate(chunk.values))
+        outs.push_back(emitElements(ctx, v, columnOf(ctx, chunk, k))[result]);
       storeChunk(yRow, chunk.col, chunk.valid, outs);
     }
     return;
@@ -313,7 +313,8 @@ void KernelEmitter::emitMap(Value yRow, ArrayRef<Chunk> chunks,
   for (const Chunk &chunk : chunks) {
     SmallVector<SmallVector<Value>> outs(outputRows.size());
     for (int64_t k = 0, e = chunk.values.size(); k < e; ++k) {
-      SmallVector<Value> results = emitElements(ctx, elementsAt(chunk, k));
+      SmallVector<Value> results =
+          emitElements(ctx, elementsAt(chunk, k), columnOf(ctx, chunk, k));
       for (auto [out, result] : llvm::zip_equal(outs, group.outputResults))
         out.push_back(results[result]);
     }

@@ -25,6 +25,16 @@
 // N131072-LABEL: func.func @cross_entropy
 // N131072: rowred.plan = #rowred.plan<strategy = chunks,
 
+// Cross-entropy's gradient: a map of rows that reads the labels and a scale
+// per row, on the same strategies, without the register bounds measured on
+// maps that read no per-row operand (no min_blocks_per_sm).
+// N1000-LABEL: func.func @cross_entropy_grad
+// N1000: rowred.plan = #rowred.plan<strategy = fused, block = 1024, warps = 4, rows_per_block = 4, vector = 8, max_cols = 1024, stage_elements = 1024>
+// N50257-LABEL: func.func @cross_entropy_grad
+// N50257: rowred.plan = #rowred.plan<strategy = cluster, block = 16384, warps = 16, cluster = 4, vector = 8, reread = true, max_cols = 65536, stage_elements = 16384>
+// N131072-LABEL: func.func @cross_entropy_grad
+// N131072: rowred.plan = #rowred.plan<strategy = chunks, block = 4096, warps = 4, vector = 8, chunk_stage = 12288>
+
 // ONLINE: error: 'rowred.map' op the online strategy needs a max reduce followed by a sum of exp(x - max), as produced by rowred-decompose, and writes no per-row results
 
 // The kernel's parameters: the input, the labels, the two per-row outputs,
@@ -38,6 +48,14 @@
 // GPU: arith.cmpi slt
 // GPU: llvm.getelementptr inbounds %[[LOSS]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
 // GPU: llvm.getelementptr inbounds %[[LSE]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
+
+// The gradient's kernel: the input, the gradient, the labels, the scale,
+// the loss; each element's column (extended to i64) compared with the
+// label.
+// GPU: gpu.func @cross_entropy_grad_kernel2(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %[[L2:.*]]: !llvm.ptr<1>, %[[SC:.*]]: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64) kernel
+// GPU: llvm.getelementptr inbounds %[[L2]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i64
+// GPU: llvm.getelementptr inbounds %[[SC]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
+// GPU: arith.cmpi eq, %{{[0-9]+}}, %{{[0-9]+}} : i64
 
 // JSON: "ignore_index": -100,
 // JSON: "label_smoothing": 0,
@@ -63,5 +81,10 @@ func.func @logsumexp(%x: memref<?x?xf32>, %lse: memref<?xf32>) {
 
 func.func @cross_entropy(%x: memref<?x?xbf16>, %labels: memref<?xi64>, %loss: memref<?xf32>, %lse: memref<?xf32>) {
   rowred.cross_entropy ignore_index(-100) ins(%x : memref<?x?xbf16>) labels(%labels : memref<?xi64>) outs(%loss : memref<?xf32>) lse(%lse : memref<?xf32>)
+  return
+}
+
+func.func @cross_entropy_grad(%x: memref<?x?xbf16>, %labels: memref<?xi64>, %g: memref<?xf32>, %loss: memref<?xf32>) {
+  rowred.cross_entropy ignore_index(-100) ins(%x : memref<?x?xbf16>) labels(%labels : memref<?xi64>) grad_scale(%g : memref<?xf32>) outs(%loss : memref<?xf32>) grad(%x : memref<?x?xbf16>)
   return
 }

@@ -148,6 +148,9 @@ func.func @per_row_results(%x: memref<?x?xbf16>, %labels: memref<?xi64>,
   rowred.cross_entropy ignore_index(-100) ins(%x : memref<?x?xbf16>) labels(%labels : memref<?xi64>) outs(%loss : memref<?xbf16>) lse(%lse : memref<?xf32>)
   // CHECK: rowred.cross_entropy ignore_index(7) label_smoothing(1.000000e-01) ins(%{{.*}} : memref<?x?xbf16>) labels(%{{.*}} : memref<?xi32>) outs(
   rowred.cross_entropy ignore_index(7) label_smoothing(0.1) ins(%x : memref<?x?xbf16>) labels(%l32 : memref<?xi32>) outs(%loss : memref<?xbf16>)
+  // The gradient, scaled per row and in place over the logits.
+  // CHECK: rowred.cross_entropy ignore_index(-100) ins(%[[X:.*]] : memref<?x?xbf16>) labels(%{{.*}} : memref<?xi64>) grad_scale(%{{.*}} : memref<?xf32>) outs(%{{.*}} : memref<?xbf16>) grad(%[[X]] : memref<?x?xbf16>)
+  rowred.cross_entropy ignore_index(-100) ins(%x : memref<?x?xbf16>) labels(%labels : memref<?xi64>) grad_scale(%g : memref<?xf32>) outs(%loss : memref<?xbf16>) grad(%x : memref<?x?xbf16>)
   // CHECK: rowred.gather ins(%{{.*}} : memref<?x?xbf16>) indices(%{{.*}} : memref<?xi64>) outs(%{{.*}} : memref<?xf32>)
   rowred.gather ins(%x : memref<?x?xbf16>) indices(%labels : memref<?xi64>) outs(%g : memref<?xf32>)
   // CHECK: rowred.map ins(%{{.*}} : memref<?x?xbf16>) rows(%{{.*}}, %{{.*}} : memref<?xf32>, memref<?xi64>) outs(%{{.*}} : memref<?xbf16>) {
@@ -159,6 +162,15 @@ func.func @per_row_results(%x: memref<?x?xbf16>, %labels: memref<?xi64>,
     %ignored = arith.cmpi slt, %li, %c : i64
     %v = arith.select %ignored, %z, %gi : f32
     rowred.yield %v : f32
+  }
+  // A one-hot row from the element's column.
+  // CHECK: rowred.column_index : i64
+  rowred.map ins(%x : memref<?x?xbf16>) rows(%labels : memref<?xi64>) outs(%x : memref<?x?xbf16>) {
+  ^bb0(%xj: f32, %li: i64):
+    %j = rowred.column_index : i64
+    %hit = arith.cmpi eq, %j, %li : i64
+    %one = arith.uitofp %hit : i1 to f32
+    rowred.yield %one : f32
   }
   return
 }

@@ -317,6 +317,30 @@ func.func @cross_entropy(%x: memref<8x32000xbf16>, %y: memref<8xi64>, %loss: mem
 
 // -----
 
+// cross_entropy's gradient: a third output of the map, the scale (0 where
+// ignored) times the softmax minus the one-hot of the label at the element's
+// column.
+// CHECK-LABEL: func.func @cross_entropy_grad
+// CHECK: rowred.map ins(%[[X:.*]] : memref<?x?xf32>) rows(%{{.*}}, %{{.*}}, %{{.*}}, %[[LBL:.*]], %[[SC:.*]] : memref<?xf32>, memref<?xf32>, memref<?xf32>, memref<?xi32>, memref<?xf32>) outs(%{{.*}}, %[[X]] : memref<?xf32>, memref<?x?xf32>) {
+// CHECK-NEXT: ^bb0(%[[XJ:.*]]: f32, %[[MI:.*]]: f32, %[[SI:.*]]: f32, %{{.*}}: f32, %[[LI:.*]]: i32, %[[GI:.*]]: f32):
+// CHECK: %[[IGN:.*]] = arith.cmpi eq, %[[LI]], %{{.*}} : i32
+// CHECK: %[[SCALE:.*]] = arith.select %[[IGN]], %{{.*}}, %[[GI]] : f32
+// CHECK-NEXT: %[[D:.*]] = arith.subf %[[XJ]], %[[MI]] : f32
+// CHECK-NEXT: %[[E:.*]] = math.exp %[[D]] : f32
+// CHECK-NEXT: %[[P:.*]] = arith.divf %[[E]], %[[SI]] : f32
+// CHECK-NEXT: %[[J:.*]] = rowred.column_index : i32
+// CHECK-NEXT: %[[HIT:.*]] = arith.cmpi eq, %[[J]], %[[LI]] : i32
+// CHECK-NEXT: %[[T:.*]] = arith.select %[[HIT]], %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT: %[[PT:.*]] = arith.subf %[[P]], %[[T]] : f32
+// CHECK-NEXT: %[[G:.*]] = arith.mulf %[[PT]], %[[SCALE]] : f32
+// CHECK-NEXT: rowred.yield %{{.*}}, %[[G]] : f32, f32
+func.func @cross_entropy_grad(%x: memref<?x?xf32>, %y: memref<?xi32>, %g: memref<?xf32>, %loss: memref<?xf32>) {
+  rowred.cross_entropy ignore_index(-100) ins(%x : memref<?x?xf32>) labels(%y : memref<?xi32>) grad_scale(%g : memref<?xf32>) outs(%loss : memref<?xf32>) grad(%x : memref<?x?xf32>)
+  return
+}
+
+// -----
+
 // The norms' statistics: rms_norm's rstd is the map's second, per-row
 // output (the rsqrt the rows are scaled by); layer_norm's mean is the first
 // mean corrected, m + d.

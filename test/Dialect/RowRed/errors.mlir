@@ -513,3 +513,52 @@ func.func @rms_norm_residual_out_rank(%x: memref<4x8xf32>, %r: memref<4x8xf32>, 
   rowred.rms_norm epsilon(1.0e-06) ins(%x : memref<4x8xf32>) residual(%r : memref<4x8xf32>) outs(%y : memref<4x8xf32>) residual_out(%h : memref<4xf32>)
   return
 }
+
+// -----
+
+func.func @cross_entropy_scale_without_grad(%x: memref<4x8xf32>, %l: memref<4xi64>, %g: memref<4xf32>, %loss: memref<4xf32>) {
+  // expected-error @+1 {{'rowred.cross_entropy' op has a grad_scale but no grad to scale}}
+  rowred.cross_entropy ignore_index(-100) ins(%x : memref<4x8xf32>) labels(%l : memref<4xi64>) grad_scale(%g : memref<4xf32>) outs(%loss : memref<4xf32>)
+  return
+}
+
+// -----
+
+func.func @cross_entropy_grad_shape(%x: memref<4x8xf32>, %l: memref<4xi64>, %loss: memref<4xf32>, %dx: memref<4x9xf32>) {
+  // expected-error @+1 {{'rowred.cross_entropy' op grad has shape 'memref<4x9xf32>', which differs from 'memref<4x8xf32>'}}
+  rowred.cross_entropy ignore_index(-100) ins(%x : memref<4x8xf32>) labels(%l : memref<4xi64>) outs(%loss : memref<4xf32>) grad(%dx : memref<4x9xf32>)
+  return
+}
+
+// -----
+
+func.func @cross_entropy_grad_scale_type(%x: memref<4x8xf32>, %l: memref<4xi64>, %g: memref<4xbf16>, %loss: memref<4xf32>) {
+  // expected-error @+1 {{'rowred.cross_entropy' op grad_scale must be a rank-1 memref of f32 (one per row), got 'memref<4xbf16>'}}
+  rowred.cross_entropy ignore_index(-100) ins(%x : memref<4x8xf32>) labels(%l : memref<4xi64>) grad_scale(%g : memref<4xbf16>) outs(%loss : memref<4xf32>) grad(%x : memref<4x8xf32>)
+  return
+}
+
+// -----
+
+func.func @column_index_in_reduce(%x: memref<4x8xf32>, %s: memref<4xf32>) {
+  rowred.reduce sum ins(%x : memref<4x8xf32>) outs(%s : memref<4xf32>) {
+  ^bb0(%a: f32):
+    // expected-error @+1 {{'rowred.column_index' op expects parent op 'rowred.map'}}
+    %j = rowred.column_index : i32
+    rowred.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+func.func @column_index_per_row(%x: memref<4x8xf32>, %z: memref<4xf32>) {
+  // expected-error @+1 {{'rowred.map' op output #0 has one element per row, but the value yielded for it depends on the element's column (rowred.column_index): it may use only row scalars}}
+  rowred.map ins(%x : memref<4x8xf32>) outs(%z : memref<4xf32>) {
+  ^bb0(%a: f32):
+    %j = rowred.column_index : i32
+    %f = arith.sitofp %j : i32 to f32
+    rowred.yield %f : f32
+  }
+  return
+}

@@ -404,7 +404,14 @@ LogicalResult MapOp::verifyRegions() {
                  << arg.getArgNumber() << "): it may use only row scalars";
         continue;
       }
-      if (Operation *def = v.getDefiningOp(); def && def->getBlock() == &block)
+      Operation *def = v.getDefiningOp();
+      if (isa_and_nonnull<ColumnIndexOp>(def))
+        return emitOpError()
+               << "output #" << index
+               << " has one element per row, but the value yielded for it "
+                  "depends on the element's column (rowred.column_index): "
+                  "it may use only row scalars";
+      if (def && def->getBlock() == &block)
         llvm::append_range(worklist, def->getOperands());
     }
   }
@@ -519,8 +526,13 @@ LogicalResult CrossEntropyOp::verify() {
       failed(verifyRowScalars(*this, getLoss(), type, "loss",
                               RowElements::Results)) ||
       (getLse() && failed(verifyRowScalars(*this, getLse(), type, "lse",
-                                           RowElements::Results))))
+                                           RowElements::Results))) ||
+      (getGrad() && failed(verifyMatrices(*this, getGrad(), type, "grad"))) ||
+      (getGradScale() &&
+       failed(verifyRowScalars(*this, getGradScale(), type, "grad_scale"))))
     return failure();
+  if (getGradScale() && !getGrad())
+    return emitOpError() << "has a grad_scale but no grad to scale";
   APFloat smoothing = getLabelSmoothing();
   if (smoothing.isNegative() || !smoothing.isFinite() ||
       smoothing.convertToFloat() > 1.0f)
@@ -532,10 +544,14 @@ LogicalResult CrossEntropyOp::verify() {
 void CrossEntropyOp::getEffects(
     SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
         &effects) {
+  SmallVector<OpOperand *> reads = {&getLogitsMutable(), &getLabelsMutable()};
+  for (OpOperand &scale : getGradScaleMutable())
+    reads.push_back(&scale);
   SmallVector<OpOperand *> writes = {&getLossMutable()};
-  for (OpOperand &lse : getLseMutable())
-    writes.push_back(&lse);
-  addEffects(effects, {&getLogitsMutable(), &getLabelsMutable()}, writes);
+  for (MutableOperandRange range : {getLseMutable(), getGradMutable()})
+    for (OpOperand &operand : range)
+      writes.push_back(&operand);
+  addEffects(effects, reads, writes);
 }
 
 #define GET_OP_CLASSES

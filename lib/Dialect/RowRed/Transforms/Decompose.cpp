@@ -429,7 +429,10 @@ struct DecomposeLogSumExp : OpRewritePattern<LogSumExpOp> {
 /// the gather of the label's logit `g`, and the map of the per-row results:
 /// the loss `(1 - e) * (lse - g) + e * (lse - t / N)` with `lse = m +
 /// log(s)`, NaN where `m` is infinite (log_softmax's NaN rows) and 0 for
-/// ignored rows, and the logsumexp as rowred.logsumexp's.
+/// ignored rows, and the logsumexp as rowred.logsumexp's. With a gradient,
+/// the map writes `scale * (exp(x - m) / s - target)` as well, the target
+/// `(1 - e) + e / N` at the label's column (rowred.column_index) and `e / N`
+/// elsewhere, the scale 0 for ignored rows.
 struct DecomposeCrossEntropy : OpRewritePattern<CrossEntropyOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -441,10 +444,11 @@ struct DecomposeCrossEntropy : OpRewritePattern<CrossEntropyOp> {
     Decomposition d(rewriter, op, x);
     RowSums sums = d.shiftedSums(x, /*withTotal=*/smoothing != 0.0f);
     Value g = d.gather(x, labels);
+    // Row scalars: a[1..4], then the total and the gradient's scale.
     SmallVector<Value> rows = {sums.max, sums.exp, g, labels};
-    if (sums.total)
-      rows.push_back(sums.total);
-    SmallVector<Value> outputs = present({op.getLoss(), op.getLse()});
+    llvm::append_range(rows, present({sums.total, op.getGradScale()}));
+    SmallVector<Value> outputs =
+        present({op.getLoss(), op.getLse(), op.getGrad()});
     d.map(x, {}, rows, outputs, [&](BodyBuilder &bb, ValueRange a) {
       Value lse = bb.logSumExp(a[1], a[2]);
       Value loss = bb.sub(lse, a[3]);
@@ -458,13 +462,36 @@ struct DecomposeCrossEntropy : OpRewritePattern<CrossEntropyOp> {
       loss = bb.select(
           infinite, bb.constant(APFloat::getNaN(APFloat::IEEEsingle())), loss);
       Value ignored = bb.equals(a[4], ignoreIndex);
-      loss = bb.select(ignored, bb.constant(APFloat(0.0f)), loss);
+      Value zero = bb.constant(APFloat(0.0f));
+      loss = bb.select(ignored, zero, loss);
       SmallVector<Value> results = {loss};
-      if (outputs.size() > 1)
+      if (op.getLse())
         results.push_back(bb.select(infinite, a[1], lse));
+      if (op.getGrad()) {
+        Value scale = op.getGradScale() ? a.back() : bb.constant(APFloat(1.0f));
+        scale = bb.select(ignored, zero, scale);
+        Value p = bb.div(bb.shiftedExp(a[0], a[1]), a[2]);
+        results.push_back(
+            bb.mul(bb.sub(p, gradTarget(bb, a[4], smoothing)), scale));
+      }
       return results;
     });
     return success();
+  }
+
+private:
+  /// The one-hot target of the element's column against `label`, smoothed:
+  /// `(1 - e) + e / N` at the label, `e / N` elsewhere.
+  static Value gradTarget(BodyBuilder &bb, Value label, float smoothing) {
+    Value column = ColumnIndexOp::create(bb.b, bb.loc, label.getType());
+    Value hit = arith::CmpIOp::create(bb.b, bb.loc, arith::CmpIPredicate::eq,
+                                      column, label);
+    if (smoothing == 0.0f)
+      return bb.select(hit, bb.constant(APFloat(1.0f)),
+                       bb.constant(APFloat(0.0f)));
+    Value spread = bb.div(bb.constant(APFloat(smoothing)), bb.rowLength());
+    Value peak = bb.add(bb.constant(APFloat(1.0f - smoothing)), spread);
+    return bb.select(hit, peak, spread);
   }
 };
 

@@ -401,6 +401,7 @@ def RowRed_LogSumExpOp : RowRed_Op<"logsumexp", [
 }
 
 def RowRed_CrossEntropyOp : RowRed_Op<"cross_entropy", [
+    AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
   let summary = "Cross-entropy loss of every row of logits against a label";
   let description = [{
@@ -423,21 +424,41 @@ def RowRed_CrossEntropyOp : RowRed_Op<"cross_entropy", [
     logsumexp is written there as well (ignored rows included), as the
     backward pass needs it, with `rowred.logsumexp`'s special values.
 
+    With `grad` (rank 2, the shape of `logits`), the gradient of the loss
+    with respect to the logits is written in the same pass:
+
+    ```
+    grad[i, j] = g_i * (exp(logits[i, j] - lse_i) - (1 - s) * [j == labels[i]]
+                        - s / N)
+    ```
+
+    where `g_i` is `grad_scale[i]` (1 without `grad_scale`; 0 for ignored
+    rows): the gradient of `sum_i g_i * loss[i]`, so that a mean over the
+    rows that are not ignored passes `1 / count` for every row. `grad` may
+    be `logits` itself: training at a large vocabulary then holds no second
+    logits-sized buffer (each element is read before it is overwritten).
+    Rows of NaN losses get NaN gradients.
+
     `logits` is rank 2 (f32, f16 or bf16, rows contiguous); `labels` is
     rank 1 of i32 or i64 with one element per row; `loss` and `lse` are
-    rank 1 with one element per row, of f32, f16 or bf16. Arithmetic is
-    done in f32.
+    rank 1 with one element per row, of f32, f16 or bf16; `grad_scale` is
+    rank 1 of f32 with one element per row. Arithmetic is done in f32.
 
-    Example:
+    Examples:
 
     ```mlir
     rowred.cross_entropy ignore_index(-100)
         ins(%logits : memref<?x128256xbf16>) labels(%y : memref<?xi64>)
         outs(%loss : memref<?xf32>) lse(%lse : memref<?xf32>)
+    rowred.cross_entropy ignore_index(-100)
+        ins(%logits : memref<?x128256xbf16>) labels(%y : memref<?xi64>)
+        grad_scale(%g : memref<?xf32>) outs(%loss : memref<?xf32>)
+        grad(%logits : memref<?x128256xbf16>)
     ```
   }];
-  let arguments = (ins AnyMemRef:$logits, AnyMemRef:$labels, AnyMemRef:$loss,
-                       Optional<AnyMemRef>:$lse,
+  let arguments = (ins AnyMemRef:$logits, AnyMemRef:$labels,
+                       Optional<AnyMemRef>:$grad_scale, AnyMemRef:$loss,
+                       Optional<AnyMemRef>:$lse, Optional<AnyMemRef>:$grad,
                        DefaultValuedAttr<I64Attr, "-100">:$ignore_index,
                        DefaultValuedAttr<F32Attr, "0.0f">:$label_smoothing);
   let assemblyFormat = [{
@@ -445,8 +466,10 @@ def RowRed_CrossEntropyOp : RowRed_Op<"cross_entropy", [
     (`label_smoothing` `(` $label_smoothing^ `)`)?
     `ins` `(` $logits `:` type($logits) `)`
     `labels` `(` $labels `:` type($labels) `)`
+    (`grad_scale` `(` $grad_scale^ `:` type($grad_scale) `)`)?
     `outs` `(` $loss `:` type($loss) `)`
     (`lse` `(` $lse^ `:` type($lse) `)`)?
+    (`grad` `(` $grad^ `:` type($grad) `)`)?
     attr-dict
   }];
   let hasVerifier = 1;
@@ -652,6 +675,27 @@ def RowRed_RowLengthOp : RowRed_Op<"row_length", [
     ```
   }];
   let results = (outs F32:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+def RowRed_ColumnIndexOp : RowRed_Op<"column_index", [
+    Pure, ParentOneOf<["MapOp"]>]> {
+  let summary = "The column of the element a map body is evaluated on";
+  let description = [{
+    Gives the body of a `rowred.map` the column `j` of the element it
+    computes, as an i32 or i64 (to compare with integer `rows` operands such
+    as labels). A value that depends on it varies along the row: a map's
+    per-row results may not use it. Cross-entropy's gradient writes its
+    one-hot term with it.
+
+    Example:
+
+    ```mlir
+    %j = rowred.column_index : i64
+    %hit = arith.cmpi eq, %j, %label : i64
+    ```
+  }];
+  let results = (outs AnyTypeOf<[I32, I64]>:$result);
   let assemblyFormat = "attr-dict `:` type($result)";
 }
 
