@@ -12,7 +12,9 @@ compiled kernel for the row length where a pack (or the compiler) has one
 and PyTorch's fused backward kernel where none does (these kernels need an
 exact row length: packs.EXACT_OPS). logsumexp and cross_entropy run on
 their compiled kernels likewise (PyTorch's where there is none); their
-gradients are PyTorch expressions of the saved logsumexp.
+gradients are PyTorch expressions of the saved logsumexp, or, for
+cross_entropy(..., inplace_backward=True), the forward kernel's gradient
+written over the logits.
 """
 import os
 import threading
@@ -340,11 +342,64 @@ def logsumexp(x, dim=-1):
     return lse.reshape(shape).to(x.dtype)
 
 
+class _CrossEntropyInPlace(torch.autograd.Function):
+    """Cross-entropy whose forward writes the gradient over the logits (one
+    kernel: the loss and `scale * (softmax - one_hot)`, the scale `1 /
+    count` of the rows not ignored for a mean, 1 otherwise), so that no
+    second logits-sized buffer is ever held; the backward hands that buffer
+    on, scaled by the incoming gradient when it is not 1."""
+
+    @staticmethod
+    def forward(ctx, logits, labels, reduction, kernel):
+        rows, n = logits.shape
+        kept = labels != packs.IGNORE_INDEX
+        count = kept.sum()
+        if reduction == "mean":
+            scale = count.float().reciprocal().expand(rows).contiguous()
+        else:
+            scale = torch.ones(rows, dtype=torch.float32, device=logits.device)
+        loss = torch.empty(rows, dtype=torch.float32, device=logits.device)
+        stride = logits.stride(0) if rows > 1 else n
+        with torch.cuda.device(logits.device):
+            stream = torch.cuda.current_stream(logits.device).cuda_stream
+            nbytes = kernel.workspace_bytes(rows, n)
+            workspace = torch.zeros(nbytes, dtype=torch.uint8,
+                                    device=logits.device) if nbytes else None
+            kernel.launch_operands(
+                stream, [logits.data_ptr(), logits.data_ptr(),
+                         labels.data_ptr(), scale.data_ptr(),
+                         loss.data_ptr()], [stride, stride], rows, n,
+                workspace.data_ptr() if workspace is not None else 0)
+        ctx.reduction = reduction
+        # The logits now hold the gradient; the kernel wrote them through
+        # their address, so their version is unchanged.
+        ctx.save_for_backward(logits)
+        if reduction == "none":
+            return loss
+        return loss.sum() / count if reduction == "mean" else loss.sum()
+
+    @staticmethod
+    def backward(ctx, grad):
+        (dx,) = ctx.saved_tensors
+        if ctx.reduction == "none":
+            dx.mul_(grad.unsqueeze(-1).to(dx.dtype))
+        elif grad.item() != 1.0:
+            dx.mul_(grad.to(dx.dtype))
+        return dx, None, None, None
+
+
 def cross_entropy(logits, labels, ignore_index=-100, label_smoothing=0.0,
-                  reduction="mean"):
+                  reduction="mean", inplace_backward=False):
     """F.cross_entropy(logits, labels, ...) for logits of shape (N, C) and
     int64 labels of shape (N,) on the compiled kernels; other ignore_index
-    and label_smoothing values run on PyTorch's."""
+    and label_smoothing values run on PyTorch's.
+
+    With `inplace_backward`, logits that require grad are overwritten with
+    their gradient by the forward's kernel (packs.EXACT_OPS's
+    cross_entropy_grad), which the backward returns: the logits' values are
+    gone after the call, and training at a large vocabulary holds no second
+    logits-sized buffer. Where the pack has no such kernel for C, or the
+    logits need no gradient, it computes as without."""
     check_input("cross_entropy", logits, -1)
     if logits.dim() != 2:
         raise ValueError("rowred.cross_entropy: expected logits of shape "
@@ -365,6 +420,15 @@ def cross_entropy(logits, labels, ignore_index=-100, label_smoothing=0.0,
         return torch.nn.functional.cross_entropy(
             logits, labels, ignore_index=ignore_index,
             label_smoothing=label_smoothing, reduction=reduction)
+    if inplace_backward and logits.requires_grad and \
+            torch.is_grad_enabled() and logits.stride(-1) == 1 and \
+            logits.stride(0) >= logits.size(1) and \
+            logits.numel() > 0:
+        kernel = _exact_kernel("cross_entropy_grad", logits, logits.size(1))
+        if kernel is not None:
+            loss = _CrossEntropyInPlace.apply(logits, labels.contiguous(),
+                                              reduction, kernel)
+            return loss.to(logits.dtype)
     loss, _ = torch.ops.rowred.cross_entropy(logits, labels)
     if reduction == "sum":
         loss = loss.sum()

@@ -36,13 +36,13 @@ import tempfile
 
 FORMAT, VERSION = "rowred-pack", 1
 OPS = ("softmax", "log_softmax", "softmax_backward", "log_softmax_backward",
-       "logsumexp", "cross_entropy")
+       "logsumexp", "cross_entropy", "cross_entropy_grad")
 # Kernels that need a row length: the gradients' (y, dy -> dx) hold whole
-# rows of two operands, and logsumexp's and cross-entropy's take no online
-# kernel for rows of any length. A pack has them for its exact lengths, not
-# for 'any'.
+# rows of two operands, and logsumexp's and cross-entropy's (with its
+# gradient or without) take no online kernel for rows of any length. A pack
+# has them for its exact lengths, not for 'any'.
 EXACT_OPS = ("softmax_backward", "log_softmax_backward", "logsumexp",
-             "cross_entropy")
+             "cross_entropy", "cross_entropy_grad")
 # Cross-entropy kernels are PyTorch's defaults: ignore_index -100, no label
 # smoothing, int64 labels, the loss and the logsumexp in f32.
 IGNORE_INDEX = -100
@@ -238,6 +238,14 @@ def _mlir_source(name, op, dtype):
                 f"  rowred.cross_entropy ignore_index({IGNORE_INDEX}) "
                 f"ins(%x : {t}) labels(%l : memref<?xi64>) "
                 f"outs(%loss : {r}) lse(%lse : {r})\n"
+                f"  return\n}}\n")
+    if op == "cross_entropy_grad":
+        # The loss, and the gradient scaled per row over the logits.
+        return (f"func.func @{name}(%x: {t}, %l: memref<?xi64>, %g: {r}, "
+                f"%loss: {r}) {{\n"
+                f"  rowred.cross_entropy ignore_index({IGNORE_INDEX}) "
+                f"ins(%x : {t}) labels(%l : memref<?xi64>) "
+                f"grad_scale(%g : {r}) outs(%loss : {r}) grad(%x : {t})\n"
                 f"  return\n}}\n")
     if op in EXACT_OPS:
         args, ins = f"%x: {t}, %dy: {t}, %y: {t}", f"%x, %dy : {t}, {t}"

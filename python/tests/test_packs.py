@@ -126,6 +126,19 @@ class BuildTest(unittest.TestCase):
                          [("input", "bf16"), ("row", "i64"),
                           ("row_output", "f32"), ("row_output", "f32")])
 
+    def test_cross_entropy_gradient_kernels(self):
+        out = os.path.join(self.dir, "grad")
+        packs.build(SOFTMAX_OPT, out, ["cross_entropy_grad"], ["bf16"],
+                    [50257])
+        path = packs.Pack(out).find("cross_entropy_grad", "bf16", 50257)
+        with open(path) as f:
+            meta = json.load(f)
+        # The gradient over the logits: the labels, then the scale per row.
+        self.assertEqual([(o["role"], o["type"]) for o in meta["operands"]],
+                         [("input", "bf16"), ("output", "bf16"),
+                          ("row", "i64"), ("row", "f32"),
+                          ("row_output", "f32")])
+
     def test_command_line_gradients(self):
         out = os.path.join(self.dir, "cli-backward")
         self.assertEqual(packs.main(["build", "--softmax-opt", SOFTMAX_OPT,
@@ -134,6 +147,7 @@ class BuildTest(unittest.TestCase):
         ops = sorted((k["op"], k["cols"])
                      for k in packs.Pack(out).kernels)
         self.assertEqual(ops, [("cross_entropy", 512),
+                               ("cross_entropy_grad", 512),
                                ("log_softmax", 0), ("log_softmax", 512),
                                ("log_softmax_backward", 512),
                                ("logsumexp", 512),

@@ -6,7 +6,7 @@ usage: torch_ops.py PACK_DIR
 PACK_DIR is a pack built by `python3 -m rowred.packs build` with softmax
 and log_softmax kernels of f32, f16 and bf16 for rows of any length and for
 the exact lengths in EXACT_COLS, and their gradient, logsumexp and
-cross-entropy kernels for those lengths. Checks each op against torch's on the GPU (values, gradients),
+cross-entropy kernels (with the gradient and without) for those lengths. Checks each op against torch's on the GPU (values, gradients),
 torch.compile(fullgraph=True), CUDA graph capture and replay, two streams
 at once, strided and empty inputs, and the errors a user sees. Exits 77
 (skipped) without a GPU or PyTorch.
@@ -205,6 +205,79 @@ class PerRowResults(unittest.TestCase):
         torch.library.opcheck(torch.ops.rowred.logsumexp.default, (x,))
         torch.library.opcheck(torch.ops.rowred.cross_entropy.default,
                               (x, labels))
+
+
+class InPlaceCrossEntropy(unittest.TestCase):
+    """rowred.cross_entropy(..., inplace_backward=True): the forward's
+    kernel writes the gradient over the logits (the pack's
+    cross_entropy_grad kernels for EXACT_COLS)."""
+
+    def test_values_and_gradients(self):
+        for dtype in DTYPES:
+            for rows, n in ((64, 1024), (33, 32000), (8, 131072)):
+                x = torch.randn(rows, n, device="cuda", dtype=dtype) * 3
+                labels = torch.randint(0, n, (rows,), device="cuda")
+                labels[2] = -100
+                for reduction in ("none", "mean", "sum"):
+                    xr = x.double().requires_grad_()
+                    want = torch.nn.functional.cross_entropy(
+                        xr, labels, reduction=reduction)
+                    xo = x.clone().requires_grad_()
+                    got = rowred.cross_entropy(xo, labels,
+                                               reduction=reduction,
+                                               inplace_backward=True)
+                    self.assertEqual(got.dtype, dtype)
+                    tol = 1e-4 if dtype == torch.float32 else 2e-2
+                    torch.testing.assert_close(
+                        got.double(), want.detach(), atol=tol, rtol=tol,
+                        msg=lambda m: f"loss {reduction} {rows}x{n} "
+                        f"{dtype}: {m}")
+                    # An upstream gradient other than 1 (per row for none).
+                    g = torch.rand_like(want) + 0.5
+                    want.backward(g)
+                    got.backward(g.to(dtype))
+                    tol = 1e-6 if dtype == torch.float32 else 4e-3
+                    torch.testing.assert_close(
+                        xo.grad.double(), xr.grad, atol=tol, rtol=2e-2,
+                        msg=lambda m: f"grad {reduction} {rows}x{n} "
+                        f"{dtype}: {m}")
+        used = {os.path.basename(path) for path, _ in rowred.ops._kernels}
+        self.assertIn("cross_entropy_grad_bf16_n131072_kernel0.json", used)
+
+    def test_memory(self):
+        """An LM head's step holds nothing logits-sized beyond the logits
+        (PyTorch's holds the log-softmax and the gradient besides)."""
+        m, n = 2048, 32000
+        labels = torch.randint(0, n, (m,), device="cuda")
+        extra = {}
+        for name, fn in (("ours", lambda z: rowred.cross_entropy(
+                             z, labels, inplace_backward=True)),
+                         ("torch", lambda z: torch.nn.functional.
+                          cross_entropy(z, labels))):
+            h = torch.randn(m, 64, device="cuda", dtype=torch.bfloat16,
+                            requires_grad=True)
+            w = torch.randn(64, n, device="cuda", dtype=torch.bfloat16)
+            torch.cuda.synchronize()
+            base = torch.cuda.memory_allocated()
+            torch.cuda.reset_peak_memory_stats()
+            fn(h @ w).backward()
+            torch.cuda.synchronize()
+            extra[name] = (torch.cuda.max_memory_allocated() - base) / \
+                (m * n * 2) - 1
+        self.assertLess(extra["ours"], 0.05, extra)
+        self.assertGreater(extra["torch"], 1.0, extra)
+
+    def test_falls_back(self):
+        # No kernel for this length, or no gradient asked for: the usual
+        # path, the logits untouched.
+        for n, grad in ((5000, True), (1024, False)):
+            x = torch.randn(16, n, device="cuda", requires_grad=grad)
+            labels = torch.randint(0, n, (16,), device="cuda")
+            before = x.detach().clone()
+            loss = rowred.cross_entropy(x, labels, inplace_backward=True)
+            torch.testing.assert_close(
+                loss, torch.nn.functional.cross_entropy(x, labels))
+            torch.testing.assert_close(x.detach(), before)
 
 
 class Integration(unittest.TestCase):
