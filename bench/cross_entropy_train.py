@@ -14,10 +14,10 @@ seventh row, shapes M in {1024, 8192} x vocabularies of {32000, 50257,
 Time: as bench.py (CUDA events, L2 flushed before every call, providers
 taking turns call by call, the median of the rounds' medians); GB/s counts
 the logits read once and the gradient written once, and the ceiling is a
-device copy of those bytes. Memory: torch.cuda.max_memory_allocated over a
-step of an LM head whose logits are an intermediate (h @ w, 64 features),
-beyond its inputs and the logits themselves, in logits-sized units: what
-the loss and its gradient hold on top of the logits. Before timing, each provider's loss and gradient are checked against
+device copy of those bytes. Memory: torch.cuda.max_memory_allocated over
+the loss's forward and backward on logits that are an intermediate (whose
+gradient the layer below consumes), beyond the logits, in logits-sized
+units. Before timing, each provider's loss and gradient are checked against
 float64.
 
 usage: cross_entropy_train.py PACK_DIR [--json OUT] [--rounds R]
@@ -51,19 +51,38 @@ def step(loss_fn, logits, labels):
     return loss, x.grad
 
 
-def peak_logits(loss_fn, labels, m, n, dtype):
-    """Peak memory of a step of an LM head (h @ w with 64 features: the
-    logits are an intermediate, as in training) beyond its inputs and the
-    logits themselves, in logits-sized units."""
-    h = torch.randn(m, 64, device="cuda", dtype=dtype, requires_grad=True)
-    w = torch.randn(64, n, device="cuda", dtype=dtype) / 8
-    size = m * n * w.element_size()
+def timed_step(loss_fn, logits, labels):
+    """The loss and its gradient on logits that are an intermediate, whose
+    gradient goes to the layer below (_Sink), as in training."""
+    x = logits.detach().requires_grad_()
+    loss_fn(_Sink.apply(x), labels).backward()
+
+
+class _Sink(torch.autograd.Function):
+    """Passes `x` on as an intermediate whose gradient is dropped, as a
+    layer's output whose backward has consumed it."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return None
+
+
+def extra_logits(loss_fn, logits, labels):
+    """Peak memory of the loss's forward and backward on an intermediate
+    (the logits of a layer, as in training) beyond what is allocated before,
+    in logits-sized units."""
+    x = logits.detach().requires_grad_()
     torch.cuda.synchronize()
     base = torch.cuda.memory_allocated()
     torch.cuda.reset_peak_memory_stats()
-    loss_fn(h @ w, labels).backward()
+    loss_fn(_Sink.apply(x), labels).backward()
     torch.cuda.synchronize()
-    return (torch.cuda.max_memory_allocated() - base) / size - 1
+    return (torch.cuda.max_memory_allocated() - base) / (
+        logits.numel() * logits.element_size())
 
 
 def errors(loss_fn, logits, labels, ref_loss, ref_grad):
@@ -110,7 +129,7 @@ def main():
                     for k, f in fns.items()}
             del ref_grad
             size = logits.numel() * logits.element_size()
-            peaks = {k: peak_logits(f, labels, m, n, dtype)
+            peaks = {k: extra_logits(f, logits, labels)
                      for k, f in fns.items()}
             # Ours overwrites its logits with the gradient on every call:
             # the values drift, the traffic does not.
@@ -118,7 +137,7 @@ def main():
             src = torch.empty(size, dtype=torch.int8, device="cuda")
             dst = torch.empty_like(src)
             runs = {k: (lambda f=f, x=(work if k == "ours" else logits):
-                        step(f, x, labels))
+                        timed_step(f, x, labels))
                     for k, f in fns.items()}
             runs["copy"] = lambda: dst.copy_(src)
             samples, failed = time_in_rounds(runs, args.rounds)

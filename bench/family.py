@@ -1,17 +1,18 @@
 #!/usr/bin/env python3
 """Times the family's kernels against PyTorch on one GPU.
 
-Ops: rms_norm, layer_norm (weight and bias), softmax_backward, logsumexp and
+Ops: rms_norm (and its residual form: h = x + r written and normalized),
+layer_norm (weight and bias), softmax_backward, logsumexp and
 cross_entropy, on the LLM shapes of the issue that added them: M in {4096,
 16384} tokens x hidden N in {2048, 4096, 8192} for the norms, the softmax
 bench's mid shapes for the backward, M in {1024, 8192} x vocabularies of
 {32000, 50257, 128256, 151936} for logsumexp and cross-entropy; f32 and
-bf16. Peers: PyTorch eager (F.rms_norm, F.layer_norm,
+bf16. Peers: PyTorch eager (F.rms_norm, x + r then F.rms_norm, F.layer_norm,
 torch._softmax_backward_data, torch.logsumexp, F.cross_entropy with
 reduction="none") and torch.compile of the same function (Inductor's
 Triton; dynamo's recompile limit raised, dynamic shapes off). The ceiling
 is a device copy of the bytes the op must move (the norms read x and write
-y; the backward reads y and dy and writes dx; logsumexp and cross-entropy
+y, the residual form reads x and r and writes y and h; the backward reads y and dy and writes dx; logsumexp and cross-entropy
 read the logits, their per-row results aside), timed alike.
 Every output is checked against a float64 reference before it is timed.
 Timing as bench.py: CUDA events, L2 flushed before every call, providers
@@ -49,7 +50,8 @@ NORM_SHAPES = [(m, n) for m in (4096, 16384) for n in (2048, 4096, 8192)]
 BACKWARD_SHAPES = [(4096, 1024), (4096, 4096), (4096, 8192), (16384, 4096)]
 VOCAB_SHAPES = [(m, n) for m in (1024, 8192)
                 for n in (32000, 50257, 128256, 151936)]
-SHAPES = {"rms_norm": NORM_SHAPES, "layer_norm": NORM_SHAPES,
+SHAPES = {"rms_norm": NORM_SHAPES, "rms_norm_residual": NORM_SHAPES,
+          "layer_norm": NORM_SHAPES,
           "softmax_backward": BACKWARD_SHAPES, "logsumexp": VOCAB_SHAPES,
           "cross_entropy": VOCAB_SHAPES}
 DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16}
@@ -59,6 +61,8 @@ def eager(op):
     """The PyTorch function of `op`, on (inputs, columns)."""
     if op == "rms_norm":
         return lambda x, w: F.rms_norm(x, (x.shape[-1],), w, EPSILON)
+    if op == "rms_norm_residual":
+        return residual_rms_norm
     if op == "layer_norm":
         return lambda x, w, b: F.layer_norm(x, (x.shape[-1],), w, b, EPSILON)
     if op == "logsumexp":
@@ -68,10 +72,29 @@ def eager(op):
     return lambda y, dy: torch._softmax_backward_data(dy, y, -1, y.dtype)
 
 
+def residual_rms_norm(x, r, w):
+    """The residual form: h = x + r, written, and rms_norm(h); returns the
+    normalized rows (h stays materialized, as the kernel writes it)."""
+    h = x + r
+    return F.rms_norm(h, (h.shape[-1],), w, EPSILON), h
+
+
+def bench_op(kernel):
+    """The op a kernel of family-bench computes: its metadata's, with
+    rms_norm of two inputs as its residual form."""
+    op = kernel.meta["op"]
+    inputs = [r for _, r, _ in kernel.runtime.operands if r == "input"]
+    return "rms_norm_residual" if op == "rms_norm" and len(inputs) == 2 \
+        else op
+
+
 def make_args(op, m, n, dtype):
     x = torch.randn(m, n, device=DEVICE, dtype=dtype)
     if op == "rms_norm":
         return [x, torch.randn(n, device=DEVICE, dtype=dtype)]
+    if op == "rms_norm_residual":
+        return [x, torch.randn(m, n, device=DEVICE, dtype=dtype),
+                torch.randn(n, device=DEVICE, dtype=dtype)]
     if op == "layer_norm":
         return [x, torch.randn(n, device=DEVICE, dtype=dtype),
                 torch.randn(n, device=DEVICE, dtype=dtype)]
@@ -88,8 +111,8 @@ def make_args(op, m, n, dtype):
 def moved_bytes(op, m, n, dtype):
     """Bytes the op must read and write (per-column and per-row operands
     aside)."""
-    matrices = {"softmax_backward": 3, "logsumexp": 1,
-                "cross_entropy": 1}.get(op, 2)
+    matrices = {"softmax_backward": 3, "logsumexp": 1, "cross_entropy": 1,
+                "rms_norm_residual": 4}.get(op, 2)
     return matrices * m * n * torch.tensor([], dtype=dtype).element_size()
 
 
@@ -128,6 +151,9 @@ def ours(kernel, op, args):
 def max_error(op, args, out):
     ref = eager(op)(*[a.double() if a.is_floating_point() else a
                       for a in args])
+    if isinstance(out, tuple) or isinstance(ref, tuple):  # the first output
+        out = out[0] if isinstance(out, tuple) else out
+        ref = ref[0]
     return (out.double() - ref).abs().max().item() / max(
         ref.abs().max().item(), 1e-30)
 
@@ -142,7 +168,7 @@ def sweep(kernel_dir, rounds):
     for name in names:
         kernel = Kernel(kernel_dir, name)
         meta = kernel.meta
-        key = (meta["op"], meta["input_type"], meta["max_cols"])
+        key = (bench_op(kernel), meta["input_type"], meta["max_cols"])
         groups.setdefault(key, []).append(kernel)
     for (op, dname, n), kernels in groups.items():
         for m in (4096, 16384):
@@ -166,8 +192,8 @@ def main():
     parser.add_argument("kernel_dir")
     parser.add_argument("--json")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--ops", default="rms_norm,layer_norm,softmax_backward,"
-                        "logsumexp,cross_entropy")
+    parser.add_argument("--ops", default="rms_norm,rms_norm_residual,"
+                        "layer_norm,softmax_backward,logsumexp,cross_entropy")
     parser.add_argument("--sweep", action="store_true",
                         help="time the block shapes of --set family-sweep "
                         "against each other instead")

@@ -265,6 +265,7 @@ def bench_variants():
 def family_bench_variants():
     """One kernel per (op, dtype, N) of bench/family.py's shapes."""
     for op, ns in (("rms_norm", (2048, 4096, 8192)),
+                   ("rms_norm_residual", (2048, 4096, 8192)),
                    ("layer_norm", (2048, 4096, 8192)),
                    ("softmax_backward", (1024, 4096, 8192)),
                    ("logsumexp", (32000, 50257, 128256, 151936)),

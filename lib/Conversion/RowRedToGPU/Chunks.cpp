@@ -93,6 +93,9 @@ void KernelEmitter::emitChunk(Value row, Value chunk, Value count,
   Value yRow = y ? rowPointer(y, plan.outType, row, yStride) : Value();
   if (group.hasRowOperands())
     currentRow = row;
+  // Before the exchange: after it, the row's other chunks may write the row
+  // (in place) where a gather reads it.
+  DenseMap<Value, Value> inputs = rowInputScalars();
   bool staged = vec > 1 && plan.hasStage();
   Value stageStart = sliceStart;
   int64_t streamed = plan.chunkElements();
@@ -155,7 +158,7 @@ void KernelEmitter::emitChunk(Value row, Value chunk, Value count,
        }).front();
   auto [m, d] = reducePairInBlock(mt, dt);
   auto [rowMax, rowSum] = exchangeChunkPair(row, chunk, count, m, d);
-  DenseMap<Value, Value> scalars = onlineScalars(rowMax, rowSum);
+  DenseMap<Value, Value> scalars = onlineScalars(inputs, rowMax, rowSum);
   RowContext ctx = prepareMap(scalars);
   // The row's first chunk writes its per-row results.
   storeRowOutputs(ctx, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, chunk,

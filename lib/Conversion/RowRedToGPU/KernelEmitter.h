@@ -517,9 +517,11 @@ private:
   /// operands, whose first input and output rows are `xRow` and `yRow`.
   void setOperandRows(Value row, Value xRow, Value yRow);
 
-  /// The scalars of the online map: the per-row inputs (rowInputScalars)
-  /// and the reduce inits bound to the row's (max, sum).
-  DenseMap<Value, Value> onlineScalars(Value rowMax, Value rowSum);
+  /// The scalars of the online map: the per-row inputs `scalars`
+  /// (rowInputScalars, loaded before the row's exchange) and the reduce
+  /// inits bound to the row's (max, sum).
+  DenseMap<Value, Value> onlineScalars(DenseMap<Value, Value> scalars,
+                                       Value rowMax, Value rowSum);
 
   /// The per-row inputs of the current row (labels, as loaded) and the
   /// gathers' elements (f32; NaN where the index is not a column), by

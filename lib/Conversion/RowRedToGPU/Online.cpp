@@ -310,7 +310,8 @@ KernelEmitter::onlinePassTwo(Value xRow, Value yRow, int64_t vec,
          "pass 1's last tile is pass 2's first only in reverse");
   assert((!nextTile || (ahead && !keep && plan.reverseSecondPass)) &&
          "the next row's first tile follows a reversed pass 2");
-  DenseMap<Value, Value> scalars = onlineScalars(rowMax, rowSum);
+  DenseMap<Value, Value> scalars =
+      onlineScalars(rowInputScalars(), rowMax, rowSum);
   Value numTiles = shareTiles(lo, hi);
   loadPolicy = storePolicy = evictFirst;
   // The first column of the tile of pass 2's iteration `i`.

@@ -268,9 +268,9 @@ Value KernelEmitter::isWarp0() {
   return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid, constI32(32));
 }
 
-DenseMap<Value, Value> KernelEmitter::onlineScalars(Value rowMax,
-                                                    Value rowSum) {
-  DenseMap<Value, Value> scalars = rowInputScalars();
+DenseMap<Value, Value>
+KernelEmitter::onlineScalars(DenseMap<Value, Value> scalars, Value rowMax,
+                             Value rowSum) {
   scalars[group.reduces[0].getInit()] = rowMax;
   scalars[group.reduces[1].getInit()] = rowSum;
   return scalars;
@@ -389,6 +389,9 @@ Value KernelEmitter::maxOfChunks(ArrayRef<Chunk> chunks) {
 
 void KernelEmitter::emitPairRow(Value yRow, ArrayRef<Chunk> chunks,
                                 Value nextRow) {
+  // Before the exchange: after it, other threads may write the row (in
+  // place) where a gather reads it.
+  DenseMap<Value, Value> inputs = rowInputScalars();
   Value mt = maxOfChunks(chunks);
   if (nextRow)
     prefetchRow(nextRow);
@@ -412,7 +415,7 @@ void KernelEmitter::emitPairRow(Value yRow, ArrayRef<Chunk> chunks,
       terms, [&](Value l, Value r) { return combine(Combiner::sum, l, r); });
   auto [m, s] = blockReducePair(mt, dt);
   if (!isSoftmaxMap(group)) {
-    DenseMap<Value, Value> scalars = onlineScalars(m, s);
+    DenseMap<Value, Value> scalars = onlineScalars(inputs, m, s);
     RowContext ctx = prepareMap(scalars);
     storeRowOutputs(ctx);
     emitMap(yRow, chunks, ctx);
