@@ -12,8 +12,9 @@ torch._softmax_backward_data, torch.logsumexp, F.cross_entropy with
 reduction="none") and torch.compile of the same function (Inductor's
 Triton; dynamo's recompile limit raised, dynamic shapes off). The ceiling
 is a device copy of the bytes the op must move (the norms read x and write
-y, the residual form reads x and r and writes y and h; the backward reads y and dy and writes dx; logsumexp and cross-entropy
-read the logits, their per-row results aside), timed alike.
+y, the residual form reads x and r and writes y and h; the backward reads
+y and dy and writes dx; logsumexp and cross-entropy read the logits, their
+per-row results aside), timed alike.
 Every output is checked against a float64 reference before it is timed.
 Timing as bench.py: CUDA events, L2 flushed before every call, providers
 taking turns call by call within --rounds rounds, the median of the
