@@ -5,7 +5,8 @@ Loads every kernel listed in KERNEL_DIR/manifest.json (scripts/gen_kernels.py
 --set family: rms_norm (with its per-row statistics, of the sum of two
 inputs), layer_norm (with its per-row statistics or without),
 softmax_backward, log_softmax_backward, logsumexp,
-cross_entropy, safe softmax and log_softmax), launches it through the runtime with one device
+cross_entropy (with its gradient, in place too), safe softmax and
+log_softmax), launches it through the runtime with one device
 address per operand (docs/abi.md) and compares every output, of rows and per
 row, with a float64 reference of the inputs as stored, semantics as
 PyTorch's (F.rms_norm, F.layer_norm, _softmax_backward_data,
