@@ -278,6 +278,22 @@ def max_abs_error(x, y, chunk_elements=1 << 26):
     return err
 
 
+def start_run(rounds):
+    """Sets up a benchmark run: every shape compiled on its own by
+    torch.compile (dynamo's recompile limits raised; their names changed
+    over PyTorch versions), the seed fixed; prints the device line and
+    returns the copy bandwidth (GB/s)."""
+    for limit in ("recompile_limit", "cache_size_limit",
+                  "accumulated_recompile_limit", "accumulated_cache_size_limit"):
+        if hasattr(torch._dynamo.config, limit):
+            setattr(torch._dynamo.config, limit, 100000)
+    torch.manual_seed(0)
+    ceiling = copy_bandwidth()
+    print(f"device: {torch.cuda.get_device_name()}; copy bandwidth "
+          f"{ceiling:.0f} GB/s; {rounds} rounds per shape")
+    return ceiling
+
+
 def copy_bandwidth(warm_up_s=3.0):
     """The device copy's GB/s on 1 GiB buffers, measured after `warm_up_s`
     seconds of the same copy, so that the clocks have settled before the
@@ -317,17 +333,8 @@ def main():
             parser.error(f"--shapes: {', '.join(unknown)} not in the sweep "
                          f"({', '.join(named)})")
         shapes = [named[s] for s in args.shapes.split(",")]
-    torch.manual_seed(0)
-    ceiling = copy_bandwidth()
+    ceiling = start_run(args.rounds)
     name = torch.cuda.get_device_name()
-    print(f"device: {name}; copy bandwidth {ceiling:.0f} GB/s; "
-          f"{args.rounds} rounds per shape")
-    # Every shape compiled on its own (the limits' names changed over
-    # PyTorch versions).
-    for limit in ("recompile_limit", "cache_size_limit",
-                  "accumulated_recompile_limit", "accumulated_cache_size_limit"):
-        if hasattr(torch._dynamo.config, limit):
-            setattr(torch._dynamo.config, limit, 100000)
     compiled = torch.compile(lambda x: torch.softmax(x, dim=-1),
                              dynamic=False)
     providers = {"torch": lambda x: torch.softmax(x, dim=-1),

@@ -32,7 +32,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import copy_bandwidth, time_in_rounds  # noqa: E402
+from bench import start_run, time_in_rounds  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "python"))
@@ -99,15 +99,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     rowred.load_pack(args.pack_dir)
-    for limit in ("recompile_limit", "cache_size_limit",
-                  "accumulated_recompile_limit",
-                  "accumulated_cache_size_limit"):
-        if hasattr(torch._dynamo.config, limit):
-            setattr(torch._dynamo.config, limit, 100000)
-    torch.manual_seed(0)
-    ceiling = copy_bandwidth()
-    print(f"device: {torch.cuda.get_device_name()}; copy bandwidth "
-          f"{ceiling:.0f} GB/s; {args.rounds} rounds per shape")
+    ceiling = start_run(args.rounds)
     fns = {"ours": lambda x, y: rowred.cross_entropy(
                x, y, inplace_backward=True),
            "eager": F.cross_entropy,

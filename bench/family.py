@@ -36,7 +36,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import copy_bandwidth, time_in_rounds  # noqa: E402
+from bench import start_run, time_in_rounds  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "scripts"))
@@ -201,15 +201,7 @@ def main():
     args = parser.parse_args()
     if args.sweep:
         return sweep(args.kernel_dir, args.rounds)
-    for limit in ("recompile_limit", "cache_size_limit",
-                  "accumulated_recompile_limit",
-                  "accumulated_cache_size_limit"):
-        if hasattr(torch._dynamo.config, limit):
-            setattr(torch._dynamo.config, limit, 100000)
-    torch.manual_seed(0)
-    ceiling = copy_bandwidth()
-    print(f"device: {torch.cuda.get_device_name()}; copy bandwidth "
-          f"{ceiling:.0f} GB/s; {args.rounds} rounds per shape")
+    ceiling = start_run(args.rounds)
     header = (f"{'op':17s} {'dtype':5s} {'M x N':>12s} {'ours GB/s':>9s} "
               f"{'%copy':>6s} {'eager':>7s} {'compile':>7s} {'vs best':>7s} "
               f"{'err':>8s}")

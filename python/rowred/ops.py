@@ -165,6 +165,21 @@ def _exact_kernel(op, x, n):
         return None
 
 
+def _launch_operands(kernel, device, pointers, strides, rows, n):
+    """Launches `kernel` on the current stream of `device` with the device
+    address of each operand (the kernel's order) and the row stride of each
+    2-D operand, with a zeroed workspace from PyTorch's caching allocator
+    where the kernel takes one."""
+    with torch.cuda.device(device):
+        stream = torch.cuda.current_stream(device).cuda_stream
+        nbytes = kernel.workspace_bytes(rows, n)
+        workspace = torch.zeros(nbytes, dtype=torch.uint8,
+                                device=device) if nbytes else None
+        kernel.launch_operands(
+            stream, pointers, strides, rows, n,
+            workspace.data_ptr() if workspace is not None else 0)
+
+
 def _launch_backward(op, y, dy):
     """dx of `op` (softmax_backward: y * (dy - sum(dy * y)); log_softmax_
     backward: dy - exp(y) * sum(dy)) from the forward's output y and the
@@ -181,11 +196,9 @@ def _launch_backward(op, y, dy):
                 if op == "softmax_backward"
                 else torch.ops.aten._log_softmax_backward_data)
         return aten(dy, y, -1, y.dtype)
-    with torch.cuda.device(y.device):
-        stream = torch.cuda.current_stream(y.device).cuda_stream
-        kernel.launch_operands(stream,
-                               [y.data_ptr(), dy.data_ptr(), dx.data_ptr()],
-                               [n, n, n], y.numel() // n, n)
+    _launch_operands(kernel, y.device,
+                     [y.data_ptr(), dy.data_ptr(), dx.data_ptr()], [n, n, n],
+                     y.numel() // n, n)
     return dx
 
 
@@ -251,14 +264,7 @@ def _row_results(op, x, labels=None):
         labels = labels.contiguous()
         pointers.append(labels.data_ptr())
     pointers += [o.data_ptr() for o in outs]
-    with torch.cuda.device(x.device):
-        stream = torch.cuda.current_stream(x.device).cuda_stream
-        nbytes = kernel.workspace_bytes(rows, n)
-        workspace = torch.zeros(nbytes, dtype=torch.uint8,
-                                device=x.device) if nbytes else None
-        kernel.launch_operands(
-            stream, pointers, [n], rows, n,
-            workspace.data_ptr() if workspace is not None else 0)
+    _launch_operands(kernel, x.device, pointers, [n], rows, n)
     return outs
 
 
@@ -360,16 +366,10 @@ class _CrossEntropyInPlace(torch.autograd.Function):
             scale = torch.ones(rows, dtype=torch.float32, device=logits.device)
         loss = torch.empty(rows, dtype=torch.float32, device=logits.device)
         stride = logits.stride(0) if rows > 1 else n
-        with torch.cuda.device(logits.device):
-            stream = torch.cuda.current_stream(logits.device).cuda_stream
-            nbytes = kernel.workspace_bytes(rows, n)
-            workspace = torch.zeros(nbytes, dtype=torch.uint8,
-                                    device=logits.device) if nbytes else None
-            kernel.launch_operands(
-                stream, [logits.data_ptr(), logits.data_ptr(),
-                         labels.data_ptr(), scale.data_ptr(),
-                         loss.data_ptr()], [stride, stride], rows, n,
-                workspace.data_ptr() if workspace is not None else 0)
+        _launch_operands(kernel, logits.device,
+                         [logits.data_ptr(), logits.data_ptr(),
+                          labels.data_ptr(), scale.data_ptr(),
+                          loss.data_ptr()], [stride, stride], rows, n)
         ctx.reduction = reduction
         # The logits now hold the gradient; the kernel wrote them through
         # their address, so their version is unchanged.
