@@ -378,6 +378,39 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
   std::string text;
   if (!readFile(jsonPath, text, error))
     return std::nullopt;
+  std::optional<KernelSpec> spec = parse(text, jsonPath, error);
+  if (!spec)
+    return std::nullopt;
+  // The PTX file sits next to the JSON, and must define the kernel.
+  size_t slash = jsonPath.find_last_of('/');
+  spec->ptxPath = (slash == std::string::npos ? std::string()
+                                              : jsonPath.substr(0, slash + 1)) +
+                  spec->ptxPath;
+  if (!readFile(spec->ptxPath, spec->ptx, error))
+    return std::nullopt;
+  if (!definesEntry(spec->ptx, spec->kernel)) {
+    error = "'" + jsonPath + "' names kernel '" + spec->kernel + "', which '" +
+            spec->ptxPath + "' does not define";
+    return std::nullopt;
+  }
+  return spec;
+}
+
+bool KernelSpec::definesEntry(const std::string &ptx, const std::string &name) {
+  // `.entry NAME(` at the start of a line, after `.visible` or `.weak`.
+  for (size_t at = ptx.find(".entry " + name); at != std::string::npos;
+       at = ptx.find(".entry " + name, at + 1)) {
+    size_t end = at + 7 + name.size();
+    if (end < ptx.size() && (ptx[end] == '(' || ptx[end] == '\n' ||
+                             ptx[end] == ' ' || ptx[end] == '\r'))
+      return true;
+  }
+  return false;
+}
+
+std::optional<KernelSpec> KernelSpec::parse(const std::string &text,
+                                            const std::string &jsonPath,
+                                            std::string &error) {
   std::string parseError;
   std::optional<Json> json = Json::parse(text, parseError);
   if (!json || json->kind != Json::Kind::Object) {
@@ -540,13 +573,8 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
             "dynamic_shared_bytes";
     return std::nullopt;
   }
-  // The PTX file sits next to the JSON.
-  size_t slash = jsonPath.find_last_of('/');
-  spec.ptxPath = (slash == std::string::npos ? std::string()
-                                             : jsonPath.substr(0, slash + 1)) +
-                 ptxName;
-  if (!readFile(spec.ptxPath, spec.ptx, error))
-    return std::nullopt;
+  // The PTX file's name, next to the JSON (load reads it).
+  spec.ptxPath = ptxName;
   return spec;
 }
 

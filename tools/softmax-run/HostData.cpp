@@ -351,8 +351,11 @@ parseNpyShape(const std::string &text) {
 bool softmax_run::readNpy(const std::string &path, DType type, Matrix &m,
                           std::string &error) {
   std::string data;
-  if (!readFile(path, data, error))
-    return false;
+  return readFile(path, data, error) && parseNpy(data, path, type, m, error);
+}
+
+bool softmax_run::parseNpy(const std::string &data, const std::string &path,
+                           DType type, Matrix &m, std::string &error) {
   auto bad = [&](const std::string &why) {
     error = "'" + path + "' is not a usable .npy file: " + why;
     return false;

@@ -99,6 +99,10 @@ constexpr double kPoison = 12345.0;
 /// '<f2' or '<u2' (NumPy has no bfloat16).
 bool readNpy(const std::string &path, DType type, Matrix &m,
              std::string &error);
+/// The same reading of the contents `data` of the file `path` (named in
+/// `error`).
+bool parseNpy(const std::string &data, const std::string &path, DType type,
+              Matrix &m, std::string &error);
 bool writeNpy(const std::string &path, const Matrix &m, std::string &error);
 
 } // namespace softmax_run

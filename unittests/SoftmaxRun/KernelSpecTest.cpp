@@ -35,6 +35,9 @@ TEST(Json, ReportsErrorsWithOffsets) {
   EXPECT_FALSE(Json::parse(std::string(100, '['), error));
 }
 
+/// The PTX of the kernels below: it defines the entry `k`.
+static const char *kPtx = ".version 7.8\n.visible .entry k(\n)\n{\nret;\n}\n";
+
 /// Writes `json` as a kernel's metadata, with its PTX next to it unless
 /// `withPtx` is false, into a folder of the current test's own: CTest runs
 /// the tests of this file as separate processes, in parallel with -j.
@@ -45,7 +48,7 @@ static std::string writeKernel(const std::string &json, bool withPtx = true) {
   std::filesystem::create_directories(dir);
   std::ofstream(dir + "/k.json") << json;
   if (withPtx)
-    std::ofstream(dir + "/k.ptx") << ".version 7.8\n";
+    std::ofstream(dir + "/k.ptx") << kPtx;
   else
     std::remove((dir + "/k.ptx").c_str());
   return dir + "/k.json";
@@ -57,6 +60,14 @@ static const char *kGood = R"({"abi_version": 1, "kernel": "k", "ptx": "k.ptx",
   "max_cols": 1024, "min_cols": 1, "vector_width": 8, "shared_bytes": 16,
   "chip": "sm_90"})";
 
+TEST(KernelSpec, FindsEntries) {
+  EXPECT_TRUE(KernelSpec::definesEntry(kPtx, "k"));
+  EXPECT_FALSE(KernelSpec::definesEntry(kPtx, "kk"));
+  EXPECT_FALSE(KernelSpec::definesEntry(".entry kk(", "k"));
+  EXPECT_TRUE(KernelSpec::definesEntry(".entry a(\n.entry k(", "k"));
+  EXPECT_FALSE(KernelSpec::definesEntry(".entry k", "k"));
+}
+
 TEST(KernelSpec, LoadsMetadataAndPtx) {
   std::string error;
   auto spec = KernelSpec::load(writeKernel(kGood), error);
@@ -65,7 +76,7 @@ TEST(KernelSpec, LoadsMetadataAndPtx) {
   EXPECT_EQ(spec->inputType, DType::BF16);
   EXPECT_EQ(spec->blockThreads, 64);
   EXPECT_EQ(spec->maxCols, 1024);
-  EXPECT_EQ(spec->ptx, ".version 7.8\n");
+  EXPECT_EQ(spec->ptx, kPtx);
   EXPECT_EQ(spec->dynamicSharedBytes, 0);
   // Without a grid field the launcher keeps the persistent grid.
   EXPECT_FALSE(spec->gridPerRowGroup);
@@ -279,6 +290,13 @@ TEST(KernelSpec, RejectsMissingFieldsVersionsAndFiles) {
 
   EXPECT_FALSE(KernelSpec::load(writeKernel(kGood, false), error));
   EXPECT_NE(error.find("cannot open"), std::string::npos) << error;
+
+  // A kernel the PTX does not define (the plan would report another
+  // entry's resources).
+  std::string other(kGood);
+  other.replace(other.find("\"kernel\": \"k\""), 13, "\"kernel\": \"kk\"");
+  EXPECT_FALSE(KernelSpec::load(writeKernel(other), error));
+  EXPECT_NE(error.find("names kernel 'kk', which"), std::string::npos) << error;
 
   EXPECT_FALSE(KernelSpec::load(writeKernel("[1, 2]"), error));
   EXPECT_NE(error.find("not a JSON object"), std::string::npos) << error;

@@ -67,7 +67,7 @@ const char *roleName(KernelOperand::Role role);
 /// What softmax-run needs to know about a kernel (docs/abi.md).
 struct KernelSpec {
   std::string kernel;   ///< PTX entry point.
-  std::string ptxPath;  ///< Resolved path of the PTX file.
+  std::string ptxPath;  ///< Resolved path of the PTX file (parse: its name).
   std::string ptx;      ///< The PTX text.
   std::string op;       ///< softmax, log_softmax, rms_norm, ... or custom.
   /// The normalizations' epsilon (metadata `epsilon`; absent for others).
@@ -145,10 +145,21 @@ struct KernelSpec {
   std::string describeAccess(int64_t cols, int64_t xStride, int64_t yStride,
                              int64_t offset) const;
 
-  /// Loads `<jsonPath>` and the PTX it names. On failure returns nullopt and
-  /// sets `error`.
+  /// Loads `<jsonPath>` and the PTX it names, which must define the kernel.
+  /// On failure returns nullopt and sets `error`.
   static std::optional<KernelSpec> load(const std::string &jsonPath,
                                         std::string &error);
+
+  /// Reads the metadata `text` of `<jsonPath>` (named in messages), with
+  /// every field checked; `ptxPath` is the PTX file's name as written there
+  /// and `ptx` is empty (load reads it). On failure returns nullopt and sets
+  /// `error`.
+  static std::optional<KernelSpec> parse(const std::string &text,
+                                         const std::string &jsonPath,
+                                         std::string &error);
+
+  /// Whether `ptx` defines the kernel entry `name`.
+  static bool definesEntry(const std::string &ptx, const std::string &name);
 };
 
 /// Reads a whole file; false (with `error`) when it cannot.
