@@ -9,8 +9,10 @@
 # the PTX cannot be assembled into machine code.
 set -euo pipefail
 
+# Further packages a caller needs (scripts/fuzz.sh: clang-22 and libFuzzer)
+# come as arguments.
 packages=(cmake ninja-build g++ python3 libgtest-dev
-          llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools)
+          llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools "$@")
 
 missing=()
 for pkg in "${packages[@]}"; do

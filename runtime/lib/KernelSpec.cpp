@@ -6,6 +6,8 @@
 
 #include "rowred/Runtime/KernelSpec.h"
 
+#include <cmath>
+
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -418,7 +420,18 @@ std::optional<KernelSpec> KernelSpec::parse(const std::string &text,
             (json ? "not a JSON object" : parseError);
     return std::nullopt;
   }
+  // The first numeric field that is not an integer of int64's range (its
+  // conversion would be undefined): refused once every field is read, or
+  // where it is required.
+  std::string notInteger;
+  auto notAnInteger = [&]() {
+    error = "'" + jsonPath + "' has a field '" + notInteger +
+            "' that is not an integer";
+    return std::nullopt;
+  };
   auto missing = [&](const char *field) {
+    if (notInteger == field)
+      return notAnInteger();
     error =
         "'" + jsonPath + "' lacks the field '" + field + "' (see docs/abi.md)";
     return std::nullopt;
@@ -434,7 +447,13 @@ std::optional<KernelSpec> KernelSpec::parse(const std::string &text,
     const Json *v = json->get(field);
     if (!v || v->kind != Json::Kind::Number)
       return false;
-    out = static_cast<int64_t>(v->number);
+    double value = v->number;
+    if (!(value >= -0x1p63 && value < 0x1p63) || value != std::trunc(value)) {
+      if (notInteger.empty())
+        notInteger = field;
+      return false;
+    }
+    out = static_cast<int64_t>(value);
     return true;
   };
   auto flag = [&](const char *field, bool &out) {
@@ -573,6 +592,8 @@ std::optional<KernelSpec> KernelSpec::parse(const std::string &text,
             "dynamic_shared_bytes";
     return std::nullopt;
   }
+  if (!notInteger.empty())
+    return notAnInteger();
   // The PTX file's name, next to the JSON (load reads it).
   spec.ptxPath = ptxName;
   return spec;

@@ -298,6 +298,25 @@ TEST(KernelSpec, RejectsMissingFieldsVersionsAndFiles) {
   EXPECT_FALSE(KernelSpec::load(writeKernel(other), error));
   EXPECT_NE(error.find("names kernel 'kk', which"), std::string::npos) << error;
 
+  // Numbers that are no int64 (their conversion was undefined behaviour,
+  // found by kernel-metadata-fuzzer).
+  for (const char *value : {"1e300", "-1e19", "1.5"}) {
+    std::string huge(kGood);
+    huge.replace(huge.find("\"shared_bytes\": 16"), 18,
+                 std::string("\"shared_bytes\": ") + value);
+    EXPECT_FALSE(KernelSpec::parse(huge, "k.json", error)) << value;
+    EXPECT_NE(error.find("field 'shared_bytes' that is not an integer"),
+              std::string::npos)
+        << error;
+  }
+  std::string badAbi(kGood);
+  badAbi.replace(badAbi.find("\"abi_version\": 1"), 16,
+                 "\"abi_version\": 9e99");
+  EXPECT_FALSE(KernelSpec::parse(badAbi, "k.json", error));
+  EXPECT_NE(error.find("field 'abi_version' that is not an integer"),
+            std::string::npos)
+      << error;
+
   EXPECT_FALSE(KernelSpec::load(writeKernel("[1, 2]"), error));
   EXPECT_NE(error.find("not a JSON object"), std::string::npos) << error;
 }
