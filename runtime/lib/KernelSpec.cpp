@@ -410,6 +410,46 @@ bool KernelSpec::definesEntry(const std::string &ptx, const std::string &name) {
   return false;
 }
 
+/// What is wrong with the launch shape `spec` describes (threads, rows per
+/// block, cluster, shared memory), or "".
+static std::string launchShapeProblem(const KernelSpec &spec) {
+  if (spec.blockThreads < 1 || spec.blockThreads > 1024)
+    return "has an invalid block_threads";
+  if (spec.rowsPerBlock < 1 || spec.rowsPerBlock > spec.blockThreads ||
+      spec.clusterBlocks < 1 || spec.clusterBlocks > 16)
+    return "has an invalid rows_per_block or cluster_blocks";
+  // 227 KiB is the most shared memory a block can have on any NVIDIA GPU.
+  if (spec.dynamicSharedBytes < 0 || spec.dynamicSharedBytes > 232448)
+    return "has an invalid dynamic_shared_bytes";
+  // Bulk keeping is a form of keep_ahead whose two buffers are the stage.
+  if (spec.keepAheadBulk && (!spec.keepAhead || spec.dynamicSharedBytes == 0 ||
+                             spec.dynamicSharedBytes % 2 != 0))
+    return "has keep_ahead_bulk without keep_ahead and two buffers of "
+           "dynamic_shared_bytes";
+  return "";
+}
+
+/// What is wrong with the grid `grid` of a kernel of ABI version `abi` with
+/// `spec`'s chunks, or "".
+static std::string gridProblem(const std::string &grid, int64_t abi,
+                               const KernelSpec &spec) {
+  if (grid != "persistent" && grid != "rows" && grid != "chunks")
+    return "has an unknown grid '" + grid +
+           "'; expected persistent, rows or chunks";
+  if (grid == "chunks" && abi < 5)
+    return "is a chunks kernel of ABI version " + std::to_string(abi) +
+           ", which takes a block per chunk of every row; this runner "
+           "launches the resident blocks (version 5): compile it again";
+  if ((grid == "chunks") != (spec.chunkElements > 0) ||
+      spec.chunkElements < 0 || spec.chunkElements > (int64_t(1) << 30) ||
+      (spec.chunkElements > 0 &&
+       (spec.clusterBlocks > 1 || spec.rowsPerBlock > 1)))
+    return "has an invalid chunk_elements: a positive chunk (at most 2^30 "
+           "elements) for grid \"chunks\" (without clusters, row-split or "
+           "rows per block), and none otherwise";
+  return "";
+}
+
 std::optional<KernelSpec> KernelSpec::parse(const std::string &text,
                                             const std::string &jsonPath,
                                             std::string &error) {
@@ -533,28 +573,10 @@ std::optional<KernelSpec> KernelSpec::parse(const std::string &text,
   }
   std::string grid = "persistent";
   str("grid", grid);
-  if (grid != "persistent" && grid != "rows" && grid != "chunks") {
-    error = "'" + jsonPath + "' has an unknown grid '" + grid +
-            "'; expected persistent, rows or chunks";
-    return std::nullopt;
-  }
   spec.gridPerRowGroup = grid == "rows";
-  if (grid == "chunks" && abi < 5) {
-    error = "'" + jsonPath + "' is a chunks kernel of ABI version " +
-            std::to_string(abi) +
-            ", which takes a block per chunk of every row; this runner "
-            "launches the resident blocks (version 5): compile it again";
-    return std::nullopt;
-  }
   num("chunk_elements", spec.chunkElements);
-  if ((grid == "chunks") != (spec.chunkElements > 0) ||
-      spec.chunkElements < 0 || spec.chunkElements > (int64_t(1) << 30) ||
-      (spec.chunkElements > 0 &&
-       (spec.clusterBlocks > 1 || spec.rowsPerBlock > 1))) {
-    error = "'" + jsonPath +
-            "' has an invalid chunk_elements: a positive chunk (at most "
-            "2^30 elements) for grid \"chunks\" (without clusters, "
-            "row-split or rows per block), and none otherwise";
+  if (std::string problem = gridProblem(grid, abi, spec); !problem.empty()) {
+    error = "'" + jsonPath + "' " + problem;
     return std::nullopt;
   }
   std::optional<DType> inType = parseDType(in), outType = parseDType(out);
@@ -568,28 +590,8 @@ std::optional<KernelSpec> KernelSpec::parse(const std::string &text,
     error = "'" + jsonPath + "' " + error;
     return std::nullopt;
   }
-  if (spec.blockThreads < 1 || spec.blockThreads > 1024) {
-    error = "'" + jsonPath + "' has an invalid block_threads";
-    return std::nullopt;
-  }
-  if (spec.rowsPerBlock < 1 || spec.rowsPerBlock > spec.blockThreads ||
-      spec.clusterBlocks < 1 || spec.clusterBlocks > 16) {
-    error = "'" + jsonPath +
-            "' has an invalid rows_per_block or "
-            "cluster_blocks";
-    return std::nullopt;
-  }
-  // 227 KiB is the most shared memory a block can have on any NVIDIA GPU.
-  if (spec.dynamicSharedBytes < 0 || spec.dynamicSharedBytes > 232448) {
-    error = "'" + jsonPath + "' has an invalid dynamic_shared_bytes";
-    return std::nullopt;
-  }
-  // Bulk keeping is a form of keep_ahead whose two buffers are the stage.
-  if (spec.keepAheadBulk && (!spec.keepAhead || spec.dynamicSharedBytes == 0 ||
-                             spec.dynamicSharedBytes % 2 != 0)) {
-    error = "'" + jsonPath +
-            "' has keep_ahead_bulk without keep_ahead and two buffers of "
-            "dynamic_shared_bytes";
+  if (std::string problem = launchShapeProblem(spec); !problem.empty()) {
+    error = "'" + jsonPath + "' " + problem;
     return std::nullopt;
   }
   if (!notInteger.empty())
