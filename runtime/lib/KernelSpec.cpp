@@ -535,9 +535,8 @@ std::optional<KernelSpec> KernelSpec::parse(const std::string &text,
   str("plan", spec.plan);
   if (const Json *v = json->get("epsilon"); v && v->kind == Json::Kind::Number)
     spec.epsilon = v->number;
-  if (const Json *v = json->get("ignore_index");
-      v && v->kind == Json::Kind::Number)
-    spec.ignoreIndex = static_cast<int64_t>(v->number);
+  if (int64_t ignoreIndex; num("ignore_index", ignoreIndex))
+    spec.ignoreIndex = ignoreIndex;
   if (const Json *v = json->get("label_smoothing");
       v && v->kind == Json::Kind::Number)
     spec.labelSmoothing = v->number;

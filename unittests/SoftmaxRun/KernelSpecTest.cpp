@@ -309,6 +309,13 @@ TEST(KernelSpec, RejectsMissingFieldsVersionsAndFiles) {
               std::string::npos)
         << error;
   }
+  std::string badIgnore(kGood);
+  badIgnore.replace(badIgnore.find("\"op\": \"softmax\""), 15,
+                    "\"op\": \"softmax\", \"ignore_index\": -1e56");
+  EXPECT_FALSE(KernelSpec::parse(badIgnore, "k.json", error));
+  EXPECT_NE(error.find("field 'ignore_index' that is not an integer"),
+            std::string::npos)
+      << error;
   std::string badAbi(kGood);
   badAbi.replace(badAbi.find("\"abi_version\": 1"), 16,
                  "\"abi_version\": 9e99");
