@@ -5,6 +5,7 @@ PyTorch ops.
     rowred.load_pack("packs/sm90")      # or ROWRED_PACKS=packs/sm90
     y = rowred.softmax(x)              # x: a CUDA tensor, rows last
     loss = rowred.cross_entropy(logits, labels)
+    h = rowred.rms_norm(x, (x.size(-1),), weight, eps=1e-6)
 
 Packs are built with `python3 -m rowred.packs build` (see rowred.packs).
 The ops need PyTorch; building and reading packs does not.
@@ -19,7 +20,8 @@ try:
 except ImportError:  # Packs only: the ops need PyTorch.
     pass
 else:
+    from .norms import layer_norm, rms_norm  # noqa: F401
     from .ops import (cross_entropy, load_pack, log_softmax,  # noqa: F401
                       logsumexp, softmax)
-    __all__ += ["cross_entropy", "load_pack", "log_softmax", "logsumexp",
-                "softmax"]
+    __all__ += ["cross_entropy", "layer_norm", "load_pack", "log_softmax",
+                "logsumexp", "rms_norm", "softmax"]

@@ -29,7 +29,8 @@ _DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
 _lock = threading.Lock()
 _packs = []
 _kernels = {}
-# (op, dtype, N, device) of the gradients that run on PyTorch's kernel.
+# (op, dtype, N, device, eps) of the exact-length ops that run on PyTorch's
+# kernels.
 _no_kernel = set()
 
 
@@ -47,19 +48,20 @@ def _env_packs():
         load_pack(path)
 
 
-def _kernel(op, x, cols):
+def _kernel(op, x, cols, eps=None):
     dtype = _DTYPES[x.dtype]
     device = x.device.index if x.device.index is not None else \
         torch.cuda.current_device()
     major, minor = torch.cuda.get_device_capability(device)
     sm = major * 10 + minor
     try:
-        path = packs.find_kernel(_packs, op, dtype, cols, sm)
+        path = packs.find_kernel(_packs, op, dtype, cols, sm, eps)
     except packs.PackError:
         compiler = packs.find_compiler()
         if compiler is None:
             raise
-        path = packs.cached_kernel(compiler, op, dtype, cols, f"sm_{sm}")
+        path = packs.cached_kernel(compiler, op, dtype, cols, f"sm_{sm}",
+                                   eps)
     key = (path, device)
     with _lock:
         kernel = _kernels.get(key)
@@ -149,16 +151,16 @@ def _(x):
     return torch.empty_like(x, memory_format=torch.contiguous_format)
 
 
-def _exact_kernel(op, x, n):
+def _exact_kernel(op, x, n, eps=None):
     """The kernel of `op` for rows of exactly `n` elements of x's dtype
-    (packs.EXACT_OPS), or None where none is found or compiled (rows no such
-    kernel holds, or no pack and no compiler): not tried again for the
-    shape."""
-    key = (op, x.dtype, n, x.device)
+    (packs.EXACT_OPS; with the epsilon `eps` for packs.EPS_OPS), or None
+    where none is found or compiled (rows no such kernel holds, or no pack
+    and no compiler): not tried again for the shape."""
+    key = (op, x.dtype, n, x.device, eps)
     if key in _no_kernel:
         return None
     try:
-        return _kernel(op, x, n)
+        return _kernel(op, x, n, eps)
     except packs.PackError:
         with _lock:
             _no_kernel.add(key)

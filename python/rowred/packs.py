@@ -19,7 +19,8 @@ default when no length is given), into `packs/sm90/` with `manifest.json`:
 
 `cols` 0 marks a kernel compiled for any row length. A lookup takes the
 kernel compiled for exactly N, else one whose [min_cols, max_cols] holds N
-(max_cols 0: unbounded).
+(max_cols 0: unbounded). The norms' entries also carry `eps`, the epsilon
+compiled into the kernel (`--eps`), and a lookup matches it as an f32.
 
 Where the compiler is at hand (the full build, or $ROWRED_SOFTMAX_OPT), a
 shape no pack covers is compiled once into an on-disk cache
@@ -30,19 +31,28 @@ import hashlib
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
 
 FORMAT, VERSION = "rowred-pack", 1
 OPS = ("softmax", "log_softmax", "softmax_backward", "log_softmax_backward",
-       "logsumexp", "cross_entropy", "cross_entropy_grad")
+       "logsumexp", "cross_entropy", "cross_entropy_grad", "rms_norm",
+       "layer_norm")
 # Kernels that need a row length: the gradients' (y, dy -> dx) hold whole
 # rows of two operands, and logsumexp's and cross-entropy's (with its
 # gradient or without) take no online kernel for rows of any length. A pack
 # has them for its exact lengths, not for 'any'.
 EXACT_OPS = ("softmax_backward", "log_softmax_backward", "logsumexp",
-             "cross_entropy", "cross_entropy_grad")
+             "cross_entropy", "cross_entropy_grad", "rms_norm", "layer_norm")
+# Kernels with an epsilon, compiled into the kernel: a pack has one per
+# (op, dtype, N, eps) and a manifest entry records it ("eps", the f32 value
+# the kernel adds). Both norms take a weight (and layer_norm a bias) of the
+# input's dtype and write their per-row statistics in f32 (rms_norm: rstd;
+# layer_norm: mean and rstd), which their gradients read.
+EPS_OPS = ("rms_norm", "layer_norm")
+DEFAULT_EPS = (1e-5, 1e-6)
 # Cross-entropy kernels are PyTorch's defaults: ignore_index -100, no label
 # smoothing, int64 labels, the loss and the logsumexp in f32.
 IGNORE_INDEX = -100
@@ -52,6 +62,16 @@ ABI_VERSION = 6
 
 class PackError(ValueError):
     """A pack that cannot be read or built, or a shape no pack covers."""
+
+
+def f32(value):
+    """`value` rounded to the nearest f32, as a kernel holds its epsilon."""
+    return struct.unpack("f", struct.pack("f", value))[0]
+
+
+def _eps_tag(eps):
+    """`eps` in a kernel name: 1e-05 -> 1p000em05."""
+    return f"{eps:.3e}".replace(".", "p").replace("-", "m").replace("+", "")
 
 
 def _chip_number(chip):
@@ -97,10 +117,12 @@ class Pack:
                          "min_cols": int(k["min_cols"]),
                          "max_cols": int(k["max_cols"]),
                          "metadata": str(k["metadata"])}
+                if entry["op"] in EPS_OPS:
+                    entry["eps"] = f32(float(k["eps"]))
             except (KeyError, TypeError, ValueError):
                 raise PackError(f"{manifest}: kernel {i} lacks op, dtype, "
-                                "cols, min_cols, max_cols or metadata") \
-                    from None
+                                "cols, min_cols, max_cols, metadata or (for "
+                                f"{' and '.join(EPS_OPS)}) eps") from None
             if os.path.isabs(entry["metadata"]) or \
                     os.path.normpath(entry["metadata"]).startswith(".."):
                 raise PackError(f"{manifest}: kernel {i}'s metadata must be a "
@@ -108,37 +130,42 @@ class Pack:
             entry["metadata"] = os.path.join(self.path, entry["metadata"])
             self.kernels.append(entry)
 
-    def find(self, op, dtype, cols):
-        """The metadata path of the best kernel for rows of `cols`, or None."""
-        exact = [k for k in self.kernels if k["op"] == op and
-                 k["dtype"] == dtype and k["cols"] == cols]
+    def find(self, op, dtype, cols, eps=None):
+        """The metadata path of the best kernel for rows of `cols` (and, for
+        EPS_OPS, the epsilon `eps` as an f32), or None."""
+        ops = [k for k in self.kernels if k["op"] == op and
+               k["dtype"] == dtype and
+               (op not in EPS_OPS or k["eps"] == f32(eps))]
+        exact = [k for k in ops if k["cols"] == cols]
         if exact:
             return exact[0]["metadata"]
-        for k in self.kernels:
-            if k["op"] == op and k["dtype"] == dtype and \
-                    k["min_cols"] <= cols and \
+        for k in ops:
+            if k["min_cols"] <= cols and \
                     (k["max_cols"] == 0 or cols <= k["max_cols"]):
                 return k["metadata"]
         return None
 
 
-def find_kernel(packs, op, dtype, cols, device_sm):
-    """The metadata path for (op, dtype, cols) from the first of `packs`
-    whose chip the device runs; PackError naming the shape and the command
-    that builds a pack for it when none has one."""
+def find_kernel(packs, op, dtype, cols, device_sm, eps=None):
+    """The metadata path for (op, dtype, cols, eps) from the first of
+    `packs` whose chip the device runs; PackError naming the shape and the
+    command that builds a pack for it when none has one."""
     for pack in packs:
         if pack.sm > device_sm:
             continue
-        path = pack.find(op, dtype, cols)
+        path = pack.find(op, dtype, cols, eps)
         if path:
             return path
     where = ", ".join(p.path for p in packs) or "no packs loaded"
+    with_eps = f" with eps {eps:g}" if op in EPS_OPS else ""
+    eps_flag = f" --eps {eps:g}" if op in EPS_OPS else ""
     raise PackError(
-        f"no rowred kernel for {op} of {dtype} rows of {cols} elements on "
-        f"sm_{device_sm} ({where}); build one with: python3 -m rowred.packs "
-        f"build --softmax-opt build/bin/softmax-opt --out DIR --op {op} "
-        f"--dtype {dtype} --cols {cols} --chip sm_{device_sm}, then "
-        "rowred.load_pack(DIR) or set ROWRED_PACKS=DIR")
+        f"no rowred kernel for {op} of {dtype} rows of {cols} elements"
+        f"{with_eps} on sm_{device_sm} ({where}); build one with: python3 -m "
+        f"rowred.packs build --softmax-opt build/bin/softmax-opt --out DIR "
+        f"--op {op} --dtype {dtype} --cols {cols}{eps_flag} --chip "
+        f"sm_{device_sm}, then rowred.load_pack(DIR) or set "
+        "ROWRED_PACKS=DIR")
 
 
 def find_compiler():
@@ -172,14 +199,17 @@ def _compiler_version(softmax_opt):
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def cached_kernel(softmax_opt, op, dtype, cols, chip):
-    """The metadata path of the kernel for (op, dtype, cols, chip) compiled
-    by `softmax_opt`, from the on-disk cache or compiled into it, keyed by
-    (op, dtype, N, chip, compiler version) as Triton's cache is."""
-    key = f"{op}_{dtype}_n{cols}_{chip}_{_compiler_version(softmax_opt)}"
+def cached_kernel(softmax_opt, op, dtype, cols, chip, eps=None):
+    """The metadata path of the kernel for (op, dtype, cols, chip, eps)
+    compiled by `softmax_opt`, from the on-disk cache or compiled into it,
+    keyed by (op, dtype, N, eps, chip, compiler version) as Triton's cache
+    is."""
+    tag = f"_eps{_eps_tag(f32(eps))}" if op in EPS_OPS else ""
+    key = (f"{op}_{dtype}_n{cols}{tag}_{chip}_"
+           f"{_compiler_version(softmax_opt)}")
     path = os.path.join(cache_dir(), key)
     try:
-        return Pack(path).find(op, dtype, cols)
+        return Pack(path).find(op, dtype, cols, eps)
     except PackError:
         pass
     # Compile into a fresh directory and move it in place, so that a reader
@@ -187,7 +217,8 @@ def cached_kernel(softmax_opt, op, dtype, cols, chip):
     os.makedirs(cache_dir(), exist_ok=True)
     tmp = tempfile.mkdtemp(dir=cache_dir(), prefix=".build-")
     try:
-        build(softmax_opt, tmp, [op], [dtype], [cols], chip)
+        build(softmax_opt, tmp, [op], [dtype], [cols], chip,
+              [eps] if op in EPS_OPS else DEFAULT_EPS)
         try:
             os.rename(tmp, path)
         except OSError:  # Another process got there first.
@@ -195,7 +226,7 @@ def cached_kernel(softmax_opt, op, dtype, cols, chip):
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return Pack(path).find(op, dtype, cols)
+    return Pack(path).find(op, dtype, cols, eps)
 
 
 def _parse_list(text, allowed, what):
@@ -224,10 +255,36 @@ def _parse_cols(text):
     return cols
 
 
-def _mlir_source(name, op, dtype):
+def _parse_eps(text):
+    values = []
+    for t in text.split(","):
+        try:
+            eps = float(t)
+        except ValueError:
+            raise PackError(f"--eps: '{t}' is not a number") from None
+        if not eps >= 0 or eps == float("inf"):
+            raise PackError(f"--eps: {t}; an epsilon is finite and >= 0")
+        values.append(eps)
+    return values
+
+
+def _mlir_source(name, op, dtype, eps=None):
     """A function of dynamic 2-D memrefs of `dtype` that applies `op` (with
-    per-row results in f32 and labels in i64)."""
+    per-row results in f32 and labels in i64; the norms with a weight, and
+    a bias, of `dtype` and their statistics)."""
     t, r = f"memref<?x?x{dtype}>", "memref<?xf32>"
+    v = f"memref<?x{dtype}>"
+    if op == "rms_norm":
+        return (f"func.func @{name}(%x: {t}, %w: {v}, %y: {t}, %rstd: {r}) "
+                f"{{\n  rowred.rms_norm epsilon({eps:.9e}) ins(%x : {t}) "
+                f"weight(%w : {v}) outs(%y : {t}) rstd(%rstd : {r})\n"
+                f"  return\n}}\n")
+    if op == "layer_norm":
+        return (f"func.func @{name}(%x: {t}, %w: {v}, %b: {v}, %y: {t}, "
+                f"%mean: {r}, %rstd: {r}) {{\n  rowred.layer_norm "
+                f"epsilon({eps:.9e}) ins(%x : {t}) weight(%w : {v}) "
+                f"bias(%b : {v}) outs(%y : {t}) mean(%mean : {r}) "
+                f"rstd(%rstd : {r})\n  return\n}}\n")
     if op == "logsumexp":
         return (f"func.func @{name}(%x: {t}, %lse: {r}) {{\n"
                 f"  rowred.logsumexp ins(%x : {t}) outs(%lse : {r})\n"
@@ -247,7 +304,7 @@ def _mlir_source(name, op, dtype):
                 f"ins(%x : {t}) labels(%l : memref<?xi64>) "
                 f"grad_scale(%g : {r}) outs(%loss : {r}) grad(%x : {t})\n"
                 f"  return\n}}\n")
-    if op in EXACT_OPS:
+    if op.endswith("_backward"):
         args, ins = f"%x: {t}, %dy: {t}, %y: {t}", f"%x, %dy : {t}, {t}"
     else:
         args, ins = f"%x: {t}, %y: {t}", f"%x : {t}"
@@ -256,37 +313,53 @@ def _mlir_source(name, op, dtype):
             f"  return\n}}\n")
 
 
-def build(softmax_opt, out, ops, dtypes, cols, chip="sm_90"):
-    """Compiles a kernel per (op, dtype, N) into `out` and writes its
-    manifest; returns the manifest. EXACT_OPS get kernels for the exact
-    lengths of `cols` only (0, any length, is skipped for them)."""
+def _variants(ops, dtypes, cols, eps_values):
+    """(name, op, dtype, N, eps) of each kernel of a pack."""
+    for op in ops:
+        for dtype in dtypes:
+            for n in cols:
+                if op in EXACT_OPS and n == 0:
+                    continue
+                name = f"{op}_{dtype}_{'n%d' % n if n else 'any'}"
+                if op not in EPS_OPS:
+                    yield name, op, dtype, n, None
+                    continue
+                for eps in eps_values:
+                    yield f"{name}_eps{_eps_tag(eps)}", op, dtype, n, eps
+
+
+def build(softmax_opt, out, ops, dtypes, cols, chip="sm_90",
+          eps_values=DEFAULT_EPS):
+    """Compiles a kernel per (op, dtype, N), and per eps of `eps_values` for
+    EPS_OPS, into `out` and writes its manifest; returns the manifest.
+    EXACT_OPS get kernels for the exact lengths of `cols` only (0, any
+    length, is skipped for them)."""
     _chip_number(chip)
     os.makedirs(out, exist_ok=True)
     entries = []
     with tempfile.TemporaryDirectory() as tmp:
-        for op in ops:
-            for dtype in dtypes:
-                for n in cols:
-                    if op in EXACT_OPS and n == 0:
-                        continue
-                    name = f"{op}_{dtype}_{'n%d' % n if n else 'any'}"
-                    src = os.path.join(tmp, name + ".mlir")
-                    with open(src, "w") as f:
-                        f.write(_mlir_source(name, op, dtype))
-                    pipeline = f"cols={n} chip={chip} output-dir={out}"
-                    result = subprocess.run(
-                        [softmax_opt, src, f"--rowred-to-ptx={pipeline}",
-                         "-o", os.devnull], capture_output=True, text=True)
-                    if result.returncode != 0:
-                        raise PackError(f"{name}: softmax-opt failed:\n"
-                                        f"{result.stderr}")
-                    metadata = name + "_kernel0.json"
-                    with open(os.path.join(out, metadata)) as f:
-                        meta = json.load(f)
-                    entries.append({"op": op, "dtype": dtype, "cols": n,
-                                    "min_cols": meta.get("min_cols", 1),
-                                    "max_cols": meta.get("max_cols", 0),
-                                    "metadata": metadata})
+        for name, op, dtype, n, eps in _variants(ops, dtypes, cols,
+                                                 eps_values):
+            src = os.path.join(tmp, name + ".mlir")
+            with open(src, "w") as f:
+                f.write(_mlir_source(name, op, dtype, eps))
+            pipeline = f"cols={n} chip={chip} output-dir={out}"
+            result = subprocess.run(
+                [softmax_opt, src, f"--rowred-to-ptx={pipeline}",
+                 "-o", os.devnull], capture_output=True, text=True)
+            if result.returncode != 0:
+                raise PackError(f"{name}: softmax-opt failed:\n"
+                                f"{result.stderr}")
+            metadata = name + "_kernel0.json"
+            with open(os.path.join(out, metadata)) as f:
+                meta = json.load(f)
+            entry = {"op": op, "dtype": dtype, "cols": n,
+                     "min_cols": meta.get("min_cols", 1),
+                     "max_cols": meta.get("max_cols", 0),
+                     "metadata": metadata}
+            if eps is not None:
+                entry["eps"] = meta["epsilon"]
+            entries.append(entry)
     manifest = {"format": FORMAT, "version": VERSION,
                 "abi_version": ABI_VERSION, "chip": chip, "kernels": entries}
     with open(os.path.join(out, "manifest.json"), "w") as f:
@@ -311,12 +384,16 @@ def main(argv=None):
                    help="row lengths, comma-separated; 'any' for a kernel "
                    "that takes every length")
     b.add_argument("--chip", default="sm_90")
+    b.add_argument("--eps", default=",".join(map(str, DEFAULT_EPS)),
+                   help="epsilons of the " + " and ".join(EPS_OPS) +
+                   " kernels, comma-separated (a kernel each)")
     args = parser.parse_args(argv)
     try:
         manifest = build(args.softmax_opt, args.out,
                          _parse_list(args.op, OPS, "op"),
                          _parse_list(args.dtype, DTYPES, "dtype"),
-                         _parse_cols(args.cols), args.chip)
+                         _parse_cols(args.cols), args.chip,
+                         _parse_eps(args.eps))
     except (PackError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

@@ -148,11 +148,46 @@ class BuildTest(unittest.TestCase):
                      for k in packs.Pack(out).kernels)
         self.assertEqual(ops, [("cross_entropy", 512),
                                ("cross_entropy_grad", 512),
+                               ("layer_norm", 512), ("layer_norm", 512),
                                ("log_softmax", 0), ("log_softmax", 512),
                                ("log_softmax_backward", 512),
                                ("logsumexp", 512),
+                               ("rms_norm", 512), ("rms_norm", 512),
                                ("softmax", 0), ("softmax", 512),
                                ("softmax_backward", 512)])
+
+    def test_norm_kernels_per_epsilon(self):
+        out = os.path.join(self.dir, "norms")
+        manifest = packs.build(SOFTMAX_OPT, out, ["rms_norm", "layer_norm"],
+                               ["bf16"], [4096, 0], eps_values=[1e-5, 0.0])
+        # A kernel per epsilon, none for 'any'.
+        self.assertEqual(sorted((k["op"], k["eps"])
+                                for k in manifest["kernels"]),
+                         [("layer_norm", 0), ("layer_norm", packs.f32(1e-5)),
+                          ("rms_norm", 0), ("rms_norm", packs.f32(1e-5))])
+        pack = packs.Pack(out)
+        roles = {"rms_norm": ["input", "output", "column", "row_output"],
+                 "layer_norm": ["input", "output", "column", "column",
+                                "row_output", "row_output"]}
+        for op, want in roles.items():
+            for eps in (1e-5, 0.0):
+                with open(pack.find(op, "bf16", 4096, eps)) as f:
+                    meta = json.load(f)
+                self.assertEqual(meta["op"], op)
+                self.assertEqual(meta["epsilon"], packs.f32(eps))
+                self.assertEqual([o["role"] for o in meta["operands"]], want)
+            self.assertIsNone(pack.find(op, "bf16", 4096, 1e-6))
+        with self.assertRaises(packs.PackError) as e:
+            packs.find_kernel([pack], "rms_norm", "bf16", 4096, 90, 1e-6)
+        self.assertIn("with eps 1e-06 on sm_90", str(e.exception))
+        self.assertIn("--cols 4096 --eps 1e-06", str(e.exception))
+
+    def test_command_line_bad_epsilon(self):
+        for eps in ("small", "-1e-5", "inf"):
+            self.assertEqual(packs.main(["build", "--softmax-opt",
+                                         SOFTMAX_OPT, "--out", self.dir,
+                                         "--op", "rms_norm", "--cols", "64",
+                                         f"--eps={eps}"]), 1)
 
 
 class ManifestErrorTest(unittest.TestCase):
@@ -202,6 +237,12 @@ class ManifestErrorTest(unittest.TestCase):
     def test_incomplete_kernel(self):
         self.write(self.valid(kernels=[{"op": "softmax"}]))
         self.assertIn("kernel 0 lacks", self.error())
+
+    def test_norm_without_epsilon(self):
+        bad = self.valid()
+        bad["kernels"][0]["op"] = "rms_norm"
+        self.write(bad)
+        self.assertIn("(for rms_norm and layer_norm) eps", self.error())
 
     def test_metadata_outside_the_pack(self):
         bad = self.valid()

@@ -5,8 +5,10 @@ usage: torch_ops.py PACK_DIR
 
 PACK_DIR is a pack built by `python3 -m rowred.packs build` with softmax
 and log_softmax kernels of f32, f16 and bf16 for rows of any length and for
-the exact lengths in EXACT_COLS, and their gradient, logsumexp and
-cross-entropy kernels (with the gradient and without) for those lengths. Checks each op against torch's on the GPU (values, gradients),
+the exact lengths in EXACT_COLS, and their gradient, logsumexp,
+cross-entropy (with the gradient and without), rms_norm and layer_norm
+(eps 1e-5 and 1e-6) kernels for those lengths. Checks each op against
+torch's on the GPU (values, gradients),
 torch.compile(fullgraph=True), CUDA graph capture and replay, two streams
 at once, strided and empty inputs, and the errors a user sees. Exits 77
 (skipped) without a GPU or PyTorch.
@@ -205,6 +207,101 @@ class PerRowResults(unittest.TestCase):
         torch.library.opcheck(torch.ops.rowred.logsumexp.default, (x,))
         torch.library.opcheck(torch.ops.rowred.cross_entropy.default,
                               (x, labels))
+
+
+class Norms(unittest.TestCase):
+    """rowred.rms_norm and rowred.layer_norm on the pack's kernels for
+    EXACT_COLS and its epsilons (1e-5, 1e-6), PyTorch's elsewhere (5000
+    columns, PyTorch's default eps for rms_norm), against float64."""
+
+    CASES = ((64, 1024), (33, 4096), (8, 131072), (5, 5000))
+
+    def check(self, name, got, want, dtype, grad=False):
+        tol = (1e-4 if grad else 1e-5) if dtype == torch.float32 else 2e-2
+        torch.testing.assert_close(got.double(), want.detach(), atol=tol,
+                                   rtol=tol, msg=lambda m: f"{name}: {m}")
+
+    def test_values_and_gradients(self):
+        f32_eps = torch.finfo(torch.float32).eps
+        for dtype in DTYPES:
+            for rows, n in self.CASES:
+                for eps in (1e-5, 1e-6, None):
+                    x = torch.randn(rows, n, device="cuda", dtype=dtype) + 1
+                    w = torch.rand(n, device="cuda", dtype=dtype) + 0.5
+                    b = torch.randn(n, device="cuda", dtype=dtype)
+                    dy = torch.randn(rows, n, device="cuda", dtype=dtype)
+                    xr, wr, br = (t.double().requires_grad_()
+                                  for t in (x, w, b))
+                    xo, wo, bo = (t.clone().requires_grad_()
+                                  for t in (x, w, b))
+                    name = f"{rows}x{n} {dtype} eps {eps}"
+                    got = rowred.rms_norm(xo, (n,), wo, eps)
+                    want = torch.nn.functional.rms_norm(
+                        xr, (n,), wr, f32_eps if eps is None else eps)
+                    self.assertEqual(got.dtype, dtype)
+                    self.check("rms_norm " + name, got, want, dtype)
+                    got.backward(dy)
+                    want.backward(dy.double())
+                    self.check("rms_norm dx " + name, xo.grad, xr.grad,
+                               dtype, True)
+                    self.check("rms_norm dw " + name, wo.grad / rows,
+                               wr.grad / rows, dtype, True)
+                    if eps is None:
+                        continue
+                    for t in (xo, wo, xr, wr):
+                        t.grad = None
+                    got = rowred.layer_norm(xo, (n,), wo, bo, eps)
+                    want = torch.nn.functional.layer_norm(xr, (n,), wr, br,
+                                                          eps)
+                    self.check("layer_norm " + name, got, want, dtype)
+                    got.backward(dy)
+                    want.backward(dy.double())
+                    for what, g, r in (("dx", xo.grad, xr.grad),
+                                       ("dw", wo.grad / rows, wr.grad / rows),
+                                       ("db", bo.grad / rows,
+                                        br.grad / rows)):
+                        self.check(f"layer_norm {what} {name}", g, r, dtype,
+                                   True)
+        used = {os.path.basename(path) for path, _ in rowred.ops._kernels}
+        for op in ("rms_norm", "layer_norm"):
+            self.assertIn(f"{op}_bf16_n131072_eps1p000em05_kernel0.json",
+                          used)
+            self.assertIn(f"{op}_f32_n1024_eps1p000em06_kernel0.json", used)
+
+    def test_leading_dimensions_and_defaults(self):
+        x = torch.randn(4, 6, 4096, device="cuda", dtype=torch.bfloat16)
+        torch.testing.assert_close(
+            rowred.rms_norm(x, 4096, eps=1e-6),
+            torch.nn.functional.rms_norm(x, (4096,), eps=1e-6))
+        torch.testing.assert_close(
+            rowred.layer_norm(x, (4096,)),
+            torch.nn.functional.layer_norm(x, (4096,)))
+
+    def test_weight_of_another_dtype_runs_on_pytorch(self):
+        x = torch.randn(16, 1024, device="cuda", dtype=torch.bfloat16)
+        w = torch.rand(1024, device="cuda")
+        got = rowred.rms_norm(x, (1024,), w, 1e-5)
+        torch.testing.assert_close(
+            got, torch.nn.functional.rms_norm(x, (1024,), w, 1e-5))
+
+    def test_errors(self):
+        x = torch.randn(16, 1024, device="cuda")
+        with self.assertRaisesRegex(ValueError, r"normalized_shape must be "
+                                    r"\(1024,\), got \(16, 1024\)"):
+            rowred.rms_norm(x, (16, 1024))
+        with self.assertRaisesRegex(ValueError, r"weight of shape \(1024,\)"):
+            rowred.layer_norm(x, (1024,), torch.ones(512, device="cuda"))
+        with self.assertRaisesRegex(ValueError, "bias on cpu"):
+            rowred.layer_norm(x, (1024,), None, torch.zeros(1024))
+
+    def test_opcheck(self):
+        x = torch.randn(16, 1024, device="cuda", requires_grad=True)
+        w = torch.rand(1024, device="cuda", requires_grad=True)
+        b = torch.rand(1024, device="cuda", requires_grad=True)
+        torch.library.opcheck(torch.ops.rowred.rms_norm.default,
+                              (x, w, 1e-5))
+        torch.library.opcheck(torch.ops.rowred.layer_norm.default,
+                              (x, w, b, 1e-5))
 
 
 class InPlaceCrossEntropy(unittest.TestCase):

@@ -1,0 +1,180 @@
+"""The normalizations as PyTorch custom ops: rowred::rms_norm and
+rowred::layer_norm, and rowred.rms_norm / rowred.layer_norm, which take
+F.rms_norm's and F.layer_norm's arguments.
+
+The forward runs the pack's kernel for the exact row length and epsilon
+(packs.EPS_OPS), which writes the normalized rows and the per-row
+statistics in f32 (rms_norm: rstd; layer_norm: mean and rstd); where there
+is none, PyTorch computes both. The gradients are PyTorch expressions of
+the saved input and statistics, as PyTorch's own backward computes them.
+"""
+from typing import Tuple
+
+import torch
+
+from .ops import _exact_kernel, _launch_operands, check_input
+
+
+def _run_norm(op, x, columns, eps, statistics):
+    """y and the f32 statistics of `op` over the rows of x (2-D) with the
+    per-column operands `columns` (x's dtype, length N) on the compiled
+    kernel; None where there is none."""
+    rows, n = x.shape
+    y = torch.empty_like(x)
+    stats = [torch.empty(rows, dtype=torch.float32, device=x.device)
+             for _ in range(statistics)]
+    if rows == 0:
+        return y, stats
+    kernel = _exact_kernel(op, x, n, eps) if n else None
+    if kernel is None:
+        return None
+    pointers = [x.data_ptr(), y.data_ptr()] + [c.data_ptr() for c in columns]
+    _launch_operands(kernel, x.device,
+                     pointers + [s.data_ptr() for s in stats], [n, n], rows,
+                     n)
+    return y, stats
+
+
+@torch.library.custom_op("rowred::rms_norm", mutates_args=(),
+                         device_types="cuda")
+def rms_norm_op(x: torch.Tensor, weight: torch.Tensor,
+                eps: float) -> Tuple[torch.Tensor, torch.Tensor]:
+    """(y, rstd) of the rows of x (2-D, contiguous): y = x * rstd * weight,
+    rstd = 1 / sqrt(mean(x^2) + eps) in f32."""
+    done = _run_norm("rms_norm", x, [weight], eps, 1)
+    if done is not None:
+        return done[0], done[1][0]
+    xf = x.float()
+    rstd = torch.rsqrt(xf.square().mean(-1) + eps)
+    return (xf * rstd.unsqueeze(-1) * weight.float()).to(x.dtype), rstd
+
+
+@torch.library.custom_op("rowred::layer_norm", mutates_args=(),
+                         device_types="cuda")
+def layer_norm_op(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor,
+                  eps: float) -> Tuple[torch.Tensor, torch.Tensor,
+                                       torch.Tensor]:
+    """(y, mean, rstd) of the rows of x (2-D, contiguous): y = (x - mean) *
+    rstd * weight + bias, rstd = 1 / sqrt(var + eps), the statistics in
+    f32."""
+    done = _run_norm("layer_norm", x, [weight, bias], eps, 2)
+    if done is not None:
+        return done[0], done[1][0], done[1][1]
+    xf = x.float()
+    var, mean = torch.var_mean(xf, -1, correction=0)
+    rstd = torch.rsqrt(var + eps)
+    y = (xf - mean.unsqueeze(-1)) * rstd.unsqueeze(-1) * weight.float() + \
+        bias.float()
+    return y.to(x.dtype), mean, rstd
+
+
+@rms_norm_op.register_fake
+def _(x, weight, eps):
+    return torch.empty_like(x), x.new_empty(x.shape[:1],
+                                            dtype=torch.float32)
+
+
+@layer_norm_op.register_fake
+def _(x, weight, bias, eps):
+    stat = x.new_empty(x.shape[:1], dtype=torch.float32)
+    return torch.empty_like(x), stat, torch.empty_like(stat)
+
+
+def _save_norm(ctx, inputs, output):
+    ctx.mark_non_differentiable(*output[1:])
+    ctx.save_for_backward(inputs[0], inputs[1], *output[1:])
+
+
+def _rms_norm_backward(ctx, grad, *unused):
+    # x_hat = x * rstd, g = dy * w: dx = rstd * (g - x_hat * mean(g x_hat)),
+    # dw = sum over rows of dy * x_hat.
+    x, weight, rstd = ctx.saved_tensors
+    r = rstd.unsqueeze(-1)
+    x_hat = x.float() * r
+    dy = grad.float()
+    g = dy * weight.float()
+    dx = r * (g - x_hat * (g * x_hat).mean(-1, keepdim=True))
+    return dx.to(x.dtype), (dy * x_hat).sum(0).to(weight.dtype), None
+
+
+def _layer_norm_backward(ctx, grad, *unused):
+    # x_hat = (x - mean) * rstd, g = dy * w: dx = rstd * (g - mean(g) -
+    # x_hat * mean(g x_hat)), dw = sum of dy * x_hat, db = sum of dy.
+    x, weight, mean, rstd = ctx.saved_tensors
+    r = rstd.unsqueeze(-1)
+    x_hat = (x.float() - mean.unsqueeze(-1)) * r
+    dy = grad.float()
+    g = dy * weight.float()
+    dx = r * (g - g.mean(-1, keepdim=True) -
+              x_hat * (g * x_hat).mean(-1, keepdim=True))
+    return (dx.to(x.dtype), (dy * x_hat).sum(0).to(weight.dtype),
+            dy.sum(0).to(weight.dtype), None)
+
+
+rms_norm_op.register_autograd(_rms_norm_backward, setup_context=_save_norm)
+layer_norm_op.register_autograd(_layer_norm_backward,
+                                setup_context=_save_norm)
+
+
+def _check_norm(name, x, normalized_shape, columns):
+    """x's row length after the checks a user's arguments get; None where
+    the arguments ask for what the kernels do not compute (a weight or bias
+    of another dtype, which PyTorch computes with unrounded), which PyTorch
+    then runs."""
+    check_input(name, x, -1)
+    n = x.size(-1)
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) \
+        else tuple(normalized_shape)
+    if shape != (n,):
+        raise ValueError(f"rowred.{name}: normalizes the last dimension "
+                         f"only: normalized_shape must be ({n},), got "
+                         f"{shape}")
+    for what, c in columns.items():
+        if c is None:
+            continue
+        if not isinstance(c, torch.Tensor) or c.shape != (n,):
+            raise ValueError(f"rowred.{name}: expected a {what} of shape "
+                             f"({n},), got "
+                             f"{tuple(getattr(c, 'shape', ())) or type(c)}")
+        if c.device != x.device:
+            raise ValueError(f"rowred.{name}: {what} on {c.device}, input "
+                             f"on {x.device}")
+        if c.dtype != x.dtype:
+            return None
+    return n
+
+
+def _column(c, x, fill):
+    n = x.size(-1)
+    if c is None:
+        return torch.full((n,), fill, dtype=x.dtype, device=x.device)
+    return c.contiguous()
+
+
+def rms_norm(x, normalized_shape, weight=None, eps=None):
+    """F.rms_norm(x, normalized_shape, weight, eps) over the last dimension
+    (normalized_shape: (N,)) on the compiled kernels; eps None is
+    PyTorch's default, the f32 machine epsilon. A weight of another dtype
+    than x's runs on PyTorch's."""
+    n = _check_norm("rms_norm", x, normalized_shape, {"weight": weight})
+    if n is None:
+        return torch.nn.functional.rms_norm(x, normalized_shape, weight, eps)
+    eps = torch.finfo(torch.float32).eps if eps is None else float(eps)
+    y, _ = torch.ops.rowred.rms_norm(x.reshape(-1, n).contiguous(),
+                                     _column(weight, x, 1.0), eps)
+    return y.view(x.shape)
+
+
+def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """F.layer_norm(x, normalized_shape, weight, bias, eps) over the last
+    dimension (normalized_shape: (N,)) on the compiled kernels. A weight or
+    bias of another dtype than x's runs on PyTorch's."""
+    n = _check_norm("layer_norm", x, normalized_shape,
+                    {"weight": weight, "bias": bias})
+    if n is None:
+        return torch.nn.functional.layer_norm(x, normalized_shape, weight,
+                                              bias, eps)
+    y, _, _ = torch.ops.rowred.layer_norm(
+        x.reshape(-1, n).contiguous(), _column(weight, x, 1.0),
+        _column(bias, x, 0.0), float(eps))
+    return y.view(x.shape)
