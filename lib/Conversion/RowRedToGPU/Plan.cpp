@@ -313,29 +313,30 @@ private:
     plan.rowsPerBlock = opts.rowsPerBlock ? opts.rowsPerBlock : 1;
     // A block per row where the stage is asked for: only such blocks hold
     // one.
+    const RowsPerBlockRule &several = PlanTable::get().rowsPerBlock;
     if (!opts.rowsPerBlock && !opts.numWarps &&
-        plan.strategy == Strategy::fused && opts.prefetch != Prefetch::stage)
-      plan.rowsPerBlock = defaultRowsPerBlock(rowBlock);
+        plan.strategy == Strategy::fused && opts.prefetch != Prefetch::stage &&
+        rowBlock <= several.maxBlock)
+      plan.rowsPerBlock = several.rows;
     if (plan.rowsPerBlock > 1 && plan.strategy != Strategy::fused)
       return map.emitOpError() << "rows_per_block applies to the fused "
                                   "strategy only";
     if (opts.numWarps) {
       plan.numWarps = opts.numWarps;
     } else if (plan.rowsPerBlock > 1) {
-      // A warp per row, or fewer threads with about 8 elements each for
-      // rows shorter than 256.
-      int64_t perRow = std::clamp<int64_t>(slice / 8, 1, 32);
+      // At most a warp per row (the rows reduce within their warp), each
+      // thread holding the table's elements.
+      int64_t perRow =
+          std::clamp<int64_t>(slice / several.elementsPerThread, 1, 32);
       plan.numWarps = std::max<int64_t>(perRow * plan.rowsPerBlock / 32, 1);
     } else {
       plan.numWarps = defaultFusedWarps(slice);
     }
-    bool wide = !opts.numWarps && widensFusedBlock(plan, slice, opts);
-    bool rowGridBlock =
-        !opts.numWarps && !wide && narrowsRowGridBlock(plan, slice, opts, sm);
-    if (wide)
-      plan.numWarps = kWideBlockElements / 64 / 32;
-    else if (rowGridBlock)
-      plan.numWarps = kRowGrid16BitWarps;
+    // A shape measured for this block: it may hold more elements per
+    // thread than derived warps do.
+    int64_t measuredWarps = measuredBlockWarps(plan, slice, opts, sm);
+    if (measuredWarps)
+      plan.numWarps = measuredWarps;
     if (plan.rowsPerBlock > 1 &&
         (plan.rowsPerBlock > plan.numThreads() || plan.threadsPerRow() > 32 ||
          !llvm::isPowerOf2_64(plan.threadsPerRow())))
@@ -352,8 +353,8 @@ private:
                                << plan.threadsPerRow() << " threads per row";
     plan.maxCols = plan.blockElements * plan.clusterSize;
     plan.stageElements = plan.blockElements;
-    if (plan.elementsPerThread() > opts.maxElementsPerThread() && !wide &&
-        !rowGridBlock)
+    if (plan.elementsPerThread() > opts.maxElementsPerThread() &&
+        !measuredWarps)
       return map.emitOpError()
              << "a " << stringifyStrategy(plan.strategy) << " block of "
              << plan.blockElements << " elements over " << plan.threadsPerRow()
@@ -526,11 +527,12 @@ private:
                << " is not possible here: " << reason;
       (stage ? plan.prefetch : plan.prefetchRegisters) = true;
     } else if (!opts.prefetch) {
+      Prefetch ahead = autoFetchAhead(plan);
       plan.prefetch = prefetchObstacle(plan, true, sm).empty() &&
-                      (stagedRow || autoPrefetch(plan));
+                      (stagedRow || ahead == Prefetch::stage);
       plan.prefetchRegisters = !plan.prefetch &&
                                prefetchObstacle(plan, false, sm).empty() &&
-                               autoPrefetchRegisters(plan);
+                               ahead == Prefetch::registers;
     }
     // The online kernel stages its share of rows of at most the known length.
     if (plan.prefetch && plan.strategy == Strategy::online)

@@ -21,53 +21,46 @@ namespace rules {
 /// stages, 112 KiB each, still fit two blocks on an SM.
 static constexpr int64_t kStagedRowMin = 8192, kStagedRowMax = 57344;
 
-/// Smallest power-of-two block whose three-quarter size auto uses.
-static constexpr int64_t kMinThreeQuarterBlock = 8192;
-
 /// The block auto gives a row of `cols` elements: the next power of two P,
-/// or 3P/4 when the row fits it and P >= 8192. A row of 12288 then fills
-/// 384 threads x 32 elements instead of leaving two of the eight chunks of
-/// 512 x 32 masked: the same registers per thread, a quarter fewer threads
-/// per row, so more rows resident per SM.
+/// or 3P/4 when the row fits it and P is at least the table's
+/// three_quarter_blocks_from. A row of 12288 then fills 384 threads x 32
+/// elements instead of leaving two of the eight chunks of 512 x 32 masked:
+/// the same registers per thread, a quarter fewer threads per row, so more
+/// rows resident per SM.
 int64_t autoRowBlock(int64_t cols) {
   int64_t pow2 = llvm::PowerOf2Ceil(cols);
-  if (pow2 >= kMinThreeQuarterBlock && cols <= pow2 / 4 * 3)
+  if (pow2 >= PlanTable::get().threeQuarterBlocksFrom && cols <= pow2 / 4 * 3)
     return pow2 / 4 * 3;
   return pow2;
 }
 
 /// Default warps for a fused block (or cluster slice) of `blockElements`
-/// elements, from sweeps of warps per row length on an H200
-/// (version log): about 16 elements per thread up to 1024 columns
-/// and at 8192, 32 at 2048-4096 and from 16384 on. 1024-thread blocks leave
-/// one block per SM and lose up to 40% at N = 4096..16384.
-/// A block of three times a power of two (see autoRowBlock) gets three
-/// quarters of the warps of the next power of two: the same elements per
-/// thread.
+/// elements: the table's elements per thread for its power of two, at
+/// least a warp and at most 1024 threads. A block of three times a power of
+/// two (see autoRowBlock) gets three quarters of the warps of the next
+/// power of two: the same elements per thread.
 int64_t defaultFusedWarps(int64_t blockElements) {
+  const PlanTable &table = PlanTable::get();
   int64_t pow2 = llvm::PowerOf2Ceil(blockElements);
-  if (pow2 != blockElements && pow2 >= kMinThreeQuarterBlock)
+  if (pow2 != blockElements && pow2 >= table.threeQuarterBlocksFrom)
     return defaultFusedWarps(pow2) / 4 * 3;
-  int64_t perThread = 16;
-  if ((blockElements > 1024 && blockElements <= 4096) || blockElements >= 16384)
-    perThread = 32;
+  int64_t perThread = table.derivedElementsPerThread(pow2);
   return std::clamp<int64_t>(blockElements / perThread, 32, 1024) / 32;
 }
 
-/// Whether auto gives a fused f32 block of 8192 128 threads x 64 elements
-/// instead of defaultFusedWarps' 512 x 16: five blocks (rows) resident per
-/// SM instead of two, +2.2% and +3.0% in two H200 sweeps of three runs
-/// (3676-3749 against 3596-3657 GB/s, version log). The only size
-/// where 64 elements per thread won: f32 12288 and 16384 lost 1-3%, 16-bit
-/// blocks of 2048-16384 gained nothing. Not with the next row loaded ahead
-/// into registers or the pair reduction, which need registers of their
-/// own. The one auto f32 shape past the 32 elements per thread of derived
-/// warps.
-bool widensFusedBlock(const KernelPlan &plan, int64_t slice,
-                      const PlanOptions &opts) {
-  return plan.strategy == Strategy::fused && plan.rowsPerBlock == 1 &&
-         byteWidth(plan.inType) == 4 && slice == kWideBlockElements &&
-         opts.prefetch != Prefetch::registers && opts.pairReduce != true;
+TableKey tableKey(const KernelPlan &plan, int64_t block) {
+  return {plan.strategy,     plan.inType,       block,
+          plan.rowsPerBlock, plan.numThreads(), plan.pairReduce};
+}
+
+int64_t measuredBlockWarps(const KernelPlan &plan, int64_t slice,
+                           const PlanOptions &opts, int64_t sm) {
+  if (opts.numWarps)
+    return 0;
+  const BlockShapeRow *row = PlanTable::get().blockShape(
+      tableKey(plan, slice), mayGridPerRowGroup(opts, sm),
+      opts.prefetch == Prefetch::registers || opts.pairReduce == true);
+  return row ? row->warps : 0;
 }
 
 /// Largest fused block `auto` picks: 32768 elements, 1024 threads x 32, one
@@ -118,17 +111,6 @@ int64_t autoClusterSlice(int64_t rowBlock, int64_t elementBytes, int64_t cols) {
 bool fitsAutoCluster(int64_t rowBlock, int64_t elementBytes, int64_t cols) {
   return rowBlock <=
          kMaxClusterSize * autoClusterSlice(rowBlock, elementBytes, cols);
-}
-
-/// Default rows per block of a fused kernel: rows of up to 1024 elements get
-/// a warp each, four per block, with no block barrier. H200 sweeps
-/// (version log): 1237 against 1070 GB/s for f32 N = 256, 785
-/// against 607 for bf16; for blocks of 1024 at 64 registers (see
-/// minBlocksPerSM) against a two-warp block per row, four runs each at M =
-/// 4096 and three at 32768: N = 781 +5% / +1% (f32), +3% / +4% (bf16), N =
-/// 1024 even / +0.5% (f32), +5% / -1% (bf16). Longer rows keep a block each.
-int64_t defaultRowsPerBlock(int64_t blockElements) {
-  return blockElements <= 1024 ? 4 : 1;
 }
 
 /// Default warps for the online kernel of `type` over clusters of
@@ -196,48 +178,6 @@ bool autoPairReduce(const KernelPlan &plan, const PlanOptions &opts,
   return plan.strategy == Strategy::cluster && byteWidth(plan.inType) == 2 &&
          (!opts.prefetch || opts.prefetch == Prefetch::registers) &&
          cols % plan.vectorWidth == 0;
-}
-
-/// Whether auto stages the next row in shared memory for a kernel that can:
-/// for fused blocks of 16384 elements and more (version log; f32
-/// 16384: +0.7 to +2.6% in four runs; 768 or 1024 threads x 32 beyond,
-/// alone on their SM with nothing else to overlap their reductions with:
-/// f32 32768 +9%, bf16 32768 +20%). Elsewhere f32 gains nothing or loses
-/// (-12% at 2048, -1% at 12288), and since the cluster exchanges no longer
-/// wait for the copies in flight, clusters lose with it (bf16 -8%, f32 -2 to
-/// -13%).
-bool autoPrefetch(const KernelPlan &plan) {
-  if (plan.clusterSize != 1 || plan.strategy == Strategy::online)
-    return false;
-  return plan.blockElements >= 16384;
-}
-
-/// Whether auto loads the next row ahead into registers instead (H200,
-/// alternating runs, version log): for the online kernel's tiles
-/// (the next tile, within the row: f32 1048576 +8.7%, 262144 +4.2%, bf16
-/// +2.2-2.4%), for 16-bit cluster slices with the pair reduction (see
-/// autoPairReduce; not f32 ones, which spill), and for fused 16-bit rows:
-/// * blocks of 2048 and 4096: +4 to +7% over no prefetch and over the stage;
-/// * blocks of 6144 to 12288: 6144 +13 to +16% over no prefetch, 8192
-///   -1.2 to +1.6% and 12288 +0.3 to +2.7% over the stage (bf16 and f16,
-///   two A/Bs); the stage stays ahead from 16384 (bf16 -0.4 to -1.5%);
-/// * a warp per row of 256 or 512: +4 to +7% at M = 32768 (a few rows per
-///   warp), within the noise at M = 4096. Not at 1024, where the second set
-///   of registers costs the 64-register cap (bf16: -1 to -5%).
-/// f32 gains nothing measurable (8192, 12288, 256, 512: within 0.5%), and
-/// at 2048-4096 the second set of registers takes away resident blocks.
-bool autoPrefetchRegisters(const KernelPlan &plan) {
-  if (plan.strategy == Strategy::online)
-    return plan.keptElements == 0;
-  // f32 slices of 32 elements per thread would spill with a second set
-  // (ptxas -v, sm_90: 32-144 bytes at 12288-16384 per slice).
-  if (plan.clusterSize > 1 && plan.pairReduce)
-    return byteWidth(plan.inType) == 2;
-  if (plan.clusterSize != 1 || byteWidth(plan.inType) != 2)
-    return false;
-  if (plan.rowsPerBlock > 1)
-    return plan.blockElements >= 256 && plan.blockElements <= 512;
-  return plan.blockElements >= 2048 && plan.blockElements < 16384;
 }
 
 /// Whether an online kernel may keep tiles of its share at all under auto's
@@ -338,26 +278,21 @@ bool autoCacheHints(const KernelPlan &plan) {
          !(byteWidth(plan.inType) == 4 && plan.clusterSize == 8);
 }
 
-/// Whether auto launches one program per row group (grid = rows) instead of the
-/// persistent grid: fused kernels with a block per row, for f32 and for
-/// 16-bit blocks of 4096, 8192 (on 256 threads, kRowGrid16BitWarps) and
-/// from 16384 elements on at most 512 threads. On an H200
-/// (version log, alternating rounds), the scheduler then hands each
-/// SM a new row as a block ends: f32 rows of 4096-32768 +1.4 to +6.7% at M
-/// = 4096, 32768 x 4096 +5.7 / +6.2%; bf16 4096 +2.4% (M = 4096) and +6.8%
-/// (M = 32768), 8192 +3.6 / +5.5%, 16384 +2.9 / +3.1%; f16 8192 and 16384
-/// +1.5 to +6.8%, 4096 -3.4% at M = 4096 and +6.3% at M = 32768. Kernels that
-/// hide a row's loads behind the previous row (bf16 2048 and 12288 with the
-/// next row in registers: -1 to -6.5%) or that run one block per SM (bf16
-/// 32768, 1024 threads: -13 / -14%) lose, and keep the persistent grid.
-/// Measured on sm_90 only; auto keeps the persistent grid on earlier chips.
+/// What auto fetches ahead for the kernel of `plan`: the table's prefetch
+/// for fused blocks and cluster slices; the online kernel loads its next
+/// tile (within the row) into registers unless it keeps tiles in shared
+/// memory (H200, alternating runs: f32 1048576 +8.7%, 262144 +4.2%, bf16
+/// +2.2-2.4%).
+Prefetch autoFetchAhead(const KernelPlan &plan) {
+  if (plan.strategy == Strategy::online)
+    return plan.keptElements == 0 ? Prefetch::registers : Prefetch::none;
+  return PlanTable::get().prefetchOf(tableKey(plan, plan.blockElements));
+}
+
+/// Whether auto launches one program per row group (grid = rows) instead of
+/// the persistent grid: the table's row_grid blocks.
 bool autoGridPerRowGroup(const KernelPlan &plan) {
-  if (plan.strategy != Strategy::fused || plan.rowsPerBlock != 1)
-    return false;
-  if (byteWidth(plan.inType) == 4)
-    return true;
-  return plan.blockElements == 4096 || plan.blockElements == 8192 ||
-         (plan.blockElements >= 16384 && plan.numThreads() <= 512);
+  return PlanTable::get().runsRowGrid(tableKey(plan, plan.blockElements));
 }
 
 /// Whether the options let the kernel run one program per row group: asked
@@ -408,15 +343,6 @@ bool autoStagedRow(const PlanOptions &opts, const KernelPlan &plan,
 /// 24576 on 512 +5.9 to +6.6%, on 256 +3.7 to +4.4%, on 128 +0.8 to +4.2%.
 int64_t stagedRowWarps(int64_t cols) {
   return autoRowBlock(cols) <= 12288 ? 4 : 16;
-}
-
-/// Whether auto gives a fused 16-bit block of `slice` elements
-/// kRowGrid16BitWarps warps for one block per row (8192 and 16384).
-bool narrowsRowGridBlock(const KernelPlan &plan, int64_t slice,
-                         const PlanOptions &opts, int64_t sm) {
-  return plan.strategy == Strategy::fused && plan.rowsPerBlock == 1 &&
-         byteWidth(plan.inType) == 2 && (slice == 8192 || slice == 16384) &&
-         mayGridPerRowGroup(opts, sm);
 }
 
 /// Why the kernel of `plan` cannot fetch its next row ahead, into the stage

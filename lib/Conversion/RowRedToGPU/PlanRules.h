@@ -4,8 +4,11 @@
 //
 // The rules by which rowred-plan's `auto` chooses a kernel's shape, each
 // measured on an H200, and the limits the planner checks options against.
-// Plan.cpp applies them. Each declaration says what a rule decides; its
-// definition in PlanRules.cpp says the rule and the runs behind it.
+// Plan.cpp applies them. The shapes of the blocks that hold a row or a
+// slice come from the table of PlanTable.json (PlanTable.h); the other
+// rules are code. Each declaration says what a rule decides; its
+// definition in PlanRules.cpp (or its row in the table) says the rule and
+// the runs behind it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,13 +16,11 @@
 #define ROWRED_CONVERSION_ROWREDTOGPU_PLANRULES_H
 
 #include "Plan.h"
+#include "PlanTable.h"
 
 namespace mlir {
 namespace rowred {
 namespace rules {
-
-/// The f32 fused block that auto runs on 128 threads x 64 elements.
-inline constexpr int64_t kWideBlockElements = 8192;
 
 /// Largest cluster `auto` and the derived cluster size use: 16, beyond the
 /// portable maximum of 8, which launchers opt out of (docs/abi.md). On an
@@ -34,18 +35,6 @@ inline constexpr int64_t kMaxClusterSize = 16;
 /// (docs/abi.md).
 inline constexpr int64_t kMaxNonPortableClusterSize = 16;
 
-/// Warps of a fused 16-bit block of 8192 or 16384 elements with one block
-/// per row: 256 threads, 32 or 64 elements each, instead of
-/// defaultFusedWarps' 512 x 16 or 512 x 32, twice the bytes in flight per
-/// thread when no next row is loaded ahead. On an H200
-/// (version log): bf16 8192 3501-3525 GB/s against the persistent
-/// 512 x 16 with its next row in registers at 3377-3380 (2608-2636 for 512
-/// x 16 with one block per row); bf16 16384 +1.6 to +1.8% over 512 x 32,
-/// both with one block per row. The block of 16384 is the one 16-bit block
-/// past the 32 elements per thread of derived warps (102 registers, no
-/// spills).
-inline constexpr int64_t kRowGrid16BitWarps = 8;
-
 /// The block auto gives a row of `cols` elements.
 int64_t autoRowBlock(int64_t cols);
 
@@ -53,10 +42,14 @@ int64_t autoRowBlock(int64_t cols);
 /// elements, from sweeps of warps per row length on an H200.
 int64_t defaultFusedWarps(int64_t blockElements);
 
-/// Whether auto gives a fused f32 block of 8192 128 threads x 64 elements
-/// instead of defaultFusedWarps' 512 x 16.
-bool widensFusedBlock(const KernelPlan &plan, int64_t slice,
-                      const PlanOptions &opts);
+/// The table's key for a block of `block` elements of `plan`.
+TableKey tableKey(const KernelPlan &plan, int64_t block);
+
+/// The warps of the table's measured shape (block_shapes) for the fused
+/// block of one row of `slice` elements of `plan` under `opts` on compute
+/// capability `sm`, or 0 where the table has none or warps are asked for.
+int64_t measuredBlockWarps(const KernelPlan &plan, int64_t slice,
+                           const PlanOptions &opts, int64_t sm);
 
 /// Largest fused block `auto` picks.
 int64_t maxAutoFusedBlock(int64_t elementBytes, bool stage);
@@ -68,9 +61,6 @@ int64_t autoClusterSlice(int64_t rowBlock, int64_t elementBytes, int64_t cols);
 /// Whether `auto` splits a row block of `rowBlock` elements over a cluster.
 bool fitsAutoCluster(int64_t rowBlock, int64_t elementBytes, int64_t cols);
 
-/// Default rows per block of a fused kernel.
-int64_t defaultRowsPerBlock(int64_t blockElements);
-
 /// Default warps for the online kernel of `type` over clusters of
 /// `clusterSize` on compute capability `sm`.
 int64_t defaultOnlineWarps(Type type, int64_t clusterSize, int64_t sm);
@@ -79,11 +69,10 @@ int64_t defaultOnlineWarps(Type type, int64_t clusterSize, int64_t sm);
 bool autoPairReduce(const KernelPlan &plan, const PlanOptions &opts,
                     int64_t cols);
 
-/// Whether auto stages the next row in shared memory for a kernel that can.
-bool autoPrefetch(const KernelPlan &plan);
-
-/// Whether auto loads the next row ahead into registers instead.
-bool autoPrefetchRegisters(const KernelPlan &plan);
+/// What auto fetches ahead for the kernel of `plan` where it can: the next
+/// row staged in shared memory, the next row (or tile) in registers, or
+/// nothing.
+Prefetch autoFetchAhead(const KernelPlan &plan);
 
 /// Elements of each block's share that auto keeps in shared memory, copied in
 /// ahead (keep_ahead), or 0.
@@ -115,11 +104,6 @@ bool autoStagedRow(const PlanOptions &opts, const KernelPlan &plan,
 
 /// Warps auto gives a staged row (autoStagedRow) of `cols` elements.
 int64_t stagedRowWarps(int64_t cols);
-
-/// Whether auto gives a fused 16-bit block of `slice` elements
-/// kRowGrid16BitWarps warps for one block per row (8192 and 16384).
-bool narrowsRowGridBlock(const KernelPlan &plan, int64_t slice,
-                         const PlanOptions &opts, int64_t sm);
 
 /// Why the kernel of `plan` cannot fetch its next row ahead, into the stage
 /// (`stage`) or into registers, on compute capability `sm`; empty when it can.

@@ -1,0 +1,301 @@
+//===- PlanTable.cpp - auto's measured defaults, as data ------------------===//
+//
+// Part of the softmax kernel compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PlanTable.h"
+
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/JSON.h"
+
+using namespace mlir;
+using namespace mlir::rowred;
+namespace json = llvm::json;
+
+/// PlanTable.json as a string literal (configured by CMake).
+static const char kPlanTableJson[] =
+#include "PlanTable.inc"
+    ;
+
+bool TableMatch::matches(const TableKey &key) const {
+  if (strategy && *strategy != key.strategy)
+    return false;
+  int64_t bytes = byteWidth(key.type);
+  switch (types) {
+  case Types::any:
+    break;
+  case Types::f32:
+    if (bytes != 4)
+      return false;
+    break;
+  case Types::bits16:
+    if (bytes != 2)
+      return false;
+    break;
+  case Types::f16:
+    if (!key.type.isF16())
+      return false;
+    break;
+  case Types::bf16:
+    if (!key.type.isBF16())
+      return false;
+    break;
+  }
+  if (key.block < minBlock || key.block > maxBlock)
+    return false;
+  if (severalRows && *severalRows != (key.rowsPerBlock > 1))
+    return false;
+  if (key.threads > maxThreads)
+    return false;
+  return !pairReduce || *pairReduce == key.pairReduce;
+}
+
+//===----------------------------------------------------------------------===//
+// Reading the table
+//===----------------------------------------------------------------------===//
+
+/// Whether every key of the object `value` is one of `allowed` (or "note"),
+/// so that a misspelt field is an error rather than a row that matches
+/// more than it says.
+static bool onlyKeys(const json::Value &value, ArrayRef<StringRef> allowed,
+                     json::Path path) {
+  const json::Object *object = value.getAsObject();
+  if (!object) {
+    path.report("expected an object");
+    return false;
+  }
+  for (const auto &entry : *object) {
+    StringRef key = entry.first;
+    if (key != "note" && !llvm::is_contained(allowed, key)) {
+      path.field(key).report("unknown field");
+      return false;
+    }
+  }
+  return true;
+}
+
+/// A positive integer field.
+static bool mapPositive(json::ObjectMapper &mapper, const json::Value &value,
+                        StringLiteral field, int64_t &out, json::Path path,
+                        bool optional = false) {
+  if (optional && !value.getAsObject()->get(field))
+    return true;
+  if (!mapper.map(field, out))
+    return false;
+  if (out < 1) {
+    path.field(field).report("expected a positive integer");
+    return false;
+  }
+  return true;
+}
+
+namespace mlir {
+namespace rowred {
+
+static bool fromJSON(const json::Value &value, TableMatch::Types &out,
+                     json::Path path) {
+  std::optional<StringRef> text = value.getAsString();
+  using Types = TableMatch::Types;
+  std::optional<Types> types =
+      text ? llvm::StringSwitch<std::optional<Types>>(*text)
+                 .Case("any", Types::any)
+                 .Case("f32", Types::f32)
+                 .Case("f16", Types::f16)
+                 .Case("bf16", Types::bf16)
+                 .Case("16-bit", Types::bits16)
+                 .Default(std::nullopt)
+           : std::nullopt;
+  if (!types) {
+    path.report("expected \"f32\", \"f16\", \"bf16\", \"16-bit\" or \"any\"");
+    return false;
+  }
+  out = *types;
+  return true;
+}
+
+static bool fromJSON(const json::Value &value, Strategy &out, json::Path path) {
+  std::optional<StringRef> text = value.getAsString();
+  std::optional<Strategy> strategy =
+      text ? symbolizeStrategy(*text) : std::nullopt;
+  if (!strategy) {
+    path.report("expected a strategy (fused, cluster, online, chunks)");
+    return false;
+  }
+  out = *strategy;
+  return true;
+}
+
+static bool fromJSON(const json::Value &value, Prefetch &out, json::Path path) {
+  std::optional<StringRef> text = value.getAsString();
+  std::optional<Prefetch> prefetch =
+      text ? symbolizePrefetch(*text) : std::nullopt;
+  if (!prefetch) {
+    path.report("expected \"none\", \"stage\" or \"registers\"");
+    return false;
+  }
+  out = *prefetch;
+  return true;
+}
+
+/// The matching fields of a row (those of TableMatch), besides `extra`.
+static bool fromJSON(const json::Value &value, TableMatch &out, json::Path path,
+                     ArrayRef<StringRef> extra = {}) {
+  SmallVector<StringRef> keys = {"strategy",    "types",      "block",
+                                 "min_block",   "max_block",  "rows_per_block",
+                                 "max_threads", "pair_reduce"};
+  keys.append(extra.begin(), extra.end());
+  if (!onlyKeys(value, keys, path))
+    return false;
+  json::ObjectMapper mapper(value, path);
+  std::optional<std::string> rows;
+  std::optional<int64_t> block;
+  if (!mapper.mapOptional("strategy", out.strategy) ||
+      !mapper.mapOptional("types", out.types) ||
+      !mapper.mapOptional("block", block) ||
+      !mapper.mapOptional("min_block", out.minBlock) ||
+      !mapper.mapOptional("max_block", out.maxBlock) ||
+      !mapper.mapOptional("rows_per_block", rows) ||
+      !mapper.mapOptional("max_threads", out.maxThreads) ||
+      !mapper.mapOptional("pair_reduce", out.pairReduce))
+    return false;
+  if (block)
+    out.minBlock = out.maxBlock = *block;
+  if (rows) {
+    if (*rows != "one" && *rows != "several") {
+      path.field("rows_per_block").report("expected \"one\" or \"several\"");
+      return false;
+    }
+    out.severalRows = *rows == "several";
+  }
+  if (out.minBlock > out.maxBlock) {
+    path.report("min_block is over max_block");
+    return false;
+  }
+  return true;
+}
+
+static bool fromJSON(const json::Value &value, ElementsPerThreadRow &out,
+                     json::Path path) {
+  if (!onlyKeys(value, {"max_block", "elements_per_thread"}, path))
+    return false;
+  json::ObjectMapper mapper(value, path);
+  return mapPositive(mapper, value, "max_block", out.maxBlock, path,
+                     /*optional=*/true) &&
+         mapPositive(mapper, value, "elements_per_thread",
+                     out.elementsPerThread, path);
+}
+
+static bool fromJSON(const json::Value &value, RowsPerBlockRule &out,
+                     json::Path path) {
+  if (!onlyKeys(value, {"max_block", "rows", "elements_per_thread"}, path))
+    return false;
+  json::ObjectMapper mapper(value, path);
+  return mapPositive(mapper, value, "max_block", out.maxBlock, path) &&
+         mapPositive(mapper, value, "rows", out.rows, path) &&
+         mapPositive(mapper, value, "elements_per_thread",
+                     out.elementsPerThread, path);
+}
+
+static bool fromJSON(const json::Value &value, BlockShapeRow &out,
+                     json::Path path) {
+  if (!fromJSON(value, out.match, path,
+                {"warps", "needs_row_grid", "needs_free_registers"}))
+    return false;
+  json::ObjectMapper mapper(value, path);
+  return mapPositive(mapper, value, "warps", out.warps, path) &&
+         mapper.mapOptional("needs_row_grid", out.needsRowGrid) &&
+         mapper.mapOptional("needs_free_registers", out.needsFreeRegisters);
+}
+
+static bool fromJSON(const json::Value &value, PrefetchRow &out,
+                     json::Path path) {
+  if (!fromJSON(value, out.match, path, {"prefetch"}))
+    return false;
+  json::ObjectMapper mapper(value, path);
+  return mapper.map("prefetch", out.prefetch);
+}
+
+static bool fromJSON(const json::Value &value, PlanTable &out,
+                     json::Path path) {
+  if (!onlyKeys(value,
+                {"about", "three_quarter_blocks_from", "elements_per_thread",
+                 "rows_per_block", "block_shapes", "row_grid", "prefetch"},
+                path))
+    return false;
+  json::ObjectMapper mapper(value, path);
+  if (!mapPositive(mapper, value, "three_quarter_blocks_from",
+                   out.threeQuarterBlocksFrom, path) ||
+      !mapper.map("elements_per_thread", out.elementsPerThread) ||
+      !mapper.map("rows_per_block", out.rowsPerBlock) ||
+      !mapper.map("block_shapes", out.blockShapes) ||
+      !mapper.map("row_grid", out.rowGrid) ||
+      !mapper.map("prefetch", out.prefetch))
+    return false;
+  if (out.elementsPerThread.empty() ||
+      out.elementsPerThread.back().maxBlock !=
+          std::numeric_limits<int64_t>::max()) {
+    path.field("elements_per_thread")
+        .report("the last row must leave out max_block (every block)");
+    return false;
+  }
+  return true;
+}
+
+} // namespace rowred
+} // namespace mlir
+
+llvm::Expected<PlanTable> PlanTable::parse(StringRef text) {
+  llvm::Expected<json::Value> value = json::parse(text);
+  if (!value)
+    return value.takeError();
+  PlanTable table;
+  json::Path::Root root("plan table");
+  if (!fromJSON(*value, table, root))
+    return root.getError();
+  return table;
+}
+
+const PlanTable &PlanTable::get() {
+  static const PlanTable table = [] {
+    llvm::Expected<PlanTable> parsed = parse(kPlanTableJson);
+    if (!parsed)
+      llvm::report_fatal_error(llvm::Twine("PlanTable.json: ") +
+                               llvm::toString(parsed.takeError()));
+    return std::move(*parsed);
+  }();
+  return table;
+}
+
+//===----------------------------------------------------------------------===//
+// Lookups
+//===----------------------------------------------------------------------===//
+
+int64_t PlanTable::derivedElementsPerThread(int64_t pow2Block) const {
+  for (const ElementsPerThreadRow &row : elementsPerThread)
+    if (pow2Block <= row.maxBlock)
+      return row.elementsPerThread;
+  llvm_unreachable("the last row takes every block");
+}
+
+const BlockShapeRow *PlanTable::blockShape(const TableKey &key, bool mayRowGrid,
+                                           bool registersAsked) const {
+  for (const BlockShapeRow &row : blockShapes)
+    if (row.match.matches(key) && (!row.needsRowGrid || mayRowGrid) &&
+        (!row.needsFreeRegisters || !registersAsked))
+      return &row;
+  return nullptr;
+}
+
+bool PlanTable::runsRowGrid(const TableKey &key) const {
+  return llvm::any_of(rowGrid,
+                      [&](const TableMatch &row) { return row.matches(key); });
+}
+
+Prefetch PlanTable::prefetchOf(const TableKey &key) const {
+  for (const PrefetchRow &row : prefetch)
+    if (row.match.matches(key))
+      return row.prefetch;
+  return Prefetch::none;
+}

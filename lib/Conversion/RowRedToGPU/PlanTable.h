@@ -1,0 +1,119 @@
+//===- PlanTable.h - auto's measured defaults, as data ---------*- C++ -*-===//
+//
+// Part of the softmax kernel compiler.
+//
+// The table of measured defaults that rowred-plan's auto reads for the
+// blocks that hold a row or a slice of one (PlanTable.json, compiled into
+// the library): the derived warps, several rows per block, the shapes
+// measured per element type, the grid of one block per row group and what
+// a block fetches ahead. Each section is a list of rows; a lookup takes the
+// first row that matches the block (its strategy, element type, size, rows
+// and threads). Each row's `note` says the runs behind it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ROWRED_CONVERSION_ROWREDTOGPU_PLANTABLE_H
+#define ROWRED_CONVERSION_ROWREDTOGPU_PLANTABLE_H
+
+#include "rowred/Dialect/RowRed/IR/KernelPlan.h"
+
+#include "llvm/Support/Error.h"
+
+#include <limits>
+#include <optional>
+#include <vector>
+
+namespace mlir {
+namespace rowred {
+
+/// The block a row of the table is matched against.
+struct TableKey {
+  Strategy strategy = Strategy::fused;
+  /// The input's element type.
+  Type type;
+  /// Elements of the block (or cluster slice), its rows and threads.
+  int64_t block = 0, rowsPerBlock = 1, threads = 0;
+  bool pairReduce = false;
+};
+
+/// What a row of the table applies to; a field left out of the row matches
+/// every block.
+struct TableMatch {
+  /// The element types: "f32", "f16", "bf16", "16-bit" or "any".
+  enum class Types { any, f32, f16, bf16, bits16 };
+
+  std::optional<Strategy> strategy;
+  Types types = Types::any;
+  /// Elements of the block, inclusive ("block" sets both).
+  int64_t minBlock = 0, maxBlock = std::numeric_limits<int64_t>::max();
+  /// "one" or "several" rows per block.
+  std::optional<bool> severalRows;
+  int64_t maxThreads = std::numeric_limits<int64_t>::max();
+  std::optional<bool> pairReduce;
+
+  bool matches(const TableKey &key) const;
+};
+
+/// Derived elements per thread of a block of one row whose power of two is
+/// at most `maxBlock`.
+struct ElementsPerThreadRow {
+  int64_t maxBlock = std::numeric_limits<int64_t>::max();
+  int64_t elementsPerThread = 0;
+};
+
+/// Blocks of at most `maxBlock` elements hold `rows` rows; a row of a block
+/// of several rows is spread over threads of `elementsPerThread` elements,
+/// at most a warp.
+struct RowsPerBlockRule {
+  int64_t maxBlock = 0, rows = 1, elementsPerThread = 0;
+};
+
+/// A fused block of one row measured faster on `warps` warps than on the
+/// derived ones; only where one block per row group may run
+/// (`needsRowGrid`), or not where the request asks for the next row in
+/// registers or the pair reduction (`needsFreeRegisters`).
+struct BlockShapeRow {
+  TableMatch match;
+  int64_t warps = 0;
+  bool needsRowGrid = false, needsFreeRegisters = false;
+};
+
+/// What a block that matches fetches ahead: its next row staged in shared
+/// memory, or loaded into registers.
+struct PrefetchRow {
+  TableMatch match;
+  Prefetch prefetch = Prefetch::none;
+};
+
+/// The table: PlanTable.json, parsed.
+struct PlanTable {
+  /// Row blocks of three quarters of a power of two from this size on.
+  int64_t threeQuarterBlocksFrom = 0;
+  std::vector<ElementsPerThreadRow> elementsPerThread;
+  RowsPerBlockRule rowsPerBlock;
+  std::vector<BlockShapeRow> blockShapes;
+  /// Blocks that run one program per row group where the grid may be so.
+  std::vector<TableMatch> rowGrid;
+  std::vector<PrefetchRow> prefetch;
+
+  /// The table in `json`, or an error naming the field at fault.
+  static llvm::Expected<PlanTable> parse(StringRef json);
+  /// The table compiled into the library (PlanTable.json).
+  static const PlanTable &get();
+
+  /// Elements per thread of the derived warps of a block of one row whose
+  /// power of two is `pow2Block`.
+  int64_t derivedElementsPerThread(int64_t pow2Block) const;
+  /// The measured shape of the block of `key`, or null.
+  const BlockShapeRow *blockShape(const TableKey &key, bool mayRowGrid,
+                                  bool registersAsked) const;
+  /// Whether the block of `key` runs one program per row group.
+  bool runsRowGrid(const TableKey &key) const;
+  /// What the block of `key` fetches ahead (Prefetch::none for nothing).
+  Prefetch prefetchOf(const TableKey &key) const;
+};
+
+} // namespace rowred
+} // namespace mlir
+
+#endif // ROWRED_CONVERSION_ROWREDTOGPU_PLANTABLE_H

@@ -1,0 +1,124 @@
+//===- PlanTableTest.cpp - Tests of auto's table of defaults --------------===//
+//
+// Part of the softmax kernel compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PlanTable.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/MLIRContext.h"
+
+#include "gtest/gtest.h"
+
+using namespace mlir;
+using namespace mlir::rowred;
+
+namespace {
+
+/// The smallest valid table, with `rows` as its block_shapes.
+std::string tableWith(StringRef blockShapes) {
+  return (R"({"three_quarter_blocks_from": 8192,
+              "elements_per_thread": [{"elements_per_thread": 16}],
+              "rows_per_block": {"max_block": 1024, "rows": 4,
+                                 "elements_per_thread": 8},
+              "row_grid": [], "prefetch": [], "block_shapes": )" +
+          blockShapes + "}")
+      .str();
+}
+
+std::string parseError(StringRef json) {
+  llvm::Expected<PlanTable> table = PlanTable::parse(json);
+  if (table)
+    return "parsed";
+  return llvm::toString(table.takeError());
+}
+
+TEST(PlanTableTest, CompiledTableHoldsTheMeasuredShapes) {
+  MLIRContext context;
+  Type f32 = Float32Type::get(&context), bf16 = BFloat16Type::get(&context);
+  const PlanTable &table = PlanTable::get();
+  EXPECT_EQ(table.derivedElementsPerThread(1024), 16);
+  EXPECT_EQ(table.derivedElementsPerThread(4096), 32);
+  EXPECT_EQ(table.derivedElementsPerThread(8192), 16);
+  EXPECT_EQ(table.derivedElementsPerThread(int64_t(1) << 20), 32);
+
+  // f32 8192: 128 threads x 64, not with registers asked for.
+  TableKey wide{Strategy::fused, f32, 8192, 1, 512, false};
+  const BlockShapeRow *row = table.blockShape(wide, false, false);
+  ASSERT_NE(row, nullptr);
+  EXPECT_EQ(row->warps, 4);
+  EXPECT_EQ(table.blockShape(wide, false, true), nullptr);
+  // bf16 8192: 256 threads only where one block per row group may run.
+  TableKey narrow{Strategy::fused, bf16, 8192, 1, 512, false};
+  EXPECT_EQ(table.blockShape(narrow, false, false), nullptr);
+  ASSERT_NE(table.blockShape(narrow, true, false), nullptr);
+  EXPECT_EQ(table.blockShape(narrow, true, false)->warps, 8);
+  // A cluster slice of the same size keeps the derived warps.
+  TableKey slice{Strategy::cluster, bf16, 8192, 1, 512, false};
+  EXPECT_EQ(table.blockShape(slice, true, false), nullptr);
+
+  // One block per row group: bf16 16384 on at most 512 threads.
+  EXPECT_TRUE(table.runsRowGrid({Strategy::fused, bf16, 16384, 1, 256}));
+  EXPECT_FALSE(table.runsRowGrid({Strategy::fused, bf16, 16384, 1, 1024}));
+  EXPECT_FALSE(table.runsRowGrid({Strategy::fused, bf16, 2048, 1, 64}));
+  EXPECT_TRUE(table.runsRowGrid({Strategy::fused, f32, 2048, 1, 64}));
+  EXPECT_FALSE(table.runsRowGrid({Strategy::fused, f32, 1024, 4, 128}));
+
+  EXPECT_EQ(table.prefetchOf({Strategy::fused, f32, 32768, 1, 1024}),
+            Prefetch::stage);
+  EXPECT_EQ(table.prefetchOf({Strategy::fused, bf16, 4096, 1, 128}),
+            Prefetch::registers);
+  EXPECT_EQ(table.prefetchOf({Strategy::fused, f32, 4096, 1, 128}),
+            Prefetch::none);
+  EXPECT_EQ(table.prefetchOf({Strategy::cluster, bf16, 16384, 1, 512, true}),
+            Prefetch::registers);
+  EXPECT_EQ(table.prefetchOf({Strategy::cluster, bf16, 16384, 1, 512, false}),
+            Prefetch::none);
+}
+
+TEST(PlanTableTest, MinimalTableParses) {
+  EXPECT_EQ(parseError(tableWith("[]")), "parsed");
+  EXPECT_EQ(parseError(tableWith(R"([{"types": "16-bit", "block": 8192,
+      "warps": 8, "needs_row_grid": true, "note": "why"}])")),
+            "parsed");
+}
+
+TEST(PlanTableTest, ErrorsNameTheField) {
+  struct Case {
+    const char *rows, *message;
+  } cases[] = {
+      {R"([{"types": "f32", "block": 8192, "wraps": 4}])", "unknown field"},
+      {R"([{"types": "f64", "block": 8192, "warps": 4}])",
+       "expected \"f32\", \"f16\", \"bf16\", \"16-bit\" or \"any\""},
+      {R"([{"strategy": "fast", "warps": 4}])", "expected a strategy"},
+      {R"([{"types": "f32", "block": 8192}])", "missing value"},
+      {R"([{"types": "f32", "warps": 0}])", "expected a positive integer"},
+      {R"([{"min_block": 4096, "max_block": 2048, "warps": 4}])",
+       "min_block is over max_block"},
+      {R"([{"rows_per_block": "many", "warps": 4}])",
+       "expected \"one\" or \"several\""},
+      {R"({"warps": 4})", "expected array"},
+  };
+  for (const Case &c : cases) {
+    std::string error = parseError(tableWith(c.rows));
+    EXPECT_NE(error.find(c.message), std::string::npos)
+        << c.rows << " gave: " << error;
+    EXPECT_NE(error.find("block_shapes"), std::string::npos)
+        << c.rows << " gave: " << error;
+  }
+}
+
+TEST(PlanTableTest, TableErrors) {
+  EXPECT_NE(parseError("{").find("Expected"), std::string::npos)
+      << parseError("{");
+  std::string bounded = tableWith("[]");
+  bounded.replace(bounded.find(R"({"elements_per_thread": 16})"),
+                  std::strlen(R"({"elements_per_thread": 16})"),
+                  R"({"max_block": 1024, "elements_per_thread": 16})");
+  EXPECT_NE(parseError(bounded).find("the last row must leave out max_block"),
+            std::string::npos)
+      << parseError(bounded);
+}
+
+} // namespace
