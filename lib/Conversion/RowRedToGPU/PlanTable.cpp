@@ -115,28 +115,30 @@ static bool fromJSON(const json::Value &value, TableMatch::Types &out,
   return true;
 }
 
-static bool fromJSON(const json::Value &value, Strategy &out, json::Path path) {
+/// An enum of the dialect's attributes from its string, through its
+/// `symbolize` function.
+template <typename Enum>
+static bool fromEnum(const json::Value &value, Enum &out, json::Path path,
+                     std::optional<Enum> (*symbolize)(StringRef),
+                     StringLiteral expected) {
   std::optional<StringRef> text = value.getAsString();
-  std::optional<Strategy> strategy =
-      text ? symbolizeStrategy(*text) : std::nullopt;
-  if (!strategy) {
-    path.report("expected a strategy (fused, cluster, online, chunks)");
+  std::optional<Enum> symbol = text ? symbolize(*text) : std::nullopt;
+  if (!symbol) {
+    path.report(expected);
     return false;
   }
-  out = *strategy;
+  out = *symbol;
   return true;
 }
 
+static bool fromJSON(const json::Value &value, Strategy &out, json::Path path) {
+  return fromEnum(value, out, path, symbolizeStrategy,
+                  "expected a strategy (fused, cluster, online, chunks)");
+}
+
 static bool fromJSON(const json::Value &value, Prefetch &out, json::Path path) {
-  std::optional<StringRef> text = value.getAsString();
-  std::optional<Prefetch> prefetch =
-      text ? symbolizePrefetch(*text) : std::nullopt;
-  if (!prefetch) {
-    path.report("expected \"none\", \"stage\" or \"registers\"");
-    return false;
-  }
-  out = *prefetch;
-  return true;
+  return fromEnum(value, out, path, symbolizePrefetch,
+                  "expected \"none\", \"stage\" or \"registers\"");
 }
 
 /// The matching fields of a row (those of TableMatch), besides `extra`.
