@@ -22,7 +22,10 @@ std::string tableWith(StringRef blockShapes) {
               "elements_per_thread": [{"elements_per_thread": 16}],
               "rows_per_block": {"max_block": 1024, "rows": 4,
                                  "elements_per_thread": 8},
-              "row_grid": [], "prefetch": [], "block_shapes": )" +
+              "row_grid": [], "prefetch": [],
+              "online_cluster": [{"cluster": 8}],
+              "online_warps": [{"warps": 16}],
+              "staged_row_warps": [{"warps": 4}], "block_shapes": )" +
           blockShapes + "}")
       .str();
 }
@@ -75,6 +78,27 @@ TEST(PlanTableTest, CompiledTableHoldsTheMeasuredShapes) {
             Prefetch::registers);
   EXPECT_EQ(table.prefetchOf({Strategy::cluster, bf16, 16384, 1, 512, false}),
             Prefetch::none);
+
+  // The online kernel: clusters of 8 under 2 MiB rows, 16 from 2 MiB.
+  EXPECT_EQ(table.onlineClusterSize((2 << 20) - 1), 8);
+  EXPECT_EQ(table.onlineClusterSize(2 << 20), 16);
+  auto onlineWarps = [&](Type type, int64_t cluster, int64_t sm) {
+    TableKey key{Strategy::online, type};
+    key.cluster = cluster;
+    key.sm = sm;
+    return PlanTable::warpsOf(table.onlineWarps, key);
+  };
+  Type f16 = Float16Type::get(&context);
+  EXPECT_EQ(onlineWarps(f32, 16, 90), 32);
+  EXPECT_EQ(onlineWarps(f32, 16, 120), 16);
+  EXPECT_EQ(onlineWarps(f32, 1, 120), 32);
+  EXPECT_EQ(onlineWarps(bf16, 16, 90), 32);
+  EXPECT_EQ(onlineWarps(bf16, 8, 90), 16);
+  EXPECT_EQ(onlineWarps(f16, 16, 90), 16);
+  TableKey staged{Strategy::online, Type(), 12288};
+  EXPECT_EQ(PlanTable::warpsOf(table.stagedRowWarps, staged), 4);
+  staged.block = 16384;
+  EXPECT_EQ(PlanTable::warpsOf(table.stagedRowWarps, staged), 16);
 }
 
 TEST(PlanTableTest, MinimalTableParses) {
@@ -116,9 +140,18 @@ TEST(PlanTableTest, TableErrors) {
   bounded.replace(bounded.find(R"({"elements_per_thread": 16})"),
                   std::strlen(R"({"elements_per_thread": 16})"),
                   R"({"max_block": 1024, "elements_per_thread": 16})");
-  EXPECT_NE(parseError(bounded).find("the last row must leave out max_block"),
+  EXPECT_NE(parseError(bounded).find("the last row must match every kernel "
+                                     "(only its value and a note) at plan "
+                                     "table.elements_per_thread"),
             std::string::npos)
       << parseError(bounded);
+  std::string narrow = tableWith("[]");
+  narrow.replace(narrow.find(R"([{"warps": 16}])"),
+                 std::strlen(R"([{"warps": 16}])"),
+                 R"([{"types": "f32", "warps": 16}])");
+  EXPECT_NE(parseError(narrow).find("at plan table.online_warps"),
+            std::string::npos)
+      << parseError(narrow);
 }
 
 } // namespace

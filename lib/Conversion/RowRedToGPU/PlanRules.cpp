@@ -114,23 +114,12 @@ bool fitsAutoCluster(int64_t rowBlock, int64_t elementBytes, int64_t cols) {
 }
 
 /// Default warps for the online kernel of `type` over clusters of
-/// `clusterSize`: 1024 threads for f32 (with 512, ptxas caps registers at 40
-/// to fit three blocks and spills) and for bf16 rows over clusters of 16
-/// (rows from 2 MiB), 512 for other 16-bit rows. H200, alternating runs
-/// (version log): bf16 1048576 with its tiles loaded ahead on 1024
-/// threads (32 elements per thread and tile, two tiles per share) 3370 GB/s
-/// against 3309 on 512 and 3182 keeping 64 KiB of each share in shared
-/// memory (kept_elements); 2097152 +7%, 4194304 +3.5% over keeping. f16 rows
-/// lost the same way (1048576: 2719-2734 against 3070-3078 keeping, also
-/// with tiles of 32 elements per thread) and keep tiles (keep_ahead, see
-/// autoKeepAheadElements).
+/// `clusterSize` on compute capability `sm`: the table's online_warps.
 int64_t defaultOnlineWarps(Type type, int64_t clusterSize, int64_t sm) {
-  // sm_120 (ptxas -v only, no GPU to time): f32 over clusters on 1024
-  // threads, held at 64 registers, spills 8-20 bytes with any of kept tiles,
-  // keep-ahead or L2 hints; on 512 it takes 82 and none.
-  if (sm >= 120 && byteWidth(type) == 4 && clusterSize > 1)
-    return 16;
-  return byteWidth(type) == 4 || (type.isBF16() && clusterSize == 16) ? 32 : 16;
+  TableKey key{Strategy::online, type};
+  key.cluster = clusterSize;
+  key.sm = sm;
+  return PlanTable::warpsOf(PlanTable::get().onlineWarps, key);
 }
 
 /// 32-bit registers of one SM (sm_75 to sm_90).
@@ -336,13 +325,13 @@ bool autoStagedRow(const PlanOptions &opts, const KernelPlan &plan,
          opts.pairReduce != true;
 }
 
-/// Warps auto gives a staged row (autoStagedRow) of `cols` elements: 4 (128
-/// threads) for rows that a fused kernel would hold in a block of 12288,
-/// 16 (512 threads) beyond. H200 (version 65): 12288 on 128 threads +3.4 to
-/// +5.6% over the fused block, on 256 +1.5 to +3.9%, on 512 -4% to even;
-/// 24576 on 512 +5.9 to +6.6%, on 256 +3.7 to +4.4%, on 128 +0.8 to +4.2%.
+/// Warps auto gives a staged row (autoStagedRow) of `cols` elements: the
+/// table's staged_row_warps, by the block a fused kernel would hold the row
+/// in.
 int64_t stagedRowWarps(int64_t cols) {
-  return autoRowBlock(cols) <= 12288 ? 4 : 16;
+  TableKey key{Strategy::online};
+  key.block = autoRowBlock(cols);
+  return PlanTable::warpsOf(PlanTable::get().stagedRowWarps, key);
 }
 
 /// Why the kernel of `plan` cannot fetch its next row ahead, into the stage
@@ -455,14 +444,9 @@ bool fitsOperandRegisters(int64_t elements, int64_t operands) {
 }
 
 /// Blocks of the cluster auto gives an online kernel for rows of `cols`
-/// elements of `elementBytes` (H200 sweeps, version log): 8 for rows
-/// under 2 MiB (262144 f32 and bf16: +24% and +18% over one block; f32
-/// 262147 with its tiles loaded ahead: 3106 GB/s against 2368 with 16), 16
-/// from 2 MiB (1048576: +7% f32, +9% bf16 over one block, and over 8 with
-/// the tiles loaded ahead: 3180 against 2881 f32, 3047 against 2797 bf16),
-/// so that each block's share is still in L2 for the second pass.
+/// elements of `elementBytes`: the table's online_cluster.
 int64_t autoOnlineClusterSize(int64_t cols, int64_t elementBytes) {
-  return cols * elementBytes < (int64_t(2) << 20) ? 8 : 16;
+  return PlanTable::get().onlineClusterSize(cols * elementBytes);
 }
 
 /// Rows auto cuts into chunks (autoChunks): from kChunkRowMin to

@@ -22,16 +22,18 @@ static const char kPlanTableJson[] =
 bool TableMatch::matches(const TableKey &key) const {
   if (strategy && *strategy != key.strategy)
     return false;
-  int64_t bytes = byteWidth(key.type);
+  // A key without a type (a staged row's warps) matches rows for any.
+  if (types != Types::any && !key.type)
+    return false;
   switch (types) {
   case Types::any:
     break;
   case Types::f32:
-    if (bytes != 4)
+    if (byteWidth(key.type) != 4)
       return false;
     break;
   case Types::bits16:
-    if (bytes != 2)
+    if (byteWidth(key.type) != 2)
       return false;
     break;
   case Types::f16:
@@ -47,7 +49,8 @@ bool TableMatch::matches(const TableKey &key) const {
     return false;
   if (severalRows && *severalRows != (key.rowsPerBlock > 1))
     return false;
-  if (key.threads > maxThreads)
+  if (key.threads > maxThreads || key.cluster < minCluster ||
+      key.cluster > maxCluster || key.sm < minSm)
     return false;
   return !pairReduce || *pairReduce == key.pairReduce;
 }
@@ -144,16 +147,21 @@ static bool fromJSON(const json::Value &value, Prefetch &out, json::Path path) {
 /// The matching fields of a row (those of TableMatch), besides `extra`.
 static bool fromJSON(const json::Value &value, TableMatch &out, json::Path path,
                      ArrayRef<StringRef> extra = {}) {
-  SmallVector<StringRef> keys = {"strategy",    "types",      "block",
-                                 "min_block",   "max_block",  "rows_per_block",
-                                 "max_threads", "pair_reduce"};
+  SmallVector<StringRef> keys = {"strategy",    "types",       "block",
+                                 "min_block",   "max_block",   "rows_per_block",
+                                 "max_threads", "pair_reduce", "cluster",
+                                 "min_cluster", "max_cluster", "min_sm"};
   keys.append(extra.begin(), extra.end());
   if (!onlyKeys(value, keys, path))
     return false;
   json::ObjectMapper mapper(value, path);
   std::optional<std::string> rows;
-  std::optional<int64_t> block;
+  std::optional<int64_t> block, cluster;
   if (!mapper.mapOptional("strategy", out.strategy) ||
+      !mapper.mapOptional("cluster", cluster) ||
+      !mapper.mapOptional("min_cluster", out.minCluster) ||
+      !mapper.mapOptional("max_cluster", out.maxCluster) ||
+      !mapper.mapOptional("min_sm", out.minSm) ||
       !mapper.mapOptional("types", out.types) ||
       !mapper.mapOptional("block", block) ||
       !mapper.mapOptional("min_block", out.minBlock) ||
@@ -164,6 +172,8 @@ static bool fromJSON(const json::Value &value, TableMatch &out, json::Path path,
     return false;
   if (block)
     out.minBlock = out.maxBlock = *block;
+  if (cluster)
+    out.minCluster = out.maxCluster = *cluster;
   if (rows) {
     if (*rows != "one" && *rows != "several") {
       path.field("rows_per_block").report("expected \"one\" or \"several\"");
@@ -175,7 +185,45 @@ static bool fromJSON(const json::Value &value, TableMatch &out, json::Path path,
     path.report("min_block is over max_block");
     return false;
   }
+  if (out.minCluster > out.maxCluster) {
+    path.report("min_cluster is over max_cluster");
+    return false;
+  }
   return true;
+}
+
+static bool fromJSON(const json::Value &value, WarpsRow &out, json::Path path) {
+  if (!fromJSON(value, out.match, path, {"warps"}))
+    return false;
+  json::ObjectMapper mapper(value, path);
+  return mapPositive(mapper, value, "warps", out.warps, path);
+}
+
+static bool fromJSON(const json::Value &value, OnlineClusterRow &out,
+                     json::Path path) {
+  if (!onlyKeys(value, {"max_row_bytes", "cluster"}, path))
+    return false;
+  json::ObjectMapper mapper(value, path);
+  return mapPositive(mapper, value, "max_row_bytes", out.maxRowBytes, path,
+                     /*optional=*/true) &&
+         mapPositive(mapper, value, "cluster", out.cluster, path);
+}
+
+/// Whether the last row of a section matches every key (no field but its
+/// value and `note`), so that a lookup always finds one.
+static bool endsWithCatchAll(const json::Value &table, StringLiteral section,
+                             StringRef valueField, json::Path path) {
+  const json::Array *rows = table.getAsObject()->getArray(section);
+  const json::Object *last =
+      rows && !rows->empty() ? rows->back().getAsObject() : nullptr;
+  if (last && llvm::all_of(*last, [&](const auto &entry) {
+        StringRef key = entry.first;
+        return key == valueField || key == "note";
+      }))
+    return true;
+  path.field(section).report("the last row must match every kernel (only "
+                             "its value and a note)");
+  return false;
 }
 
 static bool fromJSON(const json::Value &value, ElementsPerThreadRow &out,
@@ -223,7 +271,8 @@ static bool fromJSON(const json::Value &value, PlanTable &out,
                      json::Path path) {
   if (!onlyKeys(value,
                 {"about", "three_quarter_blocks_from", "elements_per_thread",
-                 "rows_per_block", "block_shapes", "row_grid", "prefetch"},
+                 "rows_per_block", "block_shapes", "row_grid", "prefetch",
+                 "online_cluster", "online_warps", "staged_row_warps"},
                 path))
     return false;
   json::ObjectMapper mapper(value, path);
@@ -233,16 +282,16 @@ static bool fromJSON(const json::Value &value, PlanTable &out,
       !mapper.map("rows_per_block", out.rowsPerBlock) ||
       !mapper.map("block_shapes", out.blockShapes) ||
       !mapper.map("row_grid", out.rowGrid) ||
-      !mapper.map("prefetch", out.prefetch))
+      !mapper.map("prefetch", out.prefetch) ||
+      !mapper.map("online_cluster", out.onlineCluster) ||
+      !mapper.map("online_warps", out.onlineWarps) ||
+      !mapper.map("staged_row_warps", out.stagedRowWarps))
     return false;
-  if (out.elementsPerThread.empty() ||
-      out.elementsPerThread.back().maxBlock !=
-          std::numeric_limits<int64_t>::max()) {
-    path.field("elements_per_thread")
-        .report("the last row must leave out max_block (every block)");
-    return false;
-  }
-  return true;
+  return endsWithCatchAll(value, "elements_per_thread", "elements_per_thread",
+                          path) &&
+         endsWithCatchAll(value, "online_cluster", "cluster", path) &&
+         endsWithCatchAll(value, "online_warps", "warps", path) &&
+         endsWithCatchAll(value, "staged_row_warps", "warps", path);
 }
 
 } // namespace rowred
@@ -293,6 +342,20 @@ const BlockShapeRow *PlanTable::blockShape(const TableKey &key, bool mayRowGrid,
 bool PlanTable::runsRowGrid(const TableKey &key) const {
   return llvm::any_of(rowGrid,
                       [&](const TableMatch &row) { return row.matches(key); });
+}
+
+int64_t PlanTable::onlineClusterSize(int64_t rowBytes) const {
+  for (const OnlineClusterRow &row : onlineCluster)
+    if (rowBytes <= row.maxRowBytes)
+      return row.cluster;
+  llvm_unreachable("the last row takes every row");
+}
+
+int64_t PlanTable::warpsOf(ArrayRef<WarpsRow> rows, const TableKey &key) {
+  for (const WarpsRow &row : rows)
+    if (row.match.matches(key))
+      return row.warps;
+  llvm_unreachable("the last row matches every kernel");
 }
 
 Prefetch PlanTable::prefetchOf(const TableKey &key) const {

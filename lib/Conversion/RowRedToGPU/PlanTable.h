@@ -3,10 +3,11 @@
 // Part of the softmax kernel compiler.
 //
 // The table of measured defaults that rowred-plan's auto reads for the
-// blocks that hold a row or a slice of one (PlanTable.json, compiled into
-// the library): the derived warps, several rows per block, the shapes
-// measured per element type, the grid of one block per row group and what
-// a block fetches ahead. Each section is a list of rows; a lookup takes the
+// blocks that hold a row or a slice of one and for the online kernel
+// (PlanTable.json, compiled into the library): the derived warps, several
+// rows per block, the shapes measured per element type, the grid of one
+// block per row group, what a block fetches ahead, and the online kernel's
+// clusters and warps. Each section is a list of rows; a lookup takes the
 // first row that matches the block (its strategy, element type, size, rows
 // and threads). Each row's `note` says the runs behind it.
 //
@@ -34,6 +35,8 @@ struct TableKey {
   /// Elements of the block (or cluster slice), its rows and threads.
   int64_t block = 0, rowsPerBlock = 1, threads = 0;
   bool pairReduce = false;
+  /// Blocks per cluster, and the compute capability.
+  int64_t cluster = 1, sm = 90;
 };
 
 /// What a row of the table applies to; a field left out of the row matches
@@ -50,6 +53,9 @@ struct TableMatch {
   std::optional<bool> severalRows;
   int64_t maxThreads = std::numeric_limits<int64_t>::max();
   std::optional<bool> pairReduce;
+  /// Blocks per cluster, inclusive ("cluster" sets both).
+  int64_t minCluster = 1, maxCluster = std::numeric_limits<int64_t>::max();
+  int64_t minSm = 0;
 
   bool matches(const TableKey &key) const;
 };
@@ -78,6 +84,19 @@ struct BlockShapeRow {
   bool needsRowGrid = false, needsFreeRegisters = false;
 };
 
+/// The warps of a kernel that matches.
+struct WarpsRow {
+  TableMatch match;
+  int64_t warps = 0;
+};
+
+/// Blocks of the cluster of an online kernel over rows of at most
+/// `maxRowBytes`.
+struct OnlineClusterRow {
+  int64_t maxRowBytes = std::numeric_limits<int64_t>::max();
+  int64_t cluster = 1;
+};
+
 /// What a block that matches fetches ahead: its next row staged in shared
 /// memory, or loaded into registers.
 struct PrefetchRow {
@@ -95,6 +114,10 @@ struct PlanTable {
   /// Blocks that run one program per row group where the grid may be so.
   std::vector<TableMatch> rowGrid;
   std::vector<PrefetchRow> prefetch;
+  std::vector<OnlineClusterRow> onlineCluster;
+  /// Warps of the online kernel (matched by type, cluster and chip), and of
+  /// a staged row (by the block a fused kernel would hold it in).
+  std::vector<WarpsRow> onlineWarps, stagedRowWarps;
 
   /// The table in `json`, or an error naming the field at fault.
   static llvm::Expected<PlanTable> parse(StringRef json);
@@ -111,6 +134,10 @@ struct PlanTable {
   bool runsRowGrid(const TableKey &key) const;
   /// What the block of `key` fetches ahead (Prefetch::none for nothing).
   Prefetch prefetchOf(const TableKey &key) const;
+  /// Blocks of the cluster of an online kernel over rows of `rowBytes`.
+  int64_t onlineClusterSize(int64_t rowBytes) const;
+  /// The warps of the first row of `rows` that matches `key`.
+  static int64_t warpsOf(ArrayRef<WarpsRow> rows, const TableKey &key);
 };
 
 } // namespace rowred
