@@ -639,6 +639,20 @@ private:
                   "warps where the row allows)";
       return success();
     }
+    if (plan.strategy != Strategy::online &&
+        plan.strategy != Strategy::chunks) {
+      auto [needed, available] = rowRegisters(plan);
+      if (needed > available)
+        return map.emitOpError()
+               << "a " << stringifyStrategy(plan.strategy) << " block of "
+               << plan.numThreads() << " threads holding "
+               << plan.elementsPerThread()
+               << " elements per thread needs about " << needed
+               << " registers per thread and has " << available
+               << ", and would spill; ask for more warps where the block "
+                  "has fewer than 1024, split the row over a cluster, or "
+                  "leave warps to auto";
+    }
     if (plan.strategy != Strategy::cluster || !plan.pairReduce ||
         plan.elementsPerThread() < 32)
       return success();

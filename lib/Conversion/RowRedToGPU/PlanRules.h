@@ -121,6 +121,11 @@ int64_t minBlocksPerSM(const KernelPlan &plan, bool softmaxMap);
 std::pair<int64_t, int64_t> operandRegisters(const KernelPlan &plan,
                                              int64_t operands);
 
+/// The registers a thread of a fused block or cluster slice of one input
+/// needs for the elements it holds, against the registers it has; see the
+/// definition.
+std::pair<int64_t, int64_t> rowRegisters(const KernelPlan &plan);
+
 /// The blocks of `plan` whose registers, as operandRegisters counts them,
 /// fit one SM's register file.
 int64_t operandBlocksPerSM(const KernelPlan &plan, int64_t operands);

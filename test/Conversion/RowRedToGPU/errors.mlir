@@ -4,6 +4,10 @@
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=2147483648" 2>&1 | FileCheck %s --check-prefix=TOO-WIDE
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=9223372036854775807" 2>&1 | FileCheck %s --check-prefix=TOO-WIDE
 // TOO-WIDE: error: 'rowred.map' op rows of {{[0-9]+}} columns are too long: the kernels take N < 2^31
+// A block whose elements do not fit its threads' registers (f32 1024 threads
+// x 64) would spill: refused, whatever asked for its warps.
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='warps = 32'" --rowred-decompose --rowred-plan="cols=65536 strategy=fused" 2>&1 | FileCheck %s --check-prefix=SPILL
+// SPILL: error: 'rowred.map' op a fused block of 1024 threads holding 64 elements per thread needs about 88 registers per thread and has 64, and would spill
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=fused cols=100000" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=TOO-LONG
 // RUN: not softmax-opt %S/Inputs/not-softmax.mlir --rowred-plan="strategy=online" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ONLINE
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=fused" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=NEEDS-COLS
