@@ -152,11 +152,13 @@ def main():
                 layouts["aligned"] = [
                     f"--cols={3 * meta['block_elements'] * clusters}",
                     f"--grid={2 * clusters}"]
-            # Chunks kernels bulk-copy their stage on the aligned vector
-            # path: two whole chunks and a partial one per row.
+            # Chunks kernels bulk-copy their stage on the aligned and the
+            # peeled vector paths: two whole chunks and a partial one per
+            # row, of an even and of an odd length.
             if meta.get("grid") == "chunks":
-                layouts["aligned"] = [
-                    f"--cols={2 * meta['chunk_elements'] + 512}"]
+                cols = 2 * meta['chunk_elements'] + 512
+                layouts["aligned"] = [f"--cols={cols}"]
+                layouts["odd"] = [f"--cols={cols + 1}", "--offset=1"]
             for layout, shape in layouts.items():
                 for tool in ("memcheck", "racecheck"):
                     cmd = [sanitizer, f"--tool={tool}", "--error-exitcode=3",
@@ -193,7 +195,8 @@ def main():
     if sanitizer:
         print("compute-sanitizer (M=37, misaligned by one element, special "
               "values; strided: N=min(1000, max_cols) with an x stride of "
-              "N+3; odd: N=min(999, max_cols-1), contiguous):")
+              "N+3; odd: N=min(999, max_cols-1), contiguous, for chunks "
+              "kernels 2 chunks + 513):")
         for k, tool, rc, line in san_rows:
             print(f"  {k:36} {tool:17} rc={rc} {line}")
     else:

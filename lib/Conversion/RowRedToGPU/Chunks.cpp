@@ -58,12 +58,23 @@ void KernelEmitter::emitChunks() {
       arith::ExtUIOp::create(b, i64, arith::DivUIOp::create(b, ticket, count));
   Value chunk = arith::RemUIOp::create(b, ticket, count);
   sliceStart = arith::MulIOp::create(b, chunk, constI32(plan.chunkElements()));
-  int64_t vec = plan.vectorWidth;
-  if (vec == 1)
-    return emitChunk(row, chunk, count, 1);
-  auto ifOp = scf::IfOp::create(b, vectorPathAllowed(vec),
-                                /*withElseRegion=*/true);
-  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  emitPaths([&](int64_t vec, bool peeled) {
+    if (vec == 1)
+      emitChunk(row, chunk, count, 1);
+    else
+      emitVectorChunk(row, chunk, count, peeled);
+  });
+}
+
+void KernelEmitter::emitVectorChunk(Value row, Value chunk, Value count,
+                                    bool peeled) {
+  OpBuilder::InsertionGuard guard(b);
+  Value chunkStart = sliceStart;
+  if (peeled) {
+    peeledChunk =
+        peelRow(rowPointer(x, plan.inType, row, xStride), plan.vectorWidth);
+    sliceStart = arith::AddIOp::create(b, peeledChunk->head, chunkStart);
+  }
   // A chunk inside the row (all but a row's partial last one) takes the
   // vector path without masks: no compare or select per chunk, and fewer
   // registers.
@@ -72,19 +83,16 @@ void KernelEmitter::emitChunks() {
       arith::CmpIOp::create(
           b, arith::CmpIPredicate::sle,
           arith::AddIOp::create(b, sliceStart, constI32(plan.chunkElements())),
-          cols),
+          vectorEnd()),
       /*withElseRegion=*/true);
-  {
-    OpBuilder::InsertionGuard inner(b);
-    b.setInsertionPointToStart(&whole.getThenRegion().front());
-    wholeChunk = true;
-    emitChunk(row, chunk, count, vec);
-    wholeChunk = false;
-    b.setInsertionPointToStart(&whole.getElseRegion().front());
-    emitChunk(row, chunk, count, vec);
-  }
-  b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-  emitChunk(row, chunk, count, 1);
+  b.setInsertionPointToStart(&whole.getThenRegion().front());
+  wholeChunk = true;
+  emitChunk(row, chunk, count, plan.vectorWidth);
+  wholeChunk = false;
+  b.setInsertionPointToStart(&whole.getElseRegion().front());
+  emitChunk(row, chunk, count, plan.vectorWidth);
+  sliceStart = chunkStart;
+  peeledChunk.reset();
 }
 
 void KernelEmitter::emitChunk(Value row, Value chunk, Value count,
@@ -108,6 +116,17 @@ void KernelEmitter::emitChunk(Value row, Value chunk, Value count,
       bulkCopyChunkStage(xRow, stageStart);
     held = loadBlock(xRow, sliceStart, vec);
   }
+  // The row's first chunk takes a peeled row's edges (a few elements),
+  // loaded once for the pair and again for the map: held with the block's
+  // elements through the passes, they spilled the bf16 kernel's 56
+  // registers (16 bytes).
+  auto edges = [&]() -> SmallVector<Chunk> {
+    if (!peeledChunk)
+      return {};
+    return loadEdges(
+        xRow, *peeledChunk, vec, /*oneList=*/true,
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, chunk, constI32(0)));
+  };
   auto forEachStaged = [&](ValueRange inits, StreamBody body) {
     return forEachStreamed(xRow, stageStart, streamed, vec, staged, inits,
                            body);
@@ -125,6 +144,7 @@ void KernelEmitter::emitChunk(Value row, Value chunk, Value count,
   Value mt = negInf();
   for (const Chunk &c : held)
     mt = max(mt, chunkMax(c));
+
   if (staged)
     waitForPhase(barrierAt(kStageBarriersName, constI32(0)), stageParity);
   mt = forEachStaged({mt}, [&](const Chunk &c, ValueRange acc) {
@@ -153,10 +173,21 @@ void KernelEmitter::emitChunk(Value row, Value chunk, Value count,
     exps.push_back(chunkExps(c));
     dt = sum(dt, chunkSum(c, exps.back()));
   }
+
   dt = forEachStaged({dt}, [&](const Chunk &c, ValueRange acc) {
          return SmallVector<Value>{sum(acc[0], chunkSum(c, chunkExps(c)))};
        }).front();
-  auto [m, d] = reducePairInBlock(mt, dt);
+  // The edges join the thread's pair, not its max: the exponentials kept
+  // in registers stay those against mt. A masked edge is (-inf, 1), which
+  // rescales to 0.
+  Value pm = mt, pd = dt;
+  for (const Chunk &c : edges()) {
+    Value e = arith::SelectOp::create(b, c.valid, c.values.front(), negInf());
+    Value mAll = max(pm, e);
+    pd = sum(rescale(pm, pd, mAll), rescale(e, constF32(1.0), mAll));
+    pm = mAll;
+  }
+  auto [m, d] = reducePairInBlock(pm, pd);
   auto [rowMax, rowSum] = exchangeChunkPair(row, chunk, count, m, d);
   DenseMap<Value, Value> scalars = onlineScalars(inputs, rowMax, rowSum);
   RowContext ctx = prepareMap(scalars);
@@ -182,6 +213,7 @@ void KernelEmitter::emitChunk(Value row, Value chunk, Value count,
   } else {
     emitMap(yRow, held, ctx);
   }
+  emitMap(yRow, edges(), ctx);
   forEachStaged({}, [&](const Chunk &c, ValueRange) {
     emitMap(yRow, c, ctx);
     return SmallVector<Value>();
@@ -220,11 +252,11 @@ SmallVector<Value> KernelEmitter::forEachStreamed(Value xRow, Value start,
         b, arith::AddIOp::create(b, firstLocal, loop.getInductionVar()),
         constI32(u * stride));
     Value col = arith::AddIOp::create(b, start, local);
-    Value valid =
-        wholeChunk
-            ? arith::ConstantIntOp::create(b, 1, 1).getResult()
-            : arith::CmpIOp::create(b, arith::CmpIPredicate::slt, col, cols)
-                  .getResult();
+    Value valid = wholeChunk
+                      ? arith::ConstantIntOp::create(b, 1, 1).getResult()
+                      : arith::CmpIOp::create(b, arith::CmpIPredicate::slt, col,
+                                              vectorEnd())
+                            .getResult();
     Chunk c = staged ? loadChunk(stage, col, valid, vec, local)
                      : loadChunk(xRow, col, valid, vec);
     acc = body(c, acc);
@@ -238,7 +270,7 @@ void KernelEmitter::bulkCopyChunkStage(Value xRow, Value stageStart) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(emitIfFirstThread());
   Value end = arith::MinSIOp::create(
-      b, cols,
+      b, vectorEnd(),
       arith::AddIOp::create(b, stageStart, constI32(plan.chunkStaged)));
   Value elements = arith::MaxSIOp::create(
       b, arith::SubIOp::create(b, end, stageStart), constI32(0));

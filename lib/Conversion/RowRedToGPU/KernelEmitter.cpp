@@ -93,33 +93,31 @@ void KernelEmitter::emit() {
   } else if (plan.bulkKeep) {
     gpu::BarrierOp::create(b);
   }
-  emitPaths();
+  emitPaths([&](int64_t vec, bool peeled) { emitRowLoop(vec, peeled); });
   // No block may exit while the others of its cluster can still read its
   // shared memory.
   if (plan.clusterSize > 1)
     emitClusterBarrier();
 }
 
-void KernelEmitter::emitPaths() {
+void KernelEmitter::emitPaths(function_ref<void(int64_t, bool)> emitPath) {
   int64_t vec = plan.vectorWidth;
-  if (vec == 1) {
-    emitRowLoop(1);
-  } else {
-    auto ifOp = scf::IfOp::create(b, vectorPathAllowed(vec),
-                                  /*withElseRegion=*/true);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    emitRowLoop(vec);
-    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-    if (hasPeeledPath(group, plan)) {
-      auto peelIf = scf::IfOp::create(b, misalignedAlike(vec),
-                                      /*withElseRegion=*/true);
-      b.setInsertionPointToStart(&peelIf.getThenRegion().front());
-      emitRowLoop(vec, /*peeled=*/true);
-      b.setInsertionPointToStart(&peelIf.getElseRegion().front());
-    }
-    emitRowLoop(1);
+  if (vec == 1)
+    return emitPath(1, /*peeled=*/false);
+  auto ifOp = scf::IfOp::create(b, vectorPathAllowed(vec),
+                                /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  emitPath(vec, /*peeled=*/false);
+  b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+  if (hasPeeledPath(group, plan)) {
+    auto peelIf = scf::IfOp::create(b, misalignedAlike(vec),
+                                    /*withElseRegion=*/true);
+    b.setInsertionPointToStart(&peelIf.getThenRegion().front());
+    emitPath(vec, /*peeled=*/true);
+    b.setInsertionPointToStart(&peelIf.getElseRegion().front());
   }
+  emitPath(1, /*peeled=*/false);
 }
 
 Value KernelEmitter::vectorPathAllowed(int64_t vec) {

@@ -35,6 +35,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
+#include <optional>
 
 namespace mlir {
 namespace rowred {
@@ -110,13 +111,15 @@ public:
                 gpu::GPUFuncOp func);
 
   /// Emits the whole kernel: the L2 policies and the cluster's mbarriers when
-  /// used, the row paths (emitPaths), and the exit of the cluster.
+  /// used, the paths of grid-stride loops over rows (emitPaths, emitRowLoop)
+  /// or of chunks (emitChunks), and the exit of the cluster.
   void emit();
 
 private:
-  /// The run-time choice between the vector path (and the peeled path) and
-  /// the scalar path, each a grid-stride loop over rows.
-  void emitPaths();
+  /// The run-time choice between the vector path, the peeled vector path
+  /// (hasPeeledPath; see misalignedAlike) and the scalar path: calls
+  /// `emitPath(vec, peeled)` for each, at its place.
+  void emitPaths(function_ref<void(int64_t vec, bool peeled)> emitPath);
 
   /// True (i1) when both matrices' pointers and strides and the row length
   /// allow `vec`-element accesses.
@@ -256,12 +259,16 @@ private:
   /// The scalar chunks of the edges of a peeled row: the head, columns
   /// [0, h), and the tail, [vectorEnd, cols), fewer than vec elements each,
   /// spread over the row's threads; only the first block of a cluster takes
-  /// them. Either head and tail side by side, ceil((vec - 1) / T) of each
-  /// per thread, or `oneList`: edge e < h + (cols - vectorEnd) is column e
-  /// of the head or column vectorEnd + e - h of the tail,
-  /// ceil((2 * vec - 2) / T) per thread.
+  /// them (or the row's first chunk: `owner`). Either head and tail side by
+  /// side, ceil((vec - 1) / T) of each per thread, or `oneList`: edge e < h
+  /// + (cols - vectorEnd) is column e of the head or column vectorEnd + e -
+  /// h of the tail, ceil((2 * vec - 2) / T) per thread.
   SmallVector<Chunk> loadEdges(Value rowPtr, PeeledRow row, int64_t vec,
-                               bool oneList);
+                               bool oneList, Value owner = {});
+
+  /// The end of the columns that vector accesses of the current row cover:
+  /// a peeled chunk's vectorEnd, else the row's.
+  Value vectorEnd() { return peeledChunk ? peeledChunk->vectorEnd : cols; }
 
   /// Loads this thread's chunks of row `row` (i64; the group's first row
   /// with several rows per block) of the input into registers, as loaded
@@ -775,6 +782,13 @@ private:
   /// (docs/abi.md).
   void emitChunks();
 
+  /// The vector path of chunk `chunk` (i32) of the `count` of row `row`
+  /// (i64): emitChunk without masks for a chunk inside the row, with them
+  /// for its last. A `peeled` row's chunks start at its head h (see
+  /// peelRow) and end at its vectorEnd; its first chunk also takes the
+  /// edges (loadEdges).
+  void emitVectorChunk(Value row, Value chunk, Value count, bool peeled);
+
   /// Chunk `chunk` (i32) of the `count` of row `row` (i64), from column
   /// sliceStart. On the vector path, blockElements elements in registers,
   /// then chunkStaged more in the stage (one cp.async.bulk by thread 0,
@@ -911,6 +925,8 @@ private:
   /// Chunks: whether the chunk being emitted lies inside the row, so that
   /// its accesses need no masks.
   bool wholeChunk = false;
+  /// Chunks: the peeled row whose chunk is being emitted (emitVectorChunk).
+  std::optional<PeeledRow> peeledChunk;
   FloatType f32;
   Type i32, i64;
   /// `!llvm.ptr<3>`: shared memory.

@@ -242,7 +242,8 @@ private:
                   "exp(x - max), as produced by rowred-decompose";
       return true;
     } else if (opts.strategy == "auto" && canPair &&
-               autoChunks(opts, plan, cols, vector, sm)) {
+               autoChunks(opts, plan, cols, vector, sm,
+                          group.hasOneRowOperand())) {
       return true;
     } else if (opts.strategy == "auto") {
       // Fused when the row is known and fits one block's registers, cluster

@@ -375,8 +375,13 @@ int64_t minBlocksPerSM(const KernelPlan &plan, bool softmaxMap) {
   // The bounds were measured on sm_90; on sm_100 and sm_120 ptxas spills at
   // them (f32 1024, 16-bit chunks), so it is left free there, but for the
   // 16-bit online kernel, which it otherwise holds at 64 registers with 16
-  // bytes of spills (sm_100) and fits in 63 with the bound (ptxas -v).
+  // bytes of spills (sm_100) and fits in 63 with the bound (ptxas -v), and
+  // for chunks, which ask for two blocks: left alone, ptxas holds the f32
+  // kernel with its peeled path at 128 registers on sm_120 and spills 4
+  // bytes; asked for two, it takes 126 and none.
   if (plan.sm() >= 100) {
+    if (plan.strategy == Strategy::chunks)
+      return 2;
     if (plan.strategy != Strategy::online || byteWidth(plan.inType) != 2)
       return 0;
     return blocksAt64Registers(plan);
@@ -474,21 +479,27 @@ int64_t autoOnlineClusterSize(int64_t cols, int64_t elementBytes) {
 static constexpr int64_t kChunkRowMin = 65536, kChunkRowMax = 1048576;
 
 /// Whether auto cuts rows of `cols` into chunks (Strategy::chunks): f32 and
-/// bf16 rows (in and out) of a known length in the range above, a multiple
-/// of the vector width, on sm_90+, with the options that shape the kernel
-/// left to auto. On an H200 (version log, version 71; alternating
-/// rounds against auto's cluster and online kernels): f32 4096 x 65536 +3.3
-/// to +4.3%, 2048 x 131072 +2.2 to +2.4%, 1024 x 262144 +2.6 to +3.5%, 1024
-/// x 1048576 +6.6 to +7.9%; bf16 4096 x 65536 +1.5 to +1.9%, 2048 x 131072
-/// +1.7 to +2.3%, 1024 x 262144 0.99-1.00, 1024 x 524288 +6.7%, 1024 x
-/// 200000 +14%, 98304 0.98-1.00, 1024 x 1048576 +4.8%; f32 and bf16 32768
-/// lost (0.97, 0.91); f16 was not measured.
+/// bf16 rows (in and out) of a known length in the range above on sm_90+,
+/// with the options that shape the kernel left to auto; a length that is not
+/// a multiple of the vector width only for a kernel of one input and output
+/// of rows (`peelable`: others have no peeled path and would go scalar). On
+/// an H200 (version log, version 71; alternating rounds against auto's
+/// cluster and online kernels): f32 4096 x 65536 +3.3 to +4.3%, 2048 x
+/// 131072 +2.2 to +2.4%, 1024 x 262144 +2.6 to +3.5%, 1024 x 1048576 +6.6 to
+/// +7.9%; bf16 4096 x 65536 +1.5 to +1.9%, 2048 x 131072 +1.7 to +2.3%, 1024
+/// x 262144 0.99-1.00, 1024 x 524288 +6.7%, 1024 x 200000 +14%, 98304
+/// 0.98-1.00, 1024 x 1048576 +4.8%; f32 and bf16 32768 lost (0.97, 0.91);
+/// f16 was not measured. Odd lengths on the peeled path, H100 (bench/ab.py,
+/// 3 rounds, against the cluster and online kernels): 1024 rows of 65537 to
+/// 1048573 +3 to +25% (f32) and +3 to +37% (bf16); 64 rows +15 to +38% from
+/// 524287 (f32) and 200003 (bf16), shorter 64-row shapes within -8% (f32
+/// 131071: 1993 against 2136 GB/s) to level.
 bool autoChunks(const PlanOptions &opts, const KernelPlan &plan, int64_t cols,
-                int64_t vector, int64_t sm) {
+                int64_t vector, int64_t sm, bool peelable) {
   bool wide = plan.inType.isF32() && plan.outType.isF32();
   bool bf16 = plan.inType.isBF16() && plan.outType.isBF16();
   return (wide || bf16) && cols >= kChunkRowMin && cols <= kChunkRowMax &&
-         cols % vector == 0 && sm >= 90 && opts.blockSize == 0 &&
+         (cols % vector == 0 || peelable) && sm >= 90 && opts.blockSize == 0 &&
          opts.numWarps == 0 && opts.vectorWidth == 0 &&
          opts.rowsPerBlock == 0 && opts.clusterSize == 0 &&
          !opts.keptElements && !opts.keepAhead && !opts.cacheHints &&

@@ -139,9 +139,11 @@ bool fitsOperandRegisters(int64_t elements, int64_t operands);
 /// elements of `elementBytes`.
 int64_t autoOnlineClusterSize(int64_t cols, int64_t elementBytes);
 
-/// Whether auto cuts rows of `cols` into chunks (Strategy::chunks).
+/// Whether auto cuts rows of `cols` into chunks (Strategy::chunks); rows
+/// that are not a multiple of `vector` only when `peelable` (one input and
+/// output of rows: the chunks' peeled vector path).
 bool autoChunks(const PlanOptions &opts, const KernelPlan &plan, int64_t cols,
-                int64_t vector, int64_t sm);
+                int64_t vector, int64_t sm, bool peelable);
 
 } // namespace rules
 } // namespace rowred

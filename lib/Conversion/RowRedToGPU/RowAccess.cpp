@@ -161,7 +161,7 @@ KernelEmitter::chunkPlaces(Value start, int64_t vec, int64_t numChunks,
     first = arith::AddIOp::create(b, first, start);
   // Chunk k is inside the row when k * stride < end - first: one live
   // value for every mask instead of one column per chunk.
-  Value remaining = arith::SubIOp::create(b, end ? end : cols, first);
+  Value remaining = arith::SubIOp::create(b, end ? end : vectorEnd(), first);
   for (int64_t k = 0; k < numChunks; ++k) {
     Value offset = constI32(k * plan.threadsPerRow() * vec);
     places.push_back({arith::AddIOp::create(b, first, offset),
@@ -220,16 +220,16 @@ SmallVector<Chunk> KernelEmitter::loadPeeledRow(Value rowPtr, int64_t vec) {
 }
 
 SmallVector<Chunk> KernelEmitter::loadEdges(Value rowPtr, PeeledRow row,
-                                            int64_t vec, bool oneList) {
+                                            int64_t vec, bool oneList,
+                                            Value owner) {
   auto ult = [&](Value lhs, Value rhs) {
     return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, lhs, rhs);
   };
-  Value firstBlock;
-  if (plan.clusterSize > 1)
-    firstBlock = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, clusterRank,
-                                       constI32(0));
+  if (!owner && plan.clusterSize > 1)
+    owner = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, clusterRank,
+                                  constI32(0));
   auto taken = [&](Value valid) {
-    return firstBlock ? arith::AndIOp::create(b, valid, firstBlock) : valid;
+    return owner ? arith::AndIOp::create(b, valid, owner) : valid;
   };
   SmallVector<Chunk> chunks;
   int64_t perRow = plan.threadsPerRow();

@@ -1,5 +1,6 @@
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=chunks" --convert-rowred-to-gpu | FileCheck %s
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=chunks" --convert-rowred-to-gpu | FileCheck %s --check-prefix=HOST
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=chunks" --convert-rowred-to-gpu | FileCheck %s --check-prefix=PEELED
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="strategy=chunks" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF16
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='chunk_stage = 0'" --rowred-decompose --rowred-plan="strategy=chunks chip=sm_80" --convert-rowred-to-gpu | FileCheck %s --check-prefix=NOSTAGE
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='vector = 1'" --rowred-decompose --rowred-plan="strategy=chunks" --convert-rowred-to-gpu | FileCheck %s --check-prefix=SCALAR
@@ -7,12 +8,12 @@
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-to-ptx="strategy=chunks" | FileCheck %s --check-prefix=NO-TRAP
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=65536" --convert-rowred-to-gpu | FileCheck %s --check-prefix=AUTO
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=65540" --convert-rowred-to-gpu | FileCheck %s --check-prefix=AUTO
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=65537" --convert-rowred-to-gpu | FileCheck %s --check-prefix=NOT-AUTO
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=65537" --convert-rowred-to-gpu | FileCheck %s --check-prefix=AUTO
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=32768" --convert-rowred-to-gpu | FileCheck %s --check-prefix=NOT-AUTO
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=1048576" --convert-rowred-to-gpu | FileCheck %s --check-prefix=AUTO
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=65536" --convert-rowred-to-gpu | FileCheck %s --check-prefix=AUTO
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=200000" --convert-rowred-to-gpu | FileCheck %s --check-prefix=AUTO
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=200004" --convert-rowred-to-gpu | FileCheck %s --check-prefix=NOT-AUTO
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=200003" --convert-rowred-to-gpu | FileCheck %s --check-prefix=AUTO
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=2097152" --convert-rowred-to-gpu | FileCheck %s --check-prefix=NOT-AUTO
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=2097152" --convert-rowred-to-gpu | FileCheck %s --check-prefix=NOT-AUTO
 // RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --rowred-plan="cols=1048576" --convert-rowred-to-gpu | FileCheck %s --check-prefix=NOT-AUTO
@@ -36,7 +37,7 @@
 // CHECK: rowred.kernels = {softmax_kernel0 = {block_elements = 8192 : i64, block_threads = 128 : i64, chunk_elements = 16384 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 32768 : i64, elements_per_thread = 64 : i64
 // CHECK-SAME: grid = "chunks"
 // CHECK-SAME: max_cols = 0 : i64
-// CHECK-SAME: peeled_path = false
+// CHECK-SAME: peeled_path = true
 // CHECK-SAME: strategy = "chunks"
 // CHECK: llvm.mlir.global internal @rowred_stage_barriers() {addr_space = 3 : i32, alignment = 8 : i64} : !llvm.array<1 x i64>
 // CHECK: gpu.func @softmax_kernel0(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %[[WS:.*]]: !llvm.ptr<1>) workgroup(%[[SLOTS:.*]] : memref<5x4xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel attributes {known_block_size = array<i32: 128, 1, 1>, nvvm.minctasm = 5 : i32}
@@ -91,6 +92,27 @@
 // CHECK-NEXT: scf.yield %[[NEXT]] : i32
 // CHECK-NOT: llvm.intr.trap
 
+// Rows misaligned alike in x and y (odd lengths) take the peeled path: a
+// row's vectors run from its head h (its first aligned column) to its last
+// whole vector, its chunks start at h + chunk x 16384, and its first chunk
+// also takes the scalar edges, joined to the thread's (max, sum) pair.
+// PEELED: %[[HEAD:.*]] = arith.minui %{{.*}}, %[[COLS:.*]] : i32
+// PEELED: %[[BODY:.*]] = arith.andi %{{.*}}, %c-4_i32 : i32
+// PEELED: %[[VEND:.*]] = arith.addi %[[HEAD]], %[[BODY]] : i32
+// PEELED: %[[START:.*]] = arith.addi %[[HEAD]], %{{.*}} : i32
+// PEELED: %[[END:.*]] = arith.addi %[[START]], %c16384_i32{{.*}} : i32
+// PEELED: arith.cmpi sle, %[[END]], %[[VEND]] : i32
+// PEELED: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// PEELED: %[[OWNER:.*]] = arith.cmpi eq, %{{.*}}, %c0_i32{{.*}} : i32
+// PEELED: %[[EDGE:.*]] = arith.andi %{{.*}}, %[[OWNER]] : i1
+// PEELED: scf.if %[[EDGE]] -> (f32)
+// PEELED-NEXT: llvm.getelementptr
+// PEELED-NEXT: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<1> -> f32
+// PEELED: arith.maximumf
+// PEELED: llvm.atomicrmw add
+// PEELED: llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+// PEELED: llvm.store %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr<1>
+
 // The host launches a block per chunk of every row (gpu.launch_func cannot
 // launch cooperatively; the blocks past the tickets end at once), with a
 // zeroed workspace of 32 + rows x (32 + 32 x ceil(8 x chunks / 128)) words.
@@ -128,8 +150,8 @@
 // NO-TRAP-NOT: globaltimer
 // NO-TRAP-NOT: trap;
 
-// Auto: f32 and bf16 rows of 65536 to 1048576 elements, a multiple of the
-// vector width (4, 8), on sm_90.
+// Auto: f32 and bf16 rows of 65536 to 1048576 elements, of any length, on
+// sm_90.
 // AUTO: strategy = "chunks"
 // NOT-AUTO: strategy = "{{fused|cluster|online}}"
 

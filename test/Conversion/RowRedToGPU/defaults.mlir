@@ -32,10 +32,10 @@
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=32768 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N32768
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=32769 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N32769
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=131072 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N131072
-// RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=131073 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N131073
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=131073 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N131072
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=262144 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N262144
-// RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=262145 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N262145
-// RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=524287 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N524287
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=262145 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N262144
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=524287 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N262144
 // RUN: softmax-opt %s --test-rowred-plan-request="fields='cluster = 16'" --rowred-decompose --rowred-plan="cols=524288 strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=N524288
 // RUN: softmax-opt %s --test-rowred-plan-request="fields='cluster = 16'" --rowred-decompose --rowred-plan="cols=1048576 strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=N1M
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=1048576 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N1M-AUTO
@@ -87,25 +87,15 @@
 // N32769-SAME: prefetch = "none"
 // N32769-SAME: strategy = "cluster"
 // Clusters of slices of at most 16384 (512 threads x 32): 8 up to 131072, 16
-// beyond (three-quarter slices of 12288 up to 196608); f32 rows from 65536, a
-// multiple of 4, are cut into chunks of 128 threads x (64 in registers + 64
-// staged) instead, for any length.
+// beyond (three-quarter slices of 12288 up to 196608); f32 rows from 65536
+// (131072 and 131073 here) are cut into chunks of 128 threads x (64 in
+// registers + 64 staged) instead, for any length.
 // N131072: block_elements = 8192 : i64, block_threads = 128 : i64, chunk_elements = 16384 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 32768 : i64, elements_per_thread = 64 : i64
 // N131072-SAME: grid = "chunks"
 // N131072-SAME: max_cols = 0 : i64
 // N131072-SAME: strategy = "chunks"
-// N131073: block_elements = 12288 : i64, block_threads = 384 : i64, chunk_elements = 0 : i64, cluster_blocks = 16 : i64
-// N131073-SAME: max_cols = 196608 : i64
-// N131073-SAME: strategy = "cluster"
 // N262144: block_elements = 8192 : i64, block_threads = 128 : i64, chunk_elements = 16384 : i64
 // N262144-SAME: strategy = "chunks"
-// N262145: block_elements = 16384 : i64, block_threads = 1024 : i64, chunk_elements = 0 : i64, cluster_blocks = 8 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 16 : i64
-// N262145-SAME: max_cols = 0 : i64
-// N262145-SAME: prefetch = "registers"
-// N262145-SAME: reverse_second_pass = true
-// N262145-SAME: strategy = "online"
-// N524287: block_threads = 1024 : i64, chunk_elements = 0 : i64, cluster_blocks = 8 : i64
-// N524287-SAME: strategy = "online"
 // N524288: block_threads = 1024 : i64, chunk_elements = 0 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 131072 : i64
 // N524288-SAME: keep_ahead = true, keep_ahead_bulk = true
 // N524288-SAME: strategy = "online"
@@ -172,7 +162,7 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=131072 strategy=cluster" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF131072
 // RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='prefetch = none'" --rowred-decompose --rowred-plan="cols=131072" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF131072-OFF
 // RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='pair_reduce = false'" --rowred-decompose --rowred-plan="cols=131072" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF131072-NOPAIR
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=131073 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF131073
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=131073 strategy=cluster" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF131073
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=151936 strategy=cluster" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF151936
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=50257 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF50257
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=262145 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF262145
@@ -181,7 +171,7 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=393216 strategy=cluster" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF393216
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=524288 strategy=cluster" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF524288
 // RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='cluster = 8'" --rowred-decompose --rowred-plan="cols=450000 strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF450000
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=500009 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF500009
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=500009 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF262145
 // RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --rowred-plan=cols=262144 --convert-rowred-to-gpu | FileCheck %s --check-prefix=F16-262144
 // RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='cluster = 16'" --rowred-decompose --rowred-plan="cols=1048576 strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF1M
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=1048576 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF1M-AUTO
@@ -263,7 +253,7 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // BF4096-SAME: prefetch = "none"
 // 16-bit cluster slices reduce (max, sum) pairs and load their next row ahead
 // into registers, unless prefetch or pair_reduce says otherwise. (Auto cuts
-// bf16 rows of 65536 to 1048576 that are a multiple of 8 into chunks; the
+// bf16 rows of 65536 to 1048576 into chunks; the
 // cluster and online kernels below are asked for by name.)
 // BF131072: block_elements = 32768 : i64, block_threads = 1024 : i64, chunk_elements = 0 : i64, cluster_blocks = 4 : i64
 // BF131072-SAME: pair_reduce = true, peeled_path = true, plan = {{.*}}, prefetch = "registers"
@@ -280,10 +270,10 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // path on contiguous rows, which takes no pair: auto leaves the pair off.
 // BF50257: cluster_blocks = 4 : i64
 // BF50257-SAME: pair_reduce = false, peeled_path = true, plan = {{.*}}, prefetch = "none"
-// BF262145: block_elements = 16384 : i64, block_threads = 512 : i64, chunk_elements = 0 : i64, cluster_blocks = 8 : i64
-// BF262145-SAME: pair_reduce = false
-// BF262145-SAME: prefetch = "registers"
-// BF262145-SAME: strategy = "online"
+// Longer odd rows are cut into chunks, which take the peeled path.
+// BF262145: block_elements = 4096 : i64, block_threads = 128 : i64, chunk_elements = 16384 : i64
+// BF262145-SAME: peeled_path = true
+// BF262145-SAME: strategy = "chunks"
 // 16-bit rows that are a multiple of the vector width and fill at least 7/8
 // of their block get slices of 32768 (3/4 blocks: 24576) on 1024 (768)
 // threads (131072 above: clusters of 4 instead of 8): clusters of 8 instead
@@ -300,13 +290,11 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // BF524288-SAME: pair_reduce = true, peeled_path = true, plan = {{.*}}, prefetch = "registers"
 // BF524288-SAME: strategy = "cluster"
 // Rows filling 3/4 of their block keep 16 slices of 16384 (up to 262144),
-// or the online kernel beyond; so do rows of odd length.
+// or the online kernel beyond.
 // BF200000: block_elements = 16384 : i64, block_threads = 512 : i64, chunk_elements = 0 : i64, cluster_blocks = 16 : i64
 // BF200000-SAME: strategy = "cluster"
 // BF450000: cluster_blocks = 8 : i64
 // BF450000-SAME: strategy = "online"
-// BF500009: cluster_blocks = 8 : i64
-// BF500009-SAME: strategy = "online"
 // bf16 rows over clusters of 16 run on 1024 threads, their tiles loaded
 // ahead. Rows of 2 MiB take tiles of 16 elements per thread and keep three
 // of the four tiles of each share in two buffers of 96 KiB, one bulk copy

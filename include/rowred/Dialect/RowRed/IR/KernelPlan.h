@@ -136,8 +136,7 @@ struct KernelPlan {
   /// with both the pair reduction and the stage, which spill (f32 65536: 4
   /// bytes).
   bool peelable() const {
-    return vectorWidth > 1 && strategy != Strategy::chunks &&
-           !(clusterSize > 1 && pairReduce && prefetch);
+    return vectorWidth > 1 && !(clusterSize > 1 && pairReduce && prefetch);
   }
   /// Whether the peeled path of cluster slices reduces one value at a time
   /// even with the pair reduction: the pair keeps every chunk's exponentials
