@@ -30,7 +30,7 @@
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=12288 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N12288
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=16384 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N16384
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=32768 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N32768
-// RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=32769 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N32769
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=32769 strategy=cluster" --convert-rowred-to-gpu | FileCheck %s --check-prefix=N32769
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=131072 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N131072
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=131073 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N131072
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan=cols=262144 --convert-rowred-to-gpu | FileCheck %s --check-prefix=N262144
@@ -152,8 +152,8 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=57344 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF57344
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=57352 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF57352
 // RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='vector = 1'" --rowred-decompose --rowred-plan="cols=32768" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF-STAGED-SCALAR
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=16385 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF16385
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=32769 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF32769
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=16385 strategy=fused" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF16385
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=32769 strategy=cluster" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF32769
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=16385 chip=sm_75" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF-SM75
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=2048 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF2048
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=4096 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF4096
@@ -164,7 +164,7 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='pair_reduce = false'" --rowred-decompose --rowred-plan="cols=131072" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF131072-NOPAIR
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=131073 strategy=cluster" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF131073
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=151936 strategy=cluster" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF151936
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=50257 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF50257
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=50257 strategy=cluster" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF50257
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=262145 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF262145
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=240000 strategy=cluster" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF240000
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=200000 strategy=cluster" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF200000
@@ -266,8 +266,9 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // BF151936: block_elements = 12288 : i64, block_threads = 384 : i64, chunk_elements = 0 : i64, cluster_blocks = 16 : i64
 // BF151936-SAME: pair_reduce = true, peeled_path = true, plan = {{.*}}, prefetch = "registers"
 // BF151936-SAME: strategy = "cluster"
-// A known length that is not a multiple of the vector width runs the peeled
-// path on contiguous rows, which takes no pair: auto leaves the pair off.
+// Cluster slices (named: auto cuts such rows into chunks) of a known length
+// that is not a multiple of the vector width run the peeled path on
+// contiguous rows, which takes no pair: the pair is left off.
 // BF50257: cluster_blocks = 4 : i64
 // BF50257-SAME: pair_reduce = false, peeled_path = true, plan = {{.*}}, prefetch = "none"
 // Longer odd rows are cut into chunks, which take the peeled path.

@@ -15,7 +15,7 @@
 // RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='grid = persistent'" --rowred-decompose --rowred-plan="cols=8192" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF8192-PERSISTENT
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=16383" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF16384
 // RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='grid = persistent'" --rowred-decompose --rowred-plan="cols=16384" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF16384-PERSISTENT
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=32767" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF16-STAGE
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=32767 strategy=fused" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF16-STAGE
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=32768" --convert-rowred-to-gpu | FileCheck %s --check-prefix=STAGED-ROW
 // RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='grid = persistent'" --rowred-decompose --rowred-plan="cols=32768" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF16-STAGE
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='grid = rows'" --rowred-decompose --rowred-plan="cols=1048576" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ONLINE-ROWS

@@ -5,7 +5,7 @@
 // writes its results.
 
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=1000 chip=sm_90" | FileCheck %s --check-prefix=N1000
-// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=50257 chip=sm_90" | FileCheck %s --check-prefix=N50257
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=50257 chip=sm_90 strategy=cluster" | FileCheck %s --check-prefix=N50257
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=131072 chip=sm_90" | FileCheck %s --check-prefix=N131072
 // RUN: not softmax-opt %s --rowred-decompose --rowred-plan="cols=131072 chip=sm_90 strategy=online" 2>&1 | FileCheck %s --check-prefix=ONLINE
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=1000 chip=sm_90" --convert-rowred-to-gpu | FileCheck %s --check-prefix=GPU

@@ -1,7 +1,7 @@
 // The plans rowred-plan chooses for f32 and bf16 softmax rows, by row length
 // (cols; 0: unknown) and chip: the strategy and block shape of each kernel,
 // as IR. Every strategy appears: fused (one or several rows per block, the
-// row staged or re-read), cluster (odd rows of 33K-65K), online (unknown
+// row staged or re-read), cluster (f32 rows of 33K-65K), online (unknown
 // lengths, staged 16-bit rows, rows over clusters, kept tiles) and chunks.
 // docs/kernels.md says why each is the default.
 
@@ -13,7 +13,7 @@
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=32768 chip=sm_90" | FileCheck %s --check-prefix=SM90_32768
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=49152 chip=sm_90" | FileCheck %s --check-prefix=SM90_49152
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=65536 chip=sm_90" | FileCheck %s --check-prefix=SM90_65536
-// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=50257 chip=sm_90" | FileCheck %s --check-prefix=SM90_50257
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=40000 chip=sm_90" | FileCheck %s --check-prefix=SM90_40000
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=1048583 chip=sm_90" | FileCheck %s --check-prefix=SM90_1048583
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=1048576 chip=sm_90" | FileCheck %s --check-prefix=SM90_1048576
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=8388608 chip=sm_90" | FileCheck %s --check-prefix=SM90_8388608
@@ -63,10 +63,10 @@
 // SM90_65536-LABEL: func.func @bf16
 // SM90_65536: rowred.plan = #rowred.plan<strategy = chunks, block = 4096, warps = 4, vector = 8, chunk_stage = 12288, min_blocks_per_sm = 9>
 
-// SM90_50257-LABEL: func.func @f32
-// SM90_50257: rowred.plan = #rowred.plan<strategy = cluster, block = 16384, warps = 16, cluster = 4, vector = 4, reread = true, max_cols = 65536, stage_elements = 16384, min_blocks_per_sm = 2>
-// SM90_50257-LABEL: func.func @bf16
-// SM90_50257: rowred.plan = #rowred.plan<strategy = cluster, block = 16384, warps = 16, cluster = 4, vector = 8, reread = true, max_cols = 65536, stage_elements = 16384, min_blocks_per_sm = 2>
+// SM90_40000-LABEL: func.func @f32
+// SM90_40000: rowred.plan = #rowred.plan<strategy = cluster, block = 12288, warps = 12, cluster = 4, vector = 4, reread = true, max_cols = 49152, stage_elements = 12288, min_blocks_per_sm = 2>
+// SM90_40000-LABEL: func.func @bf16
+// SM90_40000: rowred.plan = #rowred.plan<strategy = online, block = 8192, warps = 16, vector = 8, prefetch = stage, max_cols = 40960, stage_elements = 40960, grid = rows>
 
 // SM90_1048583-LABEL: func.func @f32
 // SM90_1048583: rowred.plan = #rowred.plan<strategy = online, block = 16384, warps = 32, cluster = 16, vector = 4, prefetch = registers, max_cols = 1310720, stage_elements = 81920, kept_elements = 16384, keep_ahead = bulk, cache_hints = true, min_blocks_per_sm = 1>
