@@ -144,7 +144,6 @@ void KernelEmitter::emitChunk(Value row, Value chunk, Value count,
   Value mt = negInf();
   for (const Chunk &c : held)
     mt = max(mt, chunkMax(c));
-
   if (staged)
     waitForPhase(barrierAt(kStageBarriersName, constI32(0)), stageParity);
   mt = forEachStaged({mt}, [&](const Chunk &c, ValueRange acc) {
@@ -173,20 +172,14 @@ void KernelEmitter::emitChunk(Value row, Value chunk, Value count,
     exps.push_back(chunkExps(c));
     dt = sum(dt, chunkSum(c, exps.back()));
   }
-
   dt = forEachStaged({dt}, [&](const Chunk &c, ValueRange acc) {
          return SmallVector<Value>{sum(acc[0], chunkSum(c, chunkExps(c)))};
        }).front();
   // The edges join the thread's pair, not its max: the exponentials kept
-  // in registers stay those against mt. A masked edge is (-inf, 1), which
-  // rescales to 0.
+  // in registers stay those against mt.
   Value pm = mt, pd = dt;
-  for (const Chunk &c : edges()) {
-    Value e = arith::SelectOp::create(b, c.valid, c.values.front(), negInf());
-    Value mAll = max(pm, e);
-    pd = sum(rescale(pm, pd, mAll), rescale(e, constF32(1.0), mAll));
-    pm = mAll;
-  }
+  if (SmallVector<Chunk> edgeChunks = edges(); !edgeChunks.empty())
+    std::tie(pm, pd) = onlineFold(mt, dt, edgeChunks);
   auto [m, d] = reducePairInBlock(pm, pd);
   auto [rowMax, rowSum] = exchangeChunkPair(row, chunk, count, m, d);
   DenseMap<Value, Value> scalars = onlineScalars(inputs, rowMax, rowSum);
