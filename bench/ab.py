@@ -14,10 +14,11 @@ With --torch, torch.softmax is timed in the same rounds as one more
 column, so that a kernel can be compared with it on equal terms (as the
 benchmark does for its fixed shapes and the bench kernels, bench.py
 --rounds); --peers adds the benchmark's Triton peers as well (the
-tutorial's kernel only up to its 16384 columns).
+tutorial's kernel only up to its 16384 columns); --copy adds a device copy
+of the same tensor, the limit of a memory-bound kernel of that size.
 
 usage: ab.py DIR_A [DIR_B ...] [--torch | --peers] [--rows M] [--rounds R]
-             [--match RE]
+             [--copy] [--match RE]
 """
 import argparse
 import json
@@ -51,17 +52,22 @@ def main():
     p.add_argument("--peers", action="store_true",
                    help="also time torch.softmax and the bench's Triton "
                         "peers in every round")
+    p.add_argument("--copy", action="store_true",
+                   help="also time a device copy of the same tensor")
     p.add_argument("--json")
     args = p.parse_args()
-    if len(args.dirs) + (args.torch or args.peers) < 2:
-        p.error("give at least two kernel directories, or one and --torch "
-                "or --peers")
+    if len(args.dirs) + (args.torch or args.peers or args.copy) < 2:
+        p.error("give at least two kernel directories, or one and --torch, "
+                "--peers or --copy")
     peers = {}
     if args.torch or args.peers:
         peers["torch"] = lambda x: torch.softmax(x, dim=-1)
     if args.peers:
         peers["triton-tutorial"] = bench.tutorial_softmax
         peers["triton-online"] = bench.triton_online_softmax
+    if args.copy:
+        # Into a buffer of the shape's (copy_out below), as bench.py does.
+        peers["copy"] = lambda x: copy_out.copy_(x)
     columns = args.dirs + list(peers)
     with open(os.path.join(args.dirs[0], "manifest.json")) as f:
         manifest = [m for m in json.load(f) if re.search(args.match, m)]
@@ -73,6 +79,7 @@ def main():
         rows = min(args.rows, max(1, args.max_elements // n))
         x = torch.randn(rows, n, device="cuda", dtype=dtype)
         ref = torch.softmax(x.double(), dim=-1)
+        copy_out = torch.empty_like(x)  # the copy peer's destination
         tol = 1e-5 if dtype == torch.float32 else 1e-2
         runs = []
         for kernel in kernels:
@@ -84,7 +91,7 @@ def main():
             runs.append(run if err <= tol else None)
         for name, peer in peers.items():
             ok = not (name == "triton-tutorial" and n > bench.TUTORIAL_MAX_N)
-            if ok and name != "torch":
+            if ok and name not in ("torch", "copy"):
                 ok = (peer(x).double() - ref).abs().max().item() <= tol
             runs.append((lambda peer=peer: peer(x)) if ok else None)
         samples, _ = bench.time_in_rounds(
@@ -101,7 +108,7 @@ def main():
                           "     -" for g in gbps[1:])
         print(f"{meta_file:48} {rows:6} x {n:<8} {cells}  {ratios}",
               flush=True)
-        del x, ref
+        del x, ref, copy_out
         torch.cuda.empty_cache()
     if args.json:
         with open(args.json, "w") as f:
