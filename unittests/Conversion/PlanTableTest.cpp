@@ -25,7 +25,8 @@ std::string tableWith(StringRef blockShapes) {
               "row_grid": [], "prefetch": [],
               "online_cluster": [{"cluster": 8}],
               "online_warps": [{"warps": 16}],
-              "staged_row_warps": [{"warps": 4}], "block_shapes": )" +
+              "staged_row_warps": [{"warps": 4}], "chunk_rows": [],
+              "block_shapes": )" +
           blockShapes + "}")
       .str();
 }
@@ -101,6 +102,25 @@ TEST(PlanTableTest, CompiledTableHoldsTheMeasuredShapes) {
   EXPECT_EQ(PlanTable::warpsOf(table.stagedRowWarps, staged), 16);
 }
 
+TEST(PlanTableTest, CompiledTableCutsLongRowsIntoChunks) {
+  MLIRContext context;
+  Type f32 = Float32Type::get(&context), bf16 = BFloat16Type::get(&context),
+       f16 = Float16Type::get(&context);
+  const PlanTable &table = PlanTable::get();
+  // Aligned rows from 65536 to 1048576, f32 and bf16.
+  EXPECT_TRUE(table.cutsIntoChunks(f32, 65536, /*aligned=*/true));
+  EXPECT_TRUE(table.cutsIntoChunks(bf16, 1048576, /*aligned=*/true));
+  EXPECT_FALSE(table.cutsIntoChunks(f32, 32768, /*aligned=*/true));
+  EXPECT_FALSE(table.cutsIntoChunks(bf16, 2097152, /*aligned=*/true));
+  EXPECT_FALSE(table.cutsIntoChunks(f16, 65536, /*aligned=*/true));
+  // Odd rows from 32769 (f32) and 16385 (bf16).
+  EXPECT_TRUE(table.cutsIntoChunks(f32, 32771, /*aligned=*/false));
+  EXPECT_FALSE(table.cutsIntoChunks(f32, 32001, /*aligned=*/false));
+  EXPECT_TRUE(table.cutsIntoChunks(bf16, 16411, /*aligned=*/false));
+  EXPECT_FALSE(table.cutsIntoChunks(bf16, 16383, /*aligned=*/false));
+  EXPECT_FALSE(table.cutsIntoChunks(bf16, 1048579, /*aligned=*/false));
+}
+
 TEST(PlanTableTest, MinimalTableParses) {
   EXPECT_EQ(parseError(tableWith("[]")), "parsed");
   EXPECT_EQ(parseError(tableWith(R"([{"types": "16-bit", "block": 8192,
@@ -152,6 +172,14 @@ TEST(PlanTableTest, TableErrors) {
   EXPECT_NE(parseError(narrow).find("at plan table.online_warps"),
             std::string::npos)
       << parseError(narrow);
+  std::string chunks = tableWith("[]");
+  chunks.replace(chunks.find(R"("chunk_rows": [])"),
+                 std::strlen(R"("chunk_rows": [])"),
+                 R"("chunk_rows": [{"min_cols": 65536, "max_cols": 4096}])");
+  EXPECT_NE(parseError(chunks).find("min_cols is over max_cols at plan "
+                                    "table.chunk_rows[0]"),
+            std::string::npos)
+      << parseError(chunks);
 }
 
 } // namespace

@@ -473,45 +473,18 @@ int64_t autoOnlineClusterSize(int64_t cols, int64_t elementBytes) {
   return PlanTable::get().onlineClusterSize(cols * elementBytes);
 }
 
-/// Rows auto cuts into chunks (autoChunks): from kChunkRowMin to
-/// kChunkRowMax elements (the longest measured: a row's 64 chunks of the
-/// defaults need 64 resident blocks); rows that are not a multiple of the
-/// vector width from kOddChunkRowMin (f32: past the longest fused block)
-/// or kOddChunkRowMin16 (bf16).
-static constexpr int64_t kChunkRowMin = 65536, kChunkRowMax = 1048576;
-static constexpr int64_t kOddChunkRowMin = 32769, kOddChunkRowMin16 = 16385;
-
-/// Whether auto cuts rows of `cols` into chunks (Strategy::chunks): f32 and
-/// bf16 rows (in and out) of a known length in the range above on sm_90+,
-/// with the options that shape the kernel left to auto; a length that is not
-/// a multiple of the vector width only for a kernel of one input and output
-/// of rows (`peelable`: others have no peeled path and would go scalar),
-/// and from kOddChunkRowMin (f32) or kOddChunkRowMin16 (bf16). On an H200
-/// (version log, version 71; alternating rounds against auto's cluster and
-/// online kernels): f32 4096 x 65536 +3.3 to +4.3%, 2048 x 131072 +2.2 to
-/// +2.4%, 1024 x 262144 +2.6 to +3.5%, 1024 x 1048576 +6.6 to +7.9%; bf16
-/// 4096 x 65536 +1.5 to +1.9%, 2048 x 131072 +1.7 to +2.3%, 1024 x 262144
-/// 0.99-1.00, 1024 x 524288 +6.7%, 1024 x 200000 +14%, 98304 0.98-1.00,
-/// 1024 x 1048576 +4.8%; f32 and bf16 32768 lost (0.97, 0.91); f16 was not
-/// measured. Odd lengths, on the peeled path, H100 (bench/ab.py, 3 rounds,
-/// against auto's fused, cluster and online kernels): 1024 and 4096 rows of
-/// 32771 to 1048573 +2.5 to +25% (f32) and +2 to +37% (bf16), bf16 16411
-/// to 32001 +3 to +27%, f32 16411 to 32001 lost 1.3-3.4% (fused); 64 rows
-/// +15 to +38% from 524287 (f32) and 200003 (bf16), shorter 64-row shapes
-/// within -8% (f32 131071: 1993 against 2136 GB/s) to level. The family's
-/// kernels of odd rows (softmax-run --bench, 4096 x 50257 and 100277
-/// against cluster slices): bf16 logsumexp, cross-entropy and its gradient
-/// 65-75% -> 84-93% of the copy, log-softmax 85% -> 96-99%; f32 level.
+/// Whether auto cuts rows of `cols` into chunks (Strategy::chunks): rows
+/// in and out of one type on sm_90+, of the lengths and types of the
+/// table's chunk_rows, with the options that shape the kernel left to auto;
+/// a length that is not a multiple of the vector width only for a kernel of
+/// one input and output of rows (`peelable`: others have no peeled path and
+/// would go scalar).
 bool autoChunks(const PlanOptions &opts, const KernelPlan &plan, int64_t cols,
                 int64_t vector, int64_t sm, bool peelable) {
-  bool wide = plan.inType.isF32() && plan.outType.isF32();
-  bool bf16 = plan.inType.isBF16() && plan.outType.isBF16();
-  int64_t rowMin = cols % vector == 0 ? kChunkRowMin
-                   : bf16             ? kOddChunkRowMin16
-                                      : kOddChunkRowMin;
-  return (wide || bf16) && cols >= rowMin && cols <= kChunkRowMax &&
-         (cols % vector == 0 || peelable) && sm >= 90 && opts.blockSize == 0 &&
-         opts.numWarps == 0 && opts.vectorWidth == 0 &&
+  bool aligned = cols % vector == 0;
+  return plan.inType == plan.outType && (aligned || peelable) && sm >= 90 &&
+         PlanTable::get().cutsIntoChunks(plan.inType, cols, aligned) &&
+         opts.blockSize == 0 && opts.numWarps == 0 && opts.vectorWidth == 0 &&
          opts.rowsPerBlock == 0 && opts.clusterSize == 0 &&
          !opts.keptElements && !opts.keepAhead && !opts.cacheHints &&
          !opts.prefetch && !opts.grid && !opts.reread && !opts.pairReduce &&

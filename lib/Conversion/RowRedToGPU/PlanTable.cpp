@@ -23,28 +23,8 @@ bool TableMatch::matches(const TableKey &key) const {
   if (strategy && *strategy != key.strategy)
     return false;
   // A key without a type (a staged row's warps) matches rows for any.
-  if (types != Types::any && !key.type)
+  if (types != Types::any && (!key.type || !matchesType(types, key.type)))
     return false;
-  switch (types) {
-  case Types::any:
-    break;
-  case Types::f32:
-    if (byteWidth(key.type) != 4)
-      return false;
-    break;
-  case Types::bits16:
-    if (byteWidth(key.type) != 2)
-      return false;
-    break;
-  case Types::f16:
-    if (!key.type.isF16())
-      return false;
-    break;
-  case Types::bf16:
-    if (!key.type.isBF16())
-      return false;
-    break;
-  }
   if (key.block < minBlock || key.block > maxBlock)
     return false;
   if (severalRows && *severalRows != (key.rowsPerBlock > 1))
@@ -53,6 +33,22 @@ bool TableMatch::matches(const TableKey &key) const {
       key.cluster > maxCluster || key.sm < minSm)
     return false;
   return !pairReduce || *pairReduce == key.pairReduce;
+}
+
+bool TableMatch::matchesType(Types types, Type type) {
+  switch (types) {
+  case Types::any:
+    return true;
+  case Types::f32:
+    return byteWidth(type) == 4;
+  case Types::bits16:
+    return byteWidth(type) == 2;
+  case Types::f16:
+    return type.isF16();
+  case Types::bf16:
+    return type.isBF16();
+  }
+  llvm_unreachable("every kind of types is handled");
 }
 
 //===----------------------------------------------------------------------===//
@@ -267,12 +263,32 @@ static bool fromJSON(const json::Value &value, PrefetchRow &out,
   return mapper.map("prefetch", out.prefetch);
 }
 
+static bool fromJSON(const json::Value &value, ChunkRowsRow &out,
+                     json::Path path) {
+  if (!onlyKeys(value, {"types", "aligned", "min_cols", "max_cols"}, path))
+    return false;
+  json::ObjectMapper mapper(value, path);
+  if (!mapper.mapOptional("types", out.types) ||
+      !mapper.mapOptional("aligned", out.aligned) ||
+      !mapPositive(mapper, value, "min_cols", out.minCols, path,
+                   /*optional=*/true) ||
+      !mapPositive(mapper, value, "max_cols", out.maxCols, path,
+                   /*optional=*/true))
+    return false;
+  if (out.minCols > out.maxCols) {
+    path.report("min_cols is over max_cols");
+    return false;
+  }
+  return true;
+}
+
 static bool fromJSON(const json::Value &value, PlanTable &out,
                      json::Path path) {
   if (!onlyKeys(value,
                 {"about", "three_quarter_blocks_from", "elements_per_thread",
                  "rows_per_block", "block_shapes", "row_grid", "prefetch",
-                 "online_cluster", "online_warps", "staged_row_warps"},
+                 "online_cluster", "online_warps", "staged_row_warps",
+                 "chunk_rows"},
                 path))
     return false;
   json::ObjectMapper mapper(value, path);
@@ -285,7 +301,8 @@ static bool fromJSON(const json::Value &value, PlanTable &out,
       !mapper.map("prefetch", out.prefetch) ||
       !mapper.map("online_cluster", out.onlineCluster) ||
       !mapper.map("online_warps", out.onlineWarps) ||
-      !mapper.map("staged_row_warps", out.stagedRowWarps))
+      !mapper.map("staged_row_warps", out.stagedRowWarps) ||
+      !mapper.map("chunk_rows", out.chunkRows))
     return false;
   return endsWithCatchAll(value, "elements_per_thread", "elements_per_thread",
                           path) &&
@@ -349,6 +366,14 @@ int64_t PlanTable::onlineClusterSize(int64_t rowBytes) const {
     if (rowBytes <= row.maxRowBytes)
       return row.cluster;
   llvm_unreachable("the last row takes every row");
+}
+
+bool PlanTable::cutsIntoChunks(Type type, int64_t cols, bool aligned) const {
+  return llvm::any_of(chunkRows, [&](const ChunkRowsRow &row) {
+    return TableMatch::matchesType(row.types, type) &&
+           (!row.aligned || *row.aligned == aligned) && cols >= row.minCols &&
+           cols <= row.maxCols;
+  });
 }
 
 int64_t PlanTable::warpsOf(ArrayRef<WarpsRow> rows, const TableKey &key) {
