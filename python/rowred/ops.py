@@ -1,6 +1,8 @@
-"""The PyTorch custom ops: rowred::softmax and rowred::log_softmax, their
-gradients rowred::softmax_backward and rowred::log_softmax_backward, and
-rowred::logsumexp and rowred::cross_entropy (per-row results).
+"""The PyTorch custom ops: rowred::softmax and rowred::log_softmax (and
+their safe forms rowred::softmax_safe and rowred::log_softmax_safe, whose
+rows of -inf give zeros), their gradients rowred::softmax_backward and
+rowred::log_softmax_backward, and rowred::logsumexp and
+rowred::cross_entropy (per-row results).
 
 Each op takes a CUDA tensor whose rows (the last dimension) are contiguous
 and evenly strided, finds its kernel in the loaded packs (else compiles it
@@ -141,14 +143,21 @@ def log_softmax_op(x: torch.Tensor) -> torch.Tensor:
     return _launch("log_softmax", x)
 
 
-@softmax_op.register_fake
-def _(x):
-    return torch.empty_like(x, memory_format=torch.contiguous_format)
+@torch.library.custom_op("rowred::softmax_safe", mutates_args=(),
+                         device_types="cuda")
+def softmax_safe_op(x: torch.Tensor) -> torch.Tensor:
+    return _launch("softmax_safe", x)
 
 
-@log_softmax_op.register_fake
-def _(x):
-    return torch.empty_like(x, memory_format=torch.contiguous_format)
+@torch.library.custom_op("rowred::log_softmax_safe", mutates_args=(),
+                         device_types="cuda")
+def log_softmax_safe_op(x: torch.Tensor) -> torch.Tensor:
+    return _launch("log_softmax_safe", x)
+
+
+for _op in (softmax_op, log_softmax_op, softmax_safe_op, log_softmax_safe_op):
+    _op.register_fake(lambda x: torch.empty_like(
+        x, memory_format=torch.contiguous_format))
 
 
 def _exact_kernel(op, x, n, eps=None):
@@ -241,9 +250,24 @@ def _log_softmax_backward(ctx, grad):
     return torch.ops.rowred.log_softmax_backward(y, grad)
 
 
+def _log_softmax_safe_backward(ctx, grad):
+    # A row of -inf gave zeros, which do not depend on it: its gradient is
+    # 0, where log_softmax's would be grad - sum(grad). Such a row is the
+    # only one of N >= 2 elements whose log-probabilities are all 0 (a row
+    # of one element has gradient 0 either way).
+    (y,) = ctx.saved_tensors
+    dx = torch.ops.rowred.log_softmax_backward(y, grad)
+    return dx.masked_fill((y == 0).all(dim=-1, keepdim=True), 0)
+
+
 softmax_op.register_autograd(_softmax_backward, setup_context=_save_output)
 log_softmax_op.register_autograd(_log_softmax_backward,
                                  setup_context=_save_output)
+# softmax's gradient y * (dy - sum(dy * y)) is already 0 on rows of zeros.
+softmax_safe_op.register_autograd(_softmax_backward,
+                                  setup_context=_save_output)
+log_softmax_safe_op.register_autograd(_log_softmax_safe_backward,
+                                      setup_context=_save_output)
 
 
 def _row_results(op, x, labels=None):
@@ -439,15 +463,23 @@ def cross_entropy(logits, labels, ignore_index=-100, label_smoothing=0.0,
     return loss.to(logits.dtype)
 
 
-def softmax(x, dim=-1):
-    """torch.softmax(x, dim) on the compiled kernels (dim: the last)."""
+def softmax(x, dim=-1, safe=False):
+    """torch.softmax(x, dim) on the compiled kernels (dim: the last). With
+    `safe`, a row that is entirely -inf (a fully masked attention row) gives
+    zeros instead of NaN, as PyTorch's _safe_softmax."""
     check_input("softmax", x, dim)
+    if safe:
+        return torch.ops.rowred.softmax_safe(x)
     return torch.ops.rowred.softmax(x)
 
 
-def log_softmax(x, dim=-1):
-    """torch.log_softmax(x, dim) on the compiled kernels (dim: the last)."""
+def log_softmax(x, dim=-1, safe=False):
+    """torch.log_softmax(x, dim) on the compiled kernels (dim: the last).
+    With `safe`, a row that is entirely -inf gives zeros instead of NaN, and
+    a zero gradient."""
     check_input("log_softmax", x, dim)
+    if safe:
+        return torch.ops.rowred.log_softmax_safe(x)
     return torch.ops.rowred.log_softmax(x)
 
 

@@ -37,9 +37,11 @@ import sys
 import tempfile
 
 FORMAT, VERSION = "rowred-pack", 1
-OPS = ("softmax", "log_softmax", "softmax_backward", "log_softmax_backward",
-       "logsumexp", "cross_entropy", "cross_entropy_grad", "rms_norm",
-       "layer_norm")
+OPS = ("softmax", "log_softmax", "softmax_safe", "log_softmax_safe",
+       "softmax_backward", "log_softmax_backward", "logsumexp",
+       "cross_entropy", "cross_entropy_grad", "rms_norm", "layer_norm")
+# `_safe`: softmax and log_softmax whose rows of -inf give zeros instead of
+# NaN (PyTorch's _safe_softmax, for fully masked attention rows).
 # Kernels that need a row length: the gradients' (y, dy -> dx) hold whole
 # rows of two operands, and logsumexp's and cross-entropy's (with its
 # gradient or without) take no online kernel for rows of any length. A pack
@@ -304,12 +306,15 @@ def _mlir_source(name, op, dtype, eps=None):
                 f"ins(%x : {t}) labels(%l : memref<?xi64>) "
                 f"grad_scale(%g : {r}) outs(%loss : {r}) grad(%x : {t})\n"
                 f"  return\n}}\n")
+    safe = ""
     if op.endswith("_backward"):
         args, ins = f"%x: {t}, %dy: {t}, %y: {t}", f"%x, %dy : {t}, {t}"
     else:
         args, ins = f"%x: {t}, %y: {t}", f"%x : {t}"
+        if op.endswith("_safe"):
+            op, safe = op.removesuffix("_safe"), " safe"
     return (f"func.func @{name}({args}) {{\n"
-            f"  rowred.{op} dimension(1) ins({ins}) outs(%y : {t})\n"
+            f"  rowred.{op} dimension(1){safe} ins({ins}) outs(%y : {t})\n"
             f"  return\n}}\n")
 
 

@@ -99,6 +99,20 @@ class BuildTest(unittest.TestCase):
                                      "--out", out, "--cols", "0"]), 1)
 
 
+    def test_safe_kernels(self):
+        out = os.path.join(self.dir, "safe")
+        manifest = packs.build(SOFTMAX_OPT, out, ["log_softmax_safe"],
+                               ["f32"], [4096, 0])
+        self.assertEqual(len(manifest["kernels"]), 2)
+        pack = packs.Pack(out)
+        for cols in (4096, 5000):
+            with open(pack.find("log_softmax_safe", "f32", cols)) as f:
+                meta = json.load(f)
+            self.assertEqual(meta["op"], "log_softmax")
+            self.assertIs(meta.get("safe"), True)
+        # The safe kernels are not the plain ones.
+        self.assertIsNone(pack.find("log_softmax", "f32", 4096))
+
     def test_gradient_kernels_for_exact_lengths(self):
         out = os.path.join(self.dir, "backward")
         manifest = packs.build(SOFTMAX_OPT, out, ["log_softmax_backward"],
@@ -151,10 +165,13 @@ class BuildTest(unittest.TestCase):
                                ("layer_norm", 512), ("layer_norm", 512),
                                ("log_softmax", 0), ("log_softmax", 512),
                                ("log_softmax_backward", 512),
+                               ("log_softmax_safe", 0),
+                               ("log_softmax_safe", 512),
                                ("logsumexp", 512),
                                ("rms_norm", 512), ("rms_norm", 512),
                                ("softmax", 0), ("softmax", 512),
-                               ("softmax_backward", 512)])
+                               ("softmax_backward", 512),
+                               ("softmax_safe", 0), ("softmax_safe", 512)])
 
     def test_norm_kernels_per_epsilon(self):
         out = os.path.join(self.dir, "norms")

@@ -4,7 +4,7 @@
 usage: torch_ops.py PACK_DIR
 
 PACK_DIR is a pack built by `python3 -m rowred.packs build` with softmax
-and log_softmax kernels of f32, f16 and bf16 for rows of any length and for
+and log_softmax kernels (plain and safe) of f32, f16 and bf16 for rows of any length and for
 the exact lengths in EXACT_COLS, and their gradient, logsumexp,
 cross-entropy (with the gradient and without), rms_norm and layer_norm
 (eps 1e-5 and 1e-6) kernels for those lengths. Checks each op against
@@ -84,8 +84,40 @@ class Values(unittest.TestCase):
         y = rowred.softmax(x)
         self.check("softmax", x, y)
 
+    def test_safe_rows_of_minus_infinity(self):
+        # Rows entirely -inf give zeros (NaN without `safe`); the others, a
+        # partly masked one among them, are torch's. On the kernels for any
+        # length and for an exact one (4096).
+        for op in ("softmax", "log_softmax"):
+            for dtype in (torch.float32, torch.bfloat16):
+                for n in (4096, 5000):
+                    x = torch.randn(6, n, device="cuda", dtype=dtype)
+                    x[1] = float("-inf")
+                    x[4, 7:] = float("-inf")
+                    y = getattr(rowred, op)(x, safe=True)
+                    self.assertTrue(torch.all(y[1] == 0), f"{op} {dtype}")
+                    rows = [0, 2, 3, 4, 5]
+                    self.check(op, x[rows], y[rows])
+                    plain = getattr(rowred, op)(x)
+                    self.assertTrue(torch.all(plain[1].isnan()))
+
 
 class Autograd(unittest.TestCase):
+    def test_safe_gradients(self):
+        # A row of -inf has gradient 0; the others are torch's.
+        for op in ("softmax", "log_softmax"):
+            x = torch.randn(8, 4096, device="cuda", requires_grad=True)
+            with torch.no_grad():
+                x[2] = float("-inf")
+            g = torch.randn(8, 4096, device="cuda")
+            getattr(rowred, op)(x, safe=True).backward(g)
+            self.assertTrue(torch.all(x.grad[2] == 0), op)
+            rows = [0, 1, 3, 4, 5, 6, 7]
+            xr = x.detach()[rows].double().requires_grad_()
+            getattr(torch, op)(xr, dim=-1).backward(g[rows].double())
+            torch.testing.assert_close(x.grad[rows].double(), xr.grad,
+                                       atol=1e-5, rtol=1e-5)
+
     def test_gradients(self):
         for op in ("softmax", "log_softmax"):
             for dtype in (torch.float32, torch.bfloat16):
@@ -125,6 +157,9 @@ class Autograd(unittest.TestCase):
         x = torch.randn(16, 1024, device="cuda", requires_grad=True)
         torch.library.opcheck(torch.ops.rowred.softmax.default, (x,))
         torch.library.opcheck(torch.ops.rowred.log_softmax.default, (x,))
+        torch.library.opcheck(torch.ops.rowred.softmax_safe.default, (x,))
+        torch.library.opcheck(torch.ops.rowred.log_softmax_safe.default,
+                              (x,))
         y = torch.softmax(torch.randn(16, 1024, device="cuda"), -1)
         dy = torch.randn(16, 1024, device="cuda")
         torch.library.opcheck(torch.ops.rowred.softmax_backward.default,
