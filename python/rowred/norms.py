@@ -1,6 +1,7 @@
-"""The normalizations as PyTorch custom ops: rowred::rms_norm and
-rowred::layer_norm, and rowred.rms_norm / rowred.layer_norm, which take
-F.rms_norm's and F.layer_norm's arguments.
+"""The normalizations as PyTorch custom ops: rowred::rms_norm (and its
+residual form rowred::rms_norm_residual, which normalizes h = x + residual
+and returns h as well) and rowred::layer_norm, and rowred.rms_norm /
+rowred.layer_norm, which take F.rms_norm's and F.layer_norm's arguments.
 
 The forward runs the pack's kernel for the exact row length and epsilon
 (packs.EPS_OPS), which writes the normalized rows and the per-row
@@ -15,24 +16,34 @@ import torch
 from .ops import _exact_kernel, _launch_operands, check_input
 
 
-def _run_norm(op, x, columns, eps, statistics):
-    """y and the f32 statistics of `op` over the rows of x (2-D) with the
-    per-column operands `columns` (x's dtype, length N) on the compiled
-    kernel; None where there is none."""
+def _run_norm(op, inputs, columns, eps, statistics):
+    """The outputs (one per input, each of its shape) and the f32
+    statistics of `op` over the rows of `inputs` (2-D, contiguous: x, and
+    the residual) with the per-column operands `columns` (x's dtype, length
+    N) on the compiled kernel; None where there is none."""
+    x = inputs[0]
     rows, n = x.shape
-    y = torch.empty_like(x)
+    outputs = [torch.empty_like(x) for _ in inputs]
     stats = [torch.empty(rows, dtype=torch.float32, device=x.device)
              for _ in range(statistics)]
     if rows == 0:
-        return y, stats
+        return outputs, stats
     kernel = _exact_kernel(op, x, n, eps) if n else None
     if kernel is None:
         return None
-    pointers = [x.data_ptr(), y.data_ptr()] + [c.data_ptr() for c in columns]
-    _launch_operands(kernel, x.device,
-                     pointers + [s.data_ptr() for s in stats], [n, n], rows,
-                     n)
-    return y, stats
+    # docs/abi.md: the inputs, the outputs, the columns, the per-row
+    # outputs; a row stride per input and output.
+    operands = inputs + outputs + columns + stats
+    _launch_operands(kernel, x.device, [t.data_ptr() for t in operands],
+                     [n] * (2 * len(inputs)), rows, n)
+    return outputs, stats
+
+
+def _rms_norm_torch(x, weight, eps):
+    """(y, rstd) as the kernel computes them, in PyTorch."""
+    xf = x.float()
+    rstd = torch.rsqrt(xf.square().mean(-1) + eps)
+    return (xf * rstd.unsqueeze(-1) * weight.float()).to(x.dtype), rstd
 
 
 @torch.library.custom_op("rowred::rms_norm", mutates_args=(),
@@ -41,12 +52,26 @@ def rms_norm_op(x: torch.Tensor, weight: torch.Tensor,
                 eps: float) -> Tuple[torch.Tensor, torch.Tensor]:
     """(y, rstd) of the rows of x (2-D, contiguous): y = x * rstd * weight,
     rstd = 1 / sqrt(mean(x^2) + eps) in f32."""
-    done = _run_norm("rms_norm", x, [weight], eps, 1)
+    done = _run_norm("rms_norm", [x], [weight], eps, 1)
     if done is not None:
-        return done[0], done[1][0]
-    xf = x.float()
-    rstd = torch.rsqrt(xf.square().mean(-1) + eps)
-    return (xf * rstd.unsqueeze(-1) * weight.float()).to(x.dtype), rstd
+        return done[0][0], done[1][0]
+    return _rms_norm_torch(x, weight, eps)
+
+
+@torch.library.custom_op("rowred::rms_norm_residual", mutates_args=(),
+                         device_types="cuda")
+def rms_norm_residual_op(
+        x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor,
+        eps: float) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(y, h, rstd) of the rows of x and the residual (2-D, contiguous, of
+    one dtype): h = x + residual in that dtype, and y, rstd = rms_norm(h)
+    as rowred::rms_norm's."""
+    done = _run_norm("rms_norm_residual", [x, residual], [weight], eps, 1)
+    if done is not None:
+        return done[0][0], done[0][1], done[1][0]
+    h = x + residual
+    y, rstd = _rms_norm_torch(h, weight, eps)
+    return y, h, rstd
 
 
 @torch.library.custom_op("rowred::layer_norm", mutates_args=(),
@@ -57,9 +82,9 @@ def layer_norm_op(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor,
     """(y, mean, rstd) of the rows of x (2-D, contiguous): y = (x - mean) *
     rstd * weight + bias, rstd = 1 / sqrt(var + eps), the statistics in
     f32."""
-    done = _run_norm("layer_norm", x, [weight, bias], eps, 2)
+    done = _run_norm("layer_norm", [x], [weight, bias], eps, 2)
     if done is not None:
-        return done[0], done[1][0], done[1][1]
+        return done[0][0], done[1][0], done[1][1]
     xf = x.float()
     var, mean = torch.var_mean(xf, -1, correction=0)
     rstd = torch.rsqrt(var + eps)
@@ -74,6 +99,12 @@ def _(x, weight, eps):
                                             dtype=torch.float32)
 
 
+@rms_norm_residual_op.register_fake
+def _(x, residual, weight, eps):
+    return (torch.empty_like(x), torch.empty_like(x),
+            x.new_empty(x.shape[:1], dtype=torch.float32))
+
+
 @layer_norm_op.register_fake
 def _(x, weight, bias, eps):
     stat = x.new_empty(x.shape[:1], dtype=torch.float32)
@@ -85,16 +116,37 @@ def _save_norm(ctx, inputs, output):
     ctx.save_for_backward(inputs[0], inputs[1], *output[1:])
 
 
-def _rms_norm_backward(ctx, grad, *unused):
+def _rms_norm_grads(x, weight, rstd, grad):
+    """(dx in f32, dw) of y = rms_norm(x) for the gradient `grad` of y."""
     # x_hat = x * rstd, g = dy * w: dx = rstd * (g - x_hat * mean(g x_hat)),
     # dw = sum over rows of dy * x_hat.
-    x, weight, rstd = ctx.saved_tensors
     r = rstd.unsqueeze(-1)
     x_hat = x.float() * r
     dy = grad.float()
     g = dy * weight.float()
     dx = r * (g - x_hat * (g * x_hat).mean(-1, keepdim=True))
-    return dx.to(x.dtype), (dy * x_hat).sum(0).to(weight.dtype), None
+    return dx, (dy * x_hat).sum(0).to(weight.dtype)
+
+
+def _rms_norm_backward(ctx, grad, *unused):
+    x, weight, rstd = ctx.saved_tensors
+    dx, dw = _rms_norm_grads(x, weight, rstd, grad)
+    return dx.to(x.dtype), dw, None
+
+
+def _save_residual_norm(ctx, inputs, output):
+    ctx.mark_non_differentiable(output[2])
+    ctx.save_for_backward(output[1], inputs[2], output[2])
+
+
+def _rms_norm_residual_backward(ctx, grad_y, grad_h, unused):
+    # x and the residual reach y through h and h itself: both get dh.
+    h, weight, rstd = ctx.saved_tensors
+    dh, dw = _rms_norm_grads(h, weight, rstd, grad_y)
+    if grad_h is not None:
+        dh = dh + grad_h.float()
+    dh = dh.to(h.dtype)
+    return dh, dh, dw, None
 
 
 def _layer_norm_backward(ctx, grad, *unused):
@@ -112,6 +164,8 @@ def _layer_norm_backward(ctx, grad, *unused):
 
 
 rms_norm_op.register_autograd(_rms_norm_backward, setup_context=_save_norm)
+rms_norm_residual_op.register_autograd(_rms_norm_residual_backward,
+                                       setup_context=_save_residual_norm)
 layer_norm_op.register_autograd(_layer_norm_backward,
                                 setup_context=_save_norm)
 
@@ -151,18 +205,40 @@ def _column(c, x, fill):
     return c.contiguous()
 
 
-def rms_norm(x, normalized_shape, weight=None, eps=None):
+def rms_norm(x, normalized_shape, weight=None, eps=None, residual=None):
     """F.rms_norm(x, normalized_shape, weight, eps) over the last dimension
     (normalized_shape: (N,)) on the compiled kernels; eps None is
     PyTorch's default, the f32 machine epsilon. A weight of another dtype
-    than x's runs on PyTorch's."""
+    than x's runs on PyTorch's. With `residual` (x's shape, dtype and
+    device), the row normalized is h = x + residual, a transformer block's
+    residual stream, computed in the same kernel: returns (y, h)."""
     n = _check_norm("rms_norm", x, normalized_shape, {"weight": weight})
+    if residual is not None:
+        _check_residual(x, residual)
     if n is None:
-        return torch.nn.functional.rms_norm(x, normalized_shape, weight, eps)
+        h = x if residual is None else x + residual
+        y = torch.nn.functional.rms_norm(h, normalized_shape, weight, eps)
+        return y if residual is None else (y, h)
     eps = torch.finfo(torch.float32).eps if eps is None else float(eps)
-    y, _ = torch.ops.rowred.rms_norm(x.reshape(-1, n).contiguous(),
-                                     _column(weight, x, 1.0), eps)
-    return y.view(x.shape)
+    rows = x.reshape(-1, n).contiguous()
+    w = _column(weight, x, 1.0)
+    if residual is None:
+        y, _ = torch.ops.rowred.rms_norm(rows, w, eps)
+        return y.view(x.shape)
+    y, h, _ = torch.ops.rowred.rms_norm_residual(
+        rows, residual.reshape(-1, n).contiguous(), w, eps)
+    return y.view(x.shape), h.view(x.shape)
+
+
+def _check_residual(x, residual):
+    if not isinstance(residual, torch.Tensor) or residual.shape != x.shape \
+            or residual.dtype != x.dtype or residual.device != x.device:
+        raise ValueError(
+            "rowred.rms_norm: expected a residual of the input's shape "
+            f"{tuple(x.shape)}, dtype {x.dtype} and device {x.device}, got "
+            + (f"{tuple(residual.shape)}, {residual.dtype}, "
+               f"{residual.device}" if isinstance(residual, torch.Tensor)
+               else type(residual).__name__))
 
 
 def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):

@@ -39,7 +39,8 @@ import tempfile
 FORMAT, VERSION = "rowred-pack", 1
 OPS = ("softmax", "log_softmax", "softmax_safe", "log_softmax_safe",
        "softmax_backward", "log_softmax_backward", "logsumexp",
-       "cross_entropy", "cross_entropy_grad", "rms_norm", "layer_norm")
+       "cross_entropy", "cross_entropy_grad", "rms_norm",
+       "rms_norm_residual", "layer_norm")
 # `_safe`: softmax and log_softmax whose rows of -inf give zeros instead of
 # NaN (PyTorch's _safe_softmax, for fully masked attention rows).
 # Kernels that need a row length: the gradients' (y, dy -> dx) hold whole
@@ -47,13 +48,15 @@ OPS = ("softmax", "log_softmax", "softmax_safe", "log_softmax_safe",
 # gradient or without) take no online kernel for rows of any length. A pack
 # has them for its exact lengths, not for 'any'.
 EXACT_OPS = ("softmax_backward", "log_softmax_backward", "logsumexp",
-             "cross_entropy", "cross_entropy_grad", "rms_norm", "layer_norm")
+             "cross_entropy", "cross_entropy_grad", "rms_norm",
+             "rms_norm_residual", "layer_norm")
 # Kernels with an epsilon, compiled into the kernel: a pack has one per
 # (op, dtype, N, eps) and a manifest entry records it ("eps", the f32 value
 # the kernel adds). Both norms take a weight (and layer_norm a bias) of the
 # input's dtype and write their per-row statistics in f32 (rms_norm: rstd;
-# layer_norm: mean and rstd), which their gradients read.
-EPS_OPS = ("rms_norm", "layer_norm")
+# layer_norm: mean and rstd), which their gradients read. rms_norm_residual
+# normalizes h = x + residual and writes h as well.
+EPS_OPS = ("rms_norm", "rms_norm_residual", "layer_norm")
 DEFAULT_EPS = (1e-5, 1e-6)
 # Cross-entropy kernels are PyTorch's defaults: ignore_index -100, no label
 # smoothing, int64 labels, the loss and the logsumexp in f32.
@@ -124,7 +127,7 @@ class Pack:
             except (KeyError, TypeError, ValueError):
                 raise PackError(f"{manifest}: kernel {i} lacks op, dtype, "
                                 "cols, min_cols, max_cols, metadata or (for "
-                                f"{' and '.join(EPS_OPS)}) eps") from None
+                                f"{', '.join(EPS_OPS)}) eps") from None
             if os.path.isabs(entry["metadata"]) or \
                     os.path.normpath(entry["metadata"]).startswith(".."):
                 raise PackError(f"{manifest}: kernel {i}'s metadata must be a "
@@ -276,6 +279,12 @@ def _mlir_source(name, op, dtype, eps=None):
     a bias, of `dtype` and their statistics)."""
     t, r = f"memref<?x?x{dtype}>", "memref<?xf32>"
     v = f"memref<?x{dtype}>"
+    if op == "rms_norm_residual":
+        return (f"func.func @{name}(%x: {t}, %res: {t}, %w: {v}, %y: {t}, "
+                f"%h: {t}, %rstd: {r}) {{\n  rowred.rms_norm "
+                f"epsilon({eps:.9e}) ins(%x : {t}) residual(%res : {t}) "
+                f"weight(%w : {v}) outs(%y : {t}) residual_out(%h : {t}) "
+                f"rstd(%rstd : {r})\n  return\n}}\n")
     if op == "rms_norm":
         return (f"func.func @{name}(%x: {t}, %w: {v}, %y: {t}, %rstd: {r}) "
                 f"{{\n  rowred.rms_norm epsilon({eps:.9e}) ins(%x : {t}) "
@@ -390,7 +399,7 @@ def main(argv=None):
                    "that takes every length")
     b.add_argument("--chip", default="sm_90")
     b.add_argument("--eps", default=",".join(map(str, DEFAULT_EPS)),
-                   help="epsilons of the " + " and ".join(EPS_OPS) +
+                   help="epsilons of the " + ", ".join(EPS_OPS) +
                    " kernels, comma-separated (a kernel each)")
     args = parser.parse_args(argv)
     try:

@@ -113,6 +113,20 @@ class BuildTest(unittest.TestCase):
         # The safe kernels are not the plain ones.
         self.assertIsNone(pack.find("log_softmax", "f32", 4096))
 
+    def test_residual_norm_kernels(self):
+        out = os.path.join(self.dir, "residual")
+        manifest = packs.build(SOFTMAX_OPT, out, ["rms_norm_residual"],
+                               ["bf16"], [4096, 0], eps_values=[1e-5])
+        self.assertEqual([k["cols"] for k in manifest["kernels"]], [4096])
+        path = packs.Pack(out).find("rms_norm_residual", "bf16", 4096, 1e-5)
+        with open(path) as f:
+            meta = json.load(f)
+        # x and the residual in, y and h = x + residual out, the weight,
+        # rstd per row.
+        self.assertEqual([o["role"] for o in meta["operands"]],
+                         ["input", "input", "output", "output", "column",
+                          "row_output"])
+
     def test_gradient_kernels_for_exact_lengths(self):
         out = os.path.join(self.dir, "backward")
         manifest = packs.build(SOFTMAX_OPT, out, ["log_softmax_backward"],
@@ -169,6 +183,8 @@ class BuildTest(unittest.TestCase):
                                ("log_softmax_safe", 512),
                                ("logsumexp", 512),
                                ("rms_norm", 512), ("rms_norm", 512),
+                               ("rms_norm_residual", 512),
+                               ("rms_norm_residual", 512),
                                ("softmax", 0), ("softmax", 512),
                                ("softmax_backward", 512),
                                ("softmax_safe", 0), ("softmax_safe", 512)])
@@ -259,7 +275,8 @@ class ManifestErrorTest(unittest.TestCase):
         bad = self.valid()
         bad["kernels"][0]["op"] = "rms_norm"
         self.write(bad)
-        self.assertIn("(for rms_norm and layer_norm) eps", self.error())
+        self.assertIn("(for rms_norm, rms_norm_residual, layer_norm) eps",
+                      self.error())
 
     def test_metadata_outside_the_pack(self):
         bad = self.valid()

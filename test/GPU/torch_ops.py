@@ -303,6 +303,38 @@ class Norms(unittest.TestCase):
                           used)
             self.assertIn(f"{op}_f32_n1024_eps1p000em06_kernel0.json", used)
 
+    def test_residual(self):
+        # h = x + r in the input's dtype, y = rms_norm(h); the gradients of
+        # a loss of both reach x and r alike.
+        for dtype in (torch.float32, torch.bfloat16):
+            for shape in ((3, 11, 4096), (5, 5000)):
+                n = shape[-1]
+                x, r, gy, gh = (torch.randn(shape, device="cuda",
+                                            dtype=dtype) for _ in range(4))
+                w = torch.rand(n, device="cuda", dtype=dtype) + 0.5
+                xo, ro, wo = (t.clone().requires_grad_() for t in (x, r, w))
+                y, h = rowred.rms_norm(xo, (n,), wo, 1e-5, residual=ro)
+                name = f"{shape} {dtype}"
+                torch.testing.assert_close(h, x + r, atol=0, rtol=0)
+                hr = (x + r).double().requires_grad_()
+                wr = w.double().requires_grad_()
+                want = torch.nn.functional.rms_norm(hr, (n,), wr, 1e-5)
+                self.check("rms_norm residual y " + name, y, want, dtype)
+                ((y * gy).sum() + (h * gh).sum()).backward()
+                ((want * gy.double()).sum() + (hr * gh.double()).sum()
+                 ).backward()
+                self.check("residual dx " + name, xo.grad, hr.grad, dtype,
+                           True)
+                self.check("residual dr " + name, ro.grad, hr.grad, dtype,
+                           True)
+                self.check("residual dw " + name, wo.grad / x.numel() * n,
+                           wr.grad / x.numel() * n, dtype, True)
+        used = {os.path.basename(path) for path, _ in rowred.ops._kernels}
+        self.assertIn("rms_norm_residual_bf16_n4096_eps1p000em05_kernel0.json",
+                      used)
+        with self.assertRaisesRegex(ValueError, "residual of the input's"):
+            rowred.rms_norm(x, (n,), w, residual=x[:1])
+
     def test_leading_dimensions_and_defaults(self):
         x = torch.randn(4, 6, 4096, device="cuda", dtype=torch.bfloat16)
         torch.testing.assert_close(
@@ -337,6 +369,9 @@ class Norms(unittest.TestCase):
                               (x, w, 1e-5))
         torch.library.opcheck(torch.ops.rowred.layer_norm.default,
                               (x, w, b, 1e-5))
+        r = torch.randn(16, 1024, device="cuda", requires_grad=True)
+        torch.library.opcheck(torch.ops.rowred.rms_norm_residual.default,
+                              (x, r, w, 1e-5))
 
 
 class InPlaceCrossEntropy(unittest.TestCase):
