@@ -131,33 +131,23 @@ def _launch(op, x):
     return y
 
 
-@torch.library.custom_op("rowred::softmax", mutates_args=(),
-                         device_types="cuda")
-def softmax_op(x: torch.Tensor) -> torch.Tensor:
-    return _launch("softmax", x)
+def _row_op(name):
+    """The custom op rowred::<name> of one tensor, whose rows run through
+    the kernel of pack op `name`, with its fake implementation."""
+    def launch(x: torch.Tensor) -> torch.Tensor:
+        return _launch(name, x)
 
-
-@torch.library.custom_op("rowred::log_softmax", mutates_args=(),
-                         device_types="cuda")
-def log_softmax_op(x: torch.Tensor) -> torch.Tensor:
-    return _launch("log_softmax", x)
-
-
-@torch.library.custom_op("rowred::softmax_safe", mutates_args=(),
-                         device_types="cuda")
-def softmax_safe_op(x: torch.Tensor) -> torch.Tensor:
-    return _launch("softmax_safe", x)
-
-
-@torch.library.custom_op("rowred::log_softmax_safe", mutates_args=(),
-                         device_types="cuda")
-def log_softmax_safe_op(x: torch.Tensor) -> torch.Tensor:
-    return _launch("log_softmax_safe", x)
-
-
-for _op in (softmax_op, log_softmax_op, softmax_safe_op, log_softmax_safe_op):
-    _op.register_fake(lambda x: torch.empty_like(
+    op = torch.library.custom_op(f"rowred::{name}", launch, mutates_args=(),
+                                 device_types="cuda")
+    op.register_fake(lambda x: torch.empty_like(
         x, memory_format=torch.contiguous_format))
+    return op
+
+
+softmax_op = _row_op("softmax")
+log_softmax_op = _row_op("log_softmax")
+softmax_safe_op = _row_op("softmax_safe")
+log_softmax_safe_op = _row_op("log_softmax_safe")
 
 
 def _exact_kernel(op, x, n, eps=None):
