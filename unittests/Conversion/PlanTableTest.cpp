@@ -25,7 +25,7 @@ std::string tableWith(StringRef blockShapes) {
               "row_grid": [], "prefetch": [],
               "online_cluster": [{"cluster": 8}],
               "online_warps": [{"warps": 16}],
-              "staged_row_warps": [{"warps": 4}], "chunk_rows": [],
+              "staged_row_warps": [{"warps": 4}], "row_lengths": [],
               "block_shapes": )" +
           blockShapes + "}")
       .str();
@@ -102,23 +102,33 @@ TEST(PlanTableTest, CompiledTableHoldsTheMeasuredShapes) {
   EXPECT_EQ(PlanTable::warpsOf(table.stagedRowWarps, staged), 16);
 }
 
-TEST(PlanTableTest, CompiledTableCutsLongRowsIntoChunks) {
+TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   MLIRContext context;
   Type f32 = Float32Type::get(&context), bf16 = BFloat16Type::get(&context),
        f16 = Float16Type::get(&context);
   const PlanTable &table = PlanTable::get();
+  auto chunks = [&](Type type, int64_t cols, bool aligned) {
+    return table.takesRowLength(Strategy::chunks, type, cols, aligned);
+  };
   // Aligned rows from 65536 to 1048576, f32 and bf16.
-  EXPECT_TRUE(table.cutsIntoChunks(f32, 65536, /*aligned=*/true));
-  EXPECT_TRUE(table.cutsIntoChunks(bf16, 1048576, /*aligned=*/true));
-  EXPECT_FALSE(table.cutsIntoChunks(f32, 32768, /*aligned=*/true));
-  EXPECT_FALSE(table.cutsIntoChunks(bf16, 2097152, /*aligned=*/true));
-  EXPECT_FALSE(table.cutsIntoChunks(f16, 65536, /*aligned=*/true));
+  EXPECT_TRUE(chunks(f32, 65536, /*aligned=*/true));
+  EXPECT_TRUE(chunks(bf16, 1048576, /*aligned=*/true));
+  EXPECT_FALSE(chunks(f32, 32768, /*aligned=*/true));
+  EXPECT_FALSE(chunks(bf16, 2097152, /*aligned=*/true));
+  EXPECT_FALSE(chunks(f16, 65536, /*aligned=*/true));
   // Odd rows from 32769 (f32) and 16385 (bf16).
-  EXPECT_TRUE(table.cutsIntoChunks(f32, 32771, /*aligned=*/false));
-  EXPECT_FALSE(table.cutsIntoChunks(f32, 32001, /*aligned=*/false));
-  EXPECT_TRUE(table.cutsIntoChunks(bf16, 16411, /*aligned=*/false));
-  EXPECT_FALSE(table.cutsIntoChunks(bf16, 16383, /*aligned=*/false));
-  EXPECT_FALSE(table.cutsIntoChunks(bf16, 1048579, /*aligned=*/false));
+  EXPECT_TRUE(chunks(f32, 32771, /*aligned=*/false));
+  EXPECT_FALSE(chunks(f32, 32001, /*aligned=*/false));
+  EXPECT_TRUE(chunks(bf16, 16411, /*aligned=*/false));
+  EXPECT_FALSE(chunks(bf16, 16383, /*aligned=*/false));
+  EXPECT_FALSE(chunks(bf16, 1048579, /*aligned=*/false));
+  // Staged rows: 16-bit rows of 8193 to 57344 on the online kernel.
+  EXPECT_TRUE(table.takesRowLength(Strategy::online, f16, 57344, true));
+  EXPECT_TRUE(table.takesRowLength(Strategy::online, bf16, 12288, true));
+  EXPECT_FALSE(table.takesRowLength(Strategy::online, bf16, 8192, true));
+  EXPECT_FALSE(table.takesRowLength(Strategy::online, bf16, 65536, true));
+  EXPECT_FALSE(table.takesRowLength(Strategy::online, f32, 12288, true));
+  EXPECT_FALSE(table.takesRowLength(Strategy::online, bf16, 12289, false));
 }
 
 TEST(PlanTableTest, MinimalTableParses) {
@@ -173,11 +183,12 @@ TEST(PlanTableTest, TableErrors) {
             std::string::npos)
       << parseError(narrow);
   std::string chunks = tableWith("[]");
-  chunks.replace(chunks.find(R"("chunk_rows": [])"),
-                 std::strlen(R"("chunk_rows": [])"),
-                 R"("chunk_rows": [{"min_cols": 65536, "max_cols": 4096}])");
+  chunks.replace(chunks.find(R"("row_lengths": [])"),
+                 std::strlen(R"("row_lengths": [])"),
+                 R"("row_lengths": [{"strategy": "chunks", "min_cols": 65536,
+                                      "max_cols": 4096}])");
   EXPECT_NE(parseError(chunks).find("min_cols is over max_cols at plan "
-                                    "table.chunk_rows[0]"),
+                                    "table.row_lengths[0]"),
             std::string::npos)
       << parseError(chunks);
 }

@@ -16,11 +16,6 @@ namespace mlir {
 namespace rowred {
 namespace rules {
 
-/// Rows auto stages (autoStagedRow): longer than kStagedRowMin elements, up
-/// to kStagedRowMax, the longest 16-bit row (in whole tiles of 8192) whose
-/// stages, 112 KiB each, still fit two blocks on an SM.
-static constexpr int64_t kStagedRowMin = 8192, kStagedRowMax = 57344;
-
 /// The block auto gives a row of `cols` elements: the next power of two P,
 /// or 3P/4 when the row fits it and P is at least the table's
 /// three_quarter_blocks_from. A row of 12288 then fills 384 threads x 32
@@ -295,29 +290,19 @@ bool mayGridPerRowGroup(const PlanOptions &opts, int64_t sm) {
 
 /// Whether auto runs a 16-bit row of `cols` elements as a staged row: the
 /// online kernel on one block per row (grid = rows) with the whole row copied
-/// into shared memory by cp.async before its first pass (prefetch = stage), so
-/// that both passes read shared memory and every byte of the row is in
-/// flight at once, while the registers hold one tile of 16 elements per
-/// thread. For rows of a known length of 8193 to 57344 elements, a multiple
-/// of the vector width (others take the peeled path, which reads global
-/// memory in both passes), 16-bit in and out, on sm_90 and newer, with the
-/// request's fields that shape the kernel left to auto. On an H200
-/// (version log, version 65; alternating rounds against auto's fused
-/// blocks, which hold the row in registers): bf16 12288 +3.4 to +5.8% (128
-/// threads, whose next row the fused block loads ahead into registers),
-/// 16384 +0.7 to +1.7% (against 256 threads x 64 with one block per row),
-/// 24576 +5.9 to +6.6% and 32768 +6.6 to +7.3% (against 768 and 1024
-/// threads, alone on their SM with the next row staged); f16 alike. Against
-/// auto's clusters (version 67): bf16 and f16 40960 +4.4 to +6.7%, 49152
-/// +3.8 to +4.5%, 57344 +4.6 to +5.4%; 65536, whose stage of 128 KiB leaves
-/// one block per SM, 0.99-1.03, keeps its cluster of 2. Not for f32 rows of
-/// 8192-16384 (0.98-1.00) nor 16-bit rows of 4096-8192 (0.99-1.04).
+/// into shared memory by cp.async before its first pass (prefetch = stage).
+/// For rows of a known length in the table's row_lengths for the online
+/// strategy (57344 at most: the longest 16-bit row, in whole tiles of 8192,
+/// whose stages of 112 KiB still fit two blocks on an SM), a multiple of the
+/// vector width, 16-bit in and out, where one program per row group may run,
+/// with the request's fields that shape the kernel left to auto.
 bool autoStagedRow(const PlanOptions &opts, const KernelPlan &plan,
                    int64_t cols, int64_t sm) {
-  // 8: the default vector width, 16 bytes of 16-bit elements; 16: the tile's
-  // two vectors per thread.
+  // 8: the vector width, 16 bytes of 16-bit elements.
   return byteWidth(plan.inType) == 2 && byteWidth(plan.outType) == 2 &&
-         cols > kStagedRowMin && cols <= kStagedRowMax && cols % 8 == 0 &&
+         cols % 8 == 0 &&
+         PlanTable::get().takesRowLength(Strategy::online, plan.inType, cols,
+                                         /*aligned=*/true) &&
          !opts.prefetch && mayGridPerRowGroup(opts, sm) &&
          opts.blockSize == 0 && opts.numWarps == 0 && opts.vectorWidth == 0 &&
          opts.clusterSize == 0 && !opts.keptElements &&
@@ -475,15 +460,16 @@ int64_t autoOnlineClusterSize(int64_t cols, int64_t elementBytes) {
 
 /// Whether auto cuts rows of `cols` into chunks (Strategy::chunks): rows
 /// in and out of one type on sm_90+, of the lengths and types of the
-/// table's chunk_rows, with the options that shape the kernel left to auto;
-/// a length that is not a multiple of the vector width only for a kernel of
-/// one input and output of rows (`peelable`: others have no peeled path and
-/// would go scalar).
+/// table's row_lengths for chunks, with the options that shape the kernel left
+/// to auto; a length that is not a multiple of the vector width only for a
+/// kernel of one input and output of rows (`peelable`: others have no peeled
+/// path and would go scalar).
 bool autoChunks(const PlanOptions &opts, const KernelPlan &plan, int64_t cols,
                 int64_t vector, int64_t sm, bool peelable) {
   bool aligned = cols % vector == 0;
   return plan.inType == plan.outType && (aligned || peelable) && sm >= 90 &&
-         PlanTable::get().cutsIntoChunks(plan.inType, cols, aligned) &&
+         PlanTable::get().takesRowLength(Strategy::chunks, plan.inType, cols,
+                                         aligned) &&
          opts.blockSize == 0 && opts.numWarps == 0 && opts.vectorWidth == 0 &&
          opts.rowsPerBlock == 0 && opts.clusterSize == 0 &&
          !opts.keptElements && !opts.keepAhead && !opts.cacheHints &&

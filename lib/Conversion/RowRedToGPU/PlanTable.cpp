@@ -263,12 +263,14 @@ static bool fromJSON(const json::Value &value, PrefetchRow &out,
   return mapper.map("prefetch", out.prefetch);
 }
 
-static bool fromJSON(const json::Value &value, ChunkRowsRow &out,
+static bool fromJSON(const json::Value &value, RowLengthRow &out,
                      json::Path path) {
-  if (!onlyKeys(value, {"types", "aligned", "min_cols", "max_cols"}, path))
+  if (!onlyKeys(value, {"strategy", "types", "aligned", "min_cols", "max_cols"},
+                path))
     return false;
   json::ObjectMapper mapper(value, path);
-  if (!mapper.mapOptional("types", out.types) ||
+  if (!mapper.map("strategy", out.strategy) ||
+      !mapper.mapOptional("types", out.types) ||
       !mapper.mapOptional("aligned", out.aligned) ||
       !mapPositive(mapper, value, "min_cols", out.minCols, path,
                    /*optional=*/true) ||
@@ -288,7 +290,7 @@ static bool fromJSON(const json::Value &value, PlanTable &out,
                 {"about", "three_quarter_blocks_from", "elements_per_thread",
                  "rows_per_block", "block_shapes", "row_grid", "prefetch",
                  "online_cluster", "online_warps", "staged_row_warps",
-                 "chunk_rows"},
+                 "row_lengths"},
                 path))
     return false;
   json::ObjectMapper mapper(value, path);
@@ -302,7 +304,7 @@ static bool fromJSON(const json::Value &value, PlanTable &out,
       !mapper.map("online_cluster", out.onlineCluster) ||
       !mapper.map("online_warps", out.onlineWarps) ||
       !mapper.map("staged_row_warps", out.stagedRowWarps) ||
-      !mapper.map("chunk_rows", out.chunkRows))
+      !mapper.map("row_lengths", out.rowLengths))
     return false;
   return endsWithCatchAll(value, "elements_per_thread", "elements_per_thread",
                           path) &&
@@ -368,9 +370,11 @@ int64_t PlanTable::onlineClusterSize(int64_t rowBytes) const {
   llvm_unreachable("the last row takes every row");
 }
 
-bool PlanTable::cutsIntoChunks(Type type, int64_t cols, bool aligned) const {
-  return llvm::any_of(chunkRows, [&](const ChunkRowsRow &row) {
-    return TableMatch::matchesType(row.types, type) &&
+bool PlanTable::takesRowLength(Strategy strategy, Type type, int64_t cols,
+                               bool aligned) const {
+  return llvm::any_of(rowLengths, [&](const RowLengthRow &row) {
+    return row.strategy == strategy &&
+           TableMatch::matchesType(row.types, type) &&
            (!row.aligned || *row.aligned == aligned) && cols >= row.minCols &&
            cols <= row.maxCols;
   });

@@ -7,10 +7,10 @@
 // (PlanTable.json, compiled into the library): the derived warps, several
 // rows per block, the shapes measured per element type, the grid of one
 // block per row group, what a block fetches ahead, the online kernel's
-// clusters and warps, and the rows cut into chunks. Each section is a list of
-// rows; a lookup takes the first row that matches the block (its strategy,
-// element type, size, rows and threads). Each row's `note` says the runs behind
-// it.
+// clusters and warps, and the row lengths that decide a strategy. Each section
+// is a list of rows; a lookup takes the first row that matches the block (its
+// strategy, element type, size, rows and threads). Each row's `note` says the
+// runs behind it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -108,9 +108,10 @@ struct PrefetchRow {
 };
 
 /// Rows of `minCols` to `maxCols` elements (inclusive) of the types that
-/// auto cuts into chunks: those that are a multiple of the vector width, or
-/// those that are not, or both (`aligned` unset).
-struct ChunkRowsRow {
+/// auto gives `strategy` by their length: those that are a multiple of the
+/// vector width, or those that are not, or both (`aligned` unset).
+struct RowLengthRow {
+  Strategy strategy = Strategy::fused;
   TableMatch::Types types = TableMatch::Types::any;
   std::optional<bool> aligned;
   int64_t minCols = 1, maxCols = std::numeric_limits<int64_t>::max();
@@ -130,7 +131,7 @@ struct PlanTable {
   /// Warps of the online kernel (matched by type, cluster and chip), and of
   /// a staged row (by the block a fused kernel would hold it in).
   std::vector<WarpsRow> onlineWarps, stagedRowWarps;
-  std::vector<ChunkRowsRow> chunkRows;
+  std::vector<RowLengthRow> rowLengths;
 
   /// The table in `json`, or an error naming the field at fault.
   static llvm::Expected<PlanTable> parse(StringRef json);
@@ -149,9 +150,11 @@ struct PlanTable {
   Prefetch prefetchOf(const TableKey &key) const;
   /// Blocks of the cluster of an online kernel over rows of `rowBytes`.
   int64_t onlineClusterSize(int64_t rowBytes) const;
-  /// Whether auto cuts rows of `cols` elements of `type` into chunks,
-  /// `aligned` when `cols` is a multiple of the vector width.
-  bool cutsIntoChunks(Type type, int64_t cols, bool aligned) const;
+  /// Whether auto gives `strategy` to rows of `cols` elements of `type` by
+  /// their length (row_lengths), `aligned` when `cols` is a multiple of the
+  /// vector width.
+  bool takesRowLength(Strategy strategy, Type type, int64_t cols,
+                      bool aligned) const;
   /// The warps of the first row of `rows` that matches `key`.
   static int64_t warpsOf(ArrayRef<WarpsRow> rows, const TableKey &key);
 };
