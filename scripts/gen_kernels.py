@@ -243,6 +243,19 @@ FAMILY = [
     ("cross_entropy_grad_smoothed", "f16", "auto", "cols=32000"),
     ("cross_entropy_grad", "bf16", "auto", "cols=50257"),
     ("cross_entropy_grad", "f32", "auto", "cols=131072"),
+    # The online kernel with reread: the row streamed once per level of
+    # reduces and once for the map, for rows of any length (no cols), rows
+    # beyond a cluster's registers (clusters of 8 and 16) and, asked for,
+    # per-row results and softmax's three passes.
+    ("rms_norm", "f32", "auto", ""),
+    ("rms_norm_residual", "f16", "auto", ""),
+    ("layer_norm_stats", "bf16", "auto", "cols=1048576"),
+    ("softmax_backward", "bf16", "auto", "cols=262144"),
+    ("log_softmax_backward", "f32", "online", ""),
+    ("logsumexp", "bf16", "auto", ""),
+    ("cross_entropy_grad", "f32", "online", ""),
+    ("cross_entropy_smoothed", "bf16", "auto", "cols=4194304"),
+    ("softmax", "f32", "online", "reread=true"),
 ]
 
 # Cross-entropy's parameters in the family set (check_family.py reads them

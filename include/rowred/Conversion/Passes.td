@@ -79,8 +79,10 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
       partials meet in distributed shared memory, sent with `st.async` and
       counted on an mbarrier of the receiving block (one read);
       `online`: a first pass keeps a running (max, sum) pair merged with the
-      online combiner, a second pass writes the output (two reads); over a
-      cluster, each block walks its share of the row twice;
+      online combiner, a second pass writes the output (two reads); with
+      `reread` (any group without that pair: the norms, the backward ops,
+      per-row results), one pass per level of reduces and one for the map;
+      over a cluster, each block walks its share of the row in each pass;
     * `chunks`: each row is cut into chunks of `block + chunk_stage`
       elements, one block each (`rows x K` blocks), taken in row-major order
       by an atomic ticket; a block holds its chunk in registers and a
@@ -98,8 +100,8 @@ def ConvertRowRedToGPU : Pass<"convert-rowred-to-gpu", "::mlir::ModuleOp"> {
     Each group's kernel follows the `#rowred.plan` attribute of its map,
     which `rowred-plan` chooses (or the input states); the conversion makes
     no choice of its own, and refuses a map without a plan or with a plan
-    its group cannot take (online, chunks and the pair reduction need the
-    softmax pair of reduces).
+    its group cannot take (the online kernel's running pair, chunks and the
+    pair reduction need the softmax pair of reduces).
 
     The kernel ABI (`docs/abi.md`) is `(ptr x, ptr y, i64 rows, i64 cols,
     i64 x_row_stride, i64 y_row_stride)`, strides in elements, and a

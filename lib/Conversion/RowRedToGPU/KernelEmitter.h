@@ -234,9 +234,11 @@ private:
                                       int64_t numChunks = 0, Value end = {});
 
   /// Loads the chunks a thread holds of a block starting at column `start`
-  /// (see chunkPlaces) from the row at `rowPtr`, or from the stage.
+  /// (see chunkPlaces, masked at `end` when given) from the row at `rowPtr`,
+  /// or from the stage.
   SmallVector<Chunk> loadBlock(Value rowPtr, Value start, int64_t vec,
-                               int64_t numChunks = 0, bool fromStage = false);
+                               int64_t numChunks = 0, bool fromStage = false,
+                               Value end = {});
 
   /// Where the vectors of a row that is not aligned for them lie.
   struct PeeledRow {
@@ -579,19 +581,35 @@ private:
   /// Elements per thread and tile of the re-reading fallback.
   int64_t rereadChunks() const;
 
-  /// Emits `scf.for start = 0 to cols step tile` (over the block's slice
-  /// with clusters) and calls `body(start, iterArgs)`, which returns the
-  /// values to yield.
+  /// The columns a thread walks in emitRowPasses, and how: [lower, upper)
+  /// in tiles of `chunks` accesses of `vec` elements per thread, masked at
+  /// `end` (null: at the row's end).
+  struct TileWalk {
+    Value lower, upper, end;
+    int64_t vec, chunks;
+  };
+
+  /// The walk of emitRowPasses at vector width `vec`: the online kernel's
+  /// share of the row in its tiles, masked at the share's end; else (the
+  /// re-reading scalar fallback) the row, or the block's slice of it, in
+  /// tiles of `rereadChunks()` scalars per thread.
+  TileWalk rowPassWalk(int64_t vec);
+
+  /// Emits `scf.for start = walk.lower to walk.upper step tile` and calls
+  /// `body(start, iterArgs)`, which returns the values to yield.
   scf::ForOp
-  emitTileLoop(ValueRange inits,
+  emitTileLoop(const TileWalk &walk, ValueRange inits,
                function_ref<SmallVector<Value>(Value, ValueRange)> body);
 
-  /// Fused, scalar fallback without the row in registers: each reduce and the
-  /// map walk the row in tiles of `rereadChunks()` elements per thread, reading
-  /// it again (mostly from L2) each time. Used for rows whose pointers or
-  /// strides do not allow vector accesses, so that the vector path keeps the
-  /// register budget.
-  void emitFusedRowReread(Value xRow, Value yRow);
+  /// A row without holding it in registers: each level of reduces walks the
+  /// row (rowPassWalk), reading it again (mostly from L2 for a row a block
+  /// holds, from DRAM for longer ones), and meets in one exchange; then the
+  /// map walks it once more. The re-reading scalar fallback of fused and
+  /// cluster kernels (rows whose pointers or strides do not allow vector
+  /// accesses, so that the vector path keeps the register budget), and
+  /// every path of the online kernel with reread (KernelPlan::
+  /// streamsLevels), which takes any chain of reduces at any row length.
+  void emitRowPasses(Value xRow, Value yRow, int64_t vec);
 
   /// The columns [lo, hi) of this block's share of a row in the online
   /// kernel: the whole row, or with clusters the rank's share,

@@ -88,6 +88,7 @@ DictionaryAttr mlir::rowred::kernelMetadata(Builder &b, Group &group,
       b.getNamedAttr("max_cols", b.getI64IntegerAttr(plan.maxCols)),
       b.getNamedAttr("reverse_second_pass",
                      b.getBoolAttr(plan.strategy == Strategy::online &&
+                                   !plan.streamsLevels() &&
                                    plan.reverseSecondPass)),
       b.getNamedAttr("fast_exp", b.getBoolAttr(plan.fastExp)),
       b.getNamedAttr("prefetch", b.getStringAttr(prefetchKind(plan))),

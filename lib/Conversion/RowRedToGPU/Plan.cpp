@@ -92,6 +92,12 @@ static FailureOr<KernelPlan> planChunks(MapOp map, const PlanOptions &opts,
   return plan;
 }
 
+/// Elements per thread of a streamed online tile (reread), over all the
+/// operands it loads: with the addresses and reductions beside them a
+/// thread stays near 64 registers, so that an SM holds a thousand threads
+/// and their loads in flight.
+static constexpr int64_t kStreamedTileValues = 24;
+
 namespace {
 
 /// The steps of planKernel over one group, in order, sharing what they
@@ -113,12 +119,22 @@ public:
     if (*chunks)
       return planChunks(map, opts, plan, vector, sm);
 
+    KernelPlan unshaped = plan;
     if (failed(plan.strategy != Strategy::online ? shapeRowBlock()
                                                  : shapeOnline()))
       return failure();
     fitOperandRegisters();
-    plan.rereadFallback = plan.strategy != Strategy::online &&
-                          opts.reread.value_or(plan.blockElements >= 8192);
+    // A row of several operands that auto gave a block or a cluster but
+    // that does not fit its registers there streams instead.
+    if (opts.strategy == "auto" && plan.strategy != Strategy::online &&
+        !operandsFit()) {
+      plan = unshaped;
+      plan.strategy = Strategy::online;
+      if (failed(shapeOnline()))
+        return failure();
+    }
+    if (plan.strategy != Strategy::online)
+      plan.rereadFallback = opts.reread.value_or(plan.blockElements >= 8192);
     // The widest power of two dividing the elements per thread: chunks of
     // vectorWidth elements tile them exactly.
     int64_t perThread = plan.elementsPerThread();
@@ -144,7 +160,7 @@ private:
     clustersAvailable = sm >= 90;
     elementBytes = std::max(byteWidth(plan.inType), byteWidth(plan.outType));
     canPair = isOnlineSoftmaxPair(group);
-    // The online kernel writes no per-row results.
+    // The online kernel's running pair writes no per-row results.
     canOnline = canPair && !group.hasRowOperands();
     cols = opts.cols;
     if (cols < 0)
@@ -229,11 +245,6 @@ private:
                                     "strategy = fused";
       plan.strategy = Strategy::cluster;
     } else if (opts.strategy == "online") {
-      if (!canOnline)
-        return map.emitOpError()
-               << "the online strategy needs a max reduce followed by a sum of "
-                  "exp(x - max), as produced by rowred-decompose, and writes "
-                  "no per-row results";
       plan.strategy = Strategy::online;
     } else if (opts.strategy == "chunks") {
       if (!canPair)
@@ -247,8 +258,9 @@ private:
       return true;
     } else if (opts.strategy == "auto") {
       // Fused when the row is known and fits one block's registers, cluster
-      // when it fits a cluster's, else online.
-      plan.strategy = canOnline ? Strategy::online : Strategy::fused;
+      // when it fits a cluster's, else online (streaming the row per level
+      // of reduces where it has no running pair).
+      plan.strategy = Strategy::online;
       if (rowBlock != 0 && !stagedRow) {
         int64_t warps =
             opts.numWarps ? opts.numWarps : defaultFusedWarps(rowBlock);
@@ -266,8 +278,6 @@ private:
           plan.strategy = Strategy::fused;
         else if (fitsCluster)
           plan.strategy = Strategy::cluster;
-        else if (!canOnline)
-          plan.strategy = Strategy::fused;
       }
     } else {
       return map.emitOpError()
@@ -286,7 +296,7 @@ private:
              << "the " << stringifyStrategy(plan.strategy)
              << " strategy holds the whole row in registers and needs its "
                 "length: set cols=N or the request's block"
-             << (canOnline ? " (or use strategy=online)" : "");
+             << " (or use strategy=online)";
     if (cols > rowBlock)
       return map.emitOpError()
              << "block " << rowBlock << " is smaller than the " << cols
@@ -362,7 +372,7 @@ private:
              << " threads keeps " << plan.elementsPerThread()
              << " elements per thread in registers (limit "
              << opts.maxElementsPerThread() << "); ask for more warps"
-             << (canOnline ? ", or strategy=online for rows this long" : "");
+             << ", or strategy=online for rows this long";
     return success();
   }
 
@@ -374,7 +384,8 @@ private:
   /// 256 threads, one block per SM, 53-55% of the copy; on 128, two, 80-82%).
   /// A plan that still does not fit is refused by refuseSpills.
   void fitOperandRegisters() {
-    if (group.hasOneRowOperand() || plan.rowsPerBlock > 1)
+    if (group.hasOneRowOperand() || plan.rowsPerBlock > 1 ||
+        plan.strategy == Strategy::online)
       return;
     auto fits = [&](const KernelPlan &p) {
       auto [needed, available] =
@@ -418,6 +429,16 @@ private:
       plan = fitted;
   }
 
+  /// Whether a thread's elements of every operand fit its registers
+  /// (operandRegisters); always for a kernel of one row operand.
+  bool operandsFit() const {
+    if (group.hasOneRowOperand())
+      return true;
+    auto [needed, available] =
+        operandRegisters(plan, numOperands(plan.clusterSize));
+    return needed <= available;
+  }
+
   /// The operands a thread of a block of `clusterSize` holds elements of:
   /// inputs and per-column ones, and in a fused block each 2-D output
   /// beyond the first, whose values the map computes beside the first's
@@ -435,6 +456,14 @@ private:
     if (opts.rowsPerBlock > 1)
       return map.emitOpError()
              << "rows_per_block does not apply to the online strategy";
+    // Without the running pair (softmax's reduces, no per-row results), or
+    // asked not to use it, each level of reduces streams the row.
+    if (!canOnline && opts.reread == false)
+      return map.emitOpError()
+             << "an online kernel without reread needs the running (max, "
+                "sum) pair: a max reduce followed by a sum of exp(x - max), "
+                "as produced by rowred-decompose, and no per-row results";
+    plan.rereadFallback = !canOnline || opts.reread.value_or(false);
     if (opts.clusterSize > 1) {
       if (!clustersAvailable)
         return map.emitOpError() << "an online kernel over clusters needs "
@@ -462,10 +491,20 @@ private:
     plan.blockElements =
         opts.blockSize ? opts.blockSize
                        : plan.numThreads() * vector * (twoVectors ? 2 : 4);
+    // A streamed tile: at most kStreamedTileValues elements per thread of
+    // all operands together, at least a vector each.
+    if (!opts.blockSize && plan.streamsLevels()) {
+      int64_t operands =
+          group.hasOneRowOperand() ? 1 : numOperands(plan.clusterSize);
+      int64_t perThread = vector * 4;
+      while (perThread > vector && perThread * operands > kStreamedTileValues)
+        perThread /= 2;
+      plan.blockElements = plan.numThreads() * perThread;
+    }
     plan.maxCols = 0;
     // A block's share of a known row: whole tiles, ceil(ceil(N / C) / tile)
-    // of them (emitOnlineRow).
-    if (cols != 0)
+    // of them (emitOnlineRow); the stage's size when it holds the share.
+    if (cols != 0 && !plan.streamsLevels())
       plan.stageElements =
           llvm::divideCeil(llvm::divideCeil(cols, plan.clusterSize),
                            plan.blockElements) *
@@ -497,6 +536,14 @@ private:
 
   /// What is fetched ahead (the stage, registers), and auto's kept tiles.
   LogicalResult planPrefetch() {
+    if (plan.streamsLevels()) {
+      if (opts.prefetch && opts.prefetch != Prefetch::none)
+        return map.emitOpError()
+               << "prefetch = " << stringifyPrefetch(*opts.prefetch)
+               << " fetches the online kernel's next tile for its running "
+                  "pair; with reread it streams plain tiles (prefetch = none)";
+      return success();
+    }
     // The stage and the registers ahead hold the next row of one input.
     if (!group.hasOneRowOperand()) {
       if (opts.prefetch && opts.prefetch != Prefetch::none)
@@ -544,6 +591,14 @@ private:
   /// The online kernel's tiles kept between its passes (kept_elements) and
   /// how they are filled (keep_ahead).
   LogicalResult planKeptTiles() {
+    if (opts.keptElements > 0 || opts.keepAhead == KeepAhead::tiles ||
+        opts.keepAhead == KeepAhead::bulk) {
+      if (plan.streamsLevels())
+        return map.emitOpError()
+               << (opts.keptElements > 0 ? "kept_elements" : "keep_ahead")
+               << " keeps tiles of the online kernel's running pair between "
+                  "its passes; with reread it keeps none";
+    }
     if (opts.keptElements > 0) {
       if (plan.strategy != Strategy::online)
         return map.emitOpError()
@@ -675,10 +730,12 @@ private:
 
   /// The online kernel's L2 eviction hints.
   LogicalResult planCacheHints() {
-    if (opts.cacheHints == true && plan.strategy != Strategy::online)
-      return map.emitOpError()
-             << "cache_hints applies to the online strategy only";
+    if (opts.cacheHints == true &&
+        (plan.strategy != Strategy::online || plan.streamsLevels()))
+      return map.emitOpError() << "cache_hints applies to the online "
+                                  "strategy's running pair only";
     plan.cacheHints = plan.strategy == Strategy::online &&
+                      !plan.streamsLevels() &&
                       opts.cacheHints.value_or(autoCacheHints(plan));
     return success();
   }
@@ -693,8 +750,9 @@ private:
   int64_t sm = 0, elementBytes = 0, cols = 0, vector = 0, rowBlock = 0;
   bool clustersAvailable = false;
   /// Whether the group is the softmax pair of reduces (chunks and the pair
-  /// reduction need it), and whether it may also take the online kernel
-  /// (which writes no per-row results).
+  /// reduction need it), and whether it may also take the online kernel's
+  /// running pair (which writes no per-row results; other groups' online
+  /// kernels stream the row per level of reduces).
   bool canPair = false, canOnline = false;
   /// Whether auto stages a 16-bit row whole on a block of its own.
   bool stagedRow = false;

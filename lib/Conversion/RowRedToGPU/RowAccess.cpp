@@ -177,9 +177,9 @@ KernelEmitter::chunkPlaces(Value start, int64_t vec, int64_t numChunks,
 
 SmallVector<Chunk> KernelEmitter::loadBlock(Value rowPtr, Value start,
                                             int64_t vec, int64_t numChunks,
-                                            bool fromStage) {
+                                            bool fromStage, Value end) {
   SmallVector<Chunk> chunks;
-  for (const ChunkPlace &place : chunkPlaces(start, vec, numChunks))
+  for (const ChunkPlace &place : chunkPlaces(start, vec, numChunks, end))
     chunks.push_back(
         fromStage ? loadChunk(stage, place.col, place.valid, vec, place.local)
                   : loadChunk(rowPtr, place.col, place.valid, vec));

@@ -82,8 +82,9 @@ void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
   // With clusters the loop also counts its iterations (i32): each cluster
   // exchange's mbarrier completes one phase per row, or every other row
   // with two buffers.
-  bool rereads = plan.strategy != Strategy::online && vec == 1 &&
-                 plan.vectorWidth > 1 && plan.rereadFallback;
+  bool rereads =
+      plan.streamsLevels() || (plan.strategy != Strategy::online && vec == 1 &&
+                               plan.vectorWidth > 1 && plan.rereadFallback);
   pairRow = plan.pairReduce && !(peeled && plan.peeledWithoutPair());
   rowExchanges = plan.clusterExchanges(
       group.reduces.size(), rereads || (plan.pairReduce && !pairRow));
@@ -153,14 +154,16 @@ void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
         emitOnlineRow(xRow, yRow, vec, Value(), peeled, loaded, &next);
     loop.getBody()->getTerminator()->setOperands(countRows ? 1 : 0,
                                                  nextLoads.size(), nextLoads);
-  } else if (plan.strategy == Strategy::online)
+  } else if (plan.streamsLevels())
+    emitRowPasses(xRow, yRow, vec);
+  else if (plan.strategy == Strategy::online)
     emitOnlineRow(xRow, yRow, vec,
                   staged ? arith::AddIOp::create(b, row, step) : Value(),
                   peeled);
   else if (peeled)
     emitFusedChunks(yRow, loadPeeledRow(xRow, vec), Value());
   else if (rereads)
-    emitFusedRowReread(xRow, yRow);
+    emitRowPasses(xRow, yRow, 1);
   else
     emitFusedRow(xRow, yRow, vec,
                  staged ? arith::AddIOp::create(b, row, step) : Value(),
@@ -438,10 +441,11 @@ int64_t KernelEmitter::rereadChunks() const {
   return std::min<int64_t>(4, plan.elementsPerThread());
 }
 
-scf::ForOp KernelEmitter::emitTileLoop(
-    ValueRange inits,
-    function_ref<SmallVector<Value>(Value, ValueRange)> body) {
-  Value tile = constI32(rereadChunks() * plan.threadsPerRow());
+KernelEmitter::TileWalk KernelEmitter::rowPassWalk(int64_t vec) {
+  if (plan.strategy == Strategy::online) {
+    auto [lo, hi] = onlineShare();
+    return {lo, hi, hi, vec, plan.elementsPerThread() / vec};
+  }
   Value lower = constI32(0), upper = cols;
   if (sliceStart) {
     lower = sliceStart;
@@ -449,7 +453,14 @@ scf::ForOp KernelEmitter::emitTileLoop(
         b, cols,
         arith::AddIOp::create(b, sliceStart, constI32(plan.blockElements)));
   }
-  auto loop = scf::ForOp::create(b, lower, upper, tile, inits);
+  return {lower, upper, Value(), 1, rereadChunks()};
+}
+
+scf::ForOp KernelEmitter::emitTileLoop(
+    const TileWalk &walk, ValueRange inits,
+    function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+  Value tile = constI32(walk.chunks * walk.vec * plan.threadsPerRow());
+  auto loop = scf::ForOp::create(b, walk.lower, walk.upper, tile, inits);
   OpBuilder::InsertionGuard guard(b);
   if (!inits.empty()) {
     b.setInsertionPointToStart(loop.getBody());
@@ -462,28 +473,52 @@ scf::ForOp KernelEmitter::emitTileLoop(
   return loop;
 }
 
-void KernelEmitter::emitFusedRowReread(Value xRow, Value yRow) {
+void KernelEmitter::emitRowPasses(Value xRow, Value yRow, int64_t vec) {
+  TileWalk walk = rowPassWalk(vec);
+  auto loadTile = [&](Value start) {
+    return loadBlock(xRow, start, walk.vec, walk.chunks, /*fromStage=*/false,
+                     walk.end);
+  };
   DenseMap<Value, Value> scalars = rowInputScalars();
-  for (auto [slot, reduce] : llvm::enumerate(group.reduces)) {
-    RowContext ctx = prepareReduce(reduce, scalars);
-    Combiner c = reduce.getCombiner();
-    Value identity =
-        arith::ConstantFloatOp::create(b, f32, reduce.getIdentity());
-    auto loop = emitTileLoop({identity}, [&](Value start, ValueRange acc) {
-      SmallVector<Value> values = {acc[0]};
-      for (const Chunk &chunk : loadBlock(xRow, start, 1, rereadChunks()))
-        values.push_back(arith::SelectOp::create(
-            b, chunk.valid, emitElements(ctx, elementsAt(chunk, 0)).front(),
-            identity));
-      return SmallVector<Value>{treeReduce<Value>(
-          values, [&](Value l, Value r) { return combine(c, l, r); })};
-    });
-    scalars[reduce.getInit()] = blockReduce(loop.getResult(0), c, slot);
+  // One pass per level: its reduces read only earlier levels' scalars.
+  for (auto [begin, end] : group.reduceLevels(plan.clusterSize == 1)) {
+    SmallVector<RowContext> contexts;
+    SmallVector<Combiner> combiners;
+    SmallVector<Value> identities;
+    for (ReduceOp reduce : ArrayRef(group.reduces).slice(begin, end - begin)) {
+      contexts.push_back(prepareReduce(reduce, scalars));
+      combiners.push_back(reduce.getCombiner());
+      identities.push_back(
+          arith::ConstantFloatOp::create(b, f32, reduce.getIdentity()));
+    }
+    auto loop =
+        emitTileLoop(walk, identities, [&](Value start, ValueRange acc) {
+          SmallVector<Chunk> chunks = loadTile(start);
+          SmallVector<Value> partials;
+          for (auto [i, ctx] : llvm::enumerate(contexts)) {
+            SmallVector<Value> values = {acc[i]};
+            for (const Chunk &chunk : chunks)
+              for (int64_t k = 0, e = chunk.values.size(); k < e; ++k)
+                values.push_back(arith::SelectOp::create(
+                    b, chunk.valid,
+                    emitElements(ctx, elementsAt(chunk, k),
+                                 columnOf(ctx, chunk, k))
+                        .front(),
+                    identities[i]));
+            Combiner c = combiners[i];
+            partials.push_back(treeReduce<Value>(
+                values, [&](Value l, Value r) { return combine(c, l, r); }));
+          }
+          return partials;
+        });
+    for (auto [slot, reduced] :
+         llvm::enumerate(blockReduce(loop.getResults(), combiners, begin)))
+      scalars[group.reduces[begin + slot].getInit()] = reduced;
   }
   RowContext ctx = prepareMap(scalars);
   storeRowOutputs(ctx);
-  emitTileLoop({}, [&](Value start, ValueRange) {
-    emitMap(yRow, loadBlock(xRow, start, 1, rereadChunks()), ctx);
+  emitTileLoop(walk, {}, [&](Value start, ValueRange) {
+    emitMap(yRow, loadTile(start), ctx);
     return SmallVector<Value>{};
   });
 }

@@ -124,11 +124,17 @@ struct ConvertRowRedToGPUPass
     KernelPlan plan = KernelPlan::get(
         attr, cast<MemRefType>(map.getInput().getType()).getElementType(),
         group.outputType());
-    bool needsPair = plan.strategy == Strategy::online ||
-                     plan.strategy == Strategy::chunks || plan.pairReduce;
-    if (plan.strategy == Strategy::online && group.hasRowOperands())
-      return map.emitOpError() << "#rowred.plan asks for online, whose kernel "
-                                  "writes no per-row results";
+    // The online kernel's running pair: softmax's reduces, and no per-row
+    // results (with reread, the online kernel streams any chain).
+    bool runningPair =
+        plan.strategy == Strategy::online && !plan.streamsLevels();
+    bool needsPair =
+        runningPair || plan.strategy == Strategy::chunks || plan.pairReduce;
+    if (runningPair && group.hasRowOperands())
+      return map.emitOpError()
+             << "#rowred.plan asks for online, whose running (max, sum) "
+                "pair writes no per-row results (reread = true streams "
+                "them)";
     if (needsPair && !isOnlineSoftmaxPair(group))
       return map.emitOpError()
              << "#rowred.plan asks for "

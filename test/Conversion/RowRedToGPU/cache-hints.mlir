@@ -35,4 +35,4 @@
 // ON: l2_hints = true
 // ON: createpolicy.fractional.L2::evict_last
 
-// FUSED: error: 'rowred.map' op cache_hints applies to the online strategy only
+// FUSED: error: 'rowred.map' op cache_hints applies to the online strategy's running pair only

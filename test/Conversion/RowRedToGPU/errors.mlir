@@ -9,7 +9,7 @@
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='warps = 32'" --rowred-decompose --rowred-plan="cols=65536 strategy=fused" 2>&1 | FileCheck %s --check-prefix=SPILL
 // SPILL: error: 'rowred.map' op a fused block of 1024 threads holding 64 elements per thread needs about 88 registers per thread and has 64, and would spill
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=fused cols=100000" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=TOO-LONG
-// RUN: not softmax-opt %S/Inputs/not-softmax.mlir --rowred-plan="strategy=online" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ONLINE
+// RUN: not softmax-opt %S/Inputs/not-softmax.mlir --test-rowred-plan-request="fields='reread = false'" --rowred-plan="strategy=online" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ONLINE
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="strategy=fused" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=NEEDS-COLS
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='block = 512'" --rowred-decompose --rowred-plan="strategy=fused cols=1000" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=SMALL-BLOCK
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='block = 1000'" --rowred-decompose --rowred-plan="strategy=fused" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=POW2
@@ -30,7 +30,7 @@
 // WARPS: error: 'rowred.map' op warps must be from 1 to 32, a power of two or three times one, got 5
 // VECTOR: error: 'rowred.map' op vector must be a power of two with accesses of at most 16 bytes (at most 4 elements here), got 8
 // TILE: error: 'rowred.map' op the online tile (block 128) must hold at least one element per thread (256)
-// ONLINE: not-softmax.mlir:8:3: error: 'rowred.map' op the online strategy needs a max reduce followed by a sum of exp(x - max), as produced by rowred-decompose
+// ONLINE: not-softmax.mlir:8:3: error: 'rowred.map' op an online kernel without reread needs the running (max, sum) pair: a max reduce followed by a sum of exp(x - max), as produced by rowred-decompose, and no per-row results
 // UNEVEN: error: 'rowred.map' op a block of 96 elements does not divide evenly over 64 threads per row
 // ONLINE-TILE: error: 'rowred.map' op an online tile (block) must be a power of two, got 12288
 // WARPS48: error: 'rowred.map' op warps must be from 1 to 32, a power of two or three times one, got 48

@@ -1,7 +1,10 @@
 // The plans rowred-plan chooses for ops of several operands (inputs and
 // per-column operands), whose kernels hold every operand's elements of a
 // row in registers: fused while a block of up to 1024 threads holds them,
-// then rows split over clusters that grow until each block's slice fits.
+// then rows split over clusters that grow until each block's slice fits;
+// longer rows, rows of unknown length and long rows on chips without
+// clusters are streamed by the online kernel, once per reduce and once for
+// the map (reread).
 
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=4096 chip=sm_90" | FileCheck %s --check-prefix=N4096
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=8192 chip=sm_90" | FileCheck %s --check-prefix=N8192
@@ -9,8 +12,9 @@
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=32768 chip=sm_90" | FileCheck %s --check-prefix=N32768
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=131072 chip=sm_90" | FileCheck %s --check-prefix=N131072
 // RUN: not softmax-opt %s --rowred-decompose --rowred-plan="cols=32768 chip=sm_90 strategy=fused" 2>&1 | FileCheck %s --check-prefix=FUSED
-// RUN: not softmax-opt %s --rowred-decompose --rowred-plan="cols=0 chip=sm_90" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
-// RUN: not softmax-opt %s --rowred-decompose --rowred-plan="cols=32768 chip=sm_80" 2>&1 | FileCheck %s --check-prefix=SM80
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=0 chip=sm_90" | FileCheck %s --check-prefix=UNKNOWN
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=32768 chip=sm_80" | FileCheck %s --check-prefix=SM80
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=1048576 chip=sm_90" | FileCheck %s --check-prefix=N1048576
 // RUN: rm -rf %t && softmax-opt %s --rowred-to-ptx="cols=4096 chip=sm_90 output-dir=%t" -o /dev/null
 // RUN: FileCheck %s --check-prefix=JSON --input-file=%t/rms_norm_kernel0.json
 
@@ -66,11 +70,25 @@
 
 // FUSED: error: 'rowred.map' op a fused block of 1024 threads holding 32 elements per thread of each of 2 operands needs about 104 registers per thread and has 64: a kernel of several operands holds whole rows in registers, and rows this long do not fit
 
-// No online kernel for them: the row's length is needed.
-// UNKNOWN: error: 'rowred.map' op the fused strategy holds the whole row in registers and needs its length: set cols=N or the request's block{{$}}
+// Rows of unknown length: streamed, each thread loading at most 24
+// elements of all operands per tile (one vector of each of layer_norm's
+// three).
+// UNKNOWN-LABEL: func.func @rms_norm
+// UNKNOWN: rowred.plan = #rowred.plan<strategy = online, block = 8192, warps = 32, vector = 4, reread = true>
+// UNKNOWN-LABEL: func.func @layer_norm
+// UNKNOWN: rowred.plan = #rowred.plan<strategy = online, block = 4096, warps = 16, vector = 8, reread = true>
+// UNKNOWN-LABEL: func.func @rms_norm_residual
+// UNKNOWN: rowred.plan = #rowred.plan<strategy = online, block = 4096, warps = 16, vector = 8, reread = true>
 
-// No clusters before sm_90.
-// SM80: error: 'rowred.map' op a fused block of 1024 threads holding 32 elements per thread of each of 2 operands needs about 104 registers per thread
+// No clusters before sm_90: rows a block does not hold are streamed.
+// SM80-LABEL: func.func @rms_norm
+// SM80: rowred.plan = #rowred.plan<strategy = online, chip = "sm_80", block = 8192, warps = 32, vector = 4, reread = true>
+
+// Rows longer than a cluster holds: streamed over clusters of 16.
+// N1048576-LABEL: func.func @rms_norm
+// N1048576: rowred.plan = #rowred.plan<strategy = online, block = 8192, warps = 32, cluster = 16, vector = 4, reread = true>
+// N1048576-LABEL: func.func @layer_norm
+// N1048576: rowred.plan = #rowred.plan<strategy = online, block = 8192, warps = 32, cluster = 16, vector = 8, reread = true>
 
 func.func @rms_norm(%x: memref<?x?xf32>, %w: memref<?xf32>, %y: memref<?x?xf32>) {
   rowred.rms_norm epsilon(1.0e-05) ins(%x : memref<?x?xf32>) weight(%w : memref<?xf32>) outs(%y : memref<?x?xf32>)

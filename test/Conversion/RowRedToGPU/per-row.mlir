@@ -1,13 +1,15 @@
 // Kernels with per-row operands: labels read once per row, the gather of the
 // label's logit, per-row results written by one thread of the row. They
-// take softmax's strategies except the online kernel: fused (a block, or
-// several rows per block), clusters, and chunks, whose first chunk of a row
-// writes its results.
+// take softmax's strategies: fused (a block, or several rows per block),
+// clusters, chunks, whose first chunk of a row writes its results, and the
+// online kernel streaming the row per reduce (reread: its running pair
+// writes no per-row results).
 
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=1000 chip=sm_90" | FileCheck %s --check-prefix=N1000
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=50257 chip=sm_90 strategy=cluster" | FileCheck %s --check-prefix=N50257
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=131072 chip=sm_90" | FileCheck %s --check-prefix=N131072
-// RUN: not softmax-opt %s --rowred-decompose --rowred-plan="cols=131072 chip=sm_90 strategy=online" 2>&1 | FileCheck %s --check-prefix=ONLINE
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=131072 chip=sm_90 strategy=online" | FileCheck %s --check-prefix=ONLINE
+// RUN: not softmax-opt %s --test-rowred-plan-request="fields='reread = false'" --rowred-decompose --rowred-plan="cols=131072 chip=sm_90 strategy=online" 2>&1 | FileCheck %s --check-prefix=PAIR
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=1000 chip=sm_90" --convert-rowred-to-gpu | FileCheck %s --check-prefix=GPU
 // RUN: rm -rf %t && softmax-opt %s --rowred-to-ptx="cols=131072 chip=sm_90 output-dir=%t" -o /dev/null
 // RUN: FileCheck %s --check-prefix=JSON --input-file=%t/cross_entropy_kernel1.json
@@ -36,7 +38,14 @@
 // N131072-LABEL: func.func @cross_entropy_grad
 // N131072: rowred.plan = #rowred.plan<strategy = chunks, block = 4096, warps = 4, vector = 8, chunk_stage = 12288>
 
-// ONLINE: error: 'rowred.map' op the online strategy needs a max reduce followed by a sum of exp(x - max), as produced by rowred-decompose, and writes no per-row results
+// ONLINE-LABEL: func.func @logsumexp
+// ONLINE: rowred.plan = #rowred.plan<strategy = online, block = 16384, warps = 32, vector = 4, reread = true>
+// ONLINE-LABEL: func.func @cross_entropy
+// ONLINE: rowred.plan = #rowred.plan<strategy = online, block = 8192, warps = 16, vector = 8, reread = true>
+// ONLINE-LABEL: func.func @cross_entropy_grad
+// ONLINE: rowred.plan = #rowred.plan<strategy = online, block = 8192, warps = 16, vector = 8, reread = true>
+
+// PAIR: error: 'rowred.map' op an online kernel without reread needs the running (max, sum) pair: a max reduce followed by a sum of exp(x - max), as produced by rowred-decompose, and no per-row results
 
 // The kernel's parameters: the input, the labels, the two per-row outputs,
 // rows, cols and the input's row stride. Each row loads its label, the

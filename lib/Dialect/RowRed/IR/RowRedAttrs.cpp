@@ -51,9 +51,21 @@ verifyPaths(function_ref<InFlightDiagnostic(StringRef)> fail, Strategy strategy,
             int64_t chunkStage, Grid grid, int64_t warps) {
   bool online = strategy == Strategy::online;
   bool chunks = strategy == Strategy::chunks;
-  if ((reread || pairReduce) && (online || chunks))
-    return fail(reread ? "reread" : "pair_reduce")
+  if (pairReduce && (online || chunks))
+    return fail("pair_reduce")
            << "applies to the fused and cluster strategies only";
+  if (reread && chunks)
+    return fail("reread") << "applies to the fused, cluster and online "
+                             "strategies only";
+  // An online kernel that re-reads its row per reduce level streams plain
+  // tiles: none of the running pair's memory paths.
+  if (online && reread &&
+      (prefetch != Prefetch::none || keptElements > 0 || cacheHints))
+    return fail(prefetch != Prefetch::none ? "prefetch"
+                : keptElements > 0         ? "kept_elements"
+                                           : "cache_hints")
+           << "applies to the online kernel's running (max, sum) pair, not "
+              "with reread";
   if (cacheHints && !online)
     return fail("cache_hints") << "applies to the online strategy only";
   if (grid == Grid::rows && chunks)

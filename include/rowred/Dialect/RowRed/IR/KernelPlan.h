@@ -76,8 +76,10 @@ struct KernelPlan {
   int64_t vectorWidth = 1;
   bool reverseSecondPass = true;
   bool fastExp = true;
-  /// Fused: the scalar fallback re-reads the row once per reduction and for
-  /// the map instead of holding it in registers.
+  /// Fused and cluster: the scalar fallback re-reads the row once per
+  /// reduction and for the map instead of holding it in registers. Online:
+  /// every path streams the row once per level of reduces and once for the
+  /// map, with no running (max, sum) pair (streamsLevels).
   bool rereadFallback = false;
   /// Fused and cluster, vector path: the block's next row is copied into a
   /// shared-memory stage (cp.async) while the current row is reduced.
@@ -134,9 +136,11 @@ struct KernelPlan {
   /// aligned for vectors but are misaligned alike in the input and the
   /// output (odd row lengths of contiguous tensors). Not for cluster slices
   /// with both the pair reduction and the stage, which spill (f32 65536: 4
-  /// bytes).
+  /// bytes), nor for rows streamed per level (streamsLevels), whose scalar
+  /// path streams them as well.
   bool peelable() const {
-    return vectorWidth > 1 && !(clusterSize > 1 && pairReduce && prefetch);
+    return vectorWidth > 1 && !streamsLevels() &&
+           !(clusterSize > 1 && pairReduce && prefetch);
   }
   /// Whether the peeled path of cluster slices reduces one value at a time
   /// even with the pair reduction: the pair keeps every chunk's exponentials
@@ -155,10 +159,15 @@ struct KernelPlan {
       return 0;
     return exchangesPairs() && !unpaired ? 1 : numReduces;
   }
+  /// Whether the kernel is online without its running pair: each level of
+  /// reduces streams the row, then the map does (any chain of reduces).
+  bool streamsLevels() const {
+    return strategy == Strategy::online && rereadFallback;
+  }
   /// Whether the exchanges carry (max, sum) pairs.
   bool exchangesPairs() const {
-    return strategy == Strategy::online || strategy == Strategy::chunks ||
-           pairReduce;
+    return (strategy == Strategy::online && !streamsLevels()) ||
+           strategy == Strategy::chunks || pairReduce;
   }
   /// The cluster exchanges of one row on one of the kernel's paths.
   struct ClusterExchanges {
@@ -216,8 +225,8 @@ struct KernelPlan {
   /// comes after the next row's exchange barrier, which every warp reaches
   /// only once it has read them.
   bool alternatesSlots() const {
-    return strategy == Strategy::online && clusterSize > 1 &&
-           threadsPerRow() > 32;
+    return strategy == Strategy::online && !streamsLevels() &&
+           clusterSize > 1 && threadsPerRow() > 32;
   }
   /// f32 slots per warp in shared memory: one per exchanged value (twice
   /// that with alternatesSlots).

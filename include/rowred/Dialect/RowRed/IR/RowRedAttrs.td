@@ -71,8 +71,10 @@ def RowRed_PlanAttr : AttrDef<RowRed_Dialect, "Plan"> {
 
     * `strategy`: `fused` (the row in one block's registers), `cluster` (the
       row over the blocks of a thread-block cluster, sm_90+), `online`
-      (tiles with a running (max, sum), two reads) or `chunks` (each row
-      cut into chunks of a block each, meeting in a global workspace).
+      (the row streamed in tiles: two reads with a running (max, sum), or
+      with `reread` one per level of reduces and one for the map) or
+      `chunks` (each row cut into chunks of a block each, meeting in a
+      global workspace).
     * `chip` [`"sm_90"`]: the target; its features bound the other fields.
     * `block`: elements one block covers: the whole row (fused), the
       block's slice (cluster), one tile (online) or the chunk's part in
@@ -84,7 +86,11 @@ def RowRed_PlanAttr : AttrDef<RowRed_Dialect, "Plan"> {
     * `reverse_second_pass` [true], `fast_exp` [true]: the online kernel's
       second pass from the last tile; `ex2.approx.ftz` and one reciprocal
       per row.
-    * `reread` [false]: the scalar path re-reads the row for each reduction.
+    * `reread` [false]: fused and cluster: the scalar path re-reads the row
+      for each reduction. Online: no running (max, sum) pair; the row is
+      streamed once per level of reduces and once for the map, so that any
+      chain of reduces (the norms, the backward ops, per-row results) takes
+      rows of any length.
     * `prefetch` [`none`]: the next row (or tile) fetched into the `stage`
       in shared memory or into `registers` while the current one is reduced.
     * `pair_reduce` [false]: one (max, sum) exchange per row.
