@@ -20,7 +20,14 @@ Timing as bench.py: CUDA events, L2 flushed before every call, providers
 taking turns call by call within --rounds rounds, the median of the
 rounds' medians.
 
+With --long, the shapes are long rows that no block holds, as the
+streamed online kernel or chunks take them: the norms and the backward at
+{64, 8} x {262144, 1048576}, logsumexp and cross-entropy at 8 x 4194304.
+With --any, every shape runs on the kernel of its (op, dtype) compiled for
+rows of any length (the streamed online kernel) instead of its own.
+
 usage: family.py KERNEL_DIR [--json OUT] [--rounds R] [--ops rms_norm,...]
+                 [--long] [--any]
        family.py SWEEP_DIR --sweep
 KERNEL_DIR holds the kernels of `scripts/gen_kernels.py --set family-bench`,
 SWEEP_DIR those of `--set family-sweep` (fused block shapes timed against
@@ -55,6 +62,10 @@ SHAPES = {"rms_norm": NORM_SHAPES, "rms_norm_residual": NORM_SHAPES,
           "layer_norm": NORM_SHAPES,
           "softmax_backward": BACKWARD_SHAPES, "logsumexp": VOCAB_SHAPES,
           "cross_entropy": VOCAB_SHAPES}
+LONG_NORM_SHAPES = [(m, n) for m in (64, 8) for n in (262144, 1048576)]
+LONG_SHAPES = {"rms_norm": LONG_NORM_SHAPES, "layer_norm": LONG_NORM_SHAPES,
+               "softmax_backward": LONG_NORM_SHAPES,
+               "logsumexp": [(8, 4194304)], "cross_entropy": [(8, 4194304)]}
 DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16}
 
 
@@ -195,6 +206,11 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--ops", default="rms_norm,rms_norm_residual,"
                         "layer_norm,softmax_backward,logsumexp,cross_entropy")
+    parser.add_argument("--long", action="store_true",
+                        help="long rows (LONG_SHAPES) instead of the LLM "
+                        "shapes")
+    parser.add_argument("--any", action="store_true",
+                        help="the kernels for rows of any length")
     parser.add_argument("--sweep", action="store_true",
                         help="time the block shapes of --set family-sweep "
                         "against each other instead")
@@ -208,11 +224,12 @@ def main():
     print(header)
     rows = []
     for op in args.ops.split(","):
-        shapes = SHAPES[op]
+        shapes = (LONG_SHAPES if args.long else SHAPES).get(op, [])
         compiled = torch.compile(eager(op), dynamic=False)
         for dname, dtype in DTYPES.items():
             for m, n in shapes:
-                name = f"{op}_{dname}_auto_n{n}_kernel0.json"
+                name = (f"{op}_{dname}_auto_kernel0.json" if args.any else
+                        f"{op}_{dname}_auto_n{n}_kernel0.json")
                 kernel = Kernel(args.kernel_dir, name)
                 call_args = make_args(op, m, n, dtype)
                 nbytes = moved_bytes(op, m, n, dtype)

@@ -276,16 +276,20 @@ def bench_variants():
 
 
 def family_bench_variants():
-    """One kernel per (op, dtype, N) of bench/family.py's shapes."""
-    for op, ns in (("rms_norm", (2048, 4096, 8192)),
+    """One kernel per (op, dtype, N) of bench/family.py's shapes (its long
+    rows too), and one per (op, dtype) for rows of any length (--any)."""
+    long_norm, long_vocab = (262144, 1048576), (4194304,)
+    for op, ns in (("rms_norm", (2048, 4096, 8192) + long_norm),
                    ("rms_norm_residual", (2048, 4096, 8192)),
-                   ("layer_norm", (2048, 4096, 8192)),
-                   ("softmax_backward", (1024, 4096, 8192)),
-                   ("logsumexp", (32000, 50257, 128256, 151936)),
-                   ("cross_entropy", (32000, 50257, 128256, 151936))):
+                   ("layer_norm", (2048, 4096, 8192) + long_norm),
+                   ("softmax_backward", (1024, 4096, 8192) + long_norm),
+                   ("logsumexp", (32000, 50257, 128256, 151936) + long_vocab),
+                   ("cross_entropy",
+                    (32000, 50257, 128256, 151936) + long_vocab)):
         for dtype in ("f32", "bf16"):
             for n in ns:
                 yield (op, dtype, "auto", f"cols={n}")
+            yield (op, dtype, "auto", "")
 
 
 def family_sweep_variants():
@@ -293,6 +297,8 @@ def family_sweep_variants():
     threads holding 4 to 64 elements per thread, with the re-reading scalar
     path off and on."""
     for op, dtype, _, spec in family_bench_variants():
+        if not spec:
+            continue
         n = int(spec.split("=")[1])
         for warps in (2, 4, 8, 16, 32):
             if 4 <= n // (warps * 32) <= 64:

@@ -11,9 +11,10 @@ through the runtime library on the current stream, with any workspace from
 PyTorch's caching allocator. The ops have fake implementations (for
 torch.compile) and autograd formulas on the gradient ops, which run the
 compiled kernel for the row length where a pack (or the compiler) has one
-and PyTorch's fused backward kernel where none does (these kernels need an
-exact row length: packs.EXACT_OPS). logsumexp and cross_entropy run on
-their compiled kernels likewise (PyTorch's where there is none); their
+and PyTorch's fused backward kernel where none does (packs build these
+kernels for exact row lengths only: packs.EXACT_OPS). logsumexp and
+cross_entropy run on their compiled kernels likewise, for the exact length
+or any length (PyTorch's where a pack has neither); their
 gradients are PyTorch expressions of the saved logsumexp, or, for
 cross_entropy(..., inplace_backward=True), the forward kernel's gradient
 written over the logits.
@@ -151,10 +152,10 @@ log_softmax_safe_op = _row_op("log_softmax_safe")
 
 
 def _exact_kernel(op, x, n, eps=None):
-    """The kernel of `op` for rows of exactly `n` elements of x's dtype
-    (packs.EXACT_OPS; with the epsilon `eps` for packs.EPS_OPS), or None
-    where none is found or compiled (rows no such kernel holds, or no pack
-    and no compiler): not tried again for the shape."""
+    """The kernel of `op` for rows of `n` elements of x's dtype (exactly
+    `n` for packs.EXACT_OPS; with the epsilon `eps` for packs.EPS_OPS), or
+    None where none is found or compiled (no pack has one and there is no
+    compiler): not tried again for the shape."""
     key = (op, x.dtype, n, x.device, eps)
     if key in _no_kernel:
         return None

@@ -43,13 +43,15 @@ OPS = ("softmax", "log_softmax", "softmax_safe", "log_softmax_safe",
        "rms_norm_residual", "layer_norm")
 # `_safe`: softmax and log_softmax whose rows of -inf give zeros instead of
 # NaN (PyTorch's _safe_softmax, for fully masked attention rows).
-# Kernels that need a row length: the gradients' (y, dy -> dx) hold whole
-# rows of two operands, and logsumexp's and cross-entropy's (with its
-# gradient or without) take no online kernel for rows of any length. A pack
-# has them for its exact lengths, not for 'any'.
-EXACT_OPS = ("softmax_backward", "log_softmax_backward", "logsumexp",
-             "cross_entropy", "cross_entropy_grad", "rms_norm",
-             "rms_norm_residual", "layer_norm")
+# Kernels a pack builds for its exact lengths only, not for 'any': their
+# kernels for rows of any length (the online kernel streaming the row once
+# per reduce, then the map) measured slower than PyTorch's on the LLM shapes
+# (H200: 0.23-0.98x the best peer, docs/performance.md), and the gradients'
+# were not measured. Where a pack has no exact kernel they run PyTorch's.
+# logsumexp's and cross-entropy's any-length kernels ran 0.70-2.19x the best
+# peer and 2-4x eager PyTorch: a pack builds them for 'any' too.
+EXACT_OPS = ("softmax_backward", "log_softmax_backward", "cross_entropy_grad",
+             "rms_norm", "rms_norm_residual", "layer_norm")
 # Kernels with an epsilon, compiled into the kernel: a pack has one per
 # (op, dtype, N, eps) and a manifest entry records it ("eps", the f32 value
 # the kernel adds). Both norms take a weight (and layer_norm a bias) of the

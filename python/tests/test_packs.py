@@ -131,7 +131,8 @@ class BuildTest(unittest.TestCase):
         out = os.path.join(self.dir, "backward")
         manifest = packs.build(SOFTMAX_OPT, out, ["log_softmax_backward"],
                                ["bf16"], [4096, 0])
-        # No kernel for 'any': a gradient kernel needs the row length.
+        # No kernel for 'any': the gradients' streamed kernels were not
+        # measured (packs.EXACT_OPS).
         self.assertEqual([k["cols"] for k in manifest["kernels"]], [4096])
         path = packs.Pack(out).find("log_softmax_backward", "bf16", 4096)
         with open(path) as f:
@@ -145,9 +146,14 @@ class BuildTest(unittest.TestCase):
         out = os.path.join(self.dir, "per-row")
         manifest = packs.build(SOFTMAX_OPT, out, ["cross_entropy"], ["bf16"],
                                [32000, 0])
-        # No kernel for 'any': these kernels need the row length.
-        self.assertEqual([k["cols"] for k in manifest["kernels"]], [32000])
-        with open(packs.Pack(out).find("cross_entropy", "bf16", 32000)) as f:
+        # One for rows of any length too: the online kernel streaming the
+        # row, which the lookup takes for rows the 32000 kernel's block
+        # (32768) does not hold.
+        self.assertEqual([k["cols"] for k in manifest["kernels"]], [32000, 0])
+        pack = packs.Pack(out)
+        with open(pack.find("cross_entropy", "bf16", 100000)) as f:
+            self.assertEqual(json.load(f)["strategy"], "online")
+        with open(pack.find("cross_entropy", "bf16", 32000)) as f:
             meta = json.load(f)
         self.assertEqual(meta["ignore_index"], packs.IGNORE_INDEX)
         self.assertEqual([(o["role"], o["type"]) for o in meta["operands"]],
@@ -174,14 +180,14 @@ class BuildTest(unittest.TestCase):
                                      "--cols", "any,512"]), 0)
         ops = sorted((k["op"], k["cols"])
                      for k in packs.Pack(out).kernels)
-        self.assertEqual(ops, [("cross_entropy", 512),
+        self.assertEqual(ops, [("cross_entropy", 0), ("cross_entropy", 512),
                                ("cross_entropy_grad", 512),
                                ("layer_norm", 512), ("layer_norm", 512),
                                ("log_softmax", 0), ("log_softmax", 512),
                                ("log_softmax_backward", 512),
                                ("log_softmax_safe", 0),
                                ("log_softmax_safe", 512),
-                               ("logsumexp", 512),
+                               ("logsumexp", 0), ("logsumexp", 512),
                                ("rms_norm", 512), ("rms_norm", 512),
                                ("rms_norm_residual", 512),
                                ("rms_norm_residual", 512),

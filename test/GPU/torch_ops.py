@@ -4,10 +4,10 @@
 usage: torch_ops.py PACK_DIR
 
 PACK_DIR is a pack built by `python3 -m rowred.packs build` with softmax
-and log_softmax kernels (plain and safe) of f32, f16 and bf16 for rows of any length and for
-the exact lengths in EXACT_COLS, and their gradient, logsumexp,
-cross-entropy (with the gradient and without), rms_norm and layer_norm
-(eps 1e-5 and 1e-6) kernels for those lengths. Checks each op against
+and log_softmax kernels (plain and safe), logsumexp and cross-entropy
+kernels of f32, f16 and bf16 for rows of any length and for the exact
+lengths in EXACT_COLS, and their gradient, cross-entropy's gradient,
+rms_norm and layer_norm (eps 1e-5 and 1e-6) kernels for those lengths. Checks each op against
 torch's on the GPU (values, gradients),
 torch.compile(fullgraph=True), CUDA graph capture and replay, two streams
 at once, strided and empty inputs, and the errors a user sees. Exits 77
@@ -169,13 +169,18 @@ class Autograd(unittest.TestCase):
 
 
 class PerRowResults(unittest.TestCase):
-    """rowred.logsumexp and rowred.cross_entropy on the pack's kernels for
-    EXACT_COLS (clusters or chunks at 131072), PyTorch's elsewhere."""
+    """rowred.logsumexp and rowred.cross_entropy on the pack's kernels:
+    those for EXACT_COLS (clusters or chunks at 131072), and for 5000 a
+    kernel whose rows hold it (a longer row's, or the one for any length,
+    which packs now build for these ops)."""
 
     def test_values_and_gradients(self):
         for dtype in DTYPES:
             for rows, n in ((64, 1024), (33, 32000), (8, 131072), (5, 5000)):
                 x = torch.randn(rows, n, device="cuda", dtype=dtype) * 3
+                for op in ("logsumexp", "cross_entropy"):
+                    kernel = rowred.ops._exact_kernel(op, x, n)
+                    self.assertIsNotNone(kernel, f"{op} {dtype} {n}")
                 x[1, 7] = float("inf") if rows > 8 else x[1, 7]
                 labels = torch.randint(0, n, (rows,), device="cuda")
                 labels[2] = -100
