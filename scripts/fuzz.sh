@@ -5,6 +5,10 @@
 # $FUZZ_BUILD_DIR) and runs each for SECONDS (default 60) from its seed
 # corpus in test/fuzz/<target>/. A crash, a memory error, undefined
 # behaviour or a timeout fails; the input is left in build-fuzz/artifacts/.
+# The target plan-requests compiles random plan requests with the
+# sanitized softmax-opt (build-sanitized/, brought up to date) and assembles
+# what it accepts with ptxas (scripts/plan_fuzz.py): a crash, a memory
+# error or PTX that ptxas rejects fails.
 # Installs what it needs, as scripts/test.sh does. Long runs: docs/fuzzing.md.
 #
 # usage: scripts/fuzz.sh [SECONDS] [TARGET...]
@@ -15,7 +19,12 @@ seconds=${1:-60}
 shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] ||
-  targets=(npy-fuzzer kernel-metadata-fuzzer rowred-pipeline-fuzzer)
+  targets=(npy-fuzzer kernel-metadata-fuzzer rowred-pipeline-fuzzer
+    plan-requests)
+libfuzzer=()
+for target in "${targets[@]}"; do
+  [ "$target" = plan-requests ] || libfuzzer+=("$target")
+done
 
 "$root/scripts/setup.sh" clang-22 libclang-rt-22-dev
 
@@ -27,7 +36,7 @@ cmake -S "$root" -B "$build" -G Ninja \
   -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
   -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
   -DCMAKE_PREFIX_PATH="$cuda"
-cmake --build "$build" --target "${targets[@]}"
+[ ${#libfuzzer[@]} -eq 0 ] || cmake --build "$build" --target "${libfuzzer[@]}"
 
 # As in scripts/test-sanitized.sh: LLVM's allocators poison memory that the
 # uninstrumented LLVM libraries then use.
@@ -35,6 +44,19 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-allow_user_poisoning=0:halt_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 mkdir -p "$build/artifacts"
 for target in "${targets[@]}"; do
+  if [ "$target" = plan-requests ]; then
+    sanitized=${SANITIZED_BUILD_DIR:-$root/build-sanitized}
+    BUILD_DIR=$sanitized SOFTMAX_SANITIZE=address,undefined \
+      "$root/scripts/build.sh" softmax-opt
+    echo "fuzz: $target for ${seconds}s"
+    python3 "$root/scripts/plan_fuzz.py" "$sanitized/bin/softmax-opt" \
+      "$build/artifacts/plan-requests" --seconds "$seconds" \
+      --seed "${PLAN_FUZZ_SEED:-$RANDOM}" || {
+      echo "fuzz: $target failed; inputs in $build/artifacts/plan-requests" >&2
+      exit 1
+    }
+    continue
+  fi
   # New inputs go to a scratch corpus; the seeds stay as committed.
   scratch=$(mktemp -d)
   echo "fuzz: $target for ${seconds}s"

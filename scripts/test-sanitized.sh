@@ -8,16 +8,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${SANITIZED_BUILD_DIR:-$root/build-sanitized}
 
-"$root/scripts/setup.sh"
-
-cuda=${CUDA_PATH:-/usr/local/cuda}
-cmake -S "$root" -B "$build" -G Ninja \
-  -DCMAKE_BUILD_TYPE=Release \
-  -DSOFTMAX_SANITIZE=address,undefined \
-  -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
-  -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
-  -DCMAKE_PREFIX_PATH="$cuda"
-cmake --build "$build"
+BUILD_DIR=$build SOFTMAX_SANITIZE=address,undefined "$root/scripts/build.sh"
 # allow_user_poisoning=0: LLVM's headers poison the memory of their
 # allocators when compiled with ASan, which the uninstrumented LLVM libraries
 # then use without unpoisoning it (false use-after-poison reports).
