@@ -46,8 +46,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 from gen_kernels import EPSILON  # noqa: E402
 
 MS = [1, 7, 1823]
-# Rows over 65536 elements (cluster kernels): fewer rows of them.
+# Rows over 65536 elements (cluster kernels): fewer rows of them; rows over
+# 2^20 (the kernels for any length, at 2^24): one or two.
 LONG_MS = [1, 7, 129]
+HUGE_MS = [1, 2]
 LAYOUTS = ["contiguous", "strided", "misaligned"]
 # (atol relative to max|ref|, rtol, relative L2) per output type.
 TOLERANCES = {
@@ -335,10 +337,11 @@ def layouts(kernel):
 def lengths(kernel):
     """Row lengths to run: short, odd and the longest the kernel takes (a
     kernel without a limit, a chunks kernel: rows of several chunks, even
-    and odd)."""
+    and odd; the online kernel streaming rows of any length: 2^24 too)."""
     top = kernel.meta["max_cols"]
     if top == 0:
-        return [1, 31, 1000, 65537, 131072, 200003]
+        huge = [1 << 24] if kernel.meta["strategy"] == "online" else []
+        return [1, 31, 1000, 65537, 131072, 200003] + huge
     return sorted({n for n in (1, 3, 31, 256, 781, 1000, top - 1, top)
                    if 1 <= n <= top})
 
@@ -361,7 +364,8 @@ def main():
         kernel = Kernel(args.kernel_dir, entry)
         worst, kernel_failed = 0.0, 0
         for cols in lengths(kernel):
-            for rows in MS if cols <= 65536 else LONG_MS:
+            for rows in (MS if cols <= 65536 else
+                         LONG_MS if cols <= 1 << 20 else HUGE_MS):
                 for layout in layouts(kernel):
                     problems, l2 = run_case(kernel, rng, rows, cols, layout)
                     cases += 1

@@ -536,21 +536,20 @@ private:
 
   /// What is fetched ahead (the stage, registers), and auto's kept tiles.
   LogicalResult planPrefetch() {
-    if (plan.streamsLevels()) {
+    // The stage and the registers ahead hold the next row (or tile) of one
+    // input, for the online kernel the tiles of its running pair.
+    StringRef without =
+        plan.streamsLevels()
+            ? "the online kernel's next tile for its running pair; with "
+              "reread it streams plain tiles"
+        : !group.hasOneRowOperand()
+            ? "the next row of one input; this kernel reads several operands"
+            : "";
+    if (!without.empty()) {
       if (opts.prefetch && opts.prefetch != Prefetch::none)
         return map.emitOpError()
                << "prefetch = " << stringifyPrefetch(*opts.prefetch)
-               << " fetches the online kernel's next tile for its running "
-                  "pair; with reread it streams plain tiles (prefetch = none)";
-      return success();
-    }
-    // The stage and the registers ahead hold the next row of one input.
-    if (!group.hasOneRowOperand()) {
-      if (opts.prefetch && opts.prefetch != Prefetch::none)
-        return map.emitOpError()
-               << "prefetch = " << stringifyPrefetch(*opts.prefetch)
-               << " fetches the next row of one input; this kernel reads "
-                  "several operands and takes prefetch = none";
+               << " fetches " << without << " (prefetch = none)";
       return success();
     }
     if (!opts.keptElements && !opts.prefetch &&
