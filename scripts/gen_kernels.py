@@ -243,6 +243,11 @@ FAMILY = [
     ("cross_entropy_grad_smoothed", "f16", "auto", "cols=32000"),
     ("cross_entropy_grad", "bf16", "auto", "cols=50257"),
     ("cross_entropy_grad", "f32", "auto", "cols=131072"),
+    # The online kernel's running pair with per-row results (one read for
+    # logsumexp; cross-entropy's gradient in place over a cluster of 16,
+    # whose blocks write parts of the row another reads its label from).
+    ("logsumexp", "f32", "online", "cluster=4"),
+    ("cross_entropy_grad", "bf16", "online", "cluster=16"),
     # The online kernel with reread: the row streamed once per level of
     # reduces and once for the map, for rows of any length (no cols), rows
     # beyond a cluster's registers (clusters of 8 and 16) and, asked for,

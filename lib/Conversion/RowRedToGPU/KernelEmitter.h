@@ -698,6 +698,11 @@ private:
   /// starts on pass 1's last tile, still in registers, and, given `next`,
   /// its last iteration loads the next row's first tile, which this returns
   /// for the next call's `firstTile`.
+  ///
+  /// The per-row inputs are loaded before pass 1 (a gather's element may be
+  /// written over by another block's pass 2), the per-row results stored
+  /// after the row's exchange; a group without 2-D outputs (logsumexp,
+  /// cross-entropy's loss) has no pass 2: one read.
   SmallVector<Value> emitOnlineRow(Value xRow, Value yRow, int64_t vec,
                                    Value nextRow = {}, bool peeled = false,
                                    ValueRange firstTile = {},
@@ -771,9 +776,9 @@ private:
   /// (evict-last with cache_hints, as pass 1 loads it); those loads are
   /// returned.
   SmallVector<Value> onlinePassTwo(Value xRow, Value yRow, int64_t vec,
-                                   const OnlineShare &share, Value rowMax,
-                                   Value rowSum, Value nextRow,
-                                   ValueRange lastTile = {},
+                                   const OnlineShare &share,
+                                   DenseMap<Value, Value> &scalars,
+                                   Value nextRow, ValueRange lastTile = {},
                                    const NextTile *nextTile = nullptr);
 
   /// One step of the online pass: the running pair (m, d) of this thread

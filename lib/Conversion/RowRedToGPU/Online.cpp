@@ -167,6 +167,7 @@ SmallVector<Value> KernelEmitter::emitOnlineRow(Value xRow, Value yRow,
                                                 const NextTile *next) {
   bool staged = static_cast<bool>(nextRow);
   OnlineShare share = onlineRowShare(xRow, vec, peeled);
+  DenseMap<Value, Value> inputs = rowInputScalars();
   if (staged)
     NVVM::CpAsyncWaitGroupOp::create(b, 0);
   SmallVector<Value> lastTile;
@@ -177,8 +178,15 @@ SmallVector<Value> KernelEmitter::emitOnlineRow(Value xRow, Value yRow,
   if (bulkBuffer)
     copyNextRowKeptTiles();
   auto [rowMax, rowSum] = reducePairAcrossBlocks(m, d);
-  return onlinePassTwo(xRow, yRow, vec, share, rowMax, rowSum, nextRow,
-                       lastTile, next);
+  DenseMap<Value, Value> scalars = onlineScalars(inputs, rowMax, rowSum);
+  if (!group.rowOutputs.empty()) {
+    RowContext ctx = prepareMap(scalars);
+    storeRowOutputs(ctx);
+  }
+  if (group.outputs.empty())
+    return {};
+  return onlinePassTwo(xRow, yRow, vec, share, scalars, nextRow, lastTile,
+                       next);
 }
 
 KernelEmitter::OnlineShare
@@ -298,9 +306,9 @@ KernelEmitter::onlinePassOne(Value xRow, int64_t vec, const OnlineShare &share,
 
 SmallVector<Value>
 KernelEmitter::onlinePassTwo(Value xRow, Value yRow, int64_t vec,
-                             const OnlineShare &share, Value rowMax,
-                             Value rowSum, Value nextRow, ValueRange lastTile,
-                             const NextTile *nextTile) {
+                             const OnlineShare &share,
+                             DenseMap<Value, Value> &scalars, Value nextRow,
+                             ValueRange lastTile, const NextTile *nextTile) {
   Value tile = constI32(plan.blockElements);
   Value lo = share.lo, hi = share.hi;
   bool staged = static_cast<bool>(nextRow);
@@ -310,8 +318,6 @@ KernelEmitter::onlinePassTwo(Value xRow, Value yRow, int64_t vec,
          "pass 1's last tile is pass 2's first only in reverse");
   assert((!nextTile || (ahead && !keep && plan.reverseSecondPass)) &&
          "the next row's first tile follows a reversed pass 2");
-  DenseMap<Value, Value> scalars =
-      onlineScalars(rowInputScalars(), rowMax, rowSum);
   Value numTiles = shareTiles(lo, hi);
   loadPolicy = storePolicy = evictFirst;
   // The first column of the tile of pass 2's iteration `i`.

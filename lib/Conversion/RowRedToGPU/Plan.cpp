@@ -456,14 +456,27 @@ private:
     if (opts.rowsPerBlock > 1)
       return map.emitOpError()
              << "rows_per_block does not apply to the online strategy";
-    // Without the running pair (softmax's reduces, no per-row results), or
-    // asked not to use it, each level of reduces streams the row.
-    if (!canOnline && opts.reread == false)
+    // Without the running pair (softmax's reduces), or asked not to use
+    // it, each level of reduces streams the row.
+    if (!canPair && opts.reread == false)
       return map.emitOpError()
              << "an online kernel without reread needs the running (max, "
                 "sum) pair: a max reduce followed by a sum of exp(x - max), "
-                "as produced by rowred-decompose, and no per-row results";
-    plan.rereadFallback = !canOnline || opts.reread.value_or(false);
+                "as produced by rowred-decompose";
+    plan.rereadFallback = !canPair || opts.reread.value_or(false);
+    // With per-row results (logsumexp, cross-entropy) the running pair's
+    // kernel has no pass 2 to hand tiles on to, or none that auto's rules
+    // for it were measured on: its second pass runs forward, and it stages
+    // and keeps nothing.
+    if (canPair && !canOnline && !plan.streamsLevels()) {
+      plan.reverseSecondPass = false;
+      if ((opts.prefetch == Prefetch::stage) || opts.keptElements > 0 ||
+          opts.keepAhead == KeepAhead::tiles ||
+          opts.keepAhead == KeepAhead::bulk || opts.cacheHints == true)
+        return map.emitOpError()
+               << "the online kernel of a map with per-row results takes "
+                  "no stage, kept tiles or cache hints";
+    }
     if (opts.clusterSize > 1) {
       if (!clustersAvailable)
         return map.emitOpError() << "an online kernel over clusters needs "
@@ -734,7 +747,7 @@ private:
       return map.emitOpError() << "cache_hints applies to the online "
                                   "strategy's running pair only";
     plan.cacheHints = plan.strategy == Strategy::online &&
-                      !plan.streamsLevels() &&
+                      !plan.streamsLevels() && canOnline &&
                       opts.cacheHints.value_or(autoCacheHints(plan));
     return success();
   }

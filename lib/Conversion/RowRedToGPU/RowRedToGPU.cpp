@@ -124,17 +124,19 @@ struct ConvertRowRedToGPUPass
     KernelPlan plan = KernelPlan::get(
         attr, cast<MemRefType>(map.getInput().getType()).getElementType(),
         group.outputType());
-    // The online kernel's running pair: softmax's reduces, and no per-row
-    // results (with reread, the online kernel streams any chain).
+    // The online kernel's running pair needs softmax's reduces (with
+    // reread, the online kernel streams any chain); with per-row results,
+    // a forward second pass and no stage or kept tiles (rowred-plan).
     bool runningPair =
         plan.strategy == Strategy::online && !plan.streamsLevels();
     bool needsPair =
         runningPair || plan.strategy == Strategy::chunks || plan.pairReduce;
-    if (runningPair && group.hasRowOperands())
+    if (runningPair && group.hasRowOperands() &&
+        (plan.reverseSecondPass || plan.hasStage() || plan.cacheHints))
       return map.emitOpError()
-             << "#rowred.plan asks for online, whose running (max, sum) "
-                "pair writes no per-row results (reread = true streams "
-                "them)";
+             << "#rowred.plan asks for online with reverse_second_pass, a "
+                "stage, kept tiles or cache hints, which its running pair "
+                "does not take with per-row results";
     if (needsPair && !isOnlineSoftmaxPair(group))
       return map.emitOpError()
              << "#rowred.plan asks for "

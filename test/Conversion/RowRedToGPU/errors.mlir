@@ -30,7 +30,7 @@
 // WARPS: error: 'rowred.map' op warps must be from 1 to 32, a power of two or three times one, got 5
 // VECTOR: error: 'rowred.map' op vector must be a power of two with accesses of at most 16 bytes (at most 4 elements here), got 8
 // TILE: error: 'rowred.map' op the online tile (block 128) must hold at least one element per thread (256)
-// ONLINE: not-softmax.mlir:8:3: error: 'rowred.map' op an online kernel without reread needs the running (max, sum) pair: a max reduce followed by a sum of exp(x - max), as produced by rowred-decompose, and no per-row results
+// ONLINE: not-softmax.mlir:8:3: error: 'rowred.map' op an online kernel without reread needs the running (max, sum) pair: a max reduce followed by a sum of exp(x - max), as produced by rowred-decompose
 // UNEVEN: error: 'rowred.map' op a block of 96 elements does not divide evenly over 64 threads per row
 // ONLINE-TILE: error: 'rowred.map' op an online tile (block) must be a power of two, got 12288
 // WARPS48: error: 'rowred.map' op warps must be from 1 to 32, a power of two or three times one, got 48

@@ -2,14 +2,17 @@
 // label's logit, per-row results written by one thread of the row. They
 // take softmax's strategies: fused (a block, or several rows per block),
 // clusters, chunks, whose first chunk of a row writes its results, and the
-// online kernel streaming the row per reduce (reread: its running pair
-// writes no per-row results).
+// online kernel, whose running pair writes them after the row's exchange
+// (its second pass forward, and none without a 2-D output), or which
+// streams the row per reduce (reread).
 
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=1000 chip=sm_90" | FileCheck %s --check-prefix=N1000
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=50257 chip=sm_90 strategy=cluster" | FileCheck %s --check-prefix=N50257
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=131072 chip=sm_90" | FileCheck %s --check-prefix=N131072
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=131072 chip=sm_90 strategy=online" | FileCheck %s --check-prefix=ONLINE
-// RUN: not softmax-opt %s --test-rowred-plan-request="fields='reread = false'" --rowred-decompose --rowred-plan="cols=131072 chip=sm_90 strategy=online" 2>&1 | FileCheck %s --check-prefix=PAIR
+// RUN: softmax-opt %s --test-rowred-plan-request="fields='reread = true'" --rowred-decompose --rowred-plan="cols=131072 chip=sm_90 strategy=online" | FileCheck %s --check-prefix=STREAM
+// RUN: not softmax-opt %s --test-rowred-plan-request="fields='reverse_second_pass = true, kept_elements = 16384'" --rowred-decompose --rowred-plan="cols=131072 chip=sm_90 strategy=online" 2>&1 | FileCheck %s --check-prefix=KEPT
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=131072 chip=sm_90 strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ONLINE-GPU
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=1000 chip=sm_90" --convert-rowred-to-gpu | FileCheck %s --check-prefix=GPU
 // RUN: rm -rf %t && softmax-opt %s --rowred-to-ptx="cols=131072 chip=sm_90 output-dir=%t" -o /dev/null
 // RUN: FileCheck %s --check-prefix=JSON --input-file=%t/cross_entropy_kernel1.json
@@ -39,13 +42,27 @@
 // N131072: rowred.plan = #rowred.plan<strategy = chunks, block = 4096, warps = 4, vector = 8, chunk_stage = 12288>
 
 // ONLINE-LABEL: func.func @logsumexp
-// ONLINE: rowred.plan = #rowred.plan<strategy = online, block = 16384, warps = 32, vector = 4, reread = true>
+// ONLINE: rowred.plan = #rowred.plan<strategy = online, block = 16384, warps = 32, vector = 4, reverse_second_pass = false, prefetch = registers, stage_elements = 131072>
 // ONLINE-LABEL: func.func @cross_entropy
-// ONLINE: rowred.plan = #rowred.plan<strategy = online, block = 8192, warps = 16, vector = 8, reread = true>
+// ONLINE: rowred.plan = #rowred.plan<strategy = online, block = 16384, warps = 16, vector = 8, reverse_second_pass = false, prefetch = registers, stage_elements = 131072>
 // ONLINE-LABEL: func.func @cross_entropy_grad
-// ONLINE: rowred.plan = #rowred.plan<strategy = online, block = 8192, warps = 16, vector = 8, reread = true>
+// ONLINE: rowred.plan = #rowred.plan<strategy = online, block = 16384, warps = 16, vector = 8, reverse_second_pass = false, prefetch = registers, stage_elements = 131072>
 
-// PAIR: error: 'rowred.map' op an online kernel without reread needs the running (max, sum) pair: a max reduce followed by a sum of exp(x - max), as produced by rowred-decompose, and no per-row results
+// logsumexp's online kernel: the label-free pass 1 folds (m, d) tile by
+// tile, the first thread stores m + log(d) after the block's exchange, and
+// no second pass reads the row again.
+// ONLINE-GPU-LABEL: gpu.func @logsumexp_kernel0
+// ONLINE-GPU: scf.for {{.*}} -> (f32, f32, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>) : i32 {
+// ONLINE-GPU: gpu.barrier
+// ONLINE-GPU: math.log
+// ONLINE-GPU: llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr<1>
+// ONLINE-GPU-NOT: scf.for %{{.*}} = %c0_i32{{.*}} to
+// ONLINE-GPU: } else {
+
+// STREAM-LABEL: func.func @cross_entropy
+// STREAM: rowred.plan = #rowred.plan<strategy = online, block = 8192, warps = 16, vector = 8, reread = true>
+
+// KEPT: error: 'rowred.map' op the online kernel of a map with per-row results takes no stage, kept tiles or cache hints
 
 // The kernel's parameters: the input, the labels, the two per-row outputs,
 // rows, cols and the input's row stride. Each row loads its label, the
