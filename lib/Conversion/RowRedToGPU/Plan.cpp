@@ -425,6 +425,18 @@ private:
         break;
       fitted = fewer;
     }
+    // f32 blocks of 2048 to 8192 elements of two operands (rms_norm's x and
+    // weight, the backward's y and dy) hold 16 elements per thread: on the
+    // H100 and the H200 (bench/family.py --sweep, 4096 and 16384 rows) that
+    // shape was the fastest, 2-3% over 32 per thread at 2048, 8-14% at
+    // 4096 and 13-15% over 64 at 8192.
+    KernelPlan sixteen = fitted;
+    sixteen.numWarps = fitted.blockElements / (16 * 32);
+    if (!opts.numWarps && fitted.clusterSize == 1 &&
+        byteWidth(plan.inType) == 4 && operands == 2 &&
+        fitted.blockElements >= 2048 && fitted.blockElements <= 8192 &&
+        sixteen.numWarps > fitted.numWarps && fits(sixteen))
+      fitted = sixteen;
     if (fits(fitted))
       plan = fitted;
   }

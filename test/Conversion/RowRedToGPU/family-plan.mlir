@@ -32,14 +32,17 @@
 // JSON-NEXT: "role": "column",
 // JSON: "name": "x_row_stride",
 
+// f32 blocks of two operands hold 16 elements per thread (2048 to 8192).
 // N4096-LABEL: func.func @rms_norm
-// N4096: rowred.plan = #rowred.plan<strategy = fused, block = 4096, warps = 4, vector = 4, max_cols = 4096, stage_elements = 4096, grid = rows>
+// N4096: rowred.plan = #rowred.plan<strategy = fused, block = 4096, warps = 8, vector = 4, max_cols = 4096, stage_elements = 4096, grid = rows>
 // N4096-LABEL: func.func @layer_norm
 // N4096: rowred.plan = #rowred.plan<strategy = fused, block = 4096, warps = 4, vector = 8, max_cols = 4096, stage_elements = 4096, grid = rows>
 
 // Fewer threads until two blocks fit an SM: the bf16 layer norm's 256
 // threads of 32 elements x 3 operands (about 136 registers each) leave room
 // for one; 128 of 64 (232) for two.
+// N8192-LABEL: func.func @rms_norm
+// N8192: rowred.plan = #rowred.plan<strategy = fused, block = 8192, warps = 16, vector = 4, reread = true,
 // N8192-LABEL: func.func @layer_norm
 // N8192: rowred.plan = #rowred.plan<strategy = fused, block = 8192, warps = 4, vector = 8, reread = true,
 
