@@ -39,7 +39,9 @@ ROWRED_RUNTIME_API int rowred_runtime_abi_version(void);
 /* The message of the calling thread's last failure ("" when none). */
 ROWRED_RUNTIME_API const char *rowred_last_error(void);
 
-/* Loads the kernel described by `metadata_path` into the primary context of
+/* Loads the kernel described by `metadata_path` (and the variants it lists
+   for launches of a few rows, from next to it; docs/abi.md) into the
+   primary context of
    CUDA device `device` (the context PyTorch and the CUDA runtime use), or,
    with `device` -1, into the calling thread's current context; NULL on
    failure. Launches make that context current on their thread. */
@@ -61,7 +63,13 @@ rowred_kernel_output_type(const rowred_kernel *kernel);
 ROWRED_RUNTIME_API int64_t rowred_kernel_min_cols(const rowred_kernel *kernel);
 ROWRED_RUNTIME_API int64_t rowred_kernel_max_cols(const rowred_kernel *kernel);
 
-/* Bytes of zeroed workspace a launch over rows x cols needs (0: none);
+/* A kernel with variants launches the first for at least `rows` rows that
+   takes rows of `cols` in its place (grid, launch and launch_grid below
+   describe and start that one); occupancy and the names above are the
+   kernel's own. */
+
+/* Bytes of zeroed workspace a launch over rows x cols needs (0: none),
+   whichever of the kernel and its variants it takes;
    each launch leaves it zero, so one workspace serves the launches of one
    stream in turn. */
 ROWRED_RUNTIME_API int

@@ -6,6 +6,7 @@
 
 #include "rowred/Runtime/Kernel.h"
 
+#include <algorithm>
 #include <mutex>
 #include <vector>
 
@@ -234,9 +235,64 @@ std::unique_ptr<Kernel> Kernel::load(KernelSpec spec, int device,
   if (!jitModule(cu, s, k->module, k->func, error) ||
       !optIn(cu, s, k->info, k->func, error) ||
       !queryOccupancy(cu, s, k->info, k->func, k->res, k->perSM, k->clusters,
-                      error))
+                      error) ||
+      !loadVariants(*k, device, error))
     return nullptr;
   return k;
+}
+
+/// Why `variant` cannot stand in for `main` (another op, types or
+/// operands, or variants of its own), or empty.
+static std::string variantProblem(const KernelSpec &main,
+                                  const KernelSpec &variant) {
+  bool sameOperands =
+      main.operands.size() == variant.operands.size() &&
+      std::equal(
+          main.operands.begin(), main.operands.end(), variant.operands.begin(),
+          [](const KernelOperand &a, const KernelOperand &b) {
+            return a.name == b.name && a.role == b.role && a.type == b.type;
+          });
+  if (main.op != variant.op || main.inputType != variant.inputType ||
+      main.outputType != variant.outputType || !sameOperands ||
+      main.epsilon != variant.epsilon ||
+      main.ignoreIndex != variant.ignoreIndex ||
+      main.labelSmoothing != variant.labelSmoothing ||
+      main.safe != variant.safe)
+    return "computes another op, or takes other operands";
+  if (!variant.variants.empty())
+    return "has variants of its own";
+  return "";
+}
+
+bool Kernel::loadVariants(Kernel &k, int device, std::string &error) {
+  for (const KernelVariant &v : k.kernelSpec.variants) {
+    std::string path = k.kernelSpec.variantPath(v);
+    std::optional<KernelSpec> spec = KernelSpec::load(path, error);
+    if (!spec) {
+      error = "kernel '" + k.kernelSpec.kernel + "''s variant for " +
+              std::to_string(v.maxRows) + " rows: " + error;
+      return false;
+    }
+    if (std::string problem = variantProblem(k.kernelSpec, *spec);
+        !problem.empty()) {
+      error = "kernel '" + k.kernelSpec.kernel + "''s variant '" + path + "' " +
+              problem;
+      return false;
+    }
+    std::unique_ptr<Kernel> variant = load(std::move(*spec), device, error);
+    if (!variant)
+      return false;
+    k.variantKernels.push_back(std::move(variant));
+  }
+  return true;
+}
+
+const Kernel &Kernel::forShape(int64_t rows, int64_t cols) const {
+  for (size_t i = 0; i < variantKernels.size(); ++i)
+    if (rows <= kernelSpec.variants[i].maxRows &&
+        variantKernels[i]->spec().checkShape(rows, cols).empty())
+      return *variantKernels[i];
+  return *this;
 }
 
 Kernel::~Kernel() {
@@ -295,6 +351,8 @@ int64_t rowred::runtime::chooseGrid(const KernelSpec &spec,
 std::optional<LaunchPlan> Kernel::plan(int64_t rows, int64_t cols,
                                        int64_t requested,
                                        std::string &error) const {
+  if (const Kernel &taken = forShape(rows, cols); &taken != this)
+    return taken.plan(rows, cols, requested, error);
   LaunchPlan p =
       planLaunch(info, res, shapeOf(kernelSpec), rows, clusters, cols);
   // The plan's arithmetic with the driver's blocks per SM.
@@ -329,6 +387,8 @@ static std::string checkOperands(const KernelSpec &spec, const LaunchArgs &a) {
 
 bool Kernel::launch(CUstream stream, const LaunchArgs &a,
                     std::string &error) const {
+  if (const Kernel &taken = forShape(a.rows, a.cols); &taken != this)
+    return taken.launch(stream, a, error);
   error = kernelSpec.checkShape(a.rows, a.cols);
   if (error.empty())
     error = checkOperands(kernelSpec, a);

@@ -6,6 +6,7 @@
 
 #include "rowred/Runtime/KernelSpec.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <cerrno>
@@ -304,6 +305,35 @@ int64_t KernelSpec::count(KernelOperand::Role role) const {
 /// and output have the spec's input and output types, that rows, columns and
 /// per-row outputs are floating-point and per-row inputs integers. On
 /// failure sets `error` (to follow the file's name).
+/// The `variants` of `json` into `spec`, sorted by their rows; false with
+/// `error` when the list is not one of {kernel, max_rows}.
+static bool readVariants(const Json &json, KernelSpec &spec,
+                         std::string &error) {
+  const Json *list = json.get("variants");
+  if (!list)
+    return true;
+  error = "has invalid variants: a list of at most 8 {kernel, max_rows}, "
+          "each a kernel name and a positive number of rows";
+  if (list->kind != Json::Kind::Array || list->array.size() > 8)
+    return false;
+  for (const Json &entry : list->array) {
+    const Json *kernel = entry.get("kernel"), *rows = entry.get("max_rows");
+    if (entry.kind != Json::Kind::Object || !kernel ||
+        kernel->kind != Json::Kind::String || kernel->string.empty() ||
+        kernel->string.find_first_of("/\\") != std::string::npos || !rows ||
+        rows->kind != Json::Kind::Number || rows->number < 1 ||
+        rows->number > INT32_MAX || rows->number != int64_t(rows->number))
+      return false;
+    spec.variants.push_back({kernel->string, int64_t(rows->number)});
+  }
+  std::sort(spec.variants.begin(), spec.variants.end(),
+            [](const KernelVariant &a, const KernelVariant &b) {
+              return a.maxRows < b.maxRows;
+            });
+  error.clear();
+  return true;
+}
+
 static bool readOperands(const Json &json, KernelSpec &spec,
                          std::string &error) {
   using Role = KernelOperand::Role;
@@ -574,6 +604,11 @@ std::optional<KernelSpec> KernelSpec::parse(const std::string &text,
   str("grid", grid);
   spec.gridPerRowGroup = grid == "rows";
   num("chunk_elements", spec.chunkElements);
+  num("max_rows", spec.maxRows);
+  if (!readVariants(*json, spec, error)) {
+    error = "'" + jsonPath + "' " + error;
+    return std::nullopt;
+  }
   if (std::string problem = gridProblem(grid, abi, spec); !problem.empty()) {
     error = "'" + jsonPath + "' " + problem;
     return std::nullopt;
@@ -598,6 +633,13 @@ std::optional<KernelSpec> KernelSpec::parse(const std::string &text,
   // The PTX file's name, next to the JSON (load reads it).
   spec.ptxPath = ptxName;
   return spec;
+}
+
+std::string KernelSpec::variantPath(const KernelVariant &variant) const {
+  size_t slash = ptxPath.find_last_of('/');
+  return (slash == std::string::npos ? std::string()
+                                     : ptxPath.substr(0, slash + 1)) +
+         variant.kernel + ".json";
 }
 
 int64_t KernelSpec::chunkWorkspaceBytes(int64_t rows, int64_t cols) const {

@@ -49,6 +49,23 @@ class Kernel:
             self.resident = self.cluster * clusters
         self.workspace = None
         self.chunk = self.meta.get("chunk_elements", 0)
+        # The kernels that launches of a few rows take instead (docs/abi.md),
+        # by their rows: (max_rows, metadata).
+        self.variants = []
+        for v in sorted(self.meta.get("variants", []),
+                        key=lambda v: v["max_rows"]):
+            with open(os.path.join(directory, v["kernel"] + ".json")) as f:
+                self.variants.append((v["max_rows"], json.load(f)))
+
+    def taken(self, rows, cols):
+        """The metadata of the kernel a launch of `rows` x `cols` takes: the
+        first variant for at least `rows` rows that takes rows of `cols`,
+        else this kernel's (the runtime's Kernel::forShape)."""
+        for max_rows, meta in self.variants:
+            if rows <= max_rows and meta.get("min_cols", 1) <= cols and \
+                    (meta["max_cols"] == 0 or cols <= meta["max_cols"]):
+                return meta
+        return self.meta
 
     def chunks_per_row(self, cols):
         """Chunks of a chunks kernel's row of `cols` elements."""
@@ -93,9 +110,14 @@ class Kernel:
         return self.cluster * programs
 
     def small_grid(self, rows, cols=None):
-        """A grid of at most 3 programs (blocks or clusters),
-        so that each handles several rows (for a chunks kernel, one block
-        per chunk of a row, so that each takes several)."""
+        """A grid of at most 3 programs (blocks or clusters) of the kernel
+        the launch takes, so that each handles several rows (for a chunks
+        kernel, one block per chunk of a row, so that each takes several)."""
+        meta = self.taken(rows, cols or self.meta["max_cols"] or 1)
+        if meta is not self.meta:
+            cluster = meta.get("cluster_blocks", 1)
+            groups = -(-rows // meta.get("rows_per_block", 1))
+            return max(min(groups, 3), 1) * cluster
         if self.chunk:
             return self.min_chunks_grid(cols)
         programs = min(-(-rows // self.rows_per_block), 3,

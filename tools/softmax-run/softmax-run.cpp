@@ -456,6 +456,24 @@ Matrix resolveRequest(Options &opts, const KernelSpec &spec,
   return x;
 }
 
+/// The kernel a launch of `rows` x `cols` takes, as the runtime's
+/// Kernel::forShape chooses it: the first of `spec`'s variants for at least
+/// `rows` rows that takes rows of `cols`, else `spec`.
+KernelSpec takenKernel(const KernelSpec &spec, int64_t rows, int64_t cols) {
+  for (const KernelVariant &v : spec.variants) {
+    if (rows > v.maxRows)
+      continue;
+    std::string error;
+    std::optional<KernelSpec> variant =
+        KernelSpec::load(spec.variantPath(v), error);
+    if (!variant)
+      fatal(error);
+    if (variant->checkShape(rows, cols).empty())
+      return *variant;
+  }
+  return spec;
+}
+
 /// --explain without a GPU: the launch derived from the built-in description
 /// of the chip and from ptxas' report of the kernel's resources.
 int explainWithoutGpu(const Options &opts, const KernelSpec &spec,
@@ -643,9 +661,19 @@ int main(int argc, char **argv) {
   Distribution dist;
   Matrix x = resolveRequest(opts, spec, dist);
   int64_t sx = opts.xStride, sy = opts.yStride;
+  // A launch of a few rows takes the kernel's variant for them.
+  std::string variantNote;
+  if (KernelSpec taken = takenKernel(spec, opts.rows, opts.cols);
+      taken.kernel != spec.kernel) {
+    variantNote = "kernel: " + taken.kernel + ", the variant of " +
+                  spec.kernel + " for launches of at most " +
+                  std::to_string(taken.maxRows) + " rows\n";
+    spec = std::move(taken);
+  }
   // For --explain: the kernel's shape and this launch's memory path.
   std::string kernelSummary =
-      spec.describe() + spec.describeAccess(opts.cols, sx, sy, opts.offset);
+      variantNote + spec.describe() +
+      spec.describeAccess(opts.cols, sx, sy, opts.offset);
   if (!spec.plan.empty())
     kernelSummary += "plan: " + spec.plan + "\n";
 

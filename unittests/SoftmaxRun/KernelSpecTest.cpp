@@ -262,6 +262,45 @@ TEST(KernelSpec, ReadsOperands) {
   }
 }
 
+/// kGood with `field` (a JSON member, "name": value) added.
+static std::string withField(const std::string &field) {
+  std::string text = kGood;
+  text.replace(text.find("\"chip\""), 1, field + ", \"");
+  return text;
+}
+
+TEST(KernelSpec, ReadsVariantsByRows) {
+  std::string error;
+  auto spec = KernelSpec::load(
+      writeKernel(withField(R"("variants": [{"kernel": "k_rows64", "max_rows":
+          64}, {"kernel": "k_rows16", "max_rows": 16}])")),
+      error);
+  ASSERT_TRUE(spec) << error;
+  ASSERT_EQ(spec->variants.size(), 2u);
+  EXPECT_EQ(spec->variants[0].kernel, "k_rows16");
+  EXPECT_EQ(spec->variants[0].maxRows, 16);
+  EXPECT_EQ(spec->variants[1].maxRows, 64);
+  // Next to the kernel's own files.
+  std::string path = spec->variantPath(spec->variants[0]);
+  EXPECT_EQ(path.substr(path.size() - 14), "/k_rows16.json") << path;
+
+  auto variant =
+      KernelSpec::load(writeKernel(withField(R"("max_rows": 16)")), error);
+  ASSERT_TRUE(variant) << error;
+  EXPECT_EQ(variant->maxRows, 16);
+  EXPECT_TRUE(variant->variants.empty());
+
+  for (const char *bad :
+       {R"("variants": {"kernel": "k"})", R"("variants": [{"kernel": "k"}])",
+        R"("variants": [{"kernel": "k", "max_rows": 0}])",
+        R"("variants": [{"kernel": "../k", "max_rows": 4}])",
+        R"("variants": [{"kernel": "", "max_rows": 4}])",
+        R"("variants": [{"kernel": "k", "max_rows": 2.5}])"}) {
+    EXPECT_FALSE(KernelSpec::load(writeKernel(withField(bad)), error)) << bad;
+    EXPECT_NE(error.find("invalid variants"), std::string::npos) << error;
+  }
+}
+
 TEST(KernelSpec, RejectsMissingFieldsVersionsAndFiles) {
   std::string error, good = kGood;
   std::string noKernel = good;

@@ -113,5 +113,19 @@ DictionaryAttr mlir::rowred::kernelMetadata(Builder &b, Group &group,
       attrs.push_back(b.getNamedAttr(name, value));
   if (group.map->hasAttr(kSafeAttrName))
     attrs.push_back(b.getNamedAttr("safe", b.getBoolAttr(true)));
+  if (plan.maxRows > 0)
+    attrs.push_back(
+        b.getNamedAttr("max_rows", b.getI64IntegerAttr(plan.maxRows)));
+  return b.getDictionaryAttr(attrs);
+}
+
+DictionaryAttr mlir::rowred::withVariant(Builder &b, DictionaryAttr metadata,
+                                         StringRef name, int64_t maxRows) {
+  NamedAttribute fields[] = {
+      b.getNamedAttr("kernel", b.getStringAttr(name)),
+      b.getNamedAttr("max_rows", b.getI64IntegerAttr(maxRows))};
+  SmallVector<NamedAttribute> attrs(metadata.getValue());
+  attrs.push_back(b.getNamedAttr(
+      "variants", b.getArrayAttr({b.getDictionaryAttr(fields)})));
   return b.getDictionaryAttr(attrs);
 }

@@ -18,6 +18,11 @@ namespace rowred {
 /// The launch metadata recorded for a kernel (docs/abi.md).
 DictionaryAttr kernelMetadata(Builder &b, Group &group, const KernelPlan &plan);
 
+/// `metadata` with `variants` listing the kernel `name`, which launches of
+/// at most `maxRows` rows take instead (docs/abi.md).
+DictionaryAttr withVariant(Builder &b, DictionaryAttr metadata, StringRef name,
+                           int64_t maxRows);
+
 } // namespace rowred
 } // namespace mlir
 

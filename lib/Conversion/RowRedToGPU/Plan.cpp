@@ -805,3 +805,26 @@ FailureOr<KernelPlan> mlir::rowred::planKernel(const Group &group,
     plan->minBlocksPerSM = minBlocksPerSM(*plan, isSoftmaxMap(group));
   return plan;
 }
+
+std::optional<KernelPlan> mlir::rowred::planFewRows(const Group &group,
+                                                    const PlanOptions &opts,
+                                                    const KernelPlan &main) {
+  if (opts.strategy != "auto" || main.strategy != Strategy::chunks)
+    return std::nullopt;
+  const FewRowsRow *row = PlanTable::get().fewRowsOf(
+      main.inType, opts.cols, opts.cols % main.vectorWidth == 0);
+  if (!row || row->lengths.strategy == main.strategy)
+    return std::nullopt;
+  PlanOptions fewOpts = opts;
+  fewOpts.strategy = stringifyStrategy(row->lengths.strategy).str();
+  fewOpts.clusterSize = row->cluster;
+  // A row the strategy cannot take (too many operands for a cluster's
+  // registers) keeps one kernel: its diagnostic is not the user's.
+  ScopedDiagnosticHandler quiet(group.map->getContext(),
+                                [](Diagnostic &) { return success(); });
+  FailureOr<KernelPlan> plan = planKernel(group, fewOpts);
+  if (failed(plan))
+    return std::nullopt;
+  plan->maxRows = row->maxRows;
+  return *plan;
+}

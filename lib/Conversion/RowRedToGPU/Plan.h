@@ -45,6 +45,15 @@ struct PlanOptions {
 /// anything invalid.
 FailureOr<KernelPlan> planKernel(const Group &group, const PlanOptions &opts);
 
+/// The plan of the group's second kernel, for launches of at most its
+/// `maxRows` rows (the plan table's few_rows), or none: only where auto
+/// cut the rows into chunks (rows of a known length, sm_90+), for the
+/// lengths of a row of the table, where that plan is valid. `main` is the
+/// group's plan for `opts`.
+std::optional<KernelPlan> planFewRows(const Group &group,
+                                      const PlanOptions &opts,
+                                      const KernelPlan &main);
+
 } // namespace rowred
 } // namespace mlir
 

@@ -263,10 +263,14 @@ static bool fromJSON(const json::Value &value, PrefetchRow &out,
   return mapper.map("prefetch", out.prefetch);
 }
 
+/// A row_lengths row, or the row lengths of a row of a section that has
+/// the `extra` keys as well.
 static bool fromJSON(const json::Value &value, RowLengthRow &out,
-                     json::Path path) {
-  if (!onlyKeys(value, {"strategy", "types", "aligned", "min_cols", "max_cols"},
-                path))
+                     json::Path path, ArrayRef<StringRef> extra = {}) {
+  SmallVector<StringRef> keys = {"strategy", "types", "aligned", "min_cols",
+                                 "max_cols"};
+  llvm::append_range(keys, extra);
+  if (!onlyKeys(value, keys, path))
     return false;
   json::ObjectMapper mapper(value, path);
   if (!mapper.map("strategy", out.strategy) ||
@@ -284,13 +288,23 @@ static bool fromJSON(const json::Value &value, RowLengthRow &out,
   return true;
 }
 
+static bool fromJSON(const json::Value &value, FewRowsRow &out,
+                     json::Path path) {
+  if (!fromJSON(value, out.lengths, path, {"max_rows", "cluster"}))
+    return false;
+  json::ObjectMapper mapper(value, path);
+  return mapPositive(mapper, value, "max_rows", out.maxRows, path) &&
+         mapPositive(mapper, value, "cluster", out.cluster, path,
+                     /*optional=*/true);
+}
+
 static bool fromJSON(const json::Value &value, PlanTable &out,
                      json::Path path) {
   if (!onlyKeys(value,
                 {"about", "three_quarter_blocks_from", "elements_per_thread",
                  "rows_per_block", "block_shapes", "row_grid", "prefetch",
                  "online_cluster", "online_warps", "staged_row_warps",
-                 "row_lengths"},
+                 "row_lengths", "few_rows"},
                 path))
     return false;
   json::ObjectMapper mapper(value, path);
@@ -304,7 +318,8 @@ static bool fromJSON(const json::Value &value, PlanTable &out,
       !mapper.map("online_cluster", out.onlineCluster) ||
       !mapper.map("online_warps", out.onlineWarps) ||
       !mapper.map("staged_row_warps", out.stagedRowWarps) ||
-      !mapper.map("row_lengths", out.rowLengths))
+      !mapper.map("row_lengths", out.rowLengths) ||
+      !mapper.mapOptional("few_rows", out.fewRows))
     return false;
   return endsWithCatchAll(value, "elements_per_thread", "elements_per_thread",
                           path) &&
@@ -363,6 +378,14 @@ bool PlanTable::runsRowGrid(const TableKey &key) const {
                       [&](const TableMatch &row) { return row.matches(key); });
 }
 
+const FewRowsRow *PlanTable::fewRowsOf(Type type, int64_t cols,
+                                       bool aligned) const {
+  for (const FewRowsRow &row : fewRows)
+    if (row.lengths.matches(type, cols, aligned))
+      return &row;
+  return nullptr;
+}
+
 int64_t PlanTable::onlineClusterSize(int64_t rowBytes) const {
   for (const OnlineClusterRow &row : onlineCluster)
     if (rowBytes <= row.maxRowBytes)
@@ -373,11 +396,14 @@ int64_t PlanTable::onlineClusterSize(int64_t rowBytes) const {
 bool PlanTable::takesRowLength(Strategy strategy, Type type, int64_t cols,
                                bool aligned) const {
   return llvm::any_of(rowLengths, [&](const RowLengthRow &row) {
-    return row.strategy == strategy &&
-           TableMatch::matchesType(row.types, type) &&
-           (!row.aligned || *row.aligned == aligned) && cols >= row.minCols &&
-           cols <= row.maxCols;
+    return row.strategy == strategy && row.matches(type, cols, aligned);
   });
+}
+
+bool RowLengthRow::matches(Type type, int64_t cols, bool aligned) const {
+  return TableMatch::matchesType(types, type) &&
+         (!this->aligned || *this->aligned == aligned) && cols >= minCols &&
+         cols <= maxCols;
 }
 
 int64_t PlanTable::warpsOf(ArrayRef<WarpsRow> rows, const TableKey &key) {

@@ -7,7 +7,8 @@
 // (PlanTable.json, compiled into the library): the derived warps, several
 // rows per block, the shapes measured per element type, the grid of one
 // block per row group, what a block fetches ahead, the online kernel's
-// clusters and warps, and the row lengths that decide a strategy. Each section
+// clusters and warps, the row lengths that decide a strategy, and those that
+// get a second kernel for launches of a few rows. Each section
 // is a list of rows; a lookup takes the first row that matches the block (its
 // strategy, element type, size, rows and threads). Each row's `note` says the
 // runs behind it.
@@ -115,6 +116,18 @@ struct RowLengthRow {
   TableMatch::Types types = TableMatch::Types::any;
   std::optional<bool> aligned;
   int64_t minCols = 1, maxCols = std::numeric_limits<int64_t>::max();
+
+  /// Whether rows of `cols` elements of `type` are among the row's.
+  bool matches(Type type, int64_t cols, bool aligned) const;
+};
+
+/// Rows of the `lengths` whose chunks kernel also gets a second one for
+/// launches of at most `maxRows` rows, of `lengths.strategy` over clusters of
+/// `cluster` blocks (0: derived): a few rows' chunks are too few blocks,
+/// each waiting for the row's exchange, to keep the memory system busy.
+struct FewRowsRow {
+  RowLengthRow lengths;
+  int64_t maxRows = 0, cluster = 0;
 };
 
 /// The table: PlanTable.json, parsed.
@@ -132,6 +145,7 @@ struct PlanTable {
   /// a staged row (by the block a fused kernel would hold it in).
   std::vector<WarpsRow> onlineWarps, stagedRowWarps;
   std::vector<RowLengthRow> rowLengths;
+  std::vector<FewRowsRow> fewRows;
 
   /// The table in `json`, or an error naming the field at fault.
   static llvm::Expected<PlanTable> parse(StringRef json);
@@ -155,6 +169,9 @@ struct PlanTable {
   /// vector width.
   bool takesRowLength(Strategy strategy, Type type, int64_t cols,
                       bool aligned) const;
+  /// The first few_rows row for rows of `cols` elements of `type`, or
+  /// null.
+  const FewRowsRow *fewRowsOf(Type type, int64_t cols, bool aligned) const;
   /// The warps of the first row of `rows` that matches `key`.
   static int64_t warpsOf(ArrayRef<WarpsRow> rows, const TableKey &key);
 };

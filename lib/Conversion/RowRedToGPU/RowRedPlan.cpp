@@ -4,7 +4,9 @@
 //
 // The rowred-plan pass: every rowred.map without a #rowred.plan gets the one
 // planKernel chooses for its group, around the fields of its
-// #rowred.plan_request if it has one; a plan already there is kept.
+// #rowred.plan_request if it has one; a plan already there is kept. auto's
+// plans of rows that the table gives a second kernel for launches of a few
+// rows get that kernel's plan as well (rowred.few_rows_plan).
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,8 +41,8 @@ struct RowRedPlanPass : rowred::impl::RowRedPlanBase<RowRedPlanPass> {
       if (failed(group))
         return WalkResult::interrupt();
       auto request = map->getAttrOfType<PlanRequestAttr>(kPlanRequestAttrName);
-      FailureOr<KernelPlan> plan =
-          planKernel(*group, PlanOptions::get(strategy, cols, chip, request));
+      PlanOptions opts = PlanOptions::get(strategy, cols, chip, request);
+      FailureOr<KernelPlan> plan = planKernel(*group, opts);
       if (failed(plan))
         return WalkResult::interrupt();
       PlanAttr attr = plan->getCheckedAttr([&] { return map.emitOpError(); },
@@ -48,6 +50,10 @@ struct RowRedPlanPass : rowred::impl::RowRedPlanBase<RowRedPlanPass> {
       if (!attr)
         return WalkResult::interrupt();
       map->setAttr(kPlanAttrName, attr);
+      // Only where the whole plan is auto's: a request states the kernel.
+      if (!request)
+        if (std::optional<KernelPlan> few = planFewRows(*group, opts, *plan))
+          map->setAttr(kFewRowsPlanAttrName, few->getAttr(&getContext()));
       map->removeAttr(kPlanRequestAttrName);
       return WalkResult::advance();
     });

@@ -84,16 +84,36 @@ struct ConvertRowRedToGPUPass
       FailureOr<Group> group = collectGroup(map);
       if (failed(group))
         return signalPassFailure();
-      FailureOr<KernelPlan> plan = readPlan(*group);
+      FailureOr<KernelPlan> plan = readPlan(*group, kPlanAttrName);
       if (failed(plan))
         return signalPassFailure();
+      std::optional<KernelPlan> fewRows;
+      if (map->hasAttr(kFewRowsPlanAttrName)) {
+        FailureOr<KernelPlan> few = readPlan(*group, kFewRowsPlanAttrName);
+        if (failed(few))
+          return signalPassFailure();
+        fewRows = *few;
+      }
       FailureOr<std::string> name = kernelName(map);
       if (failed(name))
         return signalPassFailure();
-      lowerGroup(*group, *plan, *name, symbols);
+      std::string fewName =
+          fewRows ? *name + "_rows" + std::to_string(fewRows->maxRows) : "";
+      if (fewRows && symbols.lookup(fewName)) {
+        map.emitOpError() << "its kernel for a few rows, '" << fewName
+                          << "', would take the name of another symbol";
+        return signalPassFailure();
+      }
+      lowerGroup(*group, *plan, *name, fewRows ? &*fewRows : nullptr, fewName,
+                 symbols);
       Builder builder(&getContext());
-      kernels.push_back(
-          builder.getNamedAttr(*name, kernelMetadata(builder, *group, *plan)));
+      DictionaryAttr metadata = kernelMetadata(builder, *group, *plan);
+      if (fewRows) {
+        kernels.push_back(builder.getNamedAttr(
+            fewName, kernelMetadata(builder, *group, *fewRows)));
+        metadata = withVariant(builder, metadata, fewName, fewRows->maxRows);
+      }
+      kernels.push_back(builder.getNamedAttr(*name, metadata));
       eraseGroup(*group);
     }
     // Reduces whose results no map consumes have no kernel yet.
@@ -112,11 +132,13 @@ struct ConvertRowRedToGPUPass
     }
   }
 
-  /// The plan on the group's map, or a diagnostic when it has none or the
-  /// group cannot take it.
-  FailureOr<KernelPlan> readPlan(const Group &group) {
+  /// The plan in the group's map's attribute `attrName`, or a diagnostic
+  /// when it has none or the group cannot take it.
+  FailureOr<KernelPlan> readPlan(const Group &group, StringRef attrName) {
     MapOp map = group.map;
-    auto attr = map->getAttrOfType<PlanAttr>(kPlanAttrName);
+    auto attr = map->getAttrOfType<PlanAttr>(attrName);
+    if (!attr && attrName != kPlanAttrName)
+      return map.emitOpError() << "'" << attrName << "' is not a #rowred.plan";
     if (!attr)
       return map.emitOpError()
              << "has no #rowred.plan; run --rowred-plan before the GPU "
@@ -169,13 +191,48 @@ struct ConvertRowRedToGPUPass
     return prefix + std::to_string(counter++);
   }
 
-  /// Builds the kernel for `group` and launches it in place of the group.
+  /// Builds the kernels for `group` (of `plan`, and of `fewRows` for
+  /// launches of at most its maxRows rows) and launches them in place of
+  /// the group.
   void lowerGroup(Group &group, const KernelPlan &plan, StringRef name,
+                  const KernelPlan *fewRows, StringRef fewName,
                   SymbolTable &symbols) {
+    gpu::GPUFuncOp func = buildKernel(group, plan, name, symbols);
+    gpu::GPUFuncOp fewFunc =
+        fewRows ? buildKernel(group, *fewRows, fewName, symbols) : nullptr;
+
+    // Host launch, guarded against empty inputs (a zero-sized grid is a
+    // launch error).
+    ImplicitLocOpBuilder b(group.map.getLoc(), &getContext());
+    b.setInsertionPoint(group.map);
+    Value input = group.map.getInput();
+    Value rowsIdx = memref::DimOp::create(b, input, 0);
+    Value colsIdx = memref::DimOp::create(b, input, 1);
+    Value zero = arith::ConstantIndexOp::create(b, 0);
+    Value nonEmpty = arith::AndIOp::create(
+        b, arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, rowsIdx, zero),
+        arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, colsIdx, zero));
+    auto ifOp = scf::IfOp::create(b, nonEmpty, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    if (!fewRows)
+      return emitLaunch(b, group, plan, func, rowsIdx, colsIdx);
+    // A launch of a few rows takes the second kernel.
+    Value few = arith::CmpIOp::create(
+        b, arith::CmpIPredicate::ule, rowsIdx,
+        arith::ConstantIndexOp::create(b, fewRows->maxRows));
+    auto choice = scf::IfOp::create(b, few, /*withElseRegion=*/true);
+    b.setInsertionPointToStart(&choice.getThenRegion().front());
+    emitLaunch(b, group, *fewRows, fewFunc, rowsIdx, colsIdx);
+    b.setInsertionPointToStart(&choice.getElseRegion().front());
+    emitLaunch(b, group, plan, func, rowsIdx, colsIdx);
+  }
+
+  /// Builds the kernel of `plan` for `group`, in a GPU module of its own.
+  gpu::GPUFuncOp buildKernel(Group &group, const KernelPlan &plan,
+                             StringRef name, SymbolTable &symbols) {
     MLIRContext *ctx = &getContext();
     ModuleOp module = getOperation();
-    Location loc = group.map.getLoc();
-    ImplicitLocOpBuilder b(loc, ctx);
+    ImplicitLocOpBuilder b(group.map.getLoc(), ctx);
 
     // Kernel.
     b.setInsertionPointToEnd(module.getBody());
@@ -249,19 +306,13 @@ struct ConvertRowRedToGPUPass
     b.setInsertionPointToStart(&func.getBody().front());
     KernelEmitter(b, group, plan, func).emit();
     gpu::ReturnOp::create(b);
+    return func;
+  }
 
-    // Host launch, guarded against empty inputs (a zero-sized grid is a
-    // launch error).
-    b.setInsertionPoint(group.map);
-    Value input = group.map.getInput();
-    Value rowsIdx = memref::DimOp::create(b, input, 0);
-    Value colsIdx = memref::DimOp::create(b, input, 1);
-    Value zero = arith::ConstantIndexOp::create(b, 0);
-    Value nonEmpty = arith::AndIOp::create(
-        b, arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, rowsIdx, zero),
-        arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, colsIdx, zero));
-    auto ifOp = scf::IfOp::create(b, nonEmpty, /*withElseRegion=*/false);
-    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  /// Launches `func` (of `plan`) over the group's `rows` x `cols` at `b`.
+  void emitLaunch(ImplicitLocOpBuilder &b, Group &group, const KernelPlan &plan,
+                  gpu::GPUFuncOp func, Value rowsIdx, Value colsIdx) {
+    Type i64 = b.getI64Type();
     SmallVector<Value> matrices(group.inputs);
     llvm::append_range(matrices, group.outputs);
     SmallVector<Value> args;

@@ -60,6 +60,7 @@ KernelPlan KernelPlan::get(PlanAttr attr, Type inType, Type outType) {
   plan.chunkStaged = attr.getChunkStage();
   plan.gridPerRowGroup = attr.getGrid() == Grid::rows;
   plan.minBlocksPerSM = attr.getMinBlocksPerSm();
+  plan.maxRows = attr.getMaxRows();
   return plan;
 }
 
@@ -83,8 +84,8 @@ KernelPlan::getCheckedAttr(function_ref<InFlightDiagnostic()> emitError,
                 rowsPerBlock, clusterSize, vectorWidth, reverseSecondPass,
                 fastExp, rereadFallback, prefetchKind, pairReduce, maxCols,
                 stageElements, keptElements, keep, cacheHints, chunkStaged,
-                gridPerRowGroup ? Grid::rows : Grid::persistent,
-                minBlocksPerSM);
+                gridPerRowGroup ? Grid::rows : Grid::persistent, minBlocksPerSM,
+                maxRows);
   };
   if (!emitError)
     return build(

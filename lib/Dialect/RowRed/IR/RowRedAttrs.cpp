@@ -128,13 +128,16 @@ verifyPaths(function_ref<InFlightDiagnostic(StringRef)> fail, Strategy strategy,
   return success();
 }
 
-LogicalResult PlanAttr::verify(
-    function_ref<InFlightDiagnostic()> emitError, Strategy strategy,
-    StringRef chip, int64_t block, int64_t warps, int64_t rowsPerBlock,
-    int64_t cluster, int64_t vector, bool reverseSecondPass, bool fastExp,
-    bool reread, Prefetch prefetch, bool pairReduce, int64_t maxCols,
-    int64_t stageElements, int64_t keptElements, KeepAhead keepAhead,
-    bool cacheHints, int64_t chunkStage, Grid grid, int64_t minBlocksPerSm) {
+LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               Strategy strategy, StringRef chip, int64_t block,
+                               int64_t warps, int64_t rowsPerBlock,
+                               int64_t cluster, int64_t vector,
+                               bool reverseSecondPass, bool fastExp,
+                               bool reread, Prefetch prefetch, bool pairReduce,
+                               int64_t maxCols, int64_t stageElements,
+                               int64_t keptElements, KeepAhead keepAhead,
+                               bool cacheHints, int64_t chunkStage, Grid grid,
+                               int64_t minBlocksPerSm, int64_t maxRows) {
   int64_t sm = chipVersion(chip);
   auto fail = [&](StringRef field) {
     return emitError() << "#rowred.plan field '" << field << "': ";
@@ -198,6 +201,8 @@ LogicalResult PlanAttr::verify(
            << "a " << stringifyStrategy(strategy)
            << " kernel holds the whole row: from 1 to " << block * cluster
            << " (block x cluster), got " << maxCols;
+  if (maxRows < 0)
+    return fail("max_rows") << "must be 0 (any) or positive, got " << maxRows;
   if (minBlocksPerSm < 0 || minBlocksPerSm > 32)
     return fail("min_blocks_per_sm")
            << "must be from 0 to 32, got " << minBlocksPerSm;

@@ -98,14 +98,25 @@ public:
 
   /// Why rows of `cols` elements cannot run on this kernel, or empty.
   std::string checkCols(int64_t cols) const;
+  /// The kernel a launch over `rows` x `cols` takes: the first of the
+  /// variants (KernelSpec::variants) for at least `rows` rows that takes
+  /// rows of `cols`, else this one.
+  const Kernel &forShape(int64_t rows, int64_t cols) const;
+  /// The loaded variants, by their rows.
+  const std::vector<std::unique_ptr<Kernel>> &variants() const {
+    return variantKernels;
+  }
   /// Bytes of zeroed workspace a launch over `rows` x `cols` needs (0 for
-  /// kernels without one).
+  /// kernels without one), whichever kernel it takes (this one's need,
+  /// the most of any).
   int64_t workspaceBytes(int64_t rows, int64_t cols) const;
-  /// The launch over `rows` x `cols`, with its grid (`requested` blocks when
-  /// non-zero); nullopt (with `error`) when the kernel cannot run it.
+  /// The launch over `rows` x `cols` of the kernel it takes (forShape), with
+  /// its grid (`requested` blocks when non-zero); nullopt (with `error`)
+  /// when the kernel cannot run it.
   std::optional<LaunchPlan> plan(int64_t rows, int64_t cols, int64_t requested,
                                  std::string &error) const;
-  /// Launches on `stream` (asynchronously), in the kernel's context (made
+  /// Launches the kernel the shape takes (forShape) on `stream`
+  /// (asynchronously), in the kernel's context (made
   /// current on this thread if it is not); false (with `error`) when the
   /// arguments are invalid or the driver refuses. An empty problem (no rows)
   /// launches nothing.
@@ -114,6 +125,8 @@ public:
 
 private:
   Kernel() = default;
+  /// Loads the variants `k`'s metadata lists, from next to its PTX.
+  static bool loadVariants(Kernel &k, int device, std::string &error);
 
   const CudaDriver *cu = nullptr;
   KernelSpec kernelSpec;
@@ -125,6 +138,7 @@ private:
   CUmodule module = nullptr;
   CUfunction func = nullptr;
   int perSM = 0, clusters = 0;
+  std::vector<std::unique_ptr<Kernel>> variantKernels;
 };
 
 } // namespace rowred::runtime

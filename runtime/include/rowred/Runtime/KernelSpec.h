@@ -64,6 +64,14 @@ struct KernelOperand {
 
 const char *roleName(KernelOperand::Role role);
 
+/// A second kernel of the same operands that launches of at most `maxRows`
+/// rows take instead (metadata `variants`; its metadata is
+/// `<kernel>.json`, next to the first's).
+struct KernelVariant {
+  std::string kernel;
+  int64_t maxRows = 0;
+};
+
 /// What softmax-run needs to know about a kernel (docs/abi.md).
 struct KernelSpec {
   std::string kernel;   ///< PTX entry point.
@@ -121,6 +129,11 @@ struct KernelSpec {
   /// the launcher starts one block per chunk of every row and passes a
   /// zeroed workspace of chunkWorkspaceBytes; 0 for other kernels.
   int64_t chunkElements = 0;
+  /// The most rows of a launch the compiler chose this kernel for (0:
+  /// any); a variant of another kernel.
+  int64_t maxRows = 0;
+  /// The kernels that launches of a few rows take instead, by maxRows.
+  std::vector<KernelVariant> variants;
 
   /// Whether blocks of the kernel wait for each other (a row's chunks), so
   /// that a launch must make them resident together: a cooperative launch
@@ -131,6 +144,10 @@ struct KernelSpec {
   /// elements (docs/abi.md): the ticket's 128, then per row 128 of counter
   /// and the 8-byte pairs of its chunks rounded up to 128.
   int64_t chunkWorkspaceBytes(int64_t rows, int64_t cols) const;
+
+  /// The metadata path of `variant`, next to this kernel's PTX (after
+  /// load).
+  std::string variantPath(const KernelVariant &variant) const;
 
   /// Why the kernel cannot take `rows` rows of `cols` elements (the row
   /// lengths it was compiled for, the ABI's 32-bit limits), or empty.

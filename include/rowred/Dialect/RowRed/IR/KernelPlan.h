@@ -122,6 +122,9 @@ struct KernelPlan {
   bool gridPerRowGroup = false;
   /// The `.minnctapersm` ptxas is asked for (0: none).
   int64_t minBlocksPerSM = 0;
+  /// The most rows of a launch that takes this kernel (0: any): the second
+  /// kernel of a group, for launches of a few rows.
+  int64_t maxRows = 0;
 
   int64_t numThreads() const { return numWarps * 32; }
   /// The compute capability of the chip.

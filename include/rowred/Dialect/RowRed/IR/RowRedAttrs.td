@@ -105,6 +105,9 @@ def RowRed_PlanAttr : AttrDef<RowRed_Dialect, "Plan"> {
     * `grid` [`persistent`]: the blocks resident at once, each looping over
       rows, or one block per row group (`rows`).
     * `min_blocks_per_sm` [0]: the `.minnctapersm` ptxas is asked for.
+    * `max_rows` [0]: the most rows of a launch that takes this kernel (0:
+      any). Set on the plan of a second kernel for launches of a few rows
+      (`rowred.few_rows_plan`); any kernel computes every launch alike.
 
     Example (auto's f32 kernel for rows of 4096 on sm_90):
 
@@ -137,7 +140,8 @@ def RowRed_PlanAttr : AttrDef<RowRed_Dialect, "Plan"> {
     DefaultValuedParameter<"bool", "false">:$cache_hints,
     DefaultValuedParameter<"int64_t", "0">:$chunk_stage,
     RowRed_DefaultEnumParameter<RowRed_GridAttr, "persistent">:$grid,
-    DefaultValuedParameter<"int64_t", "0">:$min_blocks_per_sm
+    DefaultValuedParameter<"int64_t", "0">:$min_blocks_per_sm,
+    DefaultValuedParameter<"int64_t", "0">:$max_rows
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

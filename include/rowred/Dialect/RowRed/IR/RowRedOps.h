@@ -43,6 +43,11 @@ inline constexpr llvm::StringLiteral kSafeAttrName = "rowred.safe";
 /// kernel (set by rowred-plan, or written in the input), or on the high-level
 /// op it is decomposed from.
 inline constexpr llvm::StringLiteral kPlanAttrName = "rowred.plan";
+/// Discardable attribute on a `rowred.map` holding the #rowred.plan of a
+/// second kernel for launches of at most its `max_rows` rows (set by
+/// rowred-plan where its table has one).
+inline constexpr llvm::StringLiteral kFewRowsPlanAttrName =
+    "rowred.few_rows_plan";
 /// Discardable attribute on a `rowred.map`, or on the high-level op it is
 /// decomposed from, holding the #rowred.plan_request that rowred-plan
 /// completes into the map's plan.

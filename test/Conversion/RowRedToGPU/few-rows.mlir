@@ -1,0 +1,90 @@
+// Rows that auto cuts into chunks and that the plan table's few_rows names
+// get a second kernel for launches of at most 16 rows: the row over a
+// cluster of 16 blocks. The plan says so (rowred.few_rows_plan, with
+// max_rows), the host code launches it when the rows are few, and the
+// metadata of the first kernel lists it under `variants`.
+
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=128256 chip=sm_90" | FileCheck %s --check-prefix=PLAN
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=256000 chip=sm_90" | FileCheck %s --check-prefix=F32-256000
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=65536 chip=sm_90" | FileCheck %s --check-prefix=SHORTER
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=128256 chip=sm_80" | FileCheck %s --check-prefix=NONE
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=128256 chip=sm_90" --convert-rowred-to-gpu | FileCheck %s --check-prefix=LAUNCH
+// RUN: rm -rf %t && softmax-opt %s --rowred-to-ptx="cols=128256 chip=sm_90 output-dir=%t" -o /dev/null
+// RUN: FileCheck %s --check-prefix=JSON --input-file=%t/softmax_f32_kernel0.json
+// RUN: FileCheck %s --check-prefix=JSON-FEW --input-file=%t/softmax_f32_kernel0_rows16.json
+
+// PLAN-LABEL: func.func @softmax_f32
+// PLAN: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 8192, warps = 16, cluster = 16, {{.*}}max_cols = 131072, {{.*}}max_rows = 16>
+// PLAN-SAME: rowred.plan = #rowred.plan<strategy = chunks,
+// PLAN-NOT: max_rows
+// PLAN-LABEL: func.func @softmax_bf16
+// PLAN: rowred.few_rows_plan = #rowred.plan<strategy = cluster, {{.*}}cluster = 16, {{.*}}max_rows = 16>
+// PLAN-SAME: rowred.plan = #rowred.plan<strategy = chunks,
+// PLAN-LABEL: func.func @softmax_given
+// PLAN-NOT: few_rows_plan
+// PLAN: rowred.plan = #rowred.plan<strategy = chunks, {{.*}}min_blocks_per_sm
+// PLAN-NOT: few_rows_plan
+// PLAN-LABEL: func.func @rms_norm_bf16
+// PLAN-NOT: few_rows_plan
+// PLAN: return
+
+// f32 rows of 256000 measured no faster on clusters beyond one row; bf16's
+// did.
+// F32-256000-LABEL: func.func @softmax_f32
+// F32-256000-NOT: few_rows_plan
+// F32-256000-LABEL: func.func @softmax_bf16
+// F32-256000: rowred.few_rows_plan = #rowred.plan<strategy = cluster,
+// F32-256000-SAME: rowred.plan = #rowred.plan<strategy = chunks,
+
+// SHORTER-NOT: few_rows_plan
+
+// NONE-NOT: few_rows_plan
+
+// LAUNCH-LABEL: func.func @softmax_f32
+// LAUNCH: scf.if
+// LAUNCH: %[[FEW:.*]] = arith.cmpi ule, %{{.*}}, %c16
+// LAUNCH: scf.if %[[FEW]] {
+// LAUNCH: gpu.launch_func @softmax_f32_kernel0_rows16::@softmax_f32_kernel0_rows16 clusters in (%c16
+// LAUNCH: } else {
+// LAUNCH: gpu.launch_func @softmax_f32_kernel0::@softmax_f32_kernel0 blocks
+// LAUNCH: gpu.module @softmax_f32_kernel0
+// LAUNCH: gpu.module @softmax_f32_kernel0_rows16
+// LAUNCH: gpu.func @softmax_f32_kernel0_rows16({{.*}}) kernel attributes {{{.*}}nvvm.cluster_dim = array<i32: 16, 1, 1>
+
+// JSON: "kernel": "softmax_f32_kernel0",
+// JSON: "strategy": "chunks",
+// JSON: "variants": [
+// JSON-NEXT: {
+// JSON-NEXT: "kernel": "softmax_f32_kernel0_rows16",
+// JSON-NEXT: "max_rows": 16
+// JSON-NEXT: }
+// JSON-NEXT: ]
+
+// JSON-FEW: "cluster_blocks": 16,
+// JSON-FEW: "kernel": "softmax_f32_kernel0_rows16",
+// JSON-FEW: "max_rows": 16,
+// JSON-FEW: "strategy": "cluster",
+// JSON-FEW-NOT: "variants"
+
+func.func @softmax_f32(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  rowred.softmax dimension(1) ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>)
+  return
+}
+
+func.func @softmax_bf16(%x: memref<?x?xbf16>, %y: memref<?x?xbf16>) {
+  rowred.softmax dimension(1) ins(%x : memref<?x?xbf16>) outs(%y : memref<?x?xbf16>)
+  return
+}
+
+// A plan request states the kernel: no second one.
+func.func @softmax_given(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  rowred.softmax dimension(1) ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) {rowred.plan_request = #rowred.plan_request<strategy = chunks, chunk_stage = 0>}
+  return
+}
+
+// Rows that auto does not cut into chunks (the norms stream them): no
+// second kernel.
+func.func @rms_norm_bf16(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %y: memref<?x?xbf16>) {
+  rowred.rms_norm epsilon(1.0e-6) ins(%x : memref<?x?xbf16>) weight(%w : memref<?xbf16>) outs(%y : memref<?x?xbf16>)
+  return
+}
