@@ -131,6 +131,25 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   EXPECT_FALSE(table.takesRowLength(Strategy::online, bf16, 12289, false));
 }
 
+TEST(PlanTableTest, CompiledTableGivesFewRowsTheirKernel) {
+  MLIRContext context;
+  Type f32 = Float32Type::get(&context), bf16 = BFloat16Type::get(&context),
+       f16 = Float16Type::get(&context);
+  const PlanTable &table = PlanTable::get();
+  const FewRowsRow *row = table.fewRowsOf(f32, 128256, /*aligned=*/true);
+  ASSERT_TRUE(row);
+  EXPECT_EQ(row->lengths.strategy, Strategy::cluster);
+  EXPECT_EQ(row->cluster, 16);
+  EXPECT_EQ(row->maxRows, 16);
+  EXPECT_TRUE(table.fewRowsOf(f32, 100277, /*aligned=*/false));
+  EXPECT_TRUE(table.fewRowsOf(bf16, 256000, /*aligned=*/true));
+  // Measured no faster: f32 rows of 256000, and shorter rows; f16 not
+  // measured.
+  EXPECT_FALSE(table.fewRowsOf(f32, 256000, /*aligned=*/true));
+  EXPECT_FALSE(table.fewRowsOf(bf16, 65536, /*aligned=*/true));
+  EXPECT_FALSE(table.fewRowsOf(f16, 128256, /*aligned=*/true));
+}
+
 TEST(PlanTableTest, MinimalTableParses) {
   EXPECT_EQ(parseError(tableWith("[]")), "parsed");
   EXPECT_EQ(parseError(tableWith(R"([{"types": "16-bit", "block": 8192,
@@ -191,6 +210,14 @@ TEST(PlanTableTest, TableErrors) {
                                     "table.row_lengths[0]"),
             std::string::npos)
       << parseError(chunks);
+  std::string few = tableWith("[]");
+  few.replace(few.find(R"("row_lengths": [])"),
+              std::strlen(R"("row_lengths": [])"),
+              R"("row_lengths": [], "few_rows": [{"strategy": "cluster",
+                                    "cluster": 16, "rows": 16}])");
+  EXPECT_NE(parseError(few).find("unknown field at plan table.few_rows[0]"),
+            std::string::npos)
+      << parseError(few);
 }
 
 } // namespace
