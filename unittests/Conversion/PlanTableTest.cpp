@@ -18,7 +18,8 @@ namespace {
 
 /// The smallest valid table, with `rows` as its block_shapes.
 std::string tableWith(StringRef blockShapes) {
-  return (R"({"three_quarter_blocks_from": 8192,
+  return (R"({"three_quarter_blocks_from": 8192, "streamed_tile_values": 24,
+              "operand_shapes": [],
               "elements_per_thread": [{"elements_per_thread": 16}],
               "rows_per_block": {"max_block": 1024, "rows": 4,
                                  "elements_per_thread": 8},
@@ -129,6 +130,23 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   EXPECT_FALSE(table.takesRowLength(Strategy::online, bf16, 65536, true));
   EXPECT_FALSE(table.takesRowLength(Strategy::online, f32, 12288, true));
   EXPECT_FALSE(table.takesRowLength(Strategy::online, bf16, 12289, false));
+}
+
+TEST(PlanTableTest, CompiledTableShapesBlocksOfSeveralOperands) {
+  MLIRContext context;
+  Type f32 = Float32Type::get(&context), bf16 = BFloat16Type::get(&context);
+  const PlanTable &table = PlanTable::get();
+  EXPECT_EQ(table.streamedTileValues, 24);
+  auto shape = [&](Type type, int64_t block, int64_t operands) {
+    const OperandShapeRow *row =
+        table.operandShape({Strategy::fused, type, block}, operands);
+    return row ? row->elementsPerThread : 0;
+  };
+  EXPECT_EQ(shape(f32, 2048, 2), 16);
+  EXPECT_EQ(shape(f32, 8192, 2), 16);
+  EXPECT_EQ(shape(f32, 16384, 2), 0);
+  EXPECT_EQ(shape(f32, 4096, 3), 0);
+  EXPECT_EQ(shape(bf16, 4096, 2), 0);
 }
 
 TEST(PlanTableTest, CompiledTableGivesFewRowsTheirKernel) {

@@ -92,12 +92,6 @@ static FailureOr<KernelPlan> planChunks(MapOp map, const PlanOptions &opts,
   return plan;
 }
 
-/// Elements per thread of a streamed online tile (reread), over all the
-/// operands it loads: with the addresses and reductions beside them a
-/// thread stays near 64 registers, so that an SM holds a thousand threads
-/// and their loads in flight.
-static constexpr int64_t kStreamedTileValues = 24;
-
 namespace {
 
 /// The steps of planKernel over one group, in order, sharing what they
@@ -425,18 +419,20 @@ private:
         break;
       fitted = fewer;
     }
-    // f32 blocks of 2048 to 8192 elements of two operands (rms_norm's x and
-    // weight, the backward's y and dy) hold 16 elements per thread: on the
-    // H100 and the H200 (bench/family.py --sweep, 4096 and 16384 rows) that
-    // shape was the fastest, 2-3% over 32 per thread at 2048, 8-14% at
-    // 4096 and 13-15% over 64 at 8192.
-    KernelPlan sixteen = fitted;
-    sixteen.numWarps = fitted.blockElements / (16 * 32);
-    if (!opts.numWarps && fitted.clusterSize == 1 &&
-        byteWidth(plan.inType) == 4 && operands == 2 &&
-        fitted.blockElements >= 2048 && fitted.blockElements <= 8192 &&
-        sixteen.numWarps > fitted.numWarps && fits(sixteen))
-      fitted = sixteen;
+    // Blocks the table's operand_shapes measured faster on more warps (f32
+    // rms_norm and softmax backward at 2048-8192: 16 elements per thread).
+    const OperandShapeRow *shape =
+        fitted.clusterSize == 1
+            ? PlanTable::get().operandShape(
+                  tableKey(fitted, fitted.blockElements), operands)
+            : nullptr;
+    if (!opts.numWarps && shape) {
+      KernelPlan shaped = fitted;
+      shaped.numWarps = fitted.blockElements / (shape->elementsPerThread * 32);
+      if (shaped.numWarps > fitted.numWarps && shaped.numWarps <= 32 &&
+          fits(shaped))
+        fitted = shaped;
+    }
     if (fits(fitted))
       plan = fitted;
   }
@@ -516,13 +512,14 @@ private:
     plan.blockElements =
         opts.blockSize ? opts.blockSize
                        : plan.numThreads() * vector * (twoVectors ? 2 : 4);
-    // A streamed tile: at most kStreamedTileValues elements per thread of
-    // all operands together, at least a vector each.
+    // A streamed tile: at most the table's streamed_tile_values elements
+    // per thread of all operands together, at least a vector each.
     if (!opts.blockSize && plan.streamsLevels()) {
       int64_t operands =
           group.hasOneRowOperand() ? 1 : numOperands(plan.clusterSize);
       int64_t perThread = vector * 4;
-      while (perThread > vector && perThread * operands > kStreamedTileValues)
+      while (perThread > vector &&
+             perThread * operands > PlanTable::get().streamedTileValues)
         perThread /= 2;
       plan.blockElements = plan.numThreads() * perThread;
     }

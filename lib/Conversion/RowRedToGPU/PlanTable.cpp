@@ -255,6 +255,16 @@ static bool fromJSON(const json::Value &value, BlockShapeRow &out,
          mapper.mapOptional("needs_free_registers", out.needsFreeRegisters);
 }
 
+static bool fromJSON(const json::Value &value, OperandShapeRow &out,
+                     json::Path path) {
+  if (!fromJSON(value, out.match, path, {"operands", "elements_per_thread"}))
+    return false;
+  json::ObjectMapper mapper(value, path);
+  return mapPositive(mapper, value, "operands", out.operands, path) &&
+         mapPositive(mapper, value, "elements_per_thread",
+                     out.elementsPerThread, path);
+}
+
 static bool fromJSON(const json::Value &value, PrefetchRow &out,
                      json::Path path) {
   if (!fromJSON(value, out.match, path, {"prefetch"}))
@@ -301,15 +311,18 @@ static bool fromJSON(const json::Value &value, FewRowsRow &out,
 static bool fromJSON(const json::Value &value, PlanTable &out,
                      json::Path path) {
   if (!onlyKeys(value,
-                {"about", "three_quarter_blocks_from", "elements_per_thread",
-                 "rows_per_block", "block_shapes", "row_grid", "prefetch",
-                 "online_cluster", "online_warps", "staged_row_warps",
-                 "row_lengths", "few_rows"},
+                {"about", "three_quarter_blocks_from", "streamed_tile_values",
+                 "elements_per_thread", "rows_per_block", "block_shapes",
+                 "operand_shapes", "row_grid", "prefetch", "online_cluster",
+                 "online_warps", "staged_row_warps", "row_lengths", "few_rows"},
                 path))
     return false;
   json::ObjectMapper mapper(value, path);
   if (!mapPositive(mapper, value, "three_quarter_blocks_from",
                    out.threeQuarterBlocksFrom, path) ||
+      !mapPositive(mapper, value, "streamed_tile_values",
+                   out.streamedTileValues, path) ||
+      !mapper.map("operand_shapes", out.operandShapes) ||
       !mapper.map("elements_per_thread", out.elementsPerThread) ||
       !mapper.map("rows_per_block", out.rowsPerBlock) ||
       !mapper.map("block_shapes", out.blockShapes) ||
@@ -369,6 +382,14 @@ const BlockShapeRow *PlanTable::blockShape(const TableKey &key, bool mayRowGrid,
   for (const BlockShapeRow &row : blockShapes)
     if (row.match.matches(key) && (!row.needsRowGrid || mayRowGrid) &&
         (!row.needsFreeRegisters || !registersAsked))
+      return &row;
+  return nullptr;
+}
+
+const OperandShapeRow *PlanTable::operandShape(const TableKey &key,
+                                               int64_t operands) const {
+  for (const OperandShapeRow &row : operandShapes)
+    if (row.operands == operands && row.match.matches(key))
       return &row;
   return nullptr;
 }

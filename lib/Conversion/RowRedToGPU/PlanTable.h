@@ -88,6 +88,14 @@ struct BlockShapeRow {
   bool needsRowGrid = false, needsFreeRegisters = false;
 };
 
+/// A fused block of one row of `operands` operands (inputs and per-column
+/// ones) measured faster on `elementsPerThread` elements per thread than on
+/// the warps that fit its registers.
+struct OperandShapeRow {
+  TableMatch match;
+  int64_t operands = 0, elementsPerThread = 0;
+};
+
 /// The warps of a kernel that matches.
 struct WarpsRow {
   TableMatch match;
@@ -137,6 +145,10 @@ struct PlanTable {
   std::vector<ElementsPerThreadRow> elementsPerThread;
   RowsPerBlockRule rowsPerBlock;
   std::vector<BlockShapeRow> blockShapes;
+  std::vector<OperandShapeRow> operandShapes;
+  /// Elements per thread of a streamed online tile, over every operand it
+  /// loads.
+  int64_t streamedTileValues = 0;
   /// Blocks that run one program per row group where the grid may be so.
   std::vector<TableMatch> rowGrid;
   std::vector<PrefetchRow> prefetch;
@@ -158,6 +170,10 @@ struct PlanTable {
   /// The measured shape of the block of `key`, or null.
   const BlockShapeRow *blockShape(const TableKey &key, bool mayRowGrid,
                                   bool registersAsked) const;
+  /// The measured shape of the fused block of `key` holding `operands`
+  /// operands, or null.
+  const OperandShapeRow *operandShape(const TableKey &key,
+                                      int64_t operands) const;
   /// Whether the block of `key` runs one program per row group.
   bool runsRowGrid(const TableKey &key) const;
   /// What the block of `key` fetches ahead (Prefetch::none for nothing).
