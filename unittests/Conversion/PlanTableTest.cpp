@@ -161,11 +161,16 @@ TEST(PlanTableTest, CompiledTableGivesFewRowsTheirKernel) {
   EXPECT_EQ(row->maxRows, 16);
   EXPECT_TRUE(table.fewRowsOf(f32, 100277, /*aligned=*/false));
   EXPECT_TRUE(table.fewRowsOf(bf16, 256000, /*aligned=*/true));
-  // Measured no faster: f32 rows of 256000, and shorter rows; f16 not
-  // measured.
+  // Shorter rows: at most 64 over a cluster of 8.
+  const FewRowsRow *shorter = table.fewRowsOf(bf16, 32001, /*aligned=*/false);
+  ASSERT_TRUE(shorter);
+  EXPECT_EQ(shorter->cluster, 8);
+  EXPECT_EQ(shorter->maxRows, 64);
+  EXPECT_TRUE(table.fewRowsOf(f32, 65536, /*aligned=*/true));
+  // Measured no faster: f32 rows of 256000; f16 not measured.
   EXPECT_FALSE(table.fewRowsOf(f32, 256000, /*aligned=*/true));
-  EXPECT_FALSE(table.fewRowsOf(bf16, 65536, /*aligned=*/true));
   EXPECT_FALSE(table.fewRowsOf(f16, 128256, /*aligned=*/true));
+  EXPECT_FALSE(table.fewRowsOf(f32, 16411, /*aligned=*/false));
 }
 
 TEST(PlanTableTest, MinimalTableParses) {

@@ -1,12 +1,14 @@
 // Rows that auto cuts into chunks and that the plan table's few_rows names
-// get a second kernel for launches of at most 16 rows: the row over a
-// cluster of 16 blocks. The plan says so (rowred.few_rows_plan, with
+// get a second kernel for launches of a few rows: the row over a cluster
+// of 16 blocks for at most 16 rows of 100000 to 160000 (f32), of 8 for at
+// most 64 shorter rows. The plan says so (rowred.few_rows_plan, with
 // max_rows), the host code launches it when the rows are few, and the
 // metadata of the first kernel lists it under `variants`.
 
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=128256 chip=sm_90" | FileCheck %s --check-prefix=PLAN
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=256000 chip=sm_90" | FileCheck %s --check-prefix=F32-256000
-// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=65536 chip=sm_90" | FileCheck %s --check-prefix=SHORTER
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=65536 chip=sm_90" | FileCheck %s --check-prefix=N65536
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=32768 chip=sm_90" | FileCheck %s --check-prefix=FUSED
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=128256 chip=sm_80" | FileCheck %s --check-prefix=NONE
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=128256 chip=sm_90" --convert-rowred-to-gpu | FileCheck %s --check-prefix=LAUNCH
 // RUN: rm -rf %t && softmax-opt %s --rowred-to-ptx="cols=128256 chip=sm_90 output-dir=%t" -o /dev/null
@@ -36,7 +38,15 @@
 // F32-256000: rowred.few_rows_plan = #rowred.plan<strategy = cluster,
 // F32-256000-SAME: rowred.plan = #rowred.plan<strategy = chunks,
 
-// SHORTER-NOT: few_rows_plan
+// Shorter chunked rows: at most 64 rows over a cluster of 8.
+// N65536-LABEL: func.func @softmax_f32
+// N65536: rowred.few_rows_plan = #rowred.plan<strategy = cluster, {{.*}}cluster = 8, {{.*}}max_rows = 64>
+// N65536-SAME: rowred.plan = #rowred.plan<strategy = chunks,
+// N65536-LABEL: func.func @softmax_bf16
+// N65536: rowred.few_rows_plan = #rowred.plan<strategy = cluster, {{.*}}cluster = 8, {{.*}}max_rows = 64>
+
+// Rows a fused block holds: one kernel.
+// FUSED-NOT: few_rows_plan
 
 // NONE-NOT: few_rows_plan
 
