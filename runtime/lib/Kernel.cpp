@@ -289,8 +289,8 @@ bool Kernel::loadVariants(Kernel &k, int device, std::string &error) {
 
 const Kernel &Kernel::forShape(int64_t rows, int64_t cols) const {
   for (size_t i = 0; i < variantKernels.size(); ++i)
-    if (rows <= kernelSpec.variants[i].maxRows &&
-        variantKernels[i]->spec().checkShape(rows, cols).empty())
+    if (takesVariant(kernelSpec.variants[i], variantKernels[i]->spec(), rows,
+                     cols))
       return *variantKernels[i];
   return *this;
 }

@@ -635,6 +635,12 @@ std::optional<KernelSpec> KernelSpec::parse(const std::string &text,
   return spec;
 }
 
+bool rowred::runtime::takesVariant(const KernelVariant &variant,
+                                   const KernelSpec &variantSpec, int64_t rows,
+                                   int64_t cols) {
+  return rows <= variant.maxRows && variantSpec.checkShape(rows, cols).empty();
+}
+
 std::string KernelSpec::variantPath(const KernelVariant &variant) const {
   size_t slash = ptxPath.find_last_of('/');
   return (slash == std::string::npos ? std::string()

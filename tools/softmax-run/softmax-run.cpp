@@ -468,7 +468,7 @@ KernelSpec takenKernel(const KernelSpec &spec, int64_t rows, int64_t cols) {
         KernelSpec::load(spec.variantPath(v), error);
     if (!variant)
       fatal(error);
-    if (variant->checkShape(rows, cols).empty())
+    if (takesVariant(v, *variant, rows, cols))
       return *variant;
   }
   return spec;

@@ -72,6 +72,12 @@ struct KernelVariant {
   int64_t maxRows = 0;
 };
 
+struct KernelSpec;
+/// Whether a launch of `rows` x `cols` takes `variant`, whose metadata is
+/// `variantSpec`: at most its rows, of a length it takes.
+bool takesVariant(const KernelVariant &variant, const KernelSpec &variantSpec,
+                  int64_t rows, int64_t cols);
+
 /// What softmax-run needs to know about a kernel (docs/abi.md).
 struct KernelSpec {
   std::string kernel;   ///< PTX entry point.
