@@ -791,15 +791,18 @@ FailureOr<KernelPlan> mlir::rowred::planKernel(const Group &group,
   // spill 388 bytes at the warp-per-row bound of 64 registers), and so does
   // a map of rows that reads per-row inputs (cross-entropy's gradient, its
   // labels compared with every element's column: 20-56 bytes of spills at
-  // the warp-per-row and chunk bounds), which takes none but on cluster
-  // slices. There the bound's second block per SM pays for its spills
-  // (H100, gradient of 4096 x 50257 rows: bf16 51% -> 75% of the copy
-  // with 20 bytes of spills, f32 79% -> 93% with none; slices of 8 blocks
-  // without it 62% and 88%, 1024 threads 49% and 75%).
+  // the warp-per-row bound), which takes none but on cluster slices and
+  // chunks (with the registers of mapRegisters). On the slices the bound's
+  // second block per SM pays (H100, gradient of 4096 x 50257 rows: bf16
+  // 51% -> 75% of the copy, f32 79% -> 93%; slices of 8 blocks without it
+  // 62% and 88%, 1024 threads 49% and 75%).
   bool rowInputsPerElement = !group.rowInputs.empty() && !group.outputs.empty();
   if (group.hasOneRowOperand() &&
-      (!rowInputsPerElement || plan->strategy == Strategy::cluster))
-    plan->minBlocksPerSM = minBlocksPerSM(*plan, isSoftmaxMap(group));
+      (!rowInputsPerElement || plan->strategy == Strategy::cluster ||
+       plan->strategy == Strategy::chunks))
+    plan->minBlocksPerSM = minBlocksPerSM(
+        *plan, MapLoad{!isSoftmaxMap(group), rowInputsPerElement,
+                       opts.cols > 0 && opts.cols % plan->vectorWidth != 0});
   return plan;
 }
 

@@ -138,6 +138,24 @@ static constexpr int64_t kChunkSpareRegisters = 24;
 /// none.
 static constexpr int64_t kChunkOtherMapRegisters = 8;
 
+/// Registers a chunks kernel whose map compares per-row inputs with each
+/// element's column (cross-entropy's gradient and its labels) takes beyond
+/// those of another map: the bf16 chunk of 4096 + 12288 then asks for six
+/// blocks per SM and takes 80 registers without spills (ptxas -v, sm_90; left
+/// alone 80 and 8 bytes of spills, level on the H200: 4096 x 50257 3111
+/// against 3124 GB/s, 4096 x 131072 3658 against 3655), the f32 chunk of
+/// 8192 four blocks at 128 (left alone 138 and three blocks).
+static constexpr int64_t kChunkRowInputRegisters = 16;
+
+/// Registers a cluster slice of another map than softmax's takes beyond 64
+/// on the peeled path (a known row length off the vector width), where a
+/// bound holds it there: log-softmax's bf16 slices of 3072 and 4096 (rows of
+/// 16411 and 32001 over clusters of 8, the second kernel for a few rows)
+/// spill 44-52 bytes at 64 registers, 8-12 at 72 and none at 80 (ptxas -v,
+/// sm_90), and at 80 measured level (H100, softmax-run --bench, 5 rounds:
+/// 32001 at M = 1, 8, 64 0.99-1.02x, 16411 at 8 and 64 1.01x).
+static constexpr int64_t kPeeledSliceRegisters = 16;
+
 /// Resident blocks and threads an SM takes at most (sm_80, sm_90).
 static constexpr int64_t kMaxBlocksPerSM = 32, kMaxThreadsPerSM = 2048;
 
@@ -356,7 +374,7 @@ StringRef prefetchObstacle(const KernelPlan &plan, bool stage, int64_t sm) {
 ///   the registers (200 and 8 bytes of spills for f32), nor with fewer
 ///   threads per row, which take more edge elements on the peeled path
 ///   (116 bytes of spills for one thread per row).
-int64_t minBlocksPerSM(const KernelPlan &plan, bool softmaxMap) {
+int64_t minBlocksPerSM(const KernelPlan &plan, const MapLoad &map) {
   // The bounds were measured on sm_90; on sm_100 and sm_120 ptxas spills at
   // them (f32 1024, 16-bit chunks), so it is left free there, but for the
   // 16-bit online kernel, which it otherwise holds at 64 registers with 16
@@ -372,8 +390,9 @@ int64_t minBlocksPerSM(const KernelPlan &plan, bool softmaxMap) {
     return blocksAt64Registers(plan);
   }
   if (plan.strategy == Strategy::chunks) {
-    int64_t spare =
-        kChunkSpareRegisters + (softmaxMap ? 0 : kChunkOtherMapRegisters);
+    int64_t spare = kChunkSpareRegisters +
+                    (map.otherMap ? kChunkOtherMapRegisters : 0) +
+                    (map.rowInputsPerElement ? kChunkRowInputRegisters : 0);
     int64_t blocks = kRegisterFile /
                      ((plan.elementsPerThread() + spare) * plan.numThreads());
     if (plan.hasStage())
@@ -384,13 +403,18 @@ int64_t minBlocksPerSM(const KernelPlan &plan, bool softmaxMap) {
         {blocks, kMaxBlocksPerSM, kMaxThreadsPerSM / plan.numThreads()});
     return std::max<int64_t>(1, blocks);
   }
-  bool capped = plan.clusterSize > 1 ||
-                (plan.rowsPerBlock > 1 && plan.threadsPerRow() == 32 &&
-                 plan.elementsPerThread() >= 32 && !plan.prefetchRegisters &&
-                 !plan.pairReduce);
-  if (!capped)
+  bool warpPerRow = plan.rowsPerBlock > 1 && plan.threadsPerRow() == 32 &&
+                    plan.elementsPerThread() >= 32 && !plan.prefetchRegisters &&
+                    !plan.pairReduce;
+  if (plan.clusterSize == 1 && !warpPerRow)
     return 0;
   int64_t blocks = blocksAt64Registers(plan);
+  // Another map's slices on the peeled path take blocks away, as long as
+  // two stay (a slice of 512 threads keeps its second block: see above).
+  if (plan.clusterSize > 1 && map.otherMap && map.peeled)
+    blocks = std::max(std::min<int64_t>(blocks, 2),
+                      kRegisterFile /
+                          ((64 + kPeeledSliceRegisters) * plan.numThreads()));
   // Kept online tiles take shared memory: no more blocks than fit in it.
   if (plan.keptElements > 0)
     blocks = std::min(blocks,

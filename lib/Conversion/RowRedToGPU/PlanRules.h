@@ -109,11 +109,22 @@ int64_t stagedRowWarps(int64_t cols);
 /// (`stage`) or into registers, on compute capability `sm`; empty when it can.
 StringRef prefetchObstacle(const KernelPlan &plan, bool stage, int64_t sm);
 
+/// What a kernel's map and row length hold in registers beyond softmax's
+/// map over rows of a multiple of the vector width, for minBlocksPerSM.
+struct MapLoad {
+  /// Another map than softmax's.
+  bool otherMap = false;
+  /// A map that compares per-row inputs with each element's column
+  /// (cross-entropy's gradient and its labels).
+  bool rowInputsPerElement = false;
+  /// A known row length off the vector width: the peeled path.
+  bool peeled = false;
+};
+
 /// The blocks per SM that ptxas is asked to fit (`.minnctapersm`), which caps
-/// the kernel at 64 registers per thread, or 0 for no request; chunks
-/// kernels of another map than softmax's (`softmaxMap` false) get more
-/// registers.
-int64_t minBlocksPerSM(const KernelPlan &plan, bool softmaxMap);
+/// the kernel at 64 registers per thread (fewer blocks, more registers, for
+/// the `map`'s values), or 0 for no request.
+int64_t minBlocksPerSM(const KernelPlan &plan, const MapLoad &map);
 
 /// The registers a thread of `plan` may take without spilling when it holds
 /// its elements of `operands` operands (inputs and per-column operands) at

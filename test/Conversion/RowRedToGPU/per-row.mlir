@@ -33,13 +33,15 @@
 // Cross-entropy's gradient: a map of rows that reads the labels and a scale
 // per row, on the same strategies, without the register bounds measured on
 // maps that read no per-row operand (no min_blocks_per_sm) but on cluster
-// slices, where the bound's second block per SM pays.
+// slices, where the bound's second block per SM pays, and on chunks, with
+// the registers the labels take (six blocks per SM where softmax's chunk
+// asks for nine).
 // N1000-LABEL: func.func @cross_entropy_grad
 // N1000: rowred.plan = #rowred.plan<strategy = fused, block = 1024, warps = 4, rows_per_block = 4, vector = 8, max_cols = 1024, stage_elements = 1024>
 // N50257-LABEL: func.func @cross_entropy_grad
 // N50257: rowred.plan = #rowred.plan<strategy = cluster, block = 16384, warps = 16, cluster = 4, vector = 8, reread = true, max_cols = 65536, stage_elements = 16384, min_blocks_per_sm = 2>
 // N131072-LABEL: func.func @cross_entropy_grad
-// N131072: rowred.plan = #rowred.plan<strategy = chunks, block = 4096, warps = 4, vector = 8, chunk_stage = 12288>
+// N131072: rowred.plan = #rowred.plan<strategy = chunks, block = 4096, warps = 4, vector = 8, chunk_stage = 12288, min_blocks_per_sm = 6>
 
 // ONLINE-LABEL: func.func @logsumexp
 // ONLINE: rowred.plan = #rowred.plan<strategy = online, block = 16384, warps = 32, vector = 4, reverse_second_pass = false, prefetch = registers, stage_elements = 131072>
