@@ -7,14 +7,18 @@ fields) compiled with softmax-opt's rowred-to-ptx pipeline. The GPU suite and
 the ptxas checks run over this set.
 
 usage: gen_kernels.py SOFTMAX_OPT OUTPUT_DIR
-                     [--set suite|family|bench|family-bench|sweep|family-sweep]
-                     [--match RE]
+                     [--set suite|family|bench|family-bench|sweep|family-sweep|
+                            census]
+                     [--match RE] [--chip sm_XX]
 
 `suite` is the correctness set of softmax kernels below, `family` that of
 the other ops; `bench` compiles one softmax kernel per benchmark shape
 (cols=N, strategy=auto) for f32 and bf16, `family-bench` one kernel per
 shape of bench/family.py, `family-sweep` the fused block shapes of those
-(bench/family.py --sweep times them).
+(bench/family.py --sweep times them). `census` is auto's kernel of every
+op and element type at the row lengths where its plans change (and for
+rows of any length): with --chip and `ptxas -v`, the spill census of
+docs/kernels.md.
 """
 import argparse
 import json
@@ -312,6 +316,25 @@ def family_sweep_variants():
                            f"cols={n} warps={warps} reread={reread}")
 
 
+CENSUS_OPS = ["softmax", "softmax_safe", "log_softmax", "log_softmax_safe",
+              "softmax_backward", "log_softmax_backward", "rms_norm",
+              "rms_norm_stats", "rms_norm_residual", "layer_norm",
+              "layer_norm_stats", "logsumexp", "cross_entropy",
+              "cross_entropy_smoothed", "cross_entropy_grad",
+              "cross_entropy_grad_smoothed"]
+CENSUS_NS = [1000, 1024, 2048, 4096, 8192, 16384, 32001, 65536, 131072,
+             1048576]
+
+
+def census_variants():
+    """Auto's kernel of every op and element type at CENSUS_NS and for rows
+    of any length."""
+    for op in CENSUS_OPS:
+        for dtype in ("f32", "f16", "bf16"):
+            for n in [None] + CENSUS_NS:
+                yield (op, dtype, "auto", f"cols={n}" if n else "")
+
+
 SWEEP_NS = [256, 512, 781, 1024, 2048, 4096, 8192, 12288, 16384, 32768]
 
 
@@ -565,8 +588,11 @@ def main():
     parser.add_argument("output_dir")
     parser.add_argument("--set", choices=["suite", "family", "bench",
                                           "family-bench", "sweep",
-                                          "family-sweep"],
+                                          "family-sweep", "census"],
                         default="suite")
+    parser.add_argument("--chip", default="",
+                        help="target chip (sm_80, sm_90, ...; default: "
+                        "softmax-opt's)")
     parser.add_argument("--match", default="",
                         help="only the variants whose name matches this "
                         "regular expression")
@@ -575,7 +601,8 @@ def main():
                 "bench": list(bench_variants()),
                 "family-bench": list(family_bench_variants()),
                 "sweep": list(sweep_variants()),
-                "family-sweep": list(family_sweep_variants())}[args.set]
+                "family-sweep": list(family_sweep_variants()),
+                "census": list(census_variants())}[args.set]
     os.makedirs(args.output_dir, exist_ok=True)
     manifest = []
     skipped = 0
@@ -591,6 +618,8 @@ def main():
             pipeline = f"strategy={strategy} output-dir={args.output_dir}"
             if cols:
                 pipeline += f" cols={cols}"
+            if args.chip:
+                pipeline += f" chip={args.chip}"
             cmd = [args.softmax_opt, src, f"--rowred-to-ptx={pipeline}",
                    "-o", os.devnull]
             result = subprocess.run(cmd, capture_output=True, text=True)

@@ -143,8 +143,9 @@ static constexpr int64_t kChunkOtherMapRegisters = 8;
 /// those of another map: the bf16 chunk of 4096 + 12288 then asks for six
 /// blocks per SM and takes 80 registers without spills (ptxas -v, sm_90; left
 /// alone 80 and 8 bytes of spills, level on the H200: 4096 x 50257 3111
-/// against 3124 GB/s, 4096 x 131072 3658 against 3655), the f32 chunk of
-/// 8192 four blocks at 128 (left alone 138 and three blocks).
+/// against 3124 GB/s, 4096 x 131072 3658 against 3655; H100 1.00x), the f32
+/// chunk of 8192 four blocks at 128 (left alone 138 and three blocks; H100,
+/// softmax-run --bench, 5 rounds, 1024 and 2048 x 131072: 1.01x).
 static constexpr int64_t kChunkRowInputRegisters = 16;
 
 /// Registers a cluster slice of another map than softmax's takes beyond 64
