@@ -160,12 +160,20 @@ TEST(PlanTableTest, CompiledTableGivesFewRowsTheirKernel) {
   EXPECT_EQ(row->cluster, 16);
   EXPECT_EQ(row->maxRows, 16);
   EXPECT_TRUE(table.fewRowsOf(f32, 100277, /*aligned=*/false));
-  EXPECT_TRUE(table.fewRowsOf(bf16, 256000, /*aligned=*/true));
-  // Shorter rows: at most 64 over a cluster of 8.
+  // bf16 from 120000: at most 48 rows; 100277 at most 16.
+  const FewRowsRow *vocab = table.fewRowsOf(bf16, 256000, /*aligned=*/true);
+  ASSERT_TRUE(vocab);
+  EXPECT_EQ(vocab->maxRows, 48);
+  ASSERT_TRUE(table.fewRowsOf(bf16, 100277, /*aligned=*/false));
+  EXPECT_EQ(table.fewRowsOf(bf16, 100277, /*aligned=*/false)->maxRows, 16);
+  // Shorter rows over a cluster of 8: bf16 under 50000 at most 512 rows,
+  // longer ones at most 64.
   const FewRowsRow *shorter = table.fewRowsOf(bf16, 32001, /*aligned=*/false);
   ASSERT_TRUE(shorter);
   EXPECT_EQ(shorter->cluster, 8);
-  EXPECT_EQ(shorter->maxRows, 64);
+  EXPECT_EQ(shorter->maxRows, 512);
+  ASSERT_TRUE(table.fewRowsOf(bf16, 50257, /*aligned=*/false));
+  EXPECT_EQ(table.fewRowsOf(bf16, 50257, /*aligned=*/false)->maxRows, 64);
   EXPECT_TRUE(table.fewRowsOf(f32, 65536, /*aligned=*/true));
   // Measured no faster: f32 rows of 256000; f16 not measured.
   EXPECT_FALSE(table.fewRowsOf(f32, 256000, /*aligned=*/true));

@@ -1,7 +1,7 @@
 // Rows that auto cuts into chunks and that the plan table's few_rows names
 // get a second kernel for launches of a few rows: the row over a cluster
-// of 16 blocks for at most 16 rows of 100000 to 160000 (f32), of 8 for at
-// most 64 shorter rows. The plan says so (rowred.few_rows_plan, with
+// of 16 blocks for at most 16 rows of 100000 to 160000 (f32; bf16 from
+// 120000: 48), of 8 for at most 64 shorter rows (bf16 under 50000: 512). The plan says so (rowred.few_rows_plan, with
 // max_rows), the host code launches it when the rows are few, and the
 // metadata of the first kernel lists it under `variants`.
 
@@ -21,7 +21,7 @@
 // PLAN-SAME: rowred.plan = #rowred.plan<strategy = chunks,
 // PLAN-NOT: max_rows
 // PLAN-LABEL: func.func @softmax_bf16
-// PLAN: rowred.few_rows_plan = #rowred.plan<strategy = cluster, {{.*}}cluster = 16, {{.*}}max_rows = 16>
+// PLAN: rowred.few_rows_plan = #rowred.plan<strategy = cluster, {{.*}}cluster = 16, {{.*}}max_rows = 48>
 // PLAN-SAME: rowred.plan = #rowred.plan<strategy = chunks,
 // PLAN-LABEL: func.func @softmax_given
 // PLAN-NOT: few_rows_plan
@@ -81,9 +81,9 @@
 // softmax's at 80 registers, six blocks per SM (at 64, eight, log-softmax's
 // spills 44 bytes); softmax's keeps eight.
 // N32001-LABEL: func.func @softmax_bf16
-// N32001: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 4096, {{.*}}cluster = 8, {{.*}}min_blocks_per_sm = 8, max_rows = 64>
+// N32001: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 4096, {{.*}}cluster = 8, {{.*}}min_blocks_per_sm = 8, max_rows = 512>
 // N32001-LABEL: func.func @log_softmax_bf16
-// N32001: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 4096, {{.*}}cluster = 8, {{.*}}min_blocks_per_sm = 6, max_rows = 64>
+// N32001: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 4096, {{.*}}cluster = 8, {{.*}}min_blocks_per_sm = 6, max_rows = 512>
 
 func.func @softmax_f32(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   rowred.softmax dimension(1) ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>)
