@@ -156,6 +156,10 @@ private:
     canPair = isOnlineSoftmaxPair(group);
     // The online kernel's running pair writes no per-row results.
     canOnline = canPair && !group.hasRowOperands();
+    // Groups of several operands size their blocks by their registers
+    // (fitOperandRegisters).
+    wideBlocks =
+        !group.hasOneRowOperand() || autoWideBlocks(sm, isSoftmaxMap(group));
     cols = opts.cols;
     if (cols < 0)
       return map.emitOpError() << "cols must be positive, got " << cols;
@@ -258,16 +262,17 @@ private:
       if (rowBlock != 0 && !stagedRow) {
         int64_t warps =
             opts.numWarps ? opts.numWarps : defaultFusedWarps(rowBlock);
-        bool fitsBlock =
-            std::max<int64_t>(rowBlock / (warps * 32), 1) <=
-                opts.maxElementsPerThread() &&
-            (opts.blockSize != 0 ||
-             rowBlock <= maxAutoFusedBlock(elementBytes, sm >= 80)) &&
-            (group.hasOneRowOperand() ||
-             fitsOperandRegisters(rowBlock, numOperands()));
-        bool fitsCluster = clustersAvailable && opts.blockSize == 0 &&
-                           opts.numWarps == 0 && opts.clusterSize != 1 &&
-                           fitsAutoCluster(rowBlock, elementBytes, cols);
+        bool fitsBlock = std::max<int64_t>(rowBlock / (warps * 32), 1) <=
+                             opts.maxElementsPerThread() &&
+                         (opts.blockSize != 0 ||
+                          rowBlock <= maxAutoFusedBlock(elementBytes, sm >= 80,
+                                                        wideBlocks)) &&
+                         (group.hasOneRowOperand() ||
+                          fitsOperandRegisters(rowBlock, numOperands()));
+        bool fitsCluster =
+            clustersAvailable && opts.blockSize == 0 && opts.numWarps == 0 &&
+            opts.clusterSize != 1 &&
+            fitsAutoCluster(rowBlock, elementBytes, cols, wideBlocks);
         if (fitsBlock)
           plan.strategy = Strategy::fused;
         else if (fitsCluster)
@@ -305,7 +310,8 @@ private:
         // 3 * 2^j slices.
         int64_t pow2 = llvm::PowerOf2Ceil(rowBlock);
         plan.clusterSize = std::clamp<int64_t>(
-            pow2 / std::max(autoClusterSlice(rowBlock, elementBytes, cols),
+            pow2 / std::max(autoClusterSlice(rowBlock, elementBytes, cols,
+                                             wideBlocks),
                             pow2 / kMaxClusterSize),
             2, kMaxClusterSize);
       }
@@ -775,6 +781,9 @@ private:
   /// running pair (which writes no per-row results; other groups' online
   /// kernels stream the row per level of reduces).
   bool canPair = false, canOnline = false;
+  /// Whether auto may give a block 1024 threads of 32 elements
+  /// (autoWideBlocks).
+  bool wideBlocks = true;
   /// Whether auto stages a 16-bit row whole on a block of its own.
   bool stagedRow = false;
 };
@@ -797,12 +806,13 @@ FailureOr<KernelPlan> mlir::rowred::planKernel(const Group &group,
   // 51% -> 75% of the copy, f32 79% -> 93%; slices of 8 blocks without it
   // 62% and 88%, 1024 threads 49% and 75%).
   bool rowInputsPerElement = !group.rowInputs.empty() && !group.outputs.empty();
-  if (group.hasOneRowOperand() &&
-      (!rowInputsPerElement || plan->strategy == Strategy::cluster ||
-       plan->strategy == Strategy::chunks))
-    plan->minBlocksPerSM = minBlocksPerSM(
-        *plan, MapLoad{!isSoftmaxMap(group), rowInputsPerElement,
-                       opts.cols > 0 && opts.cols % plan->vectorWidth != 0});
+  MapLoad load{!isSoftmaxMap(group), rowInputsPerElement,
+               opts.cols > 0 && opts.cols % plan->vectorWidth != 0};
+  if ((group.hasOneRowOperand() &&
+       (!rowInputsPerElement || plan->strategy == Strategy::cluster ||
+        plan->strategy == Strategy::chunks)) ||
+      plan->sm() >= 100)
+    plan->minBlocksPerSM = minBlocksPerSM(*plan, load);
   return plan;
 }
 

@@ -63,8 +63,18 @@ int64_t measuredBlockWarps(const KernelPlan &plan, int64_t slice,
 /// block beats a cluster of two 512-thread blocks on an H200 (N = 32768:
 /// f32 3874 against 3781 GB/s, bf16 3639 against 3435); without the stage
 /// only f32 rows stay fused that long (3567 against the online kernel).
-int64_t maxAutoFusedBlock(int64_t elementBytes, bool stage) {
-  return elementBytes == 4 || stage ? 32768 : 16384;
+int64_t maxAutoFusedBlock(int64_t elementBytes, bool stage, bool wideBlocks) {
+  return wideBlocks && (elementBytes == 4 || stage) ? 32768 : 16384;
+}
+
+/// On sm_100 and newer, ptxas holds a block of 1024 threads at 64 registers
+/// and spills the values of maps other than softmax's there (ptxas -v:
+/// log-softmax's f16 cluster slices of 32768 48-52 bytes, cross-entropy's
+/// gradient in fused blocks of 32768 92-408 bytes); those maps take blocks
+/// of at most 512 threads (a cluster where a fused block of 32768 was, twice
+/// the slices of 16384). Those chips cannot be timed here.
+bool autoWideBlocks(int64_t sm, bool softmaxMap) {
+  return sm < 100 || softmaxMap;
 }
 
 /// Default slice of a row per cluster block: 512 threads x 32 elements, two
@@ -95,17 +105,20 @@ static bool autoWideClusterSlice(int64_t rowBlock, int64_t elementBytes,
 
 /// The slice (elements) `auto` gives each cluster block (see
 /// autoWideClusterSlice).
-int64_t autoClusterSlice(int64_t rowBlock, int64_t elementBytes, int64_t cols) {
-  return autoWideClusterSlice(rowBlock, elementBytes, cols) ? 2 * kClusterSlice
-                                                            : kClusterSlice;
+int64_t autoClusterSlice(int64_t rowBlock, int64_t elementBytes, int64_t cols,
+                         bool wideBlocks) {
+  return wideBlocks && autoWideClusterSlice(rowBlock, elementBytes, cols)
+             ? 2 * kClusterSlice
+             : kClusterSlice;
 }
 
 /// Whether `auto` splits a row block of `rowBlock` elements over a cluster:
 /// when it is at most 16 of its slices (autoClusterSlice); longer rows take
 /// the online kernel.
-bool fitsAutoCluster(int64_t rowBlock, int64_t elementBytes, int64_t cols) {
-  return rowBlock <=
-         kMaxClusterSize * autoClusterSlice(rowBlock, elementBytes, cols);
+bool fitsAutoCluster(int64_t rowBlock, int64_t elementBytes, int64_t cols,
+                     bool wideBlocks) {
+  return rowBlock <= kMaxClusterSize * autoClusterSlice(rowBlock, elementBytes,
+                                                        cols, wideBlocks);
 }
 
 /// Default warps for the online kernel of `type` over clusters of
@@ -383,9 +396,15 @@ int64_t minBlocksPerSM(const KernelPlan &plan, const MapLoad &map) {
   // for chunks, which ask for two blocks: left alone, ptxas holds the f32
   // kernel with its peeled path at 128 registers on sm_120 and spills 4
   // bytes; asked for two, it takes 126 and none.
+  // Kernels of other maps ask for one block: left alone, ptxas holds some
+  // below the registers they need and spills (sm_120: layer_norm's 16-bit
+  // slices of 8192 at 64 registers, 28 bytes; cross-entropy's 16-bit
+  // gradient over the online kernel, 12 bytes on sm_100).
   if (plan.sm() >= 100) {
     if (plan.strategy == Strategy::chunks)
       return 2;
+    if (map.otherMap)
+      return 1;
     if (plan.strategy != Strategy::online || byteWidth(plan.inType) != 2)
       return 0;
     return blocksAt64Registers(plan);

@@ -51,15 +51,22 @@ TableKey tableKey(const KernelPlan &plan, int64_t block);
 int64_t measuredBlockWarps(const KernelPlan &plan, int64_t slice,
                            const PlanOptions &opts, int64_t sm);
 
-/// Largest fused block `auto` picks.
-int64_t maxAutoFusedBlock(int64_t elementBytes, bool stage);
+/// Whether `auto` may give a block of a map 1024 threads holding 32 elements
+/// each (a fused block or a 16-bit cluster slice of 32768) on compute
+/// capability `sm`; `softmaxMap` says whether the map is softmax's.
+bool autoWideBlocks(int64_t sm, bool softmaxMap);
+
+/// Largest fused block `auto` picks; `wideBlocks` from autoWideBlocks.
+int64_t maxAutoFusedBlock(int64_t elementBytes, bool stage, bool wideBlocks);
 
 /// The slice (elements) `auto` gives each cluster block (see
 /// autoWideClusterSlice).
-int64_t autoClusterSlice(int64_t rowBlock, int64_t elementBytes, int64_t cols);
+int64_t autoClusterSlice(int64_t rowBlock, int64_t elementBytes, int64_t cols,
+                         bool wideBlocks);
 
 /// Whether `auto` splits a row block of `rowBlock` elements over a cluster.
-bool fitsAutoCluster(int64_t rowBlock, int64_t elementBytes, int64_t cols);
+bool fitsAutoCluster(int64_t rowBlock, int64_t elementBytes, int64_t cols,
+                     bool wideBlocks);
 
 /// Default warps for the online kernel of `type` over clusters of
 /// `clusterSize` on compute capability `sm`.

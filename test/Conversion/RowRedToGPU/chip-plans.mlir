@@ -1,0 +1,55 @@
+// On sm_100 and newer, which the project cannot time, ptxas holds blocks
+// of 1024 threads at 64 registers and spills the values of maps other than
+// softmax's there; those maps take blocks of at most 512 threads (a cluster
+// of two slices of 16384 where sm_90 holds a fused block of 32768, twice
+// the 16-bit slices), and their kernels ask ptxas for one block per SM
+// (min_blocks_per_sm = 1), so that it gives them the registers they need.
+// softmax's own kernels keep sm_90's shapes. ptxas checks the kernels in
+// test/Pipelines/family-chips.test.
+
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=32768 chip=sm_90" | FileCheck %s --check-prefix=SM90-32768
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=32768 chip=sm_100" | FileCheck %s --check-prefix=SM100-32768
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=65536 chip=sm_90" | FileCheck %s --check-prefix=SM90-65536
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=65536 chip=sm_120" | FileCheck %s --check-prefix=SM120-65536
+
+// SM90-32768-LABEL: func.func @log_softmax_f32
+// SM90-32768: rowred.plan = #rowred.plan<strategy = fused, block = 32768, warps = 32,
+// SM90-32768-LABEL: func.func @layer_norm_bf16
+// SM90-32768: rowred.plan = #rowred.plan<strategy = cluster, block = 8192, warps = 16, cluster = 4,
+// SM90-32768-NOT: min_blocks_per_sm
+
+// SM100-32768-LABEL: func.func @log_softmax_f32
+// SM100-32768: rowred.plan = #rowred.plan<strategy = cluster, chip = "sm_100", block = 16384, warps = 16, cluster = 2, {{.*}}min_blocks_per_sm = 1>
+// SM100-32768-LABEL: func.func @layer_norm_bf16
+// SM100-32768: rowred.plan = #rowred.plan<strategy = cluster, chip = "sm_100", block = 8192, warps = 16, cluster = 4, {{.*}}min_blocks_per_sm = 1>
+
+// SM90-65536-LABEL: func.func @softmax_f16
+// SM90-65536: rowred.plan = #rowred.plan<strategy = cluster, block = 32768, warps = 32, cluster = 2,
+// SM90-65536-LABEL: func.func @log_softmax_f16
+// SM90-65536: rowred.plan = #rowred.plan<strategy = cluster, block = 32768, warps = 32, cluster = 2,
+
+// SM120-65536-LABEL: func.func @softmax_f16
+// SM120-65536: rowred.plan = #rowred.plan<strategy = cluster, chip = "sm_120", block = 32768, warps = 32, cluster = 2,
+// SM120-65536-NOT: min_blocks_per_sm
+// SM120-65536-LABEL: func.func @log_softmax_f16
+// SM120-65536: rowred.plan = #rowred.plan<strategy = cluster, chip = "sm_120", block = 16384, warps = 16, cluster = 4, {{.*}}min_blocks_per_sm = 1>
+
+func.func @softmax_f16(%x: memref<?x?xf16>, %y: memref<?x?xf16>) {
+  rowred.softmax dimension(1) ins(%x : memref<?x?xf16>) outs(%y : memref<?x?xf16>)
+  return
+}
+
+func.func @log_softmax_f16(%x: memref<?x?xf16>, %y: memref<?x?xf16>) {
+  rowred.log_softmax dimension(1) ins(%x : memref<?x?xf16>) outs(%y : memref<?x?xf16>)
+  return
+}
+
+func.func @log_softmax_f32(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  rowred.log_softmax dimension(1) ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>)
+  return
+}
+
+func.func @layer_norm_bf16(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %b: memref<?xbf16>, %y: memref<?x?xbf16>) {
+  rowred.layer_norm epsilon(1.0e-5) ins(%x : memref<?x?xbf16>) weight(%w : memref<?xbf16>) bias(%b : memref<?xbf16>) outs(%y : memref<?x?xbf16>)
+  return
+}
