@@ -92,6 +92,19 @@ static FailureOr<KernelPlan> planChunks(MapOp map, const PlanOptions &opts,
   return plan;
 }
 
+/// What the map of `group` holds beyond softmax's (MapLoad), for rows of
+/// `opts.cols` on vectors of `vectorWidth` (0: not known yet, no peeled
+/// path).
+static MapLoad mapLoad(const Group &group, const PlanOptions &opts,
+                       int64_t vectorWidth) {
+  // A map of rows that reads per-row inputs per element: cross-entropy's
+  // gradient, its labels compared with every element's column.
+  bool rowInputsPerElement = !group.rowInputs.empty() && !group.outputs.empty();
+  bool peeled =
+      vectorWidth > 0 && opts.cols > 0 && opts.cols % vectorWidth != 0;
+  return {!isSoftmaxMap(group), rowInputsPerElement, peeled};
+}
+
 namespace {
 
 /// The steps of planKernel over one group, in order, sharing what they
@@ -158,8 +171,9 @@ private:
     canOnline = canPair && !group.hasRowOperands();
     // Groups of several operands size their blocks by their registers
     // (fitOperandRegisters).
-    wideBlocks =
-        !group.hasOneRowOperand() || autoWideBlocks(sm, isSoftmaxMap(group));
+    maxBlockThreads = group.hasOneRowOperand()
+                          ? autoMaxBlockThreads(sm, mapLoad(group, opts, 0))
+                          : 1024;
     cols = opts.cols;
     if (cols < 0)
       return map.emitOpError() << "cols must be positive, got " << cols;
@@ -266,13 +280,13 @@ private:
                              opts.maxElementsPerThread() &&
                          (opts.blockSize != 0 ||
                           rowBlock <= maxAutoFusedBlock(elementBytes, sm >= 80,
-                                                        wideBlocks)) &&
+                                                        maxBlockThreads)) &&
                          (group.hasOneRowOperand() ||
                           fitsOperandRegisters(rowBlock, numOperands()));
         bool fitsCluster =
             clustersAvailable && opts.blockSize == 0 && opts.numWarps == 0 &&
             opts.clusterSize != 1 &&
-            fitsAutoCluster(rowBlock, elementBytes, cols, wideBlocks);
+            fitsAutoCluster(rowBlock, elementBytes, cols, maxBlockThreads);
         if (fitsBlock)
           plan.strategy = Strategy::fused;
         else if (fitsCluster)
@@ -311,7 +325,7 @@ private:
         int64_t pow2 = llvm::PowerOf2Ceil(rowBlock);
         plan.clusterSize = std::clamp<int64_t>(
             pow2 / std::max(autoClusterSlice(rowBlock, elementBytes, cols,
-                                             wideBlocks),
+                                             maxBlockThreads),
                             pow2 / kMaxClusterSize),
             2, kMaxClusterSize);
       }
@@ -781,9 +795,9 @@ private:
   /// running pair (which writes no per-row results; other groups' online
   /// kernels stream the row per level of reduces).
   bool canPair = false, canOnline = false;
-  /// Whether auto may give a block 1024 threads of 32 elements
-  /// (autoWideBlocks).
-  bool wideBlocks = true;
+  /// The most threads auto gives a block of 32 elements per thread
+  /// (autoMaxBlockThreads).
+  int64_t maxBlockThreads = 1024;
   /// Whether auto stages a 16-bit row whole on a block of its own.
   bool stagedRow = false;
 };
@@ -805,11 +819,9 @@ FailureOr<KernelPlan> mlir::rowred::planKernel(const Group &group,
   // second block per SM pays (H100, gradient of 4096 x 50257 rows: bf16
   // 51% -> 75% of the copy, f32 79% -> 93%; slices of 8 blocks without it
   // 62% and 88%, 1024 threads 49% and 75%).
-  bool rowInputsPerElement = !group.rowInputs.empty() && !group.outputs.empty();
-  MapLoad load{!isSoftmaxMap(group), rowInputsPerElement,
-               opts.cols > 0 && opts.cols % plan->vectorWidth != 0};
+  MapLoad load = mapLoad(group, opts, plan->vectorWidth);
   if ((group.hasOneRowOperand() &&
-       (!rowInputsPerElement || plan->strategy == Strategy::cluster ||
+       (!load.rowInputsPerElement || plan->strategy == Strategy::cluster ||
         plan->strategy == Strategy::chunks)) ||
       plan->sm() >= 100)
     plan->minBlocksPerSM = minBlocksPerSM(*plan, load);

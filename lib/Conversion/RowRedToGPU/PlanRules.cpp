@@ -63,8 +63,10 @@ int64_t measuredBlockWarps(const KernelPlan &plan, int64_t slice,
 /// block beats a cluster of two 512-thread blocks on an H200 (N = 32768:
 /// f32 3874 against 3781 GB/s, bf16 3639 against 3435); without the stage
 /// only f32 rows stay fused that long (3567 against the online kernel).
-int64_t maxAutoFusedBlock(int64_t elementBytes, bool stage, bool wideBlocks) {
-  return wideBlocks && (elementBytes == 4 || stage) ? 32768 : 16384;
+int64_t maxAutoFusedBlock(int64_t elementBytes, bool stage,
+                          int64_t maxThreads) {
+  return std::min<int64_t>(elementBytes == 4 || stage ? 32768 : 16384,
+                           32 * maxThreads);
 }
 
 /// On sm_100 and newer, ptxas holds a block of 1024 threads at 64 registers
@@ -72,9 +74,13 @@ int64_t maxAutoFusedBlock(int64_t elementBytes, bool stage, bool wideBlocks) {
 /// log-softmax's f16 cluster slices of 32768 48-52 bytes, cross-entropy's
 /// gradient in fused blocks of 32768 92-408 bytes); those maps take blocks
 /// of at most 512 threads (a cluster where a fused block of 32768 was, twice
-/// the slices of 16384). Those chips cannot be timed here.
-bool autoWideBlocks(int64_t sm, bool softmaxMap) {
-  return sm < 100 || softmaxMap;
+/// the slices of 16384). On sm_120 cross-entropy's gradient (labels compared
+/// with every element) still spills 8-24 bytes at 128 registers on 512
+/// threads, and takes 256. Those chips cannot be timed here.
+int64_t autoMaxBlockThreads(int64_t sm, const MapLoad &map) {
+  if (sm < 100 || !map.otherMap)
+    return 1024;
+  return sm >= 120 && map.rowInputsPerElement ? 256 : 512;
 }
 
 /// Default slice of a row per cluster block: 512 threads x 32 elements, two
@@ -106,19 +112,20 @@ static bool autoWideClusterSlice(int64_t rowBlock, int64_t elementBytes,
 /// The slice (elements) `auto` gives each cluster block (see
 /// autoWideClusterSlice).
 int64_t autoClusterSlice(int64_t rowBlock, int64_t elementBytes, int64_t cols,
-                         bool wideBlocks) {
-  return wideBlocks && autoWideClusterSlice(rowBlock, elementBytes, cols)
-             ? 2 * kClusterSlice
-             : kClusterSlice;
+                         int64_t maxThreads) {
+  int64_t slice = autoWideClusterSlice(rowBlock, elementBytes, cols)
+                      ? 2 * kClusterSlice
+                      : kClusterSlice;
+  return std::min(slice, 32 * maxThreads);
 }
 
 /// Whether `auto` splits a row block of `rowBlock` elements over a cluster:
 /// when it is at most 16 of its slices (autoClusterSlice); longer rows take
 /// the online kernel.
 bool fitsAutoCluster(int64_t rowBlock, int64_t elementBytes, int64_t cols,
-                     bool wideBlocks) {
+                     int64_t maxThreads) {
   return rowBlock <= kMaxClusterSize * autoClusterSlice(rowBlock, elementBytes,
-                                                        cols, wideBlocks);
+                                                        cols, maxThreads);
 }
 
 /// Default warps for the online kernel of `type` over clusters of

@@ -51,22 +51,36 @@ TableKey tableKey(const KernelPlan &plan, int64_t block);
 int64_t measuredBlockWarps(const KernelPlan &plan, int64_t slice,
                            const PlanOptions &opts, int64_t sm);
 
-/// Whether `auto` may give a block of a map 1024 threads holding 32 elements
-/// each (a fused block or a 16-bit cluster slice of 32768) on compute
-/// capability `sm`; `softmaxMap` says whether the map is softmax's.
-bool autoWideBlocks(int64_t sm, bool softmaxMap);
+/// What a kernel's map and row length hold in registers beyond softmax's
+/// map over rows of a multiple of the vector width, for minBlocksPerSM.
+struct MapLoad {
+  /// Another map than softmax's.
+  bool otherMap = false;
+  /// A map that compares per-row inputs with each element's column
+  /// (cross-entropy's gradient and its labels).
+  bool rowInputsPerElement = false;
+  /// A known row length off the vector width: the peeled path.
+  bool peeled = false;
+};
 
-/// Largest fused block `auto` picks; `wideBlocks` from autoWideBlocks.
-int64_t maxAutoFusedBlock(int64_t elementBytes, bool stage, bool wideBlocks);
+/// The most threads `auto` gives a fused block or a cluster slice of 32
+/// elements per thread of a kernel whose map holds `map` on compute
+/// capability `sm`: 1024 but for other maps than softmax's on sm_100 and
+/// newer.
+int64_t autoMaxBlockThreads(int64_t sm, const MapLoad &map);
+
+/// Largest fused block `auto` picks, on blocks of at most `maxThreads`
+/// threads (autoMaxBlockThreads).
+int64_t maxAutoFusedBlock(int64_t elementBytes, bool stage, int64_t maxThreads);
 
 /// The slice (elements) `auto` gives each cluster block (see
-/// autoWideClusterSlice).
+/// autoWideClusterSlice), on blocks of at most `maxThreads` threads.
 int64_t autoClusterSlice(int64_t rowBlock, int64_t elementBytes, int64_t cols,
-                         bool wideBlocks);
+                         int64_t maxThreads);
 
 /// Whether `auto` splits a row block of `rowBlock` elements over a cluster.
 bool fitsAutoCluster(int64_t rowBlock, int64_t elementBytes, int64_t cols,
-                     bool wideBlocks);
+                     int64_t maxThreads);
 
 /// Default warps for the online kernel of `type` over clusters of
 /// `clusterSize` on compute capability `sm`.
@@ -115,18 +129,6 @@ int64_t stagedRowWarps(int64_t cols);
 /// Why the kernel of `plan` cannot fetch its next row ahead, into the stage
 /// (`stage`) or into registers, on compute capability `sm`; empty when it can.
 StringRef prefetchObstacle(const KernelPlan &plan, bool stage, int64_t sm);
-
-/// What a kernel's map and row length hold in registers beyond softmax's
-/// map over rows of a multiple of the vector width, for minBlocksPerSM.
-struct MapLoad {
-  /// Another map than softmax's.
-  bool otherMap = false;
-  /// A map that compares per-row inputs with each element's column
-  /// (cross-entropy's gradient and its labels).
-  bool rowInputsPerElement = false;
-  /// A known row length off the vector width: the peeled path.
-  bool peeled = false;
-};
 
 /// The blocks per SM that ptxas is asked to fit (`.minnctapersm`), which caps
 /// the kernel at 64 registers per thread (fewer blocks, more registers, for

@@ -4,13 +4,17 @@
 // of two slices of 16384 where sm_90 holds a fused block of 32768, twice
 // the 16-bit slices), and their kernels ask ptxas for one block per SM
 // (min_blocks_per_sm = 1), so that it gives them the registers they need.
-// softmax's own kernels keep sm_90's shapes. ptxas checks the kernels in
+// softmax's own kernels keep sm_90's shapes. On sm_120 cross-entropy's
+// gradient, which compares the labels with every element, takes slices of
+// at most 8192 (256 threads of 32 elements). ptxas checks the kernels in
 // test/Pipelines/family-chips.test.
 
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=32768 chip=sm_90" | FileCheck %s --check-prefix=SM90-32768
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=32768 chip=sm_100" | FileCheck %s --check-prefix=SM100-32768
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=65536 chip=sm_90" | FileCheck %s --check-prefix=SM90-65536
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=65536 chip=sm_120" | FileCheck %s --check-prefix=SM120-65536
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=16384 chip=sm_100" | FileCheck %s --check-prefix=SM100-16384
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=16384 chip=sm_120" | FileCheck %s --check-prefix=SM120-16384
 
 // SM90-32768-LABEL: func.func @log_softmax_f32
 // SM90-32768: rowred.plan = #rowred.plan<strategy = fused, block = 32768, warps = 32,
@@ -34,6 +38,11 @@
 // SM120-65536-LABEL: func.func @log_softmax_f16
 // SM120-65536: rowred.plan = #rowred.plan<strategy = cluster, chip = "sm_120", block = 16384, warps = 16, cluster = 4, {{.*}}min_blocks_per_sm = 1>
 
+// SM100-16384-LABEL: func.func @cross_entropy_grad_f32
+// SM100-16384: rowred.plan = #rowred.plan<strategy = fused, chip = "sm_100", block = 16384, warps = 16, {{.*}}min_blocks_per_sm = 1>
+// SM120-16384-LABEL: func.func @cross_entropy_grad_f32
+// SM120-16384: rowred.plan = #rowred.plan<strategy = cluster, chip = "sm_120", block = 8192, warps = 16, cluster = 2, {{.*}}min_blocks_per_sm = 1>
+
 func.func @softmax_f16(%x: memref<?x?xf16>, %y: memref<?x?xf16>) {
   rowred.softmax dimension(1) ins(%x : memref<?x?xf16>) outs(%y : memref<?x?xf16>)
   return
@@ -51,5 +60,10 @@ func.func @log_softmax_f32(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 
 func.func @layer_norm_bf16(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %b: memref<?xbf16>, %y: memref<?x?xbf16>) {
   rowred.layer_norm epsilon(1.0e-5) ins(%x : memref<?x?xbf16>) weight(%w : memref<?xbf16>) bias(%b : memref<?xbf16>) outs(%y : memref<?x?xbf16>)
+  return
+}
+
+func.func @cross_entropy_grad_f32(%x: memref<?x?xf32>, %l: memref<?xi64>, %g: memref<?xf32>, %dx: memref<?x?xf32>, %loss: memref<?xf32>, %lse: memref<?xf32>) {
+  rowred.cross_entropy ignore_index(-100) ins(%x : memref<?x?xf32>) labels(%l : memref<?xi64>) grad_scale(%g : memref<?xf32>) outs(%loss : memref<?xf32>) lse(%lse : memref<?xf32>) grad(%dx : memref<?x?xf32>)
   return
 }
