@@ -823,7 +823,7 @@ FailureOr<KernelPlan> mlir::rowred::planKernel(const Group &group,
   if ((group.hasOneRowOperand() &&
        (!load.rowInputsPerElement || plan->strategy == Strategy::cluster ||
         plan->strategy == Strategy::chunks)) ||
-      plan->sm() >= 100)
+      (plan->sm() != 90 && load.otherMap))
     plan->minBlocksPerSM = minBlocksPerSM(*plan, load);
   return plan;
 }

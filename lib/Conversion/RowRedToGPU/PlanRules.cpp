@@ -69,16 +69,19 @@ int64_t maxAutoFusedBlock(int64_t elementBytes, bool stage,
                            32 * maxThreads);
 }
 
-/// On sm_100 and newer, ptxas holds a block of 1024 threads at 64 registers
-/// and spills the values of maps other than softmax's there (ptxas -v:
-/// log-softmax's f16 cluster slices of 32768 48-52 bytes, cross-entropy's
-/// gradient in fused blocks of 32768 92-408 bytes); those maps take blocks
-/// of at most 512 threads (a cluster where a fused block of 32768 was, twice
-/// the slices of 16384). On sm_120 cross-entropy's gradient (labels compared
+/// The plans were measured on sm_90. On the other chips, which cannot be
+/// timed here, ptxas holds a block of 1024 threads at 64 registers and
+/// spills the values of maps other than softmax's there (ptxas -v: sm_100
+/// and sm_120, log-softmax's f16 cluster slices of 32768 48-52 bytes,
+/// cross-entropy's gradient in fused blocks of 32768 92-408 bytes; sm_80
+/// and sm_89, the smoothed gradient's fused blocks of 32768 12-152 bytes);
+/// those maps take blocks of at most 512 threads (a cluster where a fused
+/// block of 32768 was, or the online kernel without clusters; twice the
+/// slices of 16384). On sm_120 cross-entropy's gradient (labels compared
 /// with every element) still spills 8-24 bytes at 128 registers on 512
-/// threads, and takes 256. Those chips cannot be timed here.
+/// threads, and takes 256.
 int64_t autoMaxBlockThreads(int64_t sm, const MapLoad &map) {
-  if (sm < 100 || !map.otherMap)
+  if (sm == 90 || !map.otherMap)
     return 1024;
   return sm >= 120 && map.rowInputsPerElement ? 256 : 512;
 }
@@ -403,15 +406,17 @@ int64_t minBlocksPerSM(const KernelPlan &plan, const MapLoad &map) {
   // for chunks, which ask for two blocks: left alone, ptxas holds the f32
   // kernel with its peeled path at 128 registers on sm_120 and spills 4
   // bytes; asked for two, it takes 126 and none.
-  // Kernels of other maps ask for one block: left alone, ptxas holds some
-  // below the registers they need and spills (sm_120: layer_norm's 16-bit
-  // slices of 8192 at 64 registers, 28 bytes; cross-entropy's 16-bit
-  // gradient over the online kernel, 12 bytes on sm_100).
+  if (plan.sm() >= 100 && plan.strategy == Strategy::chunks)
+    return 2;
+  // On the chips that cannot be timed here, kernels of other maps ask for
+  // one block: at sm_90's bounds, or left alone, ptxas holds some below the
+  // registers they need and spills (sm_120: layer_norm's 16-bit slices of
+  // 8192 at 64 registers, 28 bytes; sm_100: cross-entropy's 16-bit gradient
+  // over the online kernel, 12 bytes; sm_89: log-softmax's f32 warp per row
+  // at eight blocks, 28 bytes).
+  if (plan.sm() != 90 && map.otherMap)
+    return 1;
   if (plan.sm() >= 100) {
-    if (plan.strategy == Strategy::chunks)
-      return 2;
-    if (map.otherMap)
-      return 1;
     if (plan.strategy != Strategy::online || byteWidth(plan.inType) != 2)
       return 0;
     return blocksAt64Registers(plan);

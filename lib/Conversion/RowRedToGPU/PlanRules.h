@@ -65,8 +65,8 @@ struct MapLoad {
 
 /// The most threads `auto` gives a fused block or a cluster slice of 32
 /// elements per thread of a kernel whose map holds `map` on compute
-/// capability `sm`: 1024 but for other maps than softmax's on sm_100 and
-/// newer.
+/// capability `sm`: 1024 but for other maps than softmax's on the chips
+/// other than sm_90, where the plans were measured.
 int64_t autoMaxBlockThreads(int64_t sm, const MapLoad &map);
 
 /// Largest fused block `auto` picks, on blocks of at most `maxThreads`

@@ -1,19 +1,21 @@
-// On sm_100 and newer, which the project cannot time, ptxas holds blocks
-// of 1024 threads at 64 registers and spills the values of maps other than
-// softmax's there; those maps take blocks of at most 512 threads (a cluster
-// of two slices of 16384 where sm_90 holds a fused block of 32768, twice
-// the 16-bit slices), and their kernels ask ptxas for one block per SM
-// (min_blocks_per_sm = 1), so that it gives them the registers they need.
-// softmax's own kernels keep sm_90's shapes. On sm_120 cross-entropy's
-// gradient, which compares the labels with every element, takes slices of
-// at most 8192 (256 threads of 32 elements). ptxas checks the kernels in
-// test/Pipelines/family-chips.test.
+// The plans were measured on sm_90. On the other chips, which the project
+// cannot time, ptxas holds blocks of 1024 threads at 64 registers and
+// spills the values of maps other than softmax's there; those maps take
+// blocks of at most 512 threads (a cluster of two slices of 16384 where
+// sm_90 holds a fused block of 32768, twice the 16-bit slices; without
+// clusters, the online kernel), and their kernels ask ptxas for one block
+// per SM (min_blocks_per_sm = 1) instead of sm_90's bounds, so that it
+// gives them the registers they need. softmax's own kernels keep sm_90's
+// shapes. On sm_120 cross-entropy's gradient, which compares the labels
+// with every element, takes slices of at most 8192 (256 threads of 32
+// elements). ptxas checks the kernels in test/Pipelines/family-chips.test.
 
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=32768 chip=sm_90" | FileCheck %s --check-prefix=SM90-32768
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=32768 chip=sm_100" | FileCheck %s --check-prefix=SM100-32768
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=65536 chip=sm_90" | FileCheck %s --check-prefix=SM90-65536
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=65536 chip=sm_120" | FileCheck %s --check-prefix=SM120-65536
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=16384 chip=sm_100" | FileCheck %s --check-prefix=SM100-16384
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=1024 chip=sm_89" | FileCheck %s --check-prefix=SM89-1024
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=16384 chip=sm_120" | FileCheck %s --check-prefix=SM120-16384
 
 // SM90-32768-LABEL: func.func @log_softmax_f32
@@ -37,6 +39,14 @@
 // SM120-65536-NOT: min_blocks_per_sm
 // SM120-65536-LABEL: func.func @log_softmax_f16
 // SM120-65536: rowred.plan = #rowred.plan<strategy = cluster, chip = "sm_120", block = 16384, warps = 16, cluster = 4, {{.*}}min_blocks_per_sm = 1>
+
+// A warp per row of 1024: softmax's bound of eight blocks per SM (64
+// registers) on sm_89 too, one block for log-softmax (at eight it spilled
+// 28 bytes there).
+// SM89-1024-LABEL: func.func @log_softmax_f32
+// SM89-1024: rowred.plan = #rowred.plan<strategy = fused, chip = "sm_89", block = 1024, warps = 4, rows_per_block = 4, {{.*}}min_blocks_per_sm = 1>
+// SM89-1024-LABEL: func.func @softmax_f32
+// SM89-1024: rowred.plan = #rowred.plan<strategy = fused, chip = "sm_89", block = 1024, warps = 4, rows_per_block = 4, {{.*}}min_blocks_per_sm = 8>
 
 // SM100-16384-LABEL: func.func @cross_entropy_grad_f32
 // SM100-16384: rowred.plan = #rowred.plan<strategy = fused, chip = "sm_100", block = 16384, warps = 16, {{.*}}min_blocks_per_sm = 1>
@@ -65,5 +75,10 @@ func.func @layer_norm_bf16(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %b: memref<
 
 func.func @cross_entropy_grad_f32(%x: memref<?x?xf32>, %l: memref<?xi64>, %g: memref<?xf32>, %dx: memref<?x?xf32>, %loss: memref<?xf32>, %lse: memref<?xf32>) {
   rowred.cross_entropy ignore_index(-100) ins(%x : memref<?x?xf32>) labels(%l : memref<?xi64>) grad_scale(%g : memref<?xf32>) outs(%loss : memref<?xf32>) lse(%lse : memref<?xf32>) grad(%dx : memref<?x?xf32>)
+  return
+}
+
+func.func @softmax_f32(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  rowred.softmax dimension(1) ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>)
   return
 }
