@@ -815,10 +815,11 @@ FailureOr<KernelPlan> mlir::rowred::planKernel(const Group &group,
   // a map of rows that reads per-row inputs (cross-entropy's gradient, its
   // labels compared with every element's column: 20-56 bytes of spills at
   // the warp-per-row bound), which takes none but on cluster slices and
-  // chunks (with the registers of mapRegisters). On the slices the bound's
+  // chunks (with the registers its labels take). On the slices the bound's
   // second block per SM pays (H100, gradient of 4096 x 50257 rows: bf16
   // 51% -> 75% of the copy, f32 79% -> 93%; slices of 8 blocks without it
-  // 62% and 88%, 1024 threads 49% and 75%).
+  // 62% and 88%, 1024 threads 49% and 75%). On the chips other than sm_90,
+  // every kernel of another map asks for one block (minBlocksPerSM).
   MapLoad load = mapLoad(group, opts, plan->vectorWidth);
   if ((group.hasOneRowOperand() &&
        (!load.rowInputsPerElement || plan->strategy == Strategy::cluster ||

@@ -52,7 +52,8 @@ int64_t measuredBlockWarps(const KernelPlan &plan, int64_t slice,
                            const PlanOptions &opts, int64_t sm);
 
 /// What a kernel's map and row length hold in registers beyond softmax's
-/// map over rows of a multiple of the vector width, for minBlocksPerSM.
+/// map over rows of a multiple of the vector width, for the register bounds
+/// (minBlocksPerSM) and block sizes (autoMaxBlockThreads) of auto.
 struct MapLoad {
   /// Another map than softmax's.
   bool otherMap = false;
