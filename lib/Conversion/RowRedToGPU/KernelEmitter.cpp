@@ -261,8 +261,10 @@ SmallVector<Value> KernelEmitter::emitElements(RowContext &ctx,
   IRMapping mapping = ctx.uniform;
   Block &block = ctx.body->front();
   for (auto [arg, operand] :
-       llvm::zip(block.getArguments(), ctx.elementOperands))
+       llvm::zip(block.getArguments(), ctx.elementOperands)) {
+    assert(elements[operand] && "an operand the body reads is not loaded");
     mapping.map(arg, elements[operand]);
+  }
   for (Operation *op : ctx.varying)
     emitOp(*op, mapping, ctx);
   SmallVector<Value> results;
@@ -272,9 +274,11 @@ SmallVector<Value> KernelEmitter::emitElements(RowContext &ctx,
 }
 
 SmallVector<Value> KernelEmitter::elementsAt(const Chunk &chunk, int64_t k) {
+  // An operand the map alone reads is not loaded before the map: null for
+  // the reduces, which do not read it.
   SmallVector<Value> elements = {chunk.values[k]};
   for (const SmallVector<Value> &values : chunk.extra)
-    elements.push_back(values[k]);
+    elements.push_back(values.empty() ? Value() : values[k]);
   return elements;
 }
 

@@ -54,7 +54,8 @@ struct Chunk {
   SmallVector<Value> values;
   /// The elements of the group's other inputs and per-column operands at the
   /// same columns (Group::elementIndex's order from 1), extended to f32;
-  /// empty when the group reads one input.
+  /// empty when the group reads one input, and for an operand only the map
+  /// reads until KernelEmitter::withMapOperands loads it.
   SmallVector<SmallVector<Value>> extra;
 };
 
@@ -208,8 +209,19 @@ private:
   SmallVector<Value> unpack(Value loaded);
 
   /// Loads the chunk's elements of the group's other operands (extraRows)
-  /// at the chunk's columns into `chunk.extra`.
+  /// at the chunk's columns into `chunk.extra`, but for those only the map
+  /// reads (Group::isMapOnly), which stay empty until withMapOperands.
   void loadExtra(Chunk &chunk, Value valid, int64_t vec);
+
+  /// The `vec` elements at column `col` of the operand at element index
+  /// `index` (>= 1: extraRows' order), extended to f32.
+  SmallVector<Value> loadOperand(unsigned index, Value col, Value valid,
+                                 int64_t vec);
+
+  /// `chunk` with its elements of the operands only the map reads loaded
+  /// where they are not yet: the map's loads of the norms' weight and bias,
+  /// issued where the map needs them.
+  Chunk withMapOperands(const Chunk &chunk);
 
   /// Rounds `values` to `elem` (the output type when not given) and stores
   /// them at column `col` of the row at `rowPtr` when `valid`.

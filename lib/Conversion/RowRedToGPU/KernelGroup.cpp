@@ -67,6 +67,17 @@ unsigned Group::elementIndex(Value operand) const {
   llvm_unreachable("not an operand of the group");
 }
 
+bool Group::isMapOnly(unsigned index) const {
+  if (index == 0)
+    return false;
+  Value operand =
+      index < inputs.size() ? inputs[index] : columns[index - inputs.size()];
+  return llvm::none_of(reduces, [&](ReduceOp reduce) {
+    return llvm::is_contained(reduce.getInputs(), operand) ||
+           llvm::is_contained(reduce.getColumns(), operand);
+  });
+}
+
 SmallVector<std::pair<unsigned, unsigned>>
 Group::reduceLevels(bool merge) const {
   SmallVector<std::pair<unsigned, unsigned>> levels;

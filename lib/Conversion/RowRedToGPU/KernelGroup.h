@@ -65,6 +65,11 @@ struct Group {
   /// The position of `operand` (an input or column operand) in the elements
   /// a body sees.
   unsigned elementIndex(Value operand) const;
+  /// Whether the operand at element index `index` is one that only the map
+  /// reads (the norms' weight and bias): kernels load it where the map needs
+  /// it rather than with the row, so that it holds no registers through the
+  /// reductions. The first input is always loaded with the row.
+  bool isMapOnly(unsigned index) const;
   /// The reduces in levels, as [begin, end) ranges of `reduces`: runs of
   /// consecutive reduces none of which reads another's row scalar, so that
   /// one exchange between threads serves each run (layer_norm's correction

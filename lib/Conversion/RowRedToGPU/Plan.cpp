@@ -394,9 +394,10 @@ private:
   /// its registers (operandRegisters): a cluster of derived size grows, each
   /// block taking a smaller slice of the row, and then derived warps halve,
   /// fewer threads getting more registers each, also until two blocks fit
-  /// an SM (H100 sweep, bench/family.py --sweep: layer_norm bf16 8192 on
-  /// 256 threads, one block per SM, 53-55% of the copy; on 128, two, 80-82%).
-  /// A plan that still does not fit is refused by refuseSpills.
+  /// an SM (H100 sweep, bench/family.py --sweep, with layer_norm's weight and
+  /// bias held through the reductions: bf16 8192 on 256 threads, one block
+  /// per SM, 53-55% of the copy; on 128, two, 80-82%). A plan that still
+  /// does not fit is refused by refuseSpills.
   void fitOperandRegisters() {
     if (group.hasOneRowOperand() || plan.rowsPerBlock > 1 ||
         plan.strategy == Strategy::online)
@@ -406,7 +407,7 @@ private:
           operandRegisters(p, numOperands(p.clusterSize));
       return needed <= available;
     };
-    int64_t operands = numOperands();
+    int64_t held = numHeldOperands();
     KernelPlan fitted = plan;
     if (plan.strategy == Strategy::cluster && opts.clusterSize == 0) {
       while (!fits(fitted) && fitted.clusterSize * 2 <= kMaxClusterSize &&
@@ -418,8 +419,11 @@ private:
     }
     // More warps while a block of derived warps does not fit (each thread
     // holding fewer elements: the residual norm's four f32 operands at
-    // 8192), then fewer while its registers leave room for only one block
-    // (one row in flight) per SM and a block of half the threads fits.
+    // 8192), then fewer while the registers of the operands it holds
+    // through its reductions (numHeldOperands) leave room for only one
+    // block (one row in flight) per SM and a block of half the threads fits
+    // (layer_norm bf16 8192, whose weight and bias the map loads: 8 warps,
+    // H100 4096 rows 2643 GB/s against 2539 on 4).
     while (!opts.numWarps && fitted.clusterSize == 1 && !fits(fitted) &&
            fitted.numThreads() * 2 <= 1024 &&
            fitted.elementsPerThread() / 2 >= fitted.vectorWidth) {
@@ -435,7 +439,7 @@ private:
       KernelPlan fewer = fitted;
       fewer.numWarps /= 2;
       if (fits(fitted) &&
-          (operandBlocksPerSM(fitted, operands) >= 2 || !fits(fewer)))
+          (operandBlocksPerSM(fitted, held) >= 2 || !fits(fewer)))
         break;
       fitted = fewer;
     }
@@ -444,7 +448,7 @@ private:
     const OperandShapeRow *shape =
         fitted.clusterSize == 1
             ? PlanTable::get().operandShape(
-                  tableKey(fitted, fitted.blockElements), operands)
+                  tableKey(fitted, fitted.blockElements), numOperands())
             : nullptr;
     if (!opts.numWarps && shape) {
       KernelPlan shaped = fitted;
@@ -467,16 +471,28 @@ private:
     return needed <= available;
   }
 
-  /// The operands a thread of a block of `clusterSize` holds elements of:
-  /// inputs and per-column ones, and in a fused block each 2-D output
-  /// beyond the first, whose values the map computes beside the first's
-  /// (rms_norm's residual form, bf16 x 8192 on H100: 4 warps without its
-  /// second output 81% of the copy, 8 warps 98%; cluster slices are sized
-  /// on the operands read, as measured for the norms).
+  /// The operands of a block of `clusterSize`: inputs and per-column ones,
+  /// and in a fused block each 2-D output beyond the first, whose values the
+  /// map computes beside the first's (rms_norm's residual form, bf16 x 8192
+  /// on H100: 4 warps without its second output 81% of the copy, 8 warps
+  /// 98%; cluster slices are sized on the operands read, as measured for the
+  /// norms). The table's operand_shapes rows and a streamed tile count these.
   int64_t numOperands(int64_t clusterSize = 1) const {
     int64_t extraOutputs =
         clusterSize == 1 ? std::max<int64_t>(0, group.outputs.size() - 1) : 0;
     return group.inputs.size() + group.columns.size() + extraOutputs;
+  }
+
+  /// The inputs and per-column operands whose elements a thread holds in
+  /// registers through its reductions: not those only the map reads, which
+  /// it loads where the map needs them (Group::isMapOnly), nor the outputs,
+  /// which the map computes a chunk at a time.
+  int64_t numHeldOperands() const {
+    int64_t held = 0;
+    for (unsigned index = 0, e = group.inputs.size() + group.columns.size();
+         index < e; ++index)
+      held += !group.isMapOnly(index);
+    return held;
   }
 
   /// The online kernel's tile, threads and the blocks sharing a row.

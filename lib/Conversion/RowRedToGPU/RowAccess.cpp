@@ -22,14 +22,28 @@ Chunk KernelEmitter::loadChunk(Value rowPtr, Value col, Value valid,
 }
 
 void KernelEmitter::loadExtra(Chunk &chunk, Value valid, int64_t vec) {
-  ArrayRef<Value> operands = ArrayRef(group.inputs).drop_front();
-  for (auto [index, rowPtr] : llvm::enumerate(extraRows)) {
-    Value operand = index < operands.size()
-                        ? operands[index]
-                        : group.columns[index - operands.size()];
-    chunk.extra.push_back(unpack(loadRaw(rowPtr, chunk.col, valid, vec, {},
-                                         getElementTypeOrSelf(operand))));
-  }
+  for (unsigned index = 1, e = extraRows.size() + 1; index < e; ++index)
+    chunk.extra.push_back(group.isMapOnly(index)
+                              ? SmallVector<Value>()
+                              : loadOperand(index, chunk.col, valid, vec));
+}
+
+SmallVector<Value> KernelEmitter::loadOperand(unsigned index, Value col,
+                                              Value valid, int64_t vec) {
+  Value operand = index < group.inputs.size()
+                      ? group.inputs[index]
+                      : group.columns[index - group.inputs.size()];
+  return unpack(loadRaw(extraRows[index - 1], col, valid, vec, {},
+                        getElementTypeOrSelf(operand)));
+}
+
+Chunk KernelEmitter::withMapOperands(const Chunk &chunk) {
+  Chunk full = chunk;
+  for (unsigned index = 1, e = full.extra.size() + 1; index < e; ++index)
+    if (group.isMapOnly(index) && full.extra[index - 1].empty())
+      full.extra[index - 1] =
+          loadOperand(index, chunk.col, chunk.valid, chunk.values.size());
+  return full;
 }
 
 Value KernelEmitter::inOwnRow(Value valid) {

@@ -313,7 +313,8 @@ void KernelEmitter::emitMap(Value yRow, ArrayRef<Chunk> chunks,
   if (group.outputs.empty())
     return;
   // Every output's vector of the chunk, from the body's results per element.
-  for (const Chunk &chunk : chunks) {
+  for (const Chunk &held : chunks) {
+    Chunk chunk = withMapOperands(held);
     SmallVector<SmallVector<Value>> outs(outputRows.size());
     for (int64_t k = 0, e = chunk.values.size(); k < e; ++k) {
       SmallVector<Value> results =
@@ -517,8 +518,13 @@ void KernelEmitter::emitRowPasses(Value xRow, Value yRow, int64_t vec) {
   }
   RowContext ctx = prepareMap(scalars);
   storeRowOutputs(ctx);
+  // The map's tile loads every operand before it computes (only the
+  // reduces' passes leave out those the map alone reads).
   emitTileLoop(walk, {}, [&](Value start, ValueRange) {
-    emitMap(yRow, loadTile(start), ctx);
+    SmallVector<Chunk> chunks = loadTile(start);
+    for (Chunk &chunk : chunks)
+      chunk = withMapOperands(chunk);
+    emitMap(yRow, chunks, ctx);
     return SmallVector<Value>{};
   });
 }

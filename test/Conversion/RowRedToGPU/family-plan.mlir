@@ -38,18 +38,24 @@
 // N4096-LABEL: func.func @layer_norm
 // N4096: rowred.plan = #rowred.plan<strategy = fused, block = 4096, warps = 4, vector = 8, max_cols = 4096, stage_elements = 4096, grid = rows>
 
-// Fewer threads until two blocks fit an SM: the bf16 layer norm's 256
-// threads of 32 elements x 3 operands (about 136 registers each) leave room
-// for one; 128 of 64 (232) for two.
+// Fewer threads until two blocks fit an SM, counting the operands a thread
+// holds through its reductions: the bf16 layer norm holds only x (the map
+// loads its weight and bias), 256 threads of 32 elements (about 72
+// registers) leave room for three blocks and stay.
 // N8192-LABEL: func.func @rms_norm
 // N8192: rowred.plan = #rowred.plan<strategy = fused, block = 8192, warps = 16, vector = 4, reread = true,
 // N8192-LABEL: func.func @layer_norm
-// N8192: rowred.plan = #rowred.plan<strategy = fused, block = 8192, warps = 4, vector = 8, reread = true,
+// N8192: rowred.plan = #rowred.plan<strategy = fused, block = 8192, warps = 8, vector = 8, reread = true,
 
-// At 12288, 384 threads leave room for one block and so do 192, the fewest
-// that hold the row (64 elements x 3 operands); 96 would need 424 registers.
+// At 12288 the norms keep 384 threads of 32 (x alone held, about 72
+// registers: two blocks); the softmax backward's two inputs (about 104)
+// leave room for one, and 192 threads of 64 (168) for two.
+// N12288-LABEL: func.func @rms_norm
+// N12288: rowred.plan = #rowred.plan<strategy = fused, block = 12288, warps = 12, vector = 4, reread = true,
 // N12288-LABEL: func.func @layer_norm
-// N12288: rowred.plan = #rowred.plan<strategy = fused, block = 12288, warps = 6, vector = 8, reread = true,
+// N12288: rowred.plan = #rowred.plan<strategy = fused, block = 12288, warps = 12, vector = 8, reread = true,
+// N12288-LABEL: func.func @softmax_backward
+// N12288: rowred.plan = #rowred.plan<strategy = fused, block = 12288, warps = 6, vector = 4, reread = true,
 
 // 32768 x 2 f32 operands need 64 K registers: two blocks of 16384. The
 // bf16 layer norm's three operands need four of 8192.
@@ -108,5 +114,10 @@ func.func @layer_norm(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %b: memref<?xbf1
 
 func.func @rms_norm_residual(%x: memref<?x?xbf16>, %r: memref<?x?xbf16>, %w: memref<?xbf16>) {
   rowred.rms_norm epsilon(1.0e-06) ins(%x : memref<?x?xbf16>) residual(%r : memref<?x?xbf16>) weight(%w : memref<?xbf16>) outs(%x : memref<?x?xbf16>) residual_out(%r : memref<?x?xbf16>)
+  return
+}
+
+func.func @softmax_backward(%y: memref<?x?xf32>, %dy: memref<?x?xf32>, %dx: memref<?x?xf32>) {
+  rowred.softmax_backward dimension(1) ins(%y, %dy : memref<?x?xf32>, memref<?x?xf32>) outs(%dx : memref<?x?xf32>)
   return
 }

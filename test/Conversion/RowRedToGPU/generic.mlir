@@ -61,3 +61,39 @@ func.func @convert(%x: memref<?x4096xf32>, %y: memref<?x4096xbf16>) {
   }
   return
 }
+
+// -----
+
+// A per-column operand that only the map reads (a norm's weight) is loaded
+// where the map needs it, after the row's reduction, so that its elements
+// hold no registers through the reduction; the row's elements are loaded
+// before it.
+// CHECK-LABEL: gpu.module @scale_kernel0
+// CHECK: gpu.func @scale_kernel0(%[[X:[^:]*]]: !llvm.ptr<1>, %{{[^:]*}}: !llvm.ptr<1>, %[[W:[^:]*]]: !llvm.ptr<1>
+// CHECK: llvm.getelementptr %[[X]]
+// CHECK-NOT: llvm.getelementptr inbounds %[[W]]
+// CHECK: gpu.barrier
+// CHECK-NOT: llvm.getelementptr inbounds %[[W]]
+// CHECK: math.rsqrt
+// CHECK: llvm.getelementptr inbounds %[[W]]
+// CHECK: arith.mulf
+// CHECK: llvm.store
+func.func @scale(%x: memref<?x4096xf32>, %w: memref<4096xf32>, %y: memref<?x4096xf32>) {
+  %c0 = arith.constant 0 : index
+  %rows = memref.dim %x, %c0 : memref<?x4096xf32>
+  %s = memref.alloc(%rows) : memref<?xf32>
+  rowred.reduce sum ins(%x : memref<?x4096xf32>) outs(%s : memref<?xf32>) {
+  ^bb0(%xj: f32):
+    %sq = arith.mulf %xj, %xj : f32
+    rowred.yield %sq : f32
+  }
+  rowred.map ins(%x : memref<?x4096xf32>) cols(%w : memref<4096xf32>) rows(%s : memref<?xf32>) outs(%y : memref<?x4096xf32>) {
+  ^bb0(%xj: f32, %wj: f32, %si: f32):
+    %r = math.rsqrt %si : f32
+    %o = arith.mulf %xj, %r : f32
+    %p = arith.mulf %o, %wj : f32
+    rowred.yield %p : f32
+  }
+  memref.dealloc %s : memref<?xf32>
+  return
+}
