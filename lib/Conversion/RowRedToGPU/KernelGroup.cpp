@@ -70,8 +70,7 @@ unsigned Group::elementIndex(Value operand) const {
 bool Group::isMapOnly(unsigned index) const {
   if (index == 0)
     return false;
-  Value operand =
-      index < inputs.size() ? inputs[index] : columns[index - inputs.size()];
+  Value operand = operandAt(index);
   return llvm::none_of(reduces, [&](ReduceOp reduce) {
     return llvm::is_contained(reduce.getInputs(), operand) ||
            llvm::is_contained(reduce.getColumns(), operand);

@@ -65,6 +65,11 @@ struct Group {
   /// The position of `operand` (an input or column operand) in the elements
   /// a body sees.
   unsigned elementIndex(Value operand) const;
+  /// The input or per-column operand at element index `index`.
+  Value operandAt(unsigned index) const {
+    return index < inputs.size() ? inputs[index]
+                                 : columns[index - inputs.size()];
+  }
   /// Whether the operand at element index `index` is one that only the map
   /// reads (the norms' weight and bias): kernels load it where the map needs
   /// it rather than with the row, so that it holds no registers through the

@@ -30,11 +30,8 @@ void KernelEmitter::loadExtra(Chunk &chunk, Value valid, int64_t vec) {
 
 SmallVector<Value> KernelEmitter::loadOperand(unsigned index, Value col,
                                               Value valid, int64_t vec) {
-  Value operand = index < group.inputs.size()
-                      ? group.inputs[index]
-                      : group.columns[index - group.inputs.size()];
   return unpack(loadRaw(extraRows[index - 1], col, valid, vec, {},
-                        getElementTypeOrSelf(operand)));
+                        getElementTypeOrSelf(group.operandAt(index))));
 }
 
 Chunk KernelEmitter::withMapOperands(const Chunk &chunk) {
