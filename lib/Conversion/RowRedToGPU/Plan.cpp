@@ -102,7 +102,8 @@ static MapLoad mapLoad(const Group &group, const PlanOptions &opts,
   bool rowInputsPerElement = !group.rowInputs.empty() && !group.outputs.empty();
   bool peeled =
       vectorWidth > 0 && opts.cols > 0 && opts.cols % vectorWidth != 0;
-  return {!isSoftmaxMap(group), rowInputsPerElement, peeled};
+  return {!isSoftmaxMap(group), rowInputsPerElement, peeled,
+          !group.hasOneRowOperand()};
 }
 
 namespace {
@@ -825,23 +826,8 @@ FailureOr<KernelPlan> mlir::rowred::planKernel(const Group &group,
   FailureOr<KernelPlan> plan = Planner(group, opts).run();
   if (failed(plan))
     return failure();
-  // The bounds were measured on one input and output: a group with more
-  // operands holds more values per element (softmax backward's two inputs
-  // spill 388 bytes at the warp-per-row bound of 64 registers), and so does
-  // a map of rows that reads per-row inputs (cross-entropy's gradient, its
-  // labels compared with every element's column: 20-56 bytes of spills at
-  // the warp-per-row bound), which takes none but on cluster slices and
-  // chunks (with the registers its labels take). On the slices the bound's
-  // second block per SM pays (H100, gradient of 4096 x 50257 rows: bf16
-  // 51% -> 75% of the copy, f32 79% -> 93%; slices of 8 blocks without it
-  // 62% and 88%, 1024 threads 49% and 75%). On the chips other than sm_90,
-  // every kernel of another map asks for one block (minBlocksPerSM).
-  MapLoad load = mapLoad(group, opts, plan->vectorWidth);
-  if ((group.hasOneRowOperand() &&
-       (!load.rowInputsPerElement || plan->strategy == Strategy::cluster ||
-        plan->strategy == Strategy::chunks)) ||
-      (plan->sm() != 90 && load.otherMap))
-    plan->minBlocksPerSM = minBlocksPerSM(*plan, load);
+  plan->minBlocksPerSM =
+      minBlocksPerSM(*plan, mapLoad(group, opts, plan->vectorWidth));
   return plan;
 }
 

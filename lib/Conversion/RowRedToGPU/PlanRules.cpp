@@ -399,6 +399,22 @@ StringRef prefetchObstacle(const KernelPlan &plan, bool stage, int64_t sm) {
 ///   threads per row, which take more edge elements on the peeled path
 ///   (116 bytes of spills for one thread per row).
 int64_t minBlocksPerSM(const KernelPlan &plan, const MapLoad &map) {
+  // The bounds were measured on one input and output: a group with more
+  // operands holds more values per element (softmax backward's two inputs
+  // spill 388 bytes at the warp-per-row bound of 64 registers), and so does
+  // a map of rows that reads per-row inputs (cross-entropy's gradient, its
+  // labels compared with every element's column: 20-56 bytes of spills at
+  // the warp-per-row bound), which takes none but on cluster slices and
+  // chunks (with the registers its labels take). On the slices the bound's
+  // second block per SM pays (H100, gradient of 4096 x 50257 rows: bf16
+  // 51% -> 75% of the copy, f32 79% -> 93%; slices of 8 blocks without it
+  // 62% and 88%, 1024 threads 49% and 75%). On the chips other than sm_90,
+  // every kernel of another map asks for one block (below).
+  bool measured = !map.severalOperands && (!map.rowInputsPerElement ||
+                                           plan.strategy == Strategy::cluster ||
+                                           plan.strategy == Strategy::chunks);
+  if (!measured && (plan.sm() == 90 || !map.otherMap))
+    return 0;
   // The bounds were measured on sm_90; on sm_100 and sm_120 ptxas spills at
   // them (f32 1024, 16-bit chunks), so it is left free there, but for the
   // 16-bit online kernel, which it otherwise holds at 64 registers with 16

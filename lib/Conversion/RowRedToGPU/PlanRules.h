@@ -62,6 +62,9 @@ struct MapLoad {
   bool rowInputsPerElement = false;
   /// A known row length off the vector width: the peeled path.
   bool peeled = false;
+  /// Several operands (inputs, per-column operands, outputs of rows) rather
+  /// than one input and at most one output of rows.
+  bool severalOperands = false;
 };
 
 /// The most threads `auto` gives a fused block or a cluster slice of 32
@@ -133,7 +136,9 @@ StringRef prefetchObstacle(const KernelPlan &plan, bool stage, int64_t sm);
 
 /// The blocks per SM that ptxas is asked to fit (`.minnctapersm`), which caps
 /// the kernel at 64 registers per thread (fewer blocks, more registers, for
-/// the `map`'s values), or 0 for no request.
+/// the `map`'s values), or 0 for no request: none for the kernels that the
+/// bounds were not measured on (several operands; per-row inputs per element
+/// but on cluster slices and chunks) on sm_90.
 int64_t minBlocksPerSM(const KernelPlan &plan, const MapLoad &map);
 
 /// The registers a thread of `plan` may take without spilling when it holds
