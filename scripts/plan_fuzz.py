@@ -10,7 +10,9 @@ pipeline. A trial ends in one of:
   refused    softmax-opt exits 1 with an `error:` diagnostic (a plan it
              cannot build is refused: that is correct behaviour);
   accepted   exit 0, and ptxas assembles every kernel for the chip;
-  spilled    accepted, ptxas assembles it but reports spills;
+  spilled    accepted, ptxas assembles it but reports spills: the
+             pipeline's rowred-fit-registers, with the same ptxas, changes
+             or refuses a plan that spills, so this is a failure too;
   FAILED     anything else: a crash, an LLVM fatal error, a sanitizer's
              report (with a sanitized softmax-opt), an exit without a
              diagnostic, or PTX that ptxas rejects.
@@ -18,7 +20,7 @@ pipeline. A trial ends in one of:
 Without ptxas (no CUDA toolkit), accepted PTX is not assembled.
 
 FAILED and spilled trials are kept in OUTPUT_DIR (the .mlir and the command)
-for a regression test. The run exits 1 if a trial FAILED.
+for a regression test. The run exits 1 if a trial FAILED or spilled.
 
 usage: plan_fuzz.py SOFTMAX_OPT OUTPUT_DIR [--trials N | --seconds S]
                     [--seed N] [--ptxas PATH]
@@ -115,7 +117,8 @@ def run_trial(args, rng, workdir, index):
     src = os.path.join(workdir, f"t{index}.mlir")
     with open(src, "w") as f:
         f.write(source)
-    pipeline = f"strategy={strategy} chip={chip} cols={cols} output-dir={out}"
+    pipeline = (f"strategy={strategy} chip={chip} cols={cols} "
+                f"output-dir={out} ptxas={args.ptxas or 'none'}")
     cmd = [args.softmax_opt, src, f"--rowred-to-ptx={pipeline}", "-o",
            os.devnull]
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
@@ -188,7 +191,7 @@ def main():
     print(f"{index} trials (seed {args.seed}, "
           f"{time.monotonic() - start:.0f} s): "
           + ", ".join(f"{n} {k}" for k, n in counts.items()))
-    return 1 if counts["FAILED"] else 0
+    return 1 if counts["FAILED"] or counts["spilled"] else 0
 
 
 if __name__ == "__main__":

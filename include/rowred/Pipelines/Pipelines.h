@@ -15,8 +15,9 @@ class OpPassManager;
 namespace rowred {
 
 /// Options of the `rowred-to-ptx` pipeline: those of rowred-plan (the
-/// strategy, the row length, the target chip), and where to write the PTX
-/// and metadata. A kernel is tuned by a #rowred.plan_request in the input.
+/// strategy, the row length, the target chip), the ptxas that checks the
+/// kernels' registers, and where to write the PTX and metadata. A kernel is
+/// tuned by a #rowred.plan_request in the input.
 struct RowRedToPTXOptions : public PassPipelineOptions<RowRedToPTXOptions> {
   PassOptions::Option<std::string> strategy{
       *this, "strategy",
@@ -33,6 +34,13 @@ struct RowRedToPTXOptions : public PassPipelineOptions<RowRedToPTXOptions> {
       *this, "cuda-path",
       llvm::cl::desc("CUDA toolkit, for libdevice when fast_exp = false"),
       llvm::cl::init("/usr/local/cuda")};
+  PassOptions::Option<std::string> ptxas{
+      *this, "ptxas",
+      llvm::cl::desc("ptxas that assembles each kernel, whose plan changes "
+                     "where it spills (rowred-fit-registers; empty: "
+                     "<cuda-path>/bin/ptxas or the PATH's, where there is "
+                     "one; none: no check)"),
+      llvm::cl::init("")};
   PassOptions::Option<std::string> outputDir{
       *this, "output-dir",
       llvm::cl::desc("Write <kernel>.ptx and <kernel>.json here (empty: "

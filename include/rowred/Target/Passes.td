@@ -28,4 +28,50 @@ def RowRedExportKernels : Pass<"rowred-export-kernels", "::mlir::ModuleOp"> {
   ];
 }
 
+def RowRedFitRegisters : Pass<"rowred-fit-registers", "::mlir::ModuleOp"> {
+  let summary = "Plan and lower every kernel, re-planning those that spill";
+  let description = [{
+    Plans each `rowred.map` as `rowred-plan` does, lowers the module to
+    `gpu.binary` ops holding PTX as `rowred-to-ptx` does after planning
+    (`convert-rowred-to-gpu` through `gpu-module-to-binary{format=isa}`), and
+    assembles every kernel with `ptxas -v` for the chip. Where ptxas spills
+    registers to local memory, the kernel's plan is changed and the module
+    lowered again, until no kernel spills:
+
+    1. the same block, asking ptxas (`min_blocks_per_sm`, `.minnctapersm`)
+       for the most blocks per SM it fits, from as many as the spilling
+       kernel had down to one;
+    2. then, for a plan `auto` chose, fewer elements per thread: a fused
+       block of one row becomes a cluster of two, a cluster twice as many
+       blocks (at most 16), anything else the online kernel; a kernel for
+       launches of a few rows is dropped instead (the group's main kernel
+       takes those launches).
+
+    A plan written in the input is the user's: it is assembled as written,
+    and the pass fails naming the kernel and its spills. A plan request
+    keeps its fields: only the bound changes, and the pass fails when that
+    is not enough. The output is what `rowred-plan` and the lowering would
+    give for the final plans; the plans are in the kernels' metadata.
+
+    Example: the safe log-softmax's f32 block of 16384 elements on 512
+    threads spills 4 bytes at ptxas' choice of 64 registers (sm_90), and
+    assembles without spills asked for two blocks per SM, the same 64
+    registers: `#rowred.plan<..., min_blocks_per_sm = 2>`.
+  }];
+  let options = [
+    Option<"strategy", "strategy", "std::string", /*default=*/"\"auto\"",
+           "As rowred-plan's">,
+    Option<"cols", "cols", "int64_t", /*default=*/"0", "As rowred-plan's">,
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
+           "As rowred-plan's; the kernels are assembled for it">,
+    Option<"cudaPath", "cuda-path", "std::string",
+           /*default=*/"\"/usr/local/cuda\"",
+           "CUDA toolkit, for libdevice (fast_exp = false) and, with no "
+           "ptxas given, its bin/ptxas">,
+    Option<"ptxas", "ptxas", "std::string", /*default=*/"\"\"",
+           "ptxas to assemble with (empty: <cuda-path>/bin/ptxas, else the "
+           "PATH's)">
+  ];
+}
+
 #endif // ROWRED_TARGET_PASSES

@@ -33,29 +33,9 @@ struct RowRedPlanPass : rowred::impl::RowRedPlanBase<RowRedPlanPass> {
     if (failed(verifyDecomposed(module, "planning")))
       return signalPassFailure();
     WalkResult result = module.walk([&](MapOp map) {
-      if (map->hasAttr(kPlanAttrName)) {
-        map->removeAttr(kPlanRequestAttrName);
-        return WalkResult::advance();
-      }
-      FailureOr<Group> group = collectGroup(map);
-      if (failed(group))
-        return WalkResult::interrupt();
-      auto request = map->getAttrOfType<PlanRequestAttr>(kPlanRequestAttrName);
-      PlanOptions opts = PlanOptions::get(strategy, cols, chip, request);
-      FailureOr<KernelPlan> plan = planKernel(*group, opts);
-      if (failed(plan))
-        return WalkResult::interrupt();
-      PlanAttr attr = plan->getCheckedAttr([&] { return map.emitOpError(); },
-                                           &getContext());
-      if (!attr)
-        return WalkResult::interrupt();
-      map->setAttr(kPlanAttrName, attr);
-      // Only where the whole plan is auto's: a request states the kernel.
-      if (!request)
-        if (std::optional<KernelPlan> few = planFewRows(*group, opts, *plan))
-          map->setAttr(kFewRowsPlanAttrName, few->getAttr(&getContext()));
-      map->removeAttr(kPlanRequestAttrName);
-      return WalkResult::advance();
+      return failed(planMap(map, strategy, cols, chip))
+                 ? WalkResult::interrupt()
+                 : WalkResult::advance();
     });
     if (result.wasInterrupted())
       signalPassFailure();
@@ -63,6 +43,33 @@ struct RowRedPlanPass : rowred::impl::RowRedPlanBase<RowRedPlanPass> {
 };
 
 } // namespace
+
+LogicalResult mlir::rowred::planMap(MapOp map, StringRef strategy, int64_t cols,
+                                    StringRef chip) {
+  if (map->hasAttr(kPlanAttrName)) {
+    map->removeAttr(kPlanRequestAttrName);
+    return success();
+  }
+  FailureOr<Group> group = collectGroup(map);
+  if (failed(group))
+    return failure();
+  auto request = map->getAttrOfType<PlanRequestAttr>(kPlanRequestAttrName);
+  PlanOptions opts = PlanOptions::get(strategy, cols, chip, request);
+  FailureOr<KernelPlan> plan = planKernel(*group, opts);
+  if (failed(plan))
+    return failure();
+  PlanAttr attr =
+      plan->getCheckedAttr([&] { return map.emitOpError(); }, map.getContext());
+  if (!attr)
+    return failure();
+  map->setAttr(kPlanAttrName, attr);
+  // Only where the whole plan is auto's: a request states the kernel.
+  if (!request)
+    if (std::optional<KernelPlan> few = planFewRows(*group, opts, *plan))
+      map->setAttr(kFewRowsPlanAttrName, few->getAttr(map.getContext()));
+  map->removeAttr(kPlanRequestAttrName);
+  return success();
+}
 
 PlanOptions PlanOptions::get(StringRef strategy, int64_t cols, StringRef chip,
                              PlanRequestAttr request) {

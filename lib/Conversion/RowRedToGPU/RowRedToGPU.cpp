@@ -12,6 +12,8 @@
 #include "KernelEmitter.h"
 #include "LaunchMetadata.h"
 
+#include "llvm/Support/Regex.h"
+
 namespace mlir {
 namespace rowred {
 #define GEN_PASS_DEF_CONVERTROWREDTOGPU
@@ -59,6 +61,7 @@ struct ConvertRowRedToGPUPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    counter = 0;
     if (failed(verifyDecomposed(module, "the GPU lowering")))
       return signalPassFailure();
     SmallVector<MapOp> maps;
@@ -169,9 +172,10 @@ struct ConvertRowRedToGPUPass
     return plan;
   }
 
-  /// `<function>_kernel<N>`, unique in the module, or a diagnostic when
-  /// the function's name cannot start a PTX identifier and a file name:
-  /// letters, digits and '_', not starting with a digit.
+  /// `<function>_kernel<N>` for the module's N-th map in walk order (see
+  /// kernelOrigin), unique in the module, or a diagnostic when the
+  /// function's name cannot start a PTX identifier and a file name: letters,
+  /// digits and '_', not starting with a digit.
   FailureOr<std::string> kernelName(MapOp map) {
     std::string prefix = "kernel";
     if (auto func = map->getParentOfType<FunctionOpInterface>()) {
@@ -397,7 +401,18 @@ struct ConvertRowRedToGPUPass
       op->erase();
   }
 
+  /// Maps lowered so far in this run.
   unsigned counter = 0;
 };
 
 } // namespace
+
+std::optional<KernelOrigin> mlir::rowred::kernelOrigin(StringRef kernel) {
+  // `<prefix>kernel<N>` or `<prefix>kernel<N>_rows<max_rows>`.
+  static const llvm::Regex name("kernel([0-9]+)(_rows[0-9]+)?$");
+  SmallVector<StringRef, 3> groups;
+  unsigned index;
+  if (!name.match(kernel, &groups) || groups[1].getAsInteger(10, index))
+    return std::nullopt;
+  return KernelOrigin{index, !groups[2].empty()};
+}

@@ -68,6 +68,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   PassManager pm(&context);
   rowred::RowRedToPTXOptions options;
   options.chip = "sm_90";
+  // No ptxas subprocess per input: scripts/plan_fuzz.py fuzzes the pipeline
+  // with it.
+  options.ptxas = "none";
   rowred::buildRowRedToPTXPipeline(pm, options);
   (void)pm.run(*module);
   return 0;

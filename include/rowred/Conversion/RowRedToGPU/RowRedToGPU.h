@@ -9,9 +9,12 @@
 
 #include "mlir/Pass/Pass.h"
 
+#include <optional>
+
 namespace mlir {
 class ModuleOp;
 namespace rowred {
+class MapOp;
 
 #define GEN_PASS_DECL_CONVERTROWREDTOGPU
 #define GEN_PASS_DECL_ROWREDPLAN
@@ -20,6 +23,27 @@ namespace rowred {
 /// Name of the module attribute holding one dictionary of launch metadata per
 /// generated kernel, keyed by the kernel's name.
 inline constexpr llvm::StringLiteral kKernelsAttrName = "rowred.kernels";
+
+/// Plans the group `map` ends, as rowred-plan does for each map: a plan
+/// already on the map is kept; otherwise the plan auto chooses for `strategy`,
+/// `cols` and `chip` around the map's #rowred.plan_request, and (only where
+/// the whole plan is auto's) the plan of a second kernel for launches of a few
+/// rows. Fails with a diagnostic on the map.
+LogicalResult planMap(MapOp map, StringRef strategy, int64_t cols,
+                      StringRef chip);
+
+/// Where a kernel of convert-rowred-to-gpu comes from: the index of its
+/// rowred.map among the module's maps in walk order, and whether it is the
+/// group's second kernel, for launches of a few rows.
+struct KernelOrigin {
+  unsigned mapIndex;
+  bool fewRows;
+};
+
+/// The origin of the kernel convert-rowred-to-gpu named `kernel`
+/// (`<function>_kernel<N>`, `<function>_kernel<N>_rows<max_rows>`), or
+/// nullopt for another name.
+std::optional<KernelOrigin> kernelOrigin(StringRef kernel);
 
 } // namespace rowred
 } // namespace mlir

@@ -1,0 +1,289 @@
+//===- FitRegisters.cpp - Plan and lower kernels that do not spill --------===//
+//
+// Part of the softmax kernel compiler.
+//
+// The rowred-fit-registers pass: plans every map as rowred-plan does, lowers
+// the module to PTX, assembles each kernel with `ptxas -v`, and where a
+// kernel spills registers, changes its plan and lowers the module again. The
+// plan's own rules (PlanRules.cpp) were measured on sm_90 for softmax's map;
+// ptxas' report is what tells whether another map, another chip or a
+// requested shape fits.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rowred/Conversion/RowRedToGPU/RowRedToGPU.h"
+#include "rowred/Dialect/RowRed/IR/KernelPlan.h"
+#include "rowred/Dialect/RowRed/IR/RowRedOps.h"
+#include "rowred/Target/Lowering.h"
+#include "rowred/Target/Passes.h"
+#include "rowred/Target/Ptxas.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FileSystem.h"
+
+namespace mlir {
+namespace rowred {
+#define GEN_PASS_DEF_ROWREDFITREGISTERS
+#include "rowred/Target/Passes.h.inc"
+} // namespace rowred
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::rowred;
+
+/// Blocks of `threads` threads that fit on one SM of `chip` at `registers`
+/// registers per thread (allocated in steps of 8, 64K per SM).
+static int64_t residentBlocks(StringRef chip, int64_t registers,
+                              int64_t threads) {
+  int64_t sm = chipVersion(chip);
+  int64_t threadsPerSM = sm == 86 || sm == 89 || sm == 120 ? 1536 : 2048;
+  int64_t perThread = std::max<int64_t>(llvm::alignTo(registers, 8), 8);
+  return std::min({int64_t(65536) / (perThread * threads),
+                   threadsPerSM / threads, int64_t(32)});
+}
+
+/// A plan request of only a strategy and, for clusters, their size.
+static PlanRequestAttr shapeRequest(MLIRContext *context, Strategy strategy,
+                                    int64_t cluster) {
+  std::optional<int64_t> clusterField;
+  if (strategy == Strategy::cluster)
+    clusterField = cluster;
+  return PlanRequestAttr::get(
+      context, strategy, /*block=*/std::nullopt, /*warps=*/std::nullopt,
+      /*rows_per_block=*/std::nullopt, clusterField, /*vector=*/std::nullopt,
+      /*reverse_second_pass=*/std::nullopt, /*fast_exp=*/std::nullopt,
+      /*reread=*/std::nullopt, /*prefetch=*/std::nullopt,
+      /*pair_reduce=*/std::nullopt, /*kept_elements=*/std::nullopt,
+      /*keep_ahead=*/std::nullopt, /*cache_hints=*/std::nullopt,
+      /*grid=*/std::nullopt, /*chunk_stage=*/std::nullopt);
+}
+
+/// Replaces the operations and attributes of `dst` with copies of `src`'s.
+static void replaceContents(ModuleOp dst, ModuleOp src) {
+  for (Operation &op : llvm::make_early_inc_range(*dst.getBody()))
+    op.erase();
+  for (Operation &op : *src.getBody())
+    dst.getBody()->push_back(op.clone());
+  dst->setAttrs(src->getAttrDictionary());
+}
+
+namespace {
+
+/// A map as the input holds it.
+struct InputMap {
+  Location loc;
+  /// Whether the input gives its #rowred.plan, or a #rowred.plan_request.
+  bool planned = false, requested = false;
+};
+
+/// What the pass changes in the plans of one map.
+struct Fit {
+  /// The `.minnctapersm` of the main kernel and of the kernel for a few
+  /// rows, instead of the planner's (0: the planner's).
+  int64_t minBlocksPerSM = 0, fewRowsMinBlocksPerSM = 0;
+  /// Whether the map keeps no kernel for a few rows.
+  bool dropFewRows = false;
+  /// A plan request of a smaller shape for an auto plan (null: none).
+  PlanRequestAttr request;
+};
+
+/// The plans one map had in a round, before the lowering.
+struct RoundPlans {
+  PlanAttr main, fewRows;
+};
+
+struct RowRedFitRegistersPass
+    : rowred::impl::RowRedFitRegistersBase<RowRedFitRegistersPass> {
+  using Base::Base;
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    OpPassManager lowering(ModuleOp::getOperationName());
+    buildRowRedLoweringPipeline(lowering, chip, cudaPath);
+    lowering.getDependentDialects(registry);
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    ptxasPath = findPtxas(ptxas, cudaPath);
+    if (ptxasPath.empty()) {
+      module.emitError() << "no ptxas to assemble the kernels with: none in '"
+                         << cudaPath.getValue()
+                         << "/bin' nor on the PATH; pass ptxas=PATH";
+      return signalPassFailure();
+    }
+    if (!llvm::sys::fs::can_execute(ptxasPath)) {
+      module.emitError() << "cannot run ptxas '" << ptxasPath
+                         << "': not an executable file";
+      return signalPassFailure();
+    }
+    inputs.clear();
+    module.walk([&](MapOp map) {
+      inputs.push_back({map.getLoc(), map->hasAttr(kPlanAttrName),
+                        map->hasAttr(kPlanRequestAttrName)});
+    });
+    fits.assign(inputs.size(), Fit());
+    OwningOpRef<ModuleOp> input = module.clone();
+    // Each round moves one spilling kernel's plan a step on (a smaller bound,
+    // then a smaller shape), and each map has few steps: a bound on the
+    // rounds only guards against a step that does not change the kernel.
+    for (int round = 0; round < kMaxRounds; ++round) {
+      if (round > 0)
+        replaceContents(module, *input);
+      FailureOr<bool> spilled = planLowerAndAssemble(module);
+      if (failed(spilled))
+        return signalPassFailure();
+      if (!*spilled)
+        return;
+    }
+    module.emitError() << "kernels still spill registers after " << kMaxRounds
+                       << " plans";
+    signalPassFailure();
+  }
+
+private:
+  static constexpr int kMaxRounds = 64;
+
+  /// Plans and lowers the module with the current fits and assembles every
+  /// kernel; returns whether one spilled (and its fit has moved on).
+  FailureOr<bool> planLowerAndAssemble(ModuleOp module) {
+    SmallVector<MapOp> maps;
+    module.walk([&](MapOp map) { maps.push_back(map); });
+    if (maps.size() != inputs.size())
+      return module.emitError() << "the module's maps changed while planning";
+    SmallVector<RoundPlans> plans;
+    for (auto [map, fit] : llvm::zip_equal(maps, fits)) {
+      if (failed(planWithFit(map, fit)))
+        return failure();
+      plans.push_back({map->getAttrOfType<PlanAttr>(kPlanAttrName),
+                       map->getAttrOfType<PlanAttr>(kFewRowsPlanAttrName)});
+    }
+    OpPassManager lowering(ModuleOp::getOperationName());
+    buildRowRedLoweringPipeline(lowering, chip, cudaPath);
+    if (failed(runPipeline(lowering, module)))
+      return failure();
+
+    bool spilled = false;
+    for (auto binary : module.getOps<gpu::BinaryOp>()) {
+      std::optional<KernelOrigin> origin = kernelOrigin(binary.getSymName());
+      if (!origin || origin->mapIndex >= plans.size())
+        continue;
+      auto object = cast<gpu::ObjectAttr>(binary.getObjects()[0]);
+      std::string error;
+      FailureOr<PtxasReport> report =
+          assemblePtx(ptxasPath, chip, object.getObject().getValue(), error);
+      if (failed(report))
+        return binary.emitError() << error;
+      if (!report->spills())
+        continue;
+      const RoundPlans &round = plans[origin->mapIndex];
+      if (failed(step(binary.getSymName(), origin->mapIndex, origin->fewRows,
+                      origin->fewRows ? round.fewRows : round.main, *report)))
+        return failure();
+      spilled = true;
+    }
+    return spilled;
+  }
+
+  /// Plans `map` as rowred-plan would, with `fit`'s changes.
+  LogicalResult planWithFit(MapOp map, Fit &fit) {
+    if (!fit.request) {
+      if (failed(planMap(map, strategy, cols, chip)))
+        return failure();
+    } else if (failed(planSmallerShape(map, fit))) {
+      return failure();
+    }
+    MLIRContext *context = map.getContext();
+    auto withBound = [&](StringRef name, int64_t blocks) {
+      if (blocks == 0)
+        return;
+      auto attr = map->getAttrOfType<PlanAttr>(name);
+      KernelPlan plan = KernelPlan::get(attr, Type(), Type());
+      plan.minBlocksPerSM = blocks;
+      map->setAttr(name, plan.getAttr(context));
+    };
+    withBound(kPlanAttrName, fit.minBlocksPerSM);
+    if (fit.dropFewRows)
+      map->removeAttr(kFewRowsPlanAttrName);
+    else if (map->hasAttr(kFewRowsPlanAttrName))
+      withBound(kFewRowsPlanAttrName, fit.fewRowsMinBlocksPerSM);
+    return success();
+  }
+
+  /// Plans `map` around `fit`'s request of a smaller shape; where the
+  /// planner cannot give the group that shape, the online kernel.
+  LogicalResult planSmallerShape(MapOp map, Fit &fit) {
+    MLIRContext *context = map.getContext();
+    if (fit.request.getStrategy() != Strategy::online) {
+      map->setAttr(kPlanRequestAttrName, fit.request);
+      ScopedDiagnosticHandler quiet(context,
+                                    [](Diagnostic &) { return success(); });
+      if (succeeded(planMap(map, strategy, cols, chip)))
+        return success();
+      fit.request = shapeRequest(context, Strategy::online, 0);
+    }
+    map->setAttr(kPlanRequestAttrName, fit.request);
+    return planMap(map, strategy, cols, chip);
+  }
+
+  /// Moves the fit of map `index` on after its kernel `kernel` (`fewRows`:
+  /// its kernel for a few rows) of `plan` spilled as `report` says, or fails
+  /// with a diagnostic where no step is left.
+  LogicalResult step(StringRef kernel, unsigned index, bool fewRows,
+                     PlanAttr plan, const PtxasReport &report) {
+    const InputMap &input = inputs[index];
+    Fit &fit = fits[index];
+    auto refuse = [&](StringRef why) {
+      InFlightDiagnostic diag = emitError(input.loc);
+      diag << "kernel '" << kernel << "' spills " << report.spillStoreBytes
+           << " bytes of registers (ptxas -v, " << chip.getValue() << ", "
+           << report.registers << " registers per thread) with " << plan << ": "
+           << why;
+      return diag;
+    };
+    if (input.planned)
+      return refuse("the plan is the input's; give it fewer elements per "
+                    "thread or another min_blocks_per_sm");
+
+    KernelPlan kernelPlan = KernelPlan::get(plan, Type(), Type());
+    int64_t bound = kernelPlan.minBlocksPerSM;
+    int64_t next = bound == 0 ? residentBlocks(chip, report.registers,
+                                               kernelPlan.numThreads())
+                              : bound - 1;
+    if (next >= 1) {
+      (fewRows ? fit.fewRowsMinBlocksPerSM : fit.minBlocksPerSM) = next;
+      return success();
+    }
+    if (fewRows) {
+      fit.dropFewRows = true;
+      return success();
+    }
+    if (input.requested)
+      return refuse("it spills at one block per SM, and the plan request "
+                    "fixes the rest; ask for more warps, a larger cluster or "
+                    "the online strategy");
+    MLIRContext *context = plan.getContext();
+    fit.minBlocksPerSM = 0;
+    if (kernelPlan.strategy == Strategy::fused &&
+        kernelPlan.rowsPerBlock == 1 && chipVersion(chip) >= 90)
+      fit.request = shapeRequest(context, Strategy::cluster, 2);
+    else if (kernelPlan.strategy == Strategy::cluster &&
+             kernelPlan.clusterSize < 16)
+      fit.request =
+          shapeRequest(context, Strategy::cluster, kernelPlan.clusterSize * 2);
+    else if (kernelPlan.strategy != Strategy::online)
+      fit.request = shapeRequest(context, Strategy::online, 0);
+    else
+      return refuse("it spills at one block per SM in the online kernel, "
+                    "the last plan tried");
+    return success();
+  }
+
+  std::string ptxasPath;
+  SmallVector<InputMap> inputs;
+  SmallVector<Fit> fits;
+};
+
+} // namespace

@@ -1,0 +1,51 @@
+//===- Lowering.cpp - From planned rowred IR to PTX -----------------------===//
+//
+// Part of the softmax kernel compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rowred/Target/Lowering.h"
+#include "rowred/Conversion/Passes.h"
+#include "rowred/Dialect/RowRed/IR/KernelPlan.h"
+
+#include "mlir/Conversion/ConvertToLLVM/ToLLVMPass.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::rowred;
+
+void mlir::rowred::buildRowRedLoweringPipeline(OpPassManager &pm,
+                                               StringRef chip,
+                                               StringRef cudaPath) {
+  pm.addPass(createConvertRowRedToGPU());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  GpuNVVMAttachTargetOptions target;
+  target.chip = chip.str();
+  target.optLevel = 3;
+  // PTX ISA 8.1 (CUDA 12.1 drivers and newer): the cluster exchanges use
+  // st.async with mbarrier completion. Newer chips need newer ISAs: sm_100
+  // 8.6, sm_120 8.7.
+  int64_t sm = chipVersion(chip);
+  target.features = sm >= 120 ? "+ptx87" : sm >= 100 ? "+ptx86" : "+ptx81";
+  pm.addPass(createGpuNVVMAttachTarget(target));
+
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createConvertGpuOpsToNVVMOps());
+  kernels.addPass(createSCFToControlFlowPass());
+  kernels.addPass(createConvertToLLVMPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+  kernels.addPass(createCanonicalizerPass());
+
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = "isa";
+  binary.toolkitPath = cudaPath.str();
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+}
