@@ -86,8 +86,10 @@ struct Fit {
   int64_t minBlocksPerSM = 0, fewRowsMinBlocksPerSM = 0;
   /// Whether the map keeps no kernel for a few rows.
   bool dropFewRows = false;
-  /// A plan request of a smaller shape for an auto plan (null: none).
-  PlanRequestAttr request;
+  /// Whether auto's shape spilled at one block per SM, and the plan
+  /// requests of the smaller shapes left to try, the current one last.
+  bool reshaped = false;
+  SmallVector<PlanRequestAttr> shapes;
 };
 
 /// The plans one map had in a round, before the lowering.
@@ -189,12 +191,9 @@ private:
 
   /// Plans `map` as rowred-plan would, with `fit`'s changes.
   LogicalResult planWithFit(MapOp map, Fit &fit) {
-    if (!fit.request) {
-      if (failed(planMap(map, strategy, cols, chip)))
-        return failure();
-    } else if (failed(planSmallerShape(map, fit))) {
+    if (failed(fit.reshaped ? planSmallerShape(map, fit)
+                            : planMap(map, strategy, cols, chip)))
       return failure();
-    }
     MLIRContext *context = map.getContext();
     auto withBound = [&](StringRef name, int64_t blocks) {
       if (blocks == 0)
@@ -212,20 +211,38 @@ private:
     return success();
   }
 
-  /// Plans `map` around `fit`'s request of a smaller shape; where the
-  /// planner cannot give the group that shape, the online kernel.
+  /// Plans `map` in the first of `fit`'s smaller shapes the planner can
+  /// give its group (the last, the online kernel, with its diagnostic).
   LogicalResult planSmallerShape(MapOp map, Fit &fit) {
-    MLIRContext *context = map.getContext();
-    if (fit.request.getStrategy() != Strategy::online) {
-      map->setAttr(kPlanRequestAttrName, fit.request);
-      ScopedDiagnosticHandler quiet(context,
+    for (; fit.shapes.size() > 1; fit.shapes.pop_back()) {
+      map->setAttr(kPlanRequestAttrName, fit.shapes.back());
+      ScopedDiagnosticHandler quiet(map.getContext(),
                                     [](Diagnostic &) { return success(); });
       if (succeeded(planMap(map, strategy, cols, chip)))
         return success();
-      fit.request = shapeRequest(context, Strategy::online, 0);
     }
-    map->setAttr(kPlanRequestAttrName, fit.request);
+    map->setAttr(kPlanRequestAttrName, fit.shapes.back());
     return planMap(map, strategy, cols, chip);
+  }
+
+  /// The plan requests of the shapes to try after auto's `plan` spilled at
+  /// one block per SM, the first to try last: chunks of a row (the softmax
+  /// pair's maps only), a cluster of twice the blocks, the online kernel.
+  SmallVector<PlanRequestAttr> smallerShapes(MLIRContext *context,
+                                             const KernelPlan &plan) {
+    SmallVector<PlanRequestAttr> shapes;
+    bool blockPerRow = plan.rowsPerBlock == 1;
+    if (plan.strategy != Strategy::online)
+      shapes.push_back(shapeRequest(context, Strategy::online, 0));
+    if (chipVersion(chip) >= 90 && blockPerRow &&
+        (plan.strategy == Strategy::fused ||
+         (plan.strategy == Strategy::cluster && plan.clusterSize < 16)))
+      shapes.push_back(
+          shapeRequest(context, Strategy::cluster, plan.clusterSize * 2));
+    if (blockPerRow && (plan.strategy == Strategy::fused ||
+                        plan.strategy == Strategy::cluster))
+      shapes.push_back(shapeRequest(context, Strategy::chunks, 0));
+    return shapes;
   }
 
   /// Moves the fit of map `index` on after its kernel `kernel` (`fewRows`:
@@ -264,20 +281,14 @@ private:
       return refuse("it spills at one block per SM, and the plan request "
                     "fixes the rest; ask for more warps, a larger cluster or "
                     "the online strategy");
-    MLIRContext *context = plan.getContext();
     fit.minBlocksPerSM = 0;
-    if (kernelPlan.strategy == Strategy::fused &&
-        kernelPlan.rowsPerBlock == 1 && chipVersion(chip) >= 90)
-      fit.request = shapeRequest(context, Strategy::cluster, 2);
-    else if (kernelPlan.strategy == Strategy::cluster &&
-             kernelPlan.clusterSize < 16)
-      fit.request =
-          shapeRequest(context, Strategy::cluster, kernelPlan.clusterSize * 2);
-    else if (kernelPlan.strategy != Strategy::online)
-      fit.request = shapeRequest(context, Strategy::online, 0);
+    if (!fit.reshaped)
+      fit.shapes = smallerShapes(plan.getContext(), kernelPlan);
     else
-      return refuse("it spills at one block per SM in the online kernel, "
-                    "the last plan tried");
+      fit.shapes.pop_back();
+    fit.reshaped = true;
+    if (fit.shapes.empty())
+      return refuse("it spills at one block per SM in every shape tried");
     return success();
   }
 

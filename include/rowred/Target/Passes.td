@@ -41,11 +41,12 @@ def RowRedFitRegisters : Pass<"rowred-fit-registers", "::mlir::ModuleOp"> {
     1. the same block, asking ptxas (`min_blocks_per_sm`, `.minnctapersm`)
        for the most blocks per SM it fits, from as many as the spilling
        kernel had down to one;
-    2. then, for a plan `auto` chose, fewer elements per thread: a fused
-       block of one row becomes a cluster of two, a cluster twice as many
-       blocks (at most 16), anything else the online kernel; a kernel for
-       launches of a few rows is dropped instead (the group's main kernel
-       takes those launches).
+    2. then, for a block of one row that `auto` chose, a smaller shape, the
+       first of these the planner can give the group: chunks of the row
+       (the softmax pair's maps), a cluster of twice the blocks (a fused
+       block is a cluster of one), the online kernel; each again from as
+       many blocks per SM as it has. A kernel for launches of a few rows is
+       dropped instead (the group's main kernel takes those launches).
 
     A plan written in the input is the user's: it is assembled as written,
     and the pass fails naming the kernel and its spills. A plan request
