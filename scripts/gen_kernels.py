@@ -9,7 +9,7 @@ the ptxas checks run over this set.
 usage: gen_kernels.py SOFTMAX_OPT OUTPUT_DIR
                      [--set suite|family|bench|family-bench|sweep|family-sweep|
                             census]
-                     [--match RE] [--chip sm_XX]
+                     [--match RE] [--chip sm_XX] [--ptxas PATH|none]
 
 `suite` is the correctness set of softmax kernels below, `family` that of
 the other ops; `bench` compiles one softmax kernel per benchmark shape
@@ -593,6 +593,10 @@ def main():
     parser.add_argument("--chip", default="",
                         help="target chip (sm_80, sm_90, ...; default: "
                         "softmax-opt's)")
+    parser.add_argument("--ptxas", default="",
+                        help="the pipeline's ptxas (rowred-fit-registers; "
+                        "none: the planner's plans unchecked; default: "
+                        "softmax-opt's)")
     parser.add_argument("--match", default="",
                         help="only the variants whose name matches this "
                         "regular expression")
@@ -620,6 +624,8 @@ def main():
                 pipeline += f" cols={cols}"
             if args.chip:
                 pipeline += f" chip={args.chip}"
+            if args.ptxas:
+                pipeline += f" ptxas={args.ptxas}"
             cmd = [args.softmax_opt, src, f"--rowred-to-ptx={pipeline}",
                    "-o", os.devnull]
             result = subprocess.run(cmd, capture_output=True, text=True)

@@ -75,6 +75,17 @@ struct Group {
   /// it rather than with the row, so that it holds no registers through the
   /// reductions. The first input is always loaded with the row.
   bool isMapOnly(unsigned index) const;
+  /// The inputs and per-column operands whose elements a thread holds in
+  /// registers through its reductions: not those only the map reads, which
+  /// it loads where the map needs them (isMapOnly), nor the outputs, which
+  /// the map computes a chunk at a time.
+  int64_t numHeldOperands() const {
+    int64_t held = 0;
+    for (unsigned index = 0, e = inputs.size() + columns.size(); index < e;
+         ++index)
+      held += !isMapOnly(index);
+    return held;
+  }
   /// The reduces in levels, as [begin, end) ranges of `reduces`: runs of
   /// consecutive reduces none of which reads another's row scalar, so that
   /// one exchange between threads serves each run (layer_norm's correction

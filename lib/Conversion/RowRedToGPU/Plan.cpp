@@ -408,7 +408,7 @@ private:
           operandRegisters(p, numOperands(p.clusterSize));
       return needed <= available;
     };
-    int64_t held = numHeldOperands();
+    int64_t held = group.numHeldOperands();
     KernelPlan fitted = plan;
     if (plan.strategy == Strategy::cluster && opts.clusterSize == 0) {
       while (!fits(fitted) && fitted.clusterSize * 2 <= kMaxClusterSize &&
@@ -421,7 +421,7 @@ private:
     // More warps while a block of derived warps does not fit (each thread
     // holding fewer elements: the residual norm's four f32 operands at
     // 8192), then fewer while the registers of the operands it holds
-    // through its reductions (numHeldOperands) leave room for only one
+    // through its reductions (Group::numHeldOperands) leave room for only one
     // block (one row in flight) per SM and a block of half the threads fits
     // (layer_norm bf16 8192, whose weight and bias the map loads: 8 warps,
     // H100 4096 rows 2643 GB/s against 2539 on 4).
@@ -482,18 +482,6 @@ private:
     int64_t extraOutputs =
         clusterSize == 1 ? std::max<int64_t>(0, group.outputs.size() - 1) : 0;
     return group.inputs.size() + group.columns.size() + extraOutputs;
-  }
-
-  /// The inputs and per-column operands whose elements a thread holds in
-  /// registers through its reductions: not those only the map reads, which
-  /// it loads where the map needs them (Group::isMapOnly), nor the outputs,
-  /// which the map computes a chunk at a time.
-  int64_t numHeldOperands() const {
-    int64_t held = 0;
-    for (unsigned index = 0, e = group.inputs.size() + group.columns.size();
-         index < e; ++index)
-      held += !group.isMapOnly(index);
-    return held;
   }
 
   /// The online kernel's tile, threads and the blocks sharing a row.
