@@ -22,6 +22,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 
 namespace mlir {
@@ -127,10 +128,14 @@ struct RowRedFitRegistersPass
                         map->hasAttr(kPlanRequestAttrName)});
     });
     fits.assign(inputs.size(), Fit());
+    // Kernels the input already holds are not this pass's to assemble.
+    inputKernels.clear();
+    for (auto binary : module.getOps<gpu::BinaryOp>())
+      inputKernels.insert(binary.getSymName());
     OwningOpRef<ModuleOp> input = module.clone();
-    // Each round moves one spilling kernel's plan a step on (a smaller bound,
-    // then a smaller shape), and each map has few steps: a bound on the
-    // rounds only guards against a step that does not change the kernel.
+    // Each round moves the plan of every kernel that spilled a step on (a
+    // smaller bound, then a smaller shape), and each map has few steps: a
+    // bound on the rounds only guards against a step that changes nothing.
     for (int round = 0; round < kMaxRounds; ++round) {
       if (round > 0)
         replaceContents(module, *input);
@@ -170,7 +175,8 @@ private:
     bool spilled = false;
     for (auto binary : module.getOps<gpu::BinaryOp>()) {
       std::optional<KernelOrigin> origin = kernelOrigin(binary.getSymName());
-      if (!origin || origin->mapIndex >= plans.size())
+      if (!origin || origin->mapIndex >= plans.size() ||
+          inputKernels.contains(binary.getSymName()))
         continue;
       auto object = cast<gpu::ObjectAttr>(binary.getObjects()[0]);
       std::string error;
@@ -293,6 +299,7 @@ private:
   }
 
   std::string ptxasPath;
+  llvm::StringSet<> inputKernels;
   SmallVector<InputMap> inputs;
   SmallVector<Fit> fits;
 };
