@@ -14,4 +14,6 @@ BUILD_DIR=$build SOFTMAX_SANITIZE=address,undefined "$root/scripts/build.sh"
 # then use without unpoisoning it (false use-after-poison reports).
 export ASAN_OPTIONS=${ASAN_OPTIONS:-allow_user_poisoning=0:halt_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-ctest --test-dir "$build" --output-on-failure -j "$(nproc)" -L 'lit|unit' "$@"
+# The tests labelled kernel-sets (test/CMakeLists.txt) run in scripts/test.sh.
+ctest --test-dir "$build" --output-on-failure -j "$(nproc)" -L 'lit|unit' \
+  -LE kernel-sets "$@"
