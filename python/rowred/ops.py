@@ -25,7 +25,7 @@ from typing import Tuple
 
 import torch
 
-from . import _runtime, packs
+from . import _runtime, _scale, packs
 
 _DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
 
@@ -375,10 +375,10 @@ class _CrossEntropyInPlace(torch.autograd.Function):
     @staticmethod
     def forward(ctx, logits, labels, reduction, kernel):
         rows, n = logits.shape
-        kept = labels != packs.IGNORE_INDEX
-        count = kept.sum()
         if reduction == "mean":
-            scale = count.float().reciprocal().expand(rows).contiguous()
+            count = (labels != packs.IGNORE_INDEX).sum()
+            # An int64 count's reciprocal is f32.
+            scale = count.reciprocal().expand(rows).contiguous()
         else:
             scale = torch.ones(rows, dtype=torch.float32, device=logits.device)
         loss = torch.empty(rows, dtype=torch.float32, device=logits.device)
@@ -400,8 +400,8 @@ class _CrossEntropyInPlace(torch.autograd.Function):
         (dx,) = ctx.saved_tensors
         if ctx.reduction == "none":
             dx.mul_(grad.unsqueeze(-1).to(dx.dtype))
-        elif grad.item() != 1.0:
-            dx.mul_(grad.to(dx.dtype))
+        else:
+            _scale.scale_rows_(dx, grad)
         return dx, None, None, None
 
 

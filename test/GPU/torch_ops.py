@@ -416,6 +416,48 @@ class InPlaceCrossEntropy(unittest.TestCase):
         used = {os.path.basename(path) for path, _ in rowred.ops._kernels}
         self.assertIn("cross_entropy_grad_bf16_n131072_kernel0.json", used)
 
+    def test_upstream_gradient_on_strided_rows(self):
+        """The backward's scaling by the incoming gradient of a mean or a
+        sum, decided on the GPU (and by reading it without Triton): left
+        out for 1, applied otherwise, on rows with a stride past their
+        length whose padding stays untouched."""
+        rows, n = 48, 1024
+        for triton_module in (rowred._scale.triton, None):
+            for dtype in DTYPES:
+                for reduction, g in (("mean", None), ("mean", 2.5),
+                                     ("sum", None), ("sum", 0.25)):
+                    wide = torch.randn(rows, n + 8, device="cuda",
+                                       dtype=dtype) * 3
+                    x = wide[:, :n]
+                    labels = torch.randint(0, n, (rows,), device="cuda")
+                    labels[5] = -100
+                    xr = x.double().requires_grad_()
+                    want = torch.nn.functional.cross_entropy(
+                        xr, labels, reduction=reduction)
+                    want.backward(None if g is None else
+                                  torch.tensor(g, dtype=torch.float64,
+                                               device="cuda"))
+                    padding = wide[:, n:].clone()
+                    xo = x.requires_grad_()
+                    saved, rowred._scale.triton = rowred._scale.triton, \
+                        triton_module
+                    try:
+                        got = rowred.cross_entropy(xo, labels,
+                                                   reduction=reduction,
+                                                   inplace_backward=True)
+                        got.backward(None if g is None else
+                                     torch.tensor(g, dtype=dtype,
+                                                  device="cuda"))
+                    finally:
+                        rowred._scale.triton = saved
+                    tol = 1e-6 if dtype == torch.float32 else 4e-3
+                    torch.testing.assert_close(
+                        xo.grad.double(), xr.grad, atol=tol, rtol=2e-2,
+                        msg=lambda m: f"{reduction} g={g} {dtype} triton="
+                        f"{triton_module is not None}: {m}")
+                    torch.testing.assert_close(wide[:, n:], padding,
+                                               atol=0, rtol=0)
+
     def test_memory(self):
         """The loss's forward and backward hold nothing logits-sized
         beyond the logits (PyTorch's hold the log-softmax and the gradient
