@@ -33,6 +33,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench import start_run, time_in_rounds  # noqa: E402
+from autograd_sink import Sink, extra_memory  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "python"))
@@ -53,22 +54,9 @@ def step(loss_fn, logits, labels):
 
 def timed_step(loss_fn, logits, labels):
     """The loss and its gradient on logits that are an intermediate, whose
-    gradient goes to the layer below (_Sink), as in training."""
+    gradient goes to the layer below (Sink), as in training."""
     x = logits.detach().requires_grad_()
-    loss_fn(_Sink.apply(x), labels).backward()
-
-
-class _Sink(torch.autograd.Function):
-    """Passes `x` on as an intermediate whose gradient is dropped, as a
-    layer's output whose backward has consumed it."""
-
-    @staticmethod
-    def forward(ctx, x):
-        return x.view_as(x)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return None
+    loss_fn(Sink.apply(x), labels).backward()
 
 
 def extra_logits(loss_fn, logits, labels):
@@ -76,12 +64,7 @@ def extra_logits(loss_fn, logits, labels):
     (the logits of a layer, as in training) beyond what is allocated before,
     in logits-sized units."""
     x = logits.detach().requires_grad_()
-    torch.cuda.synchronize()
-    base = torch.cuda.memory_allocated()
-    torch.cuda.reset_peak_memory_stats()
-    loss_fn(_Sink.apply(x), labels).backward()
-    torch.cuda.synchronize()
-    return (torch.cuda.max_memory_allocated() - base) / (
+    return extra_memory(lambda z: loss_fn(z, labels), x) / (
         logits.numel() * logits.element_size())
 
 

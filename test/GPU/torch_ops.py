@@ -29,6 +29,7 @@ if not torch.cuda.is_available():
     sys.exit(77)
 
 import rowred  # noqa: E402
+from autograd_sink import extra_memory  # noqa: E402
 
 EXACT_COLS = (1024, 4096, 32000, 131072)
 DTYPES = (torch.float32, torch.float16, torch.bfloat16)
@@ -485,30 +486,6 @@ class InPlaceCrossEntropy(unittest.TestCase):
             loss = rowred.cross_entropy(x, labels, inplace_backward=True)
         torch.testing.assert_close(loss, want)
         torch.testing.assert_close(x.detach(), before)
-
-
-class _Sink(torch.autograd.Function):
-    """Passes `x` on as an intermediate whose gradient is dropped, as a
-    layer's output whose backward has consumed it."""
-
-    @staticmethod
-    def forward(ctx, x):
-        return x.view_as(x)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return None
-
-
-def extra_memory(loss_fn, logits):
-    """Bytes the loss's forward and backward hold at their peak beyond what
-    is allocated before (the logits)."""
-    torch.cuda.synchronize()
-    base = torch.cuda.memory_allocated()
-    torch.cuda.reset_peak_memory_stats()
-    loss_fn(_Sink.apply(logits)).backward()
-    torch.cuda.synchronize()
-    return torch.cuda.max_memory_allocated() - base
 
 
 class Integration(unittest.TestCase):
