@@ -110,6 +110,8 @@ struct RowRedFitRegistersPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (failed(verifyDecomposed(module, "planning")))
+      return signalPassFailure();
     ptxasPath = findPtxas(ptxas, cudaPath);
     if (ptxasPath.empty()) {
       module.emitError() << "no ptxas to assemble the kernels with: none in '"
@@ -158,8 +160,8 @@ private:
   FailureOr<bool> planLowerAndAssemble(ModuleOp module) {
     SmallVector<MapOp> maps;
     module.walk([&](MapOp map) { maps.push_back(map); });
-    if (maps.size() != inputs.size())
-      return module.emitError() << "the module's maps changed while planning";
+    assert(maps.size() == inputs.size() &&
+           "each round plans a copy of the input");
     SmallVector<RoundPlans> plans;
     for (auto [map, fit] : llvm::zip_equal(maps, fits)) {
       if (failed(planWithFit(map, fit)))

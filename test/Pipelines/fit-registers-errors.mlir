@@ -1,10 +1,12 @@
 // A plan written in the input, or a plan request whose shape spills at one
-// block per SM, is refused with ptxas' report; a ptxas that cannot run is
-// reported as such.
+// block per SM, is refused with ptxas' report; a ptxas that cannot run, and
+// an input not decomposed, are reported as such.
 // REQUIRES: ptxas
 // RUN: softmax-opt %s -split-input-file -verify-diagnostics --rowred-decompose --rowred-fit-registers="ptxas=%ptxas"
 // RUN: not softmax-opt %s -split-input-file --rowred-decompose --rowred-fit-registers="ptxas=%t.missing" 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: not env PATH=%t.nothing softmax-opt %s -split-input-file --rowred-decompose --rowred-fit-registers="cuda-path=%t.nothing" 2>&1 | FileCheck %s --check-prefix=NOT-FOUND
+// RUN: not softmax-opt %s -split-input-file --rowred-fit-registers="ptxas=%ptxas" 2>&1 | FileCheck %s --check-prefix=UNDECOMPOSED
+// UNDECOMPOSED: error: 'rowred.log_softmax' op must be decomposed before planning (run --rowred-decompose first)
 // MISSING: error: cannot run ptxas '{{.*}}.missing': not an executable file
 // NOT-FOUND: error: no ptxas to assemble the kernels with: none in '{{.*}}.nothing/bin' nor on the PATH; pass ptxas=PATH
 

@@ -6,6 +6,8 @@
 
 #include "KernelGroup.h"
 
+#include "rowred/Conversion/RowRedToGPU/RowRedToGPU.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"

@@ -94,10 +94,6 @@ struct Group {
   SmallVector<std::pair<unsigned, unsigned>> reduceLevels(bool merge) const;
 };
 
-/// Reports the first rowred.softmax or rowred.log_softmax left in `module`,
-/// which `stage` (a pass) cannot take before rowred-decompose.
-LogicalResult verifyDecomposed(ModuleOp module, StringRef stage);
-
 /// Collects the group that ends in `map`, or reports why it cannot be lowered.
 FailureOr<Group> collectGroup(MapOp map);
 

@@ -24,6 +24,11 @@ class MapOp;
 /// generated kernel, keyed by the kernel's name.
 inline constexpr llvm::StringLiteral kKernelsAttrName = "rowred.kernels";
 
+/// Reports the first high-level op (rowred.softmax, rowred.rms_norm, ...)
+/// left in `module`, which `stage` (a pass) cannot take before
+/// rowred-decompose.
+LogicalResult verifyDecomposed(ModuleOp module, StringRef stage);
+
 /// Plans the group `map` ends, as rowred-plan does for each map: a plan
 /// already on the map is kept; otherwise the plan auto chooses for `strategy`,
 /// `cols` and `chip` around the map's #rowred.plan_request, and (only where
