@@ -272,10 +272,12 @@ FAMILY = [
 IGNORE_INDEX = -100
 LABEL_SMOOTHING = 0.1
 
-BENCH_NS = [256, 512, 781, 1024, 2048, 4096, 8192, 12288, 16384, 32768,
-            65536, 131072, 262144, 1048576,
-            # bench.py --set vocab: odd and even vocabularies.
-            32001, 100277, 1048573, 32000, 128256, 151936, 256000]
+# bench.py's main set, whose lengths the softmax backward is timed at too.
+MAIN_BENCH_NS = [256, 512, 781, 1024, 2048, 4096, 8192, 12288, 16384, 32768,
+                 65536, 131072, 262144, 1048576]
+# bench.py --set vocab: odd and even vocabularies.
+BENCH_NS = MAIN_BENCH_NS + [32001, 100277, 1048573, 32000, 128256, 151936,
+                            256000]
 
 
 def bench_variants():
@@ -291,7 +293,7 @@ def family_bench_variants():
     for op, ns in (("rms_norm", (2048, 4096, 8192) + long_norm),
                    ("rms_norm_residual", (2048, 4096, 8192)),
                    ("layer_norm", (2048, 4096, 8192) + long_norm),
-                   ("softmax_backward", (1024, 4096, 8192) + long_norm),
+                   ("softmax_backward", tuple(MAIN_BENCH_NS)),
                    ("logsumexp", (32000, 50257, 128256, 151936) + long_vocab),
                    ("cross_entropy",
                     (32000, 50257, 128256, 151936) + long_vocab)):

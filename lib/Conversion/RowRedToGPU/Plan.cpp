@@ -411,7 +411,18 @@ private:
     int64_t held = group.numHeldOperands();
     KernelPlan fitted = plan;
     if (plan.strategy == Strategy::cluster && opts.clusterSize == 0) {
-      while (!fits(fitted) && fitted.clusterSize * 2 <= kMaxClusterSize &&
+      // Slices the table's operand_shapes measured faster thinner (the
+      // softmax backward's y and dy at 32768: 16 elements per thread), or
+      // that do not fit: a cluster of twice the blocks, each taking half.
+      TableKey key = tableKey(fitted, fitted.blockElements);
+      key.cluster = fitted.clusterSize;
+      const OperandShapeRow *shape = PlanTable::get().operandShape(
+          key, numOperands(fitted.clusterSize), held);
+      auto wantsThinner = [&] {
+        return !fits(fitted) ||
+               (shape && fitted.elementsPerThread() > shape->elementsPerThread);
+      };
+      while (wantsThinner() && fitted.clusterSize * 2 <= kMaxClusterSize &&
              fitted.elementsPerThread() % 2 == 0) {
         fitted.clusterSize *= 2;
         fitted.blockElements /= 2;
@@ -449,7 +460,7 @@ private:
     const OperandShapeRow *shape =
         fitted.clusterSize == 1
             ? PlanTable::get().operandShape(
-                  tableKey(fitted, fitted.blockElements), numOperands())
+                  tableKey(fitted, fitted.blockElements), numOperands(), held)
             : nullptr;
     if (!opts.numWarps && shape) {
       KernelPlan shaped = fitted;

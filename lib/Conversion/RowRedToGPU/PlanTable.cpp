@@ -257,10 +257,13 @@ static bool fromJSON(const json::Value &value, BlockShapeRow &out,
 
 static bool fromJSON(const json::Value &value, OperandShapeRow &out,
                      json::Path path) {
-  if (!fromJSON(value, out.match, path, {"operands", "elements_per_thread"}))
+  if (!fromJSON(value, out.match, path,
+                {"operands", "held", "elements_per_thread"}))
     return false;
   json::ObjectMapper mapper(value, path);
   return mapPositive(mapper, value, "operands", out.operands, path) &&
+         mapPositive(mapper, value, "held", out.held, path,
+                     /*optional=*/true) &&
          mapPositive(mapper, value, "elements_per_thread",
                      out.elementsPerThread, path);
 }
@@ -387,9 +390,11 @@ const BlockShapeRow *PlanTable::blockShape(const TableKey &key, bool mayRowGrid,
 }
 
 const OperandShapeRow *PlanTable::operandShape(const TableKey &key,
-                                               int64_t operands) const {
+                                               int64_t operands,
+                                               int64_t held) const {
   for (const OperandShapeRow &row : operandShapes)
-    if (row.operands == operands && row.match.matches(key))
+    if (row.operands == operands && (row.held == 0 || row.held == held) &&
+        row.match.matches(key))
       return &row;
   return nullptr;
 }

@@ -88,12 +88,14 @@ struct BlockShapeRow {
   bool needsRowGrid = false, needsFreeRegisters = false;
 };
 
-/// A fused block of one row of `operands` operands (inputs and per-column
-/// ones) measured faster on `elementsPerThread` elements per thread than on
-/// the warps that fit its registers.
+/// A block of one row of `operands` operands (inputs and per-column ones),
+/// `held` of them (0: any number) held through the reductions, measured
+/// faster on `elementsPerThread` elements per thread than on the shape that
+/// fits its registers: a fused block on more warps, a cluster on more,
+/// thinner slices.
 struct OperandShapeRow {
   TableMatch match;
-  int64_t operands = 0, elementsPerThread = 0;
+  int64_t operands = 0, held = 0, elementsPerThread = 0;
 };
 
 /// The warps of a kernel that matches.
@@ -170,10 +172,10 @@ struct PlanTable {
   /// The measured shape of the block of `key`, or null.
   const BlockShapeRow *blockShape(const TableKey &key, bool mayRowGrid,
                                   bool registersAsked) const;
-  /// The measured shape of the fused block of `key` holding `operands`
-  /// operands, or null.
-  const OperandShapeRow *operandShape(const TableKey &key,
-                                      int64_t operands) const;
+  /// The measured shape of the block (or cluster slice) of `key` of
+  /// `operands` operands, `held` of them through the reductions, or null.
+  const OperandShapeRow *operandShape(const TableKey &key, int64_t operands,
+                                      int64_t held) const;
   /// Whether the block of `key` runs one program per row group.
   bool runsRowGrid(const TableKey &key) const;
   /// What the block of `key` fetches ahead (Prefetch::none for nothing).

@@ -48,14 +48,15 @@
 // N8192: rowred.plan = #rowred.plan<strategy = fused, block = 8192, warps = 8, vector = 8, reread = true,
 
 // At 12288 the norms keep 384 threads of 32 (x alone held, about 72
-// registers: two blocks); the softmax backward's two inputs (about 104)
-// leave room for one, and 192 threads of 64 (168) for two.
+// registers: two blocks); the softmax backward's two held inputs take 1024
+// threads of 12 (the table's operand_shapes; the 192 threads of 64 that fit
+// two blocks measured 14% slower).
 // N12288-LABEL: func.func @rms_norm
 // N12288: rowred.plan = #rowred.plan<strategy = fused, block = 12288, warps = 12, vector = 4, reread = true,
 // N12288-LABEL: func.func @layer_norm
 // N12288: rowred.plan = #rowred.plan<strategy = fused, block = 12288, warps = 12, vector = 8, reread = true,
 // N12288-LABEL: func.func @softmax_backward
-// N12288: rowred.plan = #rowred.plan<strategy = fused, block = 12288, warps = 6, vector = 4, reread = true,
+// N12288: rowred.plan = #rowred.plan<strategy = fused, block = 12288, warps = 32, vector = 4, reread = true,
 
 // 32768 x 2 f32 operands need 64 K registers: two blocks of 16384. The
 // bf16 layer norm's three operands need four of 8192.
@@ -77,6 +78,11 @@
 // N4096: rowred.plan = #rowred.plan<strategy = fused, block = 4096, warps = 8, vector = 8, max_cols = 4096, stage_elements = 4096, grid = rows>
 // N32768-LABEL: func.func @rms_norm_residual
 // N32768: rowred.plan = #rowred.plan<strategy = cluster, block = 8192, warps = 16, cluster = 4, vector = 8, reread = true, max_cols = 32768, stage_elements = 8192>
+
+// The backward's two held inputs: slices of 16 elements per thread (the
+// table's operand_shapes), not the norm's 32.
+// N32768-LABEL: func.func @softmax_backward
+// N32768: rowred.plan = #rowred.plan<strategy = cluster, block = 8192, warps = 16, cluster = 4, vector = 4, reread = true, max_cols = 32768, stage_elements = 8192>
 
 // FUSED: error: 'rowred.map' op a fused block of 1024 threads holding 32 elements per thread of each of 2 operands needs about 104 registers per thread and has 64: a kernel of several operands holds whole rows in registers, and rows this long do not fit
 
