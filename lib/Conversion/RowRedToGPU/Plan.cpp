@@ -411,23 +411,34 @@ private:
     int64_t held = group.numHeldOperands();
     KernelPlan fitted = plan;
     if (plan.strategy == Strategy::cluster && opts.clusterSize == 0) {
-      // Slices the table's operand_shapes measured faster thinner (the
-      // softmax backward's y and dy at 32768: 16 elements per thread), or
-      // that do not fit: a cluster of twice the blocks, each taking half.
+      auto halveSlices = [&](KernelPlan &p, auto thinner) {
+        while (thinner(p) && p.clusterSize * 2 <= kMaxClusterSize &&
+               p.elementsPerThread() % 2 == 0) {
+          p.clusterSize *= 2;
+          p.blockElements /= 2;
+          p.stageElements = p.blockElements;
+        }
+      };
+      // Slices the table's operand_shapes measured faster on its warps and
+      // thinner (the softmax backward's y and dy at 32768-131072: 16
+      // elements per thread on 512 threads): a cluster of twice the blocks,
+      // each taking half, until they are; not where no cluster gets there.
       TableKey key = tableKey(fitted, fitted.blockElements);
       key.cluster = fitted.clusterSize;
-      const OperandShapeRow *shape = PlanTable::get().operandShape(
-          key, numOperands(fitted.clusterSize), held);
-      auto wantsThinner = [&] {
-        return !fits(fitted) ||
-               (shape && fitted.elementsPerThread() > shape->elementsPerThread);
-      };
-      while (wantsThinner() && fitted.clusterSize * 2 <= kMaxClusterSize &&
-             fitted.elementsPerThread() % 2 == 0) {
-        fitted.clusterSize *= 2;
-        fitted.blockElements /= 2;
-        fitted.stageElements = fitted.blockElements;
+      if (const OperandShapeRow *shape = PlanTable::get().operandShape(
+              key, numOperands(fitted.clusterSize), held)) {
+        KernelPlan shaped = fitted;
+        if (shape->warps && !opts.numWarps)
+          shaped.numWarps = shape->warps;
+        halveSlices(shaped, [&](const KernelPlan &p) {
+          return p.elementsPerThread() > shape->elementsPerThread;
+        });
+        if (shaped.elementsPerThread() <= shape->elementsPerThread &&
+            fits(shaped))
+          fitted = shaped;
       }
+      // Slices that do not fit: thinner likewise.
+      halveSlices(fitted, [&](const KernelPlan &p) { return !fits(p); });
     }
     // More warps while a block of derived warps does not fit (each thread
     // holding fewer elements: the residual norm's four f32 operands at

@@ -258,11 +258,13 @@ static bool fromJSON(const json::Value &value, BlockShapeRow &out,
 static bool fromJSON(const json::Value &value, OperandShapeRow &out,
                      json::Path path) {
   if (!fromJSON(value, out.match, path,
-                {"operands", "held", "elements_per_thread"}))
+                {"operands", "held", "warps", "elements_per_thread"}))
     return false;
   json::ObjectMapper mapper(value, path);
   return mapPositive(mapper, value, "operands", out.operands, path) &&
          mapPositive(mapper, value, "held", out.held, path,
+                     /*optional=*/true) &&
+         mapPositive(mapper, value, "warps", out.warps, path,
                      /*optional=*/true) &&
          mapPositive(mapper, value, "elements_per_thread",
                      out.elementsPerThread, path);

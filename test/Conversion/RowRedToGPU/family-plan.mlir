@@ -79,10 +79,12 @@
 // N32768-LABEL: func.func @rms_norm_residual
 // N32768: rowred.plan = #rowred.plan<strategy = cluster, block = 8192, warps = 16, cluster = 4, vector = 8, reread = true, max_cols = 32768, stage_elements = 8192>
 
-// The backward's two held inputs: slices of 16 elements per thread (the
-// table's operand_shapes), not the norm's 32.
+// The backward's two held inputs: slices of 16 elements per thread on 512
+// threads (the table's operand_shapes), not the norm's 32.
 // N32768-LABEL: func.func @softmax_backward
 // N32768: rowred.plan = #rowred.plan<strategy = cluster, block = 8192, warps = 16, cluster = 4, vector = 4, reread = true, max_cols = 32768, stage_elements = 8192>
+// N131072-LABEL: func.func @softmax_backward
+// N131072: rowred.plan = #rowred.plan<strategy = cluster, block = 8192, warps = 16, cluster = 16, vector = 4, reread = true, max_cols = 131072, stage_elements = 8192>
 
 // FUSED: error: 'rowred.map' op a fused block of 1024 threads holding 32 elements per thread of each of 2 operands needs about 104 registers per thread and has 64: a kernel of several operands holds whole rows in registers, and rows this long do not fit
 
