@@ -1,0 +1,279 @@
+#!/usr/bin/env python3
+"""Times the family's kernels against PyTorch on one GPU.
+
+Ops: rms_norm (and its residual form: h = x + r written and normalized),
+layer_norm (weight and bias), softmax_backward, logsumexp and
+cross_entropy, on the LLM shapes of the issue that added them: M in {4096,
+16384} tokens x hidden N in {2048, 4096, 8192} for the norms, the softmax
+bench's main shapes for the backward, M in {1024, 8192} x vocabularies of
+{32000, 50257, 128256, 151936} for logsumexp and cross-entropy; f32 and
+bf16. Peers: PyTorch eager (F.rms_norm, x + r then F.rms_norm, F.layer_norm,
+torch._softmax_backward_data, torch.logsumexp, F.cross_entropy with
+reduction="none") and torch.compile of the same function (Inductor's
+Triton; dynamo's recompile limit raised, dynamic shapes off). The ceiling
+is a device copy of the bytes the op must move (the norms read x and write
+y, the residual form reads x and r and writes y and h; the backward reads
+y and dy and writes dx; logsumexp and cross-entropy read the logits, their
+per-row results aside), timed alike.
+Every output is checked against a float64 reference before it is timed.
+Timing as bench.py: CUDA events, L2 flushed before every call, providers
+taking turns call by call within --rounds rounds, the median of the
+rounds' medians.
+
+With --long, the shapes are long rows that no block holds, as the
+streamed online kernel or chunks take them: the norms and the backward at
+{64, 8} x {262144, 1048576}, logsumexp and cross-entropy at 8 x 4194304.
+With --any, every shape runs on the kernel of its (op, dtype) compiled for
+rows of any length (the streamed online kernel) instead of its own.
+
+usage: family.py KERNEL_DIR [--json OUT] [--rounds R] [--ops rms_norm,...]
+                 [--long] [--any]
+       family.py SWEEP_DIR --sweep
+KERNEL_DIR holds the kernels of `scripts/gen_kernels.py --set family-bench`,
+SWEEP_DIR those of `--set family-sweep` (fused block shapes timed against
+each other).
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench import SHAPES as SOFTMAX_SHAPES  # noqa: E402
+from bench import start_run, time_in_rounds  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "scripts"))
+from gen_kernels import EPSILON  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "test", "GPU"))
+from rowred_kernel import Kernel  # noqa: E402
+
+DEVICE = "cuda"
+NORM_SHAPES = [(m, n) for m in (4096, 16384) for n in (2048, 4096, 8192)]
+VOCAB_SHAPES = [(m, n) for m in (1024, 8192)
+                for n in (32000, 50257, 128256, 151936)]
+SHAPES = {"rms_norm": NORM_SHAPES, "rms_norm_residual": NORM_SHAPES,
+          "layer_norm": NORM_SHAPES,
+          "softmax_backward": SOFTMAX_SHAPES, "logsumexp": VOCAB_SHAPES,
+          "cross_entropy": VOCAB_SHAPES}
+LONG_NORM_SHAPES = [(m, n) for m in (64, 8) for n in (262144, 1048576)]
+LONG_SHAPES = {"rms_norm": LONG_NORM_SHAPES, "layer_norm": LONG_NORM_SHAPES,
+               "softmax_backward": LONG_NORM_SHAPES,
+               "logsumexp": [(8, 4194304)], "cross_entropy": [(8, 4194304)]}
+DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16}
+
+
+def eager(op):
+    """The PyTorch function of `op`, on (inputs, columns)."""
+    if op == "rms_norm":
+        return lambda x, w: F.rms_norm(x, (x.shape[-1],), w, EPSILON)
+    if op == "rms_norm_residual":
+        return residual_rms_norm
+    if op == "layer_norm":
+        return lambda x, w, b: F.layer_norm(x, (x.shape[-1],), w, b, EPSILON)
+    if op == "logsumexp":
+        return lambda x: torch.logsumexp(x, -1)
+    if op == "cross_entropy":
+        return lambda x, labels: F.cross_entropy(x, labels, reduction="none")
+    return lambda y, dy: torch._softmax_backward_data(dy, y, -1, y.dtype)
+
+
+def residual_rms_norm(x, r, w):
+    """The residual form: h = x + r, written, and rms_norm(h); returns the
+    normalized rows (h stays materialized, as the kernel writes it)."""
+    h = x + r
+    return F.rms_norm(h, (h.shape[-1],), w, EPSILON), h
+
+
+def bench_op(kernel):
+    """The op a kernel of family-bench computes: its metadata's, with
+    rms_norm of two inputs as its residual form."""
+    op = kernel.meta["op"]
+    inputs = [r for _, r, _ in kernel.runtime.operands if r == "input"]
+    return "rms_norm_residual" if op == "rms_norm" and len(inputs) == 2 \
+        else op
+
+
+def make_args(op, m, n, dtype):
+    x = torch.randn(m, n, device=DEVICE, dtype=dtype)
+    if op == "rms_norm":
+        return [x, torch.randn(n, device=DEVICE, dtype=dtype)]
+    if op == "rms_norm_residual":
+        return [x, torch.randn(m, n, device=DEVICE, dtype=dtype),
+                torch.randn(n, device=DEVICE, dtype=dtype)]
+    if op == "layer_norm":
+        return [x, torch.randn(n, device=DEVICE, dtype=dtype),
+                torch.randn(n, device=DEVICE, dtype=dtype)]
+    if op == "logsumexp":
+        return [x]
+    if op == "cross_entropy":
+        labels = torch.randint(0, n, (m,), device=DEVICE)
+        labels[3::7] = -100
+        return [x, labels]
+    y = torch.softmax(x.float() * 3, dim=-1).to(dtype)
+    return [y, torch.randn(m, n, device=DEVICE, dtype=dtype)]
+
+
+def moved_bytes(op, m, n, dtype):
+    """Bytes the op must read and write (per-column and per-row operands
+    aside)."""
+    matrices = {"softmax_backward": 3, "logsumexp": 1, "cross_entropy": 1,
+                "rms_norm_residual": 4}.get(op, 2)
+    return matrices * m * n * torch.tensor([], dtype=dtype).element_size()
+
+
+def ours(kernel, op, args):
+    """A launcher of `kernel` on args (inputs, then per-column operands,
+    then labels, in the kernel's order): the outputs are allocated once, as
+    the peers' caching allocator does. Returns the first output (of rows,
+    else per row)."""
+    roles = [role for _, role, _ in kernel.runtime.operands]
+    inputs = args[:roles.count("input")]
+    m, n = inputs[0].shape
+    outputs = [torch.empty_like(inputs[0])
+               for _ in range(roles.count("output"))]
+    row_outputs = [torch.empty(m, device=DEVICE, dtype=torch.float32)
+                   for _ in range(roles.count("row_output"))]
+    rest = args[len(inputs):]
+    pointers = [t.data_ptr() for t in inputs + outputs + rest + row_outputs]
+    strides = [t.stride(0) for t in inputs + outputs]
+    stream = torch.cuda.current_stream().cuda_stream
+    result = (outputs + row_outputs)[0]
+    # A chunks kernel's workspace: zeroed once, left zero by each launch
+    # (kept alive by the launcher).
+    workspace = None
+    if kernel.meta.get("chunk_elements", 0):
+        workspace = torch.zeros(kernel.runtime.workspace_bytes(m, n),
+                                dtype=torch.uint8, device=DEVICE)
+
+    def run():
+        kernel.runtime.launch_operands(
+            stream, pointers, strides, m, n,
+            workspace.data_ptr() if workspace is not None else 0)
+        return result
+    return run
+
+
+def max_error(op, args, out, chunk_elements=1 << 26):
+    """max |out - reference| / max |reference| of the first output, the
+    float64 reference computed a few rows at a time (a float64 copy of 1024
+    x 2^20 rows of each operand would not fit beside them)."""
+    out = out[0] if isinstance(out, tuple) else out
+    m, n = args[0].shape
+    step = max(1, chunk_elements // n)
+    err, scale = 0.0, 0.0
+    for i in range(0, m, step):
+        # Rows and per-row labels are cut; per-column operands are whole.
+        part = [a[i:i + step] if a.dim() == 2 or not a.is_floating_point()
+                else a for a in args]
+        ref = eager(op)(*[a.double() if a.is_floating_point() else a
+                          for a in part])
+        ref = ref[0] if isinstance(ref, tuple) else ref
+        err = max(err, (out[i:i + step].double() - ref).abs().max().item())
+        scale = max(scale, ref.abs().max().item())
+    return err / max(scale, 1e-30)
+
+
+def sweep(kernel_dir, rounds):
+    """Times every kernel of KERNEL_DIR (gen_kernels.py --set family-sweep)
+    against the others of its (op, dtype, N), taking turns, at M = 4096 and
+    16384; prints GB/s and the fraction of the copy of the same bytes."""
+    with open(os.path.join(kernel_dir, "manifest.json")) as f:
+        names = json.load(f)
+    groups = {}
+    for name in names:
+        kernel = Kernel(kernel_dir, name)
+        meta = kernel.meta
+        key = (bench_op(kernel), meta["input_type"], meta["max_cols"])
+        groups.setdefault(key, []).append(kernel)
+    for (op, dname, n), kernels in groups.items():
+        for m in (4096,):
+            call_args = make_args(op, m, n, DTYPES[dname])
+            nbytes = moved_bytes(op, m, n, DTYPES[dname])
+            src = torch.empty(nbytes // 2, dtype=torch.int8, device=DEVICE)
+            dst = torch.empty_like(src)
+            runs = {k.name: ours(k, op, call_args) for k in kernels}
+            runs["copy"] = lambda: dst.copy_(src)
+            samples, _ = time_in_rounds(runs, rounds, rep_ms=40)
+            gbs = {k: nbytes / statistics.median(v) / 1e6
+                   for k, v in samples.items()}
+            for name, value in sorted(gbs.items(), key=lambda kv: -kv[1]):
+                if name != "copy":
+                    print(f"{op:17s} {dname:5s} {m:>5d} x {n:<5d} {name:48s} "
+                          f"{value:6.0f} {100 * value / gbs['copy']:5.1f}%")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("kernel_dir")
+    parser.add_argument("--json")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--ops", default="rms_norm,rms_norm_residual,"
+                        "layer_norm,softmax_backward,logsumexp,cross_entropy")
+    parser.add_argument("--long", action="store_true",
+                        help="long rows (LONG_SHAPES) instead of the LLM "
+                        "shapes")
+    parser.add_argument("--any", action="store_true",
+                        help="the kernels for rows of any length")
+    parser.add_argument("--sweep", action="store_true",
+                        help="time the block shapes of --set family-sweep "
+                        "against each other instead")
+    args = parser.parse_args()
+    if args.sweep:
+        return sweep(args.kernel_dir, args.rounds)
+    ceiling = start_run(args.rounds)
+    header = (f"{'op':17s} {'dtype':5s} {'M x N':>12s} {'ours GB/s':>9s} "
+              f"{'%copy':>6s} {'eager':>7s} {'compile':>7s} {'vs best':>7s} "
+              f"{'err':>8s}")
+    print(header)
+    rows = []
+    for op in args.ops.split(","):
+        shapes = (LONG_SHAPES if args.long else SHAPES).get(op, [])
+        compiled = torch.compile(eager(op), dynamic=False)
+        for dname, dtype in DTYPES.items():
+            for m, n in shapes:
+                name = (f"{op}_{dname}_auto_kernel0.json" if args.any else
+                        f"{op}_{dname}_auto_n{n}_kernel0.json")
+                kernel = Kernel(args.kernel_dir, name)
+                call_args = make_args(op, m, n, dtype)
+                nbytes = moved_bytes(op, m, n, dtype)
+                src = torch.empty(nbytes // 2, dtype=torch.int8, device=DEVICE)
+                dst = torch.empty_like(src)
+                runs = {"ours": ours(kernel, op, call_args),
+                        "eager": lambda: eager(op)(*call_args),
+                        "compile": lambda: compiled(*call_args),
+                        "copy": lambda: dst.copy_(src)}
+                errors = {k: max_error(op, call_args, runs[k]())
+                          for k in ("ours", "eager", "compile")}
+                samples, failed = time_in_rounds(runs, args.rounds)
+                ms = {k: statistics.median(v) for k, v in samples.items()}
+                gbs = {k: nbytes / t / 1e6 for k, t in ms.items()}
+                best_peer = max(gbs.get("eager", 0), gbs.get("compile", 0))
+                row = {"op": op, "dtype": dname, "m": m, "n": n,
+                       "gbs": gbs, "errors": errors, "failed": failed,
+                       "copy_fraction": gbs["ours"] / gbs["copy"],
+                       "vs_best_peer": gbs["ours"] / best_peer}
+                rows.append(row)
+                print(f"{op:17s} {dname:5s} {m:>5d} x {n:<5d} "
+                      f"{gbs['ours']:9.0f} {100 * row['copy_fraction']:5.1f}% "
+                      f"{gbs.get('eager', 0):7.0f} {gbs.get('compile', 0):7.0f} "
+                      f"{row['vs_best_peer']:6.2f}x "
+                      f"{errors['ours']:8.1e}")
+    ratios = [r["vs_best_peer"] for r in rows]
+    geo = statistics.geometric_mean(ratios)
+    print(f"geomean vs best peer {geo:.2f}x, min {min(ratios):.2f}x; "
+          f"copy fraction min {min(r['copy_fraction'] for r in rows):.2f}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": torch.cuda.get_device_name(),
+                       "copy_gbs": ceiling, "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
