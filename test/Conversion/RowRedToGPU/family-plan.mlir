@@ -65,8 +65,10 @@
 // N32768-LABEL: func.func @layer_norm
 // N32768: rowred.plan = #rowred.plan<strategy = cluster, block = 8192, warps = 16, cluster = 4, vector = 8, reread = true, max_cols = 32768, stage_elements = 8192>
 
+// f32 rms_norm, which holds x alone, over clusters of 4 and more: slices of
+// 8 elements per thread on 1024 threads (the table's operand_shapes).
 // N131072-LABEL: func.func @rms_norm
-// N131072: rowred.plan = #rowred.plan<strategy = cluster, block = 16384, warps = 16, cluster = 8, vector = 4, reread = true, max_cols = 131072, stage_elements = 16384>
+// N131072: rowred.plan = #rowred.plan<strategy = cluster, block = 8192, warps = 32, cluster = 16, vector = 4, reread = true, max_cols = 131072, stage_elements = 8192>
 // N131072-LABEL: func.func @layer_norm
 // N131072: rowred.plan = #rowred.plan<strategy = cluster, block = 8192, warps = 32, cluster = 16, vector = 8, reread = true, max_cols = 131072, stage_elements = 8192>
 
