@@ -11,6 +11,7 @@
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=12288 chip=sm_90" | FileCheck %s --check-prefix=N12288
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=32768 chip=sm_90" | FileCheck %s --check-prefix=N32768
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=131072 chip=sm_90" | FileCheck %s --check-prefix=N131072
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=262144 chip=sm_90" | FileCheck %s --check-prefix=N262144
 // RUN: not softmax-opt %s --rowred-decompose --rowred-plan="cols=32768 chip=sm_90 strategy=fused" 2>&1 | FileCheck %s --check-prefix=FUSED
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=0 chip=sm_90" | FileCheck %s --check-prefix=UNKNOWN
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=32768 chip=sm_80" | FileCheck %s --check-prefix=SM80
@@ -87,6 +88,13 @@
 // N32768: rowred.plan = #rowred.plan<strategy = cluster, block = 8192, warps = 16, cluster = 4, vector = 4, reread = true, max_cols = 32768, stage_elements = 8192>
 // N131072-LABEL: func.func @softmax_backward
 // N131072: rowred.plan = #rowred.plan<strategy = cluster, block = 8192, warps = 16, cluster = 16, vector = 4, reread = true, max_cols = 131072, stage_elements = 8192>
+// Where no cluster reaches those slices, the rows do not apply: 16 blocks
+// of 16384 keep 32 elements per thread (f32 rms_norm's 8 per thread on 1024
+// threads alike).
+// N262144-LABEL: func.func @rms_norm
+// N262144: rowred.plan = #rowred.plan<strategy = cluster, block = 16384, warps = 16, cluster = 16, vector = 4, reread = true, max_cols = 262144, stage_elements = 16384>
+// N262144-LABEL: func.func @softmax_backward
+// N262144: rowred.plan = #rowred.plan<strategy = cluster, block = 16384, warps = 16, cluster = 16, vector = 4, reread = true, max_cols = 262144, stage_elements = 16384>
 
 // FUSED: error: 'rowred.map' op a fused block of 1024 threads holding 32 elements per thread of each of 2 operands needs about 104 registers per thread and has 64: a kernel of several operands holds whole rows in registers, and rows this long do not fit
 
