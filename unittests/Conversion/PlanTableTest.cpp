@@ -137,9 +137,10 @@ TEST(PlanTableTest, CompiledTableShapesBlocksOfSeveralOperands) {
   Type f32 = Float32Type::get(&context), bf16 = BFloat16Type::get(&context);
   const PlanTable &table = PlanTable::get();
   EXPECT_EQ(table.streamedTileValues, 24);
-  auto shape = [&](Type type, int64_t block, int64_t operands) {
+  auto shape = [&](Type type, int64_t block, int64_t operands,
+                   int64_t held = 1) {
     const OperandShapeRow *row =
-        table.operandShape({Strategy::fused, type, block}, operands);
+        table.operandShape({Strategy::fused, type, block}, operands, held);
     return row ? row->elementsPerThread : 0;
   };
   EXPECT_EQ(shape(f32, 2048, 2), 16);
@@ -147,6 +148,22 @@ TEST(PlanTableTest, CompiledTableShapesBlocksOfSeveralOperands) {
   EXPECT_EQ(shape(f32, 16384, 2), 0);
   EXPECT_EQ(shape(f32, 4096, 3), 0);
   EXPECT_EQ(shape(bf16, 4096, 2), 0);
+  // Rows of the operands held through the reductions: the backward's two.
+  EXPECT_EQ(shape(f32, 12288, 2, /*held=*/2), 12);
+  EXPECT_EQ(shape(f32, 12288, 2, /*held=*/1), 0);
+  EXPECT_EQ(shape(bf16, 16384, 2, /*held=*/2), 32);
+  // Cluster slices, with their warps.
+  TableKey slices{Strategy::cluster, f32, 16384};
+  slices.cluster = 4;
+  const OperandShapeRow *cluster = table.operandShape(slices, 2, 2);
+  ASSERT_TRUE(cluster);
+  EXPECT_EQ(cluster->warps, 16);
+  EXPECT_EQ(cluster->elementsPerThread, 16);
+  const OperandShapeRow *norm = table.operandShape(slices, 2, 1);
+  ASSERT_TRUE(norm);
+  EXPECT_EQ(norm->warps, 32);
+  slices.cluster = 2;
+  EXPECT_FALSE(table.operandShape(slices, 2, 1));
 }
 
 TEST(PlanTableTest, CompiledTableGivesFewRowsTheirKernel) {
