@@ -128,18 +128,23 @@ def moved_bytes(op, m, n, dtype):
     return matrices * m * n * torch.tensor([], dtype=dtype).element_size()
 
 
-def ours(kernel, op, args):
+def ours(kernel, op, args, outputs=None):
     """A launcher of `kernel` on args (inputs, then per-column operands,
     then labels, in the kernel's order): the outputs are allocated once, as
-    the peers' caching allocator does. Returns the first output (of rows,
-    else per row)."""
+    the peers' caching allocator does, or taken from `outputs` (a dict the
+    kernels of one shape share, so that a sweep of many holds one set).
+    Returns the first output (of rows, else per row)."""
     roles = [role for _, role, _ in kernel.runtime.operands]
     inputs = args[:roles.count("input")]
     m, n = inputs[0].shape
-    outputs = [torch.empty_like(inputs[0])
-               for _ in range(roles.count("output"))]
-    row_outputs = [torch.empty(m, device=DEVICE, dtype=torch.float32)
-                   for _ in range(roles.count("row_output"))]
+    shared = {} if outputs is None else outputs
+    if "rows" not in shared:
+        shared["rows"] = [torch.empty_like(inputs[0])
+                          for _ in range(roles.count("output"))]
+        shared["per_row"] = [torch.empty(m, device=DEVICE,
+                                         dtype=torch.float32)
+                             for _ in range(roles.count("row_output"))]
+    outputs, row_outputs = shared["rows"], shared["per_row"]
     rest = args[len(inputs):]
     pointers = [t.data_ptr() for t in inputs + outputs + rest + row_outputs]
     strides = [t.stride(0) for t in inputs + outputs]
@@ -198,7 +203,8 @@ def sweep(kernel_dir, rounds):
             nbytes = moved_bytes(op, m, n, DTYPES[dname])
             src = torch.empty(nbytes // 2, dtype=torch.int8, device=DEVICE)
             dst = torch.empty_like(src)
-            runs = {k.name: ours(k, op, call_args) for k in kernels}
+            outputs = {}
+            runs = {k.name: ours(k, op, call_args, outputs) for k in kernels}
             runs["copy"] = lambda: dst.copy_(src)
             samples, _ = time_in_rounds(runs, rounds, rep_ms=40)
             gbs = {k: nbytes / statistics.median(v) / 1e6
