@@ -70,8 +70,11 @@
 // 8 elements per thread on 1024 threads (the table's operand_shapes).
 // N131072-LABEL: func.func @rms_norm
 // N131072: rowred.plan = #rowred.plan<strategy = cluster, block = 8192, warps = 32, cluster = 16, vector = 4, reread = true, max_cols = 131072, stage_elements = 8192>
+// bf16 layer_norm (x held; its weight and bias the map reads): slices of 32
+// elements per thread on 256 threads (the table's operand_shapes; on 1024
+// threads of 8 it ran at a third of the copy).
 // N131072-LABEL: func.func @layer_norm
-// N131072: rowred.plan = #rowred.plan<strategy = cluster, block = 8192, warps = 32, cluster = 16, vector = 8, reread = true, max_cols = 131072, stage_elements = 8192>
+// N131072: rowred.plan = #rowred.plan<strategy = cluster, block = 8192, warps = 8, cluster = 16, vector = 8, reread = true, max_cols = 131072, stage_elements = 8192>
 
 // rms_norm's residual form: two inputs and two outputs of bf16, as the bf16
 // layer norm's three operands (in place: each element is read by the thread
