@@ -377,8 +377,10 @@ class _CrossEntropyInPlace(torch.autograd.Function):
         rows, n = logits.shape
         if reduction == "mean":
             count = (labels != packs.IGNORE_INDEX).sum()
-            # An int64 count's reciprocal is f32.
-            scale = count.reciprocal().expand(rows).contiguous()
+            # An int64 count's reciprocal is of the default float dtype; the
+            # kernel reads f32 (a no-op conversion unless that was changed).
+            scale = count.reciprocal().to(torch.float32).expand(
+                rows).contiguous()
         else:
             scale = torch.ones(rows, dtype=torch.float32, device=logits.device)
         loss = torch.empty(rows, dtype=torch.float32, device=logits.device)
