@@ -128,16 +128,16 @@ def moved_bytes(op, m, n, dtype):
     return matrices * m * n * torch.tensor([], dtype=dtype).element_size()
 
 
-def ours(kernel, op, args, outputs=None):
+def ours(kernel, op, args, shared=None):
     """A launcher of `kernel` on args (inputs, then per-column operands,
     then labels, in the kernel's order): the outputs are allocated once, as
-    the peers' caching allocator does, or taken from `outputs` (a dict the
+    the peers' caching allocator does, or taken from `shared` (a dict the
     kernels of one shape share, so that a sweep of many holds one set).
     Returns the first output (of rows, else per row)."""
     roles = [role for _, role, _ in kernel.runtime.operands]
     inputs = args[:roles.count("input")]
     m, n = inputs[0].shape
-    shared = {} if outputs is None else outputs
+    shared = {} if shared is None else shared
     if "rows" not in shared:
         shared["rows"] = [torch.empty_like(inputs[0])
                           for _ in range(roles.count("output"))]
@@ -203,8 +203,8 @@ def sweep(kernel_dir, rounds):
             nbytes = moved_bytes(op, m, n, DTYPES[dname])
             src = torch.empty(nbytes // 2, dtype=torch.int8, device=DEVICE)
             dst = torch.empty_like(src)
-            outputs = {}
-            runs = {k.name: ours(k, op, call_args, outputs) for k in kernels}
+            shared = {}
+            runs = {k.name: ours(k, op, call_args, shared) for k in kernels}
             runs["copy"] = lambda: dst.copy_(src)
             samples, _ = time_in_rounds(runs, rounds, rep_ms=40)
             gbs = {k: nbytes / statistics.median(v) / 1e6
