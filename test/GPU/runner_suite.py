@@ -8,6 +8,7 @@ compute-sanitizer memcheck and racecheck on a small subset. Prints a summary
 table last; exits 1 on any failure.
 
 usage: runner_suite.py SOFTMAX_RUN KERNEL_DIR [--json OUT] [--match RE]
+                       [--sanitize-only]
 
 The whole set takes over eight minutes on 16 cores (the float64 reference is
 computed on the CPU): --match keeps the kernels whose name matches RE.
@@ -58,6 +59,8 @@ def main():
     ap.add_argument("kernel_dir")
     ap.add_argument("--json")
     ap.add_argument("--match", help="only the kernels whose name matches")
+    ap.add_argument("--sanitize-only", action="store_true",
+                    help="only the compute-sanitizer runs, not the checks")
     args = ap.parse_args()
     with open(os.path.join(args.kernel_dir, "manifest.json")) as f:
         manifest = json.load(f)
@@ -80,6 +83,8 @@ def main():
                 cmd += [f"--x-stride={n + 3}", f"--y-stride={n + 5}",
                         "--offset=1"]
             jobs.append((meta["kernel"], n, m, layout, dist, cmd))
+    if args.sanitize_only:
+        jobs = []
     start = time.time()
     results = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 8) as pool:
@@ -100,7 +105,7 @@ def main():
     # rows staged whole on a block per row, rows cut into chunks), small
     # shapes.
     sanitizer = shutil.which("compute-sanitizer")
-    san_rows = []
+    san_jobs, san_rows = [], []
     if sanitizer:
         picks = [k for k in manifest if k in (
             "softmax_f32_fused_b1024_kernel0.json",
@@ -165,13 +170,17 @@ def main():
                            args.softmax_run, os.path.join(args.kernel_dir, k),
                            "--check", "--rows=37", *shape,
                            "--dist=special"]
-                    rc, out, err = run(cmd)
-                    summary = [l for l in (out + err).splitlines()
-                               if "ERROR SUMMARY" in l or
-                               "RACECHECK SUMMARY" in l]
-                    san_rows.append((k.replace("_kernel0.json", ""),
-                                     f"{tool}/{layout}", rc,
-                                     summary[-1].strip() if summary else "?"))
+                    san_jobs.append((k.replace("_kernel0.json", ""),
+                                     f"{tool}/{layout}", cmd))
+        # The tools' runs are small and mostly host time: several at once.
+        with concurrent.futures.ThreadPoolExecutor(
+                max_workers=min(8, os.cpu_count() or 8)) as pool:
+            for (k, what, _), (rc, out, err) in zip(
+                    san_jobs, pool.map(lambda j: run(j[2]), san_jobs)):
+                summary = [l for l in (out + err).splitlines()
+                           if "ERROR SUMMARY" in l or "RACECHECK SUMMARY" in l]
+                san_rows.append((k, what, rc,
+                                 summary[-1].strip() if summary else "?"))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"cases": results, "sanitizer": san_rows}, f, indent=1)
@@ -186,9 +195,10 @@ def main():
             s[3] = (r["cols"], r["rows"], r["layout"], r["dist"],
                     r.get("problems") or r.get("stderr"))
     failed = sum(s[1] for s in by_kernel.values())
-    print(f"softmax-run --check: {len(results) - failed}/{len(results)} cases "
-          f"passed in {elapsed:.0f} s")
-    print(f"{'kernel':44} {'pass':>5} {'fail':>5} {'max relL2':>10}")
+    if not args.sanitize_only:
+        print(f"softmax-run --check: {len(results) - failed}/{len(results)} "
+              f"cases passed in {elapsed:.0f} s")
+        print(f"{'kernel':44} {'pass':>5} {'fail':>5} {'max relL2':>10}")
     for k, (p, fl, l2, first) in by_kernel.items():
         print(f"{k:44} {p:5} {fl:5} {l2:10.2e}" +
               (f"  first failure: {first}" if first else ""))

@@ -130,6 +130,18 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   EXPECT_FALSE(table.takesRowLength(Strategy::online, bf16, 65536, true));
   EXPECT_FALSE(table.takesRowLength(Strategy::online, f32, 12288, true));
   EXPECT_FALSE(table.takesRowLength(Strategy::online, bf16, 12289, false));
+  // Clusters for f32 rows of 12289 to 16384 holding two operands through
+  // their reductions (the backwards' y and dy), not one or an unknown number.
+  auto cluster = [&](Type type, int64_t cols, int64_t held) {
+    return table.takesRowLength(Strategy::cluster, type, cols,
+                                /*aligned=*/cols % 4 == 0, held);
+  };
+  EXPECT_TRUE(cluster(f32, 16384, 2));
+  EXPECT_TRUE(cluster(f32, 16383, 2));
+  EXPECT_FALSE(cluster(f32, 12288, 2));
+  EXPECT_FALSE(cluster(f32, 16384, 1));
+  EXPECT_FALSE(cluster(f32, 16384, 0));
+  EXPECT_FALSE(cluster(bf16, 16384, 2));
 }
 
 TEST(PlanTableTest, CompiledTableShapesBlocksOfSeveralOperands) {
@@ -151,6 +163,7 @@ TEST(PlanTableTest, CompiledTableShapesBlocksOfSeveralOperands) {
   // Rows of the operands held through the reductions: the backward's two.
   EXPECT_EQ(shape(f32, 12288, 2, /*held=*/2), 12);
   EXPECT_EQ(shape(f32, 12288, 2, /*held=*/1), 0);
+  EXPECT_EQ(shape(bf16, 12288, 2, /*held=*/2), 24);
   EXPECT_EQ(shape(bf16, 16384, 2, /*held=*/2), 32);
   // Cluster slices, with their warps.
   TableKey slices{Strategy::cluster, f32, 16384};

@@ -271,8 +271,10 @@ private:
       return true;
     } else if (opts.strategy == "auto") {
       // Fused when the row is known and fits one block's registers, cluster
-      // when it fits a cluster's, else online (streaming the row per level
-      // of reduces where it has no running pair).
+      // when it fits a cluster's or the table's row_lengths give the row's
+      // length to clusters (the softmax backward's f32 16384), else online
+      // (streaming the row per level of reduces where it has no running
+      // pair).
       plan.strategy = Strategy::online;
       if (rowBlock != 0 && !stagedRow) {
         int64_t warps =
@@ -288,7 +290,11 @@ private:
             clustersAvailable && opts.blockSize == 0 && opts.numWarps == 0 &&
             opts.clusterSize != 1 &&
             fitsAutoCluster(rowBlock, elementBytes, cols, maxBlockThreads);
-        if (fitsBlock)
+        bool clusterByLength =
+            fitsCluster && PlanTable::get().takesRowLength(
+                               Strategy::cluster, plan.inType, cols,
+                               cols % vector == 0, group.numHeldOperands());
+        if (fitsBlock && !clusterByLength)
           plan.strategy = Strategy::fused;
         else if (fitsCluster)
           plan.strategy = Strategy::cluster;

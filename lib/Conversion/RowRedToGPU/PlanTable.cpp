@@ -282,8 +282,8 @@ static bool fromJSON(const json::Value &value, PrefetchRow &out,
 /// the `extra` keys as well.
 static bool fromJSON(const json::Value &value, RowLengthRow &out,
                      json::Path path, ArrayRef<StringRef> extra = {}) {
-  SmallVector<StringRef> keys = {"strategy", "types", "aligned", "min_cols",
-                                 "max_cols"};
+  SmallVector<StringRef> keys = {"strategy", "types",    "aligned",
+                                 "min_cols", "max_cols", "held"};
   llvm::append_range(keys, extra);
   if (!onlyKeys(value, keys, path))
     return false;
@@ -294,7 +294,8 @@ static bool fromJSON(const json::Value &value, RowLengthRow &out,
       !mapPositive(mapper, value, "min_cols", out.minCols, path,
                    /*optional=*/true) ||
       !mapPositive(mapper, value, "max_cols", out.maxCols, path,
-                   /*optional=*/true))
+                   /*optional=*/true) ||
+      !mapPositive(mapper, value, "held", out.held, path, /*optional=*/true))
     return false;
   if (out.minCols > out.maxCols) {
     path.report("min_cols is over max_cols");
@@ -422,16 +423,17 @@ int64_t PlanTable::onlineClusterSize(int64_t rowBytes) const {
 }
 
 bool PlanTable::takesRowLength(Strategy strategy, Type type, int64_t cols,
-                               bool aligned) const {
+                               bool aligned, int64_t held) const {
   return llvm::any_of(rowLengths, [&](const RowLengthRow &row) {
-    return row.strategy == strategy && row.matches(type, cols, aligned);
+    return row.strategy == strategy && row.matches(type, cols, aligned, held);
   });
 }
 
-bool RowLengthRow::matches(Type type, int64_t cols, bool aligned) const {
+bool RowLengthRow::matches(Type type, int64_t cols, bool aligned,
+                           int64_t held) const {
   return TableMatch::matchesType(types, type) &&
          (!this->aligned || *this->aligned == aligned) && cols >= minCols &&
-         cols <= maxCols;
+         cols <= maxCols && (this->held == 0 || this->held == held);
 }
 
 int64_t PlanTable::warpsOf(ArrayRef<WarpsRow> rows, const TableKey &key) {

@@ -126,9 +126,12 @@ struct RowLengthRow {
   TableMatch::Types types = TableMatch::Types::any;
   std::optional<bool> aligned;
   int64_t minCols = 1, maxCols = std::numeric_limits<int64_t>::max();
+  /// Operands the kernel holds through its reductions (0: any number).
+  int64_t held = 0;
 
-  /// Whether rows of `cols` elements of `type` are among the row's.
-  bool matches(Type type, int64_t cols, bool aligned) const;
+  /// Whether rows of `cols` elements of `type`, of a kernel holding `held`
+  /// operands through its reductions (0: not known), are among the row's.
+  bool matches(Type type, int64_t cols, bool aligned, int64_t held = 0) const;
 };
 
 /// Rows of the `lengths` whose chunks kernel also gets a second one for
@@ -184,9 +187,10 @@ struct PlanTable {
   int64_t onlineClusterSize(int64_t rowBytes) const;
   /// Whether auto gives `strategy` to rows of `cols` elements of `type` by
   /// their length (row_lengths), `aligned` when `cols` is a multiple of the
-  /// vector width.
-  bool takesRowLength(Strategy strategy, Type type, int64_t cols,
-                      bool aligned) const;
+  /// vector width, for a kernel holding `held` operands through its
+  /// reductions (0: not known, matching only rows that name no number).
+  bool takesRowLength(Strategy strategy, Type type, int64_t cols, bool aligned,
+                      int64_t held = 0) const;
   /// The first few_rows row for rows of `cols` elements of `type`, or
   /// null.
   const FewRowsRow *fewRowsOf(Type type, int64_t cols, bool aligned) const;

@@ -9,6 +9,8 @@
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=4096 chip=sm_90" | FileCheck %s --check-prefix=N4096
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=8192 chip=sm_90" | FileCheck %s --check-prefix=N8192
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=12288 chip=sm_90" | FileCheck %s --check-prefix=N12288
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=16384 chip=sm_90" | FileCheck %s --check-prefix=N16384
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=16383 chip=sm_90" | FileCheck %s --check-prefix=N16384
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=32768 chip=sm_90" | FileCheck %s --check-prefix=N32768
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=131072 chip=sm_90" | FileCheck %s --check-prefix=N131072
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=262144 chip=sm_90" | FileCheck %s --check-prefix=N262144
@@ -49,15 +51,29 @@
 // N8192: rowred.plan = #rowred.plan<strategy = fused, block = 8192, warps = 8, vector = 8, reread = true,
 
 // At 12288 the norms keep 384 threads of 32 (x alone held, about 72
-// registers: two blocks); the softmax backward's two held inputs take 1024
-// threads of 12 (the table's operand_shapes; the 192 threads of 64 that fit
-// two blocks measured 14% slower).
+// registers: two blocks); the backwards' two held inputs take 1024 threads
+// of 12 (f32) or 512 of 24 (bf16, in vectors of 8): the table's
+// operand_shapes; the 192 threads of 64 that fit two blocks measured 14%
+// slower.
 // N12288-LABEL: func.func @rms_norm
 // N12288: rowred.plan = #rowred.plan<strategy = fused, block = 12288, warps = 12, vector = 4, reread = true,
 // N12288-LABEL: func.func @layer_norm
 // N12288: rowred.plan = #rowred.plan<strategy = fused, block = 12288, warps = 12, vector = 8, reread = true,
 // N12288-LABEL: func.func @softmax_backward
 // N12288: rowred.plan = #rowred.plan<strategy = fused, block = 12288, warps = 32, vector = 4, reread = true,
+// N12288-LABEL: func.func @log_softmax_backward_bf16
+// N12288: rowred.plan = #rowred.plan<strategy = fused, block = 12288, warps = 16, vector = 8, reread = true,
+
+// Rows of 16384 (and odd ones up to it): the f32 backward, holding two
+// inputs, goes to a cluster of 2 slices (the table's row_lengths, by the
+// number of operands held); the norms, holding x alone, and the bf16
+// backward keep a block.
+// N16384-LABEL: func.func @rms_norm
+// N16384: rowred.plan = #rowred.plan<strategy = fused, block = 16384, warps = 8,
+// N16384-LABEL: func.func @softmax_backward
+// N16384: rowred.plan = #rowred.plan<strategy = cluster, block = 8192, warps = 16, cluster = 2, vector = 4, reread = true, max_cols = 16384, stage_elements = 8192>
+// N16384-LABEL: func.func @log_softmax_backward_bf16
+// N16384: rowred.plan = #rowred.plan<strategy = fused, block = 16384, warps = 16, vector = 8, reread = true,
 
 // 32768 x 2 f32 operands need 64 K registers: two blocks of 16384. The
 // bf16 layer norm's three operands need four of 8192.
@@ -140,5 +156,10 @@ func.func @rms_norm_residual(%x: memref<?x?xbf16>, %r: memref<?x?xbf16>, %w: mem
 
 func.func @softmax_backward(%y: memref<?x?xf32>, %dy: memref<?x?xf32>, %dx: memref<?x?xf32>) {
   rowred.softmax_backward dimension(1) ins(%y, %dy : memref<?x?xf32>, memref<?x?xf32>) outs(%dx : memref<?x?xf32>)
+  return
+}
+
+func.func @log_softmax_backward_bf16(%y: memref<?x?xbf16>, %dy: memref<?x?xbf16>, %dx: memref<?x?xbf16>) {
+  rowred.log_softmax_backward dimension(1) ins(%y, %dy : memref<?x?xbf16>, memref<?x?xbf16>) outs(%dx : memref<?x?xbf16>)
   return
 }
