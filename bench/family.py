@@ -28,7 +28,7 @@ rows of any length (the streamed online kernel) instead of its own.
 
 usage: family.py KERNEL_DIR [--json OUT] [--rounds R] [--ops rms_norm,...]
                  [--long] [--any]
-       family.py SWEEP_DIR --sweep
+       family.py SWEEP_DIR --sweep [--sweep-rows 4096,16384]
 KERNEL_DIR holds the kernels of `scripts/gen_kernels.py --set family-bench`,
 SWEEP_DIR those of `--set family-sweep` (fused block shapes timed against
 each other).
@@ -36,6 +36,7 @@ each other).
 import argparse
 import json
 import os
+import re
 import statistics
 import sys
 
@@ -123,7 +124,8 @@ def make_args(op, m, n, dtype):
 def moved_bytes(op, m, n, dtype):
     """Bytes the op must read and write (per-column and per-row operands
     aside)."""
-    matrices = {"softmax_backward": 3, "logsumexp": 1, "cross_entropy": 1,
+    matrices = {"softmax_backward": 3, "log_softmax_backward": 3,
+                "logsumexp": 1, "cross_entropy": 1,
                 "rms_norm_residual": 4}.get(op, 2)
     return matrices * m * n * torch.tensor([], dtype=dtype).element_size()
 
@@ -185,20 +187,25 @@ def max_error(op, args, out, chunk_elements=1 << 26):
     return err / max(scale, 1e-30)
 
 
-def sweep(kernel_dir, rounds):
+def sweep(kernel_dir, rounds, row_counts=(4096, 16384)):
     """Times every kernel of KERNEL_DIR (gen_kernels.py --set family-sweep)
-    against the others of its (op, dtype, N), taking turns, at M = 4096 and
-    16384; prints GB/s and the fraction of the copy of the same bytes."""
+    against the others of its (op, dtype, N), taking turns, at each M of
+    `row_counts`; prints GB/s and the fraction of the copy of the same
+    bytes."""
     with open(os.path.join(kernel_dir, "manifest.json")) as f:
         names = json.load(f)
     groups = {}
     for name in names:
         kernel = Kernel(kernel_dir, name)
         meta = kernel.meta
-        key = (bench_op(kernel), meta["input_type"], meta["max_cols"])
+        # The row length the kernel was compiled for, as gen_kernels names
+        # it (`_n<N>`; kernels for rows of any length record no max_cols).
+        cols = re.search(r"_n(\d+)_", name)
+        n = int(cols[1]) if cols else meta["max_cols"]
+        key = (bench_op(kernel), meta["input_type"], n)
         groups.setdefault(key, []).append(kernel)
     for (op, dname, n), kernels in groups.items():
-        for m in (4096, 16384):
+        for m in row_counts:
             call_args = make_args(op, m, n, DTYPES[dname])
             nbytes = moved_bytes(op, m, n, DTYPES[dname])
             src = torch.empty(nbytes // 2, dtype=torch.int8, device=DEVICE)
@@ -227,12 +234,15 @@ def main():
                         "shapes")
     parser.add_argument("--any", action="store_true",
                         help="the kernels for rows of any length")
+    parser.add_argument("--sweep-rows", default="4096,16384",
+                        help="the row counts of --sweep")
     parser.add_argument("--sweep", action="store_true",
                         help="time the block shapes of --set family-sweep "
                         "against each other instead")
     args = parser.parse_args()
     if args.sweep:
-        return sweep(args.kernel_dir, args.rounds)
+        return sweep(args.kernel_dir, args.rounds,
+                     [int(m) for m in args.sweep_rows.split(",")])
     ceiling = start_run(args.rounds)
     header = (f"{'op':17s} {'dtype':5s} {'M x N':>12s} {'ours GB/s':>9s} "
               f"{'%copy':>6s} {'eager':>7s} {'compile':>7s} {'vs best':>7s} "

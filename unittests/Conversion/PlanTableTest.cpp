@@ -142,6 +142,18 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   EXPECT_FALSE(cluster(f32, 16384, 1));
   EXPECT_FALSE(cluster(f32, 16384, 0));
   EXPECT_FALSE(cluster(bf16, 16384, 2));
+  // The online kernel for rows of 32000-151936 only reduced (no row
+  // written), any type; a kernel writing rows keeps the staged 16-bit rows.
+  auto reduced = [&](Type type, int64_t cols, bool writesRows) {
+    return table.takesRowLength(Strategy::online, type, cols,
+                                /*aligned=*/true, /*held=*/1, writesRows);
+  };
+  EXPECT_TRUE(reduced(f32, 32000, /*writesRows=*/false));
+  EXPECT_TRUE(reduced(bf16, 151936, /*writesRows=*/false));
+  EXPECT_FALSE(reduced(f32, 262144, /*writesRows=*/false));
+  EXPECT_FALSE(reduced(f32, 32000, /*writesRows=*/true));
+  EXPECT_TRUE(reduced(bf16, 32768, /*writesRows=*/true));
+  EXPECT_FALSE(reduced(bf16, 65536, /*writesRows=*/true));
 }
 
 TEST(PlanTableTest, CompiledTableShapesBlocksOfSeveralOperands) {

@@ -265,6 +265,14 @@ private:
                << "the chunks strategy needs a max reduce followed by a sum of "
                   "exp(x - max), as produced by rowred-decompose";
       return true;
+    } else if (opts.strategy == "auto" && group.outputs.empty() &&
+               PlanTable::get().takesRowLength(
+                   Strategy::online, plan.inType, cols, cols % vector == 0,
+                   group.numHeldOperands(), /*writesRows=*/false)) {
+      // Rows only reduced (logsumexp, the cross-entropy loss): streamed
+      // once by the online kernel.
+      plan.strategy = Strategy::online;
+      reducedOnly = true;
     } else if (opts.strategy == "auto" && canPair &&
                autoChunks(opts, plan, cols, vector, sm,
                           group.hasOneRowOperand())) {
@@ -546,7 +554,7 @@ private:
                                  << opts.chip;
       plan.clusterSize = opts.clusterSize;
     } else if (opts.clusterSize == 0 && opts.strategy == "auto" &&
-               clustersAvailable && cols != 0 && !stagedRow) {
+               clustersAvailable && cols != 0 && !stagedRow && !reducedOnly) {
       plan.clusterSize = autoOnlineClusterSize(cols, elementBytes);
     }
     if (opts.blockSize != 0 && !llvm::isPowerOf2_64(opts.blockSize))
@@ -833,6 +841,9 @@ private:
   int64_t maxBlockThreads = 1024;
   /// Whether auto stages a 16-bit row whole on a block of its own.
   bool stagedRow = false;
+  /// Whether auto streams a row it only reduces once, a block per row
+  /// (row_lengths' online rows that write no rows).
+  bool reducedOnly = false;
 };
 
 } // namespace
@@ -850,7 +861,12 @@ FailureOr<KernelPlan> mlir::rowred::planKernel(const Group &group,
 std::optional<KernelPlan> mlir::rowred::planFewRows(const Group &group,
                                                     const PlanOptions &opts,
                                                     const KernelPlan &main) {
-  if (opts.strategy != "auto" || main.strategy != Strategy::chunks)
+  // Chunks, or the online kernel of rows only reduced (a block per row):
+  // both leave a few rows on too few blocks.
+  if (opts.strategy != "auto" ||
+      (main.strategy != Strategy::chunks &&
+       (main.strategy != Strategy::online || !group.outputs.empty() ||
+        main.clusterSize != 1 || opts.cols == 0)))
     return std::nullopt;
   const FewRowsRow *row = PlanTable::get().fewRowsOf(
       main.inType, opts.cols, opts.cols % main.vectorWidth == 0);

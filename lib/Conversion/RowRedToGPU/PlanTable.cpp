@@ -282,8 +282,8 @@ static bool fromJSON(const json::Value &value, PrefetchRow &out,
 /// the `extra` keys as well.
 static bool fromJSON(const json::Value &value, RowLengthRow &out,
                      json::Path path, ArrayRef<StringRef> extra = {}) {
-  SmallVector<StringRef> keys = {"strategy", "types",    "aligned",
-                                 "min_cols", "max_cols", "held"};
+  SmallVector<StringRef> keys = {"strategy", "types", "aligned",    "min_cols",
+                                 "max_cols", "held",  "writes_rows"};
   llvm::append_range(keys, extra);
   if (!onlyKeys(value, keys, path))
     return false;
@@ -295,7 +295,8 @@ static bool fromJSON(const json::Value &value, RowLengthRow &out,
                    /*optional=*/true) ||
       !mapPositive(mapper, value, "max_cols", out.maxCols, path,
                    /*optional=*/true) ||
-      !mapPositive(mapper, value, "held", out.held, path, /*optional=*/true))
+      !mapPositive(mapper, value, "held", out.held, path, /*optional=*/true) ||
+      !mapper.mapOptional("writes_rows", out.writesRows))
     return false;
   if (out.minCols > out.maxCols) {
     path.report("min_cols is over max_cols");
@@ -423,17 +424,20 @@ int64_t PlanTable::onlineClusterSize(int64_t rowBytes) const {
 }
 
 bool PlanTable::takesRowLength(Strategy strategy, Type type, int64_t cols,
-                               bool aligned, int64_t held) const {
+                               bool aligned, int64_t held,
+                               bool writesRows) const {
   return llvm::any_of(rowLengths, [&](const RowLengthRow &row) {
-    return row.strategy == strategy && row.matches(type, cols, aligned, held);
+    return row.strategy == strategy &&
+           row.matches(type, cols, aligned, held, writesRows);
   });
 }
 
-bool RowLengthRow::matches(Type type, int64_t cols, bool aligned,
-                           int64_t held) const {
+bool RowLengthRow::matches(Type type, int64_t cols, bool aligned, int64_t held,
+                           bool writesRows) const {
   return TableMatch::matchesType(types, type) &&
          (!this->aligned || *this->aligned == aligned) && cols >= minCols &&
-         cols <= maxCols && (this->held == 0 || this->held == held);
+         cols <= maxCols && (this->held == 0 || this->held == held) &&
+         (!this->writesRows || *this->writesRows == writesRows);
 }
 
 int64_t PlanTable::warpsOf(ArrayRef<WarpsRow> rows, const TableKey &key) {

@@ -128,10 +128,15 @@ struct RowLengthRow {
   int64_t minCols = 1, maxCols = std::numeric_limits<int64_t>::max();
   /// Operands the kernel holds through its reductions (0: any number).
   int64_t held = 0;
+  /// Whether the kernel writes rows (2-D outputs) or only per-row results
+  /// (unset: either).
+  std::optional<bool> writesRows;
 
   /// Whether rows of `cols` elements of `type`, of a kernel holding `held`
-  /// operands through its reductions (0: not known), are among the row's.
-  bool matches(Type type, int64_t cols, bool aligned, int64_t held = 0) const;
+  /// operands through its reductions (0: not known) and writing rows or
+  /// not, are among the row's.
+  bool matches(Type type, int64_t cols, bool aligned, int64_t held = 0,
+               bool writesRows = true) const;
 };
 
 /// Rows of the `lengths` whose chunks kernel also gets a second one for
@@ -188,9 +193,10 @@ struct PlanTable {
   /// Whether auto gives `strategy` to rows of `cols` elements of `type` by
   /// their length (row_lengths), `aligned` when `cols` is a multiple of the
   /// vector width, for a kernel holding `held` operands through its
-  /// reductions (0: not known, matching only rows that name no number).
+  /// reductions (0: not known, matching only rows that name no number) and
+  /// writing rows or only per-row results.
   bool takesRowLength(Strategy strategy, Type type, int64_t cols, bool aligned,
-                      int64_t held = 0) const;
+                      int64_t held = 0, bool writesRows = true) const;
   /// The first few_rows row for rows of `cols` elements of `type`, or
   /// null.
   const FewRowsRow *fewRowsOf(Type type, int64_t cols, bool aligned) const;

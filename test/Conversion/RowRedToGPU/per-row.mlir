@@ -25,10 +25,16 @@
 // N50257-LABEL: func.func @cross_entropy
 // N50257: rowred.plan = #rowred.plan<strategy = cluster, block = 16384, warps = 16, cluster = 4, vector = 8,
 
+// Rows only reduced (no 2-D output) of 32000-151936 are streamed once by
+// the online kernel, a block per row (PlanTable.json's row_lengths), with
+// a kernel over clusters for launches of a few rows; rows also written
+// (the gradient, below) are cut into chunks.
 // N131072-LABEL: func.func @logsumexp
-// N131072: rowred.plan = #rowred.plan<strategy = chunks,
+// N131072: few_rows_plan = #rowred.plan<strategy = cluster, {{.*}}, cluster = 16, {{.*}}, max_rows = 16>
+// N131072: rowred.plan = #rowred.plan<strategy = online, block = 16384, warps = 32, vector = 4, reverse_second_pass = false, prefetch = registers, stage_elements = 131072>
 // N131072-LABEL: func.func @cross_entropy
-// N131072: rowred.plan = #rowred.plan<strategy = chunks,
+// N131072: few_rows_plan = #rowred.plan<strategy = cluster, {{.*}}, cluster = 16, {{.*}}, max_rows = 48>
+// N131072: rowred.plan = #rowred.plan<strategy = online, block = 16384, warps = 16, vector = 8, reverse_second_pass = false, prefetch = registers, stage_elements = 131072>
 
 // Cross-entropy's gradient: a map of rows that reads the labels and a scale
 // per row, on the same strategies, without the register bounds measured on
@@ -101,7 +107,11 @@
 // JSON-NEXT: "type": "f32"
 // JSON: "name": "z1",
 // JSON-NEXT: "role": "row_output",
-// JSON: "strategy": "chunks",
+// JSON: "strategy": "online",
+// JSON: "variants": [
+// JSON-NEXT: {
+// JSON-NEXT: "kernel": "cross_entropy_kernel1_rows48",
+// JSON-NEXT: "max_rows": 48
 
 func.func @logsumexp(%x: memref<?x?xf32>, %lse: memref<?xf32>) {
   rowred.logsumexp ins(%x : memref<?x?xf32>) outs(%lse : memref<?xf32>)
