@@ -265,12 +265,16 @@ private:
                << "the chunks strategy needs a max reduce followed by a sum of "
                   "exp(x - max), as produced by rowred-decompose";
       return true;
-    } else if (opts.strategy == "auto" && group.outputs.empty() &&
+    } else if (opts.strategy == "auto" && sm >= 90 && group.outputs.empty() &&
+               opts.blockSize == 0 && opts.numWarps == 0 &&
+               opts.clusterSize == 0 && opts.rowsPerBlock == 0 &&
+               opts.vectorWidth == 0 &&
                PlanTable::get().takesRowLength(
                    Strategy::online, plan.inType, cols, cols % vector == 0,
                    group.numHeldOperands(), /*writesRows=*/false)) {
-      // Rows only reduced (logsumexp, the cross-entropy loss): streamed
-      // once by the online kernel.
+      // Rows only reduced (logsumexp, the cross-entropy loss), with the
+      // request's fields that shape the kernel left to auto: streamed once
+      // by the online kernel (measured on sm_90).
       plan.strategy = Strategy::online;
       reducedOnly = true;
     } else if (opts.strategy == "auto" && canPair &&
