@@ -291,6 +291,15 @@ TEST(PlanTableTest, TableErrors) {
   EXPECT_NE(parseError(few).find("unknown field at plan table.few_rows[0]"),
             std::string::npos)
       << parseError(few);
+  // A few_rows row is matched by the row's length alone.
+  std::string fewHeld = tableWith("[]");
+  fewHeld.replace(fewHeld.find(R"("row_lengths": [])"),
+                  std::strlen(R"("row_lengths": [])"),
+                  R"("row_lengths": [], "few_rows": [{"strategy": "cluster",
+                                        "max_rows": 16, "held": 2}])");
+  EXPECT_NE(parseError(fewHeld).find("unknown field at plan table.few_rows[0]"),
+            std::string::npos)
+      << parseError(fewHeld);
 }
 
 } // namespace

@@ -278,12 +278,14 @@ static bool fromJSON(const json::Value &value, PrefetchRow &out,
   return mapper.map("prefetch", out.prefetch);
 }
 
-/// A row_lengths row, or the row lengths of a row of a section that has
-/// the `extra` keys as well.
+/// A row_lengths row (its kernel matched by `held` and `writes_rows` as
+/// well), or the row lengths of a row of a section whose own keys are
+/// `extra` instead.
 static bool fromJSON(const json::Value &value, RowLengthRow &out,
-                     json::Path path, ArrayRef<StringRef> extra = {}) {
-  SmallVector<StringRef> keys = {"strategy", "types", "aligned",    "min_cols",
-                                 "max_cols", "held",  "writes_rows"};
+                     json::Path path,
+                     ArrayRef<StringRef> extra = {"held", "writes_rows"}) {
+  SmallVector<StringRef> keys = {"strategy", "types", "aligned", "min_cols",
+                                 "max_cols"};
   llvm::append_range(keys, extra);
   if (!onlyKeys(value, keys, path))
     return false;
