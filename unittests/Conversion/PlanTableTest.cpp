@@ -39,6 +39,19 @@ std::string parseError(StringRef json) {
   return llvm::toString(table.takeError());
 }
 
+/// The smallest valid table with its text `from` replaced by `to`.
+std::string tableReplacing(StringRef from, StringRef to) {
+  std::string json = tableWith("[]");
+  json.replace(json.find(from.str()), from.size(), to.str());
+  return json;
+}
+
+/// Expects `json` to fail to parse with an error that contains `message`.
+void expectParseError(StringRef json, StringRef message) {
+  std::string error = parseError(json);
+  EXPECT_NE(error.find(message.str()), std::string::npos) << error;
+}
+
 TEST(PlanTableTest, CompiledTableHoldsTheMeasuredShapes) {
   MLIRContext context;
   Type f32 = Float32Type::get(&context), bf16 = BFloat16Type::get(&context);
@@ -256,50 +269,31 @@ TEST(PlanTableTest, ErrorsNameTheField) {
 }
 
 TEST(PlanTableTest, TableErrors) {
-  EXPECT_NE(parseError("{").find("Expected"), std::string::npos)
-      << parseError("{");
-  std::string bounded = tableWith("[]");
-  bounded.replace(bounded.find(R"({"elements_per_thread": 16})"),
-                  std::strlen(R"({"elements_per_thread": 16})"),
-                  R"({"max_block": 1024, "elements_per_thread": 16})");
-  EXPECT_NE(parseError(bounded).find("the last row must match every kernel "
-                                     "(only its value and a note) at plan "
-                                     "table.elements_per_thread"),
-            std::string::npos)
-      << parseError(bounded);
-  std::string narrow = tableWith("[]");
-  narrow.replace(narrow.find(R"([{"warps": 16}])"),
-                 std::strlen(R"([{"warps": 16}])"),
-                 R"([{"types": "f32", "warps": 16}])");
-  EXPECT_NE(parseError(narrow).find("at plan table.online_warps"),
-            std::string::npos)
-      << parseError(narrow);
-  std::string chunks = tableWith("[]");
-  chunks.replace(chunks.find(R"("row_lengths": [])"),
-                 std::strlen(R"("row_lengths": [])"),
-                 R"("row_lengths": [{"strategy": "chunks", "min_cols": 65536,
-                                      "max_cols": 4096}])");
-  EXPECT_NE(parseError(chunks).find("min_cols is over max_cols at plan "
-                                    "table.row_lengths[0]"),
-            std::string::npos)
-      << parseError(chunks);
-  std::string few = tableWith("[]");
-  few.replace(few.find(R"("row_lengths": [])"),
-              std::strlen(R"("row_lengths": [])"),
-              R"("row_lengths": [], "few_rows": [{"strategy": "cluster",
-                                    "cluster": 16, "rows": 16}])");
-  EXPECT_NE(parseError(few).find("unknown field at plan table.few_rows[0]"),
-            std::string::npos)
-      << parseError(few);
+  expectParseError("{", "Expected");
+  expectParseError(
+      tableReplacing(R"({"elements_per_thread": 16})",
+                     R"({"max_block": 1024, "elements_per_thread": 16})"),
+      "the last row must match every kernel (only its value and a note) at "
+      "plan table.elements_per_thread");
+  expectParseError(tableReplacing(R"([{"warps": 16}])",
+                                  R"([{"types": "f32", "warps": 16}])"),
+                   "at plan table.online_warps");
+  expectParseError(tableReplacing(R"("row_lengths": [])",
+                                  R"("row_lengths": [{"strategy": "chunks",
+                                         "min_cols": 65536,
+                                         "max_cols": 4096}])"),
+                   "min_cols is over max_cols at plan table.row_lengths[0]");
+  expectParseError(
+      tableReplacing(R"("row_lengths": [])",
+                     R"("row_lengths": [], "few_rows": [{"strategy": "cluster",
+                                           "cluster": 16, "rows": 16}])"),
+      "unknown field at plan table.few_rows[0]");
   // A few_rows row is matched by the row's length alone.
-  std::string fewHeld = tableWith("[]");
-  fewHeld.replace(fewHeld.find(R"("row_lengths": [])"),
-                  std::strlen(R"("row_lengths": [])"),
-                  R"("row_lengths": [], "few_rows": [{"strategy": "cluster",
-                                        "max_rows": 16, "held": 2}])");
-  EXPECT_NE(parseError(fewHeld).find("unknown field at plan table.few_rows[0]"),
-            std::string::npos)
-      << parseError(fewHeld);
+  expectParseError(
+      tableReplacing(R"("row_lengths": [])",
+                     R"("row_lengths": [], "few_rows": [{"strategy": "cluster",
+                                           "max_rows": 16, "held": 2}])"),
+      "unknown field at plan table.few_rows[0]");
 }
 
 } // namespace
