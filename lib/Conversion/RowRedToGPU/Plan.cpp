@@ -862,15 +862,21 @@ FailureOr<KernelPlan> mlir::rowred::planKernel(const Group &group,
   return plan;
 }
 
+/// Whether `main` leaves a launch of a few rows on too few blocks: chunks,
+/// and the online kernel of rows of a known length only reduced (a block
+/// per row).
+static bool fewRowsFewBlocks(const Group &group, const KernelPlan &main,
+                             int64_t cols) {
+  if (main.strategy == Strategy::chunks)
+    return true;
+  return main.strategy == Strategy::online && group.outputs.empty() &&
+         main.clusterSize == 1 && cols != 0;
+}
+
 std::optional<KernelPlan> mlir::rowred::planFewRows(const Group &group,
                                                     const PlanOptions &opts,
                                                     const KernelPlan &main) {
-  // Chunks, or the online kernel of rows only reduced (a block per row):
-  // both leave a few rows on too few blocks.
-  if (opts.strategy != "auto" ||
-      (main.strategy != Strategy::chunks &&
-       (main.strategy != Strategy::online || !group.outputs.empty() ||
-        main.clusterSize != 1 || opts.cols == 0)))
+  if (opts.strategy != "auto" || !fewRowsFewBlocks(group, main, opts.cols))
     return std::nullopt;
   const FewRowsRow *row = PlanTable::get().fewRowsOf(
       main.inType, opts.cols, opts.cols % main.vectorWidth == 0);
