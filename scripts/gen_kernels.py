@@ -265,6 +265,19 @@ FAMILY = [
     ("cross_entropy_grad", "f32", "online", ""),
     ("cross_entropy_smoothed", "bf16", "auto", "cols=4194304"),
     ("softmax", "f32", "online", "reread=true"),
+    # Generic chunks: a row's chunks meeting in one exchange of a level's
+    # partial results, each input's part staged beside the first's. Small
+    # chunks make many per row: whole chunks and a partial last one; odd
+    # rows of two operands on the scalar path, of one on the peeled path
+    # (with the weight); per-row results from the first chunk; the residual
+    # form's second input and second output; chunks in registers only.
+    ("softmax_backward", "f32", "chunks", "cols=20000 block=1024"),
+    ("softmax_backward", "bf16", "chunks", "cols=9000 block=1024 "
+     "chunk_stage=0"),
+    ("log_softmax_backward", "bf16", "chunks", "cols=5001 block=512"),
+    ("rms_norm", "bf16", "chunks", "cols=30011 block=2048"),
+    ("rms_norm_stats", "f32", "chunks", "cols=9000 block=1024"),
+    ("rms_norm_residual", "f16", "chunks", "cols=12000 block=2048"),
 ]
 
 # Cross-entropy's parameters in the family set (check_family.py reads them

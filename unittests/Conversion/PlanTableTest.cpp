@@ -121,8 +121,11 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   Type f32 = Float32Type::get(&context), bf16 = BFloat16Type::get(&context),
        f16 = Float16Type::get(&context);
   const PlanTable &table = PlanTable::get();
+  // Softmax's pair: one operand held, two levels of reduces.
   auto chunks = [&](Type type, int64_t cols, bool aligned) {
-    return table.takesRowLength(Strategy::chunks, type, cols, aligned);
+    return table.takesRowLength(Strategy::chunks,
+                                {type, cols, aligned, /*held=*/1,
+                                 /*levels=*/2});
   };
   // Aligned rows from 65536 to 1048576, f32 and bf16.
   EXPECT_TRUE(chunks(f32, 65536, /*aligned=*/true));
@@ -136,18 +139,37 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   EXPECT_TRUE(chunks(bf16, 16411, /*aligned=*/false));
   EXPECT_FALSE(chunks(bf16, 16383, /*aligned=*/false));
   EXPECT_FALSE(chunks(bf16, 1048579, /*aligned=*/false));
+  // The generic chunks of one level: rows of 131073 to 1048576 holding two
+  // operands (f32 and bf16), bf16 rows of 65536 to 262144 holding one; not
+  // softmax's rows of the pair's two levels, nor an unknown number.
+  auto levelChunks = [&](Type type, int64_t cols, int64_t held,
+                         int64_t levels = 1) {
+    return table.takesRowLength(Strategy::chunks,
+                                {type, cols, /*aligned=*/true, held, levels});
+  };
+  EXPECT_TRUE(levelChunks(f32, 262144, 2));
+  EXPECT_TRUE(levelChunks(bf16, 1048576, 2));
+  EXPECT_FALSE(levelChunks(f32, 131072, 2));
+  EXPECT_FALSE(levelChunks(f32, 65536, 1));
+  EXPECT_TRUE(levelChunks(bf16, 65536, 1));
+  EXPECT_FALSE(levelChunks(bf16, 1048576, 1));
+  EXPECT_FALSE(levelChunks(f32, 262144, 2, /*levels=*/0));
+  EXPECT_FALSE(levelChunks(bf16, 131072, 2));
   // Staged rows: 16-bit rows of 8193 to 57344 on the online kernel.
-  EXPECT_TRUE(table.takesRowLength(Strategy::online, f16, 57344, true));
-  EXPECT_TRUE(table.takesRowLength(Strategy::online, bf16, 12288, true));
-  EXPECT_FALSE(table.takesRowLength(Strategy::online, bf16, 8192, true));
-  EXPECT_FALSE(table.takesRowLength(Strategy::online, bf16, 65536, true));
-  EXPECT_FALSE(table.takesRowLength(Strategy::online, f32, 12288, true));
-  EXPECT_FALSE(table.takesRowLength(Strategy::online, bf16, 12289, false));
+  auto online = [&](Type type, int64_t cols, bool aligned) {
+    return table.takesRowLength(Strategy::online, {type, cols, aligned});
+  };
+  EXPECT_TRUE(online(f16, 57344, true));
+  EXPECT_TRUE(online(bf16, 12288, true));
+  EXPECT_FALSE(online(bf16, 8192, true));
+  EXPECT_FALSE(online(bf16, 65536, true));
+  EXPECT_FALSE(online(f32, 12288, true));
+  EXPECT_FALSE(online(bf16, 12289, false));
   // Clusters for f32 rows of 12289 to 16384 holding two operands through
   // their reductions (the backwards' y and dy), not one or an unknown number.
   auto cluster = [&](Type type, int64_t cols, int64_t held) {
-    return table.takesRowLength(Strategy::cluster, type, cols,
-                                /*aligned=*/cols % 4 == 0, held);
+    return table.takesRowLength(Strategy::cluster,
+                                {type, cols, /*aligned=*/cols % 4 == 0, held});
   };
   EXPECT_TRUE(cluster(f32, 16384, 2));
   EXPECT_TRUE(cluster(f32, 16383, 2));
@@ -158,8 +180,9 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   // The online kernel for rows of 32000-151936 only reduced (no row
   // written), any type; a kernel writing rows keeps the staged 16-bit rows.
   auto reduced = [&](Type type, int64_t cols, bool writesRows) {
-    return table.takesRowLength(Strategy::online, type, cols,
-                                /*aligned=*/true, /*held=*/1, writesRows);
+    return table.takesRowLength(Strategy::online,
+                                {type, cols, /*aligned=*/true, /*held=*/1,
+                                 /*levels=*/2, writesRows});
   };
   EXPECT_TRUE(reduced(f32, 32000, /*writesRows=*/false));
   EXPECT_TRUE(reduced(bf16, 151936, /*writesRows=*/false));
@@ -294,6 +317,15 @@ TEST(PlanTableTest, TableErrors) {
                      R"("row_lengths": [], "few_rows": [{"strategy": "cluster",
                                            "max_rows": 16, "held": 2}])"),
       "unknown field at plan table.few_rows[0]");
+  expectParseError(
+      tableReplacing(R"("row_lengths": [])",
+                     R"("row_lengths": [], "few_rows": [{"strategy": "cluster",
+                                           "max_rows": 16, "levels": 1}])"),
+      "unknown field at plan table.few_rows[0]");
+  expectParseError(tableReplacing(R"("row_lengths": [])",
+                                  R"("row_lengths": [{"strategy": "chunks",
+                                         "levels": 0}])"),
+                   "at plan table.row_lengths[0].levels");
 }
 
 } // namespace

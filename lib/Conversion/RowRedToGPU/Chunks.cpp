@@ -75,6 +75,13 @@ void KernelEmitter::emitVectorChunk(Value row, Value chunk, Value count,
         peelRow(rowPointer(x, plan.inType, row, xStride), plan.vectorWidth);
     sliceStart = arith::AddIOp::create(b, peeledChunk->head, chunkStart);
   }
+  // A level chunk streams nothing: its loads are masked either way.
+  if (!isOnlineSoftmaxPair(group)) {
+    emitLevelChunk(row, chunk, count, plan.vectorWidth);
+    sliceStart = chunkStart;
+    peeledChunk.reset();
+    return;
+  }
   // A chunk inside the row (all but a row's partial last one) takes the
   // vector path without masks: no compare or select per chunk, and fewer
   // registers.
@@ -97,6 +104,8 @@ void KernelEmitter::emitVectorChunk(Value row, Value chunk, Value count,
 
 void KernelEmitter::emitChunk(Value row, Value chunk, Value count,
                               int64_t vec) {
+  if (!isOnlineSoftmaxPair(group))
+    return emitLevelChunk(row, chunk, count, vec);
   Value xRow = rowPointer(x, plan.inType, row, xStride);
   Value yRow = y ? rowPointer(y, plan.outType, row, yStride) : Value();
   if (group.hasRowOperands())
@@ -113,7 +122,7 @@ void KernelEmitter::emitChunk(Value row, Value chunk, Value count,
         arith::AddIOp::create(b, sliceStart, constI32(plan.blockElements));
     streamed = plan.chunkStaged;
     if (staged)
-      bulkCopyChunkStage(xRow, stageStart);
+      bulkCopyChunkStage({xRow}, stageStart);
     held = loadBlock(xRow, sliceStart, vec);
   }
   // The row's first chunk takes a peeled row's edges (a few elements),
@@ -181,7 +190,20 @@ void KernelEmitter::emitChunk(Value row, Value chunk, Value count,
   if (SmallVector<Chunk> edgeChunks = edges(); !edgeChunks.empty())
     std::tie(pm, pd) = onlineFold(mt, dt, edgeChunks);
   auto [m, d] = reducePairInBlock(pm, pd);
-  auto [rowMax, rowSum] = exchangeChunkPair(row, chunk, count, m, d);
+  auto pairStep = [&](ValueRange acc, ValueRange entry) {
+    Value mAll = combine(Combiner::max, acc[0], entry[0]);
+    return SmallVector<Value, 2>{
+        mAll, arith::AddFOp::create(b, rescale(acc[0], acc[1], mAll),
+                                    rescale(entry[0], entry[1], mAll))};
+  };
+  auto pairAcrossLanes = [&](ValueRange acc) {
+    auto [lm, ld] = butterflyPair(acc[0], acc[1], 32);
+    return SmallVector<Value, 2>{lm, ld};
+  };
+  SmallVector<Value, 2> rowPair =
+      exchangeChunk(row, chunk, count, {m, d},
+                    {{negInf(), constF32(0.0)}, pairStep, pairAcrossLanes});
+  Value rowMax = rowPair[0], rowSum = rowPair[1];
   DenseMap<Value, Value> scalars = onlineScalars(inputs, rowMax, rowSum);
   RowContext ctx = prepareMap(scalars);
   // The row's first chunk writes its per-row results.
@@ -211,6 +233,103 @@ void KernelEmitter::emitChunk(Value row, Value chunk, Value count,
     emitMap(yRow, c, ctx);
     return SmallVector<Value>();
   });
+}
+
+void KernelEmitter::emitLevelChunk(Value row, Value chunk, Value count,
+                                   int64_t vec) {
+  Value xRow = rowPointer(x, plan.inType, row, xStride);
+  Value yRow = y ? rowPointer(y, plan.outType, row, yStride) : Value();
+  if (group.hasSeveralOperands())
+    setOperandRows(row, xRow, yRow);
+  if (group.hasRowOperands())
+    currentRow = row;
+  // Before the exchange: after it, the row's other chunks may write the row
+  // (in place) where a gather reads it.
+  DenseMap<Value, Value> scalars = rowInputScalars();
+  Value firstChunk =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, chunk, constI32(0));
+  bool staged = vec > 1 && plan.hasStage();
+  Value streamStart = sliceStart;
+  int64_t streamed = plan.chunkElements();
+  SmallVector<Chunk> held;
+  if (vec > 1) {
+    streamStart =
+        arith::AddIOp::create(b, sliceStart, constI32(plan.blockElements));
+    streamed = plan.chunkStaged;
+    if (staged) {
+      // Stage slot i holds input i's elements, but for an input only the
+      // map reads.
+      SmallVector<Value> stagedRows = {xRow};
+      for (unsigned index = 1, e = group.inputs.size(); index < e; ++index)
+        stagedRows.push_back(group.isMapOnly(index) ? Value()
+                                                    : extraRows[index - 1]);
+      bulkCopyChunkStage(stagedRows, streamStart);
+    }
+    held = loadBlock(xRow, sliceStart, vec);
+  }
+  // The row's first chunk also takes a peeled row's edges.
+  if (peeledChunk)
+    llvm::append_range(held, loadEdges(xRow, *peeledChunk, vec,
+                                       /*oneList=*/true, firstChunk));
+  auto forEachStaged = [&](ValueRange inits, StreamBody body) {
+    return forEachStreamed(xRow, streamStart, streamed, vec, staged, inits,
+                           body);
+  };
+  // One level (chunksMeetOnce): the thread's partials over its registers
+  // and the streamed part, the block's, then the row's.
+  auto [begin, end] = group.reduceLevels(/*merge=*/true).front();
+  ArrayRef<ReduceOp> level = ArrayRef(group.reduces).slice(begin, end - begin);
+  SmallVector<RowContext> contexts;
+  SmallVector<Combiner> combiners;
+  for (ReduceOp reduce : level) {
+    contexts.push_back(prepareReduce(reduce, scalars));
+    combiners.push_back(reduce.getCombiner());
+  }
+  SmallVector<Value> partials = levelPartials(level, contexts, held, {});
+  if (staged)
+    waitForPhase(barrierAt(kStageBarriersName, constI32(0)), stageParity);
+  partials = forEachStaged(partials, [&](const Chunk &c, ValueRange acc) {
+    return levelPartials(level, contexts, c, acc);
+  });
+  SmallVector<Value, 2> rowValues =
+      exchangeChunk(row, chunk, count, blockReduce(partials, combiners, begin),
+                    reduceFold(level));
+  for (auto [reduce, value] : llvm::zip_equal(level, rowValues))
+    scalars[ReduceOp(reduce).getInit()] = value;
+  RowContext ctx = prepareMap(scalars);
+  storeRowOutputs(ctx, firstChunk);
+  emitMap(yRow, held, ctx);
+  forEachStaged({}, [&](const Chunk &c, ValueRange) {
+    emitMap(yRow, c, ctx);
+    return SmallVector<Value>();
+  });
+  currentRow = Value();
+  extraRows.clear();
+  outputRows.clear();
+}
+
+KernelEmitter::ChunkFold KernelEmitter::reduceFold(ArrayRef<ReduceOp> reduces) {
+  ChunkFold fold;
+  SmallVector<Combiner, 2> combiners;
+  for (ReduceOp reduce : reduces) {
+    fold.identities.push_back(
+        arith::ConstantFloatOp::create(b, f32, reduce.getIdentity()));
+    combiners.push_back(reduce.getCombiner());
+  }
+  fold.step = [this, combiners](ValueRange acc, ValueRange entry) {
+    SmallVector<Value, 2> next;
+    for (auto [c, l, r] : llvm::zip_equal(combiners, acc, entry))
+      next.push_back(combine(c, l, r));
+    return next;
+  };
+  fold.acrossLanes = [this, combiners](ValueRange acc) {
+    SmallVector<Value, 2> all;
+    for (auto [c, v] : llvm::zip_equal(combiners, acc))
+      all.push_back(butterfly(
+          v, 32, [this, c = c](Value l, Value r) { return combine(c, l, r); }));
+    return all;
+  };
+  return fold;
 }
 
 SmallVector<Value> KernelEmitter::forEachStreamed(Value xRow, Value start,
@@ -259,7 +378,8 @@ SmallVector<Value> KernelEmitter::forEachStreamed(Value xRow, Value start,
   return SmallVector<Value>(loop.getResults());
 }
 
-void KernelEmitter::bulkCopyChunkStage(Value xRow, Value stageStart) {
+void KernelEmitter::bulkCopyChunkStage(ArrayRef<Value> rowPtrs,
+                                       Value stageStart) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(emitIfFirstThread());
   Value end = arith::MinSIOp::create(
@@ -269,19 +389,36 @@ void KernelEmitter::bulkCopyChunkStage(Value xRow, Value stageStart) {
       b, arith::SubIOp::create(b, end, stageStart), constI32(0));
   Value bytes =
       arith::MulIOp::create(b, elements, constI32(byteWidth(plan.inType)));
+  SmallVector<int64_t> slots;
+  for (auto [slot, rowPtr] : llvm::enumerate(rowPtrs))
+    if (rowPtr)
+      slots.push_back(slot);
   bulkCopyToShared(
       barrierAt(kStageBarriersName, constI32(0)), bytes,
-      [&] {
-        return LLVM::GEPOp::create(b, x.getType(), plan.inType, xRow,
+      [&](int64_t i) {
+        Value rowPtr = rowPtrs[slots[i]];
+        return LLVM::GEPOp::create(b, rowPtr.getType(), plan.inType, rowPtr,
                                    ValueRange{stageStart},
                                    LLVM::GEPNoWrapFlags::inbounds);
       },
-      [&] { return stage; }, /*l2Hint=*/Value());
+      [&](int64_t i) -> Value {
+        if (slots[i] == 0)
+          return stage;
+        return LLVM::GEPOp::create(
+            b, sharedPtr, plan.inType, stage,
+            ValueRange{constI32(slots[i] * plan.chunkStaged)},
+            LLVM::GEPNoWrapFlags::inbounds);
+      },
+      /*l2Hint=*/Value(), slots.size());
 }
 
-std::pair<Value, Value> KernelEmitter::exchangeChunkPair(Value row, Value chunk,
-                                                         Value count, Value m,
-                                                         Value d) {
+SmallVector<Value, 2> KernelEmitter::exchangeChunk(Value row, Value chunk,
+                                                   Value count,
+                                                   ValueRange values,
+                                                   const ChunkFold &fold) {
+  assert(!values.empty() && values.size() <= 2 &&
+         values.size() == fold.identities.size() &&
+         "a chunk's entry holds one or two f32 values");
   // Row r's record starts 128 + r x (128 + alignTo(8 x count, 128)) bytes
   // into the workspace: no two rows share a 128-byte line.
   Value entryBytes = arith::AndIOp::create(
@@ -306,11 +443,14 @@ std::pair<Value, Value> KernelEmitter::exchangeChunkPair(Value row, Value chunk,
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(emitIfFirstThread());
     publishPair(
-        m, d, [&] { return entry(chunk); }, [&] { return counter; });
+        values[0], values.size() == 2 ? values[1] : constF32(0.0),
+        [&] { return entry(chunk); }, [&] { return counter; });
   }
-  Value pairSlotIndex = constIndex(KernelPlan::kRowPairSlot);
-  Value sumSlotIndex = constIndex(KernelPlan::kRowPairSlot + 1);
-  Value first = constIndex(0);
+  // The row's values, handed from warp 0 to the block in these slots.
+  auto resultSlot = [&](size_t i) {
+    return SmallVector<Value, 2>{constIndex(KernelPlan::kRowPairSlot + i),
+                                 constIndex(0)};
+  };
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(emitIfThen(isWarp0()));
@@ -328,36 +468,31 @@ std::pair<Value, Value> KernelEmitter::exchangeChunkPair(Value row, Value chunk,
       NVVM::NanosleepOp::create(b, constI32(kChunkPollNanoseconds));
       scf::YieldOp::create(b);
     }
-    auto fold = scf::ForOp::create(b, lane, count, constI32(32),
-                                   ValueRange{negInf(), constF32(0.0)});
+    auto folded =
+        scf::ForOp::create(b, lane, count, constI32(32), fold.identities);
     {
       OpBuilder::InsertionGuard inner(b);
-      b.setInsertionPointToStart(fold.getBody());
+      b.setInsertionPointToStart(folded.getBody());
       Value pair = LLVM::BitcastOp::create(
           b, pairType,
-          atomicLoad(i64, entry(fold.getInductionVar()), 8,
+          atomicLoad(i64, entry(folded.getInductionVar()), 8,
                      LLVM::AtomicOrdering::monotonic));
-      Value em = LLVM::ExtractElementOp::create(b, pair, constI32(0));
-      Value ed = LLVM::ExtractElementOp::create(b, pair, constI32(1));
-      Value fm = fold.getRegionIterArgs()[0];
-      Value fd = fold.getRegionIterArgs()[1];
-      Value mAll = combine(Combiner::max, fm, em);
-      scf::YieldOp::create(
-          b, ValueRange{mAll, arith::AddFOp::create(b, rescale(fm, fd, mAll),
-                                                    rescale(em, ed, mAll))});
+      SmallVector<Value, 2> entryValues;
+      for (size_t i = 0; i < values.size(); ++i)
+        entryValues.push_back(
+            LLVM::ExtractElementOp::create(b, pair, constI32(i)));
+      scf::YieldOp::create(b,
+                           fold.step(folded.getRegionIterArgs(), entryValues));
     }
-    auto [rowMax, rowSum] =
-        butterflyPair(fold.getResult(0), fold.getResult(1), 32);
+    SmallVector<Value, 2> rowValues = fold.acrossLanes(folded.getResults());
     Value isLane0 =
         arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, constI32(0));
     auto leave = scf::IfOp::create(b, i32, isLane0, /*withElseRegion=*/true);
     {
       OpBuilder::InsertionGuard inner(b);
       b.setInsertionPointToStart(&leave.getThenRegion().front());
-      memref::StoreOp::create(b, rowMax, shared,
-                              ValueRange{pairSlotIndex, first});
-      memref::StoreOp::create(b, rowSum, shared,
-                              ValueRange{sumSlotIndex, first});
+      for (auto [i, v] : llvm::enumerate(rowValues))
+        memref::StoreOp::create(b, v, shared, resultSlot(i));
       // A relaxed add with no fence ahead of it: the lanes' loads of the
       // entries have returned (the butterfly above consumed them) before
       // it issues, and a fence here would hold the whole block for the
@@ -393,8 +528,10 @@ std::pair<Value, Value> KernelEmitter::exchangeChunkPair(Value row, Value chunk,
     LLVM::StoreOp::create(b, constI32(0), counter, /*alignment=*/4);
   }
   gpu::BarrierOp::create(b);
-  return {memref::LoadOp::create(b, shared, ValueRange{pairSlotIndex, first}),
-          memref::LoadOp::create(b, shared, ValueRange{sumSlotIndex, first})};
+  SmallVector<Value, 2> results;
+  for (size_t i = 0; i < values.size(); ++i)
+    results.push_back(memref::LoadOp::create(b, shared, resultSlot(i)));
+  return results;
 }
 
 void KernelEmitter::publishPair(Value m, Value d, function_ref<Value()> entry,

@@ -35,6 +35,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
+#include <functional>
 #include <optional>
 
 namespace mlir {
@@ -210,8 +211,10 @@ private:
 
   /// Loads the chunk's elements of the group's other operands (extraRows)
   /// at the chunk's columns into `chunk.extra`, but for those only the map
-  /// reads (Group::isMapOnly), which stay empty until withMapOperands.
-  void loadExtra(Chunk &chunk, Value valid, int64_t vec);
+  /// reads (Group::isMapOnly), which stay empty until withMapOperands. With
+  /// `stageCol` (a chunks kernel's place in the stage of the first input's
+  /// elements), the other inputs come from their slots of the stage.
+  void loadExtra(Chunk &chunk, Value valid, int64_t vec, Value stageCol = {});
 
   /// The `vec` elements at column `col` of the operand at element index
   /// `index` (>= 1: extraRows' order), extended to f32.
@@ -422,13 +425,16 @@ private:
   /// nobody waits for the phase.
   void bulkCopyKeptTiles(Value row, Value buffer, Value lo, Value hi);
 
-  /// From thread 0: arms `barrier` for `bytes` (i32, at least 0) and, when
-  /// there are any, copies them from global memory at `src()` to shared
-  /// memory at `dst()` with one cp.async.bulk that completes the barrier's
-  /// phase (with the L2 policy `l2Hint` when given); with none, the arrival
-  /// alone completes it. The addresses are built where they are used.
-  void bulkCopyToShared(Value barrier, Value bytes, function_ref<Value()> src,
-                        function_ref<Value()> dst, Value l2Hint);
+  /// From thread 0: arms `barrier` for `copies` times `bytes` (i32, at least
+  /// 0) and, when there are any, copies them from global memory at `src(i)`
+  /// to shared memory at `dst(i)` with one cp.async.bulk each, which
+  /// together complete the barrier's phase (with the L2 policy `l2Hint` when
+  /// given); with none, the arrival alone completes it. The addresses are
+  /// built where they are used.
+  void bulkCopyToShared(Value barrier, Value bytes,
+                        function_ref<Value(int64_t)> src,
+                        function_ref<Value(int64_t)> dst, Value l2Hint,
+                        int64_t copies = 1);
 
   /// `barrier.cluster.arrive` (release) and `barrier.cluster.wait`
   /// (acquire), executed by every thread of every block of the cluster.
@@ -578,6 +584,21 @@ private:
   /// reduce, then the map, which writes the row at `yRow`. The stage's copy
   /// of `nextRow` starts once the first reduction has read every chunk.
   void emitFusedChunks(Value yRow, ArrayRef<Chunk> chunks, Value nextRow);
+
+  /// The row scalars of the reduces over `chunks`, added to `scalars`, one
+  /// level at a time: each level's partials over the thread's chunks, then
+  /// over the block (and cluster: blockReduce). The stage's copy of
+  /// `nextRow` starts after the first level's partials.
+  void reduceRowLevels(ArrayRef<Chunk> chunks, DenseMap<Value, Value> &scalars,
+                       Value nextRow);
+
+  /// The thread's partial results of the reduces of `level` (their bodies
+  /// prepared in `contexts`) over the valid elements of `chunks`, each
+  /// combined with its `acc` when given (the identities when neither has
+  /// any).
+  SmallVector<Value> levelPartials(ArrayRef<ReduceOp> level,
+                                   MutableArrayRef<RowContext> contexts,
+                                   ArrayRef<Chunk> chunks, ValueRange acc);
 
   /// The largest valid value of `chunks` (-inf when none is valid).
   Value maxOfChunks(ArrayRef<Chunk> chunks);
@@ -837,6 +858,14 @@ private:
   /// part and any other map from the inputs.
   void emitChunk(Value row, Value chunk, Value count, int64_t vec);
 
+  /// emitChunk for a group other than softmax's pair, whose reduces form one
+  /// level (at most two of them: planChunks): the thread's elements of every
+  /// operand it holds, blockElements per operand in registers (none
+  /// staged), the level's partial results reduced over the block and then
+  /// with the row's other chunks (exchangeChunk), and the map over the
+  /// registers.
+  void emitLevelChunk(Value row, Value chunk, Value count, int64_t vec);
+
   /// What forEachStreamed calls on each chunk: the values to carry on.
   using StreamBody =
       function_ref<SmallVector<Value>(const Chunk &, ValueRange)>;
@@ -853,33 +882,47 @@ private:
                                      StreamBody body);
 
   /// Thread 0 arms the stage's mbarrier for the part of the staged columns
-  /// [stageStart, stageStart + chunkStaged) inside the row and copies it
-  /// into the stage with one cp.async.bulk; none when that part is empty,
+  /// [stageStart, stageStart + chunkStaged) inside the row of each of
+  /// `rowPtrs` (stage slot i: rowPtrs[i], skipped when null) and copies it
+  /// into its slot with one cp.async.bulk; none when that part is empty,
   /// and the arrival alone completes the phase. Vector path only: the part
   /// is whole 16-byte vectors from a 16-byte aligned address.
-  void bulkCopyChunkStage(Value xRow, Value stageStart);
+  void bulkCopyChunkStage(ArrayRef<Value> rowPtrs, Value stageStart);
 
-  /// The row's (max, sum) pair, in every thread, from the block's pair (m,
-  /// d) of chunk `chunk` (i32) of the row's `count`, through row `row`'s
-  /// record in the workspace (docs/abi.md: a counter, then `count` pairs
-  /// from byte 128):
+  /// How exchangeChunk folds the row's entries: from `identities` (one per
+  /// exchanged value), each lane folds its entries with `step`, then
+  /// `acrossLanes` combines the lanes' results over warp 0.
+  struct ChunkFold {
+    SmallVector<Value, 2> identities;
+    std::function<SmallVector<Value, 2>(ValueRange acc, ValueRange entry)> step;
+    std::function<SmallVector<Value, 2>(ValueRange acc)> acrossLanes;
+  };
+
+  /// The fold of the partial results of `reduces` (one level, at most two):
+  /// each by its combiner.
+  ChunkFold reduceFold(ArrayRef<ReduceOp> reduces);
+
+  /// The row's values, in every thread, from the block's `values` (one or
+  /// two f32: the (max, sum) pair, or a level's partial results) of chunk
+  /// `chunk` (i32) of the row's `count`, through row `row`'s record in the
+  /// workspace (docs/abi.md: a counter, then `count` 8-byte entries from
+  /// byte 128):
   ///
-  /// * thread 0 stores (m, d) into the chunk's entry and adds one to the
+  /// * thread 0 stores `values` into the chunk's entry and adds one to the
   ///   counter (release: publishPair);
   /// * every lane of warp 0 polls the counter with acquire loads (each
   ///   lane's reads of the entries then follow its own acquire) until all
-  ///   the row's chunks have arrived, the lanes fold the
-  ///   entries and lane 0 hands the pair to the block through shared
-  ///   memory;
+  ///   the row's chunks have arrived, the lanes fold the entries by `fold`
+  ///   and lane 0 hands the result to the block through shared memory;
   /// * lane 0 then counts the block out on the same counter: the last of
   ///   the row's `count` arrivals and `count` departures clears the row's
   ///   record, so that each launch leaves the workspace as it found it.
-  std::pair<Value, Value> exchangeChunkPair(Value row, Value chunk, Value count,
-                                            Value m, Value d);
+  SmallVector<Value, 2> exchangeChunk(Value row, Value chunk, Value count,
+                                      ValueRange values, const ChunkFold &fold);
 
-  /// Stores the pair (m, d) as one 8-byte word at `entry()` and adds one to
-  /// the u32 at `counter()` with release semantics, from the calling thread
-  /// (the addresses are built where they are used).
+  /// Stores the f32 pair (m, d) as one 8-byte word at `entry()` and adds one
+  /// to the u32 at `counter()` with release semantics, from the calling
+  /// thread (the addresses are built where they are used).
   void publishPair(Value m, Value d, function_ref<Value()> entry,
                    function_ref<Value()> counter);
 

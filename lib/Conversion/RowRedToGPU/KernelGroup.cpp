@@ -291,3 +291,11 @@ bool mlir::rowred::isSoftmaxMap(const Group &group) {
   return sub && sub.getLhs() == body.getArgument(0) &&
          sub.getRhs() == body.getArgument(1);
 }
+
+int64_t mlir::rowred::chunkStageInputs(const Group &group) {
+  Type type = getElementTypeOrSelf(group.inputs.front());
+  for (Value input : group.inputs)
+    if (getElementTypeOrSelf(input) != type)
+      return 0;
+  return group.inputs.size();
+}

@@ -102,6 +102,22 @@ FailureOr<Group> collectGroup(MapOp map);
 /// merges into one pass.
 bool isOnlineSoftmaxPair(const Group &group);
 
+/// Whether a chunks kernel takes `group` with generic chunks (emitLevelChunk):
+/// its reduces form one level of at most two, so that a row's chunks meet
+/// in one exchange whose entries hold two f32 (docs/abi.md's workspace).
+/// Softmax's pair, the other group chunks take, is two levels in one
+/// exchange.
+inline bool chunksMeetOnce(const Group &group) {
+  return !group.reduces.empty() && group.reduces.size() <= 2 &&
+         group.reduceLevels(/*merge=*/true).size() == 1;
+}
+
+/// The 2-D inputs a chunks kernel of `group` stages (KernelPlan::
+/// chunkStagedInputs): slot i of the stage is input i's, the inputs the map
+/// alone reads left out (their slots unused); 0 when the stage cannot hold
+/// them, the inputs being of different types.
+int64_t chunkStageInputs(const Group &group);
+
 /// Whether the kernel of `group` has the peeled vector path
 /// (KernelPlan::peelable): for one input and at most one output of rows
 /// (logsumexp and cross-entropy read one and write none); the misaligned

@@ -24,9 +24,16 @@ using namespace mlir::rowred::rules;
 /// version log): 128 threads, each with 64 f32 elements in registers
 /// and 64 staged (3947-3954 GB/s on f32 1024 x 1048576, 1.075x the online
 /// kernel's), or 32 16-bit elements in registers and 96 staged.
-static FailureOr<KernelPlan> planChunks(MapOp map, const PlanOptions &opts,
+///
+/// Other groups (chunksMeetOnce) share those among the operands their
+/// reduces read, in registers and in the stage (each 2-D input's staged
+/// elements side by side).
+static FailureOr<KernelPlan> planChunks(const Group &group,
+                                        const PlanOptions &opts,
                                         KernelPlan plan, int64_t vector,
                                         int64_t sm) {
+  MapOp map = group.map;
+  bool pair = isOnlineSoftmaxPair(group);
   auto unsupported = [&](StringRef field) {
     return map.emitOpError()
            << field << " does not apply to the chunks strategy, whose "
@@ -52,22 +59,37 @@ static FailureOr<KernelPlan> planChunks(MapOp map, const PlanOptions &opts,
   plan.strategy = Strategy::chunks;
   plan.numWarps = opts.numWarps ? opts.numWarps : 4;
   bool wide = byteWidth(plan.inType) == 4;
+  int64_t held = std::max<int64_t>(group.numHeldOperands(), 1);
+  int64_t perThread =
+      pair ? (wide ? 64 : 32) : int64_t(llvm::bit_floor(uint64_t(32 / held)));
   plan.blockElements =
-      opts.blockSize ? opts.blockSize : plan.numThreads() * (wide ? 64 : 32);
+      opts.blockSize ? opts.blockSize : plan.numThreads() * perThread;
   if (plan.blockElements % plan.numThreads() != 0)
     return map.emitOpError()
            << "block " << plan.blockElements
            << " must be a multiple of the block's " << plan.numThreads()
            << " threads: each holds the same number of a chunk's elements";
-  int64_t perThread = plan.elementsPerThread();
+  perThread = plan.elementsPerThread();
   if (perThread > kMaxElementsPerThread)
     return map.emitOpError()
            << "a chunk of block " << plan.blockElements << " keeps "
            << perThread << " elements per thread in registers (limit "
            << kMaxElementsPerThread << ")";
   plan.vectorWidth = std::min(vector, perThread & -perThread);
+  int64_t stagedInputs = pair ? 1 : chunkStageInputs(group);
+  if (stagedInputs == 0 && opts.chunkStage.value_or(0) > 0)
+    return map.emitOpError()
+           << "chunk_stage needs inputs of one element type, which the stage "
+              "holds side by side";
+  plan.chunkStagedInputs = std::max<int64_t>(stagedInputs, 1);
   plan.chunkStaged =
-      opts.chunkStage ? *opts.chunkStage : plan.numThreads() * (wide ? 64 : 96);
+      opts.chunkStage
+          ? *opts.chunkStage
+          : plan.numThreads() * (pair ? (wide ? 64 : 96)
+                                 : stagedInputs
+                                     ? llvm::alignDown((wide ? 64 : 96) / held,
+                                                       plan.vectorWidth)
+                                     : 0);
   int64_t stagedUnit = plan.numThreads() * plan.vectorWidth;
   if (plan.chunkStaged % stagedUnit != 0)
     return map.emitOpError()
@@ -125,7 +147,7 @@ public:
     if (failed(chunks))
       return failure();
     if (*chunks)
-      return planChunks(map, opts, plan, vector, sm);
+      return planChunks(group, opts, plan, vector, sm);
 
     KernelPlan unshaped = plan;
     if (failed(plan.strategy != Strategy::online ? shapeRowBlock()
@@ -168,6 +190,7 @@ private:
     clustersAvailable = sm >= 90;
     elementBytes = std::max(byteWidth(plan.inType), byteWidth(plan.outType));
     canPair = isOnlineSoftmaxPair(group);
+    canChunk = canPair || chunksMeetOnce(group);
     // The online kernel's running pair writes no per-row results.
     canOnline = canPair && !group.hasRowOperands();
     // Groups of several operands size their blocks by their registers
@@ -238,8 +261,18 @@ private:
     // A 16-bit row that auto stages whole in shared memory on a block of its
     // own (autoStagedRow): the online kernel's shape, decided here once.
     stagedRow = opts.strategy == "auto" && canOnline &&
-                autoStagedRow(opts, plan, cols, sm);
+                autoStagedRow(opts, plan, rowLengthKey(), sm);
     return success();
+  }
+
+  /// What the table's row_lengths match the kernel by.
+  RowLengthKey rowLengthKey() const {
+    return {plan.inType,
+            cols,
+            cols % vector == 0,
+            group.numHeldOperands(),
+            static_cast<int64_t>(group.reduceLevels(/*merge=*/true).size()),
+            !group.outputs.empty()};
   }
 
   /// Sets plan.strategy; true when the kernel is a chunks kernel, which
@@ -260,25 +293,26 @@ private:
     } else if (opts.strategy == "online") {
       plan.strategy = Strategy::online;
     } else if (opts.strategy == "chunks") {
-      if (!canPair)
+      if (!canChunk)
         return map.emitOpError()
                << "the chunks strategy needs a max reduce followed by a sum of "
-                  "exp(x - max), as produced by rowred-decompose";
+                  "exp(x - max), as produced by rowred-decompose, or at most "
+                  "two reduces none of which reads another's result (one "
+                  "exchange between a row's chunks)";
       return true;
     } else if (opts.strategy == "auto" && sm >= 90 && group.outputs.empty() &&
                opts.blockSize == 0 && opts.numWarps == 0 &&
                opts.clusterSize == 0 && opts.rowsPerBlock == 0 &&
                opts.vectorWidth == 0 &&
-               PlanTable::get().takesRowLength(
-                   Strategy::online, plan.inType, cols, cols % vector == 0,
-                   group.numHeldOperands(), /*writesRows=*/false)) {
+               PlanTable::get().takesRowLength(Strategy::online,
+                                               rowLengthKey())) {
       // Rows only reduced (logsumexp, the cross-entropy loss), with the
       // request's fields that shape the kernel left to auto: streamed once
       // by the online kernel (measured on sm_90).
       plan.strategy = Strategy::online;
       reducedOnly = true;
-    } else if (opts.strategy == "auto" && canPair &&
-               autoChunks(opts, plan, cols, vector, sm,
+    } else if (opts.strategy == "auto" && canChunk &&
+               autoChunks(opts, plan, rowLengthKey(), sm,
                           group.hasOneRowOperand())) {
       return true;
     } else if (opts.strategy == "auto") {
@@ -303,9 +337,8 @@ private:
             opts.clusterSize != 1 &&
             fitsAutoCluster(rowBlock, elementBytes, cols, maxBlockThreads);
         bool clusterByLength =
-            fitsCluster && PlanTable::get().takesRowLength(
-                               Strategy::cluster, plan.inType, cols,
-                               cols % vector == 0, group.numHeldOperands());
+            fitsCluster &&
+            PlanTable::get().takesRowLength(Strategy::cluster, rowLengthKey());
         if (fitsBlock && !clusterByLength)
           plan.strategy = Strategy::fused;
         else if (fitsCluster)
@@ -840,6 +873,9 @@ private:
   /// running pair (which writes no per-row results; other groups' online
   /// kernels stream the row per level of reduces).
   bool canPair = false, canOnline = false;
+  /// Whether the chunks strategy takes the group: the pair, or generic
+  /// chunks (chunksMeetOnce).
+  bool canChunk = false;
   /// The most threads auto gives a block of 32 elements per thread
   /// (autoMaxBlockThreads).
   int64_t maxBlockThreads = 1024;

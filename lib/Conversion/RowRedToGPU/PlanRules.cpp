@@ -339,12 +339,11 @@ bool mayGridPerRowGroup(const PlanOptions &opts, int64_t sm) {
 /// vector width, 16-bit in and out, where one program per row group may run,
 /// with the request's fields that shape the kernel left to auto.
 bool autoStagedRow(const PlanOptions &opts, const KernelPlan &plan,
-                   int64_t cols, int64_t sm) {
+                   const RowLengthKey &key, int64_t sm) {
   // 8: the vector width, 16 bytes of 16-bit elements.
   return byteWidth(plan.inType) == 2 && byteWidth(plan.outType) == 2 &&
-         cols % 8 == 0 &&
-         PlanTable::get().takesRowLength(Strategy::online, plan.inType, cols,
-                                         /*aligned=*/true) &&
+         key.cols % 8 == 0 &&
+         PlanTable::get().takesRowLength(Strategy::online, key) &&
          !opts.prefetch && mayGridPerRowGroup(opts, sm) &&
          opts.blockSize == 0 && opts.numWarps == 0 && opts.vectorWidth == 0 &&
          opts.clusterSize == 0 && !opts.keptElements &&
@@ -536,12 +535,10 @@ int64_t autoOnlineClusterSize(int64_t cols, int64_t elementBytes) {
 /// to auto; a length that is not a multiple of the vector width only for a
 /// kernel of one input and output of rows (`peelable`: others have no peeled
 /// path and would go scalar).
-bool autoChunks(const PlanOptions &opts, const KernelPlan &plan, int64_t cols,
-                int64_t vector, int64_t sm, bool peelable) {
-  bool aligned = cols % vector == 0;
-  return plan.inType == plan.outType && (aligned || peelable) && sm >= 90 &&
-         PlanTable::get().takesRowLength(Strategy::chunks, plan.inType, cols,
-                                         aligned) &&
+bool autoChunks(const PlanOptions &opts, const KernelPlan &plan,
+                const RowLengthKey &key, int64_t sm, bool peelable) {
+  return plan.inType == plan.outType && (key.aligned || peelable) && sm >= 90 &&
+         PlanTable::get().takesRowLength(Strategy::chunks, key) &&
          opts.blockSize == 0 && opts.numWarps == 0 && opts.vectorWidth == 0 &&
          opts.rowsPerBlock == 0 && opts.clusterSize == 0 &&
          !opts.keptElements && !opts.keepAhead && !opts.cacheHints &&

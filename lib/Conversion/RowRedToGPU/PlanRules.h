@@ -123,9 +123,9 @@ bool autoGridPerRowGroup(const KernelPlan &plan);
 /// Whether the options let the kernel run one program per row group.
 bool mayGridPerRowGroup(const PlanOptions &opts, int64_t sm);
 
-/// Whether auto runs a 16-bit row of `cols` elements as a staged row.
+/// Whether auto runs a 16-bit row of the kernel of `key` as a staged row.
 bool autoStagedRow(const PlanOptions &opts, const KernelPlan &plan,
-                   int64_t cols, int64_t sm);
+                   const RowLengthKey &key, int64_t sm);
 
 /// Warps auto gives a staged row (autoStagedRow) of `cols` elements.
 int64_t stagedRowWarps(int64_t cols);
@@ -165,11 +165,12 @@ bool fitsOperandRegisters(int64_t elements, int64_t operands);
 /// elements of `elementBytes`.
 int64_t autoOnlineClusterSize(int64_t cols, int64_t elementBytes);
 
-/// Whether auto cuts rows of `cols` into chunks (Strategy::chunks); rows
-/// that are not a multiple of `vector` only when `peelable` (one input and
-/// output of rows: the chunks' peeled vector path).
-bool autoChunks(const PlanOptions &opts, const KernelPlan &plan, int64_t cols,
-                int64_t vector, int64_t sm, bool peelable);
+/// Whether auto cuts the rows of the kernel of `key` into chunks
+/// (Strategy::chunks); rows that are not a multiple of the vector width
+/// only when `peelable` (one input and output of rows: the chunks' peeled
+/// vector path).
+bool autoChunks(const PlanOptions &opts, const KernelPlan &plan,
+                const RowLengthKey &key, int64_t sm, bool peelable);
 
 } // namespace rules
 } // namespace rowred

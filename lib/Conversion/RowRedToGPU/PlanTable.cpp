@@ -278,12 +278,12 @@ static bool fromJSON(const json::Value &value, PrefetchRow &out,
   return mapper.map("prefetch", out.prefetch);
 }
 
-/// A row_lengths row (its kernel matched by `held` and `writes_rows` as
-/// well), or the row lengths of a row of a section whose own keys are
-/// `extra` instead.
-static bool fromJSON(const json::Value &value, RowLengthRow &out,
-                     json::Path path,
-                     ArrayRef<StringRef> extra = {"held", "writes_rows"}) {
+/// A row_lengths row (its kernel matched by `held`, `levels` and
+/// `writes_rows` as well), or the row lengths of a row of a section whose
+/// own keys are `extra` instead.
+static bool
+fromJSON(const json::Value &value, RowLengthRow &out, json::Path path,
+         ArrayRef<StringRef> extra = {"held", "levels", "writes_rows"}) {
   SmallVector<StringRef> keys = {"strategy", "types", "aligned", "min_cols",
                                  "max_cols"};
   llvm::append_range(keys, extra);
@@ -298,6 +298,8 @@ static bool fromJSON(const json::Value &value, RowLengthRow &out,
       !mapPositive(mapper, value, "max_cols", out.maxCols, path,
                    /*optional=*/true) ||
       !mapPositive(mapper, value, "held", out.held, path, /*optional=*/true) ||
+      !mapPositive(mapper, value, "levels", out.levels, path,
+                   /*optional=*/true) ||
       !mapper.mapOptional("writes_rows", out.writesRows))
     return false;
   if (out.minCols > out.maxCols) {
@@ -413,7 +415,7 @@ bool PlanTable::runsRowGrid(const TableKey &key) const {
 const FewRowsRow *PlanTable::fewRowsOf(Type type, int64_t cols,
                                        bool aligned) const {
   for (const FewRowsRow &row : fewRows)
-    if (row.lengths.matches(type, cols, aligned))
+    if (row.lengths.matches({type, cols, aligned}))
       return &row;
   return nullptr;
 }
@@ -425,21 +427,19 @@ int64_t PlanTable::onlineClusterSize(int64_t rowBytes) const {
   llvm_unreachable("the last row takes every row");
 }
 
-bool PlanTable::takesRowLength(Strategy strategy, Type type, int64_t cols,
-                               bool aligned, int64_t held,
-                               bool writesRows) const {
+bool PlanTable::takesRowLength(Strategy strategy,
+                               const RowLengthKey &key) const {
   return llvm::any_of(rowLengths, [&](const RowLengthRow &row) {
-    return row.strategy == strategy &&
-           row.matches(type, cols, aligned, held, writesRows);
+    return row.strategy == strategy && row.matches(key);
   });
 }
 
-bool RowLengthRow::matches(Type type, int64_t cols, bool aligned, int64_t held,
-                           bool writesRows) const {
-  return TableMatch::matchesType(types, type) &&
-         (!this->aligned || *this->aligned == aligned) && cols >= minCols &&
-         cols <= maxCols && (this->held == 0 || this->held == held) &&
-         (!this->writesRows || *this->writesRows == writesRows);
+bool RowLengthRow::matches(const RowLengthKey &key) const {
+  return TableMatch::matchesType(types, key.type) &&
+         (!aligned || *aligned == key.aligned) && key.cols >= minCols &&
+         key.cols <= maxCols && (held == 0 || held == key.held) &&
+         (levels == 0 || levels == key.levels) &&
+         (!writesRows || *writesRows == key.writesRows);
 }
 
 int64_t PlanTable::warpsOf(ArrayRef<WarpsRow> rows, const TableKey &key) {

@@ -118,6 +118,23 @@ struct PrefetchRow {
   Prefetch prefetch = Prefetch::none;
 };
 
+/// What row_lengths matches a kernel by: its rows' element type and length,
+/// whether that is a multiple of the vector width, and what the kernel
+/// holds, reduces and writes.
+struct RowLengthKey {
+  Type type;
+  int64_t cols = 0;
+  bool aligned = true;
+  /// Operands held through the reductions (0: not known, matching only rows
+  /// that name no number).
+  int64_t held = 0;
+  /// Levels of reduces (Group::reduceLevels; 0: not known, likewise):
+  /// softmax's pair is two, a max and then a sum of exponentials against it.
+  int64_t levels = 0;
+  /// Whether the kernel writes rows (2-D outputs) or only per-row results.
+  bool writesRows = true;
+};
+
 /// Rows of `minCols` to `maxCols` elements (inclusive) of the types that
 /// auto gives `strategy` by their length: those that are a multiple of the
 /// vector width, or those that are not, or both (`aligned` unset).
@@ -126,17 +143,15 @@ struct RowLengthRow {
   TableMatch::Types types = TableMatch::Types::any;
   std::optional<bool> aligned;
   int64_t minCols = 1, maxCols = std::numeric_limits<int64_t>::max();
-  /// Operands the kernel holds through its reductions (0: any number).
-  int64_t held = 0;
+  /// Operands the kernel holds through its reductions, and its levels of
+  /// reduces (0: any number).
+  int64_t held = 0, levels = 0;
   /// Whether the kernel writes rows (2-D outputs) or only per-row results
   /// (unset: either).
   std::optional<bool> writesRows;
 
-  /// Whether rows of `cols` elements of `type`, of a kernel holding `held`
-  /// operands through its reductions (0: not known) and writing rows or
-  /// not, are among the row's.
-  bool matches(Type type, int64_t cols, bool aligned, int64_t held = 0,
-               bool writesRows = true) const;
+  /// Whether the kernel of `key` is among the row's.
+  bool matches(const RowLengthKey &key) const;
 };
 
 /// Rows of the `lengths` whose chunks kernel also gets a second one for
@@ -190,13 +205,9 @@ struct PlanTable {
   Prefetch prefetchOf(const TableKey &key) const;
   /// Blocks of the cluster of an online kernel over rows of `rowBytes`.
   int64_t onlineClusterSize(int64_t rowBytes) const;
-  /// Whether auto gives `strategy` to rows of `cols` elements of `type` by
-  /// their length (row_lengths), `aligned` when `cols` is a multiple of the
-  /// vector width, for a kernel holding `held` operands through its
-  /// reductions (0: not known, matching only rows that name no number) and
-  /// writing rows or only per-row results.
-  bool takesRowLength(Strategy strategy, Type type, int64_t cols, bool aligned,
-                      int64_t held = 0, bool writesRows = true) const;
+  /// Whether auto gives `strategy` to the kernel of `key` by its rows'
+  /// length (row_lengths).
+  bool takesRowLength(Strategy strategy, const RowLengthKey &key) const;
   /// The first few_rows row for rows of `cols` elements of `type`, or
   /// null.
   const FewRowsRow *fewRowsOf(Type type, int64_t cols, bool aligned) const;

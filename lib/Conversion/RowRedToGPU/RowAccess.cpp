@@ -15,17 +15,29 @@ Chunk KernelEmitter::loadChunk(Value rowPtr, Value col, Value valid,
   Chunk chunk =
       unpackChunk(col, valid, loadRaw(rowPtr, col, valid, vec, addrCol));
   if (!extraRows.empty()) {
-    assert(rowPtr != stage && "a group with several operands has no stage");
-    loadExtra(chunk, valid, vec);
+    assert((rowPtr != stage || plan.strategy == Strategy::chunks) &&
+           "only a chunks kernel stages several operands");
+    loadExtra(chunk, valid, vec, rowPtr == stage ? addrCol : Value());
   }
   return chunk;
 }
 
-void KernelEmitter::loadExtra(Chunk &chunk, Value valid, int64_t vec) {
-  for (unsigned index = 1, e = extraRows.size() + 1; index < e; ++index)
-    chunk.extra.push_back(group.isMapOnly(index)
-                              ? SmallVector<Value>()
-                              : loadOperand(index, chunk.col, valid, vec));
+void KernelEmitter::loadExtra(Chunk &chunk, Value valid, int64_t vec,
+                              Value stageCol) {
+  for (unsigned index = 1, e = extraRows.size() + 1; index < e; ++index) {
+    if (group.isMapOnly(index)) {
+      chunk.extra.emplace_back();
+    } else if (stageCol && index < group.inputs.size()) {
+      // Another input, staged in its own slot of the stage.
+      Value local = arith::AddIOp::create(
+          b, stageCol, constI32(int64_t(index) * plan.chunkStaged));
+      chunk.extra.push_back(
+          unpack(loadRaw(stage, chunk.col, valid, vec, local,
+                         getElementTypeOrSelf(group.operandAt(index)))));
+    } else {
+      chunk.extra.push_back(loadOperand(index, chunk.col, valid, vec));
+    }
+  }
 }
 
 SmallVector<Value> KernelEmitter::loadOperand(unsigned index, Value col,
@@ -363,30 +375,37 @@ void KernelEmitter::bulkCopyKeptTiles(Value row, Value buffer, Value lo,
                             constI32(byteWidth(plan.inType)));
   bulkCopyToShared(
       stageBarrier(buffer), bytes,
-      [&] {
+      [&](int64_t) {
         return LLVM::GEPOp::create(b, x.getType(), plan.inType,
                                    rowPointer(x, plan.inType, row, xStride),
                                    ValueRange{lo},
                                    LLVM::GEPNoWrapFlags::inbounds);
       },
-      [&] { return stageBuffer(buffer); }, evictFirst);
+      [&](int64_t) { return stageBuffer(buffer); }, evictFirst);
 }
 
 void KernelEmitter::bulkCopyToShared(Value barrier, Value bytes,
-                                     function_ref<Value()> src,
-                                     function_ref<Value()> dst, Value l2Hint) {
+                                     function_ref<Value(int64_t)> src,
+                                     function_ref<Value(int64_t)> dst,
+                                     Value l2Hint, int64_t copies) {
   OpBuilder::InsertionGuard guard(b);
-  NVVM::MBarrierArriveExpectTxOp::create(b, Type(), barrier, bytes,
-                                         NVVM::MemScopeKind::CTA,
-                                         /*relaxed=*/false,
-                                         /*predicate=*/Value());
+  NVVM::MBarrierArriveExpectTxOp::create(
+      b, Type(), barrier,
+      copies == 1
+          ? bytes
+          : arith::MulIOp::create(b, bytes, constI32(copies)).getResult(),
+      NVVM::MemScopeKind::CTA,
+      /*relaxed=*/false,
+      /*predicate=*/Value());
   b.setInsertionPointToStart(emitIfThen(
       arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, bytes, constI32(0))));
-  Value from = src();
-  // The shared::cluster form (PTX 8.0; the shared::cta one needs 8.6): a
-  // block's own shared addresses are valid shared::cluster addresses.
-  Value to = LLVM::AddrSpaceCastOp::create(
-      b, LLVM::LLVMPointerType::get(b.getContext(), 7), dst());
-  NVVM::CpAsyncBulkGlobalToSharedClusterOp::create(
-      b, to, from, barrier, bytes, /*multicastMask=*/Value(), l2Hint);
+  for (int64_t i = 0; i < copies; ++i) {
+    Value from = src(i);
+    // The shared::cluster form (PTX 8.0; the shared::cta one needs 8.6): a
+    // block's own shared addresses are valid shared::cluster addresses.
+    Value to = LLVM::AddrSpaceCastOp::create(
+        b, LLVM::LLVMPointerType::get(b.getContext(), 7), dst(i));
+    NVVM::CpAsyncBulkGlobalToSharedClusterOp::create(
+        b, to, from, barrier, bytes, /*multicastMask=*/Value(), l2Hint);
+  }
 }

@@ -350,36 +350,61 @@ void KernelEmitter::emitFusedChunks(Value yRow, ArrayRef<Chunk> chunks,
   if (pairRow)
     return emitPairRow(yRow, chunks, nextRow);
   DenseMap<Value, Value> scalars = rowInputScalars();
+  reduceRowLevels(chunks, scalars, nextRow);
+  RowContext ctx = prepareMap(scalars);
+  storeRowOutputs(ctx);
+  emitMap(yRow, chunks, ctx);
+}
+
+void KernelEmitter::reduceRowLevels(ArrayRef<Chunk> chunks,
+                                    DenseMap<Value, Value> &scalars,
+                                    Value nextRow) {
   // The reduces of a level read only the row scalars of earlier levels:
   // their partials go through one exchange.
   for (auto [begin, end] : group.reduceLevels(plan.clusterSize == 1)) {
-    SmallVector<Value> partials;
+    ArrayRef<ReduceOp> level =
+        ArrayRef(group.reduces).slice(begin, end - begin);
+    SmallVector<RowContext> contexts;
     SmallVector<Combiner> combiners;
-    for (unsigned slot = begin; slot < end; ++slot) {
-      ReduceOp reduce = group.reduces[slot];
-      RowContext ctx = prepareReduce(reduce, scalars);
-      Value identity =
-          arith::ConstantFloatOp::create(b, f32, reduce.getIdentity());
-      SmallVector<Value> values;
-      for (const Chunk &chunk : chunks)
-        for (int64_t k = 0, e = chunk.values.size(); k < e; ++k)
-          values.push_back(arith::SelectOp::create(
-              b, chunk.valid, emitElements(ctx, elementsAt(chunk, k)).front(),
-              identity));
-      Combiner c = reduce.getCombiner();
-      partials.push_back(treeReduce<Value>(
-          values, [&](Value l, Value r) { return combine(c, l, r); }));
-      combiners.push_back(c);
-      if (nextRow && slot == 0)
-        prefetchRow(nextRow);
+    for (ReduceOp reduce : level) {
+      contexts.push_back(prepareReduce(reduce, scalars));
+      combiners.push_back(reduce.getCombiner());
     }
+    SmallVector<Value> partials = levelPartials(level, contexts, chunks, {});
+    if (nextRow && begin == 0)
+      prefetchRow(nextRow);
     for (auto [slot, reduced] :
          llvm::enumerate(blockReduce(partials, combiners, begin)))
       scalars[group.reduces[begin + slot].getInit()] = reduced;
   }
-  RowContext ctx = prepareMap(scalars);
-  storeRowOutputs(ctx);
-  emitMap(yRow, chunks, ctx);
+}
+
+SmallVector<Value>
+KernelEmitter::levelPartials(ArrayRef<ReduceOp> level,
+                             MutableArrayRef<RowContext> contexts,
+                             ArrayRef<Chunk> chunks, ValueRange acc) {
+  SmallVector<Value> partials;
+  for (auto [i, reduce] : llvm::enumerate(level)) {
+    Value identity =
+        arith::ConstantFloatOp::create(b, f32, ReduceOp(reduce).getIdentity());
+    SmallVector<Value> values;
+    if (!acc.empty())
+      values.push_back(acc[i]);
+    else if (chunks.empty())
+      values.push_back(identity);
+    for (const Chunk &chunk : chunks)
+      for (int64_t k = 0, e = chunk.values.size(); k < e; ++k)
+        values.push_back(arith::SelectOp::create(
+            b, chunk.valid,
+            emitElements(contexts[i], elementsAt(chunk, k),
+                         columnOf(contexts[i], chunk, k))
+                .front(),
+            identity));
+    Combiner c = ReduceOp(reduce).getCombiner();
+    partials.push_back(treeReduce<Value>(
+        values, [&](Value l, Value r) { return combine(c, l, r); }));
+  }
+  return partials;
 }
 
 Value KernelEmitter::maxOfChunks(ArrayRef<Chunk> chunks) {
@@ -483,10 +508,12 @@ void KernelEmitter::emitRowPasses(Value xRow, Value yRow, int64_t vec) {
   DenseMap<Value, Value> scalars = rowInputScalars();
   // One pass per level: its reduces read only earlier levels' scalars.
   for (auto [begin, end] : group.reduceLevels(plan.clusterSize == 1)) {
+    ArrayRef<ReduceOp> level =
+        ArrayRef(group.reduces).slice(begin, end - begin);
     SmallVector<RowContext> contexts;
     SmallVector<Combiner> combiners;
     SmallVector<Value> identities;
-    for (ReduceOp reduce : ArrayRef(group.reduces).slice(begin, end - begin)) {
+    for (ReduceOp reduce : level) {
       contexts.push_back(prepareReduce(reduce, scalars));
       combiners.push_back(reduce.getCombiner());
       identities.push_back(
@@ -494,23 +521,7 @@ void KernelEmitter::emitRowPasses(Value xRow, Value yRow, int64_t vec) {
     }
     auto loop =
         emitTileLoop(walk, identities, [&](Value start, ValueRange acc) {
-          SmallVector<Chunk> chunks = loadTile(start);
-          SmallVector<Value> partials;
-          for (auto [i, ctx] : llvm::enumerate(contexts)) {
-            SmallVector<Value> values = {acc[i]};
-            for (const Chunk &chunk : chunks)
-              for (int64_t k = 0, e = chunk.values.size(); k < e; ++k)
-                values.push_back(arith::SelectOp::create(
-                    b, chunk.valid,
-                    emitElements(ctx, elementsAt(chunk, k),
-                                 columnOf(ctx, chunk, k))
-                        .front(),
-                    identities[i]));
-            Combiner c = combiners[i];
-            partials.push_back(treeReduce<Value>(
-                values, [&](Value l, Value r) { return combine(c, l, r); }));
-          }
-          return partials;
+          return levelPartials(level, contexts, loadTile(start), acc);
         });
     for (auto [slot, reduced] :
          llvm::enumerate(blockReduce(loop.getResults(), combiners, begin)))

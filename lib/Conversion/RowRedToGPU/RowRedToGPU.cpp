@@ -155,7 +155,8 @@ struct ConvertRowRedToGPUPass
     bool runningPair =
         plan.strategy == Strategy::online && !plan.streamsLevels();
     bool needsPair =
-        runningPair || plan.strategy == Strategy::chunks || plan.pairReduce;
+        runningPair || plan.pairReduce ||
+        (plan.strategy == Strategy::chunks && !chunksMeetOnce(group));
     if (runningPair && group.hasRowOperands() &&
         (plan.reverseSecondPass || plan.hasStage() || plan.cacheHints))
       return map.emitOpError()
@@ -168,7 +169,23 @@ struct ConvertRowRedToGPUPass
              << (plan.pairReduce ? StringRef("pair_reduce")
                                  : stringifyStrategy(plan.strategy))
              << ", which needs a max reduce followed by a sum of exp(x - "
-                "max), as produced by rowred-decompose";
+                "max), as produced by rowred-decompose"
+             << (plan.strategy == Strategy::chunks
+                     ? " (or one level of at most two reduces)"
+                     : "");
+    if (plan.strategy == Strategy::chunks && !isOnlineSoftmaxPair(group)) {
+      plan.chunkStagedInputs = std::max<int64_t>(chunkStageInputs(group), 1);
+      if (plan.hasStage() && chunkStageInputs(group) == 0)
+        return map.emitOpError()
+               << "#rowred.plan asks for chunk_stage, which needs inputs of "
+                  "one element type";
+      if (plan.dynamicSharedBytes() > maxDynamicSharedBytes(plan.sm()))
+        return map.emitOpError()
+               << "#rowred.plan's stage takes " << plan.dynamicSharedBytes()
+               << " bytes of shared memory for its inputs; a block has at "
+                  "most "
+               << maxDynamicSharedBytes(plan.sm());
+    }
     return plan;
   }
 

@@ -108,12 +108,18 @@
 // N131072-LABEL: func.func @softmax_backward
 // N131072: rowred.plan = #rowred.plan<strategy = cluster, block = 8192, warps = 16, cluster = 16, vector = 4, reread = true, max_cols = 131072, stage_elements = 8192>
 // Where no cluster reaches those slices, the rows do not apply: 16 blocks
-// of 16384 keep 32 elements per thread (f32 rms_norm's 8 per thread on 1024
-// threads alike).
+// of 16384 keep 32 elements per thread (f32 rms_norm).
 // N262144-LABEL: func.func @rms_norm
 // N262144: rowred.plan = #rowred.plan<strategy = cluster, block = 16384, warps = 16, cluster = 16, vector = 4, reread = true, max_cols = 262144, stage_elements = 16384>
+// Rows of two held operands from 131073 elements are cut into generic
+// chunks (the table's row_lengths): 16 elements of each per thread in
+// registers and 32 (f32) or 48 (16-bit) in the stage.
+// N262144-LABEL: func.func @rms_norm_residual
+// N262144: rowred.plan = #rowred.plan<strategy = chunks, block = 2048, warps = 4, vector = 8, chunk_stage = 6144>
 // N262144-LABEL: func.func @softmax_backward
-// N262144: rowred.plan = #rowred.plan<strategy = cluster, block = 16384, warps = 16, cluster = 16, vector = 4, reread = true, max_cols = 262144, stage_elements = 16384>
+// N262144: rowred.plan = #rowred.plan<strategy = chunks, block = 2048, warps = 4, vector = 4, chunk_stage = 4096>
+// N262144-LABEL: func.func @log_softmax_backward_bf16
+// N262144: rowred.plan = #rowred.plan<strategy = chunks, block = 2048, warps = 4, vector = 8, chunk_stage = 6144>
 
 // FUSED: error: 'rowred.map' op a fused block of 1024 threads holding 32 elements per thread of each of 2 operands needs about 104 registers per thread and has 64: a kernel of several operands holds whole rows in registers, and rows this long do not fit
 
@@ -133,11 +139,15 @@
 // SM80-LABEL: func.func @rms_norm
 // SM80: rowred.plan = #rowred.plan<strategy = online, chip = "sm_80", block = 8192, warps = 32, vector = 4, reread = true, min_blocks_per_sm = 1>
 
-// Rows longer than a cluster holds: streamed over clusters of 16.
+// Rows longer than a cluster holds: streamed over clusters of 16 (one
+// held operand; layer_norm's two levels of reduces have no chunks), or cut
+// into chunks (two).
 // N1048576-LABEL: func.func @rms_norm
 // N1048576: rowred.plan = #rowred.plan<strategy = online, block = 8192, warps = 32, cluster = 16, vector = 4, reread = true>
 // N1048576-LABEL: func.func @layer_norm
 // N1048576: rowred.plan = #rowred.plan<strategy = online, block = 8192, warps = 32, cluster = 16, vector = 8, reread = true>
+// N1048576-LABEL: func.func @softmax_backward
+// N1048576: rowred.plan = #rowred.plan<strategy = chunks, block = 2048, warps = 4, vector = 4, chunk_stage = 4096>
 
 func.func @rms_norm(%x: memref<?x?xf32>, %w: memref<?xf32>, %y: memref<?x?xf32>) {
   rowred.rms_norm epsilon(1.0e-05) ins(%x : memref<?x?xf32>) weight(%w : memref<?xf32>) outs(%y : memref<?x?xf32>)

@@ -27,9 +27,13 @@
 // PLAN-NOT: few_rows_plan
 // PLAN: rowred.plan = #rowred.plan<strategy = chunks, {{.*}}min_blocks_per_sm
 // PLAN-NOT: few_rows_plan
-// PLAN-LABEL: func.func @rms_norm_bf16
+// PLAN-LABEL: func.func @rms_norm_f32
 // PLAN-NOT: few_rows_plan
 // PLAN: return
+// The generic chunks' rows take the same second kernel.
+// PLAN-LABEL: func.func @rms_norm_bf16
+// PLAN: rowred.few_rows_plan = #rowred.plan<strategy = cluster, {{.*}}cluster = 16, {{.*}}max_rows = 48>
+// PLAN-SAME: rowred.plan = #rowred.plan<strategy = chunks,
 
 // f32 rows of 256000 measured no faster on clusters beyond one row; bf16's
 // did.
@@ -106,8 +110,14 @@ func.func @softmax_given(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   return
 }
 
-// Rows that auto does not cut into chunks (the norms stream them): no
-// second kernel.
+// Rows that auto does not cut into chunks (f32 rms_norm keeps its
+// clusters): no second kernel.
+func.func @rms_norm_f32(%x: memref<?x?xf32>, %w: memref<?xf32>, %y: memref<?x?xf32>) {
+  rowred.rms_norm epsilon(1.0e-6) ins(%x : memref<?x?xf32>) weight(%w : memref<?xf32>) outs(%y : memref<?x?xf32>)
+  return
+}
+
+// bf16 rms_norm's rows of 65536 to 262144 are cut into generic chunks.
 func.func @rms_norm_bf16(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %y: memref<?x?xbf16>) {
   rowred.rms_norm epsilon(1.0e-6) ins(%x : memref<?x?xbf16>) weight(%w : memref<?xbf16>) outs(%y : memref<?x?xbf16>)
   return

@@ -116,6 +116,9 @@ struct KernelPlan {
   /// Chunks: elements of each chunk after its blockElements in registers,
   /// bulk-copied into the stage (chunk_stage); 0 for none.
   int64_t chunkStaged = 0;
+  /// Chunks: the 2-D inputs whose staged elements the stage holds, side by
+  /// side (chunkStageInputs of the group; not in the attribute).
+  int64_t chunkStagedInputs = 1;
   /// The launcher starts one program (block, cluster) per row group instead
   /// of the persistent grid of the programs resident at once (grid = rows); the
   /// kernel still loops over rows, so any grid computes the same result.
@@ -244,7 +247,9 @@ struct KernelPlan {
   /// tiles (keptElements), twice with bulkKeep (two buffers).
   int64_t dynamicSharedBytes() const {
     if (strategy == Strategy::chunks)
-      return hasStage() ? chunkStaged * inType.getIntOrFloatBitWidth() / 8 : 0;
+      return hasStage() ? chunkStagedInputs * chunkStaged *
+                              inType.getIntOrFloatBitWidth() / 8
+                        : 0;
     return (prefetch ? stageElements : keptElements * (bulkKeep ? 2 : 1)) *
            inType.getIntOrFloatBitWidth() / 8;
   }

@@ -1,0 +1,67 @@
+// Generic chunks: a group whose reduces form one level (at most two, none
+// reading another's result) is cut into chunks like softmax's pair, its
+// chunks meeting in one exchange of the level's partial results.
+// RUN: softmax-opt %S/Inputs/backward.mlir --rowred-decompose --rowred-plan="strategy=chunks" --convert-rowred-to-gpu | FileCheck %s
+// RUN: softmax-opt %S/Inputs/not-softmax.mlir --rowred-plan="strategy=chunks" | FileCheck %s --check-prefix=ONE
+// RUN: softmax-opt %S/Inputs/mixed-types.mlir --rowred-plan="strategy=chunks" | FileCheck %s --check-prefix=MIXED
+// RUN: not softmax-opt %S/Inputs/layer-norm.mlir --rowred-decompose --rowred-plan="strategy=chunks" 2>&1 | FileCheck %s --check-prefix=ERR-LEVELS
+// RUN: not softmax-opt %S/Inputs/mixed-types.mlir --test-rowred-plan-request="fields='chunk_stage = 1024'" --rowred-plan="strategy=chunks" 2>&1 | FileCheck %s --check-prefix=ERR-MIXED
+// RUN: not softmax-opt %S/Inputs/mixed-types.mlir --test-rowred-plan-request="fields='strategy = chunks, block = 512, chunk_stage = 512'" --rowred-plan 2>&1 | FileCheck %s --check-prefix=ERR-MIXED
+// RUN: softmax-opt %S/Inputs/backward.mlir --rowred-decompose --rowred-plan="cols=262144" | FileCheck %s --check-prefix=AUTO
+// RUN: softmax-opt %S/Inputs/backward.mlir --rowred-decompose --rowred-plan="cols=131072" | FileCheck %s --check-prefix=NOT-AUTO
+// RUN: softmax-opt %S/Inputs/backward.mlir --rowred-decompose --rowred-plan="cols=262147" | FileCheck %s --check-prefix=NOT-AUTO
+// RUN: softmax-opt %S/Inputs/layer-norm.mlir --rowred-decompose --rowred-plan="cols=1048576" | FileCheck %s --check-prefix=NOT-AUTO
+
+// Two inputs held (y and dy): each thread holds 16 of each in registers and
+// the stage 32 more of each, side by side: 2 x 4096 f32 of dynamic shared
+// memory, filled by two bulk copies that complete one mbarrier phase.
+// CHECK: softmax_backward_kernel0 = {{{.*}}chunk_elements = 6144 : i64{{.*}}dynamic_shared_bytes = 32768 : i64
+// CHECK: gpu.func @softmax_backward_kernel0
+// CHECK: %[[BYTES:.*]] = arith.muli %{{.*}}, %c4_i32{{.*}} : i32
+// CHECK: %[[BOTH:.*]] = arith.muli %[[BYTES]], %c2_i32{{.*}} : i32
+// CHECK: nvvm.mbarrier.arrive.expect_tx %[[BARRIER:.*]], %[[BOTH]]
+// CHECK: nvvm.cp.async.bulk.shared.cluster.global %{{.*}}, %{{.*}}, %[[BARRIER]], %[[BYTES]]
+// CHECK: %[[SLOT1:.*]] = llvm.getelementptr inbounds %{{.*}}[%c4096_i32{{.*}}] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, f32
+// CHECK: %[[SLOT1_CLUSTER:.*]] = llvm.addrspacecast %[[SLOT1]]
+// CHECK: nvvm.cp.async.bulk.shared.cluster.global %[[SLOT1_CLUSTER]], %{{.*}}, %[[BARRIER]], %[[BYTES]]
+// CHECK-COUNT-8: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK: nvvm.mbarrier.try_wait
+// The staged part: y from slot 0, dy from slot 1 (4096 elements on).
+// CHECK: scf.for %{{.*}} = %c0_i32{{.*}} to %c4096_i32{{.*}} step %c1024_i32
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
+// CHECK: arith.addi %{{.*}}, %c4096_i32{{.*}} : i32
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
+// The row's one exchange: one value per entry, folded by the sum, no
+// exponential.
+// CHECK: llvm.fence syncscope("device") release
+// CHECK: llvm.atomicrmw add %[[COUNTER:.*]], %c1_i32{{.*}} syncscope("device") monotonic
+// CHECK: llvm.load %[[COUNTER]] atomic syncscope("device") acquire
+// CHECK: llvm.load %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : !llvm.ptr<1> -> i64
+// CHECK-NEXT: llvm.bitcast
+// CHECK-NEXT: arith.constant 0 : i32
+// CHECK-NEXT: llvm.extractelement
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: scf.yield
+// CHECK: llvm.atomicrmw add %[[COUNTER]]
+// CHECK: llvm.store %c0_i32{{.*}}, %[[COUNTER]]
+// CHECK: gpu.barrier
+// The map over the registers, then over the stage.
+// CHECK-COUNT-4: llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+// CHECK: scf.for
+// CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+// CHECK-NOT: math.exp
+
+// One input: 32 elements per thread in registers, 64 staged.
+// ONE: #rowred.plan<strategy = chunks, block = 4096, warps = 4, vector = 4, chunk_stage = 8192{{[,>]}}
+
+// Inputs of two types: the stage cannot hold them; registers only.
+// MIXED: #rowred.plan<strategy = chunks, block = 2048, warps = 4, vector = 4>
+// ERR-MIXED: chunk_stage needs inputs of one element type
+
+// ERR-LEVELS: the chunks strategy needs a max reduce followed by a sum of exp(x - max), as produced by rowred-decompose, or at most two reduces none of which reads another's result (one exchange between a row's chunks)
+
+// Auto: rows of two held operands from 131073 to 1048576 elements that are a
+// multiple of the vector width (the table's row_lengths); not layer_norm's
+// two levels.
+// AUTO: strategy = chunks
+// NOT-AUTO-NOT: strategy = chunks
