@@ -197,7 +197,7 @@ std::string LaunchPlan::explain(const DeviceInfo &device,
     os << "blocks launched: min(" << rows << " rows x " << chunksPerRow
        << " chunks, " << blocksPerSM << " x " << device.sms << ") = " << grid
        << ", launched cooperatively (the blocks of a row wait for each "
-          "other's (max, sum) pairs)\n";
+          "other's partial results)\n";
     return os.str();
   }
   if (rowsPerBlock > 1)

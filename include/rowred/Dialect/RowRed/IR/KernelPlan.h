@@ -170,10 +170,10 @@ struct KernelPlan {
   bool streamsLevels() const {
     return strategy == Strategy::online && rereadFallback;
   }
-  /// Whether the exchanges carry (max, sum) pairs.
+  /// Whether the row loop's exchanges carry (max, sum) pairs (a chunks
+  /// kernel has no row loop: its shared slots are sharedSlots' own).
   bool exchangesPairs() const {
-    return (strategy == Strategy::online && !streamsLevels()) ||
-           strategy == Strategy::chunks || pairReduce;
+    return (strategy == Strategy::online && !streamsLevels()) || pairReduce;
   }
   /// The cluster exchanges of one row on one of the kernel's paths.
   struct ClusterExchanges {
