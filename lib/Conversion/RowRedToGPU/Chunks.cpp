@@ -113,18 +113,7 @@ void KernelEmitter::emitChunk(Value row, Value chunk, Value count,
   // Before the exchange: after it, the row's other chunks may write the row
   // (in place) where a gather reads it.
   DenseMap<Value, Value> inputs = rowInputScalars();
-  bool staged = vec > 1 && plan.hasStage();
-  Value stageStart = sliceStart;
-  int64_t streamed = plan.chunkElements();
-  SmallVector<Chunk> held;
-  if (vec > 1) {
-    stageStart =
-        arith::AddIOp::create(b, sliceStart, constI32(plan.blockElements));
-    streamed = plan.chunkStaged;
-    if (staged)
-      bulkCopyChunkStage({xRow}, stageStart);
-    held = loadBlock(xRow, sliceStart, vec);
-  }
+  auto [held, stageStart, streamed, staged] = loadChunkParts(xRow, vec);
   // The row's first chunk takes a peeled row's edges (a few elements),
   // loaded once for the pair and again for the map: held with the block's
   // elements through the passes, they spilled the bf16 kernel's 56
@@ -235,6 +224,28 @@ void KernelEmitter::emitChunk(Value row, Value chunk, Value count,
   });
 }
 
+KernelEmitter::ChunkParts KernelEmitter::loadChunkParts(Value xRow,
+                                                        int64_t vec) {
+  ChunkParts parts{{}, sliceStart, plan.chunkElements(), false};
+  if (vec == 1)
+    return parts;
+  parts.streamStart =
+      arith::AddIOp::create(b, sliceStart, constI32(plan.blockElements));
+  parts.streamed = plan.chunkStaged;
+  parts.staged = plan.hasStage();
+  if (parts.staged) {
+    // Stage slot i holds input i's elements, but for an input only the map
+    // reads.
+    SmallVector<Value> stagedRows = {xRow};
+    for (unsigned index = 1, e = group.inputs.size(); index < e; ++index)
+      stagedRows.push_back(group.isMapOnly(index) ? Value()
+                                                  : extraRows[index - 1]);
+    bulkCopyChunkStage(stagedRows, parts.streamStart);
+  }
+  parts.held = loadBlock(xRow, sliceStart, vec);
+  return parts;
+}
+
 void KernelEmitter::emitLevelChunk(Value row, Value chunk, Value count,
                                    int64_t vec) {
   Value xRow = rowPointer(x, plan.inType, row, xStride);
@@ -248,25 +259,7 @@ void KernelEmitter::emitLevelChunk(Value row, Value chunk, Value count,
   DenseMap<Value, Value> scalars = rowInputScalars();
   Value firstChunk =
       arith::CmpIOp::create(b, arith::CmpIPredicate::eq, chunk, constI32(0));
-  bool staged = vec > 1 && plan.hasStage();
-  Value streamStart = sliceStart;
-  int64_t streamed = plan.chunkElements();
-  SmallVector<Chunk> held;
-  if (vec > 1) {
-    streamStart =
-        arith::AddIOp::create(b, sliceStart, constI32(plan.blockElements));
-    streamed = plan.chunkStaged;
-    if (staged) {
-      // Stage slot i holds input i's elements, but for an input only the
-      // map reads.
-      SmallVector<Value> stagedRows = {xRow};
-      for (unsigned index = 1, e = group.inputs.size(); index < e; ++index)
-        stagedRows.push_back(group.isMapOnly(index) ? Value()
-                                                    : extraRows[index - 1]);
-      bulkCopyChunkStage(stagedRows, streamStart);
-    }
-    held = loadBlock(xRow, sliceStart, vec);
-  }
+  auto [held, streamStart, streamed, staged] = loadChunkParts(xRow, vec);
   // The row's first chunk also takes a peeled row's edges.
   if (peeledChunk)
     llvm::append_range(held, loadEdges(xRow, *peeledChunk, vec,
@@ -278,23 +271,17 @@ void KernelEmitter::emitLevelChunk(Value row, Value chunk, Value count,
   // One level (chunksMeetOnce): the thread's partials over its registers
   // and the streamed part, the block's, then the row's.
   auto [begin, end] = group.reduceLevels(/*merge=*/true).front();
-  ArrayRef<ReduceOp> level = ArrayRef(group.reduces).slice(begin, end - begin);
-  SmallVector<RowContext> contexts;
-  SmallVector<Combiner> combiners;
-  for (ReduceOp reduce : level) {
-    contexts.push_back(prepareReduce(reduce, scalars));
-    combiners.push_back(reduce.getCombiner());
-  }
-  SmallVector<Value> partials = levelPartials(level, contexts, held, {});
+  PreparedLevel level = prepareLevel(begin, end, scalars);
+  SmallVector<Value> partials = levelPartials(level, held, {});
   if (staged)
     waitForPhase(barrierAt(kStageBarriersName, constI32(0)), stageParity);
   partials = forEachStaged(partials, [&](const Chunk &c, ValueRange acc) {
-    return levelPartials(level, contexts, c, acc);
+    return levelPartials(level, c, acc);
   });
-  SmallVector<Value, 2> rowValues =
-      exchangeChunk(row, chunk, count, blockReduce(partials, combiners, begin),
-                    reduceFold(level));
-  for (auto [reduce, value] : llvm::zip_equal(level, rowValues))
+  SmallVector<Value, 2> rowValues = exchangeChunk(
+      row, chunk, count, blockReduce(partials, level.combiners, begin),
+      reduceFold(level.reduces));
+  for (auto [reduce, value] : llvm::zip_equal(level.reduces, rowValues))
     scalars[ReduceOp(reduce).getInit()] = value;
   RowContext ctx = prepareMap(scalars);
   storeRowOutputs(ctx, firstChunk);

@@ -592,13 +592,24 @@ private:
   void reduceRowLevels(ArrayRef<Chunk> chunks, DenseMap<Value, Value> &scalars,
                        Value nextRow);
 
-  /// The thread's partial results of the reduces of `level` (their bodies
-  /// prepared in `contexts`) over the valid elements of `chunks`, each
-  /// combined with its `acc` when given (the identities when neither has
-  /// any).
-  SmallVector<Value> levelPartials(ArrayRef<ReduceOp> level,
-                                   MutableArrayRef<RowContext> contexts,
-                                   ArrayRef<Chunk> chunks, ValueRange acc);
+  /// The reduces of one level, their bodies prepared for the current row.
+  struct PreparedLevel {
+    ArrayRef<ReduceOp> reduces;
+    SmallVector<RowContext> contexts;
+    SmallVector<Combiner> combiners;
+    SmallVector<Value> identities;
+  };
+
+  /// The level of reduces [begin, end) of the group, prepared against the
+  /// row scalars of the levels before it.
+  PreparedLevel prepareLevel(unsigned begin, unsigned end,
+                             DenseMap<Value, Value> &scalars);
+
+  /// The thread's partial results of `level`'s reduces over the valid
+  /// elements of `chunks`, each combined with its `acc` when given (the
+  /// identities when neither has any).
+  SmallVector<Value> levelPartials(PreparedLevel &level, ArrayRef<Chunk> chunks,
+                                   ValueRange acc);
 
   /// The largest valid value of `chunks` (-inf when none is valid).
   Value maxOfChunks(ArrayRef<Chunk> chunks);
@@ -857,6 +868,22 @@ private:
   /// the exponentials e_i = exp(x_i - m_t) kept in registers, the streamed
   /// part and any other map from the inputs.
   void emitChunk(Value row, Value chunk, Value count, int64_t vec);
+
+  /// Where a chunk's elements are: `held` in registers (the chunk's first
+  /// blockElements, vector path), then `streamed` more from column
+  /// `streamStart`, from the stage when `staged`.
+  struct ChunkParts {
+    SmallVector<Chunk> held;
+    Value streamStart;
+    int64_t streamed;
+    bool staged;
+  };
+
+  /// The chunk from column sliceStart of the row at `xRow` on the `vec`
+  /// path: thread 0 starts the bulk copy of each 2-D input's staged part
+  /// into its stage slot (bulkCopyChunkStage) before the registers' loads;
+  /// on the scalar path, the whole chunk is streamed from global memory.
+  ChunkParts loadChunkParts(Value xRow, int64_t vec);
 
   /// emitChunk for a group other than softmax's pair, whose reduces form one
   /// level (at most two of them: planChunks): the thread's elements of every

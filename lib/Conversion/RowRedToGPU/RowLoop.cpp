@@ -362,31 +362,36 @@ void KernelEmitter::reduceRowLevels(ArrayRef<Chunk> chunks,
   // The reduces of a level read only the row scalars of earlier levels:
   // their partials go through one exchange.
   for (auto [begin, end] : group.reduceLevels(plan.clusterSize == 1)) {
-    ArrayRef<ReduceOp> level =
-        ArrayRef(group.reduces).slice(begin, end - begin);
-    SmallVector<RowContext> contexts;
-    SmallVector<Combiner> combiners;
-    for (ReduceOp reduce : level) {
-      contexts.push_back(prepareReduce(reduce, scalars));
-      combiners.push_back(reduce.getCombiner());
-    }
-    SmallVector<Value> partials = levelPartials(level, contexts, chunks, {});
+    PreparedLevel level = prepareLevel(begin, end, scalars);
+    SmallVector<Value> partials = levelPartials(level, chunks, {});
     if (nextRow && begin == 0)
       prefetchRow(nextRow);
     for (auto [slot, reduced] :
-         llvm::enumerate(blockReduce(partials, combiners, begin)))
+         llvm::enumerate(blockReduce(partials, level.combiners, begin)))
       scalars[group.reduces[begin + slot].getInit()] = reduced;
   }
 }
 
-SmallVector<Value>
-KernelEmitter::levelPartials(ArrayRef<ReduceOp> level,
-                             MutableArrayRef<RowContext> contexts,
-                             ArrayRef<Chunk> chunks, ValueRange acc) {
+KernelEmitter::PreparedLevel
+KernelEmitter::prepareLevel(unsigned begin, unsigned end,
+                            DenseMap<Value, Value> &scalars) {
+  PreparedLevel level;
+  level.reduces = ArrayRef(group.reduces).slice(begin, end - begin);
+  for (ReduceOp reduce : level.reduces) {
+    level.contexts.push_back(prepareReduce(reduce, scalars));
+    level.combiners.push_back(reduce.getCombiner());
+    level.identities.push_back(
+        arith::ConstantFloatOp::create(b, f32, reduce.getIdentity()));
+  }
+  return level;
+}
+
+SmallVector<Value> KernelEmitter::levelPartials(PreparedLevel &level,
+                                                ArrayRef<Chunk> chunks,
+                                                ValueRange acc) {
   SmallVector<Value> partials;
-  for (auto [i, reduce] : llvm::enumerate(level)) {
-    Value identity =
-        arith::ConstantFloatOp::create(b, f32, ReduceOp(reduce).getIdentity());
+  for (auto [i, ctx] : llvm::enumerate(level.contexts)) {
+    Value identity = level.identities[i];
     SmallVector<Value> values;
     if (!acc.empty())
       values.push_back(acc[i]);
@@ -396,11 +401,10 @@ KernelEmitter::levelPartials(ArrayRef<ReduceOp> level,
       for (int64_t k = 0, e = chunk.values.size(); k < e; ++k)
         values.push_back(arith::SelectOp::create(
             b, chunk.valid,
-            emitElements(contexts[i], elementsAt(chunk, k),
-                         columnOf(contexts[i], chunk, k))
+            emitElements(ctx, elementsAt(chunk, k), columnOf(ctx, chunk, k))
                 .front(),
             identity));
-    Combiner c = ReduceOp(reduce).getCombiner();
+    Combiner c = level.combiners[i];
     partials.push_back(treeReduce<Value>(
         values, [&](Value l, Value r) { return combine(c, l, r); }));
   }
@@ -508,23 +512,13 @@ void KernelEmitter::emitRowPasses(Value xRow, Value yRow, int64_t vec) {
   DenseMap<Value, Value> scalars = rowInputScalars();
   // One pass per level: its reduces read only earlier levels' scalars.
   for (auto [begin, end] : group.reduceLevels(plan.clusterSize == 1)) {
-    ArrayRef<ReduceOp> level =
-        ArrayRef(group.reduces).slice(begin, end - begin);
-    SmallVector<RowContext> contexts;
-    SmallVector<Combiner> combiners;
-    SmallVector<Value> identities;
-    for (ReduceOp reduce : level) {
-      contexts.push_back(prepareReduce(reduce, scalars));
-      combiners.push_back(reduce.getCombiner());
-      identities.push_back(
-          arith::ConstantFloatOp::create(b, f32, reduce.getIdentity()));
-    }
+    PreparedLevel level = prepareLevel(begin, end, scalars);
     auto loop =
-        emitTileLoop(walk, identities, [&](Value start, ValueRange acc) {
-          return levelPartials(level, contexts, loadTile(start), acc);
+        emitTileLoop(walk, level.identities, [&](Value start, ValueRange acc) {
+          return levelPartials(level, loadTile(start), acc);
         });
-    for (auto [slot, reduced] :
-         llvm::enumerate(blockReduce(loop.getResults(), combiners, begin)))
+    for (auto [slot, reduced] : llvm::enumerate(
+             blockReduce(loop.getResults(), level.combiners, begin)))
       scalars[group.reduces[begin + slot].getInit()] = reduced;
   }
   RowContext ctx = prepareMap(scalars);
