@@ -113,7 +113,8 @@ void KernelEmitter::emitChunk(Value row, Value chunk, Value count,
   // Before the exchange: after it, the row's other chunks may write the row
   // (in place) where a gather reads it.
   DenseMap<Value, Value> inputs = rowInputScalars();
-  auto [held, stageStart, streamed, staged] = loadChunkParts(xRow, vec);
+  ChunkParts parts = loadChunkParts(xRow, vec);
+  SmallVector<Chunk> &held = parts.held;
   // The row's first chunk takes a peeled row's edges (a few elements),
   // loaded once for the pair and again for the map: held with the block's
   // elements through the passes, they spilled the bf16 kernel's 56
@@ -126,8 +127,8 @@ void KernelEmitter::emitChunk(Value row, Value chunk, Value count,
         arith::CmpIOp::create(b, arith::CmpIPredicate::eq, chunk, constI32(0)));
   };
   auto forEachStaged = [&](ValueRange inits, StreamBody body) {
-    return forEachStreamed(xRow, stageStart, streamed, vec, staged, inits,
-                           body);
+    return forEachStreamed(xRow, parts.streamStart, parts.streamed, vec,
+                           parts.staged, inits, body);
   };
   // Masks apply per chunk, not per element: the valid elements' max and
   // sum of exponentials of each chunk, or the identity. Two selects per
@@ -142,7 +143,7 @@ void KernelEmitter::emitChunk(Value row, Value chunk, Value count,
   Value mt = negInf();
   for (const Chunk &c : held)
     mt = max(mt, chunkMax(c));
-  if (staged)
+  if (parts.staged)
     waitForPhase(barrierAt(kStageBarriersName, constI32(0)), stageParity);
   mt = forEachStaged({mt}, [&](const Chunk &c, ValueRange acc) {
          return SmallVector<Value>{max(acc[0], chunkMax(c))};
@@ -259,21 +260,22 @@ void KernelEmitter::emitLevelChunk(Value row, Value chunk, Value count,
   DenseMap<Value, Value> scalars = rowInputScalars();
   Value firstChunk =
       arith::CmpIOp::create(b, arith::CmpIPredicate::eq, chunk, constI32(0));
-  auto [held, streamStart, streamed, staged] = loadChunkParts(xRow, vec);
+  ChunkParts parts = loadChunkParts(xRow, vec);
+  SmallVector<Chunk> &held = parts.held;
   // The row's first chunk also takes a peeled row's edges.
   if (peeledChunk)
     llvm::append_range(held, loadEdges(xRow, *peeledChunk, vec,
                                        /*oneList=*/true, firstChunk));
   auto forEachStaged = [&](ValueRange inits, StreamBody body) {
-    return forEachStreamed(xRow, streamStart, streamed, vec, staged, inits,
-                           body);
+    return forEachStreamed(xRow, parts.streamStart, parts.streamed, vec,
+                           parts.staged, inits, body);
   };
   // One level (chunksMeetOnce): the thread's partials over its registers
   // and the streamed part, the block's, then the row's.
   auto [begin, end] = group.reduceLevels(/*merge=*/true).front();
   PreparedLevel level = prepareLevel(begin, end, scalars);
   SmallVector<Value> partials = levelPartials(level, held, {});
-  if (staged)
+  if (parts.staged)
     waitForPhase(barrierAt(kStageBarriersName, constI32(0)), stageParity);
   partials = forEachStaged(partials, [&](const Chunk &c, ValueRange acc) {
     return levelPartials(level, c, acc);
