@@ -8,7 +8,7 @@
 // copies), Reductions.cpp (warp, block and cluster reductions of values and
 // of (max, sum) pairs), RowLoop.cpp (the row loop and fused rows),
 // Online.cpp (the online kernel's passes) and Chunks.cpp (the chunks
-// kernel).
+// kernel); the values they share are in KernelValues.h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +16,7 @@
 #define ROWRED_CONVERSION_ROWREDTOGPU_KERNELEMITTER_H
 
 #include "KernelGroup.h"
+#include "KernelValues.h"
 #include "rowred/Dialect/RowRed/IR/KernelPlan.h"
 
 #include "rowred/Dialect/RowRed/IR/RowRedOps.h"
@@ -44,61 +45,6 @@ namespace rowred {
 //===----------------------------------------------------------------------===//
 // Kernel emission
 //===----------------------------------------------------------------------===//
-
-/// The values one thread holds for a vector (or scalar) access of a row.
-struct Chunk {
-  /// Column of the first element (i32).
-  Value col;
-  /// Whether the access is inside the row (i1); all-or-nothing per chunk.
-  Value valid;
-  /// The elements, extended to f32.
-  SmallVector<Value> values;
-  /// The elements of the group's other inputs and per-column operands at the
-  /// same columns (Group::elementIndex's order from 1), extended to f32;
-  /// empty when the group reads one input, and for an operand only the map
-  /// reads until KernelEmitter::withMapOperands loads it.
-  SmallVector<SmallVector<Value>> extra;
-};
-
-/// Name of the shared-memory array, one f32 per reduce, through which the
-/// blocks of a cluster exchange their partial results.
-static constexpr StringLiteral kClusterSlotsName = "rowred_cluster_slots";
-
-/// Name of the shared-memory array of mbarriers (i64), one per cluster
-/// exchange and buffer, on which the blocks of a cluster count each other's
-/// values in.
-static constexpr StringLiteral kClusterBarriersName = "rowred_cluster_barriers";
-
-/// Name of the prefetch stage: dynamic shared memory, sized by the launcher
-/// (`dynamic_shared_bytes` in the metadata).
-static constexpr StringLiteral kStageName = "rowred_stage";
-
-/// Nanoseconds a chunks kernel's warp 0 sleeps between two polls of its
-/// row's counter (version 69: the interval made no difference).
-static constexpr int64_t kChunkPollNanoseconds = 64;
-
-/// Name of the shared-memory array of the mbarriers (i64) on which the bulk
-/// copies complete: two for keep_ahead = bulk, one per stage buffer; one for
-/// a chunks kernel's stage.
-static constexpr StringLiteral kStageBarriersName = "rowred_stage_barriers";
-
-/// Per-row clones of the parts of a body that do not depend on the element.
-struct RowContext {
-  Region *body;
-  /// For each element argument of the body, the position of its operand in
-  /// the group's elements (Group::elementIndex).
-  SmallVector<unsigned> elementOperands;
-  /// Block arguments for row scalars and element-independent results.
-  IRMapping uniform;
-  /// Reciprocals of row-uniform divisors, for `a / s` -> `a * (1 / s)`.
-  DenseMap<Value, Value> reciprocals;
-  /// Ops that depend on the element (or its column), in order.
-  SmallVector<Operation *> varying;
-  /// Whether the body reads the element's column (`rowred.column_index`),
-  /// and the column of the element being emitted (i32; set by emitElements).
-  bool usesColumn = false;
-  Value column;
-};
 
 /// Emits the body of one kernel. The kernel handles every row
 /// `blockIdx.x + k * gridDim.x` with `numThreads` threads (with several rows
