@@ -265,7 +265,7 @@ FAMILY = [
     ("cross_entropy_grad", "f32", "online", ""),
     ("cross_entropy_smoothed", "bf16", "auto", "cols=4194304"),
     ("softmax", "f32", "online", "reread=true"),
-    # Generic chunks: a row's chunks meeting in one exchange of a level's
+    # Generic chunks: a row's chunks meeting in an exchange of a level's
     # partial results, each input's part staged beside the first's. Small
     # chunks make many per row: whole chunks and a partial last one; odd
     # rows of two operands on the scalar path, of one on the peeled path
@@ -278,6 +278,13 @@ FAMILY = [
     ("rms_norm", "bf16", "chunks", "cols=30011 block=2048"),
     ("rms_norm_stats", "f32", "chunks", "cols=9000 block=1024"),
     ("rms_norm_residual", "f16", "chunks", "cols=12000 block=2048"),
+    # Two levels, two exchanges over the same entries: layer_norm (odd rows
+    # on the peeled path with their mean and rstd; bf16 staged) and the
+    # smoothed cross-entropy gradient (max, then the sums of the
+    # exponentials and of the row).
+    ("layer_norm_stats", "f32", "chunks", "cols=30011 block=1024"),
+    ("layer_norm", "bf16", "chunks", "cols=20000 block=1024 chunk_stage=4096"),
+    ("cross_entropy_grad_smoothed", "f32", "chunks", "cols=9001 block=1024"),
 ]
 
 # Cross-entropy's parameters in the family set (check_family.py reads them

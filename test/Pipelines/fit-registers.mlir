@@ -4,8 +4,10 @@
 // elements each) spills 4 bytes at ptxas' own choice of 64 registers, and
 // none asked for two blocks per SM (the same 64 registers); the smoothed
 // cross-entropy gradient's f32 rows of 32001 (a block of 1024 threads,
-// held at 64 registers) spill 96 bytes at any bound and fit as a cluster of
-// two. Softmax's kernel between them does not spill and keeps auto's plan.
+// held at 64 registers) spill 96 bytes at any bound and fit as chunks (the
+// first smaller shape tried; its reduces meet in two exchanges, the max and
+// then the sums of the exponentials and of the row). Softmax's kernel
+// between them does not spill and keeps auto's plan.
 // The kernels are matched to their maps across functions.
 // REQUIRES: ptxas
 // RUN: softmax-opt %s --rowred-decompose --rowred-fit-registers="ptxas=%ptxas" | FileCheck %s
@@ -20,7 +22,7 @@
 // CHECK-SAME: sm_kernel1 = {
 // CHECK-SAME: plan = "#rowred.plan<strategy = fused, block = 16384, warps = 16, vector = 4, reread = true, max_cols = 16384, stage_elements = 16384, grid = rows>"
 // CHECK-SAME: xent_kernel2 = {
-// CHECK-SAME: plan = "#rowred.plan<strategy = cluster, block = 16384, warps = 16, cluster = 2, {{.*}}max_cols = 32768
+// CHECK-SAME: plan = "#rowred.plan<strategy = chunks, block = 4096, warps = 4, vector = 4, chunk_stage = 8192, min_blocks_per_sm = 6>"
 // CHECK: gpu.binary @lsm_kernel0
 // CHECK: gpu.binary @sm_kernel1
 // CHECK: gpu.binary @xent_kernel2

@@ -121,11 +121,11 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   Type f32 = Float32Type::get(&context), bf16 = BFloat16Type::get(&context),
        f16 = Float16Type::get(&context);
   const PlanTable &table = PlanTable::get();
-  // Softmax's pair: one operand held, two levels of reduces.
+  // Softmax's pair: one operand held, two reduces.
   auto chunks = [&](Type type, int64_t cols, bool aligned) {
     return table.takesRowLength(Strategy::chunks,
                                 {type, cols, aligned, /*held=*/1,
-                                 /*levels=*/2});
+                                 /*reduces=*/2});
   };
   // Aligned rows from 65536 to 1048576, f32 and bf16.
   EXPECT_TRUE(chunks(f32, 65536, /*aligned=*/true));
@@ -139,13 +139,13 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   EXPECT_TRUE(chunks(bf16, 16411, /*aligned=*/false));
   EXPECT_FALSE(chunks(bf16, 16383, /*aligned=*/false));
   EXPECT_FALSE(chunks(bf16, 1048579, /*aligned=*/false));
-  // The generic chunks of one level: rows of 131073 to 1048576 holding two
+  // The generic chunks of one reduce: rows of 131073 to 1048576 holding two
   // operands (f32 and bf16), bf16 rows of 65536 to 262144 holding one; not
-  // softmax's rows of the pair's two levels, nor an unknown number.
+  // softmax's rows of the pair's two reduces, nor an unknown number.
   auto levelChunks = [&](Type type, int64_t cols, int64_t held,
-                         int64_t levels = 1) {
+                         int64_t reduces = 1) {
     return table.takesRowLength(Strategy::chunks,
-                                {type, cols, /*aligned=*/true, held, levels});
+                                {type, cols, /*aligned=*/true, held, reduces});
   };
   EXPECT_TRUE(levelChunks(f32, 262144, 2));
   EXPECT_TRUE(levelChunks(bf16, 1048576, 2));
@@ -153,8 +153,10 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   EXPECT_FALSE(levelChunks(f32, 65536, 1));
   EXPECT_TRUE(levelChunks(bf16, 65536, 1));
   EXPECT_FALSE(levelChunks(bf16, 1048576, 1));
-  EXPECT_FALSE(levelChunks(f32, 262144, 2, /*levels=*/0));
+  EXPECT_FALSE(levelChunks(f32, 262144, 2, /*reduces=*/0));
   EXPECT_FALSE(levelChunks(bf16, 131072, 2));
+  // layer_norm's three reduces take none of softmax's rows.
+  EXPECT_FALSE(levelChunks(f32, 262144, 1, /*reduces=*/3));
   // Staged rows: 16-bit rows of 8193 to 57344 on the online kernel.
   auto online = [&](Type type, int64_t cols, bool aligned) {
     return table.takesRowLength(Strategy::online, {type, cols, aligned});
@@ -182,7 +184,7 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   auto reduced = [&](Type type, int64_t cols, bool writesRows) {
     return table.takesRowLength(Strategy::online,
                                 {type, cols, /*aligned=*/true, /*held=*/1,
-                                 /*levels=*/2, writesRows});
+                                 /*reduces=*/2, writesRows});
   };
   EXPECT_TRUE(reduced(f32, 32000, /*writesRows=*/false));
   EXPECT_TRUE(reduced(bf16, 151936, /*writesRows=*/false));
@@ -320,12 +322,12 @@ TEST(PlanTableTest, TableErrors) {
   expectParseError(
       tableReplacing(R"("row_lengths": [])",
                      R"("row_lengths": [], "few_rows": [{"strategy": "cluster",
-                                           "max_rows": 16, "levels": 1}])"),
+                                           "max_rows": 16, "reduces": 1}])"),
       "unknown field at plan table.few_rows[0]");
   expectParseError(tableReplacing(R"("row_lengths": [])",
                                   R"("row_lengths": [{"strategy": "chunks",
-                                         "levels": 0}])"),
-                   "at plan table.row_lengths[0].levels");
+                                         "reduces": 0}])"),
+                   "at plan table.row_lengths[0].reduces");
 }
 
 } // namespace

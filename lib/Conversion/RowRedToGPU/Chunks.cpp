@@ -270,21 +270,23 @@ void KernelEmitter::emitLevelChunk(Value row, Value chunk, Value count,
     return forEachStreamed(xRow, parts.streamStart, parts.streamed, vec,
                            parts.staged, inits, body);
   };
-  // One level (chunksMeetOnce): the thread's partials over its registers
+  // Per level (chunkExchanges): the thread's partials over its registers
   // and the streamed part, the block's, then the row's.
-  auto [begin, end] = group.reduceLevels(/*merge=*/true).front();
-  PreparedLevel level = prepareLevel(begin, end, scalars);
-  SmallVector<Value> partials = levelPartials(level, held, {});
-  if (parts.staged)
-    waitForPhase(barrierAt(kStageBarriersName, constI32(0)), stageParity);
-  partials = forEachStaged(partials, [&](const Chunk &c, ValueRange acc) {
-    return levelPartials(level, c, acc);
-  });
-  SmallVector<Value, 2> rowValues = exchangeChunk(
-      row, chunk, count, blockReduce(partials, level.combiners, begin),
-      reduceFold(level.reduces));
-  for (auto [reduce, value] : llvm::zip_equal(level.reduces, rowValues))
-    scalars[ReduceOp(reduce).getInit()] = value;
+  auto levels = group.reduceLevels(/*merge=*/true);
+  for (auto [phase, bounds] : llvm::enumerate(levels)) {
+    PreparedLevel level = prepareLevel(bounds.first, bounds.second, scalars);
+    SmallVector<Value> partials = levelPartials(level, held, {});
+    if (parts.staged && phase == 0)
+      waitForPhase(barrierAt(kStageBarriersName, constI32(0)), stageParity);
+    partials = forEachStaged(partials, [&](const Chunk &c, ValueRange acc) {
+      return levelPartials(level, c, acc);
+    });
+    SmallVector<Value, 2> rowValues = exchangeChunk(
+        row, chunk, count, blockReduce(partials, level.combiners, bounds.first),
+        reduceFold(level.reduces), phase, levels.size());
+    for (auto [reduce, value] : llvm::zip_equal(level.reduces, rowValues))
+      scalars[ReduceOp(reduce).getInit()] = value;
+  }
   RowContext ctx = prepareMap(scalars);
   storeRowOutputs(ctx, firstChunk);
   emitMap(yRow, held, ctx);
@@ -401,10 +403,10 @@ void KernelEmitter::bulkCopyChunkStage(ArrayRef<Value> rowPtrs,
       /*l2Hint=*/Value(), slots.size());
 }
 
-SmallVector<Value, 2> KernelEmitter::exchangeChunk(Value row, Value chunk,
-                                                   Value count,
-                                                   ValueRange values,
-                                                   const ChunkFold &fold) {
+SmallVector<Value, 2>
+KernelEmitter::exchangeChunk(Value row, Value chunk, Value count,
+                             ValueRange values, const ChunkFold &fold,
+                             unsigned phase, unsigned phases) {
   assert(!values.empty() && values.size() <= 2 &&
          values.size() == fold.identities.size() &&
          "a chunk's entry holds one or two f32 values");
@@ -428,9 +430,17 @@ SmallVector<Value, 2> KernelEmitter::exchangeChunk(Value row, Value chunk,
                                ValueRange{index});
   };
   auto pairType = VectorType::get({2}, f32);
+  // The counter once each of the row's chunks has counted itself `k` times
+  // (in and out of each exchange).
+  auto counted = [&](unsigned k) {
+    return arith::MulIOp::create(b, count, constI32(k));
+  };
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(emitIfFirstThread());
+    // The entry is the previous exchange's until every chunk has read it.
+    if (phase > 0)
+      waitForCounter(counter, counted(2 * phase));
     publishPair(
         values[0], values.size() == 2 ? values[1] : constF32(0.0),
         [&] { return entry(chunk); }, [&] { return counter; });
@@ -443,20 +453,7 @@ SmallVector<Value, 2> KernelEmitter::exchangeChunk(Value row, Value chunk,
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(emitIfThen(isWarp0()));
-    {
-      OpBuilder::InsertionGuard inner(b);
-      auto poll = scf::WhileOp::create(b, TypeRange(), ValueRange());
-      b.setInsertionPointToStart(b.createBlock(&poll.getBefore()));
-      Value arrived =
-          atomicLoad(i32, counter, 4, LLVM::AtomicOrdering::acquire);
-      scf::ConditionOp::create(
-          b,
-          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, arrived, count),
-          ValueRange());
-      b.setInsertionPointToStart(b.createBlock(&poll.getAfter()));
-      NVVM::NanosleepOp::create(b, constI32(kChunkPollNanoseconds));
-      scf::YieldOp::create(b);
-    }
+    waitForCounter(counter, counted(2 * phase + 1));
     auto folded =
         scf::ForOp::create(b, lane, count, constI32(32), fold.identities);
     {
@@ -494,33 +491,57 @@ SmallVector<Value, 2> KernelEmitter::exchangeChunk(Value row, Value chunk,
       b.setInsertionPointToStart(&leave.getElseRegion().front());
       scf::YieldOp::create(b, constI32(0));
     }
-    Value before = gpu::ShuffleOp::create(b, leave.getResult(0), 0, 32,
-                                          gpu::ShuffleMode::IDX)
-                       .getShuffleResult();
-    Value last = arith::CmpIOp::create(
-        b, arith::CmpIPredicate::eq, before,
-        arith::SubIOp::create(b, arith::MulIOp::create(b, count, constI32(2)),
-                              constI32(1)));
-    // The row's last block out zeroes its entries and its counter, so
-    // that the whole workspace is zero again for the next launch, whatever
-    // its shape (a row's record moves with the chunks per row).
-    b.setInsertionPointToStart(emitIfThen(last));
-    LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
-    auto clear = scf::ForOp::create(b, lane, count, constI32(32));
-    {
-      OpBuilder::InsertionGuard inner(b);
-      b.setInsertionPoint(clear.getBody()->getTerminator());
-      LLVM::StoreOp::create(b, constI64(0), entry(clear.getInductionVar()),
-                            /*alignment=*/8);
-    }
-    b.setInsertionPointToStart(emitIfThen(isLane0));
-    LLVM::StoreOp::create(b, constI32(0), counter, /*alignment=*/4);
+    // The row's last block out of the last exchange zeroes its entries and
+    // its counter, so that the whole workspace is zero again for the next
+    // launch, whatever its shape (a row's record moves with the chunks per
+    // row).
+    if (phase + 1 == phases)
+      clearRecordIfLast(leave.getResult(0), counted(2 * phases), count, counter,
+                        entry);
   }
   gpu::BarrierOp::create(b);
   SmallVector<Value, 2> results;
   for (size_t i = 0; i < values.size(); ++i)
     results.push_back(memref::LoadOp::create(b, shared, resultSlot(i)));
   return results;
+}
+
+void KernelEmitter::clearRecordIfLast(Value before, Value total, Value count,
+                                      Value counter,
+                                      function_ref<Value(Value)> entry) {
+  OpBuilder::InsertionGuard guard(b);
+  Value lane0Before =
+      gpu::ShuffleOp::create(b, before, 0, 32, gpu::ShuffleMode::IDX)
+          .getShuffleResult();
+  Value last =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane0Before,
+                            arith::SubIOp::create(b, total, constI32(1)));
+  b.setInsertionPointToStart(emitIfThen(last));
+  LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
+  auto clear = scf::ForOp::create(b, lane, count, constI32(32));
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPoint(clear.getBody()->getTerminator());
+    LLVM::StoreOp::create(b, constI64(0), entry(clear.getInductionVar()),
+                          /*alignment=*/8);
+  }
+  b.setInsertionPointToStart(emitIfThen(
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, constI32(0))));
+  LLVM::StoreOp::create(b, constI32(0), counter, /*alignment=*/4);
+}
+
+void KernelEmitter::waitForCounter(Value counter, Value threshold) {
+  OpBuilder::InsertionGuard guard(b);
+  auto poll = scf::WhileOp::create(b, TypeRange(), ValueRange());
+  b.setInsertionPointToStart(b.createBlock(&poll.getBefore()));
+  Value counted = atomicLoad(i32, counter, 4, LLVM::AtomicOrdering::acquire);
+  scf::ConditionOp::create(
+      b,
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, counted, threshold),
+      ValueRange());
+  b.setInsertionPointToStart(b.createBlock(&poll.getAfter()));
+  NVVM::NanosleepOp::create(b, constI32(kChunkPollNanoseconds));
+  scf::YieldOp::create(b);
 }
 
 void KernelEmitter::publishPair(Value m, Value d, function_ref<Value()> entry,

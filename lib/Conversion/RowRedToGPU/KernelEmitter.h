@@ -831,12 +831,12 @@ private:
   /// on the scalar path, the whole chunk is streamed from global memory.
   ChunkParts loadChunkParts(Value xRow, int64_t vec);
 
-  /// emitChunk for a group other than softmax's pair, whose reduces form one
-  /// level (at most two of them: planChunks): the thread's elements of every
-  /// operand it holds, blockElements per operand in registers (none
-  /// staged), the level's partial results reduced over the block and then
-  /// with the row's other chunks (exchangeChunk), and the map over the
-  /// registers.
+  /// emitChunk for a group other than softmax's pair (chunkExchanges): the
+  /// thread's elements of every operand it holds, blockElements per operand
+  /// in registers and the rest in the stage; then, level by level, the
+  /// level's partial results (at most two) reduced over the block and then
+  /// with the row's other chunks (exchangeChunk, once per level); and the
+  /// map over the registers and the stage.
   void emitLevelChunk(Value row, Value chunk, Value count, int64_t vec);
 
   /// What forEachStreamed calls on each chunk: the values to carry on.
@@ -887,11 +887,27 @@ private:
   ///   lane's reads of the entries then follow its own acquire) until all
   ///   the row's chunks have arrived, the lanes fold the entries by `fold`
   ///   and lane 0 hands the result to the block through shared memory;
-  /// * lane 0 then counts the block out on the same counter: the last of
-  ///   the row's `count` arrivals and `count` departures clears the row's
-  ///   record, so that each launch leaves the workspace as it found it.
+  /// * lane 0 then counts the block out on the same counter.
+  ///
+  /// A row whose chunks meet `phases` times (one exchange per level of
+  /// reduces) reuses the entries: exchange `phase` publishes once the
+  /// counter shows every chunk out of the one before (2 x phase x count),
+  /// and the last departure of the last exchange (the counter at 2 x phases
+  /// x count) clears the row's record, so that each launch leaves the
+  /// workspace as it found it.
   SmallVector<Value, 2> exchangeChunk(Value row, Value chunk, Value count,
-                                      ValueRange values, const ChunkFold &fold);
+                                      ValueRange values, const ChunkFold &fold,
+                                      unsigned phase = 0, unsigned phases = 1);
+
+  /// Warp 0's end of a row's last exchange: the lane whose departure found
+  /// the counter at `before` (lane 0's, `total` - 1 for the last) clears
+  /// the row's `count` entries (`entry(i)`) and its `counter`.
+  void clearRecordIfLast(Value before, Value total, Value count, Value counter,
+                         function_ref<Value(Value)> entry);
+
+  /// Polls the u32 at `counter` (acquire, gpu scope, sleeping between
+  /// reads) until it reaches `threshold`.
+  void waitForCounter(Value counter, Value threshold);
 
   /// Stores the f32 pair (m, d) as one 8-byte word at `entry()` and adds one
   /// to the u32 at `counter()` with release semantics, from the calling

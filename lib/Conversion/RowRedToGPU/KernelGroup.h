@@ -102,14 +102,21 @@ FailureOr<Group> collectGroup(MapOp map);
 /// merges into one pass.
 bool isOnlineSoftmaxPair(const Group &group);
 
-/// Whether a chunks kernel takes `group` with generic chunks (emitLevelChunk):
-/// its reduces form one level of at most two, so that a row's chunks meet
-/// in one exchange whose entries hold two f32 (docs/abi.md's workspace).
+/// How many times the chunks of a row of `group` meet in a generic chunks
+/// kernel (emitLevelChunk): one exchange per level of reduces, each level
+/// of at most two, whose partial results fit an entry of two f32
+/// (docs/abi.md's workspace); 0 when generic chunks cannot take the group.
 /// Softmax's pair, the other group chunks take, is two levels in one
 /// exchange.
-inline bool chunksMeetOnce(const Group &group) {
-  return !group.reduces.empty() && group.reduces.size() <= 2 &&
-         group.reduceLevels(/*merge=*/true).size() == 1;
+inline unsigned chunkExchanges(const Group &group) {
+  if (group.reduces.empty())
+    return 0;
+  auto levels = group.reduceLevels(/*merge=*/true);
+  if (llvm::any_of(levels, [](std::pair<unsigned, unsigned> level) {
+        return level.second - level.first > 2;
+      }))
+    return 0;
+  return levels.size();
 }
 
 /// The 2-D inputs a chunks kernel of `group` stages (KernelPlan::

@@ -25,7 +25,7 @@ using namespace mlir::rowred::rules;
 /// and 64 staged (3947-3954 GB/s on f32 1024 x 1048576, 1.075x the online
 /// kernel's), or 32 16-bit elements in registers and 96 staged.
 ///
-/// Other groups (chunksMeetOnce) share those among the operands their
+/// Other groups (chunkExchanges) share those among the operands their
 /// reduces read, in registers and in the stage (each 2-D input's staged
 /// elements side by side).
 static FailureOr<KernelPlan> planChunks(const Group &group,
@@ -190,7 +190,7 @@ private:
     clustersAvailable = sm >= 90;
     elementBytes = std::max(byteWidth(plan.inType), byteWidth(plan.outType));
     canPair = isOnlineSoftmaxPair(group);
-    canChunk = canPair || chunksMeetOnce(group);
+    canChunk = canPair || chunkExchanges(group) > 0;
     // The online kernel's running pair writes no per-row results.
     canOnline = canPair && !group.hasRowOperands();
     // Groups of several operands size their blocks by their registers
@@ -271,7 +271,7 @@ private:
             cols,
             cols % vector == 0,
             group.numHeldOperands(),
-            static_cast<int64_t>(group.reduceLevels(/*merge=*/true).size()),
+            static_cast<int64_t>(group.reduces.size()),
             !group.outputs.empty()};
   }
 
@@ -296,9 +296,10 @@ private:
       if (!canChunk)
         return map.emitOpError()
                << "the chunks strategy needs a max reduce followed by a sum of "
-                  "exp(x - max), as produced by rowred-decompose, or at most "
-                  "two reduces none of which reads another's result (one "
-                  "exchange between a row's chunks)";
+                  "exp(x - max), as produced by rowred-decompose, or levels "
+                  "of at most two reduces each (a level's reduces read only "
+                  "earlier levels' results; a row's chunks meet once per "
+                  "level)";
       return true;
     } else if (opts.strategy == "auto" && sm >= 90 && group.outputs.empty() &&
                opts.blockSize == 0 && opts.numWarps == 0 &&
@@ -874,7 +875,7 @@ private:
   /// kernels stream the row per level of reduces).
   bool canPair = false, canOnline = false;
   /// Whether the chunks strategy takes the group: the pair, or generic
-  /// chunks (chunksMeetOnce).
+  /// chunks (chunkExchanges).
   bool canChunk = false;
   /// The most threads auto gives a block of 32 elements per thread
   /// (autoMaxBlockThreads).

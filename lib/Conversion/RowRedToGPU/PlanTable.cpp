@@ -278,12 +278,12 @@ static bool fromJSON(const json::Value &value, PrefetchRow &out,
   return mapper.map("prefetch", out.prefetch);
 }
 
-/// A row_lengths row (its kernel matched by `held`, `levels` and
+/// A row_lengths row (its kernel matched by `held`, `reduces` and
 /// `writes_rows` as well), or the row lengths of a row of a section whose
 /// own keys are `extra` instead.
 static bool
 fromJSON(const json::Value &value, RowLengthRow &out, json::Path path,
-         ArrayRef<StringRef> extra = {"held", "levels", "writes_rows"}) {
+         ArrayRef<StringRef> extra = {"held", "reduces", "writes_rows"}) {
   SmallVector<StringRef> keys = {"strategy", "types", "aligned", "min_cols",
                                  "max_cols"};
   llvm::append_range(keys, extra);
@@ -298,7 +298,7 @@ fromJSON(const json::Value &value, RowLengthRow &out, json::Path path,
       !mapPositive(mapper, value, "max_cols", out.maxCols, path,
                    /*optional=*/true) ||
       !mapPositive(mapper, value, "held", out.held, path, /*optional=*/true) ||
-      !mapPositive(mapper, value, "levels", out.levels, path,
+      !mapPositive(mapper, value, "reduces", out.reduces, path,
                    /*optional=*/true) ||
       !mapper.mapOptional("writes_rows", out.writesRows))
     return false;
@@ -438,7 +438,7 @@ bool RowLengthRow::matches(const RowLengthKey &key) const {
   return TableMatch::matchesType(types, key.type) &&
          (!aligned || *aligned == key.aligned) && key.cols >= minCols &&
          key.cols <= maxCols && (held == 0 || held == key.held) &&
-         (levels == 0 || levels == key.levels) &&
+         (reduces == 0 || reduces == key.reduces) &&
          (!writesRows || *writesRows == key.writesRows);
 }
 

@@ -128,9 +128,9 @@ struct RowLengthKey {
   /// Operands held through the reductions (0: not known, matching only rows
   /// that name no number).
   int64_t held = 0;
-  /// Levels of reduces (Group::reduceLevels; 0: not known, likewise):
-  /// softmax's pair is two, a max and then a sum of exponentials against it.
-  int64_t levels = 0;
+  /// Reduces (0: not known, likewise): softmax's pair is two, a max and
+  /// then a sum of exponentials against it; layer_norm's three.
+  int64_t reduces = 0;
   /// Whether the kernel writes rows (2-D outputs) or only per-row results.
   bool writesRows = true;
 };
@@ -143,9 +143,9 @@ struct RowLengthRow {
   TableMatch::Types types = TableMatch::Types::any;
   std::optional<bool> aligned;
   int64_t minCols = 1, maxCols = std::numeric_limits<int64_t>::max();
-  /// Operands the kernel holds through its reductions, and its levels of
-  /// reduces (0: any number).
-  int64_t held = 0, levels = 0;
+  /// Operands the kernel holds through its reductions, and its reduces (0:
+  /// any number).
+  int64_t held = 0, reduces = 0;
   /// Whether the kernel writes rows (2-D outputs) or only per-row results
   /// (unset: either).
   std::optional<bool> writesRows;

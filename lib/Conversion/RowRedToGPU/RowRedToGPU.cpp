@@ -156,7 +156,7 @@ struct ConvertRowRedToGPUPass
         plan.strategy == Strategy::online && !plan.streamsLevels();
     bool needsPair =
         runningPair || plan.pairReduce ||
-        (plan.strategy == Strategy::chunks && !chunksMeetOnce(group));
+        (plan.strategy == Strategy::chunks && chunkExchanges(group) == 0);
     if (runningPair && group.hasRowOperands() &&
         (plan.reverseSecondPass || plan.hasStage() || plan.cacheHints))
       return map.emitOpError()

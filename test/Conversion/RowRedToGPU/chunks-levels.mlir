@@ -1,10 +1,12 @@
-// Generic chunks: a group whose reduces form one level (at most two, none
-// reading another's result) is cut into chunks like softmax's pair, its
-// chunks meeting in one exchange of the level's partial results.
+// Generic chunks: a group whose reduces form levels of at most two (a
+// level's reduces reading only earlier levels' results) is cut into chunks
+// like softmax's pair, its chunks meeting once per level in an exchange of
+// the level's partial results.
 // RUN: softmax-opt %S/Inputs/backward.mlir --rowred-decompose --rowred-plan="strategy=chunks" --convert-rowred-to-gpu | FileCheck %s
 // RUN: softmax-opt %S/Inputs/not-softmax.mlir --rowred-plan="strategy=chunks" | FileCheck %s --check-prefix=ONE
 // RUN: softmax-opt %S/Inputs/mixed-types.mlir --rowred-plan="strategy=chunks" | FileCheck %s --check-prefix=MIXED
-// RUN: not softmax-opt %S/Inputs/layer-norm.mlir --rowred-decompose --rowred-plan="strategy=chunks" 2>&1 | FileCheck %s --check-prefix=ERR-LEVELS
+// RUN: softmax-opt %S/Inputs/layer-norm.mlir --rowred-decompose --rowred-plan="strategy=chunks" --convert-rowred-to-gpu | FileCheck %s --check-prefix=TWO
+// RUN: not softmax-opt %S/Inputs/three-sums.mlir --rowred-plan="strategy=chunks" 2>&1 | FileCheck %s --check-prefix=ERR-LEVELS
 // RUN: not softmax-opt %S/Inputs/mixed-types.mlir --test-rowred-plan-request="fields='chunk_stage = 1024'" --rowred-plan="strategy=chunks" 2>&1 | FileCheck %s --check-prefix=ERR-MIXED
 // RUN: not softmax-opt %S/Inputs/mixed-types.mlir --test-rowred-plan-request="fields='strategy = chunks, block = 512, chunk_stage = 512'" --rowred-plan 2>&1 | FileCheck %s --check-prefix=ERR-MIXED
 // RUN: softmax-opt %S/Inputs/backward.mlir --rowred-decompose --rowred-plan="cols=262144" | FileCheck %s --check-prefix=AUTO
@@ -58,10 +60,43 @@
 // MIXED: #rowred.plan<strategy = chunks, block = 2048, warps = 4, vector = 4>
 // ERR-MIXED: chunk_stage needs inputs of one element type
 
-// ERR-LEVELS: the chunks strategy needs a max reduce followed by a sum of exp(x - max), as produced by rowred-decompose, or at most two reduces none of which reads another's result (one exchange between a row's chunks)
+// Two levels (layer_norm: the sum, then the shifted sums that read it): two
+// exchanges over the same entries. The first publishes at once, waits for
+// the row's K arrivals, folds one value and counts the block out; the
+// second publishes once the counter shows every chunk out of the first
+// (2 K), waits for 3 K, folds two values, and the block that finds the
+// counter at 4 K - 1 clears the record.
+// TWO: gpu.func @layer_norm_kernel0
+// TWO: %[[K:.*]] = arith.ceildivui %{{.*}}, %c12288_i32
+// TWO: llvm.store %{{.*}} {alignment = 8 : i64} : i64, !llvm.ptr<1>
+// TWO-NEXT: llvm.fence syncscope("device") release
+// TWO-NEXT: arith.constant 1 : i32
+// TWO-NEXT: llvm.atomicrmw add %[[COUNTER:.*]], %{{.*}} syncscope("device") monotonic
+// TWO: arith.muli %[[K]], %c1_i32
+// TWO: llvm.load %[[COUNTER]] atomic syncscope("device") acquire
+// TWO: scf.for {{.*}} -> (f32) : i32 {
+// TWO: llvm.atomicrmw add %[[COUNTER]]
+// TWO-NOT: llvm.store %c0_i32
+// TWO: gpu.barrier
+// TWO: arith.muli %[[K]], %c2_i32
+// TWO: llvm.load %[[COUNTER2:.*]] atomic syncscope("device") acquire
+// TWO: llvm.store %{{.*}} {alignment = 8 : i64} : i64, !llvm.ptr<1>
+// TWO-NEXT: llvm.fence syncscope("device") release
+// TWO-NEXT: arith.constant 1 : i32
+// TWO-NEXT: llvm.atomicrmw add %[[COUNTER2]], %{{.*}} syncscope("device") monotonic
+// TWO: arith.muli %[[K]], %c3_i32
+// TWO: llvm.load %[[COUNTER2]] atomic syncscope("device") acquire
+// TWO: scf.for {{.*}} -> (f32, f32) : i32 {
+// TWO: llvm.atomicrmw add %[[COUNTER2]]
+// TWO: arith.muli %[[K]], %c4_i32
+// TWO: llvm.fence syncscope("device") acq_rel
+// TWO: llvm.store %c0_i32{{.*}}, %[[COUNTER2]]
+// TWO: gpu.barrier
+
+// ERR-LEVELS: the chunks strategy needs a max reduce followed by a sum of exp(x - max), as produced by rowred-decompose, or levels of at most two reduces each (a level's reduces read only earlier levels' results; a row's chunks meet once per level)
 
 // Auto: rows of two held operands from 131073 to 1048576 elements that are a
 // multiple of the vector width (the table's row_lengths); not layer_norm's
-// two levels.
+// three reduces.
 // AUTO: strategy = chunks
 // NOT-AUTO-NOT: strategy = chunks
