@@ -839,9 +839,9 @@ private:
   /// map over the registers and the stage.
   void emitLevelChunk(Value row, Value chunk, Value count, int64_t vec);
 
-  /// What forEachStreamed calls on each chunk: the values to carry on.
+  /// What forEachStreamed calls on its chunks: the values to carry on.
   using StreamBody =
-      function_ref<SmallVector<Value>(const Chunk &, ValueRange)>;
+      function_ref<SmallVector<Value>(ArrayRef<Chunk>, ValueRange)>;
 
   /// Calls `body` on each of this thread's chunks of the `elements` columns
   /// from `start` of the block's chunk: `vec` elements each, interleaved
@@ -849,10 +849,12 @@ private:
   /// `staged` (which holds them from its start), else from the row at
   /// `xRow`; chunks past the row's end are masked. An scf.for over them, two
   /// per iteration (more would hold them all in registers), carries `inits`
-  /// through `body`'s results; returns the last ones.
+  /// through `body`'s results, called on each chunk after its load or, when
+  /// `together`, once on all of an iteration's chunks after their loads;
+  /// returns the last ones.
   SmallVector<Value> forEachStreamed(Value xRow, Value start, int64_t elements,
                                      int64_t vec, bool staged, ValueRange inits,
-                                     StreamBody body);
+                                     StreamBody body, bool together = false);
 
   /// Thread 0 arms the stage's mbarrier for the part of the staged columns
   /// [stageStart, stageStart + chunkStaged) inside the row of each of

@@ -312,9 +312,17 @@ void KernelEmitter::emitMap(Value yRow, ArrayRef<Chunk> chunks,
   }
   if (group.outputs.empty())
     return;
+  // A chunks kernel loads every chunk's operands only the map reads (the
+  // norms' weight and bias) before it writes any: each chunk's masked store
+  // would otherwise hold the next chunk's loads behind it, one latency of
+  // L2 per vector.
+  SmallVector<Chunk> loaded;
+  if (plan.strategy == Strategy::chunks && group.hasMapOnlyOperands())
+    for (const Chunk &held : chunks)
+      loaded.push_back(withMapOperands(held));
   // Every output's vector of the chunk, from the body's results per element.
-  for (const Chunk &held : chunks) {
-    Chunk chunk = withMapOperands(held);
+  for (auto [index, held] : llvm::enumerate(chunks)) {
+    Chunk chunk = loaded.empty() ? withMapOperands(held) : loaded[index];
     SmallVector<SmallVector<Value>> outs(outputRows.size());
     for (int64_t k = 0, e = chunk.values.size(); k < e; ++k) {
       SmallVector<Value> results =
