@@ -139,9 +139,11 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   EXPECT_TRUE(chunks(bf16, 16411, /*aligned=*/false));
   EXPECT_FALSE(chunks(bf16, 16383, /*aligned=*/false));
   EXPECT_FALSE(chunks(bf16, 1048579, /*aligned=*/false));
-  // The generic chunks of one reduce: rows of 131073 to 1048576 holding two
-  // operands (f32 and bf16), bf16 rows of 65536 to 262144 holding one; not
-  // softmax's rows of the pair's two reduces, nor an unknown number.
+  // The generic chunks: rows of 131073 to 1048576 holding two operands
+  // (f32 and bf16) with one reduce; one operand and one reduce (rms_norm),
+  // bf16 from 65536 and f32 from 262145; layer_norm's three reduces from
+  // 262145. Not softmax's rows of the pair's two reduces, nor an unknown
+  // number.
   auto levelChunks = [&](Type type, int64_t cols, int64_t held,
                          int64_t reduces = 1) {
     return table.takesRowLength(Strategy::chunks,
@@ -151,12 +153,17 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   EXPECT_TRUE(levelChunks(bf16, 1048576, 2));
   EXPECT_FALSE(levelChunks(f32, 131072, 2));
   EXPECT_FALSE(levelChunks(f32, 65536, 1));
+  EXPECT_FALSE(levelChunks(f32, 262144, 1));
+  EXPECT_TRUE(levelChunks(f32, 524288, 1));
   EXPECT_TRUE(levelChunks(bf16, 65536, 1));
-  EXPECT_FALSE(levelChunks(bf16, 1048576, 1));
+  EXPECT_TRUE(levelChunks(bf16, 1048576, 1));
+  EXPECT_FALSE(levelChunks(bf16, 2097152, 1));
   EXPECT_FALSE(levelChunks(f32, 262144, 2, /*reduces=*/0));
   EXPECT_FALSE(levelChunks(bf16, 131072, 2));
-  // layer_norm's three reduces take none of softmax's rows.
   EXPECT_FALSE(levelChunks(f32, 262144, 1, /*reduces=*/3));
+  EXPECT_TRUE(levelChunks(f32, 262145, 1, /*reduces=*/3));
+  EXPECT_TRUE(levelChunks(bf16, 1048576, 1, /*reduces=*/3));
+  EXPECT_FALSE(levelChunks(f16, 1048576, 1, /*reduces=*/3));
   // Staged rows: 16-bit rows of 8193 to 57344 on the online kernel.
   auto online = [&](Type type, int64_t cols, bool aligned) {
     return table.takesRowLength(Strategy::online, {type, cols, aligned});

@@ -1,7 +1,7 @@
 // RUN: softmax-opt %S/Inputs/not-softmax.mlir --rowred-plan="strategy=online" | FileCheck %s --check-prefix=PLAN
 // RUN: softmax-opt %S/Inputs/not-softmax.mlir --rowred-plan="strategy=online" --convert-rowred-to-gpu | FileCheck %s
-// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=1048576" --convert-rowred-to-gpu | FileCheck %s --check-prefix=CLUSTER
-// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=1048576" | FileCheck %s --check-prefix=CLUSTER-PLAN
+// RUN: softmax-opt %s --test-rowred-plan-request="fields='strategy = online, cluster = 16'" --rowred-decompose --rowred-plan="cols=1048576" --convert-rowred-to-gpu | FileCheck %s --check-prefix=CLUSTER
+// RUN: softmax-opt %s --test-rowred-plan-request="fields='strategy = online, cluster = 16'" --rowred-decompose --rowred-plan="cols=1048576" | FileCheck %s --check-prefix=CLUSTER-PLAN
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='reread = true'" --rowred-decompose --rowred-plan="strategy=online" | FileCheck %s --check-prefix=SOFTMAX
 // RUN: not softmax-opt %S/Inputs/not-softmax.mlir --test-rowred-plan-request="fields='prefetch = registers'" --rowred-plan="strategy=online" 2>&1 | FileCheck %s --check-prefix=PREFETCH
 // RUN: not softmax-opt %S/Inputs/not-softmax.mlir --test-rowred-plan-request="fields='kept_elements = 16384'" --rowred-plan="strategy=online" 2>&1 | FileCheck %s --check-prefix=KEPT
@@ -31,8 +31,8 @@
 // CHECK: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<1> -> f32
 // CHECK: gpu.return
 
-// rms_norm's rows of 2^20, beyond a cluster's registers: streamed over a
-// cluster of 16, each block walking its share of the row; the blocks'
+// rms_norm's rows of 2^20 (which auto cuts into chunks), asked to be
+// streamed over a cluster of 16: each block walks its share of the row; the blocks'
 // sums of squares meet in distributed shared memory (one mbarrier per
 // exchange), then every block writes its share.
 // CLUSTER-PLAN: rowred.plan = #rowred.plan<strategy = online, block = 8192, warps = 32, cluster = 16, vector = 4, reread = true>
