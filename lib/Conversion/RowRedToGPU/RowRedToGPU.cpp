@@ -171,7 +171,7 @@ struct ConvertRowRedToGPUPass
              << ", which needs a max reduce followed by a sum of exp(x - "
                 "max), as produced by rowred-decompose"
              << (plan.strategy == Strategy::chunks
-                     ? " (or one level of at most two reduces)"
+                     ? " (or levels of at most two reduces each)"
                      : "");
     if (plan.strategy == Strategy::chunks && !isOnlineSoftmaxPair(group)) {
       plan.chunkStagedInputs = std::max<int64_t>(chunkStageInputs(group), 1);
