@@ -141,8 +141,8 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   EXPECT_FALSE(chunks(bf16, 1048579, /*aligned=*/false));
   // The generic chunks: rows of 131073 to 1048576 holding two operands
   // (f32 and bf16) with one reduce; one operand and one reduce (rms_norm),
-  // bf16 from 65536 and f32 from 262145; layer_norm's three reduces from
-  // 262145. Not softmax's rows of the pair's two reduces, nor an unknown
+  // bf16 from 65536 and f32 from 262144; layer_norm's three reduces from
+  // 262144. Not softmax's rows of the pair's two reduces, nor an unknown
   // number.
   auto levelChunks = [&](Type type, int64_t cols, int64_t held,
                          int64_t reduces = 1) {
@@ -153,15 +153,15 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   EXPECT_TRUE(levelChunks(bf16, 1048576, 2));
   EXPECT_FALSE(levelChunks(f32, 131072, 2));
   EXPECT_FALSE(levelChunks(f32, 65536, 1));
-  EXPECT_FALSE(levelChunks(f32, 262144, 1));
-  EXPECT_TRUE(levelChunks(f32, 524288, 1));
+  EXPECT_FALSE(levelChunks(f32, 131072, 1));
+  EXPECT_TRUE(levelChunks(f32, 262144, 1));
   EXPECT_TRUE(levelChunks(bf16, 65536, 1));
   EXPECT_TRUE(levelChunks(bf16, 1048576, 1));
   EXPECT_FALSE(levelChunks(bf16, 2097152, 1));
   EXPECT_FALSE(levelChunks(f32, 262144, 2, /*reduces=*/0));
   EXPECT_FALSE(levelChunks(bf16, 131072, 2));
-  EXPECT_FALSE(levelChunks(f32, 262144, 1, /*reduces=*/3));
-  EXPECT_TRUE(levelChunks(f32, 262145, 1, /*reduces=*/3));
+  EXPECT_FALSE(levelChunks(f32, 131072, 1, /*reduces=*/3));
+  EXPECT_TRUE(levelChunks(f32, 262144, 1, /*reduces=*/3));
   EXPECT_TRUE(levelChunks(bf16, 1048576, 1, /*reduces=*/3));
   EXPECT_FALSE(levelChunks(f16, 1048576, 1, /*reduces=*/3));
   // Staged rows: 16-bit rows of 8193 to 57344 on the online kernel.
@@ -241,31 +241,47 @@ TEST(PlanTableTest, CompiledTableGivesFewRowsTheirKernel) {
   Type f32 = Float32Type::get(&context), bf16 = BFloat16Type::get(&context),
        f16 = Float16Type::get(&context);
   const PlanTable &table = PlanTable::get();
-  const FewRowsRow *row = table.fewRowsOf(f32, 128256, /*aligned=*/true);
+  const FewRowsRow *row = table.fewRowsOf({f32, 128256, /*aligned=*/true});
   ASSERT_TRUE(row);
   EXPECT_EQ(row->lengths.strategy, Strategy::cluster);
   EXPECT_EQ(row->cluster, 16);
   EXPECT_EQ(row->maxRows, 16);
-  EXPECT_TRUE(table.fewRowsOf(f32, 100277, /*aligned=*/false));
+  EXPECT_TRUE(table.fewRowsOf({f32, 100277, /*aligned=*/false}));
   // bf16 from 120000: at most 48 rows; 100277 at most 16.
-  const FewRowsRow *vocab = table.fewRowsOf(bf16, 256000, /*aligned=*/true);
+  const FewRowsRow *vocab = table.fewRowsOf({bf16, 256000, /*aligned=*/true});
   ASSERT_TRUE(vocab);
   EXPECT_EQ(vocab->maxRows, 48);
-  ASSERT_TRUE(table.fewRowsOf(bf16, 100277, /*aligned=*/false));
-  EXPECT_EQ(table.fewRowsOf(bf16, 100277, /*aligned=*/false)->maxRows, 16);
+  ASSERT_TRUE(table.fewRowsOf({bf16, 100277, /*aligned=*/false}));
+  EXPECT_EQ(table.fewRowsOf({bf16, 100277, /*aligned=*/false})->maxRows, 16);
   // Shorter rows over a cluster of 8: bf16 under 50000 at most 512 rows,
   // longer ones at most 64.
-  const FewRowsRow *shorter = table.fewRowsOf(bf16, 32001, /*aligned=*/false);
+  // Keyed by the kernel: f32 rms_norm (one operand held, one reduce) and
+  // layer_norm (three reduces) at 262144 keep their cluster and online
+  // kernels for at most 8 rows; softmax's pair (two reduces) has none there.
+  const FewRowsRow *norm = table.fewRowsOf({f32, 262144, /*aligned=*/true,
+                                            /*held=*/1, /*reduces=*/1});
+  ASSERT_TRUE(norm);
+  EXPECT_EQ(norm->lengths.strategy, Strategy::cluster);
+  EXPECT_EQ(norm->maxRows, 8);
+  const FewRowsRow *layerNorm = table.fewRowsOf(
+      {f32, 262144, /*aligned=*/true, /*held=*/1, /*reduces=*/3});
+  ASSERT_TRUE(layerNorm);
+  EXPECT_EQ(layerNorm->lengths.strategy, Strategy::online);
+  EXPECT_EQ(layerNorm->cluster, 8);
+  EXPECT_FALSE(table.fewRowsOf(
+      {f32, 262144, /*aligned=*/true, /*held=*/1, /*reduces=*/2}));
+  EXPECT_FALSE(table.fewRowsOf({f32, 262144, /*aligned=*/true}));
+  const FewRowsRow *shorter = table.fewRowsOf({bf16, 32001, /*aligned=*/false});
   ASSERT_TRUE(shorter);
   EXPECT_EQ(shorter->cluster, 8);
   EXPECT_EQ(shorter->maxRows, 512);
-  ASSERT_TRUE(table.fewRowsOf(bf16, 50257, /*aligned=*/false));
-  EXPECT_EQ(table.fewRowsOf(bf16, 50257, /*aligned=*/false)->maxRows, 64);
-  EXPECT_TRUE(table.fewRowsOf(f32, 65536, /*aligned=*/true));
+  ASSERT_TRUE(table.fewRowsOf({bf16, 50257, /*aligned=*/false}));
+  EXPECT_EQ(table.fewRowsOf({bf16, 50257, /*aligned=*/false})->maxRows, 64);
+  EXPECT_TRUE(table.fewRowsOf({f32, 65536, /*aligned=*/true}));
   // Measured no faster: f32 rows of 256000; f16 not measured.
-  EXPECT_FALSE(table.fewRowsOf(f32, 256000, /*aligned=*/true));
-  EXPECT_FALSE(table.fewRowsOf(f16, 128256, /*aligned=*/true));
-  EXPECT_FALSE(table.fewRowsOf(f32, 16411, /*aligned=*/false));
+  EXPECT_FALSE(table.fewRowsOf({f32, 256000, /*aligned=*/true}));
+  EXPECT_FALSE(table.fewRowsOf({f16, 128256, /*aligned=*/true}));
+  EXPECT_FALSE(table.fewRowsOf({f32, 16411, /*aligned=*/false}));
 }
 
 TEST(PlanTableTest, MinimalTableParses) {
@@ -324,12 +340,7 @@ TEST(PlanTableTest, TableErrors) {
   expectParseError(
       tableReplacing(R"("row_lengths": [])",
                      R"("row_lengths": [], "few_rows": [{"strategy": "cluster",
-                                           "max_rows": 16, "held": 2}])"),
-      "unknown field at plan table.few_rows[0]");
-  expectParseError(
-      tableReplacing(R"("row_lengths": [])",
-                     R"("row_lengths": [], "few_rows": [{"strategy": "cluster",
-                                           "max_rows": 16, "reduces": 1}])"),
+                                           "max_rows": 16, "writes_rows": true}])"),
       "unknown field at plan table.few_rows[0]");
   expectParseError(tableReplacing(R"("row_lengths": [])",
                                   R"("row_lengths": [{"strategy": "chunks",

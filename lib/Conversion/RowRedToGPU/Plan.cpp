@@ -19,6 +19,19 @@ using namespace mlir;
 using namespace mlir::rowred;
 using namespace mlir::rowred::rules;
 
+/// What the table's row_lengths and few_rows match the kernel of `group` by,
+/// for rows of `cols` elements of `type` (`aligned`: a multiple of the
+/// vector width).
+static RowLengthKey tableKey(const Group &group, Type type, int64_t cols,
+                             bool aligned) {
+  return {type,
+          cols,
+          aligned,
+          group.numHeldOperands(),
+          static_cast<int64_t>(group.reduces.size()),
+          !group.outputs.empty()};
+}
+
 /// The chunks strategy's part of planKernel: `plan` has its types, and
 /// `vector` and `sm` are resolved. Default layout (H200, version 69 of
 /// version log): 128 threads, each with 64 f32 elements in registers
@@ -267,12 +280,7 @@ private:
 
   /// What the table's row_lengths match the kernel by.
   RowLengthKey rowLengthKey() const {
-    return {plan.inType,
-            cols,
-            cols % vector == 0,
-            group.numHeldOperands(),
-            static_cast<int64_t>(group.reduces.size()),
-            !group.outputs.empty()};
+    return tableKey(group, plan.inType, cols, cols % vector == 0);
   }
 
   /// Sets plan.strategy; true when the kernel is a chunks kernel, which
@@ -915,8 +923,8 @@ std::optional<KernelPlan> mlir::rowred::planFewRows(const Group &group,
                                                     const KernelPlan &main) {
   if (opts.strategy != "auto" || !fewRowsFewBlocks(group, main, opts.cols))
     return std::nullopt;
-  const FewRowsRow *row = PlanTable::get().fewRowsOf(
-      main.inType, opts.cols, opts.cols % main.vectorWidth == 0);
+  const FewRowsRow *row = PlanTable::get().fewRowsOf(tableKey(
+      group, main.inType, opts.cols, opts.cols % main.vectorWidth == 0));
   if (!row || row->lengths.strategy == main.strategy)
     return std::nullopt;
   PlanOptions fewOpts = opts;

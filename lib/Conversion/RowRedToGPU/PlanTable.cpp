@@ -311,7 +311,8 @@ fromJSON(const json::Value &value, RowLengthRow &out, json::Path path,
 
 static bool fromJSON(const json::Value &value, FewRowsRow &out,
                      json::Path path) {
-  if (!fromJSON(value, out.lengths, path, {"max_rows", "cluster"}))
+  if (!fromJSON(value, out.lengths, path,
+                {"max_rows", "cluster", "held", "reduces"}))
     return false;
   json::ObjectMapper mapper(value, path);
   return mapPositive(mapper, value, "max_rows", out.maxRows, path) &&
@@ -412,10 +413,9 @@ bool PlanTable::runsRowGrid(const TableKey &key) const {
                       [&](const TableMatch &row) { return row.matches(key); });
 }
 
-const FewRowsRow *PlanTable::fewRowsOf(Type type, int64_t cols,
-                                       bool aligned) const {
+const FewRowsRow *PlanTable::fewRowsOf(const RowLengthKey &key) const {
   for (const FewRowsRow &row : fewRows)
-    if (row.lengths.matches({type, cols, aligned}))
+    if (row.lengths.matches(key))
       return &row;
   return nullptr;
 }

@@ -208,9 +208,8 @@ struct PlanTable {
   /// Whether auto gives `strategy` to the kernel of `key` by its rows'
   /// length (row_lengths).
   bool takesRowLength(Strategy strategy, const RowLengthKey &key) const;
-  /// The first few_rows row for rows of `cols` elements of `type`, or
-  /// null.
-  const FewRowsRow *fewRowsOf(Type type, int64_t cols, bool aligned) const;
+  /// The first few_rows row that matches `key`, or null.
+  const FewRowsRow *fewRowsOf(const RowLengthKey &key) const;
   /// The warps of the first row of `rows` that matches `key`.
   static int64_t warpsOf(ArrayRef<WarpsRow> rows, const TableKey &key);
 };

@@ -12,7 +12,7 @@
 // RUN: softmax-opt %S/Inputs/backward.mlir --rowred-decompose --rowred-plan="cols=262144" | FileCheck %s --check-prefix=AUTO
 // RUN: softmax-opt %S/Inputs/backward.mlir --rowred-decompose --rowred-plan="cols=131072" | FileCheck %s --check-prefix=NOT-AUTO
 // RUN: softmax-opt %S/Inputs/backward.mlir --rowred-decompose --rowred-plan="cols=262147" | FileCheck %s --check-prefix=NOT-AUTO
-// RUN: softmax-opt %S/Inputs/layer-norm.mlir --rowred-decompose --rowred-plan="cols=262144" | FileCheck %s --check-prefix=NOT-AUTO
+// RUN: softmax-opt %S/Inputs/layer-norm.mlir --rowred-decompose --rowred-plan="cols=131072" | FileCheck %s --check-prefix=NOT-AUTO
 // RUN: softmax-opt %S/Inputs/layer-norm.mlir --rowred-decompose --rowred-plan="cols=524288" | FileCheck %s --check-prefix=AUTO
 
 // Two inputs held (y and dy): each thread holds 16 of each in registers and
@@ -97,7 +97,7 @@
 // ERR-LEVELS: the chunks strategy needs a max reduce followed by a sum of exp(x - max), as produced by rowred-decompose, or levels of at most two reduces each (a level's reduces read only earlier levels' results; a row's chunks meet once per level)
 
 // Auto: rows of two held operands from 131073 to 1048576 elements that are a
-// multiple of the vector width, layer_norm's (three reduces) from 262145
+// multiple of the vector width, layer_norm's (three reduces) from 262144
 // (the table's row_lengths).
 // AUTO: strategy = chunks
 // NOT-AUTO-NOT: strategy = chunks

@@ -107,10 +107,12 @@
 // N32768: rowred.plan = #rowred.plan<strategy = cluster, block = 8192, warps = 16, cluster = 4, vector = 4, reread = true, max_cols = 32768, stage_elements = 8192>
 // N131072-LABEL: func.func @softmax_backward
 // N131072: rowred.plan = #rowred.plan<strategy = cluster, block = 8192, warps = 16, cluster = 16, vector = 4, reread = true, max_cols = 131072, stage_elements = 8192>
-// Where no cluster reaches those slices, the rows do not apply: 16 blocks
-// of 16384 keep 32 elements per thread (f32 rms_norm).
+// f32 rms_norm's rows of 262144 are cut into chunks, but for launches of
+// at most 8 rows (few_rows), which keep 16 blocks of 16384, 32 elements
+// per thread: where no cluster reaches those slices, the rows do not apply.
 // N262144-LABEL: func.func @rms_norm
-// N262144: rowred.plan = #rowred.plan<strategy = cluster, block = 16384, warps = 16, cluster = 16, vector = 4, reread = true, max_cols = 262144, stage_elements = 16384>
+// N262144: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 16384, warps = 16, cluster = 16, vector = 4, reread = true, max_cols = 262144, stage_elements = 16384, max_rows = 8>
+// N262144-SAME: rowred.plan = #rowred.plan<strategy = chunks, block = 4096, warps = 4, vector = 4, chunk_stage = 8192>
 // Rows of two held operands from 131073 elements are cut into generic
 // chunks (the table's row_lengths): 16 elements of each per thread in
 // registers and 32 (f32) or 48 (16-bit) in the stage.

@@ -8,6 +8,7 @@
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=128256 chip=sm_90" | FileCheck %s --check-prefix=PLAN
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=256000 chip=sm_90" | FileCheck %s --check-prefix=F32-256000
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=65536 chip=sm_90" | FileCheck %s --check-prefix=N65536
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=262144 chip=sm_90" | FileCheck %s --check-prefix=N262144
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=32001 chip=sm_90" | FileCheck %s --check-prefix=N32001
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=32768 chip=sm_90" | FileCheck %s --check-prefix=FUSED
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=128256 chip=sm_80" | FileCheck %s --check-prefix=NONE
@@ -34,6 +35,21 @@
 // PLAN-LABEL: func.func @rms_norm_bf16
 // PLAN: rowred.few_rows_plan = #rowred.plan<strategy = cluster, {{.*}}cluster = 16, {{.*}}max_rows = 48>
 // PLAN-SAME: rowred.plan = #rowred.plan<strategy = chunks,
+
+// f32 rms_norm's and layer_norm's rows of 262144 are cut into chunks but
+// for launches of at most 8 rows, which keep the kernels auto gave them
+// before (few_rows keyed by the kernel's held operands and reduces): the
+// cluster of 16 holding the row, the online kernel streaming it per level
+// over a cluster of 8. Softmax's f32 chunks there have no second kernel.
+// N262144-LABEL: func.func @softmax_f32
+// N262144-NOT: few_rows_plan
+// N262144: rowred.plan = #rowred.plan<strategy = chunks,
+// N262144-LABEL: func.func @rms_norm_f32
+// N262144: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 16384, warps = 16, cluster = 16, {{.*}}max_rows = 8>
+// N262144-SAME: rowred.plan = #rowred.plan<strategy = chunks,
+// N262144-LABEL: func.func @layer_norm_f32
+// N262144: rowred.few_rows_plan = #rowred.plan<strategy = online, block = 8192, warps = 32, cluster = 8, vector = 4, reread = true, max_rows = 8>
+// N262144-SAME: rowred.plan = #rowred.plan<strategy = chunks,
 
 // f32 rows of 256000 measured no faster on clusters beyond one row; bf16's
 // did.
@@ -120,5 +136,11 @@ func.func @rms_norm_f32(%x: memref<?x?xf32>, %w: memref<?xf32>, %y: memref<?x?xf
 // bf16 rms_norm's rows of 65536 to 262144 are cut into generic chunks.
 func.func @rms_norm_bf16(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %y: memref<?x?xbf16>) {
   rowred.rms_norm epsilon(1.0e-6) ins(%x : memref<?x?xbf16>) weight(%w : memref<?xbf16>) outs(%y : memref<?x?xbf16>)
+  return
+}
+
+// layer_norm's f32 rows of 262144: chunks, and the online kernel for a few.
+func.func @layer_norm_f32(%x: memref<?x?xf32>, %w: memref<?xf32>, %b: memref<?xf32>, %y: memref<?x?xf32>) {
+  rowred.layer_norm epsilon(1.0e-05) ins(%x : memref<?x?xf32>) weight(%w : memref<?xf32>) bias(%b : memref<?xf32>) outs(%y : memref<?x?xf32>)
   return
 }
