@@ -450,7 +450,6 @@ KernelEmitter::exchangeChunk(Value row, Value chunk, Value count,
     return LLVM::GEPOp::create(b, workspace.getType(), i64, entries,
                                ValueRange{index});
   };
-
   auto pairType = VectorType::get({2}, f32);
   // The counter once each of the row's chunks has counted itself `k` times
   // (in and out of each exchange).
