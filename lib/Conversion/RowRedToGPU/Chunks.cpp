@@ -231,8 +231,7 @@ void KernelEmitter::emitChunk(Value row, Value chunk, Value count,
   });
 }
 
-KernelEmitter::ChunkParts KernelEmitter::loadChunkParts(Value xRow,
-                                                        int64_t vec) {
+ChunkParts KernelEmitter::loadChunkParts(Value xRow, int64_t vec) {
   ChunkParts parts{{}, sliceStart, plan.chunkElements(), false};
   if (vec == 1)
     return parts;
@@ -315,7 +314,7 @@ void KernelEmitter::emitLevelChunk(Value row, Value chunk, Value count,
   outputRows.clear();
 }
 
-KernelEmitter::ChunkFold KernelEmitter::reduceFold(ArrayRef<ReduceOp> reduces) {
+ChunkFold KernelEmitter::reduceFold(ArrayRef<ReduceOp> reduces) {
   ChunkFold fold;
   SmallVector<Combiner, 2> combiners;
   for (ReduceOp reduce : reduces) {

@@ -815,16 +815,6 @@ private:
   /// part and any other map from the inputs.
   void emitChunk(Value row, Value chunk, Value count, int64_t vec);
 
-  /// Where a chunk's elements are: `held` in registers (the chunk's first
-  /// blockElements, vector path), then `streamed` more from column
-  /// `streamStart`, from the stage when `staged`.
-  struct ChunkParts {
-    SmallVector<Chunk> held;
-    Value streamStart;
-    int64_t streamed;
-    bool staged;
-  };
-
   /// The chunk from column sliceStart of the row at `xRow` on the `vec`
   /// path: thread 0 starts the bulk copy of each 2-D input's staged part
   /// into its stage slot (bulkCopyChunkStage) before the registers' loads;
@@ -863,15 +853,6 @@ private:
   /// and the arrival alone completes the phase. Vector path only: the part
   /// is whole 16-byte vectors from a 16-byte aligned address.
   void bulkCopyChunkStage(ArrayRef<Value> rowPtrs, Value stageStart);
-
-  /// How exchangeChunk folds the row's entries: from `identities` (one per
-  /// exchanged value), each lane folds its entries with `step`, then
-  /// `acrossLanes` combines the lanes' results over warp 0.
-  struct ChunkFold {
-    SmallVector<Value, 2> identities;
-    std::function<SmallVector<Value, 2>(ValueRange acc, ValueRange entry)> step;
-    std::function<SmallVector<Value, 2>(ValueRange acc)> acrossLanes;
-  };
 
   /// The fold of the partial results of `reduces` (one level, at most two):
   /// each by its combiner.

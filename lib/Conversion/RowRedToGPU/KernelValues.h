@@ -14,8 +14,11 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Region.h"
 #include "mlir/IR/Value.h"
+#include "mlir/IR/ValueRange.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
+
+#include <functional>
 
 namespace mlir {
 namespace rowred {
@@ -73,6 +76,26 @@ struct RowContext {
   /// and the column of the element being emitted (i32; set by emitElements).
   bool usesColumn = false;
   Value column;
+};
+
+/// Where a chunks kernel's chunk's elements are: `held` in registers (the
+/// chunk's first blockElements, vector path), then `streamed` more from
+/// column `streamStart`, from the stage when `staged`.
+struct ChunkParts {
+  SmallVector<Chunk> held;
+  Value streamStart;
+  int64_t streamed;
+  bool staged;
+};
+
+/// How a chunks kernel's exchange folds a row's entries
+/// (KernelEmitter::exchangeChunk): from `identities` (one per exchanged
+/// value), each lane folds its entries with `step`, then `acrossLanes`
+/// combines the lanes' results over warp 0.
+struct ChunkFold {
+  SmallVector<Value, 2> identities;
+  std::function<SmallVector<Value, 2>(ValueRange acc, ValueRange entry)> step;
+  std::function<SmallVector<Value, 2>(ValueRange acc)> acrossLanes;
 };
 
 } // namespace rowred
