@@ -234,8 +234,9 @@ private:
   }
 
   /// The plan requests of the shapes to try after auto's `plan` spilled at
-  /// one block per SM, the first to try last: chunks of a row (the softmax
-  /// pair's maps only), a cluster of twice the blocks, the online kernel.
+  /// one block per SM, the first to try last: chunks of a row (where the
+  /// planner takes the group: softmax's pair, or levels of at most two
+  /// reduces), a cluster of twice the blocks, the online kernel.
   SmallVector<PlanRequestAttr> smallerShapes(MLIRContext *context,
                                              const KernelPlan &plan) {
     SmallVector<PlanRequestAttr> shapes;
