@@ -829,6 +829,12 @@ private:
   /// map over the registers and the stage.
   void emitLevelChunk(Value row, Value chunk, Value count, int64_t vec);
 
+  /// How many of a chunk's `vec`-element vectors emitMap takes together in
+  /// a chunks kernel whose map reads operands the reduces do not (all their
+  /// loads, then all their stores): half as many as each thread holds in
+  /// registers, at least one.
+  int64_t mapBatch(int64_t vec) const;
+
   /// What forEachStreamed calls on its chunks: the values to carry on.
   using StreamBody =
       function_ref<SmallVector<Value>(ArrayRef<Chunk>, ValueRange)>;
@@ -840,8 +846,8 @@ private:
   /// `xRow`; chunks past the row's end are masked. An scf.for over them, two
   /// per iteration (more would hold them all in registers), carries `inits`
   /// through `body`'s results, called on each chunk after its load or, when
-  /// `together`, once on all of an iteration's chunks after their loads;
-  /// returns the last ones.
+  /// `together`, once on all of an iteration's chunks (mapBatch of them)
+  /// after their loads; returns the last ones.
   SmallVector<Value> forEachStreamed(Value xRow, Value start, int64_t elements,
                                      int64_t vec, bool staged, ValueRange inits,
                                      StreamBody body, bool together = false);

@@ -65,6 +65,9 @@ struct MapLoad {
   /// Several operands (inputs, per-column operands, outputs of rows) rather
   /// than one input and at most one output of rows.
   bool severalOperands = false;
+  /// Inputs and per-column operands only the map reads (the norms' weight
+  /// and bias: Group::isMapOnly).
+  int64_t mapOnlyOperands = 0;
 };
 
 /// The most threads `auto` gives a fused block or a cluster slice of 32

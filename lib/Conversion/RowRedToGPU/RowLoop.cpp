@@ -310,19 +310,25 @@ void KernelEmitter::emitMap(Value yRow, ArrayRef<Chunk> chunks,
     }
     return;
   }
-  if (group.outputs.empty())
+  if (group.outputs.empty() || chunks.empty())
     return;
-  // A chunks kernel loads every chunk's operands only the map reads (the
-  // norms' weight and bias) before it writes any: each chunk's masked store
-  // would otherwise hold the next chunk's loads behind it, one latency of
-  // L2 per vector.
+  // A chunks kernel loads the operands only the map reads (the norms'
+  // weight and bias) of a batch of chunks (mapBatch) before it writes any
+  // of them: each chunk's masked store would otherwise hold the next chunk's
+  // loads behind it, one latency of L2 per vector.
+  int64_t batch =
+      plan.strategy == Strategy::chunks && group.hasMapOnlyOperands()
+          ? mapBatch(chunks.front().values.size())
+          : 1;
   SmallVector<Chunk> loaded;
-  if (plan.strategy == Strategy::chunks && group.hasMapOnlyOperands())
-    for (const Chunk &held : chunks)
-      loaded.push_back(withMapOperands(held));
   // Every output's vector of the chunk, from the body's results per element.
   for (auto [index, held] : llvm::enumerate(chunks)) {
-    Chunk chunk = loaded.empty() ? withMapOperands(held) : loaded[index];
+    if (index % batch == 0) {
+      loaded.clear();
+      for (const Chunk &next : chunks.slice(index).take_front(batch))
+        loaded.push_back(withMapOperands(next));
+    }
+    const Chunk &chunk = loaded[index % batch];
     SmallVector<SmallVector<Value>> outs(outputRows.size());
     for (int64_t k = 0, e = chunk.values.size(); k < e; ++k) {
       SmallVector<Value> results =

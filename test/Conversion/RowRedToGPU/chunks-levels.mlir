@@ -93,6 +93,22 @@
 // TWO: llvm.fence syncscope("device") acq_rel
 // TWO: llvm.store %c0_i32{{.*}}, %[[COUNTER2]]
 // TWO: gpu.barrier
+// The map loads the weight and bias of half the held vectors (4 of 8)
+// before it stores any of them, then the other half's; the stage's loop
+// takes 4 vectors an iteration (mapBatch), its 4 from the stage with their
+// weights and biases, then their stores.
+// TWO-COUNT-8: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// TWO-NOT: llvm.load
+// TWO-COUNT-4: llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+// TWO-COUNT-8: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// TWO-NOT: llvm.load
+// TWO-COUNT-4: llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+// TWO-NEXT: }
+// TWO: scf.for %{{.*}} = %c0_i32{{.*}} to %c8192_i32{{.*}} step %c2048_i32
+// TWO-COUNT-4: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
+// TWO-COUNT-8: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// TWO-NOT: llvm.load
+// TWO-COUNT-4: llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
 
 // ERR-LEVELS: the chunks strategy needs a max reduce followed by a sum of exp(x - max), as produced by rowred-decompose, or levels of at most two reduces each (a level's reduces read only earlier levels' results; a row's chunks meet once per level)
 

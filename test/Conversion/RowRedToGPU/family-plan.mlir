@@ -142,12 +142,13 @@
 // SM80: rowred.plan = #rowred.plan<strategy = online, chip = "sm_80", block = 8192, warps = 32, vector = 4, reread = true, min_blocks_per_sm = 1>
 
 // Rows longer than a cluster holds are cut into chunks: rms_norm's one
-// level of reduces, layer_norm's two (two exchanges), the backward's two
-// held operands.
+// level of reduces, layer_norm's two (two exchanges; its map's loads of the
+// weight and bias counted in the blocks per SM asked of ptxas), the
+// backward's two held operands.
 // N1048576-LABEL: func.func @rms_norm
 // N1048576: rowred.plan = #rowred.plan<strategy = chunks, block = 4096, warps = 4, vector = 4, chunk_stage = 8192>
 // N1048576-LABEL: func.func @layer_norm
-// N1048576: rowred.plan = #rowred.plan<strategy = chunks, block = 4096, warps = 4, vector = 8, chunk_stage = 12288>
+// N1048576: rowred.plan = #rowred.plan<strategy = chunks, block = 4096, warps = 4, vector = 8, chunk_stage = 12288, min_blocks_per_sm = 5>
 // N1048576-LABEL: func.func @softmax_backward
 // N1048576: rowred.plan = #rowred.plan<strategy = chunks, block = 2048, warps = 4, vector = 4, chunk_stage = 4096>
 
