@@ -68,6 +68,8 @@ LONG_SHAPES = {"rms_norm": LONG_NORM_SHAPES, "layer_norm": LONG_NORM_SHAPES,
                "softmax_backward": LONG_NORM_SHAPES,
                "logsumexp": [(8, 4194304)], "cross_entropy": [(8, 4194304)]}
 DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16}
+# --sweep also times f16 kernels (the benchmark's tables are f32 and bf16).
+SWEEP_DTYPES = {**DTYPES, "f16": torch.float16}
 
 
 def eager(op):
@@ -206,8 +208,8 @@ def sweep(kernel_dir, rounds, row_counts=(4096, 16384)):
         groups.setdefault(key, []).append(kernel)
     for (op, dname, n), kernels in groups.items():
         for m in row_counts:
-            call_args = make_args(op, m, n, DTYPES[dname])
-            nbytes = moved_bytes(op, m, n, DTYPES[dname])
+            call_args = make_args(op, m, n, SWEEP_DTYPES[dname])
+            nbytes = moved_bytes(op, m, n, SWEEP_DTYPES[dname])
             src = torch.empty(nbytes // 2, dtype=torch.int8, device=DEVICE)
             dst = torch.empty_like(src)
             shared = {}

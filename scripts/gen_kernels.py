@@ -285,6 +285,10 @@ FAMILY = [
     ("layer_norm_stats", "f32", "chunks", "cols=30011 block=1024"),
     ("layer_norm", "bf16", "chunks", "cols=20000 block=1024 chunk_stage=4096"),
     ("cross_entropy_grad_smoothed", "f32", "chunks", "cols=9001 block=1024"),
+    # f16 in the default layouts (auto's from 131072 and 262145): the map's
+    # weights and biases loaded by halves of a chunk's vectors.
+    ("layer_norm", "f16", "chunks", "cols=40000"),
+    ("softmax_backward", "f16", "chunks", "cols=30000"),
 ]
 
 # Cross-entropy's parameters in the family set (check_family.py reads them

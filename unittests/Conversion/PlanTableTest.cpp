@@ -140,10 +140,10 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   EXPECT_FALSE(chunks(bf16, 16383, /*aligned=*/false));
   EXPECT_FALSE(chunks(bf16, 1048579, /*aligned=*/false));
   // The generic chunks: rows of 131073 to 1048576 holding two operands
-  // (f32 and bf16) with one reduce; one operand and one reduce (rms_norm),
-  // bf16 from 65536 and f32 from 262144; layer_norm's three reduces from
-  // 262144. Not softmax's rows of the pair's two reduces, nor an unknown
-  // number.
+  // (f32 and bf16; f16 from 131072) with one reduce; one operand and one
+  // reduce (rms_norm), bf16 from 65536 and f32 and f16 from 262144;
+  // layer_norm's three reduces from 262144 (16-bit beyond). Not softmax's
+  // rows of the pair's two reduces, nor an unknown number.
   auto levelChunks = [&](Type type, int64_t cols, int64_t held,
                          int64_t reduces = 1) {
     return table.takesRowLength(Strategy::chunks,
@@ -163,7 +163,12 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   EXPECT_FALSE(levelChunks(f32, 131072, 1, /*reduces=*/3));
   EXPECT_TRUE(levelChunks(f32, 262144, 1, /*reduces=*/3));
   EXPECT_TRUE(levelChunks(bf16, 1048576, 1, /*reduces=*/3));
-  EXPECT_FALSE(levelChunks(f16, 1048576, 1, /*reduces=*/3));
+  EXPECT_TRUE(levelChunks(f16, 1048576, 1, /*reduces=*/3));
+  EXPECT_FALSE(levelChunks(f16, 262144, 1, /*reduces=*/3));
+  EXPECT_TRUE(levelChunks(f16, 131072, 2));
+  EXPECT_FALSE(levelChunks(f16, 65536, 2));
+  EXPECT_TRUE(levelChunks(f16, 262144, 1));
+  EXPECT_FALSE(levelChunks(f16, 131072, 1));
   // Staged rows: 16-bit rows of 8193 to 57344 on the online kernel.
   auto online = [&](Type type, int64_t cols, bool aligned) {
     return table.takesRowLength(Strategy::online, {type, cols, aligned});

@@ -14,6 +14,9 @@
 // RUN: softmax-opt %S/Inputs/backward.mlir --rowred-decompose --rowred-plan="cols=262147" | FileCheck %s --check-prefix=NOT-AUTO
 // RUN: softmax-opt %S/Inputs/layer-norm.mlir --rowred-decompose --rowred-plan="cols=131072" | FileCheck %s --check-prefix=NOT-AUTO
 // RUN: softmax-opt %S/Inputs/layer-norm.mlir --rowred-decompose --rowred-plan="cols=524288" | FileCheck %s --check-prefix=AUTO
+// RUN: softmax-opt %S/Inputs/family-f16.mlir --rowred-decompose --rowred-plan="cols=131072" | FileCheck %s --check-prefix=F16-131072
+// RUN: softmax-opt %S/Inputs/family-f16.mlir --rowred-decompose --rowred-plan="cols=262144" | FileCheck %s --check-prefix=F16-262144
+// RUN: softmax-opt %S/Inputs/family-f16.mlir --rowred-decompose --rowred-plan="cols=262160" | FileCheck %s --check-prefix=F16-262160
 
 // Two inputs held (y and dy): each thread holds 16 of each in registers and
 // the stage 32 more of each, side by side: 2 x 4096 f32 of dynamic shared
@@ -117,3 +120,20 @@
 // (the table's row_lengths).
 // AUTO: strategy = chunks
 // NOT-AUTO-NOT: strategy = chunks
+
+// f16 (rows of its own): the backward's chunks from 131072, rms_norm's from
+// 262144, layer_norm's beyond 262144.
+// F16-131072-LABEL: func.func @rms_norm
+// F16-131072: strategy = cluster
+// F16-131072-LABEL: func.func @layer_norm
+// F16-131072-NOT: strategy = chunks
+// F16-131072-LABEL: func.func @softmax_backward
+// F16-131072: strategy = chunks, block = 2048, warps = 4, vector = 8, chunk_stage = 6144
+// F16-262144-LABEL: func.func @rms_norm
+// F16-262144: strategy = chunks, block = 4096, warps = 4, vector = 8, chunk_stage = 12288
+// F16-262144-LABEL: func.func @layer_norm
+// F16-262144: strategy = online
+// F16-262144-LABEL: func.func @softmax_backward
+// F16-262144: strategy = chunks
+// F16-262160-LABEL: func.func @layer_norm
+// F16-262160: strategy = chunks, block = 4096, warps = 4, vector = 8, chunk_stage = 12288, min_blocks_per_sm = 5
