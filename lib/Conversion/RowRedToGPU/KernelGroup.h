@@ -86,11 +86,13 @@ struct Group {
       held += !isMapOnly(index);
     return held;
   }
-  /// Whether any operand is one only the map reads (isMapOnly).
-  bool hasMapOnlyOperands() const {
-    return numHeldOperands() <
-           static_cast<int64_t>(inputs.size() + columns.size());
+  /// The inputs and per-column operands only the map reads (isMapOnly).
+  int64_t numMapOnlyOperands() const {
+    return static_cast<int64_t>(inputs.size() + columns.size()) -
+           numHeldOperands();
   }
+  /// Whether any operand is one only the map reads (isMapOnly).
+  bool hasMapOnlyOperands() const { return numMapOnlyOperands() > 0; }
   /// The reduces in levels, as [begin, end) ranges of `reduces`: runs of
   /// consecutive reduces none of which reads another's row scalar, so that
   /// one exchange between threads serves each run (layer_norm's correction

@@ -137,9 +137,8 @@ static MapLoad mapLoad(const Group &group, const PlanOptions &opts,
   bool rowInputsPerElement = !group.rowInputs.empty() && !group.outputs.empty();
   bool peeled =
       vectorWidth > 0 && opts.cols > 0 && opts.cols % vectorWidth != 0;
-  int64_t operands = group.inputs.size() + group.columns.size();
   return {!isSoftmaxMap(group), rowInputsPerElement, peeled,
-          !group.hasOneRowOperand(), operands - group.numHeldOperands()};
+          !group.hasOneRowOperand(), group.numMapOnlyOperands()};
 }
 
 namespace {
