@@ -16,23 +16,32 @@ void KernelEmitter::emitChunks() {
       arith::CeilDivUIOp::create(b, cols, constI32(plan.chunkElements()));
   Value total =
       arith::MulIOp::create(b, arith::TruncIOp::create(b, i32, rows), count);
-  // Every block takes one ticket past the last: the counter wraps to 0
-  // after total + grid tickets.
-  Value grid = arith::IndexCastOp::create(
-      b, i32, gpu::GridDimOp::create(b, gpu::Dimension::x));
-  Value lastTicket = arith::SubIOp::create(
-      b, arith::AddIOp::create(b, total, grid), constI32(1));
   Value ticketSlot = constIndex(KernelPlan::kTicketSlot);
   Value first = constIndex(0);
   // The loop carries the parity of the stage's mbarrier phase, which each
-  // staged chunk completes once.
+  // staged chunk completes once (and each chunk flips).
   auto loop =
       scf::WhileOp::create(b, TypeRange{i32, i32}, ValueRange{constI32(0)});
   OpBuilder::InsertionGuard guard(b);
   Block *before = b.createBlock(&loop.getBefore(), {}, {i32}, {b.getLoc()});
+  Value parity = before->getArgument(0);
+  // A launch of no more chunks than blocks (a few rows) gives block i chunk
+  // i, all of them resident at once under the cooperative launch: no
+  // ticket's round trip to L2 before its chunk nor after it, and the ticket
+  // word stays 0. The grid is read here, not held through the chunk.
+  Value grid = arith::IndexCastOp::create(
+      b, i32, gpu::GridDimOp::create(b, gpu::Dimension::x));
+  Value byTicket =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, total, grid);
   {
     OpBuilder::InsertionGuard inner(b);
-    b.setInsertionPointToStart(emitIfFirstThread());
+    b.setInsertionPointToStart(emitIfThen(arith::AndIOp::create(
+        b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, constI32(0)),
+        byTicket)));
+    // Every block takes one ticket past the last: the counter wraps to 0
+    // after total + grid tickets.
+    Value lastTicket = arith::SubIOp::create(
+        b, arith::AddIOp::create(b, total, grid), constI32(1));
     Value ticket = LLVM::AtomicRMWOp::create(
         b, LLVM::AtomicBinOp::uinc_wrap, workspace, lastTicket,
         LLVM::AtomicOrdering::monotonic, "device");
@@ -42,11 +51,21 @@ void KernelEmitter::emitChunks() {
   // Also orders the previous chunk's reads of shared memory and of the stage
   // before this chunk's writes.
   gpu::BarrierOp::create(b);
-  Value ticket = arith::BitcastOp::create(
-      b, i32, memref::LoadOp::create(b, shared, ValueRange{ticketSlot, first}));
+  Value blockChunk = arith::SelectOp::create(
+      b,
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, parity, constI32(0)),
+      arith::IndexCastOp::create(b, i32,
+                                 gpu::BlockIdOp::create(b, gpu::Dimension::x)),
+      total);
+  Value ticket = arith::SelectOp::create(
+      b, byTicket,
+      arith::BitcastOp::create(
+          b, i32,
+          memref::LoadOp::create(b, shared, ValueRange{ticketSlot, first})),
+      blockChunk);
   scf::ConditionOp::create(
       b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, ticket, total),
-      ValueRange{before->getArgument(0), ticket});
+      ValueRange{parity, ticket});
   Block *after =
       b.createBlock(&loop.getAfter(), {}, {i32, i32}, {b.getLoc(), b.getLoc()});
   stageParity = after->getArgument(0);

@@ -30,9 +30,11 @@
 // Rows cut into chunks (128 threads x (64 f32 in registers + 64 staged)):
 // each block loops: thread 0 takes a ticket, which wraps to 0 after rows x
 // chunks + grid of them, and hands it to the block through shared memory;
-// the loop ends at the first ticket past the last chunk. The staged part
-// arrives by one bulk copy on an mbarrier while the registers load; the
-// loop carries the parity of the mbarrier's phase.
+// the loop ends at the first ticket past the last chunk. A launch of no more
+// chunks than blocks takes no ticket: block i takes chunk i, once (the
+// parity is 0 only on the first iteration). The staged part arrives by one
+// bulk copy on an mbarrier while the registers load; the loop carries the
+// parity of the mbarrier's phase.
 // CHECK: rowred.kernels = {softmax_kernel0 = {block_elements = 8192 : i64, block_threads = 128 : i64, chunk_elements = 16384 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 32768 : i64, elements_per_thread = 64 : i64
 // CHECK-SAME: grid = "chunks"
 // CHECK-SAME: max_cols = 0 : i64
@@ -43,15 +45,24 @@
 // CHECK: nvvm.mbarrier.init
 // CHECK: %[[COUNT:.*]] = arith.ceildivui %{{.*}}, %c16384_i32 : i32
 // CHECK: %[[TOTAL:.*]] = arith.muli %{{.*}}, %[[COUNT]] : i32
+// CHECK: scf.while (%[[PARITY:.*]] = %c0_i32{{.*}}) : (i32) -> (i32, i32) {
 // CHECK: %[[GRID:.*]] = gpu.grid_dim  x
 // CHECK: %[[GRID32:.*]] = arith.index_cast %[[GRID]] : index to i32
+// CHECK: %[[BY_TICKET:.*]] = arith.cmpi ugt, %[[TOTAL]], %[[GRID32]] : i32
+// CHECK: %[[THREAD0:.*]] = arith.cmpi eq, %{{.*}}, %c0_i32{{.*}} : i32
+// CHECK: %[[TAKE:.*]] = arith.andi %[[THREAD0]], %[[BY_TICKET]] : i1
+// CHECK: scf.if %[[TAKE]] {
 // CHECK: %[[SUM:.*]] = arith.addi %[[TOTAL]], %[[GRID32]] : i32
 // CHECK: %[[WRAP:.*]] = arith.subi %[[SUM]], %c1_i32{{.*}} : i32
-// CHECK: scf.while (%[[PARITY:.*]] = %c0_i32{{.*}}) : (i32) -> (i32, i32) {
 // CHECK: llvm.atomicrmw uinc_wrap %[[WS]], %[[WRAP]] syncscope("device") monotonic : !llvm.ptr<1>, i32
 // CHECK: memref.store %{{.*}}, %[[SLOTS]][%c2, %c0{{.*}}]
 // CHECK: gpu.barrier
-// CHECK: %[[TICKET:.*]] = arith.bitcast %{{.*}} : f32 to i32
+// CHECK: %[[BLOCK:.*]] = gpu.block_id  x
+// CHECK: %[[BLOCK32:.*]] = arith.index_cast %[[BLOCK]] : index to i32
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[PARITY]], %c0_i32{{.*}} : i32
+// CHECK: %[[ONCE:.*]] = arith.select %[[FIRST]], %[[BLOCK32]], %[[TOTAL]] : i32
+// CHECK: %[[TAKEN:.*]] = arith.bitcast %{{.*}} : f32 to i32
+// CHECK: %[[TICKET:.*]] = arith.select %[[BY_TICKET]], %[[TAKEN]], %[[ONCE]] : i32
 // CHECK: %[[MORE:.*]] = arith.cmpi ult, %[[TICKET]], %[[TOTAL]] : i32
 // CHECK: scf.condition(%[[MORE]]) %[[PARITY]], %[[TICKET]] : i32, i32
 // CHECK: ^bb0(%[[STAGE_PARITY:.*]]: i32, %{{.*}}: i32):
