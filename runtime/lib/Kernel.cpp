@@ -303,9 +303,9 @@ Kernel::~Kernel() {
 }
 
 int64_t Kernel::workspaceBytes(int64_t rows, int64_t cols) const {
-  return kernelSpec.chunkElements > 0
-             ? kernelSpec.chunkWorkspaceBytes(rows, cols)
-             : 0;
+  // The kernel the launch takes: a variant of smaller chunks needs more.
+  const KernelSpec &taken = forShape(rows, cols).kernelSpec;
+  return taken.chunkElements > 0 ? taken.chunkWorkspaceBytes(rows, cols) : 0;
 }
 
 KernelShape rowred::runtime::shapeOf(const KernelSpec &spec) {

@@ -185,9 +185,13 @@ std::string LaunchPlan::explain(const DeviceInfo &device,
     return os.str();
   }
   if (chunkElements > 0) {
+    // No more chunks than blocks: block i takes chunk i (Chunks.cpp).
+    bool oneEach = grid != 0 && rows * chunksPerRow <= grid;
     os << "chunks of " << chunkElements << " elements, " << chunksPerRow
-       << " per row, each block taking the next by ticket; resident blocks: "
-       << blocksPerSM << " x " << device.sms << " = "
+       << " per row, "
+       << (oneEach ? "one per block (block i takes chunk i)"
+                   : "each block taking the next by ticket")
+       << "; resident blocks: " << blocksPerSM << " x " << device.sms << " = "
        << int64_t(blocksPerSM) * device.sms << "\n";
     if (grid == 0) {
       os << "blocks launched: none: a row's " << chunksPerRow

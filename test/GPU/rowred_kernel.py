@@ -114,6 +114,9 @@ class Kernel:
         the launch takes, so that each handles several rows (for a chunks
         kernel, one block per chunk of a row, so that each takes several)."""
         meta = self.taken(rows, cols or self.meta["max_cols"] or 1)
+        if meta is not self.meta and meta.get("chunk_elements", 0):
+            # A variant of smaller chunks: one block per chunk of its own.
+            return -(-cols // meta["chunk_elements"])
         if meta is not self.meta:
             cluster = meta.get("cluster_blocks", 1)
             groups = -(-rows // meta.get("rows_per_block", 1))

@@ -23,6 +23,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -124,15 +125,30 @@ bool softmax_run::compileMlir(const CompileRequest &req, std::string &jsonPath,
             diagnostics;
     return false;
   }
+  // The kernels of the file, less the variants one of them lists (its
+  // kernel for a few rows), which the runtime loads with it.
   auto kernels = (*module)->getAttrOfType<DictionaryAttr>("rowred.kernels");
-  if (!kernels || kernels.size() != 1) {
-    error = "'" + req.mlirPath + "' holds " +
-            std::to_string(kernels ? kernels.size() : 0) +
+  llvm::StringSet<> variants;
+  for (NamedAttribute kernel :
+       kernels ? kernels.getValue() : ArrayRef<NamedAttribute>()) {
+    auto metadata = dyn_cast<DictionaryAttr>(kernel.getValue());
+    auto list = metadata ? metadata.getAs<ArrayAttr>("variants") : nullptr;
+    for (Attribute variant : list ? list.getValue() : ArrayRef<Attribute>())
+      if (auto name = cast<DictionaryAttr>(variant).getAs<StringAttr>("kernel"))
+        variants.insert(name.getValue());
+  }
+  SmallVector<StringRef> runnable;
+  for (NamedAttribute kernel :
+       kernels ? kernels.getValue() : ArrayRef<NamedAttribute>())
+    if (!variants.contains(kernel.getName().strref()))
+      runnable.push_back(kernel.getName().strref());
+  if (runnable.size() != 1) {
+    error = "'" + req.mlirPath + "' holds " + std::to_string(runnable.size()) +
             " rowred kernels; softmax-run runs exactly one";
     return false;
   }
   SmallString<256> json(dir);
-  llvm::sys::path::append(json, kernels.begin()->getName().strref() + ".json");
+  llvm::sys::path::append(json, runnable.front() + ".json");
   jsonPath = std::string(json);
   std::error_code ec;
   llvm::raw_fd_ostream marker(done, ec);

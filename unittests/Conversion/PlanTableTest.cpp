@@ -262,7 +262,8 @@ TEST(PlanTableTest, CompiledTableGivesFewRowsTheirKernel) {
   // longer ones at most 64.
   // Keyed by the kernel: f32 rms_norm (one operand held, one reduce) and
   // layer_norm (three reduces) at 262144 keep their cluster and online
-  // kernels for at most 8 rows; softmax's pair (two reduces) has none there.
+  // kernels for at most 8 rows; softmax's pair (two reduces) takes smaller
+  // chunks there (below).
   const FewRowsRow *norm = table.fewRowsOf({f32, 262144, /*aligned=*/true,
                                             /*held=*/1, /*reduces=*/1});
   ASSERT_TRUE(norm);
@@ -273,8 +274,11 @@ TEST(PlanTableTest, CompiledTableGivesFewRowsTheirKernel) {
   ASSERT_TRUE(layerNorm);
   EXPECT_EQ(layerNorm->lengths.strategy, Strategy::online);
   EXPECT_EQ(layerNorm->cluster, 8);
-  EXPECT_FALSE(table.fewRowsOf(
-      {f32, 262144, /*aligned=*/true, /*held=*/1, /*reduces=*/2}));
+  EXPECT_EQ(table
+                .fewRowsOf({f32, 262144, /*aligned=*/true, /*held=*/1,
+                            /*reduces=*/2})
+                ->lengths.strategy,
+            Strategy::chunks);
   EXPECT_FALSE(table.fewRowsOf({f32, 262144, /*aligned=*/true}));
   const FewRowsRow *shorter = table.fewRowsOf({bf16, 32001, /*aligned=*/false});
   ASSERT_TRUE(shorter);
@@ -283,8 +287,22 @@ TEST(PlanTableTest, CompiledTableGivesFewRowsTheirKernel) {
   ASSERT_TRUE(table.fewRowsOf({bf16, 50257, /*aligned=*/false}));
   EXPECT_EQ(table.fewRowsOf({bf16, 50257, /*aligned=*/false})->maxRows, 64);
   EXPECT_TRUE(table.fewRowsOf({f32, 65536, /*aligned=*/true}));
-  // Measured no faster: f32 rows of 256000; f16 not measured.
+  // Softmax's pair (one operand held, two reduces) beyond the clusters:
+  // chunks of 8192, for at most 16 f32 rows.
+  const FewRowsRow *smaller = table.fewRowsOf(
+      {f32, 256000, /*aligned=*/true, /*held=*/1, /*reduces=*/2});
+  ASSERT_TRUE(smaller);
+  EXPECT_EQ(smaller->lengths.strategy, Strategy::chunks);
+  EXPECT_EQ(smaller->block + smaller->chunkStage, 8192);
+  EXPECT_EQ(smaller->maxRows, 16);
+  // bf16's (+16% at M = 1 of 1048573) spills at the planner's bound on
+  // the peeled path: none.
+  EXPECT_FALSE(table.fewRowsOf(
+      {bf16, 1048573, /*aligned=*/false, /*held=*/1, /*reduces=*/2}));
+  // Not measured: other kernels' chunks there, and f16.
   EXPECT_FALSE(table.fewRowsOf({f32, 256000, /*aligned=*/true}));
+  EXPECT_FALSE(table.fewRowsOf(
+      {f32, 1048576, /*aligned=*/true, /*held=*/2, /*reduces=*/1}));
   EXPECT_FALSE(table.fewRowsOf({f16, 128256, /*aligned=*/true}));
   EXPECT_FALSE(table.fewRowsOf({f32, 16411, /*aligned=*/false}));
 }
@@ -351,6 +369,24 @@ TEST(PlanTableTest, TableErrors) {
                                   R"("row_lengths": [{"strategy": "chunks",
                                          "reduces": 0}])"),
                    "at plan table.row_lengths[0].reduces");
+  // Smaller chunks name their block; a cluster has none.
+  expectParseError(
+      tableReplacing(R"("row_lengths": [])",
+                     R"("row_lengths": [], "few_rows": [{"strategy": "chunks",
+                                           "max_rows": 16}])"),
+      "a row of chunks, and only such a row, names its block at plan "
+      "table.few_rows[0]");
+  expectParseError(
+      tableReplacing(R"("row_lengths": [])",
+                     R"("row_lengths": [], "few_rows": [{"strategy": "cluster",
+                                           "max_rows": 16, "block": 4096}])"),
+      "a row of chunks, and only such a row, names its block at plan "
+      "table.few_rows[0]");
+  expectParseError(
+      tableReplacing(R"("row_lengths": [])",
+                     R"("row_lengths": [], "few_rows": [{"strategy": "online",
+                                           "max_rows": 8, "chunk_stage": 4096}])"),
+      "only a row of chunks names a chunk_stage at plan table.few_rows[0]");
 }
 
 } // namespace

@@ -925,18 +925,30 @@ std::optional<KernelPlan> mlir::rowred::planFewRows(const Group &group,
     return std::nullopt;
   const FewRowsRow *row = PlanTable::get().fewRowsOf(tableKey(
       group, main.inType, opts.cols, opts.cols % main.vectorWidth == 0));
-  if (!row || row->lengths.strategy == main.strategy)
+  if (!row)
     return std::nullopt;
   PlanOptions fewOpts = opts;
   fewOpts.strategy = stringifyStrategy(row->lengths.strategy).str();
   fewOpts.clusterSize = row->cluster;
+  if (row->block) {
+    fewOpts.blockSize = row->block;
+    fewOpts.chunkStage = row->chunkStage;
+  }
   // A row the strategy cannot take (too many operands for a cluster's
   // registers) keeps one kernel: its diagnostic is not the user's.
   ScopedDiagnosticHandler quiet(group.map->getContext(),
                                 [](Diagnostic &) { return success(); });
   FailureOr<KernelPlan> plan = planKernel(group, fewOpts);
-  if (failed(plan))
+  if (failed(plan) || (plan->strategy == main.strategy &&
+                       plan->chunkElements() == main.chunkElements()))
     return std::nullopt;
+  // Smaller chunks ask for a block per SM fewer than the chunks' bound
+  // (PlanRules' kChunkSpareRegisters, measured on the default chunks): the
+  // f32 chunk of 4096 + 4096 spills 40 bytes at its nine blocks (56
+  // registers), none at eight (64), the kernel measured in PlanTable.json
+  // (left alone, ptxas takes 93 registers: five blocks).
+  if (plan->strategy == Strategy::chunks && plan->minBlocksPerSM > 1)
+    --plan->minBlocksPerSM;
   plan->maxRows = row->maxRows;
   return *plan;
 }

@@ -311,13 +311,30 @@ fromJSON(const json::Value &value, RowLengthRow &out, json::Path path,
 
 static bool fromJSON(const json::Value &value, FewRowsRow &out,
                      json::Path path) {
-  if (!fromJSON(value, out.lengths, path,
-                {"max_rows", "cluster", "held", "reduces"}))
+  if (!fromJSON(
+          value, out.lengths, path,
+          {"max_rows", "cluster", "held", "reduces", "block", "chunk_stage"}))
     return false;
   json::ObjectMapper mapper(value, path);
-  return mapPositive(mapper, value, "max_rows", out.maxRows, path) &&
-         mapPositive(mapper, value, "cluster", out.cluster, path,
-                     /*optional=*/true);
+  if (!mapPositive(mapper, value, "max_rows", out.maxRows, path) ||
+      !mapPositive(mapper, value, "cluster", out.cluster, path,
+                   /*optional=*/true) ||
+      !mapPositive(mapper, value, "block", out.block, path,
+                   /*optional=*/true) ||
+      !mapPositive(mapper, value, "chunk_stage", out.chunkStage, path,
+                   /*optional=*/true))
+    return false;
+  // Smaller chunks are the one second kernel of the chunks' own strategy.
+  bool chunks = out.lengths.strategy == Strategy::chunks;
+  if (chunks != (out.block != 0)) {
+    path.report("a row of chunks, and only such a row, names its block");
+    return false;
+  }
+  if (!chunks && out.chunkStage) {
+    path.report("only a row of chunks names a chunk_stage");
+    return false;
+  }
+  return true;
 }
 
 static bool fromJSON(const json::Value &value, PlanTable &out,

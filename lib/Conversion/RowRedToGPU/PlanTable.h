@@ -156,11 +156,13 @@ struct RowLengthRow {
 
 /// Rows of the `lengths` whose chunks kernel also gets a second one for
 /// launches of at most `maxRows` rows, of `lengths.strategy` over clusters of
-/// `cluster` blocks (0: derived): a few rows' chunks are too few blocks,
+/// `cluster` blocks (0: derived), or of smaller chunks of `block` elements in
+/// registers and `chunkStage` staged: a few rows' chunks are too few blocks,
 /// each waiting for the row's exchange, to keep the memory system busy.
 struct FewRowsRow {
   RowLengthRow lengths;
   int64_t maxRows = 0, cluster = 0;
+  int64_t block = 0, chunkStage = 0;
 };
 
 /// The table: PlanTable.json, parsed.

@@ -1,7 +1,8 @@
 // Rows that auto cuts into chunks and that the plan table's few_rows names
 // get a second kernel for launches of a few rows: the row over a cluster
 // of 16 blocks for at most 16 rows of 100000 to 160000 (f32; bf16 from
-// 120000: 48), of 8 for at most 64 shorter rows (bf16 under 50000: 512). The plan says so (rowred.few_rows_plan, with
+// 120000: 48), of 8 for at most 64 shorter rows (bf16 under 50000: 512);
+// smaller chunks for longer rows. The plan says so (rowred.few_rows_plan, with
 // max_rows), the host code launches it when the rows are few, and the
 // metadata of the first kernel lists it under `variants`.
 
@@ -16,6 +17,10 @@
 // RUN: rm -rf %t && softmax-opt %s --rowred-to-ptx="cols=128256 chip=sm_90 output-dir=%t" -o /dev/null
 // RUN: FileCheck %s --check-prefix=JSON --input-file=%t/softmax_f32_kernel0.json
 // RUN: FileCheck %s --check-prefix=JSON-FEW --input-file=%t/softmax_f32_kernel0_rows16.json
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=1048573 chip=sm_90" | FileCheck %s --check-prefix=N1048573
+// RUN: rm -rf %t.long && softmax-opt %s --rowred-to-ptx="cols=1048573 chip=sm_90 output-dir=%t.long" -o /dev/null
+// RUN: FileCheck %s --check-prefix=JSON-CHUNKS --input-file=%t.long/softmax_f32_kernel0.json
+// RUN: FileCheck %s --check-prefix=JSON-CHUNKS-FEW --input-file=%t.long/softmax_f32_kernel0_rows16.json
 
 // PLAN-LABEL: func.func @softmax_f32
 // PLAN: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 8192, warps = 16, cluster = 16, {{.*}}max_cols = 131072, {{.*}}max_rows = 16>
@@ -40,10 +45,11 @@
 // for launches of at most 8 rows, which keep the kernels auto gave them
 // before (few_rows keyed by the kernel's held operands and reduces): the
 // cluster of 16 holding the row, the online kernel streaming it per level
-// over a cluster of 8. Softmax's f32 chunks there have no second kernel.
+// over a cluster of 8. Softmax's f32 chunks there take chunks of 8192 for
+// at most 16 rows.
 // N262144-LABEL: func.func @softmax_f32
-// N262144-NOT: few_rows_plan
-// N262144: rowred.plan = #rowred.plan<strategy = chunks,
+// N262144: rowred.few_rows_plan = #rowred.plan<strategy = chunks, block = 4096, warps = 4, vector = 4, chunk_stage = 4096, {{.*}}max_rows = 16>
+// N262144-SAME: rowred.plan = #rowred.plan<strategy = chunks, block = 8192, warps = 4, vector = 4, chunk_stage = 8192,
 // N262144-LABEL: func.func @rms_norm_f32
 // N262144: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 16384, warps = 16, cluster = 16, {{.*}}max_rows = 8>
 // N262144-SAME: rowred.plan = #rowred.plan<strategy = chunks,
@@ -51,10 +57,11 @@
 // N262144: rowred.few_rows_plan = #rowred.plan<strategy = online, block = 8192, warps = 32, cluster = 8, vector = 4, reread = true, max_rows = 8>
 // N262144-SAME: rowred.plan = #rowred.plan<strategy = chunks,
 
-// f32 rows of 256000 measured no faster on clusters beyond one row; bf16's
-// did.
+// f32 rows of 256000 measured no faster on clusters beyond one row, but
+// faster on smaller chunks (8192 against 16384) up to 16 rows; bf16's on
+// clusters.
 // F32-256000-LABEL: func.func @softmax_f32
-// F32-256000-NOT: few_rows_plan
+// F32-256000: rowred.few_rows_plan = #rowred.plan<strategy = chunks, block = 4096, {{.*}}chunk_stage = 4096, {{.*}}max_rows = 16>
 // F32-256000-LABEL: func.func @softmax_bf16
 // F32-256000: rowred.few_rows_plan = #rowred.plan<strategy = cluster,
 // F32-256000-SAME: rowred.plan = #rowred.plan<strategy = chunks,
@@ -65,6 +72,22 @@
 // N65536-SAME: rowred.plan = #rowred.plan<strategy = chunks,
 // N65536-LABEL: func.func @softmax_bf16
 // N65536: rowred.few_rows_plan = #rowred.plan<strategy = cluster, {{.*}}cluster = 8, {{.*}}max_rows = 64>
+
+// The longest rows: chunks of 8192 for at most 16 f32 rows, whose metadata
+// gives the launch its own chunks (and so its workspace). bf16 keeps one
+// kernel.
+// N1048573-LABEL: func.func @softmax_f32
+// N1048573: rowred.few_rows_plan = #rowred.plan<strategy = chunks, block = 4096, warps = 4, vector = 4, chunk_stage = 4096, {{.*}}max_rows = 16>
+// N1048573-SAME: rowred.plan = #rowred.plan<strategy = chunks, block = 8192, warps = 4, vector = 4, chunk_stage = 8192,
+// N1048573-LABEL: func.func @softmax_bf16
+// N1048573-NOT: few_rows_plan
+// N1048573: rowred.plan = #rowred.plan<strategy = chunks,
+// JSON-CHUNKS: "chunk_elements": 16384,
+// JSON-CHUNKS: "kernel": "softmax_f32_kernel0_rows16",
+// JSON-CHUNKS: "max_rows": 16
+// JSON-CHUNKS-FEW: "chunk_elements": 8192,
+// JSON-CHUNKS-FEW: "grid": "chunks",
+// JSON-CHUNKS-FEW-NOT: "variants"
 
 // Rows a fused block holds: one kernel.
 // FUSED-NOT: few_rows_plan

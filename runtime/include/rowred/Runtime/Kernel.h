@@ -107,8 +107,7 @@ public:
     return variantKernels;
   }
   /// Bytes of zeroed workspace a launch over `rows` x `cols` needs (0 for
-  /// kernels without one), whichever kernel it takes (this one's need,
-  /// the most of any).
+  /// kernels without one): that of the kernel it takes (forShape).
   int64_t workspaceBytes(int64_t rows, int64_t cols) const;
   /// The launch over `rows` x `cols` of the kernel it takes (forShape), with
   /// its grid (`requested` blocks when non-zero); nullopt (with `error`)
