@@ -216,10 +216,13 @@ def busy_device_launches(kernel):
         pass
     dtype = to_device_dtype(kernel.meta["input_type"])
     cols = kernel.chunk * 16
-    x = cp.zeros((cols,), dtype=dtype)
-    y = cp.zeros((cols,), dtype=to_device_dtype(kernel.meta["output_type"]))
+    # More rows than any variant takes, so that the kernel itself launches.
+    rows = 1 + max((max_rows for max_rows, _ in kernel.variants), default=0)
+    x = cp.zeros((rows * cols,), dtype=dtype)
+    y = cp.zeros((rows * cols,),
+                 dtype=to_device_dtype(kernel.meta["output_type"]))
     try:
-        kernel.launch(x.data.ptr, y.data.ptr, 1, cols, cols, cols,
+        kernel.launch(x.data.ptr, y.data.ptr, rows, cols, cols, cols,
                       grid=kernel.resident + 1)
         cp.cuda.runtime.deviceSynchronize()
         problems.append(f"the runtime launched {kernel.resident + 1} blocks "
