@@ -288,17 +288,24 @@ TEST(PlanTableTest, CompiledTableGivesFewRowsTheirKernel) {
   EXPECT_EQ(table.fewRowsOf({bf16, 50257, /*aligned=*/false})->maxRows, 64);
   EXPECT_TRUE(table.fewRowsOf({f32, 65536, /*aligned=*/true}));
   // Softmax's pair (one operand held, two reduces) beyond the clusters:
-  // chunks of 8192, for at most 16 f32 rows.
+  // chunks of 8192, for at most 16 f32 rows and 8 bf16 ones.
   const FewRowsRow *smaller = table.fewRowsOf(
       {f32, 256000, /*aligned=*/true, /*held=*/1, /*reduces=*/2});
   ASSERT_TRUE(smaller);
   EXPECT_EQ(smaller->lengths.strategy, Strategy::chunks);
   EXPECT_EQ(smaller->block + smaller->chunkStage, 8192);
   EXPECT_EQ(smaller->maxRows, 16);
-  // bf16's (+16% at M = 1 of 1048573) spills at the planner's bound on
-  // the peeled path: none.
-  EXPECT_FALSE(table.fewRowsOf(
-      {bf16, 1048573, /*aligned=*/false, /*held=*/1, /*reduces=*/2}));
+  const FewRowsRow *smaller16 = table.fewRowsOf(
+      {bf16, 1048573, /*aligned=*/false, /*held=*/1, /*reduces=*/2});
+  ASSERT_TRUE(smaller16);
+  EXPECT_EQ(smaller16->lengths.strategy, Strategy::chunks);
+  EXPECT_EQ(smaller16->maxRows, 8);
+  // bf16 rows of 262144 keep their clusters.
+  EXPECT_EQ(table
+                .fewRowsOf({bf16, 262144, /*aligned=*/true, /*held=*/1,
+                            /*reduces=*/2})
+                ->lengths.strategy,
+            Strategy::cluster);
   // Not measured: other kernels' chunks there, and f16.
   EXPECT_FALSE(table.fewRowsOf({f32, 256000, /*aligned=*/true}));
   EXPECT_FALSE(table.fewRowsOf(

@@ -73,15 +73,15 @@
 // N65536-LABEL: func.func @softmax_bf16
 // N65536: rowred.few_rows_plan = #rowred.plan<strategy = cluster, {{.*}}cluster = 8, {{.*}}max_rows = 64>
 
-// The longest rows: chunks of 8192 for at most 16 f32 rows, whose metadata
-// gives the launch its own chunks (and so its workspace). bf16 keeps one
-// kernel.
+// The longest rows: chunks of 8192 for at most 16 f32 rows and 8 bf16
+// ones, at a block per SM fewer than the chunks' bound; the metadata gives
+// the launch its own chunks (and so its workspace).
 // N1048573-LABEL: func.func @softmax_f32
-// N1048573: rowred.few_rows_plan = #rowred.plan<strategy = chunks, block = 4096, warps = 4, vector = 4, chunk_stage = 4096, {{.*}}max_rows = 16>
+// N1048573: rowred.few_rows_plan = #rowred.plan<strategy = chunks, block = 4096, warps = 4, vector = 4, chunk_stage = 4096, min_blocks_per_sm = 8, max_rows = 16>
 // N1048573-SAME: rowred.plan = #rowred.plan<strategy = chunks, block = 8192, warps = 4, vector = 4, chunk_stage = 8192,
 // N1048573-LABEL: func.func @softmax_bf16
-// N1048573-NOT: few_rows_plan
-// N1048573: rowred.plan = #rowred.plan<strategy = chunks,
+// N1048573: rowred.few_rows_plan = #rowred.plan<strategy = chunks, block = 4096, warps = 4, vector = 8, chunk_stage = 4096, min_blocks_per_sm = 8, max_rows = 8>
+// N1048573-SAME: rowred.plan = #rowred.plan<strategy = chunks, block = 4096, warps = 4, vector = 8, chunk_stage = 12288,
 // JSON-CHUNKS: "chunk_elements": 16384,
 // JSON-CHUNKS: "kernel": "softmax_f32_kernel0_rows16",
 // JSON-CHUNKS: "max_rows": 16
