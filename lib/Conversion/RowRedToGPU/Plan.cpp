@@ -944,9 +944,10 @@ std::optional<KernelPlan> mlir::rowred::planFewRows(const Group &group,
     return std::nullopt;
   // Smaller chunks ask for a block per SM fewer than the chunks' bound
   // (PlanRules' kChunkSpareRegisters, measured on the default chunks): the
-  // f32 chunk of 4096 + 4096 spills 40 bytes at its nine blocks (56
-  // registers), none at eight (64), the kernel measured in PlanTable.json
-  // (left alone, ptxas takes 93 registers: five blocks).
+  // chunks of 4096 + 4096 spill at its nine blocks (56 registers; f32 40
+  // bytes, bf16's peeled path 24), none at eight (64), the kernels measured
+  // in PlanTable.json (left alone, ptxas takes f32 to 93 registers: five
+  // blocks).
   if (plan->strategy == Strategy::chunks && plan->minBlocksPerSM > 1)
     --plan->minBlocksPerSM;
   plan->maxRows = row->maxRows;
