@@ -185,6 +185,11 @@ VARIANTS = [
     ("softmax", "f16", "chunks", "warps=1 block=256 chunk_stage=0"),
     ("log_softmax", "bf16", "chunks", "vector=1 block=2048 "
      "chunk_stage=2048"),
+    # auto's chunks beyond the clusters, with their second kernel of smaller
+    # chunks (8192) for launches of at most 16 f32 rows and 8 bf16 ones,
+    # here on another map than softmax's.
+    ("softmax", "f32", "auto", "cols=262144"),
+    ("log_softmax", "bf16", "auto", "cols=524288"),
 ]
 
 
