@@ -35,9 +35,8 @@ void KernelEmitter::emitChunks() {
       arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, total, grid);
   {
     OpBuilder::InsertionGuard inner(b);
-    b.setInsertionPointToStart(emitIfThen(arith::AndIOp::create(
-        b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, constI32(0)),
-        byTicket)));
+    b.setInsertionPointToStart(
+        emitIfThen(arith::AndIOp::create(b, isFirstThread(), byTicket)));
     // Every block takes one ticket past the last: the counter wraps to 0
     // after total + grid tickets.
     Value lastTicket = arith::SubIOp::create(

@@ -326,7 +326,10 @@ Block *KernelEmitter::emitIfThen(Value cond) {
               .front();
 }
 
+Value KernelEmitter::isFirstThread() {
+  return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, constI32(0));
+}
+
 Block *KernelEmitter::emitIfFirstThread() {
-  return emitIfThen(
-      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, constI32(0)));
+  return emitIfThen(isFirstThread());
 }

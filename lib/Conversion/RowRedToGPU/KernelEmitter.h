@@ -485,6 +485,8 @@ private:
 
   /// Whether this thread is in warp 0 (i1).
   Value isWarp0();
+  /// Whether this thread is the block's first, tid == 0 (i1).
+  Value isFirstThread();
 
   /// Sets extraRows and outputRows to row `row` (i64) of the group's
   /// operands, whose first input and output rows are `xRow` and `yRow`.
