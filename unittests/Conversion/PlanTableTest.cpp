@@ -204,6 +204,21 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   EXPECT_FALSE(reduced(f32, 32000, /*writesRows=*/true));
   EXPECT_TRUE(reduced(bf16, 32768, /*writesRows=*/true));
   EXPECT_FALSE(reduced(bf16, 65536, /*writesRows=*/true));
+  // Rows only reduced name the online kernel's warps and tile; the staged
+  // rows leave theirs to staged_row_warps.
+  const RowLengthRow *stream =
+      table.rowLengthOf(Strategy::online, {bf16, 50257, /*aligned=*/false,
+                                           /*held=*/1, /*reduces=*/2,
+                                           /*writesRows=*/false});
+  ASSERT_TRUE(stream);
+  EXPECT_EQ(stream->warps, 8);
+  EXPECT_EQ(stream->block, 8192);
+  const RowLengthRow *staged = table.rowLengthOf(
+      Strategy::online, {bf16, 12288, /*aligned=*/true, /*held=*/1,
+                         /*reduces=*/2, /*writesRows=*/true});
+  ASSERT_TRUE(staged);
+  EXPECT_EQ(staged->warps, 0);
+  EXPECT_EQ(staged->block, 0);
 }
 
 TEST(PlanTableTest, CompiledTableShapesBlocksOfSeveralOperands) {
@@ -376,6 +391,21 @@ TEST(PlanTableTest, TableErrors) {
                                   R"("row_lengths": [{"strategy": "chunks",
                                          "reduces": 0}])"),
                    "at plan table.row_lengths[0].reduces");
+  // Only an online kernel takes its warps and tile from row_lengths.
+  expectParseError(tableReplacing(R"("row_lengths": [])",
+                                  R"("row_lengths": [{"strategy": "chunks",
+                                         "warps": 8}])"),
+                   "only a row of the online strategy names its warps and "
+                   "block at plan table.row_lengths[0]");
+  expectParseError(tableReplacing(R"("row_lengths": [])",
+                                  R"("row_lengths": [{"strategy": "online",
+                                         "warps": 8, "block": 6144}])"),
+                   "an online tile (block) is a power of two at plan "
+                   "table.row_lengths[0]");
+  expectParseError(tableReplacing(R"("row_lengths": [])",
+                                  R"("row_lengths": [{"strategy": "online",
+                                         "warps": 0}])"),
+                   "at plan table.row_lengths[0].warps");
   // Smaller chunks name their block; a cluster has none.
   expectParseError(
       tableReplacing(R"("row_lengths": [])",

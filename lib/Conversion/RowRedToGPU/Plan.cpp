@@ -607,7 +607,13 @@ private:
       return map.emitOpError() << "an online tile (block) must be a "
                                   "power of two, got "
                                << opts.blockSize;
-    plan.numWarps = opts.numWarps ? opts.numWarps
+    // Rows only reduced take the warps and tile their row_lengths row names.
+    const RowLengthRow *byLength =
+        reducedOnly
+            ? PlanTable::get().rowLengthOf(Strategy::online, rowLengthKey())
+            : nullptr;
+    plan.numWarps = opts.numWarps                 ? opts.numWarps
+                    : byLength && byLength->warps ? byLength->warps
                     : stagedRow
                         ? stagedRowWarps(cols)
                         : defaultOnlineWarps(plan.inType, plan.clusterSize, sm);
@@ -618,7 +624,9 @@ private:
                       autoBulkTiles(opts, plan.inType, plan.clusterSize, cols);
     plan.blockElements =
         opts.blockSize ? opts.blockSize
-                       : plan.numThreads() * vector * (twoVectors ? 2 : 4);
+        : byLength && byLength->block
+            ? byLength->block
+            : plan.numThreads() * vector * (twoVectors ? 2 : 4);
     // A streamed tile: at most the table's streamed_tile_values elements
     // per thread of all operands together, at least a vector each.
     if (!opts.blockSize && plan.streamsLevels()) {

@@ -9,6 +9,7 @@
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::rowred;
@@ -278,12 +279,10 @@ static bool fromJSON(const json::Value &value, PrefetchRow &out,
   return mapper.map("prefetch", out.prefetch);
 }
 
-/// A row_lengths row (its kernel matched by `held`, `reduces` and
-/// `writes_rows` as well), or the row lengths of a row of a section whose
-/// own keys are `extra` instead.
-static bool
-fromJSON(const json::Value &value, RowLengthRow &out, json::Path path,
-         ArrayRef<StringRef> extra = {"held", "reduces", "writes_rows"}) {
+/// The row lengths of a row (its kernel matched by `held`, `reduces` and
+/// `writes_rows` as well) of a section whose own keys are `extra`.
+static bool mapRowLengths(const json::Value &value, RowLengthRow &out,
+                          json::Path path, ArrayRef<StringRef> extra) {
   SmallVector<StringRef> keys = {"strategy", "types", "aligned", "min_cols",
                                  "max_cols"};
   llvm::append_range(keys, extra);
@@ -309,9 +308,32 @@ fromJSON(const json::Value &value, RowLengthRow &out, json::Path path,
   return true;
 }
 
+/// A row_lengths row, with the warps and tile of an online kernel.
+static bool fromJSON(const json::Value &value, RowLengthRow &out,
+                     json::Path path) {
+  if (!mapRowLengths(value, out, path,
+                     {"held", "reduces", "writes_rows", "warps", "block"}))
+    return false;
+  json::ObjectMapper mapper(value, path);
+  if (!mapPositive(mapper, value, "warps", out.warps, path,
+                   /*optional=*/true) ||
+      !mapPositive(mapper, value, "block", out.block, path,
+                   /*optional=*/true))
+    return false;
+  if (out.strategy != Strategy::online && (out.warps || out.block)) {
+    path.report("only a row of the online strategy names its warps and block");
+    return false;
+  }
+  if (out.block && !llvm::isPowerOf2_64(out.block)) {
+    path.report("an online tile (block) is a power of two");
+    return false;
+  }
+  return true;
+}
+
 static bool fromJSON(const json::Value &value, FewRowsRow &out,
                      json::Path path) {
-  if (!fromJSON(
+  if (!mapRowLengths(
           value, out.lengths, path,
           {"max_rows", "cluster", "held", "reduces", "block", "chunk_stage"}))
     return false;
@@ -444,11 +466,12 @@ int64_t PlanTable::onlineClusterSize(int64_t rowBytes) const {
   llvm_unreachable("the last row takes every row");
 }
 
-bool PlanTable::takesRowLength(Strategy strategy,
-                               const RowLengthKey &key) const {
-  return llvm::any_of(rowLengths, [&](const RowLengthRow &row) {
-    return row.strategy == strategy && row.matches(key);
-  });
+const RowLengthRow *PlanTable::rowLengthOf(Strategy strategy,
+                                           const RowLengthKey &key) const {
+  for (const RowLengthRow &row : rowLengths)
+    if (row.strategy == strategy && row.matches(key))
+      return &row;
+  return nullptr;
 }
 
 bool RowLengthRow::matches(const RowLengthKey &key) const {

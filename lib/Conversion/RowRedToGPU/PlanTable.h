@@ -149,6 +149,9 @@ struct RowLengthRow {
   /// Whether the kernel writes rows (2-D outputs) or only per-row results
   /// (unset: either).
   std::optional<bool> writesRows;
+  /// For the online strategy, the warps and tile (block) of the kernel the
+  /// row's rows take (0: derived).
+  int64_t warps = 0, block = 0;
 
   /// Whether the kernel of `key` is among the row's.
   bool matches(const RowLengthKey &key) const;
@@ -207,9 +210,15 @@ struct PlanTable {
   Prefetch prefetchOf(const TableKey &key) const;
   /// Blocks of the cluster of an online kernel over rows of `rowBytes`.
   int64_t onlineClusterSize(int64_t rowBytes) const;
+  /// The first row_lengths row that gives `strategy` to the kernel of `key`
+  /// by its rows' length, or null.
+  const RowLengthRow *rowLengthOf(Strategy strategy,
+                                  const RowLengthKey &key) const;
   /// Whether auto gives `strategy` to the kernel of `key` by its rows'
   /// length (row_lengths).
-  bool takesRowLength(Strategy strategy, const RowLengthKey &key) const;
+  bool takesRowLength(Strategy strategy, const RowLengthKey &key) const {
+    return rowLengthOf(strategy, key) != nullptr;
+  }
   /// The first few_rows row that matches `key`, or null.
   const FewRowsRow *fewRowsOf(const RowLengthKey &key) const;
   /// The warps of the first row of `rows` that matches `key`.

@@ -26,15 +26,16 @@
 // N50257: rowred.plan = #rowred.plan<strategy = cluster, block = 16384, warps = 16, cluster = 4, vector = 8,
 
 // Rows only reduced (no 2-D output) of 32000-151936 are streamed once by
-// the online kernel, a block per row (PlanTable.json's row_lengths), with
+// the online kernel, a block of 8 warps per row in tiles of 8192 (the warps
+// and block of PlanTable.json's row_lengths row), with
 // a kernel over clusters for launches of a few rows; rows also written
 // (the gradient, below) are cut into chunks.
 // N131072-LABEL: func.func @logsumexp
 // N131072: few_rows_plan = #rowred.plan<strategy = cluster, {{.*}}, cluster = 16, {{.*}}, max_rows = 16>
-// N131072: rowred.plan = #rowred.plan<strategy = online, block = 16384, warps = 32, vector = 4, reverse_second_pass = false, prefetch = registers, stage_elements = 131072>
+// N131072: rowred.plan = #rowred.plan<strategy = online, block = 8192, warps = 8, vector = 4, reverse_second_pass = false, prefetch = registers, stage_elements = 131072>
 // N131072-LABEL: func.func @cross_entropy
 // N131072: few_rows_plan = #rowred.plan<strategy = cluster, {{.*}}, cluster = 16, {{.*}}, max_rows = 48>
-// N131072: rowred.plan = #rowred.plan<strategy = online, block = 16384, warps = 16, vector = 8, reverse_second_pass = false, prefetch = registers, stage_elements = 131072>
+// N131072: rowred.plan = #rowred.plan<strategy = online, block = 8192, warps = 8, vector = 8, reverse_second_pass = false, prefetch = registers, stage_elements = 131072>
 
 // Cross-entropy's gradient: a map of rows that reads the labels and a scale
 // per row, on the same strategies, without the register bounds measured on
