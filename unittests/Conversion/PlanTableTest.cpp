@@ -97,13 +97,32 @@ TEST(PlanTableTest, CompiledTableHoldsTheMeasuredShapes) {
   // The online kernel: clusters of 8 under 2 MiB rows, 16 from 2 MiB.
   EXPECT_EQ(table.onlineClusterSize((2 << 20) - 1), 8);
   EXPECT_EQ(table.onlineClusterSize(2 << 20), 16);
-  auto onlineWarps = [&](Type type, int64_t cluster, int64_t sm) {
+  auto onlineShape = [&](Type type, int64_t cluster, int64_t sm,
+                         bool writesRows = true) {
     TableKey key{Strategy::online, type};
     key.cluster = cluster;
     key.sm = sm;
-    return PlanTable::warpsOf(table.onlineWarps, key);
+    key.writesRows = writesRows;
+    return PlanTable::warpsRowOf(table.onlineWarps, key);
+  };
+  auto onlineWarps = [&](Type type, int64_t cluster, int64_t sm) {
+    return onlineShape(type, cluster, sm).warps;
   };
   Type f16 = Float16Type::get(&context);
+  // Rows only reduced, a block per row: 8 warps of 32 elements each (f32
+  // and bf16; f16 was not measured). Kernels writing rows and clusters keep
+  // their warps and derived tiles.
+  for (Type type : {f32, bf16}) {
+    EXPECT_EQ(onlineShape(type, 1, 90, /*writesRows=*/false).warps, 8);
+    EXPECT_EQ(onlineShape(type, 1, 90, /*writesRows=*/false).elementsPerThread,
+              32);
+    EXPECT_EQ(onlineShape(type, 1, 90).elementsPerThread, 0);
+    EXPECT_EQ(onlineShape(type, 16, 90, /*writesRows=*/false).warps, 32);
+  }
+  EXPECT_EQ(onlineShape(f32, 1, 90).warps, 32);
+  EXPECT_EQ(onlineShape(bf16, 1, 90).warps, 16);
+  EXPECT_EQ(onlineShape(f16, 1, 90, /*writesRows=*/false).warps, 16);
+  EXPECT_EQ(onlineShape(f16, 1, 90, /*writesRows=*/false).elementsPerThread, 0);
   EXPECT_EQ(onlineWarps(f32, 16, 90), 32);
   EXPECT_EQ(onlineWarps(f32, 16, 120), 16);
   EXPECT_EQ(onlineWarps(f32, 1, 120), 32);
@@ -204,21 +223,6 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   EXPECT_FALSE(reduced(f32, 32000, /*writesRows=*/true));
   EXPECT_TRUE(reduced(bf16, 32768, /*writesRows=*/true));
   EXPECT_FALSE(reduced(bf16, 65536, /*writesRows=*/true));
-  // Rows only reduced name the online kernel's warps and tile; the staged
-  // rows leave theirs to staged_row_warps.
-  const RowLengthRow *stream =
-      table.rowLengthOf(Strategy::online, {bf16, 50257, /*aligned=*/false,
-                                           /*held=*/1, /*reduces=*/2,
-                                           /*writesRows=*/false});
-  ASSERT_TRUE(stream);
-  EXPECT_EQ(stream->warps, 8);
-  EXPECT_EQ(stream->block, 8192);
-  const RowLengthRow *staged = table.rowLengthOf(
-      Strategy::online, {bf16, 12288, /*aligned=*/true, /*held=*/1,
-                         /*reduces=*/2, /*writesRows=*/true});
-  ASSERT_TRUE(staged);
-  EXPECT_EQ(staged->warps, 0);
-  EXPECT_EQ(staged->block, 0);
 }
 
 TEST(PlanTableTest, CompiledTableShapesBlocksOfSeveralOperands) {
@@ -391,21 +395,28 @@ TEST(PlanTableTest, TableErrors) {
                                   R"("row_lengths": [{"strategy": "chunks",
                                          "reduces": 0}])"),
                    "at plan table.row_lengths[0].reduces");
-  // Only an online kernel takes its warps and tile from row_lengths.
-  expectParseError(tableReplacing(R"("row_lengths": [])",
-                                  R"("row_lengths": [{"strategy": "chunks",
-                                         "warps": 8}])"),
-                   "only a row of the online strategy names its warps and "
-                   "block at plan table.row_lengths[0]");
-  expectParseError(tableReplacing(R"("row_lengths": [])",
-                                  R"("row_lengths": [{"strategy": "online",
-                                         "warps": 8, "block": 6144}])"),
-                   "an online tile (block) is a power of two at plan "
-                   "table.row_lengths[0]");
-  expectParseError(tableReplacing(R"("row_lengths": [])",
-                                  R"("row_lengths": [{"strategy": "online",
-                                         "warps": 0}])"),
-                   "at plan table.row_lengths[0].warps");
+  // Whether a kernel writes rows is a key of online_warps alone; a staged
+  // row's warps name nothing else.
+  expectParseError(tableWith(R"([{"writes_rows": false, "warps": 8}])"),
+                   "unknown field at plan table.block_shapes[0].writes_rows");
+  expectParseError(tableReplacing(R"("online_warps": [{"warps": 16}])",
+                                  R"("online_warps": [{"writes_rows": false,
+                                       "warps": 8, "elements_per_thread": 0},
+                                      {"warps": 16}])"),
+                   "at plan table.online_warps[0].elements_per_thread");
+  EXPECT_EQ(parseError(tableReplacing(R"("online_warps": [{"warps": 16}])",
+                                      R"("online_warps": [{"writes_rows": false,
+                                           "warps": 8,
+                                           "elements_per_thread": 32},
+                                          {"warps": 16}])")),
+            "parsed");
+  expectParseError(
+      tableReplacing(R"("staged_row_warps": [{"warps": 4}])",
+                     R"("staged_row_warps": [{"max_block": 12288, "warps": 4,
+                                               "elements_per_thread": 32},
+                                              {"warps": 4}])"),
+      "a staged row's warps name no elements_per_thread nor writes_rows at "
+      "plan table.staged_row_warps[0]");
   // Smaller chunks name their block; a cluster has none.
   expectParseError(
       tableReplacing(R"("row_lengths": [])",

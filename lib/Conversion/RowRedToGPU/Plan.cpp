@@ -607,26 +607,23 @@ private:
       return map.emitOpError() << "an online tile (block) must be a "
                                   "power of two, got "
                                << opts.blockSize;
-    // Rows only reduced take the warps and tile their row_lengths row names.
-    const RowLengthRow *byLength =
-        reducedOnly
-            ? PlanTable::get().rowLengthOf(Strategy::online, rowLengthKey())
-            : nullptr;
-    plan.numWarps = opts.numWarps                 ? opts.numWarps
-                    : byLength && byLength->warps ? byLength->warps
-                    : stagedRow
-                        ? stagedRowWarps(cols)
-                        : defaultOnlineWarps(plan.inType, plan.clusterSize, sm);
-    // Tiles of 4 vectors per thread; 2 for f16, whose conversions make
-    // ptxas spill with the reversed second pass at 4, for the bf16 shares
-    // kept in bulk (autoBulkTiles) and for staged rows.
+    const WarpsRow &shape = defaultOnlineShape(plan.inType, plan.clusterSize,
+                                               sm, !group.outputs.empty());
+    plan.numWarps = opts.numWarps ? opts.numWarps
+                    : stagedRow   ? stagedRowWarps(cols)
+                                  : shape.warps;
+    // Tiles of the elements per thread that the table's online_warps row
+    // names (rows only reduced), else 4 vectors per thread; 2 for f16,
+    // whose conversions make ptxas spill with the reversed second pass at
+    // 4, for the bf16 shares kept in bulk (autoBulkTiles) and for staged
+    // rows.
     bool twoVectors = plan.inType.isF16() || stagedRow ||
                       autoBulkTiles(opts, plan.inType, plan.clusterSize, cols);
+    int64_t tilePerThread = !stagedRow && shape.elementsPerThread
+                                ? shape.elementsPerThread
+                                : vector * (twoVectors ? 2 : 4);
     plan.blockElements =
-        opts.blockSize ? opts.blockSize
-        : byLength && byLength->block
-            ? byLength->block
-            : plan.numThreads() * vector * (twoVectors ? 2 : 4);
+        opts.blockSize ? opts.blockSize : plan.numThreads() * tilePerThread;
     // A streamed tile: at most the table's streamed_tile_values elements
     // per thread of all operands together, at least a vector each.
     if (!opts.blockSize && plan.streamsLevels()) {

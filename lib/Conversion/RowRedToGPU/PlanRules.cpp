@@ -131,13 +131,16 @@ bool fitsAutoCluster(int64_t rowBlock, int64_t elementBytes, int64_t cols,
                                                         cols, maxThreads);
 }
 
-/// Default warps for the online kernel of `type` over clusters of
-/// `clusterSize` on compute capability `sm`: the table's online_warps.
-int64_t defaultOnlineWarps(Type type, int64_t clusterSize, int64_t sm) {
+/// The online kernel's shape for `type` over clusters of `clusterSize` on
+/// compute capability `sm`, writing rows or only per-row results: the
+/// table's online_warps.
+const WarpsRow &defaultOnlineShape(Type type, int64_t clusterSize, int64_t sm,
+                                   bool writesRows) {
   TableKey key{Strategy::online, type};
   key.cluster = clusterSize;
   key.sm = sm;
-  return PlanTable::warpsOf(PlanTable::get().onlineWarps, key);
+  key.writesRows = writesRows;
+  return PlanTable::warpsRowOf(PlanTable::get().onlineWarps, key);
 }
 
 /// 32-bit registers of one SM (sm_75 to sm_90).

@@ -89,9 +89,12 @@ int64_t autoClusterSlice(int64_t rowBlock, int64_t elementBytes, int64_t cols,
 bool fitsAutoCluster(int64_t rowBlock, int64_t elementBytes, int64_t cols,
                      int64_t maxThreads);
 
-/// Default warps for the online kernel of `type` over clusters of
-/// `clusterSize` on compute capability `sm`.
-int64_t defaultOnlineWarps(Type type, int64_t clusterSize, int64_t sm);
+/// The online kernel's default shape (warps, and elements per thread of its
+/// tile where the table names them) for `type` over clusters of
+/// `clusterSize` on compute capability `sm`, writing rows or only per-row
+/// results.
+const WarpsRow &defaultOnlineShape(Type type, int64_t clusterSize, int64_t sm,
+                                   bool writesRows);
 
 /// Whether auto gives a kernel the pair reduction.
 bool autoPairReduce(const KernelPlan &plan, const PlanOptions &opts,

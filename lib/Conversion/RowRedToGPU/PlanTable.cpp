@@ -9,7 +9,6 @@
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::rowred;
@@ -32,6 +31,8 @@ bool TableMatch::matches(const TableKey &key) const {
     return false;
   if (key.threads > maxThreads || key.cluster < minCluster ||
       key.cluster > maxCluster || key.sm < minSm)
+    return false;
+  if (writesRows && *writesRows != key.writesRows)
     return false;
   return !pairReduce || *pairReduce == key.pairReduce;
 }
@@ -165,7 +166,8 @@ static bool fromJSON(const json::Value &value, TableMatch &out, json::Path path,
       !mapper.mapOptional("max_block", out.maxBlock) ||
       !mapper.mapOptional("rows_per_block", rows) ||
       !mapper.mapOptional("max_threads", out.maxThreads) ||
-      !mapper.mapOptional("pair_reduce", out.pairReduce))
+      !mapper.mapOptional("pair_reduce", out.pairReduce) ||
+      !mapper.mapOptional("writes_rows", out.writesRows))
     return false;
   if (block)
     out.minBlock = out.maxBlock = *block;
@@ -190,10 +192,14 @@ static bool fromJSON(const json::Value &value, TableMatch &out, json::Path path,
 }
 
 static bool fromJSON(const json::Value &value, WarpsRow &out, json::Path path) {
-  if (!fromJSON(value, out.match, path, {"warps"}))
+  // Warps rows (online_warps) also match by whether the kernel writes rows.
+  if (!fromJSON(value, out.match, path,
+                {"warps", "elements_per_thread", "writes_rows"}))
     return false;
   json::ObjectMapper mapper(value, path);
-  return mapPositive(mapper, value, "warps", out.warps, path);
+  return mapPositive(mapper, value, "warps", out.warps, path) &&
+         mapPositive(mapper, value, "elements_per_thread",
+                     out.elementsPerThread, path, /*optional=*/true);
 }
 
 static bool fromJSON(const json::Value &value, OnlineClusterRow &out,
@@ -204,6 +210,19 @@ static bool fromJSON(const json::Value &value, OnlineClusterRow &out,
   return mapPositive(mapper, value, "max_row_bytes", out.maxRowBytes, path,
                      /*optional=*/true) &&
          mapPositive(mapper, value, "cluster", out.cluster, path);
+}
+
+/// Whether the staged_row_warps rows name their warps alone: a staged row
+/// writes rows, and its tile is its stage.
+static bool stagedRowsNameWarpsOnly(ArrayRef<WarpsRow> rows, json::Path path) {
+  for (auto [i, row] : llvm::enumerate(rows)) {
+    if (row.elementsPerThread || row.match.writesRows) {
+      path.index(i).report(
+          "a staged row's warps name no elements_per_thread nor writes_rows");
+      return false;
+    }
+  }
+  return true;
 }
 
 /// Whether the last row of a section matches every key (no field but its
@@ -279,10 +298,12 @@ static bool fromJSON(const json::Value &value, PrefetchRow &out,
   return mapper.map("prefetch", out.prefetch);
 }
 
-/// The row lengths of a row (its kernel matched by `held`, `reduces` and
-/// `writes_rows` as well) of a section whose own keys are `extra`.
-static bool mapRowLengths(const json::Value &value, RowLengthRow &out,
-                          json::Path path, ArrayRef<StringRef> extra) {
+/// A row_lengths row (its kernel matched by `held`, `reduces` and
+/// `writes_rows` as well), or the row lengths of a row of a section whose
+/// own keys are `extra` instead.
+static bool
+fromJSON(const json::Value &value, RowLengthRow &out, json::Path path,
+         ArrayRef<StringRef> extra = {"held", "reduces", "writes_rows"}) {
   SmallVector<StringRef> keys = {"strategy", "types", "aligned", "min_cols",
                                  "max_cols"};
   llvm::append_range(keys, extra);
@@ -308,32 +329,9 @@ static bool mapRowLengths(const json::Value &value, RowLengthRow &out,
   return true;
 }
 
-/// A row_lengths row, with the warps and tile of an online kernel.
-static bool fromJSON(const json::Value &value, RowLengthRow &out,
-                     json::Path path) {
-  if (!mapRowLengths(value, out, path,
-                     {"held", "reduces", "writes_rows", "warps", "block"}))
-    return false;
-  json::ObjectMapper mapper(value, path);
-  if (!mapPositive(mapper, value, "warps", out.warps, path,
-                   /*optional=*/true) ||
-      !mapPositive(mapper, value, "block", out.block, path,
-                   /*optional=*/true))
-    return false;
-  if (out.strategy != Strategy::online && (out.warps || out.block)) {
-    path.report("only a row of the online strategy names its warps and block");
-    return false;
-  }
-  if (out.block && !llvm::isPowerOf2_64(out.block)) {
-    path.report("an online tile (block) is a power of two");
-    return false;
-  }
-  return true;
-}
-
 static bool fromJSON(const json::Value &value, FewRowsRow &out,
                      json::Path path) {
-  if (!mapRowLengths(
+  if (!fromJSON(
           value, out.lengths, path,
           {"max_rows", "cluster", "held", "reduces", "block", "chunk_stage"}))
     return false;
@@ -389,7 +387,9 @@ static bool fromJSON(const json::Value &value, PlanTable &out,
                           path) &&
          endsWithCatchAll(value, "online_cluster", "cluster", path) &&
          endsWithCatchAll(value, "online_warps", "warps", path) &&
-         endsWithCatchAll(value, "staged_row_warps", "warps", path);
+         endsWithCatchAll(value, "staged_row_warps", "warps", path) &&
+         stagedRowsNameWarpsOnly(out.stagedRowWarps,
+                                 path.field("staged_row_warps"));
 }
 
 } // namespace rowred
@@ -466,12 +466,11 @@ int64_t PlanTable::onlineClusterSize(int64_t rowBytes) const {
   llvm_unreachable("the last row takes every row");
 }
 
-const RowLengthRow *PlanTable::rowLengthOf(Strategy strategy,
-                                           const RowLengthKey &key) const {
-  for (const RowLengthRow &row : rowLengths)
-    if (row.strategy == strategy && row.matches(key))
-      return &row;
-  return nullptr;
+bool PlanTable::takesRowLength(Strategy strategy,
+                               const RowLengthKey &key) const {
+  return llvm::any_of(rowLengths, [&](const RowLengthRow &row) {
+    return row.strategy == strategy && row.matches(key);
+  });
 }
 
 bool RowLengthRow::matches(const RowLengthKey &key) const {
@@ -482,10 +481,11 @@ bool RowLengthRow::matches(const RowLengthKey &key) const {
          (!writesRows || *writesRows == key.writesRows);
 }
 
-int64_t PlanTable::warpsOf(ArrayRef<WarpsRow> rows, const TableKey &key) {
+const WarpsRow &PlanTable::warpsRowOf(ArrayRef<WarpsRow> rows,
+                                      const TableKey &key) {
   for (const WarpsRow &row : rows)
     if (row.match.matches(key))
-      return row.warps;
+      return row;
   llvm_unreachable("the last row matches every kernel");
 }
 

@@ -39,6 +39,8 @@ struct TableKey {
   bool pairReduce = false;
   /// Blocks per cluster, and the compute capability.
   int64_t cluster = 1, sm = 90;
+  /// Whether the kernel writes rows (2-D outputs) or only per-row results.
+  bool writesRows = true;
 };
 
 /// What a row of the table applies to; a field left out of the row matches
@@ -58,6 +60,8 @@ struct TableMatch {
   /// Blocks per cluster, inclusive ("cluster" sets both).
   int64_t minCluster = 1, maxCluster = std::numeric_limits<int64_t>::max();
   int64_t minSm = 0;
+  /// Whether the kernel writes rows or only per-row results ("writes_rows").
+  std::optional<bool> writesRows;
 
   bool matches(const TableKey &key) const;
   /// Whether `type` is one of `types`.
@@ -98,10 +102,11 @@ struct OperandShapeRow {
   int64_t operands = 0, held = 0, warps = 0, elementsPerThread = 0;
 };
 
-/// The warps of a kernel that matches.
+/// The warps of a kernel that matches, and for an online kernel the
+/// elements per thread of its tile (0: derived from the vector width).
 struct WarpsRow {
   TableMatch match;
-  int64_t warps = 0;
+  int64_t warps = 0, elementsPerThread = 0;
 };
 
 /// Blocks of the cluster of an online kernel over rows of at most
@@ -149,9 +154,6 @@ struct RowLengthRow {
   /// Whether the kernel writes rows (2-D outputs) or only per-row results
   /// (unset: either).
   std::optional<bool> writesRows;
-  /// For the online strategy, the warps and tile (block) of the kernel the
-  /// row's rows take (0: derived).
-  int64_t warps = 0, block = 0;
 
   /// Whether the kernel of `key` is among the row's.
   bool matches(const RowLengthKey &key) const;
@@ -210,19 +212,19 @@ struct PlanTable {
   Prefetch prefetchOf(const TableKey &key) const;
   /// Blocks of the cluster of an online kernel over rows of `rowBytes`.
   int64_t onlineClusterSize(int64_t rowBytes) const;
-  /// The first row_lengths row that gives `strategy` to the kernel of `key`
-  /// by its rows' length, or null.
-  const RowLengthRow *rowLengthOf(Strategy strategy,
-                                  const RowLengthKey &key) const;
   /// Whether auto gives `strategy` to the kernel of `key` by its rows'
   /// length (row_lengths).
-  bool takesRowLength(Strategy strategy, const RowLengthKey &key) const {
-    return rowLengthOf(strategy, key) != nullptr;
-  }
+  bool takesRowLength(Strategy strategy, const RowLengthKey &key) const;
   /// The first few_rows row that matches `key`, or null.
   const FewRowsRow *fewRowsOf(const RowLengthKey &key) const;
+  /// The first row of `rows` that matches `key` (the last matches every
+  /// key).
+  static const WarpsRow &warpsRowOf(ArrayRef<WarpsRow> rows,
+                                    const TableKey &key);
   /// The warps of the first row of `rows` that matches `key`.
-  static int64_t warpsOf(ArrayRef<WarpsRow> rows, const TableKey &key);
+  static int64_t warpsOf(ArrayRef<WarpsRow> rows, const TableKey &key) {
+    return warpsRowOf(rows, key).warps;
+  }
 };
 
 } // namespace rowred

@@ -10,6 +10,7 @@
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=50257 chip=sm_90 strategy=cluster" | FileCheck %s --check-prefix=N50257
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=131072 chip=sm_90" | FileCheck %s --check-prefix=N131072
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=131072 chip=sm_90 strategy=online" | FileCheck %s --check-prefix=ONLINE
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="chip=sm_90" | FileCheck %s --check-prefix=ANY
 // RUN: softmax-opt %s --test-rowred-plan-request="fields='reread = true'" --rowred-decompose --rowred-plan="cols=131072 chip=sm_90 strategy=online" | FileCheck %s --check-prefix=STREAM
 // RUN: not softmax-opt %s --test-rowred-plan-request="fields='reverse_second_pass = true, kept_elements = 16384'" --rowred-decompose --rowred-plan="cols=131072 chip=sm_90 strategy=online" 2>&1 | FileCheck %s --check-prefix=KEPT
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=131072 chip=sm_90 strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ONLINE-GPU
@@ -26,8 +27,7 @@
 // N50257: rowred.plan = #rowred.plan<strategy = cluster, block = 16384, warps = 16, cluster = 4, vector = 8,
 
 // Rows only reduced (no 2-D output) of 32000-151936 are streamed once by
-// the online kernel, a block of 8 warps per row in tiles of 8192 (the warps
-// and block of PlanTable.json's row_lengths row), with
+// the online kernel, a block per row (PlanTable.json's row_lengths), with
 // a kernel over clusters for launches of a few rows; rows also written
 // (the gradient, below) are cut into chunks.
 // N131072-LABEL: func.func @logsumexp
@@ -50,18 +50,29 @@
 // N131072-LABEL: func.func @cross_entropy_grad
 // N131072: rowred.plan = #rowred.plan<strategy = chunks, block = 4096, warps = 4, vector = 8, chunk_stage = 12288, min_blocks_per_sm = 6>
 
+// Rows only reduced stream on 8 warps in tiles of 32 elements per thread
+// (PlanTable.json's online_warps, `writes_rows: false`), whatever their
+// length; the gradient, which writes rows, keeps the online kernel's 16.
 // ONLINE-LABEL: func.func @logsumexp
-// ONLINE: rowred.plan = #rowred.plan<strategy = online, block = 16384, warps = 32, vector = 4, reverse_second_pass = false, prefetch = registers, stage_elements = 131072>
+// ONLINE: rowred.plan = #rowred.plan<strategy = online, block = 8192, warps = 8, vector = 4, reverse_second_pass = false, prefetch = registers, stage_elements = 131072>
 // ONLINE-LABEL: func.func @cross_entropy
-// ONLINE: rowred.plan = #rowred.plan<strategy = online, block = 16384, warps = 16, vector = 8, reverse_second_pass = false, prefetch = registers, stage_elements = 131072>
+// ONLINE: rowred.plan = #rowred.plan<strategy = online, block = 8192, warps = 8, vector = 8, reverse_second_pass = false, prefetch = registers, stage_elements = 131072>
 // ONLINE-LABEL: func.func @cross_entropy_grad
 // ONLINE: rowred.plan = #rowred.plan<strategy = online, block = 16384, warps = 16, vector = 8, reverse_second_pass = false, prefetch = registers, stage_elements = 131072>
+// Rows of any length alike.
+// ANY-LABEL: func.func @logsumexp
+// ANY: rowred.plan = #rowred.plan<strategy = online, block = 8192, warps = 8, vector = 4, reverse_second_pass = false, prefetch = registers>
+// ANY-LABEL: func.func @cross_entropy
+// ANY: rowred.plan = #rowred.plan<strategy = online, block = 8192, warps = 8, vector = 8, reverse_second_pass = false, prefetch = registers>
+// ANY-LABEL: func.func @cross_entropy_grad
+// ANY: rowred.plan = #rowred.plan<strategy = online, block = 16384, warps = 16, vector = 8,
 
 // logsumexp's online kernel: the label-free pass 1 folds (m, d) tile by
-// tile, the first thread stores m + log(d) after the block's exchange, and
-// no second pass reads the row again.
+// tile (the next tile's 32 elements per thread loaded ahead in eight
+// vectors), the first thread stores m + log(d) after the block's exchange,
+// and no second pass reads the row again.
 // ONLINE-GPU-LABEL: gpu.func @logsumexp_kernel0
-// ONLINE-GPU: scf.for {{.*}} -> (f32, f32, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>) : i32 {
+// ONLINE-GPU: scf.for {{.*}} step %c8192_i32 {{.*}} -> (f32, f32, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>) : i32 {
 // ONLINE-GPU: gpu.barrier
 // ONLINE-GPU: math.log
 // ONLINE-GPU: llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr<1>
