@@ -49,8 +49,8 @@ OPS = ("softmax", "log_softmax", "softmax_safe", "log_softmax_safe",
 # (H200: 0.23-0.98x the best peer, docs/performance.md), and the gradients'
 # were not measured. Where a pack has no exact kernel they run PyTorch's.
 # logsumexp's and cross-entropy's any-length kernels (the online kernel's
-# running pair, one read) ran 1.22-2.74x the best peer and 2-8x eager
-# PyTorch: a pack builds them for 'any' too.
+# running pair, one read) ran 1.33-2.85x the best peer and 2-10x eager
+# PyTorch (H200): a pack builds them for 'any' too.
 EXACT_OPS = ("softmax_backward", "log_softmax_backward", "cross_entropy_grad",
              "rms_norm", "rms_norm_residual", "layer_norm")
 # Kernels with an epsilon, compiled into the kernel: a pack has one per
