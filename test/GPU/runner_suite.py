@@ -28,6 +28,67 @@ NS = [1, 2, 3, 31, 32, 33, 255, 256, 257, 781, 1000, 1024, 1025, 4096, 8191,
 MS = [1, 7, 1823, 4096]
 
 
+# compute-sanitizer runs on these kernels of scripts/gen_kernels.py's sets,
+# small shapes. The suite's: fused multi-warp, single-warp, several-rows,
+# cluster and online kernels (also with kept tiles in shared memory), rows
+# staged whole on a block per row, rows cut into chunks.
+SANITIZED_SUITE = (
+    "softmax_f32_fused_b1024_kernel0.json",
+    "softmax_f32_fused_b4096_kernel0.json",
+    "softmax_bf16_fused_b1024_kernel0.json",
+    "softmax_f32_online_kernel0.json",
+    "softmax_f32_online_rev1_kernel0.json",
+    "softmax_f32_fused_b256_r8_kernel0.json",
+    "softmax_f32_cluster_b65536_kernel0.json",
+    "softmax_bf16_cluster_b49152_kernel0.json",
+    "softmax_bf16_cluster_n524288_kernel0.json",
+    "softmax_f32_fused_b32768_kernel0.json",
+    "softmax_f32_online_c16_kernel0.json",
+    "softmax_bf16_online_c16_kernel0.json",
+    "softmax_f32_fused_b8192_pfregisters_kernel0.json",
+    "softmax_bf16_fused_b512_kernel0.json",
+    "softmax_bf16_fused_b8192_kernel0.json",
+    "softmax_bf16_online_c8_kept32768_pfnone_kernel0.json",
+    "log_softmax_f32_online_kept32768_kernel0.json",
+    "log_softmax_f32_online_kept16384_pfnone_kernel0.json",
+    "softmax_f32_online_n262144_c4_kept32768_katiles_kernel0.json",
+    "softmax_f32_online_n262144_c4_kept16384_kabulk_kernel0.json",
+    "softmax_bf16_online_n131072_c1_w16_kept32768_kabulk_kernel0.json",
+    "softmax_bf16_auto_n32768_kernel0.json",
+    "softmax_bf16_auto_n57344_kernel0.json",
+    "log_softmax_bf16_auto_n12288_kernel0.json",
+    "softmax_f32_chunks_kernel0.json",
+    "softmax_bf16_chunks_kernel0.json",
+    "log_softmax_f32_chunks_b1024_cs1024_kernel0.json",
+    "softmax_f16_chunks_w1_b256_cs0_kernel0.json",
+)
+# The family's (--set family): each op's strategies, the per-column and
+# per-row operands (weights, biases, labels, second inputs, per-row
+# results), generic chunks of one and two exchanges, and the online kernel
+# of rows only reduced (logsumexp and the cross-entropy loss, exact and any
+# length).
+SANITIZED_FAMILY = (
+    "cross_entropy_bf16_auto_n32000_kernel0.json",
+    "cross_entropy_f32_auto_n50257_kernel0.json",
+    "logsumexp_bf16_auto_kernel0.json",
+    "cross_entropy_grad_bf16_auto_n50257_kernel0.json",
+    "cross_entropy_grad_smoothed_f32_chunks_n9001_b1024_kernel0.json",
+    "cross_entropy_grad_f32_online_kernel0.json",
+    "layer_norm_bf16_chunks_n20000_b1024_cs4096_kernel0.json",
+    "layer_norm_bf16_auto_n131072_kernel0.json",
+    "layer_norm_stats_f32_chunks_n30011_b1024_kernel0.json",
+    "layer_norm_f32_auto_n4096_kernel0.json",
+    "rms_norm_residual_f32_auto_n32768_kernel0.json",
+    "rms_norm_bf16_chunks_n30011_b2048_kernel0.json",
+    "rms_norm_f32_auto_kernel0.json",
+    "softmax_backward_bf16_auto_n262144_kernel0.json",
+    "softmax_backward_bf16_auto_n32768_kernel0.json",
+    "log_softmax_backward_f32_online_kernel0.json",
+    "softmax_safe_f32_auto_n4096_kernel0.json",
+)
+SANITIZED = SANITIZED_SUITE + SANITIZED_FAMILY
+
+
 # (M, layout, data) per N: the CuPy suite covers the kernels' arithmetic on
 # every layout; here every row count and layout goes through softmax-run's
 # own argument handling, grid derivation and reference once per N.
@@ -100,42 +161,11 @@ def main():
             results.append(record)
     elapsed = time.time() - start
 
-    # compute-sanitizer on fused multi-warp, single-warp, several-rows,
-    # cluster and online kernels (also with kept tiles in shared memory, and
-    # rows staged whole on a block per row, rows cut into chunks), small
-    # shapes.
+    # compute-sanitizer on the kernels of SANITIZED in KERNEL_DIR.
     sanitizer = shutil.which("compute-sanitizer")
     san_jobs, san_rows = [], []
     if sanitizer:
-        picks = [k for k in manifest if k in (
-            "softmax_f32_fused_b1024_kernel0.json",
-            "softmax_f32_fused_b4096_kernel0.json",
-            "softmax_bf16_fused_b1024_kernel0.json",
-            "softmax_f32_online_kernel0.json",
-            "softmax_f32_online_rev1_kernel0.json",
-            "softmax_f32_fused_b256_r8_kernel0.json",
-            "softmax_f32_cluster_b65536_kernel0.json",
-            "softmax_bf16_cluster_b49152_kernel0.json",
-            "softmax_bf16_cluster_n524288_kernel0.json",
-            "softmax_f32_fused_b32768_kernel0.json",
-            "softmax_f32_online_c16_kernel0.json",
-            "softmax_bf16_online_c16_kernel0.json",
-            "softmax_f32_fused_b8192_pfregisters_kernel0.json",
-            "softmax_bf16_fused_b512_kernel0.json",
-            "softmax_bf16_fused_b8192_kernel0.json",
-            "softmax_bf16_online_c8_kept32768_pfnone_kernel0.json",
-            "log_softmax_f32_online_kept32768_kernel0.json",
-            "log_softmax_f32_online_kept16384_pfnone_kernel0.json",
-            "softmax_f32_online_n262144_c4_kept32768_katiles_kernel0.json",
-            "softmax_f32_online_n262144_c4_kept16384_kabulk_kernel0.json",
-            "softmax_bf16_online_n131072_c1_w16_kept32768_kabulk_kernel0.json",
-            "softmax_bf16_auto_n32768_kernel0.json",
-            "softmax_bf16_auto_n57344_kernel0.json",
-            "log_softmax_bf16_auto_n12288_kernel0.json",
-            "softmax_f32_chunks_kernel0.json",
-            "softmax_bf16_chunks_kernel0.json",
-            "log_softmax_f32_chunks_b1024_cs1024_kernel0.json",
-            "softmax_f16_chunks_w1_b256_cs0_kernel0.json")]
+        picks = [k for k in manifest if k in SANITIZED]
         for k in picks:
             with open(os.path.join(args.kernel_dir, k)) as f:
                 meta = json.load(f)
