@@ -9,8 +9,9 @@
 #
 # usage: scripts/gpu-run.sh SUITE_KERNEL_DIR [BENCH_KERNEL_DIR] [RESULTS_DIR]
 #
-# RUNNER_MATCH=RE limits softmax-run --check to the kernels matching RE (the
-# whole set takes over eight minutes); each step runs under a time limit.
+# RUNNER_MATCH=RE limits softmax-run --check to the kernels matching RE, in
+# the suite and in the family (the whole suite takes over eight minutes, the
+# family over five); each step runs under a time limit.
 # TORCH_PACK=DIR also runs the PyTorch package's GPU tests
 # (test/GPU/torch_ops.py) over the pack in DIR; FAMILY=DIR checks the
 # family's kernels in DIR (gen_kernels.py --set family) with
@@ -52,7 +53,8 @@ if [ -n "${FAMILY:-}" ]; then
   # The same kernels through softmax-run --check (its own operands and
   # reference) and compute-sanitizer.
   timeout -s KILL 300 python3 "$root/test/GPU/runner_suite.py" "$runner" \
-    "$FAMILY" --json "$results/runner-family.json" \
+    "$FAMILY" ${RUNNER_MATCH:+--match "$RUNNER_MATCH"} \
+    --json "$results/runner-family.json" \
     >"$results/runner-family.txt" 2>&1 || family_rc=1
 fi
 torch_rc=0

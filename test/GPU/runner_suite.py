@@ -190,6 +190,12 @@ def main():
             # Chunks kernels bulk-copy their stage on the aligned and the
             # peeled vector paths: two whole chunks and a partial one per
             # row, of an even and of an odd length.
+            # Online kernels for rows of any length stream several tiles
+            # (shares, over a cluster) and a partial one: two and a part
+            # of an odd length.
+            if meta["strategy"] == "online" and not meta["max_cols"]:
+                tile = meta["block_elements"] * meta["cluster_blocks"]
+                layouts["long"] = [f"--cols={2 * tile + 513}"]
             if meta.get("grid") == "chunks":
                 cols = 2 * meta['chunk_elements'] + 512
                 layouts["aligned"] = [f"--cols={cols}"]
@@ -236,7 +242,8 @@ def main():
         print("compute-sanitizer (M=37, misaligned by one element, special "
               "values; strided: N=min(1000, max_cols) with an x stride of "
               "N+3; odd: N=min(999, max_cols-1), contiguous, for chunks "
-              "kernels 2 chunks + 513):")
+              "kernels 2 chunks + 513; long: online kernels of any length, "
+              "2 tiles + 513):")
         for k, tool, rc, line in san_rows:
             print(f"  {k:36} {tool:17} rc={rc} {line}")
     else:
