@@ -172,6 +172,14 @@ VARIANTS = [
     ("softmax", "bf16", "auto", "cols=32768"),
     ("softmax", "f16", "auto", "cols=24576"),
     ("log_softmax", "bf16", "auto", "cols=12288"),
+    # Odd 16-bit rows staged on the peeled path (16385 to 20480); the staged
+    # rows and f32's fused blocks of 24577 to 32768 with their cluster of 8
+    # for launches of a few rows (bf16 32768 above: its slices pair their
+    # reductions beside the re-reading path); f32 rows of 16385 to 24576 over
+    # a cluster of 8 at every row count.
+    ("softmax", "bf16", "auto", "cols=20011"),
+    ("log_softmax", "f32", "auto", "cols=32000"),
+    ("softmax", "f32", "auto", "cols=20480"),
     # auto's log-softmax chunks for bf16 rows, which get eight blocks per SM
     # (64 registers) where softmax's get nine: at nine they spill 4 bytes.
     ("log_softmax", "bf16", "auto", "cols=131072"),

@@ -152,11 +152,12 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   EXPECT_FALSE(chunks(f32, 32768, /*aligned=*/true));
   EXPECT_FALSE(chunks(bf16, 2097152, /*aligned=*/true));
   EXPECT_FALSE(chunks(f16, 65536, /*aligned=*/true));
-  // Odd rows from 32769 (f32) and 16385 (bf16).
+  // Odd rows from 32769 (f32) and 20481 (bf16; shorter ones are staged).
   EXPECT_TRUE(chunks(f32, 32771, /*aligned=*/false));
   EXPECT_FALSE(chunks(f32, 32001, /*aligned=*/false));
-  EXPECT_TRUE(chunks(bf16, 16411, /*aligned=*/false));
-  EXPECT_FALSE(chunks(bf16, 16383, /*aligned=*/false));
+  EXPECT_TRUE(chunks(bf16, 20483, /*aligned=*/false));
+  EXPECT_FALSE(chunks(bf16, 20479, /*aligned=*/false));
+  EXPECT_FALSE(chunks(bf16, 16411, /*aligned=*/false));
   EXPECT_FALSE(chunks(bf16, 1048579, /*aligned=*/false));
   // The generic chunks: rows of 131073 to 1048576 holding two operands
   // (f32 and bf16; f16 from 131072) with one reduce; one operand and one
@@ -188,7 +189,8 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   EXPECT_FALSE(levelChunks(f16, 65536, 2));
   EXPECT_TRUE(levelChunks(f16, 262144, 1));
   EXPECT_FALSE(levelChunks(f16, 131072, 1));
-  // Staged rows: 16-bit rows of 8193 to 57344 on the online kernel.
+  // Staged rows: 16-bit rows of 8193 to 57344 on the online kernel, odd
+  // ones of 16385 to 20480 (f16 to 24576).
   auto online = [&](Type type, int64_t cols, bool aligned) {
     return table.takesRowLength(Strategy::online, {type, cols, aligned});
   };
@@ -198,6 +200,11 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   EXPECT_FALSE(online(bf16, 65536, true));
   EXPECT_FALSE(online(f32, 12288, true));
   EXPECT_FALSE(online(bf16, 12289, false));
+  EXPECT_TRUE(online(bf16, 16411, false));
+  EXPECT_TRUE(online(f16, 24575, false));
+  EXPECT_FALSE(online(bf16, 20483, false));
+  EXPECT_FALSE(online(f16, 24577, false));
+  EXPECT_FALSE(online(f32, 16411, false));
   // Clusters for f32 rows of 12289 to 16384 holding two operands through
   // their reductions (the backwards' y and dy), not one or an unknown number.
   auto cluster = [&](Type type, int64_t cols, int64_t held) {
@@ -210,6 +217,24 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   EXPECT_FALSE(cluster(f32, 16384, 1));
   EXPECT_FALSE(cluster(f32, 16384, 0));
   EXPECT_FALSE(cluster(bf16, 16384, 2));
+  // Softmax's pair (one operand held, two reduces) on f32 rows of 16385 to
+  // 24576: a cluster of 8, which the row names.
+  const RowLengthRow *pair = table.rowLengthOf(
+      Strategy::cluster, {f32, 20480, /*aligned=*/true, /*held=*/1,
+                          /*reduces=*/2});
+  ASSERT_TRUE(pair);
+  EXPECT_EQ(pair->cluster, 8);
+  EXPECT_TRUE(table.takesRowLength(Strategy::cluster,
+                                   {f32, 16385, /*aligned=*/false, 1, 2}));
+  EXPECT_FALSE(table.takesRowLength(Strategy::cluster,
+                                    {f32, 24577, /*aligned=*/false, 1, 2}));
+  EXPECT_FALSE(table.takesRowLength(Strategy::cluster,
+                                    {f32, 20480, /*aligned=*/true, 1, 1}));
+  EXPECT_EQ(table
+                .rowLengthOf(Strategy::cluster,
+                             {f32, 16384, /*aligned=*/true, /*held=*/2})
+                ->cluster,
+            0);
   // The online kernel for rows of 32000-151936 only reduced (no row
   // written), any type; a kernel writing rows keeps the staged 16-bit rows.
   auto reduced = [&](Type type, int64_t cols, bool writesRows) {
@@ -268,7 +293,7 @@ TEST(PlanTableTest, CompiledTableGivesFewRowsTheirKernel) {
   const FewRowsRow *row = table.fewRowsOf({f32, 128256, /*aligned=*/true});
   ASSERT_TRUE(row);
   EXPECT_EQ(row->lengths.strategy, Strategy::cluster);
-  EXPECT_EQ(row->cluster, 16);
+  EXPECT_EQ(row->lengths.cluster, 16);
   EXPECT_EQ(row->maxRows, 16);
   EXPECT_TRUE(table.fewRowsOf({f32, 100277, /*aligned=*/false}));
   // bf16 from 120000: at most 48 rows; 100277 at most 16.
@@ -292,7 +317,7 @@ TEST(PlanTableTest, CompiledTableGivesFewRowsTheirKernel) {
       {f32, 262144, /*aligned=*/true, /*held=*/1, /*reduces=*/3});
   ASSERT_TRUE(layerNorm);
   EXPECT_EQ(layerNorm->lengths.strategy, Strategy::online);
-  EXPECT_EQ(layerNorm->cluster, 8);
+  EXPECT_EQ(layerNorm->lengths.cluster, 8);
   EXPECT_EQ(table
                 .fewRowsOf({f32, 262144, /*aligned=*/true, /*held=*/1,
                             /*reduces=*/2})
@@ -301,11 +326,26 @@ TEST(PlanTableTest, CompiledTableGivesFewRowsTheirKernel) {
   EXPECT_FALSE(table.fewRowsOf({f32, 262144, /*aligned=*/true}));
   const FewRowsRow *shorter = table.fewRowsOf({bf16, 32001, /*aligned=*/false});
   ASSERT_TRUE(shorter);
-  EXPECT_EQ(shorter->cluster, 8);
+  EXPECT_EQ(shorter->lengths.cluster, 8);
   EXPECT_EQ(shorter->maxRows, 512);
   ASSERT_TRUE(table.fewRowsOf({bf16, 50257, /*aligned=*/false}));
   EXPECT_EQ(table.fewRowsOf({bf16, 50257, /*aligned=*/false})->maxRows, 64);
   EXPECT_TRUE(table.fewRowsOf({f32, 65536, /*aligned=*/true}));
+  // Rows a block per row holds, of kernels writing rows: f32 of 24577 to
+  // 32768 at most 512 rows (shorter ones are over clusters of 8 at every
+  // row count), even bf16 at most 16 up to 32768 and 64 beyond (staged
+  // rows; odd ones 512, above). Rows only reduced: none.
+  ASSERT_TRUE(table.fewRowsOf({f32, 32000, /*aligned=*/true}));
+  EXPECT_EQ(table.fewRowsOf({f32, 32000, /*aligned=*/true})->maxRows, 512);
+  EXPECT_FALSE(table.fewRowsOf({f32, 24576, /*aligned=*/true}));
+  EXPECT_FALSE(table.fewRowsOf({f32, 32000, /*aligned=*/true, /*held=*/1,
+                                /*reduces=*/2, /*writesRows=*/false}));
+  ASSERT_TRUE(table.fewRowsOf({bf16, 40960, /*aligned=*/true}));
+  EXPECT_EQ(table.fewRowsOf({bf16, 40960, /*aligned=*/true})->maxRows, 64);
+  EXPECT_EQ(table.fewRowsOf({bf16, 40961, /*aligned=*/false})->maxRows, 512);
+  EXPECT_EQ(table.fewRowsOf({bf16, 32000, /*aligned=*/true})->maxRows, 16);
+  EXPECT_FALSE(table.fewRowsOf({bf16, 32000, /*aligned=*/true, /*held=*/1,
+                                /*reduces=*/2, /*writesRows=*/false}));
   // Softmax's pair (one operand held, two reduces) beyond the clusters:
   // chunks of 8192, for at most 16 f32 rows and 8 bf16 ones.
   const FewRowsRow *smaller = table.fewRowsOf(
@@ -385,16 +425,20 @@ TEST(PlanTableTest, TableErrors) {
                      R"("row_lengths": [], "few_rows": [{"strategy": "cluster",
                                            "cluster": 16, "rows": 16}])"),
       "unknown field at plan table.few_rows[0]");
-  // A few_rows row is matched by the row's length alone.
-  expectParseError(
-      tableReplacing(R"("row_lengths": [])",
-                     R"("row_lengths": [], "few_rows": [{"strategy": "cluster",
-                                           "max_rows": 16, "writes_rows": true}])"),
-      "unknown field at plan table.few_rows[0]");
   expectParseError(tableReplacing(R"("row_lengths": [])",
                                   R"("row_lengths": [{"strategy": "chunks",
                                          "reduces": 0}])"),
                    "at plan table.row_lengths[0].reduces");
+  // Only clusters name their blocks.
+  expectParseError(tableReplacing(R"("row_lengths": [])",
+                                  R"("row_lengths": [{"strategy": "chunks",
+                                         "cluster": 8}])"),
+                   "cluster names the 2, 4, 8 or 16 blocks of a cluster or "
+                   "online row's clusters at plan table.row_lengths[0]");
+  expectParseError(tableReplacing(R"("row_lengths": [])",
+                                  R"("row_lengths": [{"strategy": "cluster",
+                                         "cluster": 6}])"),
+                   "cluster names the 2, 4, 8 or 16 blocks");
   // Whether a kernel writes rows is a key of online_warps alone; a staged
   // row's warps name nothing else.
   expectParseError(tableWith(R"([{"writes_rows": false, "warps": 8}])"),

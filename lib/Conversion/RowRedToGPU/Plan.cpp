@@ -273,8 +273,9 @@ private:
       rowBlock = autoRowBlock(cols);
     // A 16-bit row that auto stages whole in shared memory on a block of its
     // own (autoStagedRow): the online kernel's shape, decided here once.
-    stagedRow = opts.strategy == "auto" && canOnline &&
-                autoStagedRow(opts, plan, rowLengthKey(), sm);
+    stagedRow =
+        opts.strategy == "auto" && canOnline &&
+        autoStagedRow(opts, plan, rowLengthKey(), sm, group.hasOneRowOperand());
     return success();
   }
 
@@ -345,13 +346,16 @@ private:
             clustersAvailable && opts.blockSize == 0 && opts.numWarps == 0 &&
             opts.clusterSize != 1 &&
             fitsAutoCluster(rowBlock, elementBytes, cols, maxBlockThreads);
-        bool clusterByLength =
-            fitsCluster &&
-            PlanTable::get().takesRowLength(Strategy::cluster, rowLengthKey());
+        const RowLengthRow *clusterByLength =
+            fitsCluster ? PlanTable::get().rowLengthOf(Strategy::cluster,
+                                                       rowLengthKey())
+                        : nullptr;
         if (fitsBlock && !clusterByLength)
           plan.strategy = Strategy::fused;
         else if (fitsCluster)
           plan.strategy = Strategy::cluster;
+        if (clusterByLength)
+          lengthCluster = clusterByLength->cluster;
       }
     } else {
       return map.emitOpError()
@@ -378,8 +382,8 @@ private:
              << " kernel holds the whole row";
     int64_t slice = rowBlock;
     if (plan.strategy == Strategy::cluster) {
-      if (opts.clusterSize != 0)
-        plan.clusterSize = opts.clusterSize;
+      if (opts.clusterSize != 0 || lengthCluster != 0)
+        plan.clusterSize = opts.clusterSize ? opts.clusterSize : lengthCluster;
       else {
         // From the power-of-two block; a 3 * 2^k row block then gets
         // 3 * 2^j slices.
@@ -470,7 +474,8 @@ private:
     };
     int64_t held = group.numHeldOperands();
     KernelPlan fitted = plan;
-    if (plan.strategy == Strategy::cluster && opts.clusterSize == 0) {
+    if (plan.strategy == Strategy::cluster && opts.clusterSize == 0 &&
+        lengthCluster == 0) {
       auto halveSlices = [&](KernelPlan &p, auto thinner) {
         while (thinner(p) && p.clusterSize * 2 <= kMaxClusterSize &&
                p.elementsPerThread() % 2 == 0) {
@@ -661,6 +666,12 @@ private:
     plan.pairReduce =
         plan.strategy != Strategy::online && canPair &&
         opts.pairReduce.value_or(autoPairReduce(plan, opts, cols));
+    // A 16-bit cluster slice of 32 elements per thread or more pairs its
+    // reductions only beside the scalar path that re-reads the row
+    // (refuseSpills): auto gives it that path.
+    if (plan.pairReduce && plan.strategy == Strategy::cluster && !opts.reread &&
+        byteWidth(plan.inType) == 2 && plan.elementsPerThread() >= 32)
+      plan.rereadFallback = true;
 
     plan.gridPerRowGroup =
         mayGridPerRowGroup(opts, sm) &&
@@ -895,6 +906,8 @@ private:
   int64_t maxBlockThreads = 1024;
   /// Whether auto stages a 16-bit row whole on a block of its own.
   bool stagedRow = false;
+  /// The cluster that the table's row_lengths give the row (0: none).
+  int64_t lengthCluster = 0;
   /// Whether auto streams a row it only reduces once, a block per row
   /// (row_lengths' online rows that write no rows).
   bool reducedOnly = false;
@@ -913,14 +926,17 @@ FailureOr<KernelPlan> mlir::rowred::planKernel(const Group &group,
 }
 
 /// Whether `main` leaves a launch of a few rows on too few blocks: chunks,
-/// and the online kernel of rows of a known length only reduced (a block
-/// per row).
+/// and a block per row of a known length: the online kernel of rows only
+/// reduced, and softmax's pair on the block of a staged row or of a fused
+/// kernel (the rows few_rows measured such blocks against).
 static bool fewRowsFewBlocks(const Group &group, const KernelPlan &main,
                              int64_t cols) {
   if (main.strategy == Strategy::chunks)
     return true;
-  return main.strategy == Strategy::online && group.outputs.empty() &&
-         main.clusterSize == 1 && cols != 0;
+  if (cols == 0 || main.clusterSize != 1 || main.rowsPerBlock != 1)
+    return false;
+  return (main.strategy == Strategy::online && group.outputs.empty()) ||
+         isOnlineSoftmaxPair(group);
 }
 
 std::optional<KernelPlan> mlir::rowred::planFewRows(const Group &group,
@@ -934,7 +950,7 @@ std::optional<KernelPlan> mlir::rowred::planFewRows(const Group &group,
     return std::nullopt;
   PlanOptions fewOpts = opts;
   fewOpts.strategy = stringifyStrategy(row->lengths.strategy).str();
-  fewOpts.clusterSize = row->cluster;
+  fewOpts.clusterSize = row->lengths.cluster;
   if (row->block) {
     fewOpts.blockSize = row->block;
     fewOpts.chunkStage = row->chunkStage;

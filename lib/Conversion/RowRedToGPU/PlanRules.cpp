@@ -175,12 +175,14 @@ static constexpr int64_t kChunkOtherMapRegisters = 8;
 static constexpr int64_t kChunkRowInputRegisters = 16;
 
 /// Registers a cluster slice of another map than softmax's takes beyond 64
-/// on the peeled path (a known row length off the vector width), where a
-/// bound holds it there: log-softmax's bf16 slices of 3072 and 4096 (rows of
-/// 16411 and 32001 over clusters of 8, the second kernel for a few rows)
-/// spill 44-52 bytes at 64 registers, 8-12 at 72 and none at 80 (ptxas -v,
-/// sm_90), and at 80 measured level (H100, softmax-run --bench, 5 rounds:
-/// 32001 at M = 1, 8, 64 0.99-1.02x, 16411 at 8 and 64 1.01x).
+/// on the peeled path (a known row length off the vector width) or holding
+/// 32 f32 elements per thread, where a bound holds it there: log-softmax's
+/// bf16 slices of 3072 and 4096 (rows of 16411 and 32001 over clusters of 8,
+/// the second kernel for a few rows) spill 44-52 bytes at 64 registers, 8-12
+/// at 72 and none at 80 (ptxas -v, sm_90), and at 80 measured level (H100,
+/// softmax-run --bench, 5 rounds: 32001 at M = 1, 8, 64 0.99-1.02x, 16411 at
+/// 8 and 64 1.01x); its f32 slices of 4096 (rows of 32000) spill 44 bytes at
+/// 64 registers.
 static constexpr int64_t kPeeledSliceRegisters = 16;
 
 /// Resident blocks and threads an SM takes at most (sm_80, sm_90).
@@ -338,14 +340,15 @@ bool mayGridPerRowGroup(const PlanOptions &opts, int64_t sm) {
 /// into shared memory by cp.async before its first pass (prefetch = stage).
 /// For rows of a known length in the table's row_lengths for the online
 /// strategy (57344 at most: the longest 16-bit row, in whole tiles of 8192,
-/// whose stages of 112 KiB still fit two blocks on an SM), a multiple of the
-/// vector width, 16-bit in and out, where one program per row group may run,
-/// with the request's fields that shape the kernel left to auto.
+/// whose stages of 112 KiB still fit two blocks on an SM), 16-bit in and
+/// out, a multiple of the vector width or a kernel of one input and output of
+/// rows (`peelable`: its peeled path stages the row's aligned vectors), where
+/// one program per row group may run, with the request's fields that shape
+/// the kernel left to auto.
 bool autoStagedRow(const PlanOptions &opts, const KernelPlan &plan,
-                   const RowLengthKey &key, int64_t sm) {
-  // 8: the vector width, 16 bytes of 16-bit elements.
+                   const RowLengthKey &key, int64_t sm, bool peelable) {
   return byteWidth(plan.inType) == 2 && byteWidth(plan.outType) == 2 &&
-         key.cols % 8 == 0 &&
+         (key.aligned || peelable) &&
          PlanTable::get().takesRowLength(Strategy::online, key) &&
          !opts.prefetch && mayGridPerRowGroup(opts, sm) &&
          opts.blockSize == 0 && opts.numWarps == 0 && opts.vectorWidth == 0 &&
@@ -472,9 +475,12 @@ int64_t minBlocksPerSM(const KernelPlan &plan, const MapLoad &map) {
   if (plan.clusterSize == 1 && !warpPerRow)
     return 0;
   int64_t blocks = blocksAt64Registers(plan);
-  // Another map's slices on the peeled path take blocks away, as long as
-  // two stay (a slice of 512 threads keeps its second block: see above).
-  if (plan.clusterSize > 1 && map.otherMap && map.peeled)
+  // Another map's slices on the peeled path or of 32 f32 elements per thread
+  // take blocks away, as long as two stay (a slice of 512 threads keeps its
+  // second block: see above).
+  if (plan.clusterSize > 1 && map.otherMap &&
+      (map.peeled ||
+       (byteWidth(plan.inType) == 4 && plan.elementsPerThread() >= 32)))
     blocks = std::max(std::min<int64_t>(blocks, 2),
                       kRegisterFile /
                           ((64 + kPeeledSliceRegisters) * plan.numThreads()));

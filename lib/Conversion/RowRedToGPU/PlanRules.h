@@ -129,9 +129,11 @@ bool autoGridPerRowGroup(const KernelPlan &plan);
 /// Whether the options let the kernel run one program per row group.
 bool mayGridPerRowGroup(const PlanOptions &opts, int64_t sm);
 
-/// Whether auto runs a 16-bit row of the kernel of `key` as a staged row.
+/// Whether auto runs a 16-bit row of the kernel of `key` as a staged row
+/// (`peelable`: a kernel of one input and output of rows, which stages rows
+/// of any length).
 bool autoStagedRow(const PlanOptions &opts, const KernelPlan &plan,
-                   const RowLengthKey &key, int64_t sm);
+                   const RowLengthKey &key, int64_t sm, bool peelable);
 
 /// Warps auto gives a staged row (autoStagedRow) of `cols` elements.
 int64_t stagedRowWarps(int64_t cols);

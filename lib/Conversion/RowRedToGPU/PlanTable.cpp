@@ -301,9 +301,10 @@ static bool fromJSON(const json::Value &value, PrefetchRow &out,
 /// A row_lengths row (its kernel matched by `held`, `reduces` and
 /// `writes_rows` as well), or the row lengths of a row of a section whose
 /// own keys are `extra` instead.
-static bool
-fromJSON(const json::Value &value, RowLengthRow &out, json::Path path,
-         ArrayRef<StringRef> extra = {"held", "reduces", "writes_rows"}) {
+static bool fromJSON(const json::Value &value, RowLengthRow &out,
+                     json::Path path,
+                     ArrayRef<StringRef> extra = {"held", "reduces",
+                                                  "writes_rows", "cluster"}) {
   SmallVector<StringRef> keys = {"strategy", "types", "aligned", "min_cols",
                                  "max_cols"};
   llvm::append_range(keys, extra);
@@ -320,8 +321,17 @@ fromJSON(const json::Value &value, RowLengthRow &out, json::Path path,
       !mapPositive(mapper, value, "held", out.held, path, /*optional=*/true) ||
       !mapPositive(mapper, value, "reduces", out.reduces, path,
                    /*optional=*/true) ||
-      !mapper.mapOptional("writes_rows", out.writesRows))
+      !mapper.mapOptional("writes_rows", out.writesRows) ||
+      !mapPositive(mapper, value, "cluster", out.cluster, path,
+                   /*optional=*/true))
     return false;
+  if (out.cluster &&
+      (out.strategy == Strategy::fused || out.strategy == Strategy::chunks ||
+       !llvm::isPowerOf2_64(out.cluster) || out.cluster > 16)) {
+    path.report("cluster names the 2, 4, 8 or 16 blocks of a cluster or "
+                "online row's clusters");
+    return false;
+  }
   if (out.minCols > out.maxCols) {
     path.report("min_cols is over max_cols");
     return false;
@@ -331,14 +341,12 @@ fromJSON(const json::Value &value, RowLengthRow &out, json::Path path,
 
 static bool fromJSON(const json::Value &value, FewRowsRow &out,
                      json::Path path) {
-  if (!fromJSON(
-          value, out.lengths, path,
-          {"max_rows", "cluster", "held", "reduces", "block", "chunk_stage"}))
+  if (!fromJSON(value, out.lengths, path,
+                {"max_rows", "cluster", "held", "reduces", "writes_rows",
+                 "block", "chunk_stage"}))
     return false;
   json::ObjectMapper mapper(value, path);
   if (!mapPositive(mapper, value, "max_rows", out.maxRows, path) ||
-      !mapPositive(mapper, value, "cluster", out.cluster, path,
-                   /*optional=*/true) ||
       !mapPositive(mapper, value, "block", out.block, path,
                    /*optional=*/true) ||
       !mapPositive(mapper, value, "chunk_stage", out.chunkStage, path,
@@ -466,11 +474,12 @@ int64_t PlanTable::onlineClusterSize(int64_t rowBytes) const {
   llvm_unreachable("the last row takes every row");
 }
 
-bool PlanTable::takesRowLength(Strategy strategy,
-                               const RowLengthKey &key) const {
-  return llvm::any_of(rowLengths, [&](const RowLengthRow &row) {
-    return row.strategy == strategy && row.matches(key);
-  });
+const RowLengthRow *PlanTable::rowLengthOf(Strategy strategy,
+                                           const RowLengthKey &key) const {
+  for (const RowLengthRow &row : rowLengths)
+    if (row.strategy == strategy && row.matches(key))
+      return &row;
+  return nullptr;
 }
 
 bool RowLengthRow::matches(const RowLengthKey &key) const {

@@ -154,6 +154,9 @@ struct RowLengthRow {
   /// Whether the kernel writes rows (2-D outputs) or only per-row results
   /// (unset: either).
   std::optional<bool> writesRows;
+  /// Blocks of the clusters of a row of the cluster or online strategy (0:
+  /// derived from the row).
+  int64_t cluster = 0;
 
   /// Whether the kernel of `key` is among the row's.
   bool matches(const RowLengthKey &key) const;
@@ -161,12 +164,13 @@ struct RowLengthRow {
 
 /// Rows of the `lengths` whose chunks kernel also gets a second one for
 /// launches of at most `maxRows` rows, of `lengths.strategy` over clusters of
-/// `cluster` blocks (0: derived), or of smaller chunks of `block` elements in
-/// registers and `chunkStage` staged: a few rows' chunks are too few blocks,
-/// each waiting for the row's exchange, to keep the memory system busy.
+/// `lengths.cluster` blocks (0: derived), or of smaller chunks of `block`
+/// elements in registers and `chunkStage` staged: a few rows' chunks are too
+/// few blocks, each waiting for the row's exchange, to keep the memory system
+/// busy.
 struct FewRowsRow {
   RowLengthRow lengths;
-  int64_t maxRows = 0, cluster = 0;
+  int64_t maxRows = 0;
   int64_t block = 0, chunkStage = 0;
 };
 
@@ -214,7 +218,12 @@ struct PlanTable {
   int64_t onlineClusterSize(int64_t rowBytes) const;
   /// Whether auto gives `strategy` to the kernel of `key` by its rows'
   /// length (row_lengths).
-  bool takesRowLength(Strategy strategy, const RowLengthKey &key) const;
+  bool takesRowLength(Strategy strategy, const RowLengthKey &key) const {
+    return rowLengthOf(strategy, key) != nullptr;
+  }
+  /// The first row_lengths row of `strategy` that matches `key`, or null.
+  const RowLengthRow *rowLengthOf(Strategy strategy,
+                                  const RowLengthKey &key) const;
   /// The first few_rows row that matches `key`, or null.
   const FewRowsRow *fewRowsOf(const RowLengthKey &key) const;
   /// The first row of `rows` that matches `key` (the last matches every

@@ -22,7 +22,7 @@
 // SM90-32768: rowred.plan = #rowred.plan<strategy = fused, block = 32768, warps = 32,
 // SM90-32768-LABEL: func.func @layer_norm_bf16
 // SM90-32768: rowred.plan = #rowred.plan<strategy = cluster, block = 8192, warps = 16, cluster = 4,
-// SM90-32768-NOT: min_blocks_per_sm
+// SM90-32768-SAME: stage_elements = 8192>}
 
 // SM100-32768-LABEL: func.func @log_softmax_f32
 // SM100-32768: rowred.plan = #rowred.plan<strategy = cluster, chip = "sm_100", block = 16384, warps = 16, cluster = 2, {{.*}}min_blocks_per_sm = 1>

@@ -1,17 +1,21 @@
-// Rows that auto cuts into chunks and that the plan table's few_rows names
-// get a second kernel for launches of a few rows: the row over a cluster
-// of 16 blocks for at most 16 rows of 100000 to 160000 (f32; bf16 from
-// 120000: 48), of 8 for at most 64 shorter rows (bf16 under 50000: 512);
-// smaller chunks for longer rows. The plan says so (rowred.few_rows_plan, with
-// max_rows), the host code launches it when the rows are few, and the
-// metadata of the first kernel lists it under `variants`.
+// Rows that auto cuts into chunks or runs a block per row, and that the plan
+// table's few_rows names, get a second kernel for launches of a few rows:
+// the row over a cluster of 16 blocks for at most 16 rows of 100000 to
+// 160000 (f32; bf16 from 120000: 48), of 8 for at most 64 shorter rows
+// (odd bf16 under 50000: 512, even ones of staged rows 16 up to 32768; f32
+// of 24577 to 32768 in a fused block: 512); smaller chunks for longer rows. The plan says so
+// (rowred.few_rows_plan, with max_rows), the host code launches it when the
+// rows are few, and the metadata of the first kernel lists it under
+// `variants`.
 
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=128256 chip=sm_90" | FileCheck %s --check-prefix=PLAN
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=256000 chip=sm_90" | FileCheck %s --check-prefix=F32-256000
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=65536 chip=sm_90" | FileCheck %s --check-prefix=N65536
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=262144 chip=sm_90" | FileCheck %s --check-prefix=N262144
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=32001 chip=sm_90" | FileCheck %s --check-prefix=N32001
-// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=32768 chip=sm_90" | FileCheck %s --check-prefix=FUSED
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=32768 chip=sm_90" | FileCheck %s --check-prefix=BLOCK
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=16411 chip=sm_90" | FileCheck %s --check-prefix=N16411
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=16384 chip=sm_90" | FileCheck %s --check-prefix=NONE
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=128256 chip=sm_80" | FileCheck %s --check-prefix=NONE
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=128256 chip=sm_90" --convert-rowred-to-gpu | FileCheck %s --check-prefix=LAUNCH
 // RUN: rm -rf %t && softmax-opt %s --rowred-to-ptx="cols=128256 chip=sm_90 output-dir=%t" -o /dev/null
@@ -89,9 +93,34 @@
 // JSON-CHUNKS-FEW: "grid": "chunks",
 // JSON-CHUNKS-FEW-NOT: "variants"
 
-// Rows a fused block holds: one kernel.
-// FUSED-NOT: few_rows_plan
+// Rows a block per row holds, for softmax's pair: f32's fused block of
+// 32768 and bf16's staged row (the online kernel, a block per row) take a
+// cluster of 8 for at most 512 and 16 rows, whose bf16 slices of 32
+// elements per thread pair their reductions beside the path that re-reads
+// the row. The norms' clusters take none.
+// BLOCK-LABEL: func.func @softmax_f32
+// BLOCK: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 4096, warps = 4, cluster = 8, {{.*}}max_rows = 512>
+// BLOCK-SAME: rowred.plan = #rowred.plan<strategy = fused, block = 32768,
+// BLOCK-LABEL: func.func @softmax_bf16
+// BLOCK: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 4096, warps = 4, cluster = 8, vector = 8, reread = true, {{.*}}pair_reduce = true, {{.*}}max_rows = 16>
+// BLOCK-SAME: rowred.plan = #rowred.plan<strategy = online, {{.*}}prefetch = stage,
+// BLOCK-LABEL: func.func @rms_norm_f32
+// BLOCK-NOT: few_rows_plan
+// BLOCK: return
 
+// Odd bf16 rows of 16385 to 20480 are staged (a block per row) and keep
+// their cluster of 8 for at most 512 rows; f32's rows of 16385 to 24576 are
+// over a cluster of 8 (the table's row_lengths) at every row count: one
+// kernel.
+// N16411-LABEL: func.func @softmax_f32
+// N16411-NOT: few_rows_plan
+// N16411: rowred.plan = #rowred.plan<strategy = cluster, block = 3072, warps = 3, cluster = 8,
+// N16411-LABEL: func.func @softmax_bf16
+// N16411: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 3072, {{.*}}cluster = 8, {{.*}}max_rows = 512>
+// N16411-SAME: rowred.plan = #rowred.plan<strategy = online, block = 8192, warps = 16, vector = 8, prefetch = stage, max_cols = 24576, stage_elements = 24576, grid = rows>
+
+// Rows of 16384 (f32 measured 0.92-0.99 on the cluster of 8 from 64 rows)
+// and chips without clusters: one kernel.
 // NONE-NOT: few_rows_plan
 
 // LAUNCH-LABEL: func.func @softmax_f32

@@ -3,6 +3,7 @@
 // RUN: not softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='strategy = cluster, block = 65536, pair_reduce = true, reread = false'" --rowred-decompose --rowred-plan --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=SPILLS
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='strategy = cluster, block = 65536, pair_reduce = true, prefetch = registers'" --rowred-decompose --rowred-plan --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=SPILLS-F32
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='strategy = cluster, block = 65536, pair_reduce = true'" --rowred-decompose --rowred-plan | FileCheck %s --check-prefix=F32-DERIVED
+// RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='strategy = cluster, cluster = 8'" --rowred-decompose --rowred-plan="cols=32000" | FileCheck %s --check-prefix=BF16-DERIVED
 
 // pair_reduce: each thread reduces its elements to (m_t, d_t) with
 // d_t = sum exp(x - m_t) (0 where m_t is -inf), the pairs meet in one
@@ -41,7 +42,10 @@
 // Cluster slices of 32 elements per thread with the pair reduction spill
 // (ptxas -v) with the scalar path's row in registers (16-bit) or the next
 // row loaded ahead into registers (f32); such plans are refused, and f32
-// slices with the pair do not load ahead by default.
+// slices with the pair do not load ahead by default; 16-bit slices with the
+// pair re-read the row by default, whatever their size (here 4096 elements
+// on 128 threads, the few rows' cluster of 8 for bf16 rows of 32000).
 // SPILLS: error: 'rowred.map' op a 16-bit cluster slice of 32 elements per thread with pair_reduce and reread = false spills registers; use reread = true (the default here), no pair_reduce or more warps
 // SPILLS-F32: error: 'rowred.map' op an f32 cluster slice of 32 elements per thread with pair_reduce and prefetch = registers spills registers; use prefetch = none or stage, no pair_reduce or more warps
+// BF16-DERIVED: #rowred.plan<strategy = cluster, block = 4096, warps = 4, cluster = 8, vector = 8, reread = true, prefetch = registers, pair_reduce = true,
 // F32-DERIVED: #rowred.plan<strategy = cluster, block = 16384, warps = 16, cluster = 4, vector = 4, reread = true, pair_reduce = true, max_cols = 65536, stage_elements = 16384, min_blocks_per_sm = 2>
