@@ -31,7 +31,8 @@ MS = [1, 7, 1823, 4096]
 # compute-sanitizer runs on these kernels of scripts/gen_kernels.py's sets,
 # small shapes. The suite's: fused multi-warp, single-warp, several-rows,
 # cluster and online kernels (also with kept tiles in shared memory), rows
-# staged whole on a block per row, rows cut into chunks.
+# staged whole on a block per row (also of odd length), the clusters that
+# launches of a few rows of a block per row take, rows cut into chunks.
 SANITIZED_SUITE = (
     "softmax_f32_fused_b1024_kernel0.json",
     "softmax_f32_fused_b4096_kernel0.json",
@@ -57,6 +58,9 @@ SANITIZED_SUITE = (
     "softmax_bf16_auto_n32768_kernel0.json",
     "softmax_bf16_auto_n57344_kernel0.json",
     "log_softmax_bf16_auto_n12288_kernel0.json",
+    "softmax_bf16_auto_n20011_kernel0.json",
+    "log_softmax_f32_auto_n32000_kernel0.json",
+    "softmax_f32_auto_n20480_kernel0.json",
     "softmax_f32_chunks_kernel0.json",
     "softmax_bf16_chunks_kernel0.json",
     "log_softmax_f32_chunks_b1024_cs1024_kernel0.json",
