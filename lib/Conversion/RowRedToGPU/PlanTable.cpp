@@ -299,8 +299,8 @@ static bool fromJSON(const json::Value &value, PrefetchRow &out,
 }
 
 /// A row_lengths row (its kernel matched by `held`, `reduces` and
-/// `writes_rows` as well), or the row lengths of a row of a section whose
-/// own keys are `extra` instead.
+/// `writes_rows` as well; `cluster`: the blocks of its clusters), or the row
+/// lengths of a row of a section whose own keys are `extra` instead.
 static bool fromJSON(const json::Value &value, RowLengthRow &out,
                      json::Path path,
                      ArrayRef<StringRef> extra = {"held", "reduces",
