@@ -382,8 +382,8 @@ private:
              << " kernel holds the whole row";
     int64_t slice = rowBlock;
     if (plan.strategy == Strategy::cluster) {
-      if (opts.clusterSize != 0 || lengthCluster != 0)
-        plan.clusterSize = opts.clusterSize ? opts.clusterSize : lengthCluster;
+      if (givenCluster() != 0)
+        plan.clusterSize = givenCluster();
       else {
         // From the power-of-two block; a 3 * 2^k row block then gets
         // 3 * 2^j slices.
@@ -474,8 +474,7 @@ private:
     };
     int64_t held = group.numHeldOperands();
     KernelPlan fitted = plan;
-    if (plan.strategy == Strategy::cluster && opts.clusterSize == 0 &&
-        lengthCluster == 0) {
+    if (plan.strategy == Strategy::cluster && givenCluster() == 0) {
       auto halveSlices = [&](KernelPlan &p, auto thinner) {
         while (thinner(p) && p.clusterSize * 2 <= kMaxClusterSize &&
                p.elementsPerThread() % 2 == 0) {
@@ -908,6 +907,10 @@ private:
   bool stagedRow = false;
   /// The cluster that the table's row_lengths give the row (0: none).
   int64_t lengthCluster = 0;
+  /// The cluster the request or the table's row_lengths name (0: derived).
+  int64_t givenCluster() const {
+    return opts.clusterSize ? opts.clusterSize : lengthCluster;
+  }
   /// Whether auto streams a row it only reduces once, a block per row
   /// (row_lengths' online rows that write no rows).
   bool reducedOnly = false;
