@@ -286,6 +286,18 @@ verifyNorm(Operation *op, Value input, Value output,
   return success();
 }
 
+/// `first`, then the operands of each of `groups` (an op's optional and
+/// variadic operand groups), in order.
+static SmallVector<OpOperand *>
+operandList(ArrayRef<OpOperand *> first,
+            ArrayRef<MutableOperandRange> groups = {}) {
+  SmallVector<OpOperand *> operands(first);
+  for (MutableOperandRange group : groups)
+    for (OpOperand &operand : group)
+      operands.push_back(&operand);
+  return operands;
+}
+
 /// Declares a read of every input and a write of every output.
 static void
 addEffects(SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
@@ -421,10 +433,8 @@ LogicalResult MapOp::verifyRegions() {
 void MapOp::getEffects(
     SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
         &effects) {
-  SmallVector<OpOperand *> writes;
-  for (OpOperand &output : getOutputsMutable())
-    writes.push_back(&output);
-  addEffects(effects, readOperands(*this), writes);
+  addEffects(effects, readOperands(*this),
+             operandList({}, {getOutputsMutable()}));
 }
 
 //===----------------------------------------------------------------------===//
@@ -451,15 +461,11 @@ LogicalResult RmsNormOp::verify() {
 void RmsNormOp::getEffects(
     SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
         &effects) {
-  SmallVector<OpOperand *> reads = {&getInputMutable()};
-  for (MutableOperandRange range : {getResidualMutable(), getWeightMutable()})
-    for (OpOperand &operand : range)
-      reads.push_back(&operand);
-  SmallVector<OpOperand *> writes = {&getOutputMutable()};
-  for (MutableOperandRange range : {getResidualOutMutable(), getRstdMutable()})
-    for (OpOperand &operand : range)
-      writes.push_back(&operand);
-  addEffects(effects, reads, writes);
+  addEffects(effects,
+             operandList({&getInputMutable()},
+                         {getResidualMutable(), getWeightMutable()}),
+             operandList({&getOutputMutable()},
+                         {getResidualOutMutable(), getRstdMutable()}));
 }
 
 LogicalResult LayerNormOp::verify() {
@@ -471,15 +477,10 @@ LogicalResult LayerNormOp::verify() {
 void LayerNormOp::getEffects(
     SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
         &effects) {
-  SmallVector<OpOperand *> reads = {&getInputMutable()};
-  for (MutableOperandRange range : {getWeightMutable(), getBiasMutable()})
-    for (OpOperand &operand : range)
-      reads.push_back(&operand);
-  SmallVector<OpOperand *> writes = {&getOutputMutable()};
-  for (MutableOperandRange range : {getMeanMutable(), getRstdMutable()})
-    for (OpOperand &operand : range)
-      writes.push_back(&operand);
-  addEffects(effects, reads, writes);
+  addEffects(
+      effects,
+      operandList({&getInputMutable()}, {getWeightMutable(), getBiasMutable()}),
+      operandList({&getOutputMutable()}, {getMeanMutable(), getRstdMutable()}));
 }
 
 //===----------------------------------------------------------------------===//
@@ -544,14 +545,11 @@ LogicalResult CrossEntropyOp::verify() {
 void CrossEntropyOp::getEffects(
     SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
         &effects) {
-  SmallVector<OpOperand *> reads = {&getLogitsMutable(), &getLabelsMutable()};
-  for (OpOperand &scale : getGradScaleMutable())
-    reads.push_back(&scale);
-  SmallVector<OpOperand *> writes = {&getLossMutable()};
-  for (MutableOperandRange range : {getLseMutable(), getGradMutable()})
-    for (OpOperand &operand : range)
-      writes.push_back(&operand);
-  addEffects(effects, reads, writes);
+  addEffects(
+      effects,
+      operandList({&getLogitsMutable(), &getLabelsMutable()},
+                  {getGradScaleMutable()}),
+      operandList({&getLossMutable()}, {getLseMutable(), getGradMutable()}));
 }
 
 #define GET_OP_CLASSES
