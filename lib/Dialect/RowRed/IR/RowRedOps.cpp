@@ -344,12 +344,8 @@ LogicalResult ReduceOp::verifyRegions() {
 
 /// The operands of a reduce or map that it reads.
 template <typename OpTy> static SmallVector<OpOperand *> readOperands(OpTy op) {
-  SmallVector<OpOperand *> reads;
-  for (MutableOperandRange range :
-       {op.getInputsMutable(), op.getColumnsMutable(), op.getRowsMutable()})
-    for (OpOperand &operand : range)
-      reads.push_back(&operand);
-  return reads;
+  return operandList(
+      {}, {op.getInputsMutable(), op.getColumnsMutable(), op.getRowsMutable()});
 }
 
 void ReduceOp::getEffects(
