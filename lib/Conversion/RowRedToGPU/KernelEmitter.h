@@ -106,20 +106,6 @@ private:
 
   Value combine(Combiner c, Value lhs, Value rhs);
 
-  /// Pairwise tree over `values`, for instruction-level parallelism.
-  template <typename T>
-  static T treeReduce(ArrayRef<T> input, function_ref<T(T, T)> fn) {
-    assert(!input.empty() && "nothing to reduce");
-    std::vector<T> values(input.begin(), input.end());
-    for (size_t width = values.size(); width > 1; width = (width + 1) / 2) {
-      for (size_t i = 0; i < width / 2; ++i)
-        values[i] = fn(values[2 * i], values[2 * i + 1]);
-      if (width % 2)
-        values[width / 2] = values[width - 1];
-    }
-    return values[0];
-  }
-
   /// Loads the `vec`-wide chunk at column `col` of the row at `rowPtr` (at
   /// `addrCol` of `rowPtr` when given: the stage holds a block's slice from
   /// its column 0) when `valid`; masked-off chunks load nothing and read as

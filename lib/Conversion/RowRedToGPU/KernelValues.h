@@ -3,8 +3,10 @@
 // Part of the softmax kernel compiler.
 //
 // The values a thread holds for an access of a row (Chunk), a row's prepared
-// body (RowContext), and the names of the shared-memory globals that the
-// kernels and convert-rowred-to-gpu agree on.
+// body (RowContext), what a chunks kernel's exchange carries (ChunkParts,
+// ChunkFold), the pairwise tree of reductions (treeReduce), and the names of
+// the shared-memory globals that the kernels and convert-rowred-to-gpu agree
+// on.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,10 +17,14 @@
 #include "mlir/IR/Region.h"
 #include "mlir/IR/Value.h"
 #include "mlir/IR/ValueRange.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <cassert>
 #include <functional>
+#include <vector>
 
 namespace mlir {
 namespace rowred {
@@ -97,6 +103,20 @@ struct ChunkFold {
   std::function<SmallVector<Value, 2>(ValueRange acc, ValueRange entry)> step;
   std::function<SmallVector<Value, 2>(ValueRange acc)> acrossLanes;
 };
+
+/// Pairwise tree over `input`, for instruction-level parallelism.
+template <typename T>
+T treeReduce(ArrayRef<T> input, function_ref<T(T, T)> fn) {
+  assert(!input.empty() && "nothing to reduce");
+  std::vector<T> values(input.begin(), input.end());
+  for (size_t width = values.size(); width > 1; width = (width + 1) / 2) {
+    for (size_t i = 0; i < width / 2; ++i)
+      values[i] = fn(values[2 * i], values[2 * i + 1]);
+    if (width % 2)
+      values[width / 2] = values[width - 1];
+  }
+  return values[0];
+}
 
 } // namespace rowred
 } // namespace mlir
