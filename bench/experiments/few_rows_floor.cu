@@ -96,23 +96,32 @@ template <> struct Vec<__nv_bfloat16> {
   using Type = uint4;
 };
 
-/// A block's slice [start, end) of a row: E elements a thread, as vectors
+/// This block's slice [start, end) of its row, for rows of `n` held by
+/// `blocks` consecutive blocks each: E elements a thread, as vectors
 /// interleaved across the threads so that a warp's accesses coalesce.
 template <typename T, int E> struct Slice {
   static constexpr int kWidth = Vec<T>::kWidth, kVectors = E / kWidth;
   using V = typename Vec<T>::Type;
+  size_t row;
+  int start, end;
   float v[E];
 
-  __device__ __forceinline__ int column(int start, int j) const {
+  __device__ __forceinline__ Slice(int n, int blocks)
+      : row(blockIdx.x / blocks), start(blockIdx.x % blocks * E * kThreads),
+        end(min(n, start + E * kThreads)) {}
+
+  __device__ __forceinline__ int column(int j) const {
     return start + (j * kThreads + threadIdx.x) * kWidth;
   }
 
-  __device__ __forceinline__ Pair load(const T *row, int start, int end) {
+  /// Loads the slice of `x`; returns the thread's (max, sum) pair.
+  __device__ __forceinline__ Pair load(const T *x, int n) {
+    const T *rowStart = x + row * n;
 #pragma unroll
     for (int j = 0; j < kVectors; ++j) {
-      int col = column(start, j);
+      int col = column(j);
       if (col < end) {
-        unpack(*reinterpret_cast<const V *>(row + col), v + j * kWidth);
+        unpack(*reinterpret_cast<const V *>(rowStart + col), v + j * kWidth);
       } else {
 #pragma unroll
         for (int k = 0; k < kWidth; ++k)
@@ -131,11 +140,13 @@ template <typename T, int E> struct Slice {
     return {m, s};
   }
 
-  __device__ __forceinline__ void store(T *row, int start, int end, Pair p) {
+  /// Stores the softmax of the slice against the row's pair `p` into `y`.
+  __device__ __forceinline__ void store(T *y, int n, Pair p) {
+    T *rowStart = y + row * n;
     float inv = 1.f / p.s;
 #pragma unroll
     for (int j = 0; j < kVectors; ++j) {
-      int col = column(start, j);
+      int col = column(j);
       if (col >= end)
         continue;
       float o[kWidth];
@@ -144,7 +155,7 @@ template <typename T, int E> struct Slice {
         o[k] = ex2((v[j * kWidth + k] - p.m) * kLog2e) * inv;
       V out;
       pack(o, out);
-      *reinterpret_cast<V *>(row + col) = out;
+      *reinterpret_cast<V *>(rowStart + col) = out;
     }
   }
 };
@@ -152,11 +163,8 @@ template <typename T, int E> struct Slice {
 template <typename T, int E, int C>
 __device__ __forceinline__ void clusterRow(const T *x, T *y, int n) {
   __shared__ Pair slot;
-  int rank = blockIdx.x % C;
-  size_t row = blockIdx.x / C;
-  int start = rank * E * kThreads, end = min(n, start + E * kThreads);
-  Slice<T, E> slice;
-  Pair p = blockPair(slice.load(x + row * n, start, end));
+  Slice<T, E> slice(n, C);
+  Pair p = blockPair(slice.load(x, n));
   if (threadIdx.x == 0)
     slot = p;
   asm volatile("barrier.cluster.arrive.release.aligned;\n"
@@ -177,7 +185,7 @@ __device__ __forceinline__ void clusterRow(const T *x, T *y, int n) {
   }
   q = warpPair(q);
   asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
-  slice.store(y + row * n, start, end, q);
+  slice.store(y, n, q);
   asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
@@ -186,14 +194,12 @@ __device__ __forceinline__ void gridRow(const T *x, T *y, int n, int blocks,
                                         Pair *ws, unsigned *counters,
                                         unsigned target) {
   __shared__ Pair total;
-  int b = blockIdx.x % blocks;
-  size_t row = blockIdx.x / blocks;
-  int start = b * E * kThreads, end = min(n, start + E * kThreads);
-  Slice<T, E> slice;
-  Pair p = blockPair(slice.load(x + row * n, start, end));
+  Slice<T, E> slice(n, blocks);
+  Pair p = blockPair(slice.load(x, n));
+  size_t row = slice.row;
   unsigned *counter = counters + row;
   if (threadIdx.x == 0) {
-    ws[row * blocks + b] = p;
+    ws[row * blocks + blockIdx.x % blocks] = p;
     asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(counter)
                  : "memory");
     unsigned seen;
@@ -219,7 +225,7 @@ __device__ __forceinline__ void gridRow(const T *x, T *y, int n, int blocks,
       total = q;
   }
   __syncthreads();
-  slice.store(y + row * n, start, end, total);
+  slice.store(y, n, total);
 }
 
 } // namespace
