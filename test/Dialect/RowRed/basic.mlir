@@ -64,6 +64,26 @@ func.func @not_dead(%x: memref<2x3xf32>, %y: memref<2x3xf32>) {
 // RUN: softmax-opt %s --canonicalize --cse | FileCheck %s --check-prefix=KEEP
 // KEEP-LABEL: func.func @not_dead
 // KEEP: rowred.softmax
+// The family's ops, the generic pieces and the per-row results alike: each
+// declares its writes (their outputs, statistics, residual and gradient).
+// KEEP-LABEL: func.func @family_ops
+// KEEP: rowred.softmax_backward
+// KEEP: rowred.log_softmax_backward
+// KEEP-COUNT-2: rowred.rms_norm
+// KEEP-COUNT-2: rowred.layer_norm
+// KEEP-LABEL: func.func @norm_statistics
+// KEEP: rowred.rms_norm
+// KEEP-COUNT-2: rowred.layer_norm
+// KEEP-LABEL: func.func @rms_norm_residual
+// KEEP: rowred.rms_norm
+// KEEP-LABEL: func.func @several_operands
+// KEEP: rowred.reduce
+// KEEP: rowred.map
+// KEEP-LABEL: func.func @per_row_results
+// KEEP: rowred.logsumexp
+// KEEP-COUNT-3: rowred.cross_entropy
+// KEEP: rowred.gather
+// KEEP-COUNT-2: rowred.map
 
 // CHECK-LABEL: func.func @family_ops
 func.func @family_ops(%y: memref<?x?xf32>, %dy: memref<?x?xf32>,
