@@ -289,8 +289,7 @@ verifyNorm(Operation *op, Value input, Value output,
 /// `first`, then the operands of each of `groups` (an op's optional and
 /// variadic operand groups), in order.
 static SmallVector<OpOperand *>
-operandList(ArrayRef<OpOperand *> first,
-            ArrayRef<MutableOperandRange> groups = {}) {
+operandList(ArrayRef<OpOperand *> first, ArrayRef<MutableOperandRange> groups) {
   SmallVector<OpOperand *> operands(first);
   for (MutableOperandRange group : groups)
     for (OpOperand &operand : group)
