@@ -26,7 +26,7 @@ using namespace mlir;
 using namespace mlir::rowred;
 
 /// Version of the kernel ABI and metadata format in docs/abi.md.
-static constexpr int64_t kAbiVersion = 6;
+static constexpr int64_t kAbiVersion = 7;
 
 /// Converts a metadata entry to JSON: strings, booleans, integers, floats,
 /// arrays and dictionaries of them; anything else as its IR text.

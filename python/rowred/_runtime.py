@@ -9,7 +9,7 @@ import ctypes.util
 import os
 import threading
 
-ABI_VERSION = 6
+ABI_VERSION = 7
 
 _lock = threading.Lock()
 _lib = None

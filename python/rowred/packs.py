@@ -11,7 +11,7 @@ compiles one kernel per (op, dtype, N) for rows of exactly N elements, and
 one per (op, dtype) for rows of any length (`--cols` may include `any`, the
 default when no length is given), into `packs/sm90/` with `manifest.json`:
 
-    {"format": "rowred-pack", "version": 1, "abi_version": 6,
+    {"format": "rowred-pack", "version": 1, "abi_version": 7,
      "chip": "sm_90",
      "kernels": [{"op": "softmax", "dtype": "f32", "cols": 4096,
                   "min_cols": 1, "max_cols": 4096,
@@ -65,7 +65,7 @@ DEFAULT_EPS = (1e-5, 1e-6)
 # smoothing, int64 labels, the loss and the logsumexp in f32.
 IGNORE_INDEX = -100
 DTYPES = ("f32", "f16", "bf16")
-ABI_VERSION = 6
+ABI_VERSION = 7
 
 
 class PackError(ValueError):

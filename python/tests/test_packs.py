@@ -246,7 +246,7 @@ class ManifestErrorTest(unittest.TestCase):
         return str(e.exception)
 
     def valid(self, **changes):
-        data = {"format": "rowred-pack", "version": 1, "abi_version": 6,
+        data = {"format": "rowred-pack", "version": 1, "abi_version": 7,
                 "chip": "sm_90",
                 "kernels": [{"op": "softmax", "dtype": "f32", "cols": 0,
                              "min_cols": 1, "max_cols": 0,

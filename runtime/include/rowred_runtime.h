@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 /* The kernel ABI this runtime launches (the metadata's abi_version). */
-#define ROWRED_RUNTIME_ABI_VERSION 6
+#define ROWRED_RUNTIME_ABI_VERSION 7
 
 /* A loaded kernel. */
 typedef struct rowred_kernel rowred_kernel;

@@ -477,6 +477,8 @@ static std::string gridProblem(const std::string &grid, int64_t abi,
     return "has an invalid chunk_elements: a positive chunk (at most 2^30 "
            "elements) for grid \"chunks\" (without clusters, row-split or "
            "rows per block), and none otherwise";
+  if (spec.chunkEntries < 1 || spec.chunkEntries > 64)
+    return "has an invalid chunk_entries: 1 to 64 entries per chunk";
   return "";
 }
 
@@ -542,10 +544,11 @@ std::optional<KernelSpec> KernelSpec::parse(const std::string &text,
   // row_split > 1 is refused below),
   // version 4 chunks kernels (grid "chunks", chunk_elements), whose blocks
   // loop over the chunks from version 5 on.
-  // Version 6 added operands (absent before: the input x and the output y).
-  if (abi < 1 || abi > 6) {
+  // Version 6 added operands (absent before: the input x and the output y),
+  // version 7 chunk_entries (absent before: one entry per chunk).
+  if (abi < 1 || abi > 7) {
     error = "'" + jsonPath + "' has ABI version " + std::to_string(abi) +
-            "; this runner knows versions 1 to 6";
+            "; this runner knows versions 1 to 7";
     return std::nullopt;
   }
   std::string in, out, ptxName;
@@ -604,6 +607,8 @@ std::optional<KernelSpec> KernelSpec::parse(const std::string &text,
   str("grid", grid);
   spec.gridPerRowGroup = grid == "rows";
   num("chunk_elements", spec.chunkElements);
+  if (spec.chunkElements > 0)
+    num("chunk_entries", spec.chunkEntries);
   num("max_rows", spec.maxRows);
   if (!readVariants(*json, spec, error)) {
     error = "'" + jsonPath + "' " + error;
@@ -650,7 +655,7 @@ std::string KernelSpec::variantPath(const KernelVariant &variant) const {
 
 int64_t KernelSpec::chunkWorkspaceBytes(int64_t rows, int64_t cols) const {
   int64_t chunks = (cols + chunkElements - 1) / chunkElements;
-  return 128 + rows * (128 + (chunks * 8 + 127) / 128 * 128);
+  return 128 + rows * (128 + (chunks * chunkEntries * 8 + 127) / 128 * 128);
 }
 
 std::string KernelSpec::describeAccess(int64_t cols, int64_t xStride,

@@ -43,7 +43,7 @@
 // PTX-NOT: div.rn.f32
 // PTX-NOT: .local
 
-// JSON: "abi_version": 6,
+// JSON: "abi_version": 7,
 // JSON: "block_elements": 1024,
 // JSON: "block_threads": 128,
 // JSON: "chip": "sm_90",

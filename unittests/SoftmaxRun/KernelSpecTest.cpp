@@ -127,6 +127,36 @@ TEST(KernelSpec, LoadsChunksKernelsOfVersion5) {
   EXPECT_FALSE(KernelSpec::load(writeKernel(v4), error));
   EXPECT_NE(error.find("chunks kernel of ABI version 4"), std::string::npos)
       << error;
+  // One 8-byte entry per chunk before version 7: a row of 10000 elements is
+  // 3 chunks, 24 bytes of entries rounded up to 128.
+  EXPECT_EQ(spec->chunkEntries, 1);
+  EXPECT_EQ(spec->chunkWorkspaceBytes(2, 10000), 128 + 2 * (128 + 128));
+}
+
+/// Version 7 chunks kernels name their entries per chunk (chunk_entries),
+/// which size each row's record of the workspace.
+TEST(KernelSpec, SizesTheWorkspaceByChunkEntries) {
+  std::string json = kGood;
+  json.replace(json.find("\"fused\""), 7, "\"chunks\"");
+  json.replace(json.find("\"max_cols\": 1024"), 16, "\"max_cols\": 0");
+  json.replace(json.find("1, \"kernel\""), 1, "7");
+  std::string three = json, bad = json;
+  three.replace(three.find("\"shared_bytes\""), 1,
+                "\"grid\": \"chunks\", \"chunk_elements\": 4096, "
+                "\"chunk_entries\": 3, \"");
+  bad.replace(bad.find("\"shared_bytes\""), 1,
+              "\"grid\": \"chunks\", \"chunk_elements\": 4096, "
+              "\"chunk_entries\": 0, \"");
+  std::string error;
+  auto spec = KernelSpec::load(writeKernel(three), error);
+  ASSERT_TRUE(spec) << error;
+  EXPECT_EQ(spec->chunkEntries, 3);
+  // 3 chunks of 3 entries: 72 bytes, rounded up to 128; 100 chunks: 2400,
+  // rounded up to 2432.
+  EXPECT_EQ(spec->chunkWorkspaceBytes(2, 10000), 128 + 2 * (128 + 128));
+  EXPECT_EQ(spec->chunkWorkspaceBytes(1, 409600), 128 + 128 + 2432);
+  EXPECT_FALSE(KernelSpec::load(writeKernel(bad), error));
+  EXPECT_NE(error.find("invalid chunk_entries"), std::string::npos) << error;
 }
 
 /// An online kernel with kept tiles: keep_ahead, and keep_ahead_bulk, whose
@@ -308,10 +338,10 @@ TEST(KernelSpec, RejectsMissingFieldsVersionsAndFiles) {
   EXPECT_FALSE(KernelSpec::load(writeKernel(noKernel), error));
   EXPECT_NE(error.find("lacks the field 'kernel'"), std::string::npos) << error;
 
-  std::string v7 = good;
-  v7.replace(v7.find("1, \"kernel\""), 1, "7");
-  EXPECT_FALSE(KernelSpec::load(writeKernel(v7), error));
-  EXPECT_NE(error.find("ABI version 7"), std::string::npos) << error;
+  std::string v8 = good;
+  v8.replace(v8.find("1, \"kernel\""), 1, "8");
+  EXPECT_FALSE(KernelSpec::load(writeKernel(v8), error));
+  EXPECT_NE(error.find("ABI version 8"), std::string::npos) << error;
 
   std::string badGrid = good;
   badGrid.replace(badGrid.find("\"shared_bytes\""), 1,

@@ -111,10 +111,9 @@ bool isOnlineSoftmaxPair(const Group &group);
 
 /// How many times the chunks of a row of `group` meet in a generic chunks
 /// kernel (emitLevelChunk): one exchange per level of reduces, each level
-/// of at most two, whose partial results fit an entry of two f32
-/// (docs/abi.md's workspace); 0 when generic chunks cannot take the group.
-/// Softmax's pair, the other group chunks take, is two levels in one
-/// exchange.
+/// of at most two (the block hands a level's results on in two slots of
+/// shared memory); 0 when generic chunks cannot take the group. Softmax's
+/// pair, the other group chunks take, is two levels in one exchange.
 inline unsigned chunkExchanges(const Group &group) {
   if (group.reduces.empty())
     return 0;
@@ -124,6 +123,13 @@ inline unsigned chunkExchanges(const Group &group) {
       }))
     return 0;
   return levels.size();
+}
+
+/// The 8-byte entries each chunk of a row of `group` publishes in a chunks
+/// kernel's workspace (docs/abi.md's `chunk_entries`): one for softmax's
+/// pair, which shares one, else one per reduce.
+inline unsigned chunkEntries(const Group &group) {
+  return isOnlineSoftmaxPair(group) ? 1 : group.reduces.size();
 }
 
 /// The 2-D inputs a chunks kernel of `group` stages (KernelPlan::

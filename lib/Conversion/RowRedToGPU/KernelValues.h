@@ -57,8 +57,8 @@ static constexpr StringLiteral kClusterBarriersName = "rowred_cluster_barriers";
 /// (`dynamic_shared_bytes` in the metadata).
 static constexpr StringLiteral kStageName = "rowred_stage";
 
-/// Nanoseconds a chunks kernel's warp 0 sleeps between two polls of its
-/// row's counter (version 69: the interval made no difference).
+/// Nanoseconds a chunks kernel's warp 0 sleeps between two polls of an
+/// entry of its row (version 69: the interval made no difference).
 static constexpr int64_t kChunkPollNanoseconds = 64;
 
 /// Name of the shared-memory array of the mbarriers (i64) on which the bulk
@@ -97,11 +97,14 @@ struct ChunkParts {
 /// How a chunks kernel's exchange folds a row's entries
 /// (KernelEmitter::exchangeChunk): from `identities` (one per exchanged
 /// value), each lane folds its entries with `step`, then `acrossLanes`
-/// combines the lanes' results over warp 0.
+/// combines the lanes' results over warp 0. `packed` values share one entry
+/// (softmax's pair, whose bits are never all zero); otherwise each value has
+/// its own.
 struct ChunkFold {
   SmallVector<Value, 2> identities;
   std::function<SmallVector<Value, 2>(ValueRange acc, ValueRange entry)> step;
   std::function<SmallVector<Value, 2>(ValueRange acc)> acrossLanes;
+  bool packed = false;
 };
 
 /// Pairwise tree over `input`, for instruction-level parallelism.

@@ -104,6 +104,9 @@ DictionaryAttr mlir::rowred::kernelMetadata(Builder &b, Group &group,
                                              ? plan.chunkElements()
                                              : 0)),
   };
+  if (plan.strategy == Strategy::chunks)
+    attrs.push_back(b.getNamedAttr("chunk_entries",
+                                   b.getI64IntegerAttr(chunkEntries(group))));
   // The op's parameters, for a launcher's reference.
   for (auto [recorded, name] :
        {std::pair{kEpsilonAttrName, StringRef("epsilon")},

@@ -966,14 +966,6 @@ std::optional<KernelPlan> mlir::rowred::planFewRows(const Group &group,
   if (failed(plan) || (plan->strategy == main.strategy &&
                        plan->chunkElements() == main.chunkElements()))
     return std::nullopt;
-  // Smaller chunks ask for a block per SM fewer than the chunks' bound
-  // (PlanRules' kChunkSpareRegisters, measured on the default chunks): the
-  // chunks of 4096 + 4096 spill at its nine blocks (56 registers; f32 40
-  // bytes, bf16's peeled path 24), none at eight (64), the kernels measured
-  // in PlanTable.json (left alone, ptxas takes f32 to 93 registers: five
-  // blocks).
-  if (plan->strategy == Strategy::chunks && plan->minBlocksPerSM > 1)
-    --plan->minBlocksPerSM;
   plan->maxRows = row->maxRows;
   return *plan;
 }

@@ -153,26 +153,33 @@ static constexpr int64_t kSharedReservedPerBlock = 1024;
 /// one per element it holds: the f32 default (128 x 64) then fits five
 /// blocks on an SM at up to 102 registers (ptxas takes 96; left alone, 107
 /// and four blocks: 1.045x the online kernel on f32 1024 x 1048576 against
-/// 1.079x), the 16-bit default (128 x 32) nine at 56 (left alone, 64 and
-/// eight: 1.030x on bf16 1024 x 1048576 against 1.048x; at 76 and six,
-/// 0.93x). H200, version log, version 71.
-static constexpr int64_t kChunkSpareRegisters = 24;
+/// 1.079x, H200, version log, version 71), and 32 elements per thread (the
+/// 16-bit default, 128 x 32, and the chunks of 4096 + 4096 that launches of
+/// a few rows take) eight at 64. At nine (56 registers) those spill: f32
+/// 4096 + 4096 40 bytes, 16-bit 8 since chunks poll their row's entries
+/// (exchangeChunk; before that nine measured 1.048x the online kernel
+/// against eight's 1.030x on bf16 1024 x 1048576).
+static constexpr int64_t kChunkSpareRegisters = 25;
 
 /// Registers a chunks kernel of another map than softmax's (log-softmax)
-/// takes beyond kChunkSpareRegisters: at nine blocks per SM (56 registers)
-/// the bf16 log-softmax chunk of 4096 + 12288 spills 4 bytes, at eight (64)
-/// none.
-static constexpr int64_t kChunkOtherMapRegisters = 8;
+/// takes beyond kChunkSpareRegisters: eight blocks per SM for the bf16
+/// log-softmax chunk of 4096 + 12288 (64 registers), which spilled 4 bytes
+/// at nine (56).
+static constexpr int64_t kChunkOtherMapRegisters = 7;
 
 /// Registers a chunks kernel whose map compares per-row inputs with each
 /// element's column (cross-entropy's gradient and its labels) takes beyond
-/// those of another map: the bf16 chunk of 4096 + 12288 then asks for six
-/// blocks per SM and takes 80 registers without spills (ptxas -v, sm_90; left
-/// alone 80 and 8 bytes of spills, level on the H200: 4096 x 50257 3111
-/// against 3124 GB/s, 4096 x 131072 3658 against 3655; H100 1.00x), the f32
-/// chunk of 8192 four blocks at 128 (left alone 138 and three blocks; H100,
-/// softmax-run --bench, 5 rounds, 1024 and 2048 x 131072: 1.01x).
-static constexpr int64_t kChunkRowInputRegisters = 16;
+/// those of another map: one per two elements it holds, and one. The bf16
+/// chunk of 4096 + 12288 (32 elements) then asks for six blocks per SM and
+/// takes 80 registers without spills (ptxas -v, sm_90; left alone 80 and 8
+/// bytes of spills, level on the H200: 4096 x 50257 3111 against 3124 GB/s,
+/// 4096 x 131072 3658 against 3655; H100 1.00x), the f32 chunk of 8192 (64)
+/// three blocks (at four, 128 registers, it spills 4 bytes since chunks poll
+/// their row's entries; four measured 1.01x three, H100, softmax-run
+/// --bench, 5 rounds, 1024 and 2048 x 131072).
+static int64_t chunkRowInputRegisters(const KernelPlan &plan) {
+  return plan.elementsPerThread() / 2 + 1;
+}
 
 /// Registers a cluster slice of another map than softmax's takes beyond 64
 /// on the peeled path (a known row length off the vector width) or holding
@@ -455,10 +462,10 @@ int64_t minBlocksPerSM(const KernelPlan &plan, const MapLoad &map) {
   if (plan.strategy == Strategy::chunks) {
     // The map's batch of loads (KernelEmitter::mapBatch: half the held
     // elements) of each operand only it reads.
-    int64_t spare = kChunkSpareRegisters +
-                    (map.otherMap ? kChunkOtherMapRegisters : 0) +
-                    (map.rowInputsPerElement ? kChunkRowInputRegisters : 0) +
-                    map.mapOnlyOperands * plan.elementsPerThread() / 2;
+    int64_t spare =
+        kChunkSpareRegisters + (map.otherMap ? kChunkOtherMapRegisters : 0) +
+        (map.rowInputsPerElement ? chunkRowInputRegisters(plan) : 0) +
+        map.mapOnlyOperands * plan.elementsPerThread() / 2;
     int64_t blocks = kRegisterFile /
                      ((plan.elementsPerThread() + spare) * plan.numThreads());
     if (plan.hasStage())

@@ -363,7 +363,8 @@ struct ConvertRowRedToGPUPass
     // that know the device launch the resident blocks cooperatively
     // instead, which gpu.launch_func cannot ask for), and a zeroed
     // workspace: the ticket's 128 bytes, then per row 128 bytes of counter
-    // and its chunks' pairs, 128-byte aligned (docs/abi.md).
+    // and its chunks' 8-byte entries (chunkEntries each), 128-byte aligned
+    // (docs/abi.md).
     if (plan.strategy == Strategy::chunks) {
       Value chunks = arith::CeilDivUIOp::create(
           b, colsIdx, arith::ConstantIndexOp::create(b, plan.chunkElements()));
@@ -372,8 +373,9 @@ struct ConvertRowRedToGPUPass
           b,
           arith::CeilDivUIOp::create(
               b,
-              arith::MulIOp::create(b, chunks,
-                                    arith::ConstantIndexOp::create(b, 8)),
+              arith::MulIOp::create(
+                  b, chunks,
+                  arith::ConstantIndexOp::create(b, 8 * chunkEntries(group))),
               arith::ConstantIndexOp::create(b, 128)),
           arith::ConstantIndexOp::create(b, 32));
       Value recordWords = arith::AddIOp::create(

@@ -37,18 +37,18 @@
 // CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
 // CHECK: arith.addi %{{.*}}, %c4096_i32{{.*}} : i32
 // CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
-// The row's one exchange: one value per entry, folded by the sum, no
-// exponential.
-// CHECK: llvm.fence syncscope("device") release
-// CHECK: llvm.atomicrmw add %[[COUNTER:.*]], %c1_i32{{.*}} syncscope("device") monotonic
-// CHECK: llvm.load %[[COUNTER]] atomic syncscope("device") acquire
+// The row's one exchange: one value per entry, beside the marker 1.0 that
+// makes a written entry nonzero; folded by the sum, no exponential.
+// CHECK: %[[ENTRY:.*]] = llvm.insertelement %cst{{.*}}[%c1_i32{{.*}} : i32] : vector<2xf32>
+// CHECK: %[[WORD:.*]] = llvm.bitcast %[[ENTRY]] : vector<2xf32> to i64
+// CHECK: llvm.store %[[WORD]], %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : i64, !llvm.ptr<1>
+// CHECK-NEXT: llvm.fence syncscope("device") release
 // CHECK: llvm.load %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : !llvm.ptr<1> -> i64
-// CHECK-NEXT: llvm.bitcast
-// CHECK-NEXT: arith.constant 0 : i32
-// CHECK-NEXT: llvm.extractelement
-// CHECK-NEXT: arith.addf
-// CHECK-NEXT: scf.yield
-// CHECK: llvm.atomicrmw add %[[COUNTER]]
+// CHECK: nvvm.vote.sync  all
+// CHECK: arith.addf
+// CHECK-NOT: math.exp
+// CHECK: nvvm.nanosleep
+// CHECK: llvm.atomicrmw add %[[COUNTER:.*]], %c1_i32{{.*}} syncscope("device") monotonic
 // CHECK: llvm.store %c0_i32{{.*}}, %[[COUNTER]]
 // CHECK: gpu.barrier
 // The map over the registers, then over the stage.
@@ -65,36 +65,34 @@
 // ERR-MIXED: chunk_stage needs inputs of one element type
 
 // Two levels (layer_norm: the sum, then the shifted sums that read it): two
-// exchanges over the same entries. The first publishes at once, waits for
-// the row's K arrivals, folds one value and counts the block out; the
-// second publishes once the counter shows every chunk out of the first
-// (2 K), waits for 3 K, folds two values, and the block that finds the
-// counter at 4 K - 1 clears the record.
+// exchanges, each with entries of its own (chunk_entries = 3: K for the
+// sum, K for each of the second level's two values). The first publishes
+// and folds one value and nobody counts out of it; the second publishes
+// two entries, from K on, then folds both, and only then does each block
+// count itself out on the counter, where the block that finds it at K - 1
+// clears the record.
+// TWO: chunk_entries = 3 : i64
+// The host's workspace holds them: 8 x 3 bytes per chunk in each row's
+// record.
+// TWO: %[[CHUNKS:.*]] = arith.ceildivui %{{.*}}, %c12288 : index
+// TWO: %[[ENTRY_BYTES:.*]] = arith.muli %[[CHUNKS]], %c24 : index
+// TWO: arith.ceildivui %[[ENTRY_BYTES]], %c128
 // TWO: gpu.func @layer_norm_kernel0
 // TWO: %[[K:.*]] = arith.ceildivui %{{.*}}, %c12288_i32
-// TWO: llvm.store %{{.*}} {alignment = 8 : i64} : i64, !llvm.ptr<1>
+// TWO: llvm.store %{{.*}}, %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : i64, !llvm.ptr<1>
 // TWO-NEXT: llvm.fence syncscope("device") release
-// TWO-NEXT: arith.constant 1 : i32
-// TWO-NEXT: llvm.atomicrmw add %[[COUNTER:.*]], %{{.*}} syncscope("device") monotonic
-// TWO: arith.muli %[[K]], %c1_i32
-// TWO: llvm.load %[[COUNTER]] atomic syncscope("device") acquire
-// TWO: scf.for {{.*}} -> (f32) : i32 {
-// TWO: llvm.atomicrmw add %[[COUNTER]]
-// TWO-NOT: llvm.store %c0_i32
+// TWO: scf.while {{.*}} -> (i32, f32)
+// TWO-NOT: llvm.atomicrmw
 // TWO: gpu.barrier
+// TWO: llvm.store %{{.*}}, %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : i64, !llvm.ptr<1>
 // TWO: arith.muli %[[K]], %c2_i32
-// TWO: llvm.load %[[COUNTER2:.*]] atomic syncscope("device") acquire
-// TWO: llvm.store %{{.*}} {alignment = 8 : i64} : i64, !llvm.ptr<1>
+// TWO: llvm.store %{{.*}}, %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : i64, !llvm.ptr<1>
 // TWO-NEXT: llvm.fence syncscope("device") release
-// TWO-NEXT: arith.constant 1 : i32
-// TWO-NEXT: llvm.atomicrmw add %[[COUNTER2]], %{{.*}} syncscope("device") monotonic
-// TWO: arith.muli %[[K]], %c3_i32
-// TWO: llvm.load %[[COUNTER2]] atomic syncscope("device") acquire
-// TWO: scf.for {{.*}} -> (f32, f32) : i32 {
-// TWO: llvm.atomicrmw add %[[COUNTER2]]
-// TWO: arith.muli %[[K]], %c4_i32
+// TWO: scf.while {{.*}} -> (i32, f32, f32)
+// TWO-COUNT-2: llvm.load %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : !llvm.ptr<1> -> i64
+// TWO: llvm.atomicrmw add %[[COUNTER:.*]], %{{.*}} syncscope("device") monotonic
 // TWO: llvm.fence syncscope("device") acq_rel
-// TWO: llvm.store %c0_i32{{.*}}, %[[COUNTER2]]
+// TWO: llvm.store %c0_i32{{.*}}, %[[COUNTER]]
 // TWO: gpu.barrier
 // The map loads the weight and bias of half the held vectors (4 of 8)
 // before it stores any of them, then the other half's; the stage's loop

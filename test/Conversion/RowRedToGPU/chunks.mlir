@@ -35,7 +35,7 @@
 // parity is 0 only on the first iteration). The staged part arrives by one
 // bulk copy on an mbarrier while the registers load; the loop carries the
 // parity of the mbarrier's phase.
-// CHECK: rowred.kernels = {softmax_kernel0 = {block_elements = 8192 : i64, block_threads = 128 : i64, chunk_elements = 16384 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 32768 : i64, elements_per_thread = 64 : i64
+// CHECK: rowred.kernels = {softmax_kernel0 = {block_elements = 8192 : i64, block_threads = 128 : i64, chunk_elements = 16384 : i64, chunk_entries = 1 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 32768 : i64, elements_per_thread = 64 : i64
 // CHECK-SAME: grid = "chunks"
 // CHECK-SAME: max_cols = 0 : i64
 // CHECK-SAME: peeled_path = true
@@ -74,23 +74,24 @@
 // CHECK: scf.for %{{.*}} = %c0_i32{{.*}} to %c8192_i32{{.*}} step %c1024_i32
 // CHECK-COUNT-2: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
 // CHECK: } {loop_annotation = #loop_annotation}
-// The row's exchange: publish with release, warp 0 polls with acquire and
-// folds the entries, lane 0 counts the block out and lane 0's count decides
-// for the warp whether it clears the row's record. The wait has no time
-// limit: the launch makes the row's blocks resident together.
-// CHECK: llvm.fence syncscope("device") release
-// CHECK: llvm.atomicrmw add %[[COUNTER:.*]], %c1_i32{{.*}} syncscope("device") monotonic
+// The row's exchange: thread 0 stores the chunk's (max, sum) entry in one
+// relaxed 8-byte store (then a fence that sends it to L2); warp 0 reads 32
+// entries a step until none is zero (no counter of arrivals), folds them,
+// and sleeps between reads; lane 0 counts the block out and lane 0's count
+// decides for the warp whether it clears the row's record. The wait has no
+// time limit: the launch makes the row's blocks resident together.
+// CHECK: llvm.store %{{.*}}, %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : i64, !llvm.ptr<1>
+// CHECK-NEXT: llvm.fence syncscope("device") release
 // CHECK-NOT: globaltimer
 // CHECK: scf.while
-// CHECK: llvm.load %[[COUNTER]] atomic syncscope("device") acquire
-// CHECK: nvvm.nanosleep %c64_i32
-// CHECK-NEXT: scf.yield
-// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c32_i32
 // CHECK: llvm.load %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : !llvm.ptr<1> -> i64
+// CHECK: arith.cmpi ne, %{{.*}}, %c0_i64
+// CHECK: nvvm.vote.sync  all
+// CHECK: nvvm.nanosleep %c64_i32
 // CHECK: memref.store %{{.*}}, %[[SLOTS]][%c3{{.*}}, %c0{{.*}}]
 // CHECK: memref.store %{{.*}}, %[[SLOTS]][%c4{{.*}}, %c0{{.*}}]
 // CHECK-NOT: llvm.fence
-// CHECK: llvm.atomicrmw add %[[COUNTER]]
+// CHECK: llvm.atomicrmw add %[[COUNTER:.*]], %c1_i32{{.*}} syncscope("device") monotonic
 // CHECK: gpu.shuffle  idx
 // CHECK: llvm.fence syncscope("device") acq_rel
 // CHECK: llvm.store %c0_i64{{.*}} : i64, !llvm.ptr<1>
@@ -106,7 +107,10 @@
 // row's vectors run from its head h (its first aligned column) to its last
 // whole vector, its chunks start at h + chunk x 16384, and its first chunk
 // also takes the scalar edges, joined to the thread's (max, sum) pair.
-// PEELED: %[[HEAD:.*]] = arith.minui %{{.*}}, %[[COLS:.*]] : i32
+// PEELED: %[[TO_ALIGN:.*]] = arith.subi %c0_i64{{.*}}, %{{.*}} : i64
+// PEELED-NEXT: %[[MISALIGN:.*]] = arith.andi %[[TO_ALIGN]], %c3_i64{{.*}} : i64
+// PEELED-NEXT: %[[SKIP:.*]] = arith.trunci %[[MISALIGN]] : i64 to i32
+// PEELED-NEXT: %[[HEAD:.*]] = arith.minui %[[SKIP]], %[[COLS:.*]] : i32
 // PEELED: %[[BODY:.*]] = arith.andi %{{.*}}, %c-4_i32 : i32
 // PEELED: %[[VEND:.*]] = arith.addi %[[HEAD]], %[[BODY]] : i32
 // PEELED: %[[START:.*]] = arith.addi %[[HEAD]], %{{.*}} : i32
@@ -125,7 +129,8 @@
 
 // The host launches a block per chunk of every row (gpu.launch_func cannot
 // launch cooperatively; the blocks past the tickets end at once), with a
-// zeroed workspace of 32 + rows x (32 + 32 x ceil(8 x chunks / 128)) words.
+// zeroed workspace of 32 + rows x (32 + 32 x ceil(8 x chunks / 128)) words
+// (softmax's pair: one entry per chunk).
 // HOST: %[[CHUNKS:.*]] = arith.ceildivui %{{.*}}, %c16384 : index
 // HOST: %[[BLOCKS:.*]] = arith.muli %{{.*}}, %[[CHUNKS]] : index
 // HOST: %[[WS:.*]] = gpu.alloc  (%{{.*}}) : memref<?xi32>
@@ -134,13 +139,13 @@
 // HOST: gpu.dealloc  %[[WS]]
 
 // 16-bit input: 32 in registers and 96 staged per thread, no register cap.
-// BF16: block_elements = 4096 : i64, block_threads = 128 : i64, chunk_elements = 16384 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 24576 : i64
+// BF16: block_elements = 4096 : i64, block_threads = 128 : i64, chunk_elements = 16384 : i64, chunk_entries = 1 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 24576 : i64
 // BF16: gpu.func @softmax_kernel0
 // BF16-NOT: minctasm
 // BF16-SAME: {
 
 // Without a stage (any chip), the chunk is the registers' part alone.
-// NOSTAGE: block_elements = 8192 : i64, block_threads = 128 : i64, chunk_elements = 8192 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64
+// NOSTAGE: block_elements = 8192 : i64, block_threads = 128 : i64, chunk_elements = 8192 : i64, chunk_entries = 1 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64
 // NOSTAGE-NOT: rowred_stage
 // NOSTAGE-NOT: cp.async.bulk
 // NOSTAGE: llvm.atomicrmw uinc_wrap

@@ -90,7 +90,7 @@
 // beyond (three-quarter slices of 12288 up to 196608); f32 rows from 65536
 // (131072 and 131073 here) are cut into chunks of 128 threads x (64 in
 // registers + 64 staged) instead, for any length.
-// N131072: block_elements = 8192 : i64, block_threads = 128 : i64, chunk_elements = 16384 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 32768 : i64, elements_per_thread = 64 : i64
+// N131072: block_elements = 8192 : i64, block_threads = 128 : i64, chunk_elements = 16384 : i64, chunk_entries = 1 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 32768 : i64, elements_per_thread = 64 : i64
 // N131072-SAME: grid = "chunks"
 // N131072-SAME: max_cols = 0 : i64
 // N131072-SAME: strategy = "chunks"

@@ -61,7 +61,7 @@
 // SM90_65536-LABEL: func.func @f32
 // SM90_65536: rowred.plan = #rowred.plan<strategy = chunks, block = 8192, warps = 4, vector = 4, chunk_stage = 8192, min_blocks_per_sm = 5>
 // SM90_65536-LABEL: func.func @bf16
-// SM90_65536: rowred.plan = #rowred.plan<strategy = chunks, block = 4096, warps = 4, vector = 8, chunk_stage = 12288, min_blocks_per_sm = 9>
+// SM90_65536: rowred.plan = #rowred.plan<strategy = chunks, block = 4096, warps = 4, vector = 8, chunk_stage = 12288, min_blocks_per_sm = 8>
 
 // SM90_40000-LABEL: func.func @f32
 // SM90_40000: rowred.plan = #rowred.plan<strategy = cluster, block = 12288, warps = 12, cluster = 4, vector = 4, reread = true, max_cols = 49152, stage_elements = 12288, min_blocks_per_sm = 2>
@@ -76,7 +76,7 @@
 // SM90_1048576-LABEL: func.func @f32
 // SM90_1048576: rowred.plan = #rowred.plan<strategy = chunks, block = 8192, warps = 4, vector = 4, chunk_stage = 8192, min_blocks_per_sm = 5>
 // SM90_1048576-LABEL: func.func @bf16
-// SM90_1048576: rowred.plan = #rowred.plan<strategy = chunks, block = 4096, warps = 4, vector = 8, chunk_stage = 12288, min_blocks_per_sm = 9>
+// SM90_1048576: rowred.plan = #rowred.plan<strategy = chunks, block = 4096, warps = 4, vector = 8, chunk_stage = 12288, min_blocks_per_sm = 8>
 
 // SM90_8388608-LABEL: func.func @f32
 // SM90_8388608: rowred.plan = #rowred.plan<strategy = online, block = 16384, warps = 32, cluster = 16, vector = 4, prefetch = registers, max_cols = 8388608, stage_elements = 524288, kept_elements = 49152, keep_ahead = tiles, cache_hints = true, min_blocks_per_sm = 1>

@@ -135,6 +135,9 @@ struct KernelSpec {
   /// the launcher starts one block per chunk of every row and passes a
   /// zeroed workspace of chunkWorkspaceBytes; 0 for other kernels.
   int64_t chunkElements = 0;
+  /// Chunks kernels: the 8-byte entries each chunk publishes in its row's
+  /// record of the workspace (version 7; one before).
+  int64_t chunkEntries = 1;
   /// The most rows of a launch the compiler chose this kernel for (0:
   /// any); a variant of another kernel.
   int64_t maxRows = 0;
@@ -148,7 +151,7 @@ struct KernelSpec {
 
   /// Bytes of a chunks kernel's workspace for `rows` rows of `cols`
   /// elements (docs/abi.md): the ticket's 128, then per row 128 of counter
-  /// and the 8-byte pairs of its chunks rounded up to 128.
+  /// and its chunks' chunkEntries 8-byte entries each, rounded up to 128.
   int64_t chunkWorkspaceBytes(int64_t rows, int64_t cols) const;
 
   /// The metadata path of `variant`, next to this kernel's PTX (after
