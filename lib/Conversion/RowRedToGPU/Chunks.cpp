@@ -93,19 +93,18 @@ void KernelEmitter::emitVectorChunk(Value row, Value chunk, Value count,
         peelRow(rowPointer(x, plan.inType, row, xStride), plan.vectorWidth);
     sliceStart = arith::AddIOp::create(b, peeledChunk->head, chunkStart);
   }
-  // A level chunk keeps its masks (H100, the generic chunks on the unmasked
-  // path for whole chunks: f32 rms_norm 1024 x 1048576 +3%, 64 rows +11%,
-  // bf16 layer_norm +5%, but f32 layer_norm -4% to -5%, where it spills at
-  // five blocks per SM, and 262144 -1%; the backward level).
-  if (!isOnlineSoftmaxPair(group)) {
+  // A chunk inside the row (all but a row's partial last one) takes the
+  // vector path without masks: no compare or select per element, and fewer
+  // registers. Chunks that meet twice keep one masked path: both paths of
+  // f32 layer_norm spill at five blocks per SM, and at four it ran 18%
+  // slower at rows of 1048576 (H100; one exchange: the backward f32 +1% to
+  // +4%, rms_norm bf16 +3% to +8%, f32 -1% to +6%).
+  if (!isOnlineSoftmaxPair(group) && chunkExchanges(group) > 1) {
     emitLevelChunk(row, chunk, count, plan.vectorWidth);
     sliceStart = chunkStart;
     peeledChunk.reset();
     return;
   }
-  // A chunk inside the row (all but a row's partial last one) takes the
-  // vector path without masks: no compare or select per chunk, and fewer
-  // registers.
   auto whole = scf::IfOp::create(
       b,
       arith::CmpIOp::create(
