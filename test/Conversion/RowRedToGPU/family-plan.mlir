@@ -52,9 +52,9 @@
 
 // At 12288 the norms keep 384 threads of 32 (x alone held, about 72
 // registers: two blocks); the backwards' two held inputs take 1024 threads
-// of 12 (f32) or 512 of 24 (bf16, in vectors of 8): the table's
+// of 12 (f32) or 512 of 24 (16-bit, in vectors of 8): the table's
 // operand_shapes; the 192 threads of 64 that fit two blocks measured 14%
-// slower.
+// slower (bf16; f16 8-10%).
 // N12288-LABEL: func.func @rms_norm
 // N12288: rowred.plan = #rowred.plan<strategy = fused, block = 12288, warps = 12, vector = 4, reread = true,
 // N12288-LABEL: func.func @layer_norm
@@ -62,6 +62,8 @@
 // N12288-LABEL: func.func @softmax_backward
 // N12288: rowred.plan = #rowred.plan<strategy = fused, block = 12288, warps = 32, vector = 4, reread = true,
 // N12288-LABEL: func.func @log_softmax_backward_bf16
+// N12288: rowred.plan = #rowred.plan<strategy = fused, block = 12288, warps = 16, vector = 8, reread = true,
+// N12288-LABEL: func.func @softmax_backward_f16
 // N12288: rowred.plan = #rowred.plan<strategy = fused, block = 12288, warps = 16, vector = 8, reread = true,
 
 // Rows of 16384 (and odd ones up to it): the f32 backward, holding two
@@ -174,5 +176,10 @@ func.func @softmax_backward(%y: memref<?x?xf32>, %dy: memref<?x?xf32>, %dx: memr
 
 func.func @log_softmax_backward_bf16(%y: memref<?x?xbf16>, %dy: memref<?x?xbf16>, %dx: memref<?x?xbf16>) {
   rowred.log_softmax_backward dimension(1) ins(%y, %dy : memref<?x?xbf16>, memref<?x?xbf16>) outs(%dx : memref<?x?xbf16>)
+  return
+}
+
+func.func @softmax_backward_f16(%y: memref<?x?xf16>, %dy: memref<?x?xf16>, %dx: memref<?x?xf16>) {
+  rowred.softmax_backward dimension(1) ins(%y, %dy : memref<?x?xf16>, memref<?x?xf16>) outs(%dx : memref<?x?xf16>)
   return
 }
