@@ -220,6 +220,9 @@ FAMILY = [
     ("softmax_backward", "f16", "auto", "cols=8192"),
     ("log_softmax_backward", "f32", "auto", "cols=4096"),
     ("log_softmax_backward", "bf16", "auto", "cols=512"),
+    # Two held operands on more threads than the registers allow (the
+    # table's operand_shapes: 512 threads of 24 16-bit elements each).
+    ("log_softmax_backward", "f16", "auto", "cols=12288"),
     # Rows split over clusters (of 2, 4 and 16 blocks; 16 of 1024 and of 512
     # threads), each block's slice of every operand in its registers.
     ("rms_norm", "f32", "auto", "cols=65536"),
