@@ -94,11 +94,11 @@ void KernelEmitter::emitVectorChunk(Value row, Value chunk, Value count,
     sliceStart = arith::AddIOp::create(b, peeledChunk->head, chunkStart);
   }
   // A chunk inside the row (all but a row's partial last one) takes the
-  // vector path without masks: no compare or select per element, and fewer
-  // registers. Chunks that meet twice keep one masked path: both paths of
-  // f32 layer_norm spill at five blocks per SM, and at four it ran 18%
-  // slower at rows of 1048576 (H100; one exchange: the backward f32 +1% to
-  // +4%, rms_norm bf16 +3% to +8%, f32 -1% to +6%).
+  // vector path without masks: no compare, branch or select per vector.
+  // Chunks that meet twice keep one masked path: with both, f32 layer_norm
+  // spills at five blocks per SM, and at four it ran 18% slower at rows of
+  // 1048576 (H100; chunks that meet once: the backward f32 +1% to +4%,
+  // rms_norm bf16 +3% to +8%, f32 -1% to +6%).
   if (!isOnlineSoftmaxPair(group) && chunkExchanges(group) > 1) {
     emitLevelChunk(row, chunk, count, plan.vectorWidth);
     sliceStart = chunkStart;
