@@ -476,18 +476,10 @@ SmallVector<Value, 2> KernelEmitter::exchangeChunk(Value row, Value chunk,
   assert(!values.empty() && values.size() <= 2 &&
          values.size() == fold.identities.size() &&
          "a chunk exchanges one or two f32 values");
-  // Row r's record starts 128 + r x (128 + alignTo(8 x E x count, 128))
-  // bytes into the workspace, E = chunkEntries: no two rows share a
-  // 128-byte line.
-  Value entries = arith::MulIOp::create(
-      b, count, constI32(static_cast<int64_t>(chunkEntries(group))));
-  Value entryBytes = arith::AndIOp::create(
-      b,
-      arith::AddIOp::create(b, arith::MulIOp::create(b, entries, constI32(8)),
-                            constI32(127)),
-      constI32(-128));
-  Value recordBytes = arith::AddIOp::create(
-      b, arith::ExtUIOp::create(b, i64, entryBytes), constI64(128));
+  // Row r's record starts 128 + r x chunkRecordBytes bytes into the
+  // workspace.
+  Value recordBytes = arith::ExtUIOp::create(
+      b, i64, chunkRecordBytes(b, b.getLoc(), count, group));
   Value counter = LLVM::GEPOp::create(
       b, workspace.getType(), b.getI8Type(), workspace,
       ValueRange{arith::AddIOp::create(
@@ -569,8 +561,11 @@ SmallVector<Value, 2> KernelEmitter::exchangeChunk(Value row, Value chunk,
     // the whole workspace is zero again for the next launch, whatever its
     // shape (a row's record moves with the chunks per row).
     if (last)
-      clearRecordIfLast(leave.getResult(0), count, entries, firstEntry,
-                        counter);
+      clearRecordIfLast(
+          leave.getResult(0), count,
+          arith::MulIOp::create(
+              b, count, constI32(static_cast<int64_t>(chunkEntries(group)))),
+          firstEntry, counter);
   }
   gpu::BarrierOp::create(b);
   SmallVector<Value, 2> results;

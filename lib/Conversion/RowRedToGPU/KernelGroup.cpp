@@ -299,3 +299,17 @@ int64_t mlir::rowred::chunkStageInputs(const Group &group) {
       return 0;
   return group.inputs.size();
 }
+
+Value mlir::rowred::chunkRecordBytes(OpBuilder &b, Location loc, Value chunks,
+                                     const Group &group) {
+  auto constant = [&](int64_t value) -> Value {
+    return arith::ConstantOp::create(b, loc,
+                                     b.getIntegerAttr(chunks.getType(), value));
+  };
+  Value entryBytes = arith::MulIOp::create(
+      b, loc, chunks, constant(8 * int64_t(chunkEntries(group))));
+  Value aligned = arith::AndIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, entryBytes, constant(127)),
+      constant(-128));
+  return arith::AddIOp::create(b, loc, aligned, constant(128));
+}

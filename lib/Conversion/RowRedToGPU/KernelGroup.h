@@ -132,6 +132,13 @@ inline unsigned chunkEntries(const Group &group) {
   return isOnlineSoftmaxPair(group) ? 1 : group.reduces.size();
 }
 
+/// The bytes of one row's record in a chunks kernel's workspace (docs/abi.md):
+/// 128 of counter, then the 8-byte entries of `chunks` chunks, chunkEntries
+/// each, 128-byte aligned, so that no two rows share a line. `chunks` is of
+/// any integer or index type; the result is of its type.
+Value chunkRecordBytes(OpBuilder &b, Location loc, Value chunks,
+                       const Group &group);
+
 /// The 2-D inputs a chunks kernel of `group` stages (KernelPlan::
 /// chunkStagedInputs): slot i of the stage is input i's, the inputs the map
 /// alone reads left out (their slots unused); 0 when the stage cannot hold

@@ -369,20 +369,12 @@ struct ConvertRowRedToGPUPass
       Value chunks = arith::CeilDivUIOp::create(
           b, colsIdx, arith::ConstantIndexOp::create(b, plan.chunkElements()));
       blocks = arith::MulIOp::create(b, rowsIdx, chunks);
-      Value entryWords = arith::MulIOp::create(
-          b,
-          arith::CeilDivUIOp::create(
-              b,
-              arith::MulIOp::create(
-                  b, chunks,
-                  arith::ConstantIndexOp::create(b, 8 * chunkEntries(group))),
-              arith::ConstantIndexOp::create(b, 128)),
-          arith::ConstantIndexOp::create(b, 32));
-      Value recordWords = arith::AddIOp::create(
-          b, entryWords, arith::ConstantIndexOp::create(b, 32));
-      Value words =
-          arith::AddIOp::create(b, arith::ConstantIndexOp::create(b, 32),
-                                arith::MulIOp::create(b, rowsIdx, recordWords));
+      Value bytes = arith::AddIOp::create(
+          b, arith::ConstantIndexOp::create(b, 128),
+          arith::MulIOp::create(
+              b, rowsIdx, chunkRecordBytes(b, b.getLoc(), chunks, group)));
+      Value words = arith::DivUIOp::create(
+          b, bytes, arith::ConstantIndexOp::create(b, 4));
       workspace =
           gpu::AllocOp::create(
               b, MemRefType::get({ShapedType::kDynamic}, b.getI32Type()),

@@ -81,7 +81,12 @@
 // record.
 // TWO: %[[CHUNKS:.*]] = arith.ceildivui %{{.*}}, %c12288 : index
 // TWO: %[[ENTRY_BYTES:.*]] = arith.muli %[[CHUNKS]], %c24 : index
-// TWO: arith.ceildivui %[[ENTRY_BYTES]], %c128
+// TWO: %[[UP:.*]] = arith.addi %[[ENTRY_BYTES]], %c127 : index
+// TWO: %[[ALIGNED:.*]] = arith.andi %[[UP]], %c-128 : index
+// TWO: %[[RECORD:.*]] = arith.addi %[[ALIGNED]], %c128{{.*}} : index
+// TWO: %[[ROWS_BYTES:.*]] = arith.muli %{{.*}}, %[[RECORD]] : index
+// TWO: %[[BYTES:.*]] = arith.addi %c128{{.*}}, %[[ROWS_BYTES]] : index
+// TWO: arith.divui %[[BYTES]], %c4{{.*}} : index
 // TWO: gpu.func @layer_norm_kernel0
 // TWO: %[[K:.*]] = arith.ceildivui %{{.*}}, %c12288_i32
 // TWO-NOT: arith.cmpi sle
