@@ -561,11 +561,7 @@ SmallVector<Value, 2> KernelEmitter::exchangeChunk(Value row, Value chunk,
     // the whole workspace is zero again for the next launch, whatever its
     // shape (a row's record moves with the chunks per row).
     if (last)
-      clearRecordIfLast(
-          leave.getResult(0), count,
-          arith::MulIOp::create(
-              b, count, constI32(static_cast<int64_t>(chunkEntries(group)))),
-          firstEntry, counter);
+      clearRecordIfLast(leave.getResult(0), count, firstEntry, counter);
   }
   gpu::BarrierOp::create(b);
   SmallVector<Value, 2> results;
@@ -574,9 +570,11 @@ SmallVector<Value, 2> KernelEmitter::exchangeChunk(Value row, Value chunk,
   return results;
 }
 
-void KernelEmitter::clearRecordIfLast(Value before, Value count, Value entries,
+void KernelEmitter::clearRecordIfLast(Value before, Value count,
                                       Value firstEntry, Value counter) {
   OpBuilder::InsertionGuard guard(b);
+  Value entries = arith::MulIOp::create(
+      b, count, constI32(static_cast<int64_t>(chunkEntries(group))));
   Value lane0Before =
       gpu::ShuffleOp::create(b, before, 0, 32, gpu::ShuffleMode::IDX)
           .getShuffleResult();

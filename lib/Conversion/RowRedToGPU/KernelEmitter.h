@@ -880,9 +880,10 @@ private:
 
   /// Warp 0's end of a row's last exchange: the lane whose departure found
   /// the counter at `before` (lane 0's, `count` - 1 for the last) clears
-  /// the row's `entries` 8-byte entries from `firstEntry` and its `counter`.
-  void clearRecordIfLast(Value before, Value count, Value entries,
-                         Value firstEntry, Value counter);
+  /// the row's chunkEntries x `count` 8-byte entries from `firstEntry` and
+  /// its `counter`.
+  void clearRecordIfLast(Value before, Value count, Value firstEntry,
+                         Value counter);
 
   /// Warp 0's fold of a row's `count` chunks' entries by `fold`, 32 chunks
   /// a step, lane l taking chunks l, l + 32, ...: the step's `words` entries
