@@ -9,6 +9,7 @@ import ctypes.util
 import os
 import threading
 
+# The kernel ABI (docs/abi.md) that the runtime library and the packs speak.
 ABI_VERSION = 7
 
 _lock = threading.Lock()

@@ -36,6 +36,8 @@ import subprocess
 import sys
 import tempfile
 
+from ._runtime import ABI_VERSION
+
 FORMAT, VERSION = "rowred-pack", 1
 OPS = ("softmax", "log_softmax", "softmax_safe", "log_softmax_safe",
        "softmax_backward", "log_softmax_backward", "logsumexp",
@@ -65,7 +67,6 @@ DEFAULT_EPS = (1e-5, 1e-6)
 # smoothing, int64 labels, the loss and the logsumexp in f32.
 IGNORE_INDEX = -100
 DTYPES = ("f32", "f16", "bf16")
-ABI_VERSION = 7
 
 
 class PackError(ValueError):
