@@ -95,11 +95,12 @@ void KernelEmitter::emitVectorChunk(Value row, Value chunk, Value count,
   }
   // A chunk inside the row (all but a row's partial last one) takes the
   // vector path without masks: no compare, branch or select per vector.
-  // Chunks that meet twice keep one masked path: with both, f32 layer_norm
+  // Groups of two levels keep one masked path: with both, f32 layer_norm
   // spills at five blocks per SM, and at four it ran 18% slower at rows of
-  // 1048576 (H100; chunks that meet once: the backward f32 +1% to +4%,
-  // rms_norm bf16 +3% to +8%, f32 -1% to +6%).
-  if (!isOnlineSoftmaxPair(group) && chunkExchanges(group) > 1) {
+  // 1048576 (H100; one level: the backward f32 +1% to +4%, rms_norm bf16
+  // +3% to +8%, f32 -1% to +6%).
+  if (!isOnlineSoftmaxPair(group) &&
+      group.reduceLevels(/*merge=*/true).size() > 1) {
     emitLevelChunk(row, chunk, count, plan.vectorWidth);
     sliceStart = chunkStart;
     peeledChunk.reset();
@@ -208,15 +209,15 @@ void KernelEmitter::emitChunk(Value row, Value chunk, Value count,
   auto [m, d] = reducePairInBlock(pm, pd);
   auto pairStep = [&](ValueRange acc, ValueRange entry) {
     Value mAll = combine(Combiner::max, acc[0], entry[0]);
-    return SmallVector<Value, 2>{
+    return SmallVector<Value, 4>{
         mAll, arith::AddFOp::create(b, rescale(acc[0], acc[1], mAll),
                                     rescale(entry[0], entry[1], mAll))};
   };
   auto pairAcrossLanes = [&](ValueRange acc) {
     auto [lm, ld] = butterflyPair(acc[0], acc[1], 32);
-    return SmallVector<Value, 2>{lm, ld};
+    return SmallVector<Value, 4>{lm, ld};
   };
-  SmallVector<Value, 2> rowPair = exchangeChunk(row, chunk, count, {m, d},
+  SmallVector<Value, 4> rowPair = exchangeChunk(row, chunk, count, {m, d},
                                                 {{negInf(), constF32(0.0)},
                                                  pairStep,
                                                  pairAcrossLanes,
@@ -299,24 +300,33 @@ void KernelEmitter::emitLevelChunk(Value row, Value chunk, Value count,
     return forEachStreamed(xRow, parts.streamStart, parts.streamed, vec,
                            parts.staged, inits, body, together);
   };
-  // Per level (chunkExchanges): the thread's partials over its registers
-  // and the streamed part, the block's, then the row's.
-  auto levels = group.reduceLevels(/*merge=*/true);
-  for (auto [phase, bounds] : llvm::enumerate(levels)) {
-    PreparedLevel level = prepareLevel(bounds.first, bounds.second, scalars);
+  // The thread's partials of a level over its registers and the streamed
+  // part (the first waits for the stage).
+  bool waited = false;
+  auto partialsOf = [&](PreparedLevel &level) {
     SmallVector<Value> partials = levelPartials(level, held, {});
-    if (parts.staged && phase == 0)
+    if (parts.staged && !waited)
       waitForPhase(barrierAt(kStageBarriersName, constI32(0)), stageParity);
-    partials =
-        forEachStaged(partials, [&](ArrayRef<Chunk> chunks, ValueRange acc) {
-          return levelPartials(level, chunks, acc);
-        });
-    SmallVector<Value, 2> rowValues = exchangeChunk(
-        row, chunk, count, blockReduce(partials, level.combiners, bounds.first),
-        reduceFold(level.reduces), bounds.first, phase + 1 == levels.size());
-    for (auto [reduce, value] : llvm::zip_equal(level.reduces, rowValues))
-      scalars[ReduceOp(reduce).getInit()] = value;
-  }
+    waited = true;
+    return forEachStaged(partials, [&](ArrayRef<Chunk> chunks, ValueRange acc) {
+      return levelPartials(level, chunks, acc);
+    });
+  };
+  // Per level (chunkExchanges): the thread's partials, the block's, then the
+  // row's.
+  auto levels = group.reduceLevels(/*merge=*/true);
+  if (isShiftedMoments(group))
+    exchangeMoments(row, chunk, count, scalars, partialsOf);
+  else
+    for (auto [phase, bounds] : llvm::enumerate(levels)) {
+      PreparedLevel level = prepareLevel(bounds.first, bounds.second, scalars);
+      SmallVector<Value, 4> rowValues = exchangeChunk(
+          row, chunk, count,
+          blockReduce(partialsOf(level), level.combiners, bounds.first),
+          reduceFold(level.reduces), bounds.first, phase + 1 == levels.size());
+      for (auto [reduce, value] : llvm::zip_equal(level.reduces, rowValues))
+        scalars[ReduceOp(reduce).getInit()] = value;
+    }
   RowContext ctx = prepareMap(scalars);
   storeRowOutputs(ctx, firstChunk);
   emitMap(yRow, held, ctx);
@@ -337,6 +347,83 @@ void KernelEmitter::emitLevelChunk(Value row, Value chunk, Value count,
   outputRows.clear();
 }
 
+void KernelEmitter::exchangeMoments(
+    Value row, Value chunk, Value count, DenseMap<Value, Value> &scalars,
+    function_ref<SmallVector<Value>(PreparedLevel &)> partialsOf) {
+  // The chunk's sum and count (block slots 0 and 1), then its shifted sums
+  // about its own mean (slots 2 and 3), the bodies' row length its count.
+  PreparedLevel sums = prepareLevel(0, 1, scalars);
+  sums.counts = true;
+  sums.combiners.push_back(Combiner::sum);
+  SmallVector<Value> chunkSums =
+      blockReduce(partialsOf(sums), sums.combiners, 0);
+  Value sumInit = group.reduces[0].getInit();
+  scalars[sumInit] = chunkSums[0];
+  rowLengthValue = chunkSums[1];
+  PreparedLevel shifted = prepareLevel(1, 3, scalars);
+  rowLengthValue = Value();
+  SmallVector<Value> chunkShifted =
+      blockReduce(partialsOf(shifted), shifted.combiners, 2);
+  SmallVector<Value, 4> rowValues = exchangeChunk(
+      row, chunk, count,
+      {chunkSums[0], chunkShifted[0], chunkShifted[1], chunkSums[1]},
+      momentsFold(), /*slot=*/0, /*last=*/true);
+  for (unsigned i = 0; i < 3; ++i)
+    scalars[group.reduces[i].getInit()] = rowValues[i];
+}
+
+std::pair<Value, Value> KernelEmitter::moveMoments(Value c, Value q, Value n,
+                                                   Value from, Value to) {
+  Value d = arith::SubFOp::create(b, from, to);
+  Value nd = arith::MulFOp::create(b, n, d);
+  Value twoC = arith::AddFOp::create(b, c, c);
+  return {arith::AddFOp::create(b, c, nd),
+          arith::AddFOp::create(
+              b, q,
+              arith::MulFOp::create(b, d, arith::AddFOp::create(b, twoC, nd)))};
+}
+
+ChunkFold KernelEmitter::momentsFold() {
+  // s / n, or 0 for no elements (whose c and q are 0).
+  auto mean = [this](Value s, Value n) {
+    Value some =
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, n, constF32(0.0));
+    return arith::SelectOp::create(b, some, arith::DivFOp::create(b, s, n),
+                                   constF32(0.0))
+        .getResult();
+  };
+  ChunkFold fold;
+  fold.identities.assign(4, constF32(0.0));
+  // (s, c, q, n) of both, about the mean of both.
+  fold.step = [this, mean](ValueRange acc, ValueRange entry) {
+    Value s = arith::AddFOp::create(b, acc[0], entry[0]);
+    Value n = arith::AddFOp::create(b, acc[3], entry[3]);
+    Value m = mean(s, n);
+    auto [c0, q0] =
+        moveMoments(acc[1], acc[2], acc[3], mean(acc[0], acc[3]), m);
+    auto [c1, q1] =
+        moveMoments(entry[1], entry[2], entry[3], mean(entry[0], entry[3]), m);
+    return SmallVector<Value, 4>{s, arith::AddFOp::create(b, c0, c1),
+                                 arith::AddFOp::create(b, q0, q1), n};
+  };
+  // The row's sum, then each lane's moments about the row's mean as the
+  // bodies compute it (s / N, N the row length), then their sums.
+  fold.acrossLanes = [this, mean](ValueRange acc) {
+    auto sum = [this](Value l, Value r) {
+      return combine(Combiner::sum, l, r);
+    };
+    Value s = butterfly(acc[0], 32, sum);
+    Value rowMean =
+        arith::DivFOp::create(b, s, arith::UIToFPOp::create(b, f32, cols));
+    auto [c, q] =
+        moveMoments(acc[1], acc[2], acc[3], mean(acc[0], acc[3]), rowMean);
+    return SmallVector<Value, 4>{s, butterfly(c, 32, sum),
+                                 butterfly(q, 32, sum),
+                                 butterfly(acc[3], 32, sum)};
+  };
+  return fold;
+}
+
 ChunkFold KernelEmitter::reduceFold(ArrayRef<ReduceOp> reduces) {
   ChunkFold fold;
   SmallVector<Combiner, 2> combiners;
@@ -346,13 +433,13 @@ ChunkFold KernelEmitter::reduceFold(ArrayRef<ReduceOp> reduces) {
     combiners.push_back(reduce.getCombiner());
   }
   fold.step = [this, combiners](ValueRange acc, ValueRange entry) {
-    SmallVector<Value, 2> next;
+    SmallVector<Value, 4> next;
     for (auto [c, l, r] : llvm::zip_equal(combiners, acc, entry))
       next.push_back(combine(c, l, r));
     return next;
   };
   fold.acrossLanes = [this, combiners](ValueRange acc) {
-    SmallVector<Value, 2> all;
+    SmallVector<Value, 4> all;
     for (auto [c, v] : llvm::zip_equal(combiners, acc))
       all.push_back(butterfly(
           v, 32, [this, c = c](Value l, Value r) { return combine(c, l, r); }));
@@ -468,14 +555,14 @@ void KernelEmitter::bulkCopyChunkStage(ArrayRef<Value> rowPtrs,
       /*l2Hint=*/Value(), slots.size());
 }
 
-SmallVector<Value, 2> KernelEmitter::exchangeChunk(Value row, Value chunk,
+SmallVector<Value, 4> KernelEmitter::exchangeChunk(Value row, Value chunk,
                                                    Value count,
                                                    ValueRange values,
                                                    const ChunkFold &fold,
                                                    unsigned slot, bool last) {
-  assert(!values.empty() && values.size() <= 2 &&
+  assert(!values.empty() && values.size() <= size_t(KernelPlan::kChunkValues) &&
          values.size() == fold.identities.size() &&
-         "a chunk exchanges one or two f32 values");
+         "a chunk exchanges at most kChunkValues f32 values");
   // Row r's record starts 128 + r x chunkRecordBytes bytes into the
   // workspace.
   Value recordBytes = arith::ExtUIOp::create(
@@ -526,13 +613,13 @@ SmallVector<Value, 2> KernelEmitter::exchangeChunk(Value row, Value chunk,
   }
   // The row's values, handed from warp 0 to the block in these slots.
   auto resultSlot = [&](size_t i) {
-    return SmallVector<Value, 2>{constIndex(KernelPlan::kRowPairSlot + i),
+    return SmallVector<Value, 2>{constIndex(KernelPlan::kRowValuesSlot + i),
                                  constIndex(0)};
   };
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(emitIfThen(isWarp0()));
-    SmallVector<Value, 2> rowValues =
+    SmallVector<Value, 4> rowValues =
         fold.acrossLanes(foldEntries(count, words, fold, entry));
     Value isLane0 =
         arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, constI32(0));
@@ -564,7 +651,7 @@ SmallVector<Value, 2> KernelEmitter::exchangeChunk(Value row, Value chunk,
       clearRecordIfLast(leave.getResult(0), count, firstEntry, counter);
   }
   gpu::BarrierOp::create(b);
-  SmallVector<Value, 2> results;
+  SmallVector<Value, 4> results;
   for (size_t i = 0; i < values.size(); ++i)
     results.push_back(memref::LoadOp::create(b, shared, resultSlot(i)));
   return results;

@@ -298,7 +298,8 @@ void KernelEmitter::emitOp(Operation &op, IRMapping &mapping, RowContext &ctx) {
     lookupOrClone(operand, mapping);
   Value result;
   if (isa<RowLengthOp>(op))
-    result = arith::UIToFPOp::create(b, f32, cols);
+    result = rowLengthValue ? rowLengthValue
+                            : arith::UIToFPOp::create(b, f32, cols).getResult();
   else if (auto index = dyn_cast<ColumnIndexOp>(op)) {
     assert(ctx.column && "a map body's element without its column");
     result = index.getType().isInteger(32)

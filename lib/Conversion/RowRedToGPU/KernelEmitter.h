@@ -532,6 +532,9 @@ private:
     SmallVector<RowContext> contexts;
     SmallVector<Combiner> combiners;
     SmallVector<Value> identities;
+    /// Whether levelPartials also counts the valid elements, a last partial
+    /// (summed: its combiner is in `combiners`).
+    bool counts = false;
   };
 
   /// The level of reduces [begin, end) of the group, prepared against the
@@ -541,7 +544,8 @@ private:
 
   /// The thread's partial results of `level`'s reduces over the valid
   /// elements of `chunks`, each combined with its `acc` when given (the
-  /// identities when neither has any).
+  /// identities when neither has any), then their count where the level
+  /// counts them.
   SmallVector<Value> levelPartials(PreparedLevel &level, ArrayRef<Chunk> chunks,
                                    ValueRange acc);
 
@@ -817,6 +821,20 @@ private:
   /// map over the registers and the stage.
   void emitLevelChunk(Value row, Value chunk, Value count, int64_t vec);
 
+  /// The row's shifted moments (isShiftedMoments) in emitLevelChunk, added
+  /// to `scalars`, from the chunk's in one exchange: the block's sum s_c and
+  /// count n_c of the chunk's elements (`partialsOf` a level gives the
+  /// thread's), then its shifted sums about its own mean s_c / n_c (the
+  /// bodies' row length taken as n_c), then (s_c, c_c, q_c, n_c) with the
+  /// row's other chunks (momentsFold). One exchange instead of one per
+  /// level (H100, layer_norm at 1024 x 1048576: f32 77.1% -> 81.9% of the
+  /// copy, bf16 59.6% -> 77.6%; at 64 rows 66.1% -> 76.4% and 57.5% ->
+  /// 62.1%).
+  void
+  exchangeMoments(Value row, Value chunk, Value count,
+                  DenseMap<Value, Value> &scalars,
+                  function_ref<SmallVector<Value>(PreparedLevel &)> partialsOf);
+
   /// How many of a chunk's `vec`-element vectors emitMap takes together in
   /// a chunks kernel whose map reads operands the reduces do not (all their
   /// loads, then all their stores): half as many as each thread holds in
@@ -852,8 +870,24 @@ private:
   /// each by its combiner.
   ChunkFold reduceFold(ArrayRef<ReduceOp> reduces);
 
-  /// The row's values, in every thread, from the block's `values` (one or
-  /// two f32: the (max, sum) pair, or a level's partial results) of chunk
+  /// The fold of chunks' shifted moments (s, c, q, n): the sum s of n
+  /// elements and the sums c of x - m and q of (x - m)^2 about their mean m
+  /// = s / n. Two are combined about the mean of both, each moved there
+  /// (moveMoments); across lanes, the lanes' sums and counts first, then
+  /// each lane's moments moved to the row's mean s / N once, so that the
+  /// row's c and q are about the mean the map computes.
+  ChunkFold momentsFold();
+
+  /// `c` and `q` of `n` elements about `from`, moved to about `to`: with d =
+  /// from - to, c + n d and q + d (2 c + n d). Exact where `from` and `to`
+  /// are close (d is then exact), which keeps rows of large mean and small
+  /// spread exact.
+  std::pair<Value, Value> moveMoments(Value c, Value q, Value n, Value from,
+                                      Value to);
+
+  /// The row's values, in every thread, from the block's `values` (at most
+  /// kChunkValues f32: the (max, sum) pair, a level's partial results or
+  /// shifted moments) of chunk
   /// `chunk` (i32) of the row's `count`, through row `row`'s record in the
   /// workspace (docs/abi.md: a counter, then chunkEntries regions of
   /// `count` 8-byte entries from byte 128, the values' from region `slot`):
@@ -874,7 +908,7 @@ private:
   /// fewer on the way to the row's values (H200, 1024 rows of 1048576: the
   /// softmax backward 74.2% -> 87.8% of the copy in f32, 79.1% -> 92.4% in
   /// bf16; bf16 layer_norm 48.0% -> 60.1%, bench/results-h200.txt).
-  SmallVector<Value, 2> exchangeChunk(Value row, Value chunk, Value count,
+  SmallVector<Value, 4> exchangeChunk(Value row, Value chunk, Value count,
                                       ValueRange values, const ChunkFold &fold,
                                       unsigned slot, bool last);
 
@@ -973,6 +1007,9 @@ private:
   bool wholeChunk = false;
   /// Chunks: the peeled row whose chunk is being emitted (emitVectorChunk).
   std::optional<PeeledRow> peeledChunk;
+  /// The value of `rowred.row_length` in the bodies being prepared (f32),
+  /// instead of the row's: a chunk's count of elements (exchangeMoments).
+  Value rowLengthValue;
   FloatType f32;
   Type i32, i64;
   /// `!llvm.ptr<3>`: shared memory.

@@ -269,6 +269,58 @@ bool mlir::rowred::isOnlineSoftmaxPair(const Group &group) {
          sub.getRhs() == sumBody.getArgument(1);
 }
 
+/// The value `x - s / N` that `reduce`'s body computes from its element `x`
+/// and its row scalar `s` (N the row length), or null.
+static Value shiftedElement(ReduceOp reduce) {
+  Block &body = reduce.getBody().front();
+  if (reduce.getInputs().size() != 1 || reduce.getRows().size() != 1 ||
+      !reduce.getColumns().empty())
+    return Value();
+  for (Operation &op : body.without_terminator()) {
+    auto sub = dyn_cast<arith::SubFOp>(op);
+    auto div = sub ? sub.getRhs().getDefiningOp<arith::DivFOp>() : nullptr;
+    if (div && sub.getLhs() == body.getArgument(0) &&
+        div.getLhs() == body.getArgument(1) &&
+        div.getRhs().getDefiningOp<RowLengthOp>())
+      return sub;
+  }
+  return Value();
+}
+
+bool mlir::rowred::isShiftedMoments(const Group &group) {
+  if (group.reduces.size() != 3)
+    return false;
+  ReduceOp sumOp = group.reduces[0], firstOp = group.reduces[1],
+           secondOp = group.reduces[2];
+  if (llvm::any_of(group.reduces, [](ReduceOp reduce) {
+        return reduce.getCombiner() != Combiner::sum;
+      }))
+    return false;
+  Value x = sumOp.getInputs().size() == 1 ? sumOp.getInputs()[0] : Value();
+  if (!x || !sumOp.getRows().empty() || !sumOp.getColumns().empty() ||
+      sumOp.getBody().front().getOperations().size() != 1 ||
+      cast<YieldOp>(sumOp.getBody().front().back()).getValues().front() !=
+          sumOp.getBody().front().getArgument(0))
+    return false;
+  for (ReduceOp reduce : {firstOp, secondOp})
+    if (reduce.getInputs()[0] != x || reduce.getRows().empty() ||
+        reduce.getRows()[0] != sumOp.getInit())
+      return false;
+  // c: yield %e; q: yield %e * %e, with %e = %x - %s / N. Nothing else in
+  // the bodies (the count of ops) but the row length and the division.
+  Value first = shiftedElement(firstOp), second = shiftedElement(secondOp);
+  if (!first || !second ||
+      firstOp.getBody().front().getOperations().size() != 4 ||
+      secondOp.getBody().front().getOperations().size() != 5)
+    return false;
+  auto yielded = [](ReduceOp reduce) {
+    return cast<YieldOp>(reduce.getBody().front().back()).getValues().front();
+  };
+  auto square = yielded(secondOp).getDefiningOp<arith::MulFOp>();
+  return yielded(firstOp) == first && square && square.getLhs() == second &&
+         square.getRhs() == second;
+}
+
 bool mlir::rowred::isSoftmaxMap(const Group &group) {
   if (!isOnlineSoftmaxPair(group))
     return false;

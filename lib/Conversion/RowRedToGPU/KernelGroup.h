@@ -109,14 +109,25 @@ FailureOr<Group> collectGroup(MapOp map);
 /// merges into one pass.
 bool isOnlineSoftmaxPair(const Group &group);
 
+/// Returns true when the group's reduces are shifted moments of its first
+/// input, as rowred-decompose writes layer_norm: `s = sum(x)`, then `c =
+/// sum(x - s / N)` and `q = sum((x - s / N)^2)` (N the row length). Such
+/// sums over parts of a row, each about its own part's mean, combine into
+/// the row's exactly (the pairwise update of Chan, Golub and LeVeque), so
+/// that a chunks kernel's chunks meet once (emitMomentsChunk).
+bool isShiftedMoments(const Group &group);
+
 /// How many times the chunks of a row of `group` meet in a generic chunks
 /// kernel (emitLevelChunk): one exchange per level of reduces, each level
 /// of at most two (the block hands a level's results on in two slots of
 /// shared memory); 0 when generic chunks cannot take the group. Softmax's
-/// pair, the other group chunks take, is two levels in one exchange.
+/// pair, the other group chunks take, is two levels in one exchange, and
+/// so are shifted moments.
 inline unsigned chunkExchanges(const Group &group) {
   if (group.reduces.empty())
     return 0;
+  if (isShiftedMoments(group))
+    return 1;
   auto levels = group.reduceLevels(/*merge=*/true);
   if (llvm::any_of(levels, [](std::pair<unsigned, unsigned> level) {
         return level.second - level.first > 2;
@@ -127,9 +138,12 @@ inline unsigned chunkExchanges(const Group &group) {
 
 /// The 8-byte entries each chunk of a row of `group` publishes in a chunks
 /// kernel's workspace (docs/abi.md's `chunk_entries`): one for softmax's
-/// pair, which shares one, else one per reduce.
+/// pair, which shares one, else one per reduce, and one more for the count
+/// of elements of shifted moments' chunks.
 inline unsigned chunkEntries(const Group &group) {
-  return isOnlineSoftmaxPair(group) ? 1 : group.reduces.size();
+  if (isOnlineSoftmaxPair(group))
+    return 1;
+  return group.reduces.size() + (isShiftedMoments(group) ? 1 : 0);
 }
 
 /// The bytes of one row's record in a chunks kernel's workspace (docs/abi.md):

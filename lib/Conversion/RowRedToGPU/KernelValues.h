@@ -101,9 +101,9 @@ struct ChunkParts {
 /// (softmax's pair, whose bits are never all zero); otherwise each value has
 /// its own.
 struct ChunkFold {
-  SmallVector<Value, 2> identities;
-  std::function<SmallVector<Value, 2>(ValueRange acc, ValueRange entry)> step;
-  std::function<SmallVector<Value, 2>(ValueRange acc)> acrossLanes;
+  SmallVector<Value, 4> identities;
+  std::function<SmallVector<Value, 4>(ValueRange acc, ValueRange entry)> step;
+  std::function<SmallVector<Value, 4>(ValueRange acc)> acrossLanes;
   bool packed = false;
 };
 

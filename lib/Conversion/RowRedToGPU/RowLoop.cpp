@@ -422,6 +422,15 @@ SmallVector<Value> KernelEmitter::levelPartials(PreparedLevel &level,
     partials.push_back(treeReduce<Value>(
         values, [&](Value l, Value r) { return combine(c, l, r); }));
   }
+  if (level.counts) {
+    SmallVector<Value> counts = {acc.empty() ? constF32(0.0) : acc.back()};
+    for (const Chunk &chunk : chunks)
+      counts.push_back(arith::SelectOp::create(
+          b, chunk.valid, constF32(chunk.values.size()), constF32(0.0)));
+    partials.push_back(treeReduce<Value>(counts, [&](Value l, Value r) {
+      return combine(Combiner::sum, l, r);
+    }));
+  }
   return partials;
 }
 

@@ -69,18 +69,19 @@
 // MIXED: #rowred.plan<strategy = chunks, block = 2048, warps = 4, vector = 4>
 // ERR-MIXED: chunk_stage needs inputs of one element type
 
-// Two levels (layer_norm: the sum, then the shifted sums that read it): two
-// exchanges, each with entries of its own (chunk_entries = 3: K for the
-// sum, K for each of the second level's two values). The first publishes
-// and folds one value and nobody counts out of it; the second publishes
-// two entries, from K on, then folds both, and only then does each block
-// count itself out on the counter, where the block that finds it at K - 1
-// clears the record.
-// TWO: chunk_entries = 3 : i64
-// The host's workspace holds them: 8 x 3 bytes per chunk in each row's
+// Two levels that are shifted moments (layer_norm: the sum, then the sums
+// of x - s / N and of its square): one exchange. Each chunk reduces its sum
+// and its count of elements over the block (slots 0 and 1), then its
+// shifted sums about its own mean, the sum over the count (slots 2 and 3),
+// and publishes the four (chunk_entries = 4); warp 0 folds them, moving
+// each pair of moments to the mean of both, then every lane's to the row's
+// mean s / N, before the sums across lanes. Groups of two levels keep one
+// masked path.
+// TWO: chunk_entries = 4 : i64
+// The host's workspace holds them: 8 x 4 bytes per chunk in each row's
 // record.
 // TWO: %[[CHUNKS:.*]] = arith.ceildivui %{{.*}}, %c12288 : index
-// TWO: %[[ENTRY_BYTES:.*]] = arith.muli %[[CHUNKS]], %c24 : index
+// TWO: %[[ENTRY_BYTES:.*]] = arith.muli %[[CHUNKS]], %c32 : index
 // TWO: %[[UP:.*]] = arith.addi %[[ENTRY_BYTES]], %c127 : index
 // TWO: %[[ALIGNED:.*]] = arith.andi %[[UP]], %c-128 : index
 // TWO: %[[RECORD:.*]] = arith.addi %[[ALIGNED]], %c128{{.*}} : index
@@ -88,23 +89,40 @@
 // TWO: %[[BYTES:.*]] = arith.addi %c128{{.*}}, %[[ROWS_BYTES]] : index
 // TWO: arith.divui %[[BYTES]], %c4{{.*}} : index
 // TWO: gpu.func @layer_norm_kernel0
+// TWO: %[[COLS:.*]] = arith.trunci
 // TWO: %[[K:.*]] = arith.ceildivui %{{.*}}, %c12288_i32
 // TWO-NOT: arith.cmpi sle
-// TWO: llvm.store %{{.*}}, %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : i64, !llvm.ptr<1>
-// TWO-NEXT: llvm.fence syncscope("device") release
-// TWO: scf.while {{.*}} -> (i32, f32)
-// TWO-NOT: llvm.atomicrmw
+// The chunk's sum and count, then its mean.
+// TWO: memref.store %{{.*}}, %[[SLOTS:.*]][%c0{{.*}}, %{{.*}}]
+// TWO: memref.store %{{.*}}, %[[SLOTS]][%c1{{.*}}, %{{.*}}]
 // TWO: gpu.barrier
-// TWO: llvm.store %{{.*}}, %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : i64, !llvm.ptr<1>
-// TWO: arith.muli %[[K]], %c2_i32
-// TWO: llvm.store %{{.*}}, %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : i64, !llvm.ptr<1>
+// TWO-COUNT-4: memref.load %[[SLOTS]][%c0
+// TWO-COUNT-4: memref.load %[[SLOTS]][%c1
+// TWO-NOT: gpu.barrier
+// TWO: arith.divf %{{.*}}, %{{.*}} : f32
+// TWO: memref.store %{{.*}}, %[[SLOTS]][%c2{{.*}}, %{{.*}}]
+// TWO: memref.store %{{.*}}, %[[SLOTS]][%c3{{.*}}, %{{.*}}]
+// TWO: gpu.barrier
+// One exchange of four entries.
+// TWO-COUNT-4: llvm.store %{{.*}}, %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : i64, !llvm.ptr<1>
 // TWO-NEXT: llvm.fence syncscope("device") release
-// TWO: scf.while {{.*}} -> (i32, f32, f32)
-// TWO-COUNT-2: llvm.load %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : !llvm.ptr<1> -> i64
+// TWO: scf.while {{.*}} -> (i32, f32, f32, f32, f32)
+// TWO-COUNT-4: llvm.load %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : !llvm.ptr<1> -> i64
+// TWO: nvvm.vote.sync  all
+// The pairwise step: the mean of both, and each one's.
+// TWO: %[[BOTH:.*]] = arith.addf %{{.*}}, %{{.*}} : f32
+// TWO: %[[BOTH_COUNT:.*]] = arith.addf %{{.*}}, %{{.*}} : f32
+// TWO: arith.divf %[[BOTH]], %[[BOTH_COUNT]] : f32
+// TWO: nvvm.nanosleep
+// Across lanes: the row's sum, then each lane's moments moved to s / N.
+// TWO: gpu.shuffle  xor
+// TWO: %[[N:.*]] = arith.uitofp %[[COLS]] : i32 to f32
+// TWO: arith.divf %{{.*}}, %[[N]] : f32
 // TWO: llvm.atomicrmw add %[[COUNTER:.*]], %{{.*}} syncscope("device") monotonic
 // TWO: llvm.fence syncscope("device") acq_rel
 // TWO: llvm.store %c0_i32{{.*}}, %[[COUNTER]]
 // TWO: gpu.barrier
+// TWO-NOT: scf.while
 // The map loads the weight and bias of half the held vectors (4 of 8)
 // before it stores any of them, then the other half's; the stage's loop
 // takes 4 vectors an iteration (mapBatch), its 4 from the stage with their

@@ -41,7 +41,7 @@
 // CHECK-SAME: peeled_path = true
 // CHECK-SAME: strategy = "chunks"
 // CHECK: llvm.mlir.global internal @rowred_stage_barriers() {addr_space = 3 : i32, alignment = 8 : i64} : !llvm.array<1 x i64>
-// CHECK: gpu.func @softmax_kernel0(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %[[WS:.*]]: !llvm.ptr<1>) workgroup(%[[SLOTS:.*]] : memref<5x4xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel attributes {known_block_size = array<i32: 128, 1, 1>, nvvm.minctasm = 5 : i32}
+// CHECK: gpu.func @softmax_kernel0(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %[[WS:.*]]: !llvm.ptr<1>) workgroup(%[[SLOTS:.*]] : memref<9x4xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel attributes {known_block_size = array<i32: 128, 1, 1>, nvvm.minctasm = 5 : i32}
 // CHECK: nvvm.mbarrier.init
 // CHECK: %[[COUNT:.*]] = arith.ceildivui %{{.*}}, %c16384_i32 : i32
 // CHECK: %[[TOTAL:.*]] = arith.muli %{{.*}}, %[[COUNT]] : i32
@@ -55,7 +55,7 @@
 // CHECK: %[[SUM:.*]] = arith.addi %[[TOTAL]], %[[GRID32]] : i32
 // CHECK: %[[WRAP:.*]] = arith.subi %[[SUM]], %c1_i32{{.*}} : i32
 // CHECK: llvm.atomicrmw uinc_wrap %[[WS]], %[[WRAP]] syncscope("device") monotonic : !llvm.ptr<1>, i32
-// CHECK: memref.store %{{.*}}, %[[SLOTS]][%c2, %c0{{.*}}]
+// CHECK: memref.store %{{.*}}, %[[SLOTS]][%c4, %c0{{.*}}]
 // CHECK: gpu.barrier
 // CHECK: %[[BLOCK:.*]] = gpu.block_id  x
 // CHECK: %[[BLOCK32:.*]] = arith.index_cast %[[BLOCK]] : index to i32
@@ -88,8 +88,8 @@
 // CHECK: arith.cmpi ne, %{{.*}}, %c0_i64
 // CHECK: nvvm.vote.sync  all
 // CHECK: nvvm.nanosleep %c64_i32
-// CHECK: memref.store %{{.*}}, %[[SLOTS]][%c3{{.*}}, %c0{{.*}}]
-// CHECK: memref.store %{{.*}}, %[[SLOTS]][%c4{{.*}}, %c0{{.*}}]
+// CHECK: memref.store %{{.*}}, %[[SLOTS]][%c5{{.*}}, %c0{{.*}}]
+// CHECK: memref.store %{{.*}}, %[[SLOTS]][%c6{{.*}}, %c0{{.*}}]
 // CHECK-NOT: llvm.fence
 // CHECK: llvm.atomicrmw add %[[COUNTER:.*]], %c1_i32{{.*}} syncscope("device") monotonic
 // CHECK: gpu.shuffle  idx
@@ -97,7 +97,7 @@
 // CHECK: llvm.store %c0_i64{{.*}} : i64, !llvm.ptr<1>
 // CHECK: llvm.store %c0_i32{{.*}}, %[[COUNTER]]
 // CHECK: gpu.barrier
-// CHECK: memref.load %[[SLOTS]][%c3{{.*}}, %c0{{.*}}]
+// CHECK: memref.load %[[SLOTS]][%c5{{.*}}, %c0{{.*}}]
 // CHECK-COUNT-16: llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
 // CHECK: %[[NEXT:.*]] = arith.xori %[[STAGE_PARITY]], %c1_i32{{.*}} : i32
 // CHECK-NEXT: scf.yield %[[NEXT]] : i32

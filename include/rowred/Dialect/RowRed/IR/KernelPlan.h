@@ -136,8 +136,12 @@ struct KernelPlan {
   /// Chunks: the elements of one chunk, one block's.
   int64_t chunkElements() const { return blockElements + chunkStaged; }
   /// Chunks: the shared f32 slots of the block's ticket and of the row's
-  /// (max, sum) pair, after the two of the block exchange.
-  static constexpr int64_t kTicketSlot = 2, kRowPairSlot = 3;
+  /// values (at most kChunkValues: the (max, sum) pair, a level's partial
+  /// results, or shifted moments' four), after the four of the block
+  /// exchanges (shifted moments: their sum and count, then their two
+  /// shifted sums).
+  static constexpr int64_t kTicketSlot = 4, kRowValuesSlot = 5,
+                           kChunkValues = 4;
   /// Whether the kernel has the peeled vector path, for rows that are not
   /// aligned for vectors but are misaligned alike in the input and the
   /// output (odd row lengths of contiguous tensors). Not for cluster slices
@@ -238,7 +242,7 @@ struct KernelPlan {
   /// that with alternatesSlots).
   int64_t sharedSlots(size_t numReduces) const {
     if (strategy == Strategy::chunks)
-      return kRowPairSlot + 2;
+      return kRowValuesSlot + kChunkValues;
     return exchangesPerRow(numReduces) * (exchangesPairs() ? 2 : 1) *
            (alternatesSlots() ? 2 : 1);
   }
