@@ -162,7 +162,7 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   // The generic chunks: rows of 131073 to 1048576 holding two operands
   // (f32 and bf16; f16 from 131072) with one reduce; one operand and one
   // reduce (rms_norm), bf16 from 65536 and f32 and f16 from 262144;
-  // layer_norm's three reduces from 262144 (16-bit beyond). Not softmax's
+  // layer_norm's three reduces from 262144, every type. Not softmax's
   // rows of the pair's two reduces, nor an unknown number.
   auto levelChunks = [&](Type type, int64_t cols, int64_t held,
                          int64_t reduces = 1) {
@@ -182,9 +182,11 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   EXPECT_FALSE(levelChunks(bf16, 131072, 2));
   EXPECT_FALSE(levelChunks(f32, 131072, 1, /*reduces=*/3));
   EXPECT_TRUE(levelChunks(f32, 262144, 1, /*reduces=*/3));
+  EXPECT_TRUE(levelChunks(bf16, 262144, 1, /*reduces=*/3));
+  EXPECT_TRUE(levelChunks(f16, 262144, 1, /*reduces=*/3));
   EXPECT_TRUE(levelChunks(bf16, 1048576, 1, /*reduces=*/3));
+  EXPECT_FALSE(levelChunks(bf16, 131072, 1, /*reduces=*/3));
   EXPECT_TRUE(levelChunks(f16, 1048576, 1, /*reduces=*/3));
-  EXPECT_FALSE(levelChunks(f16, 262144, 1, /*reduces=*/3));
   EXPECT_TRUE(levelChunks(f16, 131072, 2));
   EXPECT_FALSE(levelChunks(f16, 65536, 2));
   EXPECT_TRUE(levelChunks(f16, 262144, 1));
@@ -304,20 +306,17 @@ TEST(PlanTableTest, CompiledTableGivesFewRowsTheirKernel) {
   EXPECT_EQ(table.fewRowsOf({bf16, 100277, /*aligned=*/false})->maxRows, 16);
   // Shorter rows over a cluster of 8: bf16 under 50000 at most 512 rows,
   // longer ones at most 64.
-  // Keyed by the kernel: f32 rms_norm (one operand held, one reduce) and
-  // layer_norm (three reduces) at 262144 keep their cluster and online
-  // kernels for at most 8 rows; softmax's pair (two reduces) takes smaller
-  // chunks there (below).
+  // Keyed by the kernel: f32 rms_norm (one operand held, one reduce) at
+  // 262144 keeps its cluster for at most 8 rows, layer_norm (three
+  // reduces) its chunks; softmax's pair (two reduces) takes smaller chunks
+  // there (below).
   const FewRowsRow *norm = table.fewRowsOf({f32, 262144, /*aligned=*/true,
                                             /*held=*/1, /*reduces=*/1});
   ASSERT_TRUE(norm);
   EXPECT_EQ(norm->lengths.strategy, Strategy::cluster);
   EXPECT_EQ(norm->maxRows, 8);
-  const FewRowsRow *layerNorm = table.fewRowsOf(
-      {f32, 262144, /*aligned=*/true, /*held=*/1, /*reduces=*/3});
-  ASSERT_TRUE(layerNorm);
-  EXPECT_EQ(layerNorm->lengths.strategy, Strategy::online);
-  EXPECT_EQ(layerNorm->lengths.cluster, 8);
+  EXPECT_FALSE(table.fewRowsOf(
+      {f32, 262144, /*aligned=*/true, /*held=*/1, /*reduces=*/3}));
   EXPECT_EQ(table
                 .fewRowsOf({f32, 262144, /*aligned=*/true, /*held=*/1,
                             /*reduces=*/2})

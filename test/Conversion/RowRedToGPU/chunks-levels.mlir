@@ -148,8 +148,8 @@
 // AUTO: strategy = chunks
 // NOT-AUTO-NOT: strategy = chunks
 
-// f16 (rows of its own): the backward's chunks from 131072, rms_norm's from
-// 262144, layer_norm's beyond 262144.
+// f16 (rows of its own): the backward's chunks from 131072, rms_norm's and
+// layer_norm's from 262144.
 // F16-131072-LABEL: func.func @rms_norm
 // F16-131072: strategy = cluster
 // F16-131072-LABEL: func.func @layer_norm
@@ -159,7 +159,7 @@
 // F16-262144-LABEL: func.func @rms_norm
 // F16-262144: strategy = chunks, block = 4096, warps = 4, vector = 8, chunk_stage = 12288
 // F16-262144-LABEL: func.func @layer_norm
-// F16-262144: strategy = online
+// F16-262144: strategy = chunks, block = 4096, warps = 4, vector = 8, chunk_stage = 12288, min_blocks_per_sm = 5
 // F16-262144-LABEL: func.func @softmax_backward
 // F16-262144: strategy = chunks
 // F16-262160-LABEL: func.func @layer_norm

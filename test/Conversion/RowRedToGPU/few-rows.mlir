@@ -45,12 +45,11 @@
 // PLAN: rowred.few_rows_plan = #rowred.plan<strategy = cluster, {{.*}}cluster = 16, {{.*}}max_rows = 48>
 // PLAN-SAME: rowred.plan = #rowred.plan<strategy = chunks,
 
-// f32 rms_norm's and layer_norm's rows of 262144 are cut into chunks but
-// for launches of at most 8 rows, which keep the kernels auto gave them
-// before (few_rows keyed by the kernel's held operands and reduces): the
-// cluster of 16 holding the row, the online kernel streaming it per level
-// over a cluster of 8. Softmax's f32 chunks there take chunks of 8192 for
-// at most 16 rows.
+// f32 rms_norm's rows of 262144 are cut into chunks but for launches of at
+// most 8 rows, which keep the cluster of 16 holding the row (few_rows keyed
+// by the kernel's held operands and reduces); layer_norm's chunks take
+// every launch. Softmax's f32 chunks there take chunks of 8192 for at most
+// 16 rows.
 // N262144-LABEL: func.func @softmax_f32
 // N262144: rowred.few_rows_plan = #rowred.plan<strategy = chunks, block = 4096, warps = 4, vector = 4, chunk_stage = 4096, {{.*}}max_rows = 16>
 // N262144-SAME: rowred.plan = #rowred.plan<strategy = chunks, block = 8192, warps = 4, vector = 4, chunk_stage = 8192,
@@ -58,8 +57,8 @@
 // N262144: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 16384, warps = 16, cluster = 16, {{.*}}max_rows = 8>
 // N262144-SAME: rowred.plan = #rowred.plan<strategy = chunks,
 // N262144-LABEL: func.func @layer_norm_f32
-// N262144: rowred.few_rows_plan = #rowred.plan<strategy = online, block = 8192, warps = 32, cluster = 8, vector = 4, reread = true, max_rows = 8>
-// N262144-SAME: rowred.plan = #rowred.plan<strategy = chunks,
+// N262144-NOT: rowred.few_rows_plan
+// N262144: rowred.plan = #rowred.plan<strategy = chunks,
 
 // f32 rows of 256000 measured no faster on clusters beyond one row, but
 // faster on smaller chunks (8192 against 16384) up to 16 rows; bf16's on
@@ -191,7 +190,7 @@ func.func @rms_norm_bf16(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %y: memref<?x
   return
 }
 
-// layer_norm's f32 rows of 262144: chunks, and the online kernel for a few.
+// layer_norm's f32 rows of 262144: chunks for any launch.
 func.func @layer_norm_f32(%x: memref<?x?xf32>, %w: memref<?xf32>, %b: memref<?xf32>, %y: memref<?x?xf32>) {
   rowred.layer_norm epsilon(1.0e-05) ins(%x : memref<?x?xf32>) weight(%w : memref<?xf32>) bias(%b : memref<?xf32>) outs(%y : memref<?x?xf32>)
   return
