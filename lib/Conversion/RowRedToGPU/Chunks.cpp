@@ -95,10 +95,10 @@ void KernelEmitter::emitVectorChunk(Value row, Value chunk, Value count,
   }
   // A chunk inside the row (all but a row's partial last one) takes the
   // vector path without masks: no compare, branch or select per vector.
-  // Groups of two levels keep one masked path: with both, f32 layer_norm
-  // spills at five blocks per SM, and at four it ran 18% slower at rows of
-  // 1048576 (H100; one level: the backward f32 +1% to +4%, rms_norm bf16
-  // +3% to +8%, f32 -1% to +6%).
+  // Groups of two levels keep one masked path: layer_norm's chunks with
+  // both ran 11-12% slower at 1024 x 1048576 in bf16 and f16, 2-7% faster
+  // at 64 and 8 rows, f32 level (H100; one level: the backward f32 +1% to
+  // +4%, rms_norm bf16 +3% to +8%, f32 -1% to +6%).
   if (!isOnlineSoftmaxPair(group) &&
       group.reduceLevels(/*merge=*/true).size() > 1) {
     emitLevelChunk(row, chunk, count, plan.vectorWidth);
@@ -314,10 +314,10 @@ void KernelEmitter::emitLevelChunk(Value row, Value chunk, Value count,
   };
   // Per level (chunkExchanges): the thread's partials, the block's, then the
   // row's.
-  auto levels = group.reduceLevels(/*merge=*/true);
-  if (isShiftedMoments(group))
+  if (isShiftedMoments(group)) {
     exchangeMoments(row, chunk, count, scalars, partialsOf);
-  else
+  } else {
+    auto levels = group.reduceLevels(/*merge=*/true);
     for (auto [phase, bounds] : llvm::enumerate(levels)) {
       PreparedLevel level = prepareLevel(bounds.first, bounds.second, scalars);
       SmallVector<Value, 4> rowValues = exchangeChunk(
@@ -327,6 +327,7 @@ void KernelEmitter::emitLevelChunk(Value row, Value chunk, Value count,
       for (auto [reduce, value] : llvm::zip_equal(level.reduces, rowValues))
         scalars[ReduceOp(reduce).getInit()] = value;
     }
+  }
   RowContext ctx = prepareMap(scalars);
   storeRowOutputs(ctx, firstChunk);
   emitMap(yRow, held, ctx);
