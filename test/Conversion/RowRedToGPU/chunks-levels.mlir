@@ -7,6 +7,7 @@
 // RUN: softmax-opt %S/Inputs/mixed-types.mlir --rowred-plan="strategy=chunks" | FileCheck %s --check-prefix=MIXED
 // RUN: softmax-opt %S/Inputs/layer-norm.mlir --rowred-decompose --rowred-plan="strategy=chunks" --convert-rowred-to-gpu | FileCheck %s --check-prefix=TWO
 // RUN: not softmax-opt %S/Inputs/three-sums.mlir --rowred-plan="strategy=chunks" 2>&1 | FileCheck %s --check-prefix=ERR-LEVELS
+// RUN: softmax-opt %S/Inputs/not-moments.mlir --rowred-plan="strategy=chunks" --convert-rowred-to-gpu | FileCheck %s --check-prefix=NOT-MOMENTS
 // RUN: not softmax-opt %S/Inputs/mixed-types.mlir --test-rowred-plan-request="fields='chunk_stage = 1024'" --rowred-plan="strategy=chunks" 2>&1 | FileCheck %s --check-prefix=ERR-MIXED
 // RUN: not softmax-opt %S/Inputs/mixed-types.mlir --test-rowred-plan-request="fields='strategy = chunks, block = 512, chunk_stage = 512'" --rowred-plan 2>&1 | FileCheck %s --check-prefix=ERR-MIXED
 // RUN: softmax-opt %S/Inputs/backward.mlir --rowred-decompose --rowred-plan="cols=262144" | FileCheck %s --check-prefix=AUTO
@@ -139,6 +140,15 @@
 // TWO-COUNT-8: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
 // TWO-NOT: llvm.load
 // TWO-COUNT-4: llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+
+// Two levels like layer_norm's but for a second sum that is not the square
+// of the shifted element: one exchange per level (chunk_entries = 3), the
+// first of one value, the second of two.
+// NOT-MOMENTS: chunk_entries = 3 : i64
+// NOT-MOMENTS: gpu.func @not_moments_kernel0
+// NOT-MOMENTS: scf.while {{.*}} -> (i32, f32) {
+// NOT-MOMENTS: scf.while {{.*}} -> (i32, f32, f32) {
+// NOT-MOMENTS-NOT: -> (i32, f32, f32, f32, f32)
 
 // ERR-LEVELS: the chunks strategy needs a max reduce followed by a sum of exp(x - max), as produced by rowred-decompose, or levels of at most two reduces each (a level's reduces read only earlier levels' results; a row's chunks meet once per level)
 
