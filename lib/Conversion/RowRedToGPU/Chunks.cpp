@@ -9,6 +9,22 @@
 using namespace mlir;
 using namespace mlir::rowred;
 
+/// `c` and `q` of `n` elements about `from`, moved to about `to`: with d =
+/// from - to, c + n d and q + d (2 c + n d). Exact where `from` and `to` are
+/// close (d is then exact), which keeps rows of large mean and small spread
+/// exact.
+static std::pair<Value, Value> moveMoments(ImplicitLocOpBuilder &b, Value c,
+                                           Value q, Value n, Value from,
+                                           Value to) {
+  Value d = arith::SubFOp::create(b, from, to);
+  Value nd = arith::MulFOp::create(b, n, d);
+  Value twoC = arith::AddFOp::create(b, c, c);
+  return {arith::AddFOp::create(b, c, nd),
+          arith::AddFOp::create(
+              b, q,
+              arith::MulFOp::create(b, d, arith::AddFOp::create(b, twoC, nd)))};
+}
+
 void KernelEmitter::emitChunks() {
   if (plan.hasStage())
     initBarriers(kStageBarriersName, 1);
@@ -373,17 +389,6 @@ void KernelEmitter::exchangeMoments(
     scalars[group.reduces[i].getInit()] = rowValues[i];
 }
 
-std::pair<Value, Value> KernelEmitter::moveMoments(Value c, Value q, Value n,
-                                                   Value from, Value to) {
-  Value d = arith::SubFOp::create(b, from, to);
-  Value nd = arith::MulFOp::create(b, n, d);
-  Value twoC = arith::AddFOp::create(b, c, c);
-  return {arith::AddFOp::create(b, c, nd),
-          arith::AddFOp::create(
-              b, q,
-              arith::MulFOp::create(b, d, arith::AddFOp::create(b, twoC, nd)))};
-}
-
 ChunkFold KernelEmitter::momentsFold() {
   // s / n, or 0 for no elements (whose c and q are 0).
   auto mean = [this](Value s, Value n) {
@@ -401,9 +406,9 @@ ChunkFold KernelEmitter::momentsFold() {
     Value n = arith::AddFOp::create(b, acc[3], entry[3]);
     Value m = mean(s, n);
     auto [c0, q0] =
-        moveMoments(acc[1], acc[2], acc[3], mean(acc[0], acc[3]), m);
-    auto [c1, q1] =
-        moveMoments(entry[1], entry[2], entry[3], mean(entry[0], entry[3]), m);
+        moveMoments(b, acc[1], acc[2], acc[3], mean(acc[0], acc[3]), m);
+    auto [c1, q1] = moveMoments(b, entry[1], entry[2], entry[3],
+                                mean(entry[0], entry[3]), m);
     return SmallVector<Value, 4>{s, arith::AddFOp::create(b, c0, c1),
                                  arith::AddFOp::create(b, q0, q1), n};
   };
@@ -417,7 +422,7 @@ ChunkFold KernelEmitter::momentsFold() {
     Value rowMean =
         arith::DivFOp::create(b, s, arith::UIToFPOp::create(b, f32, cols));
     auto [c, q] =
-        moveMoments(acc[1], acc[2], acc[3], mean(acc[0], acc[3]), rowMean);
+        moveMoments(b, acc[1], acc[2], acc[3], mean(acc[0], acc[3]), rowMean);
     return SmallVector<Value, 4>{s, butterfly(c, 32, sum),
                                  butterfly(q, 32, sum),
                                  butterfly(acc[3], 32, sum)};

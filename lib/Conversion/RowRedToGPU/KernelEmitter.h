@@ -873,22 +873,16 @@ private:
   /// The fold of chunks' shifted moments (s, c, q, n): the sum s of n
   /// elements and the sums c of x - m and q of (x - m)^2 about their mean m
   /// = s / n. Two are combined about the mean of both, each moved there
-  /// (moveMoments); across lanes, the lanes' sums and counts first, then
+  /// (`c + n d` and `q + d (2 c + n d)`, d the difference of the means,
+  /// exact where they are close); across lanes, the lanes' sums first, then
   /// each lane's moments moved to the row's mean s / N once, so that the
   /// row's c and q are about the mean the map computes.
   ChunkFold momentsFold();
 
-  /// `c` and `q` of `n` elements about `from`, moved to about `to`: with d =
-  /// from - to, c + n d and q + d (2 c + n d). Exact where `from` and `to`
-  /// are close (d is then exact), which keeps rows of large mean and small
-  /// spread exact.
-  std::pair<Value, Value> moveMoments(Value c, Value q, Value n, Value from,
-                                      Value to);
-
   /// The row's values, in every thread, from the block's `values` (at most
   /// kChunkValues f32: the (max, sum) pair, a level's partial results or
-  /// shifted moments) of chunk
-  /// `chunk` (i32) of the row's `count`, through row `row`'s record in the
+  /// shifted moments) of chunk `chunk` (i32) of the row's `count`, through
+  /// row `row`'s record in the
   /// workspace (docs/abi.md: a counter, then chunkEntries regions of
   /// `count` 8-byte entries from byte 128, the values' from region `slot`):
   ///
