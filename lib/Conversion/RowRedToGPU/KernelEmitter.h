@@ -526,17 +526,6 @@ private:
   void reduceRowLevels(ArrayRef<Chunk> chunks, DenseMap<Value, Value> &scalars,
                        Value nextRow);
 
-  /// The reduces of one level, their bodies prepared for the current row.
-  struct PreparedLevel {
-    ArrayRef<ReduceOp> reduces;
-    SmallVector<RowContext> contexts;
-    SmallVector<Combiner> combiners;
-    SmallVector<Value> identities;
-    /// Whether levelPartials also counts the valid elements, a last partial
-    /// (summed: its combiner is in `combiners`).
-    bool counts = false;
-  };
-
   /// The level of reduces [begin, end) of the group, prepared against the
   /// row scalars of the levels before it.
   PreparedLevel prepareLevel(unsigned begin, unsigned end,

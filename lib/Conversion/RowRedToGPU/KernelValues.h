@@ -13,6 +13,8 @@
 #ifndef ROWRED_CONVERSION_ROWREDTOGPU_KERNELVALUES_H
 #define ROWRED_CONVERSION_ROWREDTOGPU_KERNELVALUES_H
 
+#include "rowred/Dialect/RowRed/IR/RowRedOps.h"
+
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Region.h"
 #include "mlir/IR/Value.h"
@@ -82,6 +84,18 @@ struct RowContext {
   /// and the column of the element being emitted (i32; set by emitElements).
   bool usesColumn = false;
   Value column;
+};
+
+/// The reduces of one level, their bodies prepared for the current row
+/// (KernelEmitter::prepareLevel).
+struct PreparedLevel {
+  ArrayRef<ReduceOp> reduces;
+  SmallVector<RowContext> contexts;
+  SmallVector<Combiner> combiners;
+  SmallVector<Value> identities;
+  /// Whether levelPartials also counts the valid elements, a last partial
+  /// (summed: its combiner is in `combiners`).
+  bool counts = false;
 };
 
 /// Where a chunks kernel's chunk's elements are: `held` in registers (the

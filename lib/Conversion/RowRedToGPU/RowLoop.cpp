@@ -386,9 +386,8 @@ void KernelEmitter::reduceRowLevels(ArrayRef<Chunk> chunks,
   }
 }
 
-KernelEmitter::PreparedLevel
-KernelEmitter::prepareLevel(unsigned begin, unsigned end,
-                            DenseMap<Value, Value> &scalars) {
+PreparedLevel KernelEmitter::prepareLevel(unsigned begin, unsigned end,
+                                          DenseMap<Value, Value> &scalars) {
   PreparedLevel level;
   level.reduces = ArrayRef(group.reduces).slice(begin, end - begin);
   for (ReduceOp reduce : level.reduces) {
