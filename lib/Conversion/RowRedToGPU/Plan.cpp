@@ -176,8 +176,15 @@ public:
       if (failed(shapeOnline()))
         return failure();
     }
+    // The scalar path re-reads the row from blocks of 8192, and with several
+    // operands from 6144: holding them all, it takes registers from the
+    // vector path (H200, bench/family.py --sweep, 4096 and 16384 rows of
+    // 5120 and 6144: layer_norm f32 +7% to +19%, bf16 rms_norm +1% to +10%,
+    // f32 rms_norm level).
+    int64_t rereadFrom = group.hasOneRowOperand() ? 8192 : 6144;
     if (plan.strategy != Strategy::online)
-      plan.rereadFallback = opts.reread.value_or(plan.blockElements >= 8192);
+      plan.rereadFallback =
+          opts.reread.value_or(plan.blockElements >= rereadFrom);
     // The widest power of two dividing the elements per thread: chunks of
     // vectorWidth elements tile them exactly.
     int64_t perThread = plan.elementsPerThread();
@@ -530,8 +537,9 @@ private:
         break;
       fitted = fewer;
     }
-    // Blocks the table's operand_shapes measured faster on more warps (f32
-    // rms_norm and softmax backward at 2048-8192: 16 elements per thread).
+    // Blocks the table's operand_shapes measured faster on other warps (f32
+    // rms_norm and softmax backward at 2048-8192: 16 elements per thread;
+    // 16-bit layer_norm at 6144: 32).
     const OperandShapeRow *shape =
         fitted.clusterSize == 1
             ? PlanTable::get().operandShape(
@@ -540,8 +548,7 @@ private:
     if (!opts.numWarps && shape) {
       KernelPlan shaped = fitted;
       shaped.numWarps = fitted.blockElements / (shape->elementsPerThread * 32);
-      if (shaped.numWarps > fitted.numWarps && shaped.numWarps <= 32 &&
-          fits(shaped))
+      if (shaped.numWarps >= 1 && shaped.numWarps <= 32 && fits(shaped))
         fitted = shaped;
     }
     if (fits(fitted))

@@ -8,6 +8,8 @@
 
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=4096 chip=sm_90" | FileCheck %s --check-prefix=N4096
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=8192 chip=sm_90" | FileCheck %s --check-prefix=N8192
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=6144 chip=sm_90" | FileCheck %s --check-prefix=N6144
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=5120 chip=sm_90" | FileCheck %s --check-prefix=N6144
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=12288 chip=sm_90" | FileCheck %s --check-prefix=N12288
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=16384 chip=sm_90" | FileCheck %s --check-prefix=N16384
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=16383 chip=sm_90" | FileCheck %s --check-prefix=N16384
@@ -50,13 +52,24 @@
 // N8192-LABEL: func.func @layer_norm
 // N8192: rowred.plan = #rowred.plan<strategy = fused, block = 8192, warps = 8, vector = 8, reread = true,
 
-// At 12288 the norms keep 384 threads of 32 (x alone held, about 72
-// registers: two blocks); the backwards' two held inputs take 1024 threads
-// of 12 (f32) or 512 of 24 (16-bit, in vectors of 8): the table's
-// operand_shapes; the 192 threads of 64 that fit two blocks measured 14%
-// slower (bf16; f16 8-10%).
+// Blocks of 6144 (rows of 4097 to 6144) of several operands re-read the row
+// on the scalar path rather than hold it, which leaves the vector path its
+// registers; the 16-bit layer_norm takes 192 threads of 32 (the table's
+// operand_shapes), the others keep 384 of 16.
+// N6144-LABEL: func.func @rms_norm
+// N6144: rowred.plan = #rowred.plan<strategy = fused, block = 6144, warps = 12, vector = 4, reread = true,
+// N6144-LABEL: func.func @layer_norm
+// N6144: rowred.plan = #rowred.plan<strategy = fused, block = 6144, warps = 6, vector = 8, reread = true,
+// N6144-LABEL: func.func @softmax_backward
+// N6144: rowred.plan = #rowred.plan<strategy = fused, block = 6144, warps = 12, vector = 4, reread = true,
+
+// At 12288 the f32 rms_norm takes 768 threads of 16 and the bf16 layer_norm
+// keeps 384 of 32 (x alone held, about 72 registers: two blocks); the
+// backwards' two held inputs take 1024 threads of 12 (f32) or 512 of 24
+// (16-bit, in vectors of 8): the table's operand_shapes; the 192 threads of
+// 64 that fit two blocks measured 14% slower (bf16; f16 8-10%).
 // N12288-LABEL: func.func @rms_norm
-// N12288: rowred.plan = #rowred.plan<strategy = fused, block = 12288, warps = 12, vector = 4, reread = true,
+// N12288: rowred.plan = #rowred.plan<strategy = fused, block = 12288, warps = 24, vector = 4, reread = true,
 // N12288-LABEL: func.func @layer_norm
 // N12288: rowred.plan = #rowred.plan<strategy = fused, block = 12288, warps = 12, vector = 8, reread = true,
 // N12288-LABEL: func.func @softmax_backward
@@ -69,9 +82,9 @@
 // Rows of 16384 (and odd ones up to it): the f32 backward, holding two
 // inputs, goes to a cluster of 2 slices (the table's row_lengths, by the
 // number of operands held); the norms, holding x alone, and the bf16
-// backward keep a block.
+// backward keep a block: rms_norm's of 512 threads of 32 (operand_shapes).
 // N16384-LABEL: func.func @rms_norm
-// N16384: rowred.plan = #rowred.plan<strategy = fused, block = 16384, warps = 8,
+// N16384: rowred.plan = #rowred.plan<strategy = fused, block = 16384, warps = 16,
 // N16384-LABEL: func.func @softmax_backward
 // N16384: rowred.plan = #rowred.plan<strategy = cluster, block = 8192, warps = 16, cluster = 2, vector = 4, reread = true, max_cols = 16384, stage_elements = 8192>
 // N16384-LABEL: func.func @log_softmax_backward_bf16
