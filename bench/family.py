@@ -23,11 +23,13 @@ rounds' medians.
 With --long, the shapes are long rows that no block holds, as the
 streamed online kernel or chunks take them: the norms and the backward at
 {64, 8} x {262144, 1048576}, logsumexp and cross-entropy at 8 x 4194304.
+With --other, the norms at {4096, 16384} x {5120, 6144, 10000, 12288,
+14336, 16384} and the backward at 4096 rows of those lengths.
 With --any, every shape runs on the kernel of its (op, dtype) compiled for
 rows of any length (the streamed online kernel) instead of its own.
 
 usage: family.py KERNEL_DIR [--json OUT] [--rounds R] [--ops rms_norm,...]
-                 [--long] [--any]
+                 [--long] [--other] [--any]
        family.py SWEEP_DIR --sweep [--sweep-rows 4096,16384]
 KERNEL_DIR holds the kernels of `scripts/gen_kernels.py --set family-bench`,
 SWEEP_DIR those of `--set family-sweep` (fused block shapes timed against
@@ -64,6 +66,13 @@ SHAPES = {"rms_norm": NORM_SHAPES, "rms_norm_residual": NORM_SHAPES,
           "softmax_backward": SOFTMAX_SHAPES, "logsumexp": VOCAB_SHAPES,
           "cross_entropy": VOCAB_SHAPES}
 LONG_NORM_SHAPES = [(m, n) for m in (64, 8) for n in (262144, 1048576)]
+# --other: row lengths between and above the powers of two of the LLM
+# shapes.
+OTHER_NS = (5120, 6144, 10000, 12288, 14336, 16384)
+OTHER_SHAPES = {"rms_norm": [(m, n) for m in (4096, 16384) for n in OTHER_NS],
+                "layer_norm": [(m, n) for m in (4096, 16384)
+                               for n in OTHER_NS],
+                "softmax_backward": [(4096, n) for n in OTHER_NS]}
 LONG_SHAPES = {"rms_norm": LONG_NORM_SHAPES, "layer_norm": LONG_NORM_SHAPES,
                "softmax_backward": LONG_NORM_SHAPES,
                "logsumexp": [(8, 4194304)], "cross_entropy": [(8, 4194304)]}
@@ -231,6 +240,9 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--ops", default="rms_norm,rms_norm_residual,"
                         "layer_norm,softmax_backward,logsumexp,cross_entropy")
+    parser.add_argument("--other", action="store_true",
+                        help="the row lengths of OTHER_SHAPES instead of "
+                        "the LLM shapes")
     parser.add_argument("--long", action="store_true",
                         help="long rows (LONG_SHAPES) instead of the LLM "
                         "shapes")
@@ -252,7 +264,8 @@ def main():
     print(header)
     rows = []
     for op in args.ops.split(","):
-        shapes = (LONG_SHAPES if args.long else SHAPES).get(op, [])
+        shapes = (LONG_SHAPES if args.long else
+                  OTHER_SHAPES if args.other else SHAPES).get(op, [])
         compiled = torch.compile(eager(op), dynamic=False)
         for dname, dtype in DTYPES.items():
             for m, n in shapes:

@@ -330,10 +330,15 @@ def family_bench_variants():
     """One kernel per (op, dtype, N) of bench/family.py's shapes (its long
     rows too), and one per (op, dtype) for rows of any length (--any)."""
     long_norm, long_vocab = (262144, 1048576), (4194304,)
-    for op, ns in (("rms_norm", (2048, 4096, 8192) + long_norm),
+    # bench/family.py --other: row lengths between and above the powers of
+    # two.
+    other = (5120, 6144, 10000, 14336)
+    for op, ns in (("rms_norm", (2048, 4096, 8192, 12288, 16384) + other +
+                    long_norm),
                    ("rms_norm_residual", (2048, 4096, 8192)),
-                   ("layer_norm", (2048, 4096, 8192) + long_norm),
-                   ("softmax_backward", tuple(MAIN_BENCH_NS)),
+                   ("layer_norm", (2048, 4096, 8192, 12288, 16384) + other +
+                    long_norm),
+                   ("softmax_backward", tuple(MAIN_BENCH_NS) + other),
                    ("logsumexp", (32000, 50257, 128256, 151936) + long_vocab),
                    ("cross_entropy",
                     (32000, 50257, 128256, 151936) + long_vocab)):
