@@ -18,8 +18,9 @@ default when no length is given), into `packs/sm90/` with `manifest.json`:
                   "metadata": "softmax_f32_n4096_kernel0.json"}, ...]}
 
 `cols` 0 marks a kernel compiled for any row length. A lookup takes the
-kernel compiled for exactly N, else one whose [min_cols, max_cols] holds N
-(max_cols 0: unbounded). The norms' entries also carry `eps`, the epsilon
+kernel compiled for exactly N, else the one of the tightest [min_cols,
+max_cols] that holds N (max_cols 0: unbounded, taken last): a kernel
+compiled for 8192 takes rows of 5000 with its block padded and masked. The norms' entries also carry `eps`, the epsilon
 compiled into the kernel (`--eps`), and a lookup matches it as an f32.
 
 Where the compiler is at hand (the full build, or $ROWRED_SOFTMAX_OPT), a
@@ -148,11 +149,14 @@ class Pack:
         exact = [k for k in ops if k["cols"] == cols]
         if exact:
             return exact[0]["metadata"]
-        for k in ops:
-            if k["min_cols"] <= cols and \
-                    (k["max_cols"] == 0 or cols <= k["max_cols"]):
-                return k["metadata"]
-        return None
+        # Else the kernel of the tightest range that holds `cols` (the
+        # shortest block that holds the row), unbounded ones last.
+        holding = [k for k in ops if k["min_cols"] <= cols and
+                   (k["max_cols"] == 0 or cols <= k["max_cols"])]
+        if not holding:
+            return None
+        return min(holding, key=lambda k: k["max_cols"] or float("inf"))[
+            "metadata"]
 
 
 def find_kernel(packs, op, dtype, cols, device_sm, eps=None):

@@ -296,6 +296,20 @@ class ManifestErrorTest(unittest.TestCase):
         self.assertEqual(pack.find("softmax", "f32", 123456),
                          os.path.join(self.dir, "k.json"))
 
+    def test_lookup_takes_the_tightest_range(self):
+        def kernel(cols, name):
+            return {"op": "softmax", "dtype": "f32", "cols": cols,
+                    "min_cols": 1, "max_cols": cols, "metadata": name}
+        self.write(self.valid(kernels=[
+            self.valid()["kernels"][0], kernel(16384, "n16384.json"),
+            kernel(8192, "n8192.json"), kernel(4096, "n4096.json")]))
+        pack = packs.Pack(self.dir)
+        found = {cols: os.path.basename(pack.find("softmax", "f32", cols))
+                 for cols in (4096, 5000, 8192, 10000, 20000)}
+        self.assertEqual(found, {4096: "n4096.json", 5000: "n8192.json",
+                                 8192: "n8192.json", 10000: "n16384.json",
+                                 20000: "k.json"})
+
 
 if __name__ == "__main__":
     unittest.main()
