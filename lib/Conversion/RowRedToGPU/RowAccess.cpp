@@ -42,8 +42,15 @@ void KernelEmitter::loadExtra(Chunk &chunk, Value valid, int64_t vec,
 
 SmallVector<Value> KernelEmitter::loadOperand(unsigned index, Value col,
                                               Value valid, int64_t vec) {
-  return unpack(loadRaw(extraRows[index - 1], col, valid, vec, {},
-                        getElementTypeOrSelf(group.operandAt(index))));
+  // Per-column operands, which every row reads, keep L2's default policy.
+  Value rowPolicy = loadPolicy;
+  if (index >= group.inputs.size())
+    loadPolicy = Value();
+  SmallVector<Value> loaded =
+      unpack(loadRaw(extraRows[index - 1], col, valid, vec, {},
+                     getElementTypeOrSelf(group.operandAt(index))));
+  loadPolicy = rowPolicy;
+  return loaded;
 }
 
 Chunk KernelEmitter::withMapOperands(const Chunk &chunk) {

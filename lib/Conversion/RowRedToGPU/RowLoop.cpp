@@ -532,6 +532,11 @@ void KernelEmitter::emitRowPasses(Value xRow, Value yRow, int64_t vec) {
                      walk.end);
   };
   DenseMap<Value, Value> scalars = rowInputScalars();
+  // With cache_hints the reduces' passes read the row evict-last, so that
+  // it stays in L2 for the next pass, and the map's pass reads and writes it
+  // evict-first.
+  if (plan.cacheHints)
+    loadPolicy = evictLast;
   // One pass per level: its reduces read only earlier levels' scalars.
   for (auto [begin, end] : group.reduceLevels(plan.clusterSize == 1)) {
     PreparedLevel level = prepareLevel(begin, end, scalars);
@@ -545,6 +550,8 @@ void KernelEmitter::emitRowPasses(Value xRow, Value yRow, int64_t vec) {
   }
   RowContext ctx = prepareMap(scalars);
   storeRowOutputs(ctx);
+  if (plan.cacheHints)
+    loadPolicy = storePolicy = evictFirst;
   // The map's tile loads every operand before it computes (only the
   // reduces' passes leave out those the map alone reads).
   emitTileLoop(walk, {}, [&](Value start, ValueRange) {
@@ -554,4 +561,5 @@ void KernelEmitter::emitRowPasses(Value xRow, Value yRow, int64_t vec) {
     emitMap(yRow, chunks, ctx);
     return SmallVector<Value>{};
   });
+  loadPolicy = storePolicy = Value();
 }

@@ -58,12 +58,10 @@ verifyPaths(function_ref<InFlightDiagnostic(StringRef)> fail, Strategy strategy,
     return fail("reread") << "applies to the fused, cluster and online "
                              "strategies only";
   // An online kernel that re-reads its row per reduce level streams plain
-  // tiles: none of the running pair's memory paths.
-  if (online && reread &&
-      (prefetch != Prefetch::none || keptElements > 0 || cacheHints))
-    return fail(prefetch != Prefetch::none ? "prefetch"
-                : keptElements > 0         ? "kept_elements"
-                                           : "cache_hints")
+  // tiles: none of the running pair's memory paths (its L2 eviction hints
+  // aside).
+  if (online && reread && (prefetch != Prefetch::none || keptElements > 0))
+    return fail(prefetch != Prefetch::none ? "prefetch" : "kept_elements")
            << "applies to the online kernel's running (max, sum) pair, not "
               "with reread";
   if (cacheHints && !online)

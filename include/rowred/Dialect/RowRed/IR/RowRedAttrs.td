@@ -99,7 +99,8 @@ def RowRed_PlanAttr : AttrDef<RowRed_Dialect, "Plan"> {
       stage, and of the online kernel's tiles kept between its passes.
     * `keep_ahead` [`none`]: kept tiles copied ahead per thread (`tiles`)
       or by one bulk copy (`bulk`).
-    * `cache_hints` [false]: L2 eviction hints (online).
+    * `cache_hints` [false]: L2 eviction hints (online: the running pair's
+      passes, or those that stream the row per level with `reread`).
     * `chunk_stage` [0]: elements of each chunk bulk-copied into shared
       memory after its `block` in registers.
     * `grid` [`persistent`]: the blocks resident at once, each looping over
