@@ -269,7 +269,14 @@ TEST(PlanTableTest, CompiledTableShapesBlocksOfSeveralOperands) {
   EXPECT_EQ(shape(bf16, 4096, 2), 0);
   // Rows of the operands held through the reductions: rms_norm's x alone,
   // layer_norm's (16-bit at 6144), the backward's two.
-  EXPECT_EQ(shape(f32, 12288, 2, /*held=*/1), 0);
+  EXPECT_EQ(shape(f32, 12288, 2, /*held=*/1), 16);
+  EXPECT_EQ(shape(bf16, 12288, 2, /*held=*/1), 0);
+  EXPECT_EQ(
+      table.operandShape({Strategy::fused, f32, 12288}, 2, 1)->minBlocksPerSM,
+      2);
+  EXPECT_EQ(
+      table.operandShape({Strategy::fused, f32, 16384}, 2, 1)->minBlocksPerSM,
+      0);
   EXPECT_EQ(shape(f32, 16384, 2, /*held=*/1), 32);
   EXPECT_EQ(shape(bf16, 16384, 2, /*held=*/1), 32);
   EXPECT_EQ(shape(bf16, 6144, 3, /*held=*/1), 32);

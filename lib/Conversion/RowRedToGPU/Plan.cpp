@@ -548,6 +548,7 @@ private:
     if (!opts.numWarps && shape) {
       KernelPlan shaped = fitted;
       shaped.numWarps = fitted.blockElements / (shape->elementsPerThread * 32);
+      shaped.minBlocksPerSM = shape->minBlocksPerSM;
       if (shaped.numWarps >= 1 && shaped.numWarps <= 32 && fits(shaped))
         fitted = shaped;
     }
@@ -937,8 +938,11 @@ FailureOr<KernelPlan> mlir::rowred::planKernel(const Group &group,
   FailureOr<KernelPlan> plan = Planner(group, opts).run();
   if (failed(plan))
     return failure();
-  plan->minBlocksPerSM =
-      minBlocksPerSM(*plan, mapLoad(group, opts, plan->vectorWidth));
+  // The table's operand_shapes may give the bound their block was measured
+  // with.
+  if (plan->minBlocksPerSM == 0)
+    plan->minBlocksPerSM =
+        minBlocksPerSM(*plan, mapLoad(group, opts, plan->vectorWidth));
   return plan;
 }
 

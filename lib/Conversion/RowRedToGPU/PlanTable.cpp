@@ -278,7 +278,8 @@ static bool fromJSON(const json::Value &value, BlockShapeRow &out,
 static bool fromJSON(const json::Value &value, OperandShapeRow &out,
                      json::Path path) {
   if (!fromJSON(value, out.match, path,
-                {"operands", "held", "warps", "elements_per_thread"}))
+                {"operands", "held", "warps", "elements_per_thread",
+                 "min_blocks_per_sm"}))
     return false;
   json::ObjectMapper mapper(value, path);
   return mapPositive(mapper, value, "operands", out.operands, path) &&
@@ -287,7 +288,9 @@ static bool fromJSON(const json::Value &value, OperandShapeRow &out,
          mapPositive(mapper, value, "warps", out.warps, path,
                      /*optional=*/true) &&
          mapPositive(mapper, value, "elements_per_thread",
-                     out.elementsPerThread, path);
+                     out.elementsPerThread, path) &&
+         mapPositive(mapper, value, "min_blocks_per_sm", out.minBlocksPerSM,
+                     path, /*optional=*/true);
 }
 
 static bool fromJSON(const json::Value &value, PrefetchRow &out,

@@ -95,11 +95,13 @@ struct BlockShapeRow {
 /// A block of one row of `operands` operands (inputs and per-column ones),
 /// `held` of them (0: any number) held through the reductions, measured
 /// faster on `elementsPerThread` elements per thread than on the shape that
-/// fits its registers: a fused block on more warps, a cluster on `warps`
-/// warps (0: its own) and more, thinner slices.
+/// fits its registers: a fused block on other warps, a cluster on `warps`
+/// warps (0: its own) and more, thinner slices; a fused block with the
+/// `.minnctapersm` it was measured with (`minBlocksPerSM`, 0: derived).
 struct OperandShapeRow {
   TableMatch match;
   int64_t operands = 0, held = 0, warps = 0, elementsPerThread = 0;
+  int64_t minBlocksPerSM = 0;
 };
 
 /// The warps of a kernel that matches, and for an online kernel the

@@ -63,13 +63,14 @@
 // N6144-LABEL: func.func @softmax_backward
 // N6144: rowred.plan = #rowred.plan<strategy = fused, block = 6144, warps = 12, vector = 4, reread = true,
 
-// At 12288 the norms keep 384 threads of 32 (x alone held, about 72
-// registers: two blocks); the backwards' two held inputs take 1024 threads
-// of 12 (f32) or 512 of 24 (16-bit, in vectors of 8): the table's
+// At 12288 the f32 rms_norm takes 768 threads of 16, asking ptxas for two
+// blocks per SM, and the bf16 layer_norm keeps 384 of 32 (x alone held,
+// about 72 registers: two blocks); the backwards' two held inputs take 1024
+// threads of 12 (f32) or 512 of 24 (16-bit, in vectors of 8): the table's
 // operand_shapes; the 192 threads of 64 that fit two blocks measured 14%
 // slower (bf16; f16 8-10%).
 // N12288-LABEL: func.func @rms_norm
-// N12288: rowred.plan = #rowred.plan<strategy = fused, block = 12288, warps = 12, vector = 4, reread = true,
+// N12288: rowred.plan = #rowred.plan<strategy = fused, block = 12288, warps = 24, vector = 4, reread = true, max_cols = 12288, stage_elements = 12288, grid = rows, min_blocks_per_sm = 2>
 // N12288-LABEL: func.func @layer_norm
 // N12288: rowred.plan = #rowred.plan<strategy = fused, block = 12288, warps = 12, vector = 8, reread = true,
 // N12288-LABEL: func.func @softmax_backward
