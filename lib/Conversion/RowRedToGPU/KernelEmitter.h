@@ -163,16 +163,6 @@ private:
   void storeChunk(Value rowPtr, Value col, Value valid, ArrayRef<Value> values,
                   Type elem = {});
 
-  /// Where one of a thread's chunks lies.
-  struct ChunkPlace {
-    /// Column in the row (i32).
-    Value col;
-    /// Column within the block's slice: the chunk's place in the stage.
-    Value local;
-    /// Whether the chunk is inside the row (i1).
-    Value valid;
-  };
-
   /// The chunks a thread holds of a block starting at column `start`: all of
   /// its elements, or `numChunks` chunks when given. A chunk is valid when it
   /// starts before column `end` (the row's end when not given; the peeled
@@ -186,14 +176,6 @@ private:
   SmallVector<Chunk> loadBlock(Value rowPtr, Value start, int64_t vec,
                                int64_t numChunks = 0, bool fromStage = false,
                                Value end = {});
-
-  /// Where the vectors of a row that is not aligned for them lie.
-  struct PeeledRow {
-    /// Elements before the first aligned column, h < vec (i32).
-    Value head;
-    /// The end of the last whole vector from column h (i32).
-    Value vectorEnd;
-  };
 
   /// The head and vector end of the row at `rowPtr` (whose output row
   /// starts equally far from alignment; see misalignedAlike).

@@ -2,11 +2,12 @@
 //
 // Part of the softmax kernel compiler.
 //
-// The values a thread holds for an access of a row (Chunk), a row's prepared
-// body (RowContext), what a chunks kernel's exchange carries (ChunkParts,
-// ChunkFold), the pairwise tree of reductions (treeReduce), and the names of
-// the shared-memory globals that the kernels and convert-rowred-to-gpu agree
-// on.
+// The values a thread holds for an access of a row (Chunk), where its
+// chunks and a peeled row's vectors lie (ChunkPlace, PeeledRow), a row's
+// prepared body (RowContext), a level of reduces (PreparedLevel), what a
+// chunks kernel's exchange carries (ChunkParts, ChunkFold), the pairwise tree
+// of reductions (treeReduce), and the names of the shared-memory globals that
+// the kernels and convert-rowred-to-gpu agree on.
 //
 //===----------------------------------------------------------------------===//
 
@@ -96,6 +97,25 @@ struct PreparedLevel {
   /// Whether levelPartials also counts the valid elements, a last partial
   /// (summed: its combiner is in `combiners`).
   bool counts = false;
+};
+
+/// Where one of a thread's chunks lies (KernelEmitter::chunkPlaces).
+struct ChunkPlace {
+  /// Column in the row (i32).
+  Value col;
+  /// Column within the block's slice: the chunk's place in the stage.
+  Value local;
+  /// Whether the chunk is inside the row (i1).
+  Value valid;
+};
+
+/// Where the vectors of a row that is not aligned for them lie
+/// (KernelEmitter::peelRow).
+struct PeeledRow {
+  /// Elements before the first aligned column, h < vec (i32).
+  Value head;
+  /// The end of the last whole vector from column h (i32).
+  Value vectorEnd;
 };
 
 /// Where a chunks kernel's chunk's elements are: `held` in registers (the

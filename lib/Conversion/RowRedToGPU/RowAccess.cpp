@@ -179,9 +179,9 @@ void KernelEmitter::storeChunk(Value rowPtr, Value col, Value valid,
   LLVM::StoreOp::create(b, toStore, ptr, vec * byteWidth(elem));
 }
 
-SmallVector<KernelEmitter::ChunkPlace>
-KernelEmitter::chunkPlaces(Value start, int64_t vec, int64_t numChunks,
-                           Value end) {
+SmallVector<ChunkPlace> KernelEmitter::chunkPlaces(Value start, int64_t vec,
+                                                   int64_t numChunks,
+                                                   Value end) {
   SmallVector<ChunkPlace> places;
   if (numChunks == 0)
     numChunks = plan.elementsPerThread() / vec;
@@ -216,7 +216,7 @@ SmallVector<Chunk> KernelEmitter::loadBlock(Value rowPtr, Value start,
   return chunks;
 }
 
-KernelEmitter::PeeledRow KernelEmitter::peelRow(Value rowPtr, int64_t vec) {
+PeeledRow KernelEmitter::peelRow(Value rowPtr, int64_t vec) {
   int64_t bytes = byteWidth(plan.inType);
   // h = (-(address / bytes)) mod vec, at most the row's length.
   Value index = arith::DivUIOp::create(
