@@ -51,7 +51,7 @@ from bench import start_run, time_in_rounds  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "scripts"))
-from gen_kernels import EPSILON  # noqa: E402
+from gen_kernels import EPSILON, OTHER_NS  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "test", "GPU"))
@@ -67,11 +67,9 @@ SHAPES = {"rms_norm": NORM_SHAPES, "rms_norm_residual": NORM_SHAPES,
           "cross_entropy": VOCAB_SHAPES}
 LONG_NORM_SHAPES = [(m, n) for m in (64, 8) for n in (262144, 1048576)]
 # --other: row lengths between and above the powers of two of the LLM
-# shapes.
-OTHER_NS = (5120, 6144, 10000, 12288, 14336, 16384)
-OTHER_SHAPES = {"rms_norm": [(m, n) for m in (4096, 16384) for n in OTHER_NS],
-                "layer_norm": [(m, n) for m in (4096, 16384)
-                               for n in OTHER_NS],
+# shapes (gen_kernels.py's family-bench has their kernels).
+OTHER_NORM_SHAPES = [(m, n) for m in (4096, 16384) for n in OTHER_NS]
+OTHER_SHAPES = {"rms_norm": OTHER_NORM_SHAPES, "layer_norm": OTHER_NORM_SHAPES,
                 "softmax_backward": [(4096, n) for n in OTHER_NS]}
 LONG_SHAPES = {"rms_norm": LONG_NORM_SHAPES, "layer_norm": LONG_NORM_SHAPES,
                "softmax_backward": LONG_NORM_SHAPES,

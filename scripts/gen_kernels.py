@@ -320,6 +320,11 @@ BENCH_NS = MAIN_BENCH_NS + [32001, 100277, 1048573, 32000, 128256, 151936,
                             256000]
 
 
+# bench/family.py --other: the norms' and the backward's row lengths between
+# and above the powers of two.
+OTHER_NS = (5120, 6144, 10000, 12288, 14336, 16384)
+
+
 def bench_variants():
     for dtype in ("f32", "bf16"):
         for n in BENCH_NS:
@@ -330,15 +335,11 @@ def family_bench_variants():
     """One kernel per (op, dtype, N) of bench/family.py's shapes (its long
     rows too), and one per (op, dtype) for rows of any length (--any)."""
     long_norm, long_vocab = (262144, 1048576), (4194304,)
-    # bench/family.py --other: row lengths between and above the powers of
-    # two.
-    other = (5120, 6144, 10000, 14336)
-    for op, ns in (("rms_norm", (2048, 4096, 8192, 12288, 16384) + other +
-                    long_norm),
+    backward_other = tuple(n for n in OTHER_NS if n not in MAIN_BENCH_NS)
+    for op, ns in (("rms_norm", (2048, 4096, 8192) + OTHER_NS + long_norm),
                    ("rms_norm_residual", (2048, 4096, 8192)),
-                   ("layer_norm", (2048, 4096, 8192, 12288, 16384) + other +
-                    long_norm),
-                   ("softmax_backward", tuple(MAIN_BENCH_NS) + other),
+                   ("layer_norm", (2048, 4096, 8192) + OTHER_NS + long_norm),
+                   ("softmax_backward", tuple(MAIN_BENCH_NS) + backward_other),
                    ("logsumexp", (32000, 50257, 128256, 151936) + long_vocab),
                    ("cross_entropy",
                     (32000, 50257, 128256, 151936) + long_vocab)):

@@ -20,8 +20,9 @@ default when no length is given), into `packs/sm90/` with `manifest.json`:
 `cols` 0 marks a kernel compiled for any row length. A lookup takes the
 kernel compiled for exactly N, else the one of the tightest [min_cols,
 max_cols] that holds N (max_cols 0: unbounded, taken last): a kernel
-compiled for 8192 takes rows of 5000 with its block padded and masked. The norms' entries also carry `eps`, the epsilon
-compiled into the kernel (`--eps`), and a lookup matches it as an f32.
+compiled for 8192 takes rows of 5000 with its block padded and masked. The
+norms' entries also carry `eps`, the epsilon compiled into the kernel
+(`--eps`), and a lookup matches it as an f32.
 
 Where the compiler is at hand (the full build, or $ROWRED_SOFTMAX_OPT), a
 shape no pack covers is compiled once into an on-disk cache
