@@ -18,7 +18,7 @@ namespace {
 
 /// The smallest valid table, with `rows` as its block_shapes.
 std::string tableWith(StringRef blockShapes) {
-  return (R"({"three_quarter_blocks_from": 8192, "streamed_tile_values": 24,
+  return (R"({"three_quarter_blocks_from": 8192, "streamed_tiles": {"warps": 16, "values": 24, "cache_hints": true},
               "operand_shapes": [],
               "elements_per_thread": [{"elements_per_thread": 16}],
               "rows_per_block": {"max_block": 1024, "rows": 4,
@@ -256,7 +256,9 @@ TEST(PlanTableTest, CompiledTableShapesBlocksOfSeveralOperands) {
   MLIRContext context;
   Type f32 = Float32Type::get(&context), bf16 = BFloat16Type::get(&context);
   const PlanTable &table = PlanTable::get();
-  EXPECT_EQ(table.streamedTileValues, 24);
+  EXPECT_EQ(table.streamedTiles.values, 24);
+  EXPECT_EQ(table.streamedTiles.warps, 16);
+  EXPECT_TRUE(table.streamedTiles.cacheHints);
   auto shape = [&](Type type, int64_t block, int64_t operands,
                    int64_t held = 1) {
     const OperandShapeRow *row =
@@ -417,6 +419,13 @@ TEST(PlanTableTest, ErrorsNameTheField) {
 
 TEST(PlanTableTest, TableErrors) {
   expectParseError("{", "Expected");
+  expectParseError(
+      tableReplacing(R"("cache_hints": true)", R"("cache_hints": 1)"),
+      "at plan table.streamed_tiles.cache_hints");
+  expectParseError(
+      tableReplacing(R"("warps": 16, "values")", R"("warps": 0, "values")"),
+      "expected a positive integer at "
+      "plan table.streamed_tiles.warps");
   expectParseError(
       tableReplacing(R"({"elements_per_thread": 16})",
                      R"({"max_block": 1024, "elements_per_thread": 16})"),

@@ -621,9 +621,11 @@ private:
                                << opts.blockSize;
     const WarpsRow &shape = defaultOnlineShape(plan.inType, plan.clusterSize,
                                                sm, !group.outputs.empty());
-    plan.numWarps = opts.numWarps ? opts.numWarps
-                    : stagedRow   ? stagedRowWarps(cols)
-                                  : shape.warps;
+    const StreamedTileRule &streamed = PlanTable::get().streamedTiles;
+    plan.numWarps = opts.numWarps   ? opts.numWarps
+                    : stagedRow     ? stagedRowWarps(cols)
+                    : streamsRows() ? streamed.warps
+                                    : shape.warps;
     // Tiles of the elements per thread that the table's online_warps row
     // names (rows only reduced), else 4 vectors per thread; 2 for f16,
     // whose conversions make ptxas spill with the reversed second pass at
@@ -636,14 +638,13 @@ private:
                                 : vector * (twoVectors ? 2 : 4);
     plan.blockElements =
         opts.blockSize ? opts.blockSize : plan.numThreads() * tilePerThread;
-    // A streamed tile: at most the table's streamed_tile_values elements
-    // per thread of all operands together, at least a vector each.
+    // A streamed tile: at most the table's streamed_tiles values per
+    // thread of all operands together, at least a vector each.
     if (!opts.blockSize && plan.streamsLevels()) {
       int64_t operands =
           group.hasOneRowOperand() ? 1 : numOperands(plan.clusterSize);
       int64_t perThread = vector * 4;
-      while (perThread > vector &&
-             perThread * operands > PlanTable::get().streamedTileValues)
+      while (perThread > vector && perThread * operands > streamed.values)
         perThread /= 2;
       plan.blockElements = plan.numThreads() * perThread;
     }
@@ -879,19 +880,25 @@ private:
     return success();
   }
 
+  /// Whether the kernel streams its row per level of reduces on one block
+  /// and writes rows: the table's streamed_tiles apply to it. Rows only
+  /// reduced (the smoothed cross-entropy) and rows over clusters keep
+  /// online_warps' shape, without hints.
+  bool streamsRows() const {
+    return plan.streamsLevels() && plan.clusterSize == 1 &&
+           !group.outputs.empty();
+  }
+
   /// The online kernel's L2 eviction hints: its running pair's
-  /// (autoCacheHints), and on request those of the passes that stream the
-  /// row per level. Those measured +5% to +24% on the bf16 softmax
-  /// backward's streamed kernel at 10000-16384 (H200, bench/family.py
-  /// --sweep), -1.3% to +5% on the norms'; auto leaves them off until they
-  /// are measured where auto streams (rows of any length, the smoothed
-  /// cross-entropy).
+  /// (autoCacheHints), and those of the passes that stream the row per
+  /// level (the table's streamed_tiles).
   LogicalResult planCacheHints() {
     if (opts.cacheHints == true && plan.strategy != Strategy::online)
       return map.emitOpError() << "cache_hints applies to the online "
                                   "strategy only";
     if (plan.streamsLevels())
-      plan.cacheHints = opts.cacheHints.value_or(false);
+      plan.cacheHints = opts.cacheHints.value_or(
+          streamsRows() && PlanTable::get().streamedTiles.cacheHints);
     else
       plan.cacheHints = plan.strategy == Strategy::online && canOnline &&
                         opts.cacheHints.value_or(autoCacheHints(plan));

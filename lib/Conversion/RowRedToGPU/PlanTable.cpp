@@ -264,6 +264,16 @@ static bool fromJSON(const json::Value &value, RowsPerBlockRule &out,
                      out.elementsPerThread, path);
 }
 
+static bool fromJSON(const json::Value &value, StreamedTileRule &out,
+                     json::Path path) {
+  if (!onlyKeys(value, {"warps", "values", "cache_hints"}, path))
+    return false;
+  json::ObjectMapper mapper(value, path);
+  return mapPositive(mapper, value, "warps", out.warps, path) &&
+         mapPositive(mapper, value, "values", out.values, path) &&
+         mapper.map("cache_hints", out.cacheHints);
+}
+
 static bool fromJSON(const json::Value &value, BlockShapeRow &out,
                      json::Path path) {
   if (!fromJSON(value, out.match, path,
@@ -371,7 +381,7 @@ static bool fromJSON(const json::Value &value, FewRowsRow &out,
 static bool fromJSON(const json::Value &value, PlanTable &out,
                      json::Path path) {
   if (!onlyKeys(value,
-                {"about", "three_quarter_blocks_from", "streamed_tile_values",
+                {"about", "three_quarter_blocks_from", "streamed_tiles",
                  "elements_per_thread", "rows_per_block", "block_shapes",
                  "operand_shapes", "row_grid", "prefetch", "online_cluster",
                  "online_warps", "staged_row_warps", "row_lengths", "few_rows"},
@@ -380,8 +390,7 @@ static bool fromJSON(const json::Value &value, PlanTable &out,
   json::ObjectMapper mapper(value, path);
   if (!mapPositive(mapper, value, "three_quarter_blocks_from",
                    out.threeQuarterBlocksFrom, path) ||
-      !mapPositive(mapper, value, "streamed_tile_values",
-                   out.streamedTileValues, path) ||
+      !mapper.map("streamed_tiles", out.streamedTiles) ||
       !mapper.map("operand_shapes", out.operandShapes) ||
       !mapper.map("elements_per_thread", out.elementsPerThread) ||
       !mapper.map("rows_per_block", out.rowsPerBlock) ||

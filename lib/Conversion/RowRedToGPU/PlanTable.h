@@ -176,6 +176,14 @@ struct FewRowsRow {
   int64_t block = 0, chunkStage = 0;
 };
 
+/// The tile of the online kernel that streams its row per level of reduces
+/// (`reread`): its warps, its elements per thread over every operand it
+/// loads, and whether its passes take L2 eviction hints.
+struct StreamedTileRule {
+  int64_t warps = 0, values = 0;
+  bool cacheHints = false;
+};
+
 /// The table: PlanTable.json, parsed.
 struct PlanTable {
   /// Row blocks of three quarters of a power of two from this size on.
@@ -184,9 +192,7 @@ struct PlanTable {
   RowsPerBlockRule rowsPerBlock;
   std::vector<BlockShapeRow> blockShapes;
   std::vector<OperandShapeRow> operandShapes;
-  /// Elements per thread of a streamed online tile, over every operand it
-  /// loads.
-  int64_t streamedTileValues = 0;
+  StreamedTileRule streamedTiles;
   /// Blocks that run one program per row group where the grid may be so.
   std::vector<TableMatch> rowGrid;
   std::vector<PrefetchRow> prefetch;

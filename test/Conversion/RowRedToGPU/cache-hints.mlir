@@ -8,8 +8,8 @@
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='cache_hints = true'" --rowred-decompose --rowred-plan="cols=262145" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ON
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='cluster = 8, prefetch = stage'" --rowred-decompose --rowred-plan="strategy=online cols=262144" --convert-rowred-to-gpu | FileCheck %s --check-prefix=OFF
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='cache_hints = true'" --rowred-decompose --rowred-plan="cols=1024" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=FUSED
-// RUN: softmax-opt %S/Inputs/layer-norm.mlir --test-rowred-plan-request="fields='cache_hints = true'" --rowred-decompose --rowred-plan="strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=STREAMED
-// RUN: softmax-opt %S/Inputs/layer-norm.mlir --rowred-decompose --rowred-plan="strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=OFF
+// RUN: softmax-opt %S/Inputs/layer-norm.mlir --rowred-decompose --rowred-plan="strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=STREAMED
+// RUN: softmax-opt %S/Inputs/layer-norm.mlir --test-rowred-plan-request="fields='cache_hints = false'" --rowred-decompose --rowred-plan="strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=OFF
 
 // The online kernel with L2 eviction hints (auto's default wherever its
 // second pass reads the row from global memory, but f32 over clusters of 8):
@@ -40,12 +40,13 @@
 // FUSED: error: 'rowred.map' op cache_hints applies to the online strategy only
 
 // The online kernel that streams the row per level (layer_norm: its sum,
-// then its shifted sums) takes the hints on request only: its reduces'
-// passes read x evict-last, so that it stays in L2 for the next pass; the
-// map's pass reads x and writes y evict-first, and reads the weight and bias,
-// which every row reads, with L2's default policy.
+// then its shifted sums) takes the hints by default (PlanTable.json's
+// streamed_tiles), on 512 threads: its reduces' passes read x evict-last,
+// so that it stays in L2 for the next pass; the map's pass reads x and
+// writes y evict-first, and reads the weight and bias, which every row
+// reads, with L2's default policy.
 // STREAMED: l2_hints = true
-// STREAMED-SAME: plan = "#rowred.plan<strategy = online, block = 8192, warps = 32, vector = 4, reread = true, cache_hints = true>"
+// STREAMED-SAME: plan = "#rowred.plan<strategy = online, block = 4096, warps = 16, vector = 4, reread = true, cache_hints = true>"
 // STREAMED: %[[LAST:.*]] = nvvm.inline_ptx "createpolicy.fractional.L2::evict_last.b64 $0, 1.0;" -> i64
 // STREAMED: %[[FIRST:.*]] = nvvm.inline_ptx "createpolicy.fractional.L2::evict_first.b64 $0, 1.0;" -> i64
 // STREAMED: scf.for {{.*}} -> (f32)

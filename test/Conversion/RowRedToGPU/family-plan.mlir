@@ -141,21 +141,22 @@
 
 // FUSED: error: 'rowred.map' op a fused block of 1024 threads holding 32 elements per thread of each of 2 operands needs about 104 registers per thread and has 64: a kernel of several operands holds whole rows in registers, and rows this long do not fit
 
-// Rows of unknown length: streamed, each thread loading at most 24
+// Rows of unknown length: streamed on 512 threads with L2 eviction hints
+// (PlanTable.json's streamed_tiles), each thread loading at most 24
 // elements of all operands per tile (one vector of each of layer_norm's
 // three).
 // UNKNOWN-LABEL: func.func @rms_norm
-// UNKNOWN: rowred.plan = #rowred.plan<strategy = online, block = 8192, warps = 32, vector = 4, reread = true>
+// UNKNOWN: rowred.plan = #rowred.plan<strategy = online, block = 4096, warps = 16, vector = 4, reread = true, cache_hints = true>
 // UNKNOWN-LABEL: func.func @layer_norm
-// UNKNOWN: rowred.plan = #rowred.plan<strategy = online, block = 4096, warps = 16, vector = 8, reread = true>
+// UNKNOWN: rowred.plan = #rowred.plan<strategy = online, block = 4096, warps = 16, vector = 8, reread = true, cache_hints = true>
 // UNKNOWN-LABEL: func.func @rms_norm_residual
-// UNKNOWN: rowred.plan = #rowred.plan<strategy = online, block = 4096, warps = 16, vector = 8, reread = true>
+// UNKNOWN: rowred.plan = #rowred.plan<strategy = online, block = 4096, warps = 16, vector = 8, reread = true, cache_hints = true>
 
 // No clusters before sm_90: rows a block does not hold are streamed; on a
 // chip other than sm_90, the kernels of maps other than softmax's ask
 // ptxas for one block per SM (chip-plans.mlir).
 // SM80-LABEL: func.func @rms_norm
-// SM80: rowred.plan = #rowred.plan<strategy = online, chip = "sm_80", block = 8192, warps = 32, vector = 4, reread = true, min_blocks_per_sm = 1>
+// SM80: rowred.plan = #rowred.plan<strategy = online, chip = "sm_80", block = 4096, warps = 16, vector = 4, reread = true, cache_hints = true, min_blocks_per_sm = 1>
 
 // Rows longer than a cluster holds are cut into chunks: rms_norm's one
 // level of reduces, layer_norm's two (two exchanges; its map's loads of the

@@ -11,21 +11,22 @@
 // tiles, accumulating in registers, and meets in one exchange; then the map
 // streams it once more and writes it. Rows of any length, of any chain of
 // reduces.
-// PLAN: rowred.plan = #rowred.plan<strategy = online, block = 16384, warps = 32, vector = 4, reread = true>
+// PLAN: rowred.plan = #rowred.plan<strategy = online, block = 8192, warps = 16, vector = 4, reread = true, cache_hints = true>
 
 // CHECK: gpu.func @online_needs_softmax_kernel0
-// The vector path: the sum's pass, four vectors per thread and tile,
-// masked at the row's end.
-// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c16384_i32 iter_args(%{{.*}} = %{{.*}}) -> (f32) : i32 {
-// CHECK-COUNT-4: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// The vector path: the sum's pass, four vectors per thread and tile
+// (loaded with L2 eviction hints: PlanTable.json's streamed_tiles), masked
+// at the row's end.
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c8192_i32 iter_args(%{{.*}} = %{{.*}}) -> (f32) : i32 {
+// CHECK-COUNT-4: nvvm.inline_ptx "ld.global.L2::cache_hint.v4.b32 {$0, $1, $2, $3}, [$4], $5;"
 // CHECK: arith.addf
 // CHECK: scf.yield
 // The block's exchange of the sum, then the map's pass.
 // CHECK: gpu.barrier
-// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c16384_i32{{(_[0-9]+)?}} : i32 {
-// CHECK-COUNT-4: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c8192_i32{{(_[0-9]+)?}} : i32 {
+// CHECK-COUNT-4: nvvm.inline_ptx "ld.global.L2::cache_hint.v4.b32 {$0, $1, $2, $3}, [$4], $5;"
 // CHECK: arith.mulf
-// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+// CHECK: nvvm.inline_ptx "st.global.L2::cache_hint.v4.b32 [$0], {$1, $2, $3, $4}, $5;"
 // No peeled path: rows that do not allow vectors stream scalars.
 // CHECK: } else {
 // CHECK: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<1> -> f32
@@ -48,7 +49,7 @@
 
 // Softmax asked for reread: the three passes of the tutorials (max, sum of
 // exponentials, map) instead of the running pair.
-// SOFTMAX: rowred.plan = #rowred.plan<strategy = online, block = 16384, warps = 32, vector = 4, reread = true>
+// SOFTMAX: rowred.plan = #rowred.plan<strategy = online, block = 8192, warps = 16, vector = 4, reread = true, cache_hints = true>
 
 // The running pair's memory paths do not apply to streamed tiles.
 // PREFETCH: error: 'rowred.map' op prefetch = registers fetches the online kernel's next tile for its running pair; with reread it streams plain tiles (prefetch = none)

@@ -79,8 +79,12 @@
 // ONLINE-GPU-NOT: scf.for %{{.*}} = %c0_i32{{.*}} to
 // ONLINE-GPU: } else {
 
+// Streamed per level: rows only reduced keep online_warps' shape, without
+// L2 hints; the gradient written over the logits takes streamed_tiles'.
+// STREAM-LABEL: func.func @logsumexp
+// STREAM: rowred.plan = #rowred.plan<strategy = online, block = 4096, warps = 8, vector = 4, reread = true>}
 // STREAM-LABEL: func.func @cross_entropy
-// STREAM: rowred.plan = #rowred.plan<strategy = online, block = 8192, warps = 16, vector = 8, reread = true>
+// STREAM: rowred.plan = #rowred.plan<strategy = online, block = 8192, warps = 16, vector = 8, reread = true, cache_hints = true>
 
 // KEPT: error: 'rowred.map' op the online kernel of a map with per-row results takes no stage, kept tiles or cache hints
 
