@@ -952,7 +952,8 @@ private:
   /// createpolicy at the top of the kernel; null without the hints.
   Value evictLast, evictFirst;
   /// The policy that global 16-byte loads and stores take while a pass of
-  /// the online kernel is emitted; null for plain accesses.
+  /// the online kernel is emitted (set for the pass by llvm::SaveAndRestore);
+  /// null for plain accesses.
   Value loadPolicy, storePolicy;
   /// Whether the row path being emitted reduces the (max, sum) pair
   /// (KernelPlan::pairReduce, except on the peeled path of

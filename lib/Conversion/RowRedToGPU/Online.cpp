@@ -6,6 +6,8 @@
 
 #include "KernelEmitter.h"
 
+#include "llvm/Support/SaveAndRestore.h"
+
 using namespace mlir;
 using namespace mlir::rowred;
 
@@ -57,13 +59,10 @@ SmallVector<Value> KernelEmitter::loadOnlineTileAhead(Value xRow, Value start,
 
 SmallVector<Value> KernelEmitter::loadFirstTile(Value row, Value lo, Value hi,
                                                 int64_t vec) {
-  Value savedPolicy = loadPolicy;
-  loadPolicy = evictLast;
+  llvm::SaveAndRestore<Value> policy(loadPolicy, evictLast);
   Value exists = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, rows);
-  SmallVector<Value> raw = loadOnlineTileAhead(
-      rowPointer(x, plan.inType, row, xStride), lo, hi, vec, exists);
-  loadPolicy = savedPolicy;
-  return raw;
+  return loadOnlineTileAhead(rowPointer(x, plan.inType, row, xStride), lo, hi,
+                             vec, exists);
 }
 
 Value KernelEmitter::shareTiles(Value lo, Value hi) {
@@ -231,7 +230,7 @@ KernelEmitter::onlinePassOne(Value xRow, int64_t vec, const OnlineShare &share,
     std::tie(m0, d0) = onlineFold(m0, d0, share.edges);
   bool ahead = onlineTilesAhead(staged, vec);
   bool keep = onlineKeeps(staged, vec);
-  loadPolicy = evictLast;
+  llvm::SaveAndRestore<Value> policy(loadPolicy, evictLast);
   // Folds the tile at column `start`, loaded as `raw`, into (m, d).
   auto foldTile = [&](Value start, Value m, Value d, ValueRange raw) {
     if (keep)
@@ -297,7 +296,6 @@ KernelEmitter::onlinePassOne(Value xRow, int64_t vec, const OnlineShare &share,
     yields.insert(yields.begin(), {folded.first, folded.second});
     scf::YieldOp::create(b, yields);
   }
-  loadPolicy = Value();
   if (!lastTile)
     return {pass1.getResult(0), pass1.getResult(1)};
   *lastTile = llvm::to_vector_of<Value>(pass1.getResults().drop_front(2));
@@ -319,7 +317,8 @@ KernelEmitter::onlinePassTwo(Value xRow, Value yRow, int64_t vec,
   assert((!nextTile || (ahead && !keep && plan.reverseSecondPass)) &&
          "the next row's first tile follows a reversed pass 2");
   Value numTiles = shareTiles(lo, hi);
-  loadPolicy = storePolicy = evictFirst;
+  llvm::SaveAndRestore<Value> loads(loadPolicy, evictFirst),
+      stores(storePolicy, evictFirst);
   // The first column of the tile of pass 2's iteration `i`.
   auto tileStart = [&](Value i) {
     if (plan.reverseSecondPass)
@@ -394,7 +393,6 @@ KernelEmitter::onlinePassTwo(Value xRow, Value yRow, int64_t vec,
     RowContext ctx = prepareMap(scalars);
     emitMap(yRow, share.edges, ctx);
   }
-  loadPolicy = storePolicy = Value();
   return nextLoads;
 }
 

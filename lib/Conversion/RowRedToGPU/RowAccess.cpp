@@ -6,6 +6,8 @@
 
 #include "KernelEmitter.h"
 
+#include "llvm/Support/SaveAndRestore.h"
+
 using namespace mlir;
 using namespace mlir::rowred;
 
@@ -43,14 +45,10 @@ void KernelEmitter::loadExtra(Chunk &chunk, Value valid, int64_t vec,
 SmallVector<Value> KernelEmitter::loadOperand(unsigned index, Value col,
                                               Value valid, int64_t vec) {
   // Per-column operands, which every row reads, keep L2's default policy.
-  Value rowPolicy = loadPolicy;
-  if (index >= group.inputs.size())
-    loadPolicy = Value();
-  SmallVector<Value> loaded =
-      unpack(loadRaw(extraRows[index - 1], col, valid, vec, {},
-                     getElementTypeOrSelf(group.operandAt(index))));
-  loadPolicy = rowPolicy;
-  return loaded;
+  llvm::SaveAndRestore<Value> policy(
+      loadPolicy, index < group.inputs.size() ? loadPolicy : Value());
+  return unpack(loadRaw(extraRows[index - 1], col, valid, vec, {},
+                        getElementTypeOrSelf(group.operandAt(index))));
 }
 
 Chunk KernelEmitter::withMapOperands(const Chunk &chunk) {

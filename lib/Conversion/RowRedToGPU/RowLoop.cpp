@@ -6,6 +6,8 @@
 
 #include "KernelEmitter.h"
 
+#include "llvm/Support/SaveAndRestore.h"
+
 using namespace mlir;
 using namespace mlir::rowred;
 
@@ -532,26 +534,27 @@ void KernelEmitter::emitRowPasses(Value xRow, Value yRow, int64_t vec) {
                      walk.end);
   };
   DenseMap<Value, Value> scalars = rowInputScalars();
-  // With cache_hints the reduces' passes read the row evict-last, so that
-  // it stays in L2 for the next pass, and the map's pass reads and writes it
-  // evict-first.
-  if (plan.cacheHints)
-    loadPolicy = evictLast;
-  // One pass per level: its reduces read only earlier levels' scalars.
-  for (auto [begin, end] : group.reduceLevels(plan.clusterSize == 1)) {
-    PreparedLevel level = prepareLevel(begin, end, scalars);
-    auto loop =
-        emitTileLoop(walk, level.identities, [&](Value start, ValueRange acc) {
-          return levelPartials(level, loadTile(start), acc);
-        });
-    for (auto [slot, reduced] : llvm::enumerate(
-             blockReduce(loop.getResults(), level.combiners, begin)))
-      scalars[group.reduces[begin + slot].getInit()] = reduced;
+  // With cache_hints (null policies without) the reduces' passes read the
+  // row evict-last, so that it stays in L2 for the next pass, and the map's
+  // pass reads and writes it evict-first.
+  {
+    llvm::SaveAndRestore<Value> loads(loadPolicy, evictLast);
+    // One pass per level: its reduces read only earlier levels' scalars.
+    for (auto [begin, end] : group.reduceLevels(plan.clusterSize == 1)) {
+      PreparedLevel level = prepareLevel(begin, end, scalars);
+      auto loop = emitTileLoop(
+          walk, level.identities, [&](Value start, ValueRange acc) {
+            return levelPartials(level, loadTile(start), acc);
+          });
+      for (auto [slot, reduced] : llvm::enumerate(
+               blockReduce(loop.getResults(), level.combiners, begin)))
+        scalars[group.reduces[begin + slot].getInit()] = reduced;
+    }
   }
   RowContext ctx = prepareMap(scalars);
   storeRowOutputs(ctx);
-  if (plan.cacheHints)
-    loadPolicy = storePolicy = evictFirst;
+  llvm::SaveAndRestore<Value> loads(loadPolicy, evictFirst),
+      stores(storePolicy, evictFirst);
   // The map's tile loads every operand before it computes (only the
   // reduces' passes leave out those the map alone reads).
   emitTileLoop(walk, {}, [&](Value start, ValueRange) {
@@ -561,5 +564,4 @@ void KernelEmitter::emitRowPasses(Value xRow, Value yRow, int64_t vec) {
     emitMap(yRow, chunks, ctx);
     return SmallVector<Value>{};
   });
-  loadPolicy = storePolicy = Value();
 }
