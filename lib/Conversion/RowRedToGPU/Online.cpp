@@ -95,10 +95,11 @@ SmallVector<Value> KernelEmitter::loadShareTile(Value xRow, Value start,
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
   SmallVector<Value> fromStage;
-  for (const ChunkPlace &place : chunkPlaces(start, vec, 0, end))
-    fromStage.push_back(loadRaw(stage, place.col,
-                                arith::AndIOp::create(b, place.valid, exists),
-                                vec, arith::SubIOp::create(b, place.col, lo)));
+  for (const ChunkPlace &place : chunkPlaces(start, vec, 0, end)) {
+    Value stageCol = arith::SubIOp::create(b, place.col, lo);
+    Value valid = arith::AndIOp::create(b, place.valid, exists);
+    fromStage.push_back(loadRaw(stage, place.col, valid, vec, stageCol));
+  }
   scf::YieldOp::create(b, fromStage);
   b.setInsertionPointToStart(&ifOp.getElseRegion().front());
   scf::YieldOp::create(b, loadOnlineTileAhead(xRow, start, end, vec, exists));
@@ -347,10 +348,11 @@ KernelEmitter::onlinePassTwo(Value xRow, Value yRow, int64_t vec,
     }
   };
   SmallVector<Value> inits2(lastTile.begin(), lastTile.end());
-  if (ahead && lastTile.empty())
-    inits2 = loadShareTile(xRow, tileStart(constI32(0)), lo, hi, vec,
-                           arith::CmpIOp::create(b, arith::CmpIPredicate::sgt,
-                                                 numTiles, constI32(0)));
+  if (ahead && lastTile.empty()) {
+    Value any = arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, numTiles,
+                                      constI32(0));
+    inits2 = loadShareTile(xRow, tileStart(constI32(0)), lo, hi, vec, any);
+  }
   // With `nextTile`, the loop leaves out the last iteration (none for an
   // empty share).
   Value loopTiles = nextTile ? tilesBeforeLast(numTiles) : numTiles;
@@ -368,9 +370,10 @@ KernelEmitter::onlinePassTwo(Value xRow, Value yRow, int64_t vec,
     if (ahead) {
       Value next =
           arith::AddIOp::create(b, pass2.getInductionVar(), constI32(1));
-      SmallVector<Value> raw = loadShareTile(
-          xRow, tileStart(next), lo, hi, vec,
-          arith::CmpIOp::create(b, arith::CmpIPredicate::slt, next, numTiles));
+      Value exists =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::slt, next, numTiles);
+      SmallVector<Value> raw =
+          loadShareTile(xRow, tileStart(next), lo, hi, vec, exists);
       pass2.getBody()->getTerminator()->setOperands(raw);
       chunks = unpackOnlineTile(start, hi, vec, pass2.getRegionIterArgs());
     } else if (keep) {

@@ -121,11 +121,12 @@ SmallVector<Value> KernelEmitter::exchangeAcrossCluster(ArrayRef<Value> values,
          exchange < rowExchanges.exchanges && "unplanned cluster exchange");
   Value index = clusterExchangeIndex(exchange);
   Value barrier = clusterBarrier(index);
+  Value offset =
+      arith::MulIOp::create(b, index, constI32(numValues * plan.clusterSize));
   Value entries = LLVM::GEPOp::create(
       b, sharedPtr, f32,
       LLVM::AddressOfOp::create(b, sharedPtr, kClusterSlotsName),
-      ValueRange{arith::MulIOp::create(
-          b, index, constI32(numValues * plan.clusterSize))});
+      ValueRange{offset});
   auto entry = [&](int64_t i, Value block) {
     Value row = LLVM::GEPOp::create(
         b, sharedPtr, f32, entries,
@@ -260,9 +261,11 @@ std::pair<Value, Value> KernelEmitter::reducePairInBlock(Value m, Value d) {
         memref::LoadOp::create(b, shared, ValueRange{slotAt(base, 0), index});
     Value wd =
         memref::LoadOp::create(b, shared, ValueRange{slotAt(base, 1), index});
-    std::tie(m, d) = butterflyPair(
-        arith::SelectOp::create(b, inRange, wm, negInf()),
-        arith::SelectOp::create(b, inRange, wd, constF32(0.0)), groupLanes);
+    // Created one by one: the order of the ops must not depend on the order
+    // in which the host compiler evaluates arguments.
+    Value sum = arith::SelectOp::create(b, inRange, wd, constF32(0.0));
+    Value max = arith::SelectOp::create(b, inRange, wm, negInf());
+    std::tie(m, d) = butterflyPair(max, sum, groupLanes);
   }
   return {m, d};
 }

@@ -226,11 +226,12 @@ DenseMap<Value, Value> KernelEmitter::rowInputScalars() {
     Value index = scalars.lookup(gather.getIndices());
     if (index.getType() != i64)
       index = arith::ExtSIOp::create(b, i64, index);
-    Value inside = arith::AndIOp::create(
-        b,
-        arith::CmpIOp::create(b, arith::CmpIPredicate::sge, index, constI64(0)),
+    Value belowCols =
         arith::CmpIOp::create(b, arith::CmpIPredicate::slt, index,
-                              arith::ExtUIOp::create(b, i64, cols)));
+                              arith::ExtUIOp::create(b, i64, cols));
+    Value nonNegative =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::sge, index, constI64(0));
+    Value inside = arith::AndIOp::create(b, nonNegative, belowCols);
     unsigned k = group.elementIndex(gather.getInput());
     Type elem = getElementTypeOrSelf(gather.getInput());
     Value rowPtr = rowPointer(inputPtrs[k], elem, currentRow, inputStrides[k]);

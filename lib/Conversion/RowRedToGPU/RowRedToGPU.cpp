@@ -230,9 +230,11 @@ struct ConvertRowRedToGPUPass
     Value rowsIdx = memref::DimOp::create(b, input, 0);
     Value colsIdx = memref::DimOp::create(b, input, 1);
     Value zero = arith::ConstantIndexOp::create(b, 0);
-    Value nonEmpty = arith::AndIOp::create(
-        b, arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, rowsIdx, zero),
-        arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, colsIdx, zero));
+    Value hasCols =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, colsIdx, zero);
+    Value hasRows =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, rowsIdx, zero);
+    Value nonEmpty = arith::AndIOp::create(b, hasRows, hasCols);
     auto ifOp = scf::IfOp::create(b, nonEmpty, /*withElseRegion=*/false);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     if (!fewRows)

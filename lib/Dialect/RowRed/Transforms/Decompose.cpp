@@ -456,8 +456,9 @@ struct DecomposeCrossEntropy : OpRewritePattern<CrossEntropyOp> {
       if (smoothing != 0.0f) {
         Value mean = bb.div(a[5], bb.rowLength());
         Value uniform = bb.sub(lse, mean);
-        loss = bb.add(bb.mul(loss, bb.constant(APFloat(1.0f - smoothing))),
-                      bb.mul(uniform, bb.constant(APFloat(smoothing))));
+        Value smoothed = bb.mul(uniform, bb.constant(APFloat(smoothing)));
+        Value kept = bb.mul(loss, bb.constant(APFloat(1.0f - smoothing)));
+        loss = bb.add(kept, smoothed);
       }
       loss = bb.select(
           infinite, bb.constant(APFloat::getNaN(APFloat::IEEEsingle())), loss);
@@ -486,9 +487,10 @@ private:
     Value column = ColumnIndexOp::create(bb.b, bb.loc, label.getType());
     Value hit = arith::CmpIOp::create(bb.b, bb.loc, arith::CmpIPredicate::eq,
                                       column, label);
-    if (smoothing == 0.0f)
-      return bb.select(hit, bb.constant(APFloat(1.0f)),
-                       bb.constant(APFloat(0.0f)));
+    if (smoothing == 0.0f) {
+      Value zero = bb.constant(APFloat(0.0f));
+      return bb.select(hit, bb.constant(APFloat(1.0f)), zero);
+    }
     Value spread = bb.div(bb.constant(APFloat(smoothing)), bb.rowLength());
     Value peak = bb.add(bb.constant(APFloat(1.0f - smoothing)), spread);
     return bb.select(hit, peak, spread);
