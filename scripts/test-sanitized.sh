@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Builds the project's own code with AddressSanitizer and
-# UndefinedBehaviorSanitizer into build-sanitized/ (or $SANITIZED_BUILD_DIR)
-# and runs the lit suite and the unit tests on it: a memory error or
-# undefined behaviour in the compiler or softmax-run fails a test. LLVM and
-# MLIR stay as installed. Installs what it needs, as scripts/test.sh does.
+# Runs the lit suite and the unit tests on the sanitized build
+# (scripts/build-sanitized.sh: AddressSanitizer and UndefinedBehaviorSanitizer
+# on the project's own code, into build-sanitized/ or $SANITIZED_BUILD_DIR):
+# a memory error or undefined behaviour in the compiler or softmax-run fails
+# a test. Installs what it needs, as scripts/test.sh does.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${SANITIZED_BUILD_DIR:-$root/build-sanitized}
 
-BUILD_DIR=$build SOFTMAX_SANITIZE=address,undefined "$root/scripts/build.sh"
+"$root/scripts/build-sanitized.sh"
 # allow_user_poisoning=0: LLVM's headers poison the memory of their
 # allocators when compiled with ASan, which the uninstrumented LLVM libraries
 # then use without unpoisoning it (false use-after-poison reports).

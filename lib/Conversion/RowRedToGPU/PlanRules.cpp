@@ -368,7 +368,8 @@ bool autoStagedRow(const PlanOptions &opts, const KernelPlan &plan,
 /// table's staged_row_warps, by the block a fused kernel would hold the row
 /// in.
 int64_t stagedRowWarps(int64_t cols) {
-  TableKey key{Strategy::online};
+  TableKey key;
+  key.strategy = Strategy::online;
   key.block = autoRowBlock(cols);
   return PlanTable::warpsOf(PlanTable::get().stagedRowWarps, key);
 }
