@@ -13,7 +13,10 @@
 #include "rowred/Pipelines/Pipelines.h"
 #include "rowred/Target/Passes.h"
 
-#include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/ConvertToLLVM/ToLLVMPass.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -45,12 +48,14 @@ int main(int argc, char **argv) {
 
   mlir::registerTransformsPasses();
   // The upstream passes the rowred-to-ptx pipeline is made of, so that each
-  // step can also be run and tested on its own.
+  // step can also be run and tested on its own. The conversions are
+  // registered one by one: mlir/Conversion/Passes.h, which registers them
+  // all, takes most of this file's compile time.
   mlir::registerGPUPasses();
-  mlir::registerConvertGpuOpsToNVVMOps();
-  mlir::registerSCFToControlFlowPass();
-  mlir::registerConvertToLLVMPass();
-  mlir::registerReconcileUnrealizedCastsPass();
+  mlir::registerPass([] { return mlir::createConvertGpuOpsToNVVMOps(); });
+  mlir::registerPass([] { return mlir::createSCFToControlFlowPass(); });
+  mlir::registerPass([] { return mlir::createConvertToLLVMPass(); });
+  mlir::registerPass([] { return mlir::createReconcileUnrealizedCastsPass(); });
 
   mlir::rowred::registerRowRedPasses();
   mlir::rowred::registerRowRedConversionPasses();
