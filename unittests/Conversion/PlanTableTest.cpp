@@ -146,12 +146,12 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
                                 {type, cols, aligned, /*held=*/1,
                                  /*reduces=*/2});
   };
-  // Aligned rows from 65536 to 1048576, f32 and bf16.
+  // Aligned rows from 65536 to 1048576, every type.
   EXPECT_TRUE(chunks(f32, 65536, /*aligned=*/true));
   EXPECT_TRUE(chunks(bf16, 1048576, /*aligned=*/true));
+  EXPECT_TRUE(chunks(f16, 65536, /*aligned=*/true));
   EXPECT_FALSE(chunks(f32, 32768, /*aligned=*/true));
   EXPECT_FALSE(chunks(bf16, 2097152, /*aligned=*/true));
-  EXPECT_FALSE(chunks(f16, 65536, /*aligned=*/true));
   // Odd rows from 32769 (f32) and 20481 (bf16; shorter ones are staged).
   EXPECT_TRUE(chunks(f32, 32771, /*aligned=*/false));
   EXPECT_FALSE(chunks(f32, 32001, /*aligned=*/false));
@@ -189,8 +189,10 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   EXPECT_TRUE(levelChunks(f16, 1048576, 1, /*reduces=*/3));
   EXPECT_TRUE(levelChunks(f16, 131072, 2));
   EXPECT_FALSE(levelChunks(f16, 65536, 2));
+  // One operand held: 16-bit rows from 65536, f16 as bf16.
   EXPECT_TRUE(levelChunks(f16, 262144, 1));
-  EXPECT_FALSE(levelChunks(f16, 131072, 1));
+  EXPECT_TRUE(levelChunks(f16, 65536, 1));
+  EXPECT_FALSE(levelChunks(f16, 32768, 1));
   // Staged rows: 16-bit rows of 8193 to 57344 on the online kernel, odd
   // ones of 16385 to 20480 (f16 to 24576).
   auto online = [&](Type type, int64_t cols, bool aligned) {
@@ -377,11 +379,15 @@ TEST(PlanTableTest, CompiledTableGivesFewRowsTheirKernel) {
                             /*reduces=*/2})
                 ->lengths.strategy,
             Strategy::cluster);
-  // Not measured: other kernels' chunks there, and f16.
+  // f16 takes bf16's rows from 50000 columns.
+  EXPECT_EQ(table.fewRowsOf({f16, 128256, /*aligned=*/true})->lengths.cluster,
+            16);
+  EXPECT_EQ(table.fewRowsOf({f16, 65536, /*aligned=*/true})->maxRows, 64);
+  // Not measured: other kernels' chunks there, and f16's shorter rows.
   EXPECT_FALSE(table.fewRowsOf({f32, 256000, /*aligned=*/true}));
   EXPECT_FALSE(table.fewRowsOf(
       {f32, 1048576, /*aligned=*/true, /*held=*/2, /*reduces=*/1}));
-  EXPECT_FALSE(table.fewRowsOf({f16, 128256, /*aligned=*/true}));
+  EXPECT_FALSE(table.fewRowsOf({f16, 32768, /*aligned=*/true}));
   EXPECT_FALSE(table.fewRowsOf({f32, 16411, /*aligned=*/false}));
 }
 

@@ -29,16 +29,19 @@
 // SM100-32768-LABEL: func.func @layer_norm_bf16
 // SM100-32768: rowred.plan = #rowred.plan<strategy = cluster, chip = "sm_100", block = 8192, warps = 16, cluster = 4, {{.*}}min_blocks_per_sm = 1>
 
+// 16-bit rows of 65536 are cut into chunks; launches of a few rows take a
+// cluster of 8 slices (few_rows_plan), whose log-softmax asks for one block
+// per SM on sm_120.
 // SM90-65536-LABEL: func.func @softmax_f16
-// SM90-65536: rowred.plan = #rowred.plan<strategy = cluster, block = 32768, warps = 32, cluster = 2,
+// SM90-65536: rowred.plan = #rowred.plan<strategy = chunks, block = 4096, warps = 4, vector = 8, chunk_stage = 12288, min_blocks_per_sm = 8>
 // SM90-65536-LABEL: func.func @log_softmax_f16
-// SM90-65536: rowred.plan = #rowred.plan<strategy = cluster, block = 32768, warps = 32, cluster = 2,
+// SM90-65536: rowred.plan = #rowred.plan<strategy = chunks, block = 4096, warps = 4, vector = 8, chunk_stage = 12288, min_blocks_per_sm = 8>
 
 // SM120-65536-LABEL: func.func @softmax_f16
-// SM120-65536: rowred.plan = #rowred.plan<strategy = cluster, chip = "sm_120", block = 32768, warps = 32, cluster = 2,
-// SM120-65536-NOT: min_blocks_per_sm
+// SM120-65536: rowred.few_rows_plan = #rowred.plan<strategy = cluster, chip = "sm_120", block = 8192, warps = 16, cluster = 8, {{[^>]*}}stage_elements = 8192, max_rows = 64>
+// SM120-65536-SAME: rowred.plan = #rowred.plan<strategy = chunks, chip = "sm_120"
 // SM120-65536-LABEL: func.func @log_softmax_f16
-// SM120-65536: rowred.plan = #rowred.plan<strategy = cluster, chip = "sm_120", block = 16384, warps = 16, cluster = 4, {{.*}}min_blocks_per_sm = 1>
+// SM120-65536: rowred.few_rows_plan = #rowred.plan<strategy = cluster, chip = "sm_120", block = 8192, warps = 16, cluster = 8, {{[^>]*}}min_blocks_per_sm = 1, max_rows = 64>
 
 // A warp per row of 1024: softmax's bound of eight blocks per SM (64
 // registers) on sm_89 too, one block for log-softmax (at eight it spilled

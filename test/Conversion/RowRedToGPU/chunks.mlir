@@ -16,7 +16,7 @@
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=200003" --convert-rowred-to-gpu | FileCheck %s --check-prefix=AUTO
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=2097152" --convert-rowred-to-gpu | FileCheck %s --check-prefix=NOT-AUTO
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=2097152" --convert-rowred-to-gpu | FileCheck %s --check-prefix=NOT-AUTO
-// RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --rowred-plan="cols=1048576" --convert-rowred-to-gpu | FileCheck %s --check-prefix=NOT-AUTO
+// RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --rowred-plan="cols=1048576" --convert-rowred-to-gpu | FileCheck %s --check-prefix=AUTO
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=1048576 chip=sm_80" --convert-rowred-to-gpu | FileCheck %s --check-prefix=NOT-AUTO
 
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='rows_per_block = 4'" --rowred-decompose --rowred-plan="strategy=chunks" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ERR-RPB
@@ -165,8 +165,8 @@
 // NO-TRAP-NOT: globaltimer
 // NO-TRAP-NOT: trap;
 
-// Auto: f32 and bf16 rows of 65536 to 1048576 elements, of any length, on
-// sm_90.
+// Auto: rows of 65536 to 1048576 elements of every type, of any length
+// (odd ones f32 and bf16), on sm_90.
 // AUTO: strategy = "chunks"
 // NOT-AUTO: strategy = "{{fused|cluster|online}}"
 

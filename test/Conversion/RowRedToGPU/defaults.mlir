@@ -172,13 +172,12 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=524288 strategy=cluster" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF524288
 // RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='cluster = 8'" --rowred-decompose --rowred-plan="cols=450000 strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF450000
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=500009 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF262145
-// RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --rowred-plan=cols=262144 --convert-rowred-to-gpu | FileCheck %s --check-prefix=F16-262144
+// RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --rowred-plan="cols=262144 strategy=cluster" --convert-rowred-to-gpu | FileCheck %s --check-prefix=F16-262144
 // RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='cluster = 16'" --rowred-decompose --rowred-plan="cols=1048576 strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF1M
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=1048576 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF1M-AUTO
 // RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='prefetch = registers'" --rowred-decompose --rowred-plan="cols=1048576" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF1M-REG
 // RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='keep_ahead = none'" --rowred-decompose --rowred-plan="cols=1048576" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF1M-OFF
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=2097152 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF2M
-// RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --rowred-plan=cols=1048576 --convert-rowred-to-gpu | FileCheck %s --check-prefix=F16-1M
 // RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --rowred-plan=cols=2097152 --convert-rowred-to-gpu | FileCheck %s --check-prefix=F16-2M
 // RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --rowred-plan=cols=8388608 --convert-rowred-to-gpu | FileCheck %s --check-prefix=F16-8M
 // BF512: block_elements = 512 : i64, block_threads = 128 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 16 : i64
@@ -314,12 +313,10 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // BF2M-SAME: keep_ahead = false
 // f16 rows there keep 3/8 of each share in shared memory (keep_ahead), on
 // 512 threads: tiles of 16 KiB, at most 112 KiB for each of two blocks.
-// F16-1M: block_elements = 8192 : i64, block_threads = 512 : i64, chunk_elements = 0 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 49152 : i64
-// F16-1M-SAME: keep_ahead = true, keep_ahead_bulk = false, l2_hints = true
-// F16-1M-SAME: prefetch = "registers"
-// F16-1M-SAME: strategy = "online"
-// F16-2M: dynamic_shared_bytes = 98304 : i64
-// F16-2M-SAME: keep_ahead = true
+// F16-2M: block_elements = 8192 : i64, block_threads = 512 : i64, chunk_elements = 0 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 98304 : i64
+// F16-2M-SAME: keep_ahead = true, keep_ahead_bulk = false, l2_hints = true
+// F16-2M-SAME: prefetch = "registers"
+// F16-2M-SAME: strategy = "online"
 // F16-8M: dynamic_shared_bytes = 114688 : i64
 // F16-8M-SAME: keep_ahead = true
 // BF1M-REG: cluster_blocks = 16 : i64, dynamic_shared_bytes = 0 : i64
