@@ -8,10 +8,10 @@ compute-sanitizer memcheck and racecheck on a small subset. Prints a summary
 table last; exits 1 on any failure.
 
 usage: runner_suite.py SOFTMAX_RUN KERNEL_DIR [--json OUT] [--match RE]
-                       [--sanitize-only]
+                       [--sanitize-only | --check-only]
 
-The whole set takes over eight minutes on 16 cores (the float64 reference is
-computed on the CPU): --match keeps the kernels whose name matches RE.
+Each kernel's cases run in one softmax-run (--cases), the kernels in
+parallel. --match keeps the kernels whose name matches RE.
 """
 import argparse
 import concurrent.futures
@@ -21,6 +21,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 NS = [1, 2, 3, 31, 32, 33, 255, 256, 257, 781, 1000, 1024, 1025, 4096, 8191,
@@ -124,8 +125,11 @@ def main():
     ap.add_argument("kernel_dir")
     ap.add_argument("--json")
     ap.add_argument("--match", help="only the kernels whose name matches")
-    ap.add_argument("--sanitize-only", action="store_true",
-                    help="only the compute-sanitizer runs, not the checks")
+    only = ap.add_mutually_exclusive_group()
+    only.add_argument("--sanitize-only", action="store_true",
+                      help="only the compute-sanitizer runs, not the checks")
+    only.add_argument("--check-only", action="store_true",
+                      help="only the checks, not the compute-sanitizer runs")
     args = ap.parse_args()
     with open(os.path.join(args.kernel_dir, "manifest.json")) as f:
         manifest = json.load(f)
@@ -135,40 +139,72 @@ def main():
             print(f"error: no kernel of {args.kernel_dir} matches "
                   f"'{args.match}'", file=sys.stderr)
             return 2
-    jobs = []
+    # One softmax-run per kernel runs all of its cases (--cases) on one CUDA
+    # context: a context per case cost about 0.2 s of serialized driver
+    # time, most of the whole suite's time.
+    batches = []
+    casedir = tempfile.mkdtemp(prefix="runner-suite-")
     for meta_file in manifest:
         path = os.path.join(args.kernel_dir, meta_file)
         with open(path) as f:
             meta = json.load(f)
+        batch = []
         for n, m, layout, dist in cases(meta):
-            cmd = [args.softmax_run, path, "--check", "--json",
-                   f"--rows={m}", f"--cols={n}", f"--dist={dist}",
-                   f"--seed={n * 31 + m}"]
+            line = [f"--rows={m}", f"--cols={n}", f"--dist={dist}",
+                    f"--seed={n * 31 + m}"]
             if layout == "strided":
-                cmd += [f"--x-stride={n + 3}", f"--y-stride={n + 5}",
-                        "--offset=1"]
-            jobs.append((meta["kernel"], n, m, layout, dist, cmd))
-    if args.sanitize_only:
-        jobs = []
+                line += [f"--x-stride={n + 3}", f"--y-stride={n + 5}",
+                         "--offset=1"]
+            batch.append((meta["kernel"], n, m, layout, dist, " ".join(line)))
+        if batch and not args.sanitize_only:
+            cases_file = os.path.join(casedir, meta_file + ".cases")
+            with open(cases_file, "w") as f:
+                f.write("".join(b[5] + "\n" for b in batch))
+            batches.append((batch, [args.softmax_run, path, "--check",
+                                    "--json", f"--cases={cases_file}"]))
     start = time.time()
     results = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 8) as pool:
-        for job, (rc, out, err) in zip(jobs, pool.map(lambda j: run(j[5]),
-                                                     jobs)):
-            kernel, n, m, layout, dist, cmd = job
-            record = {"kernel": kernel, "cols": n, "rows": m,
-                      "layout": layout, "dist": dist, "rc": rc}
-            try:
-                record.update(json.loads(out.strip().splitlines()[-1]))
-            except (ValueError, IndexError):
-                record["stderr"] = err.strip()
-            results.append(record)
+        for (batch, _), (rc, out, err) in zip(
+                batches, pool.map(lambda b: run(b[1]), batches)):
+            # One JSON object per case run, in order; the cases after one
+            # that stopped the process failed with its message.
+            lines = [l for l in out.splitlines() if l.startswith("{")]
+            for i, (kernel, n, m, layout, dist, _) in enumerate(batch):
+                record = {"kernel": kernel, "cols": n, "rows": m,
+                          "layout": layout, "dist": dist}
+                if i < len(lines):
+                    record.update(json.loads(lines[i]))
+                    record["rc"] = 0 if record.get("check_passed") else 1
+                else:
+                    record["rc"] = rc or 1
+                    record["stderr"] = err.strip()
+                results.append(record)
+    shutil.rmtree(casedir, ignore_errors=True)
     elapsed = time.time() - start
+    # The checks first: printed before the sanitizer runs.
+    by_kernel = {}
+    for r in results:
+        s = by_kernel.setdefault(r["kernel"], [0, 0, 0.0, None])
+        ok = r["rc"] == 0 and r.get("check_passed")
+        s[0 if ok else 1] += 1
+        s[2] = max(s[2], r.get("rel_l2") or 0.0)
+        if not ok and s[3] is None:
+            s[3] = (r["cols"], r["rows"], r["layout"], r["dist"],
+                    r.get("problems") or r.get("stderr"))
+    failed = sum(s[1] for s in by_kernel.values())
+    if not args.sanitize_only:
+        print(f"softmax-run --check: {len(results) - failed}/{len(results)} "
+              f"cases passed in {elapsed:.0f} s")
+        print(f"{'kernel':44} {'pass':>5} {'fail':>5} {'max relL2':>10}")
+        for k, (p, fl, l2, first) in by_kernel.items():
+            print(f"{k:44} {p:5} {fl:5} {l2:10.2e}" +
+                  (f"  first failure: {first}" if first else ""))
 
     # compute-sanitizer on the kernels of SANITIZED in KERNEL_DIR.
     sanitizer = shutil.which("compute-sanitizer")
     san_jobs, san_rows = [], []
-    if sanitizer:
+    if sanitizer and not args.check_only:
         picks = [k for k in manifest if k in SANITIZED]
         for k in picks:
             with open(os.path.join(args.kernel_dir, k)) as f:
@@ -225,24 +261,7 @@ def main():
         with open(args.json, "w") as f:
             json.dump({"cases": results, "sanitizer": san_rows}, f, indent=1)
 
-    by_kernel = {}
-    for r in results:
-        s = by_kernel.setdefault(r["kernel"], [0, 0, 0.0, None])
-        ok = r["rc"] == 0 and r.get("check_passed")
-        s[0 if ok else 1] += 1
-        s[2] = max(s[2], r.get("rel_l2") or 0.0)
-        if not ok and s[3] is None:
-            s[3] = (r["cols"], r["rows"], r["layout"], r["dist"],
-                    r.get("problems") or r.get("stderr"))
-    failed = sum(s[1] for s in by_kernel.values())
-    if not args.sanitize_only:
-        print(f"softmax-run --check: {len(results) - failed}/{len(results)} "
-              f"cases passed in {elapsed:.0f} s")
-        print(f"{'kernel':44} {'pass':>5} {'fail':>5} {'max relL2':>10}")
-    for k, (p, fl, l2, first) in by_kernel.items():
-        print(f"{k:44} {p:5} {fl:5} {l2:10.2e}" +
-              (f"  first failure: {first}" if first else ""))
-    if sanitizer:
+    if san_rows:
         print("compute-sanitizer (M=37, misaligned by one element, special "
               "values; strided: N=min(1000, max_cols) with an x stride of "
               "N+3; odd: N=min(999, max_cols-1), contiguous, for chunks "
@@ -250,7 +269,7 @@ def main():
               "2 tiles + 513):")
         for k, tool, rc, line in san_rows:
             print(f"  {k:36} {tool:17} rc={rc} {line}")
-    else:
+    elif not sanitizer and not args.check_only:
         print("compute-sanitizer not found: memcheck/racecheck not run")
     bad_san = any(rc != 0 for _, _, rc, _ in san_rows)
     return 1 if failed or bad_san else 0

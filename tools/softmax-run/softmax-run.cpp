@@ -6,13 +6,14 @@
 // through the CUDA driver: JIT-compiles the PTX, derives a persistent grid
 // from occupancy, checks the output against a float64 reference and times it.
 // Built with the compiler, it also takes a .mlir file and compiles it
-// in-process. The runner-only build (SOFTMAX_RUNNER_ONLY) needs no LLVM, so
-// this file parses its own flags.
+// in-process. With --cases it runs many launches of one kernel on one
+// context.
 //
 //===----------------------------------------------------------------------===//
 
 #include "HostData.h"
 #include "Operands.h"
+#include "Options.h"
 #include "rowred/Runtime/CudaDriver.h"
 #include "rowred/Runtime/Kernel.h"
 #include "rowred/Runtime/KernelSpec.h"
@@ -38,162 +39,6 @@ using namespace softmax_run;
 using namespace rowred::runtime;
 
 namespace {
-
-const char *kUsage = R"(usage: softmax-run [options] KERNEL
-
-KERNEL is a kernel's launch metadata (<kernel>.json next to its .ptx, as
-written by softmax-opt --rowred-to-ptx="output-dir=DIR")%s. Kernels of
-several operands (the gradients, rms_norm, layer_norm: docs/abi.md) get x
-from --input or --dist and their other operands generated: the gradients'
-y is softmax(x) or log_softmax(x), dy follows --dist, weights and biases
-are normal; --check compares the first output with the op's float64
-reference.
-
-Data:
-  --rows=M               rows (default 4096, or the .npy input's)
-  --cols=N               columns (default: the kernel's max_cols for fused
-                         kernels, else 4096, or the .npy input's)
-  --dtype=f32|f16|bf16   element type; must match the kernel's
-  --strategy=S           fused|online|auto: must match a .json kernel; picks
-                         the strategy when compiling a .mlir (default auto)
-  --x-stride=S --y-stride=S
-                         row strides in elements (default N)
-  --offset=K             start both buffers K elements past an aligned address
-  --seed=S               random seed (default 0)
-  --dist=D               normal|uniform|large|special (rows with NaN / -inf)
-  --input=FILE.npy       x: this 2-D array (<f4, <f2, <f8; <u2 bf16 bits)
-  --output=FILE.npy      write the (first) output (<f4, <f2, <u2 bf16 bits)
-Actions (default: --check):
-  --check                poison the output, launch, compare with float64
-  --bench                time with CUDA events, L2 flushed before each launch
-  --explain              show the occupancy derivation and the grid; works
-                         without a GPU from --chip and ptxas' report
-  --iters=K --warmup=K   timed and warm-up launches (default 100, 10)
-  --grid=G               launch G blocks instead of the occupancy grid
-  --json                 --check and --bench results as one JSON object (not
-                         with --explain, which prints text)
-Device description for --explain without a GPU:
-  --chip=sm_80|sm_90     built-in description (default: the kernel's chip)
-  --ptxas=PATH           ptxas for the resource report (default: PATH or
-                         /usr/local/cuda/bin/ptxas)
-)";
-
-/// Command-line options.
-struct Options {
-  std::string kernel;
-  int64_t rows = 0, cols = 0, xStride = 0, yStride = 0, offset = 0;
-  uint64_t seed = 0;
-  std::string dtype, strategy, dist = "normal", input, output, chip, ptxas;
-  bool check = false, bench = false, explain = false, json = false;
-  int iters = 100, warmup = 10;
-  int64_t grid = 0;
-  std::string compileCache;
-};
-
-[[noreturn]] void usageError(const std::string &message) {
-  std::fprintf(stderr, "softmax-run: error: %s\n", message.c_str());
-  std::fprintf(stderr, "run 'softmax-run --help' for the options\n");
-  std::exit(2);
-}
-
-[[noreturn]] void fatal(const std::string &message) {
-  std::fprintf(stderr, "softmax-run: error: %s\n", message.c_str());
-  std::exit(1);
-}
-
-/// Parses a whole decimal integer in [lo, hi], or exits with a usage error.
-int64_t parseInt(const std::string &flag, const std::string &text, int64_t lo,
-                 int64_t hi) {
-  char *end = nullptr;
-  errno = 0;
-  long long v = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end || errno == ERANGE || v < lo || v > hi)
-    usageError("--" + flag + " expects an integer in [" + std::to_string(lo) +
-               ", " + std::to_string(hi) + "], got '" + text + "'");
-  return v;
-}
-
-Options parseOptions(int argc, char **argv) {
-  Options o;
-  const int64_t kMax = int64_t(1) << 40;
-  std::map<std::string, std::function<void(const std::string &)>> valued = {
-      {"rows", [&](auto &v) { o.rows = parseInt("rows", v, 1, kMax); }},
-      {"cols", [&](auto &v) { o.cols = parseInt("cols", v, 1, INT32_MAX); }},
-      {"x-stride",
-       [&](auto &v) { o.xStride = parseInt("x-stride", v, 1, kMax); }},
-      {"y-stride",
-       [&](auto &v) { o.yStride = parseInt("y-stride", v, 1, kMax); }},
-      {"offset", [&](auto &v) { o.offset = parseInt("offset", v, 0, 1024); }},
-      {"seed", [&](auto &v) { o.seed = parseInt("seed", v, 0, INT64_MAX); }},
-      {"iters", [&](auto &v) { o.iters = parseInt("iters", v, 1, 100000); }},
-      {"warmup", [&](auto &v) { o.warmup = parseInt("warmup", v, 0, 100000); }},
-      {"grid", [&](auto &v) { o.grid = parseInt("grid", v, 1, INT32_MAX); }},
-      {"dtype", [&](auto &v) { o.dtype = v; }},
-      {"strategy", [&](auto &v) { o.strategy = v; }},
-      {"dist", [&](auto &v) { o.dist = v; }},
-      {"input", [&](auto &v) { o.input = v; }},
-      {"output", [&](auto &v) { o.output = v; }},
-      {"chip", [&](auto &v) { o.chip = v; }},
-      {"ptxas", [&](auto &v) { o.ptxas = v; }},
-      {"cache", [&](auto &v) { o.compileCache = v; }},
-  };
-  std::map<std::string, bool *> flags = {{"check", &o.check},
-                                         {"bench", &o.bench},
-                                         {"explain", &o.explain},
-                                         {"json", &o.json}};
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-#ifdef SOFTMAX_RUN_WITH_COMPILER
-      const char *mlir = ", or a .mlir file holding one rowred softmax, "
-                         "compiled in-process\n(cached in --cache=DIR, "
-                         "default $XDG_CACHE_HOME/softmax-run)";
-#else
-      const char *mlir = "";
-#endif
-      std::printf(kUsage, mlir);
-      std::exit(0);
-    }
-    if (arg.rfind("--", 0) != 0) {
-      if (!o.kernel.empty())
-        usageError("more than one kernel given: '" + o.kernel + "' and '" +
-                   arg + "'");
-      o.kernel = arg;
-      continue;
-    }
-    std::string name = arg.substr(2), value;
-    size_t eq = name.find('=');
-    bool hasValue = eq != std::string::npos;
-    if (hasValue) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-    }
-    if (auto f = flags.find(name); f != flags.end()) {
-      if (hasValue)
-        usageError("--" + name + " takes no value");
-      *f->second = true;
-      continue;
-    }
-    auto v = valued.find(name);
-    if (v == valued.end())
-      usageError("unknown option '--" + name + "'");
-    if (!hasValue) {
-      if (i + 1 >= argc)
-        usageError("--" + name + " expects a value");
-      value = argv[++i];
-    }
-    v->second(value);
-  }
-  if (o.kernel.empty())
-    usageError("no kernel given (a .json kernel description"
-#ifdef SOFTMAX_RUN_WITH_COMPILER
-               " or a .mlir file"
-#endif
-               ")");
-  if (!o.check && !o.bench && !o.explain)
-    o.check = true;
-  return o;
-}
 
 /// Tiny JSON writer for --json output.
 class JsonOut {
@@ -257,7 +102,10 @@ public:
   CUdevice device = 0;
   CUcontext context = nullptr;
   DeviceInfo info;
-  std::unique_ptr<Kernel> kernel;
+  /// The kernel of the launch at hand, one of `loaded`.
+  Kernel *kernel = nullptr;
+  /// Every kernel loaded, by its PTX file: the cases of --cases share them.
+  std::map<std::string, std::unique_ptr<Kernel>> loaded;
 
   /// Loads the driver and opens device 0; on failure returns false with a
   /// message in `error`.
@@ -292,14 +140,19 @@ public:
   /// Loads the kernel of `spec` through the runtime (JIT, opt-ins,
   /// occupancy), exiting with the runtime's message when it cannot.
   void load(const KernelSpec &spec) {
-    std::string error;
-    kernel = Kernel::load(spec, /*device=*/-1, error);
-    if (!kernel)
-      fatal(error);
+    std::unique_ptr<Kernel> &k = loaded[spec.ptxPath];
+    if (!k) {
+      std::string error;
+      k = Kernel::load(spec, /*device=*/-1, error);
+      if (!k)
+        fatal(error);
+    }
+    kernel = k.get();
   }
 
   void close() {
-    kernel.reset();
+    kernel = nullptr;
+    loaded.clear();
     cu.cuDevicePrimaryCtxRelease_v2(device);
   }
 };
@@ -653,49 +506,58 @@ void benchmark(Gpu &gpu, const KernelSpec &spec, const Options &opts,
   gpu.cu.cuEventDestroy_v2(stop);
 }
 
-} // namespace
+/// One launch's request resolved against its kernel: the kernel it takes
+/// (the variant for a few rows), the data distribution, x when read from
+/// --input, and what --explain prints of the kernel.
+struct Request {
+  KernelSpec spec;
+  Distribution dist = Distribution::Normal;
+  Matrix x;
+  std::string summary;
+};
 
-int main(int argc, char **argv) {
-  Options opts = parseOptions(argc, argv);
-  KernelSpec spec = loadKernel(opts);
-  Distribution dist;
-  Matrix x = resolveRequest(opts, spec, dist);
-  int64_t sx = opts.xStride, sy = opts.yStride;
+/// Completes `opts` (resolveRequest) for `kernel` and finds the kernel the
+/// launch takes; exits on a request the kernel cannot serve.
+Request prepare(Options &opts, const KernelSpec &kernel) {
+  Request req{kernel, Distribution::Normal, {}, {}};
+  req.x = resolveRequest(opts, req.spec, req.dist);
   // A launch of a few rows takes the kernel's variant for them.
   std::string variantNote;
-  if (KernelSpec taken = takenKernel(spec, opts.rows, opts.cols);
-      taken.kernel != spec.kernel) {
+  if (KernelSpec taken = takenKernel(req.spec, opts.rows, opts.cols);
+      taken.kernel != req.spec.kernel) {
     variantNote = "kernel: " + taken.kernel + ", the variant of " +
-                  spec.kernel + " for launches of at most " +
+                  req.spec.kernel + " for launches of at most " +
                   std::to_string(taken.maxRows) + " rows\n";
-    spec = std::move(taken);
+    req.spec = std::move(taken);
   }
   // For --explain: the kernel's shape and this launch's memory path.
-  std::string kernelSummary =
-      variantNote + spec.describe() +
-      spec.describeAccess(opts.cols, sx, sy, opts.offset);
-  if (!spec.plan.empty())
-    kernelSummary += "plan: " + spec.plan + "\n";
+  req.summary = variantNote + req.spec.describe() +
+                req.spec.describeAccess(opts.cols, opts.xStride, opts.yStride,
+                                        opts.offset);
+  if (!req.spec.plan.empty())
+    req.summary += "plan: " + req.spec.plan + "\n";
+  return req;
+}
 
-  // --- A GPU, or an explanation from a device description. ---
-  Gpu gpu;
+/// Runs `req` on `gpu`: loads its kernel, plans the launch (printing it for
+/// --explain), uploads every operand, launches, and checks and times it as
+/// `opts` asks. Returns whether the check passed (or was not asked for).
+bool runOnGpu(Gpu &gpu, const Options &opts, Request &req) {
+  const KernelSpec &spec = req.spec;
+  Matrix x = std::move(req.x); // the case's data lives as long as its run
+  int64_t sx = opts.xStride, sy = opts.yStride;
   std::string error;
-  if (!gpu.open(error)) {
-    if (opts.check || opts.bench)
-      fatal(error + "\n(--explain works without a GPU)");
-    return explainWithoutGpu(opts, spec, kernelSummary, error);
-  }
   gpu.load(spec);
   GpuLaunch l = planOnGpu(gpu, opts);
   if (opts.explain)
-    printExplain(gpu, spec, opts, kernelSummary, l);
+    printExplain(gpu, spec, opts, req.summary, l);
   if (!opts.check && !opts.bench)
-    return 0;
+    return true;
 
   // --- Buffers: every operand, each `offset` elements past its start. ---
   if (x.bytes.empty()) {
     x = Matrix(spec.inputType, opts.rows, opts.cols, sx);
-    generate(x, dist, opts.seed);
+    generate(x, req.dist, opts.seed);
   } else if (sx != x.cols) {
     int inSize = dtypeBytes(spec.inputType);
     Matrix strided(spec.inputType, x.rows, x.cols, sx);
@@ -704,7 +566,7 @@ int main(int argc, char **argv) {
                   x.bytes.data() + r * x.cols * inSize, x.cols * inSize);
     x = std::move(strided);
   }
-  HostOperands host = makeOperands(spec, x, sy, dist, opts.seed, kPoison);
+  HostOperands host = makeOperands(spec, x, sy, req.dist, opts.seed, kPoison);
   std::vector<Matrix *> matrices;
   for (std::vector<Matrix> *group : {&host.inputs, &host.outputs, &host.columns,
                                      &host.rows, &host.rowOutputs})
@@ -788,6 +650,54 @@ int main(int argc, char **argv) {
     benchmark(gpu, spec, opts, launch, json);
   if (opts.json)
     std::printf("%s\n", json.str().c_str());
+  std::fflush(stdout);
+  return ok;
+}
+
+/// --cases: every case's request is resolved first, so that a bad line is
+/// refused before any GPU work; then they run in order on one context,
+/// sharing the kernels loaded. Returns the exit status: 0 when every check
+/// passed.
+int runCases(const Options &opts, const KernelSpec &kernel) {
+  std::vector<std::pair<Options, Request>> cases;
+  for (auto &[number, line] : readCases(opts.cases)) {
+    setErrorContext(opts.cases + ":" + std::to_string(number) + ": ");
+    Options caseOpts = parseCaseLine(opts, line);
+    Request req = prepare(caseOpts, kernel);
+    cases.emplace_back(std::move(caseOpts), std::move(req));
+  }
+  setErrorContext("");
+  Gpu gpu;
+  std::string error;
+  if (!gpu.open(error))
+    fatal(error);
+  bool ok = true;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    setErrorContext("case " + std::to_string(i + 1) + " of '" + opts.cases +
+                    "': ");
+    ok &= runOnGpu(gpu, cases[i].first, cases[i].second);
+  }
+  gpu.close();
+  return ok ? 0 : 1;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options opts = parseOptions(argc, argv);
+  KernelSpec kernel = loadKernel(opts);
+  if (!opts.cases.empty())
+    return runCases(opts, kernel);
+  Request req = prepare(opts, kernel);
+  // --- A GPU, or an explanation from a device description. ---
+  Gpu gpu;
+  std::string error;
+  if (!gpu.open(error)) {
+    if (opts.check || opts.bench)
+      fatal(error + "\n(--explain works without a GPU)");
+    return explainWithoutGpu(opts, req.spec, req.summary, error);
+  }
+  bool ok = runOnGpu(gpu, opts, req);
   gpu.close();
   return ok ? 0 : 1;
 }
