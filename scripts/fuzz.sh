@@ -32,10 +32,7 @@ for target in "${targets[@]}"; do
 done
 "$root/scripts/build-sanitized.sh" "${tools[@]}"
 
-# As in scripts/test-sanitized.sh: LLVM's allocators poison memory that the
-# uninstrumented LLVM libraries then use.
-export ASAN_OPTIONS=${ASAN_OPTIONS:-allow_user_poisoning=0:halt_on_error=1}
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+source "$root/scripts/sanitizer-env.sh"
 mkdir -p "$build/artifacts"
 for target in "${targets[@]}"; do
   if [ "$target" = plan-requests ]; then

@@ -10,6 +10,13 @@
 // Online.cpp (the online kernel's passes) and Chunks.cpp (the chunks
 // kernel); the values they share are in KernelValues.h.
 //
+// Every op is created in a statement of its own, never as an argument of
+// another call (`AndIOp::create(b, CmpIOp::create(...), CmpIOp::create(...))`):
+// C++ leaves the order in which a call's arguments are evaluated
+// unspecified, so the ops would land in a different order under each host
+// compiler, and the PTX would differ between a g++ and a clang build
+// (scripts/same-kernels.sh compares them in CI).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef ROWRED_CONVERSION_ROWREDTOGPU_KERNELEMITTER_H
