@@ -10,11 +10,11 @@
 # usage: scripts/gpu-run.sh SUITE_KERNEL_DIR [BENCH_KERNEL_DIR] [RESULTS_DIR]
 #
 # RUNNER_MATCH=RE limits softmax-run --check to the kernels matching RE, in
-# the suite and in the family. Each step runs under a time limit. On an H200
-# the CuPy harness takes about 4 minutes, softmax-run's checks half a minute
-# each for the suite and the family, compute-sanitizer more than 2.5 minutes
-# on the suite's kernels and half a minute on the family's, check_family.py
-# about 2 minutes: with FAMILY, more than the 10 minutes of one call.
+# the suite and in the family. Each step runs under a time limit, the
+# suite's and the family's side by side. On an H200 the CuPy harness takes
+# about 4 minutes and check_family.py about 2, softmax-run's checks half a
+# minute each for the suite and the family, compute-sanitizer more than 2.5
+# minutes on the suite's kernels and half a minute on the family's.
 # TORCH_PACK=DIR also runs the PyTorch package's GPU tests
 # (test/GPU/torch_ops.py) over the pack in DIR; FAMILY=DIR checks the
 # family's kernels in DIR (gen_kernels.py --set family) with
@@ -41,25 +41,36 @@ runner=$runner_build/bin/softmax-run
 # Every harness launches through the runtime library built with it.
 export ROWRED_RUNTIME_LIBRARY=${ROWRED_RUNTIME_LIBRARY:-$runner_build/lib/librowred_runtime.so}
 
+# The suite's and the family's steps run side by side: the CuPy harnesses,
+# then softmax-run --check and compute-sanitizer.
 timeout -s KILL 330 python3 "$root/test/GPU/check_kernels.py" "$suite" \
-  --json "$results/suite.json" >"$results/suite.txt" 2>&1
-suite_rc=$?
-timeout -s KILL 300 python3 "$root/test/GPU/runner_suite.py" "$runner" "$suite" \
-  ${RUNNER_MATCH:+--match "$RUNNER_MATCH"} \
-  --json "$results/runner-suite.json" >"$results/runner-suite.txt" 2>&1
-runner_rc=$?
-family_rc=0
+  --json "$results/suite.json" >"$results/suite.txt" 2>&1 &
+suite_pid=$!
 if [ -n "${FAMILY:-}" ]; then
   timeout -s KILL 300 python3 "$root/test/GPU/check_family.py" "$FAMILY" \
-    --json "$results/family.json" >"$results/family.txt" 2>&1
-  family_rc=$?
+    --json "$results/family.json" >"$results/family.txt" 2>&1 &
+  family_pid=$!
+fi
+wait $suite_pid
+suite_rc=$?
+family_rc=0
+[ -n "${FAMILY:-}" ] && { wait $family_pid || family_rc=1; }
+timeout -s KILL 300 python3 "$root/test/GPU/runner_suite.py" "$runner" "$suite" \
+  ${RUNNER_MATCH:+--match "$RUNNER_MATCH"} \
+  --json "$results/runner-suite.json" >"$results/runner-suite.txt" 2>&1 &
+runner_pid=$!
+if [ -n "${FAMILY:-}" ]; then
   # The same kernels through softmax-run --check (its own operands and
   # reference) and compute-sanitizer.
   timeout -s KILL 300 python3 "$root/test/GPU/runner_suite.py" "$runner" \
     "$FAMILY" ${RUNNER_MATCH:+--match "$RUNNER_MATCH"} \
     --json "$results/runner-family.json" \
-    >"$results/runner-family.txt" 2>&1 || family_rc=1
+    >"$results/runner-family.txt" 2>&1 &
+  runner_family_pid=$!
 fi
+wait $runner_pid
+runner_rc=$?
+[ -n "${FAMILY:-}" ] && { wait $runner_family_pid || family_rc=1; }
 torch_rc=0
 if [ -n "${TORCH_PACK:-}" ]; then
   timeout -s KILL 300 python3 "$root/test/GPU/torch_ops.py" "$TORCH_PACK" \
