@@ -30,7 +30,6 @@ Exit status: 0 when every case passed, 1 otherwise, 77 when there is no GPU.
 import argparse
 import json
 import os
-import re
 import sys
 import zlib
 
@@ -42,6 +41,7 @@ try:
 except ImportError as e:  # pragma: no cover - depends on the machine
     print(f"SKIP: {e}; the GPU suite needs CuPy and a CUDA GPU")
     sys.exit(77)
+from manifest import load_manifest  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "scripts"))
@@ -377,14 +377,7 @@ def main():
     except cp.cuda.runtime.CUDARuntimeError as e:
         print(f"SKIP: no CUDA GPU ({e})")
         return 77
-    with open(os.path.join(args.kernel_dir, "manifest.json")) as f:
-        manifest = json.load(f)
-    if args.match:
-        manifest = [k for k in manifest if re.search(args.match, k)]
-        if not manifest:
-            print(f"error: no kernel of {args.kernel_dir} matches "
-                  f"'{args.match}'", file=sys.stderr)
-            return 2
+    manifest = load_manifest(args.kernel_dir, args.match)
     results, failed, cases = [], 0, 0
     for entry in manifest:
         kernel = Kernel(args.kernel_dir, entry)

@@ -17,12 +17,13 @@ import argparse
 import concurrent.futures
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+
+from manifest import load_manifest
 
 NS = [1, 2, 3, 31, 32, 33, 255, 256, 257, 781, 1000, 1024, 1025, 4096, 8191,
       12288, 16384, 32768, 50257, 65536, 131072, 262144]
@@ -131,14 +132,7 @@ def main():
     only.add_argument("--check-only", action="store_true",
                       help="only the checks, not the compute-sanitizer runs")
     args = ap.parse_args()
-    with open(os.path.join(args.kernel_dir, "manifest.json")) as f:
-        manifest = json.load(f)
-    if args.match:
-        manifest = [k for k in manifest if re.search(args.match, k)]
-        if not manifest:
-            print(f"error: no kernel of {args.kernel_dir} matches "
-                  f"'{args.match}'", file=sys.stderr)
-            return 2
+    manifest = load_manifest(args.kernel_dir, args.match)
     # One softmax-run per kernel runs all of its cases (--cases) on one CUDA
     # context: a context per case cost about 0.2 s of serialized driver
     # time, most of the whole suite's time.
