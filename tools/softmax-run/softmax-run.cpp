@@ -659,12 +659,21 @@ bool runOnGpu(Gpu &gpu, const Options &opts, Request &req) {
 /// sharing the kernels loaded. Returns the exit status: 0 when every check
 /// passed.
 int runCases(const Options &opts, const KernelSpec &kernel) {
-  std::vector<std::pair<Options, Request>> cases;
-  for (auto &[number, line] : readCases(opts.cases)) {
-    setErrorContext(opts.cases + ":" + std::to_string(number) + ": ");
-    Options caseOpts = parseCaseLine(opts, line);
+  // Errors name the case's line, when resolved and when run.
+  auto where = [&](int line) {
+    return opts.cases + ":" + std::to_string(line) + ": ";
+  };
+  struct Case {
+    int line;
+    Options opts;
+    Request req;
+  };
+  std::vector<Case> cases;
+  for (auto &[line, text] : readCases(opts.cases)) {
+    setErrorContext(where(line));
+    Options caseOpts = parseCaseLine(opts, text);
     Request req = prepare(caseOpts, kernel);
-    cases.emplace_back(std::move(caseOpts), std::move(req));
+    cases.push_back({line, std::move(caseOpts), std::move(req)});
   }
   setErrorContext("");
   Gpu gpu;
@@ -672,10 +681,9 @@ int runCases(const Options &opts, const KernelSpec &kernel) {
   if (!gpu.open(error))
     fatal(error);
   bool ok = true;
-  for (size_t i = 0; i < cases.size(); ++i) {
-    setErrorContext("case " + std::to_string(i + 1) + " of '" + opts.cases +
-                    "': ");
-    ok &= runOnGpu(gpu, cases[i].first, cases[i].second);
+  for (Case &c : cases) {
+    setErrorContext(where(c.line));
+    ok &= runOnGpu(gpu, c.opts, c.req);
   }
   gpu.close();
   return ok ? 0 : 1;
