@@ -308,6 +308,23 @@ def cases_for(meta, quick):
                     yield n, m, layout, grid
 
 
+def softmax_kernels(kernel_dir):
+    """The metadata files of KERNEL_DIR/manifest.json that this harness
+    checks (softmax and log_softmax, not safe), and the names of the
+    others."""
+    with open(os.path.join(kernel_dir, "manifest.json")) as f:
+        manifest = json.load(f)
+    ours, others = [], []
+    for meta_file in manifest:
+        with open(os.path.join(kernel_dir, meta_file)) as f:
+            meta = json.load(f)
+        if meta["op"] in ("softmax", "log_softmax") and not meta.get("safe"):
+            ours.append(meta_file)
+        else:
+            others.append(meta["kernel"])
+    return ours, others
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("kernel_dir")
@@ -329,8 +346,15 @@ def main():
     if count == 0:
         print(f"SKIP: no CUDA GPU ({reason if 'reason' in dir() else 'none found'})")
         return 77
-    with open(os.path.join(args.kernel_dir, "manifest.json")) as f:
-        manifest = json.load(f)
+    manifest, others = softmax_kernels(args.kernel_dir)
+    if others:
+        print(f"skipped {len(others)} kernels of other ops or of the safe "
+              "softmax (test/GPU/check_family.py checks them): "
+              + ", ".join(others))
+    if not manifest:
+        print(f"error: no softmax or log_softmax kernel in {args.kernel_dir}",
+              file=sys.stderr)
+        return 2
     rng = cp.random.default_rng(1234)
     results, summary = [], []
     start = time.time()
