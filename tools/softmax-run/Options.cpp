@@ -78,7 +78,7 @@ int64_t parseInt(const std::string &flag, const std::string &text, int64_t lo,
   return v;
 }
 
-/// Options that take a value, and the flags, of `o`.
+/// The options of `o` that take a value, by name, each with its parser.
 using Setter = std::function<void(const std::string &)>;
 std::map<std::string, Setter> valuedOptions(Options &o) {
   const int64_t kMax = int64_t(1) << 40;
