@@ -35,6 +35,7 @@ try:
     import cupy as cp
     import numpy as np
     from rowred_kernel import Kernel
+    from manifest import load_manifest
 except ImportError as e:  # pragma: no cover - depends on the machine
     print(f"SKIP: {e}; the GPU suite needs CuPy and a CUDA GPU")
     sys.exit(77)
@@ -312,10 +313,8 @@ def softmax_kernels(kernel_dir):
     """The metadata files of KERNEL_DIR/manifest.json that this harness
     checks (softmax and log_softmax, not safe), and the names of the
     others."""
-    with open(os.path.join(kernel_dir, "manifest.json")) as f:
-        manifest = json.load(f)
     ours, others = [], []
-    for meta_file in manifest:
+    for meta_file in load_manifest(kernel_dir):
         with open(os.path.join(kernel_dir, meta_file)) as f:
             meta = json.load(f)
         if meta["op"] in ("softmax", "log_softmax") and not meta.get("safe"):
