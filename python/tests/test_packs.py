@@ -3,11 +3,13 @@ lookups and the errors a user sees. No GPU and no PyTorch needed."""
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+PYTHON_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, PYTHON_DIR)
 from rowred import packs  # noqa: E402
 
 SOFTMAX_OPT = os.environ.get("ROWRED_SOFTMAX_OPT") or os.path.join(
@@ -97,6 +99,27 @@ class BuildTest(unittest.TestCase):
                                      "--out", out, "--op", "norm"]), 1)
         self.assertEqual(packs.main(["build", "--softmax-opt", SOFTMAX_OPT,
                                      "--out", out, "--cols", "0"]), 1)
+
+    def test_module_command(self):
+        """`python3 -m rowred.packs build`, as the README gives it: the
+        result on stdout and nothing on stderr (no warning of the module
+        run twice)."""
+        out = os.path.join(self.dir, "module")
+        env = dict(os.environ, PYTHONPATH=PYTHON_DIR)
+        result = subprocess.run(
+            [sys.executable, "-m", "rowred.packs", "build", "--softmax-opt",
+             SOFTMAX_OPT, "--out", out, "--op", "softmax", "--dtype", "f32",
+             "--cols", "512"], capture_output=True, text=True, env=env)
+        self.assertEqual((result.returncode, result.stderr), (0, ""))
+        self.assertIn("wrote 1 kernels", result.stdout)
+        result = subprocess.run(
+            [sys.executable, "-m", "rowred.packs", "build", "--softmax-opt",
+             SOFTMAX_OPT, "--out", out, "--dtype", "f64"],
+            capture_output=True, text=True, env=env)
+        self.assertEqual(result.returncode, 1)
+        self.assertEqual(result.stderr.splitlines(),
+                         ["error: unknown dtype 'f64'; expected one of "
+                          "f32, f16, bf16"])
 
 
     def test_safe_kernels(self):

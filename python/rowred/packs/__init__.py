@@ -38,7 +38,7 @@ import subprocess
 import sys
 import tempfile
 
-from ._runtime import ABI_VERSION
+from .._runtime import ABI_VERSION
 
 FORMAT, VERSION = "rowred-pack", 1
 OPS = ("softmax", "log_softmax", "softmax_safe", "log_softmax_safe",
@@ -424,6 +424,3 @@ def main(argv=None):
           f"{args.out}")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())
