@@ -10,11 +10,8 @@
 # usage: scripts/gpu-run.sh SUITE_KERNEL_DIR [BENCH_KERNEL_DIR] [RESULTS_DIR]
 #
 # RUNNER_MATCH=RE limits softmax-run --check to the kernels matching RE, in
-# the suite and in the family. Each step runs under a time limit, the
-# suite's and the family's side by side. On an H200 the CuPy harness takes
-# about 4 minutes and check_family.py about 2, softmax-run's checks half a
-# minute each for the suite and the family, compute-sanitizer more than 2.5
-# minutes on the suite's kernels and half a minute on the family's.
+# the suite and in the family. The checks run side by side, each under a
+# time limit; times.txt in RESULTS_DIR has how long each took.
 # TORCH_PACK=DIR also runs the PyTorch package's GPU tests
 # (test/GPU/torch_ops.py) over the pack in DIR; FAMILY=DIR checks the
 # family's kernels in DIR (gen_kernels.py --set family) with
@@ -41,42 +38,43 @@ runner=$runner_build/bin/softmax-run
 # Every harness launches through the runtime library built with it.
 export ROWRED_RUNTIME_LIBRARY=${ROWRED_RUNTIME_LIBRARY:-$runner_build/lib/librowred_runtime.so}
 
-# The suite's and the family's steps run side by side: the CuPy harnesses,
-# then softmax-run --check and compute-sanitizer.
-timeout -s KILL 330 python3 "$root/test/GPU/check_kernels.py" "$suite" \
-  --json "$results/suite.json" >"$results/suite.txt" 2>&1 &
-suite_pid=$!
+# Every check runs at once, each under its own time limit (they are bound
+# by launches and the host, not by the GPU's bandwidth); each step's time
+# goes to times.txt.
+declare -A pids
+start_step() {  # NAME LIMIT_S COMMAND... (output to $results/NAME.txt)
+  local name=$1 limit=$2
+  shift 2
+  ( t0=$(date +%s)
+    timeout -s KILL "$limit" "$@" >"$results/$name.txt" 2>&1
+    rc=$?
+    echo "$name: $(( $(date +%s) - t0 )) s, exit status $rc" >>"$results/times.txt"
+    exit $rc ) &
+  pids[$name]=$!
+}
+rm -f "$results/times.txt"
+start_step suite 400 python3 "$root/test/GPU/check_kernels.py" "$suite" \
+  --json "$results/suite.json"
+start_step runner-suite 400 python3 "$root/test/GPU/runner_suite.py" "$runner" \
+  "$suite" ${RUNNER_MATCH:+--match "$RUNNER_MATCH"} \
+  --json "$results/runner-suite.json"
 if [ -n "${FAMILY:-}" ]; then
-  timeout -s KILL 300 python3 "$root/test/GPU/check_family.py" "$FAMILY" \
-    --json "$results/family.json" >"$results/family.txt" 2>&1 &
-  family_pid=$!
-fi
-wait $suite_pid
-suite_rc=$?
-family_rc=0
-[ -n "${FAMILY:-}" ] && { wait $family_pid || family_rc=1; }
-timeout -s KILL 300 python3 "$root/test/GPU/runner_suite.py" "$runner" "$suite" \
-  ${RUNNER_MATCH:+--match "$RUNNER_MATCH"} \
-  --json "$results/runner-suite.json" >"$results/runner-suite.txt" 2>&1 &
-runner_pid=$!
-if [ -n "${FAMILY:-}" ]; then
+  start_step family 300 python3 "$root/test/GPU/check_family.py" "$FAMILY" \
+    --json "$results/family.json"
   # The same kernels through softmax-run --check (its own operands and
   # reference) and compute-sanitizer.
-  timeout -s KILL 300 python3 "$root/test/GPU/runner_suite.py" "$runner" \
-    "$FAMILY" ${RUNNER_MATCH:+--match "$RUNNER_MATCH"} \
-    --json "$results/runner-family.json" \
-    >"$results/runner-family.txt" 2>&1 &
-  runner_family_pid=$!
+  start_step runner-family 300 python3 "$root/test/GPU/runner_suite.py" \
+    "$runner" "$FAMILY" ${RUNNER_MATCH:+--match "$RUNNER_MATCH"} \
+    --json "$results/runner-family.json"
 fi
-wait $runner_pid
-runner_rc=$?
-[ -n "${FAMILY:-}" ] && { wait $runner_family_pid || family_rc=1; }
-torch_rc=0
-if [ -n "${TORCH_PACK:-}" ]; then
-  timeout -s KILL 300 python3 "$root/test/GPU/torch_ops.py" "$TORCH_PACK" \
-    >"$results/torch-ops.txt" 2>&1
-  torch_rc=$?
-fi
+[ -n "${TORCH_PACK:-}" ] &&
+  start_step torch-ops 300 python3 "$root/test/GPU/torch_ops.py" "$TORCH_PACK"
+status() { [ -z "${pids[$1]:-}" ] && return 0; wait "${pids[$1]}"; }
+status suite; suite_rc=$?
+status runner-suite; runner_rc=$?
+family_rc=0
+{ status family && status runner-family; } || family_rc=1
+status torch-ops; torch_rc=$?
 # --explain on the suite's fused f32 4096 kernel, or its first kernel.
 explain=$suite/softmax_f32_fused_b4096_kernel0.json
 [ -f "$explain" ] || explain=$(ls "$suite"/*_kernel0.json | head -1)
@@ -90,7 +88,7 @@ if [ -n "$bench" ]; then
   done
 fi
 
-cat "$results/explain.txt"
+cat "$results/explain.txt" "$results/times.txt"
 [ -n "$bench" ] && { grep -v '^  {' "$results/bench.txt"; cat "$results/runner-bench.txt"; }
 tail -22 "$results/suite.txt"
 tail -30 "$results/runner-suite.txt"
