@@ -38,9 +38,10 @@ runner=$runner_build/bin/softmax-run
 # Every harness launches through the runtime library built with it.
 export ROWRED_RUNTIME_LIBRARY=${ROWRED_RUNTIME_LIBRARY:-$runner_build/lib/librowred_runtime.so}
 
-# Every check runs at once, each under its own time limit (they are bound
-# by launches and the host, not by the GPU's bandwidth); each step's time
-# goes to times.txt.
+# Two phases, the steps of each side by side under their own time limits:
+# the CuPy harnesses and the PyTorch package's tests, then softmax-run
+# --check and compute-sanitizer (many processes; run beside the harnesses
+# they slowed them past their limits). Each step's time goes to times.txt.
 declare -A pids
 start_step() {  # NAME LIMIT_S COMMAND... (output to $results/NAME.txt)
   local name=$1 limit=$2
@@ -52,29 +53,31 @@ start_step() {  # NAME LIMIT_S COMMAND... (output to $results/NAME.txt)
     exit $rc ) &
   pids[$name]=$!
 }
+status() { [ -z "${pids[$1]:-}" ] && return 0; wait "${pids[$1]}"; }
 rm -f "$results/times.txt"
-start_step suite 400 python3 "$root/test/GPU/check_kernels.py" "$suite" \
+start_step suite 330 python3 "$root/test/GPU/check_kernels.py" "$suite" \
   --json "$results/suite.json"
-start_step runner-suite 400 python3 "$root/test/GPU/runner_suite.py" "$runner" \
-  "$suite" ${RUNNER_MATCH:+--match "$RUNNER_MATCH"} \
-  --json "$results/runner-suite.json"
-if [ -n "${FAMILY:-}" ]; then
+[ -n "${FAMILY:-}" ] &&
   start_step family 300 python3 "$root/test/GPU/check_family.py" "$FAMILY" \
     --json "$results/family.json"
-  # The same kernels through softmax-run --check (its own operands and
-  # reference) and compute-sanitizer.
+[ -n "${TORCH_PACK:-}" ] &&
+  start_step torch-ops 300 python3 "$root/test/GPU/torch_ops.py" "$TORCH_PACK"
+status suite; suite_rc=$?
+family_rc=0
+status family || family_rc=1
+status torch-ops; torch_rc=$?
+
+start_step runner-suite 300 python3 "$root/test/GPU/runner_suite.py" "$runner" \
+  "$suite" ${RUNNER_MATCH:+--match "$RUNNER_MATCH"} \
+  --json "$results/runner-suite.json"
+# The family's kernels through softmax-run --check too (its own operands
+# and reference) and compute-sanitizer.
+[ -n "${FAMILY:-}" ] &&
   start_step runner-family 300 python3 "$root/test/GPU/runner_suite.py" \
     "$runner" "$FAMILY" ${RUNNER_MATCH:+--match "$RUNNER_MATCH"} \
     --json "$results/runner-family.json"
-fi
-[ -n "${TORCH_PACK:-}" ] &&
-  start_step torch-ops 300 python3 "$root/test/GPU/torch_ops.py" "$TORCH_PACK"
-status() { [ -z "${pids[$1]:-}" ] && return 0; wait "${pids[$1]}"; }
-status suite; suite_rc=$?
 status runner-suite; runner_rc=$?
-family_rc=0
-{ status family && status runner-family; } || family_rc=1
-status torch-ops; torch_rc=$?
+status runner-family || family_rc=1
 # --explain on the suite's fused f32 4096 kernel, or its first kernel.
 explain=$suite/softmax_f32_fused_b4096_kernel0.json
 [ -f "$explain" ] || explain=$(ls "$suite"/*_kernel0.json | head -1)
