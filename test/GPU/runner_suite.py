@@ -120,26 +120,13 @@ def run(cmd):
     return p.returncode, p.stdout, p.stderr
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("softmax_run")
-    ap.add_argument("kernel_dir")
-    ap.add_argument("--json")
-    ap.add_argument("--match", help="only the kernels whose name matches")
-    only = ap.add_mutually_exclusive_group()
-    only.add_argument("--sanitize-only", action="store_true",
-                      help="only the compute-sanitizer runs, not the checks")
-    only.add_argument("--check-only", action="store_true",
-                      help="only the checks, not the compute-sanitizer runs")
-    args = ap.parse_args()
-    manifest = load_manifest(args.kernel_dir, args.match)
-    # One softmax-run per kernel runs all of its cases (--cases) on one CUDA
-    # context: a context per case cost about 0.2 s of serialized driver
-    # time, most of the whole suite's time.
+def check_batches(softmax_run, kernel_dir, manifest, casedir):
+    """(cases, command) per kernel: one softmax-run runs all of a kernel's
+    cases (--cases) on one CUDA context. A context per case cost about 0.2
+    s of serialized driver time, most of the whole suite's time."""
     batches = []
-    casedir = tempfile.mkdtemp(prefix="runner-suite-")
     for meta_file in manifest:
-        path = os.path.join(args.kernel_dir, meta_file)
+        path = os.path.join(kernel_dir, meta_file)
         with open(path) as f:
             meta = json.load(f)
         batch = []
@@ -150,15 +137,20 @@ def main():
                 line += [f"--x-stride={n + 3}", f"--y-stride={n + 5}",
                          "--offset=1"]
             batch.append((meta["kernel"], n, m, layout, dist, " ".join(line)))
-        if batch and not args.sanitize_only:
+        if batch:
             cases_file = os.path.join(casedir, meta_file + ".cases")
             with open(cases_file, "w") as f:
                 f.write("".join(b[5] + "\n" for b in batch))
-            batches.append((batch, [args.softmax_run, path, "--check",
-                                    "--json", f"--cases={cases_file}"]))
-    start = time.time()
+            batches.append((batch, [softmax_run, path, "--check", "--json",
+                                    f"--cases={cases_file}"]))
+    return batches
+
+
+def run_checks(batches):
+    """One record per case of `batches`, the kernels in parallel."""
     results = []
-    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 8) as pool:
+    with concurrent.futures.ThreadPoolExecutor(
+            max_workers=os.cpu_count() or 8) as pool:
         for (batch, _), (rc, out, err) in zip(
                 batches, pool.map(lambda b: run(b[1]), batches)):
             # One JSON object per case run, in order; the cases after one
@@ -174,9 +166,11 @@ def main():
                     record["rc"] = rc or 1
                     record["stderr"] = err.strip()
                 results.append(record)
-    shutil.rmtree(casedir, ignore_errors=True)
-    elapsed = time.time() - start
-    # The checks first: printed before the sanitizer runs.
+    return results
+
+
+def print_checks(results, elapsed):
+    """Prints the checks' table; returns the number of failed cases."""
     by_kernel = {}
     for r in results:
         s = by_kernel.setdefault(r["kernel"], [0, 0, 0.0, None])
@@ -187,73 +181,108 @@ def main():
             s[3] = (r["cols"], r["rows"], r["layout"], r["dist"],
                     r.get("problems") or r.get("stderr"))
     failed = sum(s[1] for s in by_kernel.values())
-    if not args.sanitize_only:
-        print(f"softmax-run --check: {len(results) - failed}/{len(results)} "
-              f"cases passed in {elapsed:.0f} s")
-        print(f"{'kernel':44} {'pass':>5} {'fail':>5} {'max relL2':>10}")
-        for k, (p, fl, l2, first) in by_kernel.items():
-            print(f"{k:44} {p:5} {fl:5} {l2:10.2e}" +
-                  (f"  first failure: {first}" if first else ""))
+    print(f"softmax-run --check: {len(results) - failed}/{len(results)} "
+          f"cases passed in {elapsed:.0f} s")
+    print(f"{'kernel':44} {'pass':>5} {'fail':>5} {'max relL2':>10}")
+    for k, (p, fl, l2, first) in by_kernel.items():
+        print(f"{k:44} {p:5} {fl:5} {l2:10.2e}" +
+              (f"  first failure: {first}" if first else ""))
+    return failed
 
-    # compute-sanitizer on the kernels of SANITIZED in KERNEL_DIR.
-    sanitizer = shutil.which("compute-sanitizer")
-    san_jobs, san_rows = [], []
-    if sanitizer and not args.check_only:
-        picks = [k for k in manifest if k in SANITIZED]
-        for k in picks:
-            with open(os.path.join(args.kernel_dir, k)) as f:
-                meta = json.load(f)
-            max_cols = meta["max_cols"] or 1000
-            n = min(1000, max_cols)
-            # Rows misaligned differently (scalar path), then rows of odd
-            # length misaligned alike (the peeled vector path of fused
-            # kernels).
-            layouts = {"strided": [f"--cols={n}", f"--x-stride={n + 3}",
-                                   "--offset=1"],
-                       "odd": [f"--cols={min(999, max_cols - 1) or 1}",
-                               "--offset=1"]}
-            # Kept tiles copied in ahead (keep_ahead) live on the aligned
-            # vector path: shares of three tiles, two of them kept (one with
-            # keep_ahead = bulk), on two clusters, so that each refills its
-            # stage (both buffers) for later rows.
-            if meta.get("keep_ahead"):
-                clusters = meta["cluster_blocks"]
-                layouts["aligned"] = [
-                    f"--cols={3 * meta['block_elements'] * clusters}",
-                    f"--grid={2 * clusters}"]
-            # Chunks kernels bulk-copy their stage on the aligned and the
-            # peeled vector paths: two whole chunks and a partial one per
-            # row, of an even and of an odd length.
-            # Online kernels for rows of any length stream several tiles
-            # (shares, over a cluster) and a partial one: two and a part
-            # of an odd length.
-            if meta["strategy"] == "online" and not meta["max_cols"]:
-                tile = meta["block_elements"] * meta["cluster_blocks"]
-                layouts["long"] = [f"--cols={2 * tile + 513}"]
-            if meta.get("grid") == "chunks":
-                cols = 2 * meta['chunk_elements'] + 512
-                layouts["aligned"] = [f"--cols={cols}"]
-                layouts["odd"] = [f"--cols={cols + 1}", "--offset=1"]
-            for layout, shape in layouts.items():
-                for tool in ("memcheck", "racecheck"):
-                    cmd = [sanitizer, f"--tool={tool}", "--error-exitcode=3",
-                           args.softmax_run, os.path.join(args.kernel_dir, k),
-                           "--check", "--rows=37", *shape,
-                           "--dist=special"]
-                    san_jobs.append((k.replace("_kernel0.json", ""),
-                                     f"{tool}/{layout}", cmd))
-        # Several runs at once. The tools' instrumented launches, not their
-        # start, take the time: a kernel's layouts in one run per tool
-        # (--cases) took as long, 206 s for the suite's kernels on the H200.
+
+def sanitizer_layouts(meta):
+    """The row layouts compute-sanitizer checks a kernel on: name -> the
+    softmax-run options that make it."""
+    max_cols = meta["max_cols"] or 1000
+    n = min(1000, max_cols)
+    # Rows misaligned differently (scalar path), then rows of odd length
+    # misaligned alike (the peeled vector path of fused kernels).
+    layouts = {"strided": [f"--cols={n}", f"--x-stride={n + 3}",
+                           "--offset=1"],
+               "odd": [f"--cols={min(999, max_cols - 1) or 1}",
+                       "--offset=1"]}
+    # Kept tiles copied in ahead (keep_ahead) live on the aligned vector
+    # path: shares of three tiles, two of them kept (one with keep_ahead =
+    # bulk), on two clusters, so that each refills its stage (both
+    # buffers) for later rows.
+    if meta.get("keep_ahead"):
+        clusters = meta["cluster_blocks"]
+        layouts["aligned"] = [
+            f"--cols={3 * meta['block_elements'] * clusters}",
+            f"--grid={2 * clusters}"]
+    # Online kernels for rows of any length stream several tiles (shares,
+    # over a cluster) and a partial one: two and a part of an odd length.
+    if meta["strategy"] == "online" and not meta["max_cols"]:
+        tile = meta["block_elements"] * meta["cluster_blocks"]
+        layouts["long"] = [f"--cols={2 * tile + 513}"]
+    # Chunks kernels bulk-copy their stage on the aligned and the peeled
+    # vector paths: two whole chunks and a partial one per row, of an even
+    # and of an odd length.
+    if meta.get("grid") == "chunks":
+        cols = 2 * meta['chunk_elements'] + 512
+        layouts["aligned"] = [f"--cols={cols}"]
+        layouts["odd"] = [f"--cols={cols + 1}", "--offset=1"]
+    return layouts
+
+
+def run_sanitizer(sanitizer, softmax_run, kernel_dir, manifest):
+    """compute-sanitizer memcheck and racecheck on the kernels of SANITIZED
+    in `manifest`, M = 37 and special values on each of their layouts:
+    (kernel, tool/layout, exit status, the tool's summary line) per run."""
+    jobs = []
+    for k in (k for k in manifest if k in SANITIZED):
+        with open(os.path.join(kernel_dir, k)) as f:
+            meta = json.load(f)
+        for layout, shape in sanitizer_layouts(meta).items():
+            for tool in ("memcheck", "racecheck"):
+                cmd = [sanitizer, f"--tool={tool}", "--error-exitcode=3",
+                       softmax_run, os.path.join(kernel_dir, k), "--check",
+                       "--rows=37", *shape, "--dist=special"]
+                jobs.append((k.replace("_kernel0.json", ""),
+                             f"{tool}/{layout}", cmd))
+    # Several runs at once. The tools' instrumented launches, not their
+    # start, take the time: a kernel's layouts in one run per tool
+    # (--cases) took as long, 206 s for the suite's kernels on the H200.
+    rows = []
+    with concurrent.futures.ThreadPoolExecutor(
+            max_workers=min(8, os.cpu_count() or 8)) as pool:
+        for (k, what, _), (rc, out, err) in zip(
+                jobs, pool.map(lambda j: run(j[2]), jobs)):
+            summary = [l for l in (out + err).splitlines()
+                       if "ERROR SUMMARY" in l or "RACECHECK SUMMARY" in l]
+            rows.append((k, what, rc, summary[-1].strip() if summary else "?"))
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("softmax_run")
+    ap.add_argument("kernel_dir")
+    ap.add_argument("--json")
+    ap.add_argument("--match", help="only the kernels whose name matches")
+    only = ap.add_mutually_exclusive_group()
+    only.add_argument("--sanitize-only", action="store_true",
+                      help="only the compute-sanitizer runs, not the checks")
+    only.add_argument("--check-only", action="store_true",
+                      help="only the checks, not the compute-sanitizer runs")
+    args = ap.parse_args()
+    manifest = load_manifest(args.kernel_dir, args.match)
+    results, failed = [], 0
+    if not args.sanitize_only:
+        # The checks first: printed before the sanitizer runs.
+        casedir = tempfile.mkdtemp(prefix="runner-suite-")
         start = time.time()
-        with concurrent.futures.ThreadPoolExecutor(
-                max_workers=min(8, os.cpu_count() or 8)) as pool:
-            for (k, what, _), (rc, out, err) in zip(
-                    san_jobs, pool.map(lambda j: run(j[2]), san_jobs)):
-                summary = [l for l in (out + err).splitlines()
-                           if "ERROR SUMMARY" in l or "RACECHECK SUMMARY" in l]
-                san_rows.append((k, what, rc,
-                                 summary[-1].strip() if summary else "?"))
+        results = run_checks(check_batches(args.softmax_run, args.kernel_dir,
+                                           manifest, casedir))
+        shutil.rmtree(casedir, ignore_errors=True)
+        failed = print_checks(results, time.time() - start)
+
+    sanitizer = shutil.which("compute-sanitizer")
+    san_rows = []
+    if sanitizer and not args.check_only:
+        start = time.time()
+        san_rows = run_sanitizer(sanitizer, args.softmax_run, args.kernel_dir,
+                                 manifest)
         san_elapsed = time.time() - start
     if args.json:
         with open(args.json, "w") as f:
