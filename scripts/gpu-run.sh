@@ -10,8 +10,9 @@
 # usage: scripts/gpu-run.sh SUITE_KERNEL_DIR [BENCH_KERNEL_DIR] [RESULTS_DIR]
 #
 # RUNNER_MATCH=RE limits softmax-run --check to the kernels matching RE, in
-# the suite and in the family. The checks run side by side, each under a
-# time limit; times.txt in RESULTS_DIR has how long each took.
+# the suite and in the family. The checks run in two phases, the steps of
+# each side by side under a time limit; times.txt in RESULTS_DIR has how
+# long each took.
 # TORCH_PACK=DIR also runs the PyTorch package's GPU tests
 # (test/GPU/torch_ops.py) over the pack in DIR; FAMILY=DIR checks the
 # family's kernels in DIR (gen_kernels.py --set family) with
