@@ -4,9 +4,9 @@
 //
 // The rules by which rowred-plan's `auto` chooses a kernel's shape, each
 // measured on an H200, and the limits the planner checks options against.
-// Plan.cpp applies them. The shapes of the blocks that hold a row or a
-// slice come from the table of PlanTable.json (PlanTable.h); the other
-// rules are code. Each declaration says what a rule decides; its
+// The Planner's steps (Planner.h) apply them. The shapes of the blocks that
+// hold a row or a slice come from the table of PlanTable.json (PlanTable.h);
+// the other rules are code. Each declaration says what a rule decides; its
 // definition in PlanRules.cpp (or its row in the table) says the rule and
 // the runs behind it.
 //
