@@ -14,6 +14,7 @@ import json
 import os
 import re
 import sys
+import zlib
 
 import cupy as cp
 
@@ -56,6 +57,11 @@ class Kernel:
                         key=lambda v: v["max_rows"]):
             with open(os.path.join(directory, v["kernel"] + ".json")) as f:
                 self.variants.append((v["max_rows"], json.load(f)))
+
+    def rng(self):
+        """A random generator seeded by the kernel's name, so that a harness
+        draws a kernel's data alike whichever kernels it checks with it."""
+        return cp.random.default_rng(zlib.crc32(self.name.encode()))
 
     def taken(self, rows, cols):
         """The metadata of the kernel a launch of `rows` x `cols` takes: the

@@ -27,7 +27,6 @@ from manifest import load_manifest
 
 NS = [1, 2, 3, 31, 32, 33, 255, 256, 257, 781, 1000, 1024, 1025, 4096, 8191,
       12288, 16384, 32768, 50257, 65536, 131072, 262144]
-MS = [1, 7, 1823, 4096]
 
 
 # compute-sanitizer runs on these kernels of scripts/gen_kernels.py's sets,
