@@ -229,6 +229,10 @@ private:
   /// when given (else at the row's end).
   void copyToStage(Value row, Value start, Value stageStart, Value end = {});
 
+  /// copyToStage's copies from the row at `xRow`, without the group's
+  /// commit.
+  void copyChunksToStage(Value xRow, Value start, Value stageStart, Value end);
+
   /// The address of input element `local` (i32) of the stage.
   Value stageAddress(Value local);
 
@@ -651,7 +655,8 @@ private:
   /// copied into shared memory ahead (prefetchRow) and both passes read it
   /// there: one DRAM read per element. The second pass starts copying
   /// `nextRow`'s share into each tile of the stage as soon as it has written
-  /// that tile.
+  /// that tile. A peeled row's share starts at its own head, so it is copied
+  /// by the row itself, before pass 1 (onlineRowShare).
   ///
   /// With the tiles loaded ahead (onlineTilesAhead), the passes hand loads
   /// on across their boundaries (onlineChainsTiles): a reversed pass 2
@@ -676,12 +681,20 @@ private:
     /// A peeled row's edges (loadEdges), which the first block of the row
     /// folds before its first tile and writes after pass 2; else empty.
     SmallVector<Chunk> edges;
+    /// Whether both passes read the share from the stage.
+    bool staged = false;
   };
 
-  /// The share of the row at `xRow`. A `peeled` row (see peelRow) shifts
-  /// every share by its head h and clips it at the end of the vectors; its
-  /// edges are loaded here.
-  OnlineShare onlineRowShare(Value xRow, int64_t vec, bool peeled);
+  /// The share of the row at `xRow`, read from the stage when `staged` (the
+  /// previous row copied it in). A `peeled` row (see peelRow) shifts every
+  /// share by its head h and clips it at the end of the vectors; its edges
+  /// are loaded here, and with prefetch = stage its vectors are copied into
+  /// the stage here, from column h on (stageShare).
+  OnlineShare onlineRowShare(Value xRow, int64_t vec, bool peeled, bool staged);
+
+  /// Starts copying this thread's chunks of columns [lo, hi) of the row at
+  /// `xRow` into the stage from its start, as one cp.async group.
+  void stageShare(Value xRow, Value lo, Value hi);
 
   /// Whether the online passes load each tile one ahead into registers
   /// (prefetch = registers): its loads are carried by the loop, so that a
@@ -719,13 +732,14 @@ private:
   /// folds the kept tiles from there while those loads are in flight; the
   /// loop walks the rest of the share.
   std::pair<Value, Value> onlinePassOne(Value xRow, int64_t vec,
-                                        const OnlineShare &share, bool staged,
+                                        const OnlineShare &share,
                                         ValueRange firstTile = {},
                                         SmallVector<Value> *lastTile = nullptr);
 
   /// Pass 2 of the online kernel over `share`, forwards or from the last
   /// tile back to the first: reads the share again (from the stage when
-  /// `nextRow` is given, whose share it then copies in tile by tile) and
+  /// the share is staged; given `nextRow`, it copies that row's share in
+  /// tile by tile) and
   /// writes the map of the row's (rowMax, rowSum). With cache_hints its
   /// loads and stores are evict-first.
   ///

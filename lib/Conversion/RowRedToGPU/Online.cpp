@@ -165,15 +165,15 @@ SmallVector<Value> KernelEmitter::emitOnlineRow(Value xRow, Value yRow,
                                                 bool peeled,
                                                 ValueRange firstTile,
                                                 const NextTile *next) {
-  bool staged = static_cast<bool>(nextRow);
-  OnlineShare share = onlineRowShare(xRow, vec, peeled);
+  OnlineShare share =
+      onlineRowShare(xRow, vec, peeled, static_cast<bool>(nextRow));
   DenseMap<Value, Value> inputs = rowInputScalars();
-  if (staged)
+  if (share.staged)
     NVVM::CpAsyncWaitGroupOp::create(b, 0);
   SmallVector<Value> lastTile;
-  bool chain = onlineChainsTiles(staged, vec);
-  auto [m, d] = onlinePassOne(xRow, vec, share, staged, firstTile,
-                              chain ? &lastTile : nullptr);
+  bool chain = onlineChainsTiles(share.staged, vec);
+  auto [m, d] =
+      onlinePassOne(xRow, vec, share, firstTile, chain ? &lastTile : nullptr);
   std::tie(m, d) = reducePairInBlock(m, d);
   if (bulkBuffer)
     copyNextRowKeptTiles();
@@ -189,9 +189,12 @@ SmallVector<Value> KernelEmitter::emitOnlineRow(Value xRow, Value yRow,
                        next);
 }
 
-KernelEmitter::OnlineShare
-KernelEmitter::onlineRowShare(Value xRow, int64_t vec, bool peeled) {
+KernelEmitter::OnlineShare KernelEmitter::onlineRowShare(Value xRow,
+                                                         int64_t vec,
+                                                         bool peeled,
+                                                         bool staged) {
   OnlineShare share;
+  share.staged = staged;
   std::tie(share.lo, share.hi) = onlineShare();
   if (peeled) {
     PeeledRow row = peelRow(xRow, vec);
@@ -199,6 +202,11 @@ KernelEmitter::onlineRowShare(Value xRow, int64_t vec, bool peeled) {
     share.hi = arith::MinUIOp::create(
         b, arith::AddIOp::create(b, share.hi, row.head), row.vectorEnd);
     share.lo = arith::MinUIOp::create(b, share.lo, share.hi);
+    // The copies are in flight while the edges load.
+    if (plan.prefetch && plan.strategy == Strategy::online) {
+      stageShare(xRow, share.lo, share.hi);
+      share.staged = true;
+    }
     share.edges = loadEdges(xRow, row, vec, /*oneList=*/true);
   }
   return share;
@@ -222,8 +230,9 @@ bool KernelEmitter::readsKeptTiles() const {
 
 std::pair<Value, Value>
 KernelEmitter::onlinePassOne(Value xRow, int64_t vec, const OnlineShare &share,
-                             bool staged, ValueRange firstTile,
+                             ValueRange firstTile,
                              SmallVector<Value> *lastTile) {
+  bool staged = share.staged;
   Value tile = constI32(plan.blockElements);
   Value lo = share.lo, hi = share.hi;
   Value m0 = negInf(), d0 = constF32(0.0);
@@ -310,7 +319,7 @@ KernelEmitter::onlinePassTwo(Value xRow, Value yRow, int64_t vec,
                              ValueRange lastTile, const NextTile *nextTile) {
   Value tile = constI32(plan.blockElements);
   Value lo = share.lo, hi = share.hi;
-  bool staged = static_cast<bool>(nextRow);
+  bool staged = share.staged;
   bool ahead = onlineTilesAhead(staged, vec);
   bool keep = onlineKeeps(staged, vec);
   assert((lastTile.empty() || (ahead && plan.reverseSecondPass)) &&
@@ -335,7 +344,7 @@ KernelEmitter::onlinePassTwo(Value xRow, Value yRow, int64_t vec,
     emitMap(yRow, chunks, ctx);
     // Each thread refills exactly the stage entries it has just read and
     // used, so nothing waits for the other threads.
-    if (staged)
+    if (nextRow)
       copyToStage(nextRow, start, lo);
     // With keep_ahead, the same for the kept tiles: the next row's copies
     // are in flight through the rest of this row.

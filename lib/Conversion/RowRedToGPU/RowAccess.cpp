@@ -308,31 +308,46 @@ void KernelEmitter::prefetchRow(Value row) {
 
 void KernelEmitter::copyToStage(Value row, Value start, Value stageStart,
                                 Value end) {
-  int64_t vec = plan.vectorWidth;
-  int64_t bytes = vec * byteWidth(plan.inType);
   auto ifOp = scf::IfOp::create(
       b, arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, rows),
       /*withElseRegion=*/false);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    Value xRow = rowPointer(x, plan.inType, row, xStride);
-    for (const ChunkPlace &place : chunkPlaces(start, vec, 0, end)) {
-      auto copy = scf::IfOp::create(b, place.valid, /*withElseRegion=*/false);
-      OpBuilder::InsertionGuard inner(b);
-      b.setInsertionPointToStart(&copy.getThenRegion().front());
-      Value src = LLVM::GEPOp::create(b, x.getType(), plan.inType, xRow,
-                                      ValueRange{place.col},
-                                      LLVM::GEPNoWrapFlags::inbounds);
-      Value local = stageStart ? arith::SubIOp::create(b, place.col, stageStart)
-                               : place.local;
-      Value dst = stageAddress(local);
-      // 16-byte copies bypass L1 (.cg); narrower ones must go through it.
-      NVVM::CpAsyncOp::create(b, dst, src, bytes,
-                              bytes == 16 ? NVVM::LoadCacheModifierKind::CG
-                                          : NVVM::LoadCacheModifierKind::CA,
-                              /*cpSize=*/Value());
-    }
+    copyChunksToStage(rowPointer(x, plan.inType, row, xStride), start,
+                      stageStart, end);
+  }
+  NVVM::CpAsyncCommitGroupOp::create(b);
+}
+
+void KernelEmitter::copyChunksToStage(Value xRow, Value start, Value stageStart,
+                                      Value end) {
+  int64_t vec = plan.vectorWidth;
+  int64_t bytes = vec * byteWidth(plan.inType);
+  for (const ChunkPlace &place : chunkPlaces(start, vec, 0, end)) {
+    auto copy = scf::IfOp::create(b, place.valid, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&copy.getThenRegion().front());
+    Value src = LLVM::GEPOp::create(b, x.getType(), plan.inType, xRow,
+                                    ValueRange{place.col},
+                                    LLVM::GEPNoWrapFlags::inbounds);
+    Value local = stageStart ? arith::SubIOp::create(b, place.col, stageStart)
+                             : place.local;
+    Value dst = stageAddress(local);
+    // 16-byte copies bypass L1 (.cg); narrower ones must go through it.
+    NVVM::CpAsyncOp::create(b, dst, src, bytes,
+                            bytes == 16 ? NVVM::LoadCacheModifierKind::CG
+                                        : NVVM::LoadCacheModifierKind::CA,
+                            /*cpSize=*/Value());
+  }
+}
+
+void KernelEmitter::stageShare(Value xRow, Value lo, Value hi) {
+  auto loop = scf::ForOp::create(b, lo, hi, constI32(plan.blockElements));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    copyChunksToStage(xRow, loop.getInductionVar(), lo, hi);
   }
   NVVM::CpAsyncCommitGroupOp::create(b);
 }

@@ -99,6 +99,22 @@
 // ONLINE-STAGE-COUNT-4: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<1>
 // ONLINE-STAGE-COUNT-4: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg : !llvm.ptr<3>, !llvm.ptr<1>
 // ONLINE-STAGE: nvvm.cp.async.commit.group
+// A peeled row (of a length or stride off the vector width) starts at its
+// own head: each row copies its share's vectors into the stage itself, from
+// the head on, loads its few edge elements while the copies are in flight,
+// waits, and both passes read the stage.
+// ONLINE-STAGE: } else {
+// ONLINE-STAGE: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c16384_i32{{.*}} : i32 {
+// ONLINE-STAGE-COUNT-4: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg : !llvm.ptr<3>, !llvm.ptr<1>
+// ONLINE-STAGE: nvvm.cp.async.commit.group
+// ONLINE-STAGE: llvm.load %{{.*}} {alignment = 2 : i64} : !llvm.ptr<1> -> bf16
+// ONLINE-STAGE: nvvm.cp.async.wait.group 0
+// ONLINE-STAGE-NOT: !llvm.ptr<1> -> vector<8xbf16>
+// ONLINE-STAGE-COUNT-4: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<8xbf16>
+// ONLINE-STAGE: st.async.shared::cluster
+// ONLINE-STAGE-NOT: !llvm.ptr<1> -> vector<8xbf16>
+// ONLINE-STAGE-COUNT-4: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<8xbf16>
+// ONLINE-STAGE-COUNT-4: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<1>
 // The scalar path streams from global memory twice, as without the stage.
 // ONLINE-STAGE: } else {
 // ONLINE-STAGE-NOT: nvvm.cp.async
