@@ -152,7 +152,8 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   EXPECT_TRUE(chunks(f16, 65536, /*aligned=*/true));
   EXPECT_FALSE(chunks(f32, 32768, /*aligned=*/true));
   EXPECT_FALSE(chunks(bf16, 2097152, /*aligned=*/true));
-  // Odd rows from 32769 (f32) and 20481 (bf16; shorter ones are staged).
+  // Odd rows from 32769 (f32) and 20481 (bf16; shorter ones are staged, and
+  // so are those to 57344 of kernels the staged rows take: Plan.cpp).
   EXPECT_TRUE(chunks(f32, 32771, /*aligned=*/false));
   EXPECT_FALSE(chunks(f32, 32001, /*aligned=*/false));
   EXPECT_TRUE(chunks(bf16, 20483, /*aligned=*/false));
@@ -194,7 +195,7 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   EXPECT_TRUE(levelChunks(f16, 65536, 1));
   EXPECT_FALSE(levelChunks(f16, 32768, 1));
   // Staged rows: 16-bit rows of 8193 to 57344 on the online kernel, odd
-  // ones of 16385 to 20480 (f16 to 24576).
+  // ones as well.
   auto online = [&](Type type, int64_t cols, bool aligned) {
     return table.takesRowLength(Strategy::online, {type, cols, aligned});
   };
@@ -203,11 +204,12 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   EXPECT_FALSE(online(bf16, 8192, true));
   EXPECT_FALSE(online(bf16, 65536, true));
   EXPECT_FALSE(online(f32, 12288, true));
-  EXPECT_FALSE(online(bf16, 12289, false));
+  EXPECT_TRUE(online(bf16, 8209, false));
   EXPECT_TRUE(online(bf16, 16411, false));
-  EXPECT_TRUE(online(f16, 24575, false));
-  EXPECT_FALSE(online(bf16, 20483, false));
-  EXPECT_FALSE(online(f16, 24577, false));
+  EXPECT_TRUE(online(f16, 24577, false));
+  EXPECT_TRUE(online(bf16, 57343, false));
+  EXPECT_FALSE(online(bf16, 8191, false));
+  EXPECT_FALSE(online(bf16, 57345, false));
   EXPECT_FALSE(online(f32, 16411, false));
   // Clusters for f32 rows of 12289 to 16384 holding two operands through
   // their reductions (the backwards' y and dy), not one or an unknown number.
@@ -341,14 +343,15 @@ TEST(PlanTableTest, CompiledTableGivesFewRowsTheirKernel) {
   const FewRowsRow *shorter = table.fewRowsOf({bf16, 32001, /*aligned=*/false});
   ASSERT_TRUE(shorter);
   EXPECT_EQ(shorter->lengths.cluster, 8);
-  EXPECT_EQ(shorter->maxRows, 512);
+  EXPECT_EQ(shorter->maxRows, 64);
   ASSERT_TRUE(table.fewRowsOf({bf16, 50257, /*aligned=*/false}));
   EXPECT_EQ(table.fewRowsOf({bf16, 50257, /*aligned=*/false})->maxRows, 64);
   EXPECT_TRUE(table.fewRowsOf({f32, 65536, /*aligned=*/true}));
   // Rows a block per row holds, of kernels writing rows: f32 of 24577 to
   // 32768 at most 512 rows (shorter ones are over clusters of 8 at every
   // row count), even bf16 at most 16 up to 32768 and 64 beyond (staged
-  // rows; odd ones 512, above). Rows only reduced: none.
+  // rows; odd ones 64 up to 32768 and 16 to 49999, above). Rows only reduced:
+  // none.
   ASSERT_TRUE(table.fewRowsOf({f32, 32000, /*aligned=*/true}));
   EXPECT_EQ(table.fewRowsOf({f32, 32000, /*aligned=*/true})->maxRows, 512);
   EXPECT_FALSE(table.fewRowsOf({f32, 24576, /*aligned=*/true}));
@@ -356,7 +359,7 @@ TEST(PlanTableTest, CompiledTableGivesFewRowsTheirKernel) {
                                 /*reduces=*/2, /*writesRows=*/false}));
   ASSERT_TRUE(table.fewRowsOf({bf16, 40960, /*aligned=*/true}));
   EXPECT_EQ(table.fewRowsOf({bf16, 40960, /*aligned=*/true})->maxRows, 64);
-  EXPECT_EQ(table.fewRowsOf({bf16, 40961, /*aligned=*/false})->maxRows, 512);
+  EXPECT_EQ(table.fewRowsOf({bf16, 40961, /*aligned=*/false})->maxRows, 16);
   EXPECT_EQ(table.fewRowsOf({bf16, 32000, /*aligned=*/true})->maxRows, 16);
   EXPECT_FALSE(table.fewRowsOf({bf16, 32000, /*aligned=*/true, /*held=*/1,
                                 /*reduces=*/2, /*writesRows=*/false}));

@@ -167,10 +167,14 @@ LogicalResult Planner::checkShapeOptions() {
   if (rowBlock == 0 && cols != 0)
     rowBlock = autoRowBlock(cols);
   // A 16-bit row that auto stages whole in shared memory on a block of its
-  // own (autoStagedRow): the online kernel's shape, decided here once.
+  // own (autoStagedRow): the online kernel's shape, decided here once. Not
+  // a row off the vector width whose map reads per-row inputs: cross-entropy's
+  // gradient, comparing its labels with every element's column, spilled 20
+  // bytes there on bf16 50257 and keeps its chunks.
   stagedRow =
       opts.strategy == "auto" && canOnline &&
-      autoStagedRow(opts, plan, rowLengthKey(), sm, group.hasOneRowOperand());
+      autoStagedRow(opts, plan, rowLengthKey(), sm,
+                    group.hasOneRowOperand() && group.rowInputs.empty());
   return success();
 }
 
@@ -213,7 +217,7 @@ FailureOr<bool> Planner::chooseStrategy() {
     // by the online kernel (measured on sm_90).
     plan.strategy = Strategy::online;
     reducedOnly = true;
-  } else if (opts.strategy == "auto" && canChunk &&
+  } else if (opts.strategy == "auto" && canChunk && !stagedRow &&
              autoChunks(opts, plan, rowLengthKey(), sm,
                         group.hasOneRowOperand())) {
     return true;

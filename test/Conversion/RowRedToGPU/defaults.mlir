@@ -140,8 +140,8 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // clusters of 8 beyond; the next row loaded ahead into registers for fused
 // blocks of 2048-4096, the stage from 8192 columns, not before sm_80 (no
 // cp.async), where rows stay fused up to 16384 only. On sm_90, rows of 8193
-// to 57344 elements (a multiple of 8) are staged whole instead: the online
-// kernel on a block per row, both passes reading shared memory.
+// to 57344 elements are staged whole instead: the online kernel on a block
+// per row, both passes reading shared memory.
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=8192 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF8192
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=12288 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF12288
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=16384 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF16384
@@ -193,8 +193,8 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // Fused 16-bit blocks of 4096, 8192 and 16384 (both on 256 threads, 32 and
 // 64 elements each) run a block per row (grid "rows") and fetch no next
 // row; 2048 and 12288 load their next row ahead into registers; the stage
-// takes over from 24576 (768 threads and more). Rows of 8193 to 57344 that
-// are a multiple of 8 are staged whole on sm_90: the online kernel on one
+// takes over from 24576 (768 threads and more). Rows of 8193 to 57344 are
+// staged whole on sm_90: the online kernel on one
 // block per row with tiles of 16 elements per thread, 128 threads up to
 // 12288, 512 beyond; its stage is the row in whole tiles, which bounds
 // max_cols. At 57344 two stages of 112 KiB share an SM; longer rows keep
@@ -213,9 +213,14 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // BF16384-SAME: max_cols = 16384 : i64
 // BF16384-SAME: prefetch = "shared"
 // BF16384-SAME: strategy = "online", vector_width = 8 : i64
-// BF16383: block_elements = 16384 : i64, block_threads = 256 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 64 : i64
+// An odd row is staged as the even ones are (its peeled path copies the
+// row's vectors from its head), in a stage of the row in whole tiles.
+// BF16383: block_elements = 8192 : i64, block_threads = 512 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 32768 : i64, elements_per_thread = 16 : i64
 // BF16383-SAME: grid = "rows"
-// BF16383-SAME: strategy = "fused", vector_width = 8 : i64
+// BF16383-SAME: max_cols = 16384 : i64
+// BF16383-SAME: peeled_path = true
+// BF16383-SAME: prefetch = "shared"
+// BF16383-SAME: strategy = "online", vector_width = 8 : i64
 // F16-24576: block_elements = 8192 : i64, block_threads = 512 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 49152 : i64, elements_per_thread = 16 : i64
 // F16-24576-SAME: grid = "rows"
 // F16-24576-SAME: max_cols = 24576 : i64

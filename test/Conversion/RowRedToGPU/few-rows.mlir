@@ -107,15 +107,16 @@
 // BLOCK-NOT: few_rows_plan
 // BLOCK: return
 
-// Odd bf16 rows of 16385 to 20480 are staged (a block per row) and keep
-// their cluster of 8 for at most 512 rows; f32's rows of 16385 to 24576 are
+// Odd bf16 rows of 16385 to 57344 are staged (a block per row) and keep
+// their cluster of 8 for at most 64 rows (16 beyond 32768); f32's rows of
+// 16385 to 24576 are
 // over a cluster of 8 (the table's row_lengths) at every row count: one
 // kernel.
 // N16411-LABEL: func.func @softmax_f32
 // N16411-NOT: few_rows_plan
 // N16411: rowred.plan = #rowred.plan<strategy = cluster, block = 3072, warps = 3, cluster = 8,
 // N16411-LABEL: func.func @softmax_bf16
-// N16411: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 3072, {{.*}}cluster = 8, {{.*}}max_rows = 512>
+// N16411: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 3072, {{.*}}cluster = 8, {{.*}}max_rows = 64>
 // N16411-SAME: rowred.plan = #rowred.plan<strategy = online, block = 8192, warps = 16, vector = 8, prefetch = stage, max_cols = 24576, stage_elements = 24576, grid = rows>
 
 // Rows of 16384 (f32 measured 0.92-0.99 on the cluster of 8 from 64 rows)
@@ -152,9 +153,9 @@
 // softmax's at 80 registers, six blocks per SM (at 64, eight, log-softmax's
 // spills 44 bytes); softmax's keeps eight.
 // N32001-LABEL: func.func @softmax_bf16
-// N32001: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 4096, {{.*}}cluster = 8, {{.*}}min_blocks_per_sm = 8, max_rows = 512>
+// N32001: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 4096, {{.*}}cluster = 8, {{.*}}min_blocks_per_sm = 8, max_rows = 64>
 // N32001-LABEL: func.func @log_softmax_bf16
-// N32001: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 4096, {{.*}}cluster = 8, {{.*}}min_blocks_per_sm = 6, max_rows = 512>
+// N32001: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 4096, {{.*}}cluster = 8, {{.*}}min_blocks_per_sm = 6, max_rows = 64>
 
 func.func @softmax_f32(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   rowred.softmax dimension(1) ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>)
