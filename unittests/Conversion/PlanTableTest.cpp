@@ -321,8 +321,8 @@ TEST(PlanTableTest, CompiledTableGivesFewRowsTheirKernel) {
   EXPECT_EQ(vocab->maxRows, 48);
   ASSERT_TRUE(table.fewRowsOf({bf16, 100277, /*aligned=*/false}));
   EXPECT_EQ(table.fewRowsOf({bf16, 100277, /*aligned=*/false})->maxRows, 16);
-  // Shorter rows over a cluster of 8: bf16 under 50000 at most 512 rows,
-  // longer ones at most 64.
+  // Shorter rows over a cluster of 8: odd bf16 at most 64 rows up to 32768
+  // and 16 to 49999, longer ones at most 64.
   // Keyed by the kernel: f32 rms_norm (one operand held, one reduce) at
   // 262144 keeps its cluster for at most 8 rows, layer_norm (three
   // reduces) its chunks; softmax's pair (two reduces) takes smaller chunks
@@ -348,12 +348,12 @@ TEST(PlanTableTest, CompiledTableGivesFewRowsTheirKernel) {
   EXPECT_EQ(table.fewRowsOf({bf16, 50257, /*aligned=*/false})->maxRows, 64);
   EXPECT_TRUE(table.fewRowsOf({f32, 65536, /*aligned=*/true}));
   // Rows a block per row holds, of kernels writing rows: f32 of 24577 to
-  // 32768 at most 512 rows (shorter ones are over clusters of 8 at every
+  // 32768 at most 1024 rows (shorter ones are over clusters of 8 at every
   // row count), even bf16 at most 16 up to 32768 and 64 beyond (staged
   // rows; odd ones 64 up to 32768 and 16 to 49999, above). Rows only reduced:
   // none.
   ASSERT_TRUE(table.fewRowsOf({f32, 32000, /*aligned=*/true}));
-  EXPECT_EQ(table.fewRowsOf({f32, 32000, /*aligned=*/true})->maxRows, 512);
+  EXPECT_EQ(table.fewRowsOf({f32, 32000, /*aligned=*/true})->maxRows, 1024);
   EXPECT_FALSE(table.fewRowsOf({f32, 24576, /*aligned=*/true}));
   EXPECT_FALSE(table.fewRowsOf({f32, 32000, /*aligned=*/true, /*held=*/1,
                                 /*reduces=*/2, /*writesRows=*/false}));

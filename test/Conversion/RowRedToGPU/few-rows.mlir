@@ -2,8 +2,9 @@
 // table's few_rows names, get a second kernel for launches of a few rows:
 // the row over a cluster of 16 blocks for at most 16 rows of 100000 to
 // 160000 (f32; bf16 from 120000: 48), of 8 for at most 64 shorter rows
-// (odd bf16 under 50000: 512, even ones of staged rows 16 up to 32768; f32
-// of 24577 to 32768 in a fused block: 512); smaller chunks for longer rows. The plan says so
+// (odd bf16 from 32769 to 49999 and even ones of staged rows up to 32768:
+// 16; f32 of 24577 to 32768 in a fused block: 1024); smaller chunks for
+// longer rows. The plan says so
 // (rowred.few_rows_plan, with max_rows), the host code launches it when the
 // rows are few, and the metadata of the first kernel lists it under
 // `variants`.
@@ -94,11 +95,11 @@
 
 // Rows a block per row holds, for softmax's pair: f32's fused block of
 // 32768 and bf16's staged row (the online kernel, a block per row) take a
-// cluster of 8 for at most 512 and 16 rows, whose bf16 slices of 32
+// cluster of 8 for at most 1024 and 16 rows, whose bf16 slices of 32
 // elements per thread pair their reductions beside the path that re-reads
 // the row. The norms' clusters take none.
 // BLOCK-LABEL: func.func @softmax_f32
-// BLOCK: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 4096, warps = 4, cluster = 8, {{.*}}max_rows = 512>
+// BLOCK: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 4096, warps = 4, cluster = 8, {{.*}}max_rows = 1024>
 // BLOCK-SAME: rowred.plan = #rowred.plan<strategy = fused, block = 32768,
 // BLOCK-LABEL: func.func @softmax_bf16
 // BLOCK: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 4096, warps = 4, cluster = 8, vector = 8, reread = true, {{.*}}pair_reduce = true, {{.*}}max_rows = 16>
