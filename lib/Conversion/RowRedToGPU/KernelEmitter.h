@@ -737,9 +737,8 @@ private:
                                         SmallVector<Value> *lastTile = nullptr);
 
   /// Pass 2 of the online kernel over `share`, forwards or from the last
-  /// tile back to the first: reads the share again (from the stage when
-  /// the share is staged; given `nextRow`, it copies that row's share in
-  /// tile by tile) and
+  /// tile back to the first: reads the share again (from the stage when it
+  /// is staged, copying `nextRow`'s share in tile by tile when given) and
   /// writes the map of the row's (rowMax, rowSum). With cache_hints its
   /// loads and stores are evict-first.
   ///

@@ -203,7 +203,7 @@ KernelEmitter::OnlineShare KernelEmitter::onlineRowShare(Value xRow,
         b, arith::AddIOp::create(b, share.hi, row.head), row.vectorEnd);
     share.lo = arith::MinUIOp::create(b, share.lo, share.hi);
     // The copies are in flight while the edges load.
-    if (plan.prefetch && plan.strategy == Strategy::online) {
+    if (plan.prefetch) {
       stageShare(xRow, share.lo, share.hi);
       share.staged = true;
     }
