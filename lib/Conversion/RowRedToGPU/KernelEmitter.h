@@ -545,14 +545,6 @@ private:
   /// Elements per thread and tile of the re-reading fallback.
   int64_t rereadChunks() const;
 
-  /// The columns a thread walks in emitRowPasses, and how: [lower, upper)
-  /// in tiles of `chunks` accesses of `vec` elements per thread, masked at
-  /// `end` (null: at the row's end).
-  struct TileWalk {
-    Value lower, upper, end;
-    int64_t vec, chunks;
-  };
-
   /// The walk of emitRowPasses at vector width `vec`: the online kernel's
   /// share of the row in its tiles, masked at the share's end; else (the
   /// re-reading scalar fallback) the row, or the block's slice of it, in
@@ -639,14 +631,6 @@ private:
   SmallVector<Chunk> loadOnlineTile(Value xRow, Value start, Value lo,
                                     int64_t vec, bool fromStage, Value end);
 
-  /// The next row's first tile, which a chained pass 2 loads in its last
-  /// iteration: row `row + step` (i64), loaded when it exists. Its address
-  /// is computed where the loads are issued, so that nothing of it stays
-  /// live through the row.
-  struct NextTile {
-    Value row, step;
-  };
-
   /// Online: pass 1 walks the block's share of the row tile by tile keeping
   /// a running (max, sum) per thread (onlineFold); pass 2 reads the share
   /// again and writes the map.
@@ -672,18 +656,6 @@ private:
                                    Value nextRow = {}, bool peeled = false,
                                    ValueRange firstTile = {},
                                    const NextTile *next = nullptr);
-
-  /// The block's share of one row of the online kernel.
-  struct OnlineShare {
-    /// Columns [lo, hi) of the vector tiles (i32); chunks are masked at hi,
-    /// the end of the share, which need not end on a tile (onlineShare).
-    Value lo, hi;
-    /// A peeled row's edges (loadEdges), which the first block of the row
-    /// folds before its first tile and writes after pass 2; else empty.
-    SmallVector<Chunk> edges;
-    /// Whether both passes read the share from the stage.
-    bool staged = false;
-  };
 
   /// The share of the row at `xRow`, read from the stage when `staged` (the
   /// previous row copied it in). A `peeled` row (see peelRow) shifts every

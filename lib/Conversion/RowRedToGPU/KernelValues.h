@@ -141,6 +141,35 @@ struct ChunkFold {
   bool packed = false;
 };
 
+/// The columns a thread walks in KernelEmitter::emitRowPasses, and how: [lower,
+/// upper) in tiles of `chunks` accesses of `vec` elements per thread, masked at
+/// `end` (null: at the row's end).
+struct TileWalk {
+  Value lower, upper, end;
+  int64_t vec, chunks;
+};
+
+/// The next row's first tile, which a chained pass 2 loads in its last
+/// iteration: row `row + step` (i64), loaded when it exists. Its address
+/// is computed where the loads are issued, so that nothing of it stays
+/// live through the row.
+struct NextTile {
+  Value row, step;
+};
+
+/// The block's share of one row of the online kernel.
+struct OnlineShare {
+  /// Columns [lo, hi) of the vector tiles (i32); chunks are masked at hi,
+  /// the end of the share, which need not end on a tile
+  /// (KernelEmitter::onlineShare).
+  Value lo, hi;
+  /// A peeled row's edges (KernelEmitter::loadEdges), which the first block of
+  /// the row folds before its first tile and writes after pass 2; else empty.
+  SmallVector<Chunk> edges;
+  /// Whether both passes read the share from the stage.
+  bool staged = false;
+};
+
 /// Pairwise tree over `input`, for instruction-level parallelism.
 template <typename T>
 T treeReduce(ArrayRef<T> input, function_ref<T(T, T)> fn) {

@@ -189,10 +189,8 @@ SmallVector<Value> KernelEmitter::emitOnlineRow(Value xRow, Value yRow,
                        next);
 }
 
-KernelEmitter::OnlineShare KernelEmitter::onlineRowShare(Value xRow,
-                                                         int64_t vec,
-                                                         bool peeled,
-                                                         bool staged) {
+OnlineShare KernelEmitter::onlineRowShare(Value xRow, int64_t vec, bool peeled,
+                                          bool staged) {
   OnlineShare share;
   share.staged = staged;
   std::tie(share.lo, share.hi) = onlineShare();

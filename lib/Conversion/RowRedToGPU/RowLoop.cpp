@@ -496,7 +496,7 @@ int64_t KernelEmitter::rereadChunks() const {
   return std::min<int64_t>(4, plan.elementsPerThread());
 }
 
-KernelEmitter::TileWalk KernelEmitter::rowPassWalk(int64_t vec) {
+TileWalk KernelEmitter::rowPassWalk(int64_t vec) {
   if (plan.strategy == Strategy::online) {
     auto [lo, hi] = onlineShare();
     return {lo, hi, hi, vec, plan.elementsPerThread() / vec};
