@@ -349,7 +349,8 @@ bool mayGridPerRowGroup(const PlanOptions &opts, int64_t sm) {
 /// strategy (57344 at most: the longest 16-bit row, in whole tiles of 8192,
 /// whose stages of 112 KiB still fit two blocks on an SM), 16-bit in and
 /// out, a multiple of the vector width or a kernel of one input and output of
-/// rows (`peelable`: its peeled path stages the row's aligned vectors), where
+/// rows whose map reads no per-row input (`peelable`: each row of its peeled
+/// path copies its own vectors into the stage), where
 /// one program per row group may run, with the request's fields that shape
 /// the kernel left to auto.
 bool autoStagedRow(const PlanOptions &opts, const KernelPlan &plan,

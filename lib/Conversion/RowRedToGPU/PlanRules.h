@@ -130,8 +130,8 @@ bool autoGridPerRowGroup(const KernelPlan &plan);
 bool mayGridPerRowGroup(const PlanOptions &opts, int64_t sm);
 
 /// Whether auto runs a 16-bit row of the kernel of `key` as a staged row
-/// (`peelable`: a kernel of one input and output of rows, which stages rows
-/// of any length).
+/// (`peelable`: a kernel of one input and output of rows whose map reads no
+/// per-row input, which stages rows of any length).
 bool autoStagedRow(const PlanOptions &opts, const KernelPlan &plan,
                    const RowLengthKey &key, int64_t sm, bool peelable);
 
