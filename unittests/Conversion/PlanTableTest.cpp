@@ -321,8 +321,8 @@ TEST(PlanTableTest, CompiledTableGivesFewRowsTheirKernel) {
   EXPECT_EQ(vocab->maxRows, 48);
   ASSERT_TRUE(table.fewRowsOf({bf16, 100277, /*aligned=*/false}));
   EXPECT_EQ(table.fewRowsOf({bf16, 100277, /*aligned=*/false})->maxRows, 16);
-  // Shorter rows over a cluster of 8: odd bf16 at most 64 rows up to 32768
-  // and 16 to 49999, longer ones at most 64.
+  // Shorter rows over a cluster of 8: odd bf16 at most 64 rows up to 32768,
+  // odd 16-bit at most 32 to 57344, longer ones at most 64.
   // Keyed by the kernel: f32 rms_norm (one operand held, one reduce) at
   // 262144 keeps its cluster for at most 8 rows, layer_norm (three
   // reduces) its chunks; softmax's pair (two reduces) takes smaller chunks
@@ -345,12 +345,14 @@ TEST(PlanTableTest, CompiledTableGivesFewRowsTheirKernel) {
   EXPECT_EQ(shorter->lengths.cluster, 8);
   EXPECT_EQ(shorter->maxRows, 64);
   ASSERT_TRUE(table.fewRowsOf({bf16, 50257, /*aligned=*/false}));
-  EXPECT_EQ(table.fewRowsOf({bf16, 50257, /*aligned=*/false})->maxRows, 64);
+  EXPECT_EQ(table.fewRowsOf({bf16, 50257, /*aligned=*/false})->maxRows, 32);
+  EXPECT_EQ(table.fewRowsOf({f16, 50257, /*aligned=*/false})->maxRows, 32);
+  EXPECT_EQ(table.fewRowsOf({bf16, 57345, /*aligned=*/false})->maxRows, 64);
   EXPECT_TRUE(table.fewRowsOf({f32, 65536, /*aligned=*/true}));
   // Rows a block per row holds, of kernels writing rows: f32 of 24577 to
   // 32768 at most 1024 rows (shorter ones are over clusters of 8 at every
   // row count), even bf16 at most 16 up to 32768 and 64 beyond (staged
-  // rows; odd ones 64 up to 32768 and 16 to 49999, above). Rows only reduced:
+  // rows; odd ones 64 up to 32768 and 32 to 57344, above). Rows only reduced:
   // none.
   ASSERT_TRUE(table.fewRowsOf({f32, 32000, /*aligned=*/true}));
   EXPECT_EQ(table.fewRowsOf({f32, 32000, /*aligned=*/true})->maxRows, 1024);
@@ -359,7 +361,7 @@ TEST(PlanTableTest, CompiledTableGivesFewRowsTheirKernel) {
                                 /*reduces=*/2, /*writesRows=*/false}));
   ASSERT_TRUE(table.fewRowsOf({bf16, 40960, /*aligned=*/true}));
   EXPECT_EQ(table.fewRowsOf({bf16, 40960, /*aligned=*/true})->maxRows, 64);
-  EXPECT_EQ(table.fewRowsOf({bf16, 40961, /*aligned=*/false})->maxRows, 16);
+  EXPECT_EQ(table.fewRowsOf({bf16, 40961, /*aligned=*/false})->maxRows, 32);
   EXPECT_EQ(table.fewRowsOf({bf16, 32000, /*aligned=*/true})->maxRows, 16);
   EXPECT_FALSE(table.fewRowsOf({bf16, 32000, /*aligned=*/true, /*held=*/1,
                                 /*reduces=*/2, /*writesRows=*/false}));

@@ -2,8 +2,8 @@
 // table's few_rows names, get a second kernel for launches of a few rows:
 // the row over a cluster of 16 blocks for at most 16 rows of 100000 to
 // 160000 (f32; bf16 from 120000: 48), of 8 for at most 64 shorter rows
-// (odd bf16 from 32769 to 49999 and even ones of staged rows up to 32768:
-// 16; f32 of 24577 to 32768 in a fused block: 1024); smaller chunks for
+// (even bf16 staged rows up to 32768: 16; odd 16-bit rows of 32769 to
+// 57344: 32; f32 of 24577 to 32768 in a fused block: 1024); smaller chunks for
 // longer rows. The plan says so
 // (rowred.few_rows_plan, with max_rows), the host code launches it when the
 // rows are few, and the metadata of the first kernel lists it under
@@ -109,7 +109,7 @@
 // BLOCK: return
 
 // Odd bf16 rows of 16385 to 57344 are staged (a block per row) and keep
-// their cluster of 8 for at most 64 rows (16 beyond 32768); f32's rows of
+// their cluster of 8 for at most 64 rows (32 beyond 32768); f32's rows of
 // 16385 to 24576 are
 // over a cluster of 8 (the table's row_lengths) at every row count: one
 // kernel.
