@@ -167,15 +167,19 @@ LogicalResult Planner::planKeptTiles() {
 }
 
 LogicalResult Planner::refuseSpills() {
+  // The block the diagnostics below describe.
+  auto blockHolding = [&] {
+    return map.emitOpError()
+           << "a " << stringifyStrategy(plan.strategy) << " block of "
+           << plan.numThreads() << " threads holding "
+           << plan.elementsPerThread() << " elements per thread";
+  };
   if (!group.hasOneRowOperand()) {
     int64_t operands = numOperands(plan.clusterSize);
     auto [needed, available] = operandRegisters(plan, operands);
     if (needed > available)
-      return map.emitOpError()
-             << "a " << stringifyStrategy(plan.strategy) << " block of "
-             << plan.numThreads() << " threads holding "
-             << plan.elementsPerThread() << " elements per thread of each of "
-             << operands << " operands needs about " << needed
+      return blockHolding()
+             << " of each of " << operands << " operands needs about " << needed
              << " registers per thread and has " << available
              << ": a kernel of several operands holds whole rows in "
                 "registers, and rows this long do not fit (ask for fewer "
@@ -185,11 +189,9 @@ LogicalResult Planner::refuseSpills() {
   if (plan.strategy != Strategy::online && plan.strategy != Strategy::chunks) {
     auto [needed, available] = rowRegisters(plan);
     if (needed > available)
-      return map.emitOpError()
-             << "a " << stringifyStrategy(plan.strategy) << " block of "
-             << plan.numThreads() << " threads holding "
-             << plan.elementsPerThread() << " elements per thread needs about "
-             << needed << " registers per thread and has " << available
+      return blockHolding()
+             << " needs about " << needed << " registers per thread and has "
+             << available
              << ", and would spill; ask for more warps where the block "
                 "has fewer than 1024, split the row over a cluster, or "
                 "leave warps to auto";
