@@ -222,7 +222,21 @@ FAMILY = [
     ("log_softmax_backward", "bf16", "auto", "cols=512"),
     # Two held operands on more threads than the registers allow (the
     # table's operand_shapes: 512 threads of 24 16-bit elements each).
+    ("log_softmax_backward", "f16", "fused", "cols=12288"),
+    # Staged streamed rows: each 2-D input's share of the row copied whole
+    # into its slot of the stage, every pass reading it there: the
+    # backwards (a partial last tile at 10000), rms_norm with its rstd, the
+    # residual form (two inputs, two outputs) and layer_norm; asked for, on
+    # the persistent grid and over a cluster of 2.
+    ("softmax_backward", "bf16", "auto", "cols=10000"),
     ("log_softmax_backward", "f16", "auto", "cols=12288"),
+    ("rms_norm_stats", "f32", "auto", "cols=16384"),
+    ("rms_norm_residual", "bf16", "auto", "cols=12288"),
+    ("layer_norm", "bf16", "auto", "cols=32768"),
+    ("rms_norm", "bf16", "online",
+     "cols=20480 reread=true prefetch=stage warps=8"),
+    ("softmax_backward", "f16", "online",
+     "cols=16384 reread=true prefetch=stage cluster=2"),
     # Rows split over clusters (of 2, 4 and 16 blocks; 16 of 1024 and of 512
     # threads), each block's slice of every operand in its registers.
     ("rms_norm", "f32", "auto", "cols=65536"),

@@ -194,10 +194,12 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   EXPECT_TRUE(levelChunks(f16, 262144, 1));
   EXPECT_TRUE(levelChunks(f16, 65536, 1));
   EXPECT_FALSE(levelChunks(f16, 32768, 1));
-  // Staged rows: 16-bit rows of 8193 to 57344 on the online kernel, odd
-  // ones as well.
+  // Staged rows: softmax's pair (one operand held, two reduces) on 16-bit
+  // rows of 8193 to 57344 on the online kernel, odd ones as well.
   auto online = [&](Type type, int64_t cols, bool aligned) {
-    return table.takesRowLength(Strategy::online, {type, cols, aligned});
+    return table.takesRowLength(Strategy::online,
+                                {type, cols, aligned, /*held=*/1,
+                                 /*reduces=*/2});
   };
   EXPECT_TRUE(online(f16, 57344, true));
   EXPECT_TRUE(online(bf16, 12288, true));
@@ -211,6 +213,37 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   EXPECT_FALSE(online(bf16, 8191, false));
   EXPECT_FALSE(online(bf16, 57345, false));
   EXPECT_FALSE(online(f32, 16411, false));
+  EXPECT_FALSE(table.takesRowLength(Strategy::online, {bf16, 12288, true}));
+  // Staged streamed rows, by what the kernel holds and reduces: the
+  // backwards (two held, one reduce) on 16-bit rows of 8193 to 24576,
+  // rms_norm (one held, one reduce) on 16-bit rows of 8193 to 12288 and
+  // 16385 to 57344 and f32 rows of 12289 to 24576, layer_norm (three
+  // reduces) on 16-bit rows of 24577 to 57344; aligned rows only.
+  auto streamed = [&](Type type, int64_t cols, int64_t held, int64_t reduces,
+                      bool aligned = true) {
+    return table.takesRowLength(Strategy::online,
+                                {type, cols, aligned, held, reduces});
+  };
+  EXPECT_TRUE(streamed(bf16, 8193, 2, 1));
+  EXPECT_TRUE(streamed(f16, 24576, 2, 1));
+  EXPECT_FALSE(streamed(bf16, 8192, 2, 1));
+  EXPECT_FALSE(streamed(bf16, 32768, 2, 1));
+  EXPECT_FALSE(streamed(f32, 12288, 2, 1));
+  EXPECT_FALSE(streamed(bf16, 10001, 2, 1, /*aligned=*/false));
+  EXPECT_TRUE(streamed(bf16, 12288, 1, 1));
+  EXPECT_FALSE(streamed(bf16, 14336, 1, 1));
+  EXPECT_FALSE(streamed(bf16, 16384, 1, 1));
+  EXPECT_TRUE(streamed(bf16, 16385, 1, 1));
+  EXPECT_TRUE(streamed(bf16, 57344, 1, 1));
+  EXPECT_FALSE(streamed(bf16, 65536, 1, 1));
+  EXPECT_FALSE(streamed(f32, 12288, 1, 1));
+  EXPECT_TRUE(streamed(f32, 12289, 1, 1));
+  EXPECT_TRUE(streamed(f32, 24576, 1, 1));
+  EXPECT_FALSE(streamed(f32, 24577, 1, 1));
+  EXPECT_FALSE(streamed(bf16, 24576, 1, 3));
+  EXPECT_TRUE(streamed(bf16, 24577, 1, 3));
+  EXPECT_TRUE(streamed(bf16, 57344, 1, 3));
+  EXPECT_FALSE(streamed(f32, 32768, 1, 3));
   // Clusters for f32 rows of 12289 to 16384 holding two operands through
   // their reductions (the backwards' y and dy), not one or an unknown number.
   auto cluster = [&](Type type, int64_t cols, int64_t held) {

@@ -279,13 +279,7 @@ ChunkParts KernelEmitter::loadChunkParts(Value xRow, int64_t vec) {
   parts.streamed = plan.chunkStaged;
   parts.staged = plan.hasStage();
   if (parts.staged) {
-    // Stage slot i holds input i's elements, but for an input only the map
-    // reads.
-    SmallVector<Value> stagedRows = {xRow};
-    for (unsigned index = 1, e = group.inputs.size(); index < e; ++index)
-      stagedRows.push_back(group.isMapOnly(index) ? Value()
-                                                  : extraRows[index - 1]);
-    bulkCopyChunkStage(stagedRows, parts.streamStart);
+    bulkCopyChunkStage(stagedRowPointers(xRow), parts.streamStart);
   }
   parts.held = loadBlock(xRow, sliceStart, vec);
   return parts;

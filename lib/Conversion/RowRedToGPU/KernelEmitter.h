@@ -229,9 +229,20 @@ private:
   /// when given (else at the row's end).
   void copyToStage(Value row, Value start, Value stageStart, Value end = {});
 
-  /// copyToStage's copies from the row at `xRow`, without the group's
-  /// commit.
-  void copyChunksToStage(Value xRow, Value start, Value stageStart, Value end);
+  /// copyToStage's copies from the rows at `rowPtrs`, the i-th into slot i
+  /// of the stage (stageSlotElements apart; null: none), without the
+  /// group's commit.
+  void copyChunksToStage(ArrayRef<Value> rowPtrs, Value start, Value stageStart,
+                         Value end);
+
+  /// The rows of the current row the stage holds, by slot: the 2-D inputs,
+  /// null for those only the map reads (but the first, which every kernel
+  /// loads through its first operand's path).
+  SmallVector<Value> stagedRowPointers(Value xRow);
+
+  /// Elements of each input's slot of the stage: a chunk's staged part, or
+  /// the online kernel's share.
+  int64_t stageSlotElements() const;
 
   /// The address of input element `local` (i32) of the stage.
   Value stageAddress(Value local);
@@ -664,9 +675,10 @@ private:
   /// the stage here, from column h on (stageShare).
   OnlineShare onlineRowShare(Value xRow, int64_t vec, bool peeled, bool staged);
 
-  /// Starts copying this thread's chunks of columns [lo, hi) of the row at
-  /// `xRow` into the stage from its start, as one cp.async group.
-  void stageShare(Value xRow, Value lo, Value hi);
+  /// Starts copying this thread's chunks of columns [lo, hi) of the rows at
+  /// `rowPtrs` into their slots of the stage (see copyChunksToStage) from
+  /// their start, as one cp.async group.
+  void stageShare(ArrayRef<Value> rowPtrs, Value lo, Value hi);
 
   /// Whether the online passes load each tile one ahead into registers
   /// (prefetch = registers): its loads are carried by the loop, so that a

@@ -344,7 +344,7 @@ bool mlir::rowred::isSoftmaxMap(const Group &group) {
          sub.getRhs() == body.getArgument(1);
 }
 
-int64_t mlir::rowred::chunkStageInputs(const Group &group) {
+int64_t mlir::rowred::stageSlots(const Group &group) {
   Type type = getElementTypeOrSelf(group.inputs.front());
   for (Value input : group.inputs)
     if (getElementTypeOrSelf(input) != type)

@@ -153,11 +153,11 @@ inline unsigned chunkEntries(const Group &group) {
 Value chunkRecordBytes(OpBuilder &b, Location loc, Value chunks,
                        const Group &group);
 
-/// The 2-D inputs a chunks kernel of `group` stages (KernelPlan::
-/// chunkStagedInputs): slot i of the stage is input i's, the inputs the map
-/// alone reads left out (their slots unused); 0 when the stage cannot hold
-/// them, the inputs being of different types.
-int64_t chunkStageInputs(const Group &group);
+/// The 2-D inputs a chunks kernel or a staged streamed row of `group` stages
+/// (KernelPlan::stageInputs): slot i of the stage is input i's, the inputs
+/// the map alone reads left out (their slots unused); 0 when the stage
+/// cannot hold them, the inputs being of different types.
+int64_t stageSlots(const Group &group);
 
 /// Whether the kernel of `group` has the peeled vector path
 /// (KernelPlan::peelable): for one input and at most one output of rows

@@ -166,13 +166,18 @@ LogicalResult Planner::checkShapeOptions() {
   rowBlock = opts.blockSize;
   if (rowBlock == 0 && cols != 0)
     rowBlock = autoRowBlock(cols);
-  // A 16-bit row that auto stages whole in shared memory on a block of its
-  // own (autoStagedRow): the online kernel's shape, decided here once. Not
-  // a row off the vector width whose map reads per-row inputs: cross-entropy's
+  // A row that auto stages whole in shared memory on a block of its own
+  // (autoStagedRow): the online kernel's shape, decided here once. Not a
+  // row off the vector width whose map reads per-row inputs: cross-entropy's
   // gradient, comparing its labels with every element's column, spilled 20
-  // bytes there on bf16 50257 and keeps its chunks.
+  // bytes there on bf16 50257 and keeps its chunks. Groups without the
+  // running pair stage each 2-D input for their streamed passes, where
+  // they write rows and read no per-row input or gather (not measured).
+  bool streamedStage = !canPair && !group.outputs.empty() &&
+                       group.rowInputs.empty() && group.gathers.empty() &&
+                       stageSlots(group) > 0;
   stagedRow =
-      opts.strategy == "auto" && canOnline &&
+      opts.strategy == "auto" && (canOnline || streamedStage) &&
       autoStagedRow(opts, plan, rowLengthKey(), sm,
                     group.hasOneRowOperand() && group.rowInputs.empty());
   return success();

@@ -65,12 +65,12 @@ FailureOr<KernelPlan> Planner::planChunks(const Group &group,
            << perThread << " elements per thread in registers (limit "
            << kMaxElementsPerThread << ")";
   plan.vectorWidth = std::min(vector, perThread & -perThread);
-  int64_t stagedInputs = pair ? 1 : chunkStageInputs(group);
+  int64_t stagedInputs = pair ? 1 : stageSlots(group);
   if (stagedInputs == 0 && opts.chunkStage.value_or(0) > 0)
     return map.emitOpError()
            << "chunk_stage needs inputs of one element type, which the stage "
               "holds side by side";
-  plan.chunkStagedInputs = std::max<int64_t>(stagedInputs, 1);
+  plan.stageInputs = std::max<int64_t>(stagedInputs, 1);
   plan.chunkStaged =
       opts.chunkStage
           ? *opts.chunkStage
@@ -325,8 +325,8 @@ LogicalResult Planner::shapeOnline() {
                                              !group.outputs.empty());
   const StreamedTileRule &streamed = PlanTable::get().streamedTiles;
   plan.numWarps = opts.numWarps   ? opts.numWarps
-                  : stagedRow     ? stagedRowWarps(cols)
                   : streamsRows() ? streamed.warps
+                  : stagedRow     ? stagedRowWarps(cols)
                                   : shape.warps;
   // Tiles of the elements per thread that the table's online_warps row
   // names (rows only reduced), else 4 vectors per thread; 2 for f16,
@@ -353,7 +353,7 @@ LogicalResult Planner::shapeOnline() {
   plan.maxCols = 0;
   // A block's share of a known row: whole tiles, ceil(ceil(N / C) / tile)
   // of them (emitOnlineRow); the stage's size when it holds the share.
-  if (cols != 0 && !plan.streamsLevels())
+  if (cols != 0 && (!plan.streamsLevels() || stagesStreamedRow()))
     plan.stageElements =
         llvm::divideCeil(llvm::divideCeil(cols, plan.clusterSize),
                          plan.blockElements) *

@@ -35,19 +35,38 @@ LogicalResult Planner::planPairAndGrid() {
 
 LogicalResult Planner::planPrefetch() {
   // The stage and the registers ahead hold the next row (or tile) of one
-  // input, for the online kernel the tiles of its running pair.
+  // input, for the online kernel the tiles of its running pair. The
+  // streamed passes (reread) stage their share of every 2-D input instead
+  // (stagesStreamedRow), or nothing.
+  bool streamedStage = plan.streamsLevels() && stagesStreamedRow();
   StringRef without =
-      plan.streamsLevels()
+      plan.streamsLevels() && !streamedStage
           ? "the online kernel's next tile for its running pair; with "
-            "reread it streams plain tiles"
-      : !group.hasOneRowOperand()
-          ? "the next row of one input; this kernel reads several operands"
+            "reread it streams plain tiles (prefetch = none) or stages its "
+            "share of each input (prefetch = stage)"
+      : !group.hasOneRowOperand() && !plan.streamsLevels()
+          ? "the next row of one input; this kernel reads several operands "
+            "(prefetch = none)"
           : "";
   if (!without.empty()) {
     if (opts.prefetch && opts.prefetch != Prefetch::none)
       return map.emitOpError()
              << "prefetch = " << stringifyPrefetch(*opts.prefetch)
-             << " fetches " << without << " (prefetch = none)";
+             << " fetches " << without;
+    return success();
+  }
+  if (streamedStage) {
+    if (stageSlots(group) == 0)
+      return map.emitOpError() << "prefetch = stage with reread stages every "
+                                  "2-D input side by side, which needs "
+                                  "inputs of one element type";
+    plan.stageInputs = stageSlots(group);
+    StringRef reason = prefetchObstacle(plan, /*stage=*/true, sm);
+    if (!reason.empty())
+      return map.emitOpError()
+             << "prefetch = stage is not possible here: " << reason;
+    plan.prefetch = true;
+    plan.maxCols = plan.stageElements * plan.clusterSize;
     return success();
   }
   if (!opts.keptElements && !opts.prefetch &&
@@ -219,9 +238,11 @@ LogicalResult Planner::planCacheHints() {
   if (opts.cacheHints == true && plan.strategy != Strategy::online)
     return map.emitOpError() << "cache_hints applies to the online "
                                 "strategy only";
+  // A staged row's passes read shared memory.
   if (plan.streamsLevels())
-    plan.cacheHints = opts.cacheHints.value_or(
-        streamsRows() && PlanTable::get().streamedTiles.cacheHints);
+    plan.cacheHints =
+        opts.cacheHints.value_or(streamsRows() && !plan.prefetch &&
+                                 PlanTable::get().streamedTiles.cacheHints);
   else
     plan.cacheHints = plan.strategy == Strategy::online && canOnline &&
                       opts.cacheHints.value_or(autoCacheHints(plan));

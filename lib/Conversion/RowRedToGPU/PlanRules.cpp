@@ -342,20 +342,21 @@ bool mayGridPerRowGroup(const PlanOptions &opts, int64_t sm) {
           sm >= 90);
 }
 
-/// Whether auto runs a 16-bit row of `cols` elements as a staged row: the
-/// online kernel on one block per row (grid = rows) with the whole row copied
-/// into shared memory by cp.async before its first pass (prefetch = stage).
-/// For rows of a known length in the table's row_lengths for the online
-/// strategy (57344 at most: the longest 16-bit row, in whole tiles of 8192,
-/// whose stages of 112 KiB still fit two blocks on an SM), 16-bit in and
-/// out, a multiple of the vector width or a kernel of one input and output of
-/// rows whose map reads no per-row input (`peelable`: each row of its peeled
-/// path copies its own vectors into the stage), where
-/// one program per row group may run, with the request's fields that shape
-/// the kernel left to auto.
+/// Whether auto runs a row of `cols` elements as a staged row: the online
+/// kernel on one block per row (grid = rows) with the block's share of the
+/// row (of each 2-D input, for the streamed passes of other groups than
+/// softmax's pair) copied into shared memory by cp.async before its first
+/// pass (prefetch = stage). For rows of a known length in the table's
+/// row_lengths for the online strategy (57344 16-bit elements at most, in
+/// whole tiles of 8192, whose stages of 112 KiB still fit two blocks on an
+/// SM), in and out of one width, a multiple of the vector width or a kernel
+/// of one input and output of rows whose map reads no per-row input
+/// (`peelable`: each row of its peeled path copies its own vectors into the
+/// stage), where one program per row group may run, with the request's
+/// fields that shape the kernel left to auto.
 bool autoStagedRow(const PlanOptions &opts, const KernelPlan &plan,
                    const RowLengthKey &key, int64_t sm, bool peelable) {
-  return byteWidth(plan.inType) == 2 && byteWidth(plan.outType) == 2 &&
+  return byteWidth(plan.inType) == byteWidth(plan.outType) &&
          (key.aligned || peelable) &&
          PlanTable::get().takesRowLength(Strategy::online, key) &&
          !opts.prefetch && mayGridPerRowGroup(opts, sm) &&
@@ -392,7 +393,7 @@ StringRef prefetchObstacle(const KernelPlan &plan, bool stage, int64_t sm) {
                  : "only the vector path loads ahead and this kernel has none";
   if (stage && sm < 80)
     return "cp.async needs sm_80 or newer";
-  if (stage && plan.stageElements * byteWidth(plan.inType) >
+  if (stage && plan.stageInputs * plan.stageElements * byteWidth(plan.inType) >
                    maxDynamicSharedBytes(plan.sm()))
     return "the stage would exceed the shared memory of a block";
   return "";

@@ -129,7 +129,7 @@ bool autoGridPerRowGroup(const KernelPlan &plan);
 /// Whether the options let the kernel run one program per row group.
 bool mayGridPerRowGroup(const PlanOptions &opts, int64_t sm);
 
-/// Whether auto runs a 16-bit row of the kernel of `key` as a staged row
+/// Whether auto runs a row of the kernel of `key` as a staged row
 /// (`peelable`: a kernel of one input and output of rows whose map reads no
 /// per-row input, which stages rows of any length).
 bool autoStagedRow(const PlanOptions &opts, const KernelPlan &plan,

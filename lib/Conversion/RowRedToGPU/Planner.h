@@ -121,6 +121,14 @@ private:
            !group.outputs.empty();
   }
 
+  /// Whether the online kernel's streamed passes (reread) stage their share
+  /// of each 2-D input whole in shared memory before the first pass, so
+  /// that every pass reads it there: asked for with prefetch = stage (for a
+  /// row of a known length: prefetchObstacle), or auto's staged row.
+  bool stagesStreamedRow() const {
+    return opts.prefetch == Prefetch::stage || stagedRow;
+  }
+
   /// The online kernel's L2 eviction hints: its running pair's
   /// (autoCacheHints), and those of the passes that stream the row per
   /// level (the table's streamed_tiles).
@@ -146,7 +154,7 @@ private:
   /// The most threads auto gives a block of 32 elements per thread
   /// (autoMaxBlockThreads).
   int64_t maxBlockThreads = 1024;
-  /// Whether auto stages a 16-bit row whole on a block of its own.
+  /// Whether auto stages a row whole on a block of its own (autoStagedRow).
   bool stagedRow = false;
   /// The cluster that the table's row_lengths give the row (0: none).
   int64_t lengthCluster = 0;

@@ -17,8 +17,9 @@ Chunk KernelEmitter::loadChunk(Value rowPtr, Value col, Value valid,
   Chunk chunk =
       unpackChunk(col, valid, loadRaw(rowPtr, col, valid, vec, addrCol));
   if (!extraRows.empty()) {
-    assert((rowPtr != stage || plan.strategy == Strategy::chunks) &&
-           "only a chunks kernel stages several operands");
+    assert((rowPtr != stage || plan.stageInputs > 1 ||
+            plan.strategy == Strategy::chunks) &&
+           "only chunks and staged streamed rows stage several operands");
     loadExtra(chunk, valid, vec, rowPtr == stage ? addrCol : Value());
   }
   return chunk;
@@ -32,7 +33,7 @@ void KernelEmitter::loadExtra(Chunk &chunk, Value valid, int64_t vec,
     } else if (stageCol && index < group.inputs.size()) {
       // Another input, staged in its own slot of the stage.
       Value local = arith::AddIOp::create(
-          b, stageCol, constI32(int64_t(index) * plan.chunkStaged));
+          b, stageCol, constI32(int64_t(index) * stageSlotElements()));
       chunk.extra.push_back(
           unpack(loadRaw(stage, chunk.col, valid, vec, local,
                          getElementTypeOrSelf(group.operandAt(index)))));
@@ -320,36 +321,56 @@ void KernelEmitter::copyToStage(Value row, Value start, Value stageStart,
   NVVM::CpAsyncCommitGroupOp::create(b);
 }
 
-void KernelEmitter::copyChunksToStage(Value xRow, Value start, Value stageStart,
-                                      Value end) {
+void KernelEmitter::copyChunksToStage(ArrayRef<Value> rowPtrs, Value start,
+                                      Value stageStart, Value end) {
   int64_t vec = plan.vectorWidth;
   int64_t bytes = vec * byteWidth(plan.inType);
   for (const ChunkPlace &place : chunkPlaces(start, vec, 0, end)) {
     auto copy = scf::IfOp::create(b, place.valid, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&copy.getThenRegion().front());
-    Value src = LLVM::GEPOp::create(b, x.getType(), plan.inType, xRow,
-                                    ValueRange{place.col},
-                                    LLVM::GEPNoWrapFlags::inbounds);
     Value local = stageStart ? arith::SubIOp::create(b, place.col, stageStart)
                              : place.local;
-    Value dst = stageAddress(local);
-    // 16-byte copies bypass L1 (.cg); narrower ones must go through it.
-    NVVM::CpAsyncOp::create(b, dst, src, bytes,
-                            bytes == 16 ? NVVM::LoadCacheModifierKind::CG
-                                        : NVVM::LoadCacheModifierKind::CA,
-                            /*cpSize=*/Value());
+    for (auto [slot, rowPtr] : llvm::enumerate(rowPtrs)) {
+      if (!rowPtr)
+        continue;
+      Value src = LLVM::GEPOp::create(b, rowPtr.getType(), plan.inType, rowPtr,
+                                      ValueRange{place.col},
+                                      LLVM::GEPNoWrapFlags::inbounds);
+      Value dst = stageAddress(
+          slot == 0
+              ? local
+              : arith::AddIOp::create(
+                    b, local, constI32(int64_t(slot) * stageSlotElements())));
+      // 16-byte copies bypass L1 (.cg); narrower ones must go through it.
+      NVVM::CpAsyncOp::create(b, dst, src, bytes,
+                              bytes == 16 ? NVVM::LoadCacheModifierKind::CG
+                                          : NVVM::LoadCacheModifierKind::CA,
+                              /*cpSize=*/Value());
+    }
   }
 }
 
-void KernelEmitter::stageShare(Value xRow, Value lo, Value hi) {
+void KernelEmitter::stageShare(ArrayRef<Value> rowPtrs, Value lo, Value hi) {
   auto loop = scf::ForOp::create(b, lo, hi, constI32(plan.blockElements));
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(loop.getBody()->getTerminator());
-    copyChunksToStage(xRow, loop.getInductionVar(), lo, hi);
+    copyChunksToStage(rowPtrs, loop.getInductionVar(), lo, hi);
   }
   NVVM::CpAsyncCommitGroupOp::create(b);
+}
+
+SmallVector<Value> KernelEmitter::stagedRowPointers(Value xRow) {
+  SmallVector<Value> rowPtrs = {xRow};
+  for (unsigned index = 1, e = group.inputs.size(); index < e; ++index)
+    rowPtrs.push_back(group.isMapOnly(index) ? Value() : extraRows[index - 1]);
+  return rowPtrs;
+}
+
+int64_t KernelEmitter::stageSlotElements() const {
+  return plan.strategy == Strategy::chunks ? plan.chunkStaged
+                                           : plan.stageElements;
 }
 
 Value KernelEmitter::stageAddress(Value local) {

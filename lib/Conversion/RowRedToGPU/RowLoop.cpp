@@ -70,7 +70,7 @@ void KernelEmitter::setRowTurns(Value k, bool bulkRow) {
 
 void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
   auto [first, step] = rowLoopBounds();
-  bool staged = plan.prefetch && vec > 1 && !peeled;
+  bool staged = plan.prefetch && vec > 1 && !peeled && !plan.streamsLevels();
   if (staged)
     prefetchRow(first);
   keepAheadRow = plan.keepAhead && vec > 1 && !peeled;
@@ -530,7 +530,18 @@ scf::ForOp KernelEmitter::emitTileLoop(
 
 void KernelEmitter::emitRowPasses(Value xRow, Value yRow, int64_t vec) {
   TileWalk walk = rowPassWalk(vec);
+  // A staged row (prefetch = stage, the vector path) first copies its share
+  // of each input into the stage; every pass then reads it there. Each
+  // thread reads back the vectors it copied.
+  bool staged = plan.prefetch && vec > 1;
+  if (staged) {
+    stageShare(stagedRowPointers(xRow), walk.lower, walk.upper);
+    NVVM::CpAsyncWaitGroupOp::create(b, 0);
+  }
   auto loadTile = [&](Value start) {
+    if (staged)
+      return loadOnlineTile(xRow, start, walk.lower, vec, /*fromStage=*/true,
+                            walk.end);
     return loadBlock(xRow, start, walk.vec, walk.chunks, /*fromStage=*/false,
                      walk.end);
   };

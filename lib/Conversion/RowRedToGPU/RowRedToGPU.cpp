@@ -173,12 +173,16 @@ struct ConvertRowRedToGPUPass
              << (plan.strategy == Strategy::chunks
                      ? " (or levels of at most two reduces each)"
                      : "");
-    if (plan.strategy == Strategy::chunks && !isOnlineSoftmaxPair(group)) {
-      plan.chunkStagedInputs = std::max<int64_t>(chunkStageInputs(group), 1);
-      if (plan.hasStage() && chunkStageInputs(group) == 0)
+    // Generic chunks and staged streamed passes hold a slot of the stage
+    // for each 2-D input.
+    if ((plan.strategy == Strategy::chunks && !isOnlineSoftmaxPair(group)) ||
+        (plan.streamsLevels() && plan.prefetch)) {
+      plan.stageInputs = std::max<int64_t>(stageSlots(group), 1);
+      if (plan.hasStage() && stageSlots(group) == 0)
         return map.emitOpError()
-               << "#rowred.plan asks for chunk_stage, which needs inputs of "
-                  "one element type";
+               << "#rowred.plan asks for "
+               << (plan.prefetch ? "prefetch = stage" : "chunk_stage")
+               << ", which needs inputs of one element type";
       if (plan.dynamicSharedBytes() > maxDynamicSharedBytes(plan.sm()))
         return map.emitOpError()
                << "#rowred.plan's stage takes " << plan.dynamicSharedBytes()

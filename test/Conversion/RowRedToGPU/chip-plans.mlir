@@ -6,7 +6,7 @@
 // clusters, the online kernel), and their kernels ask ptxas for one block
 // per SM (min_blocks_per_sm = 1) instead of sm_90's bounds, so that it
 // gives them the registers they need. softmax's own kernels keep sm_90's
-// shapes. On sm_120 cross-entropy's gradient, which compares the labels
+// shapes, and so do the rows staged whole (layer_norm's bf16 32768). On sm_120 cross-entropy's gradient, which compares the labels
 // with every element, takes slices of at most 8192 (256 threads of 32
 // elements). ptxas checks the kernels in test/Pipelines/family-chips.test.
 
@@ -21,13 +21,12 @@
 // SM90-32768-LABEL: func.func @log_softmax_f32
 // SM90-32768: rowred.plan = #rowred.plan<strategy = fused, block = 32768, warps = 32,
 // SM90-32768-LABEL: func.func @layer_norm_bf16
-// SM90-32768: rowred.plan = #rowred.plan<strategy = cluster, block = 8192, warps = 16, cluster = 4,
-// SM90-32768-SAME: stage_elements = 8192>}
+// SM90-32768: rowred.plan = #rowred.plan<strategy = online, block = 4096, warps = 16, vector = 8, reread = true, prefetch = stage, max_cols = 32768, stage_elements = 32768, grid = rows>}
 
 // SM100-32768-LABEL: func.func @log_softmax_f32
 // SM100-32768: rowred.plan = #rowred.plan<strategy = cluster, chip = "sm_100", block = 16384, warps = 16, cluster = 2, {{.*}}min_blocks_per_sm = 1>
 // SM100-32768-LABEL: func.func @layer_norm_bf16
-// SM100-32768: rowred.plan = #rowred.plan<strategy = cluster, chip = "sm_100", block = 8192, warps = 16, cluster = 4, {{.*}}min_blocks_per_sm = 1>
+// SM100-32768: rowred.plan = #rowred.plan<strategy = online, chip = "sm_100", block = 4096, warps = 16, {{.*}}prefetch = stage, {{.*}}min_blocks_per_sm = 1>
 
 // 16-bit rows of 65536 are cut into chunks; launches of a few rows take a
 // cluster of 8 slices (few_rows_plan), whose log-softmax asks for one block

@@ -52,7 +52,7 @@
 // SOFTMAX: rowred.plan = #rowred.plan<strategy = online, block = 8192, warps = 16, vector = 4, reread = true, cache_hints = true>
 
 // The running pair's memory paths do not apply to streamed tiles.
-// PREFETCH: error: 'rowred.map' op prefetch = registers fetches the online kernel's next tile for its running pair; with reread it streams plain tiles (prefetch = none)
+// PREFETCH: error: 'rowred.map' op prefetch = registers fetches the online kernel's next tile for its running pair; with reread it streams plain tiles (prefetch = none) or stages its share of each input (prefetch = stage)
 // KEPT: error: 'rowred.map' op kept_elements keeps tiles of the online kernel's running pair between its passes; with reread it keeps none
 
 func.func @rms_norm(%x: memref<?x?xf32>, %w: memref<?xf32>, %y: memref<?x?xf32>) {

@@ -58,10 +58,10 @@ verifyPaths(function_ref<InFlightDiagnostic(StringRef)> fail, Strategy strategy,
     return fail("reread") << "applies to the fused, cluster and online "
                              "strategies only";
   // An online kernel that re-reads its row per reduce level streams plain
-  // tiles: none of the running pair's memory paths (its L2 eviction hints
-  // aside).
-  if (online && reread && (prefetch != Prefetch::none || keptElements > 0))
-    return fail(prefetch != Prefetch::none ? "prefetch" : "kept_elements")
+  // tiles, or stages its share of the row whole (prefetch = stage): none of
+  // the running pair's other memory paths (its L2 eviction hints aside).
+  if (online && reread && (prefetch == Prefetch::registers || keptElements > 0))
+    return fail(keptElements > 0 ? "kept_elements" : "prefetch")
            << "applies to the online kernel's running (max, sum) pair, not "
               "with reread";
   if (cacheHints && !online)

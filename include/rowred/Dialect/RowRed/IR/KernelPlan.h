@@ -116,9 +116,11 @@ struct KernelPlan {
   /// Chunks: elements of each chunk after its blockElements in registers,
   /// bulk-copied into the stage (chunk_stage); 0 for none.
   int64_t chunkStaged = 0;
-  /// Chunks: the 2-D inputs whose staged elements the stage holds, side by
-  /// side (chunkStageInputs of the group; not in the attribute).
-  int64_t chunkStagedInputs = 1;
+  /// The 2-D inputs whose staged elements the stage holds, side by side, in
+  /// slots of chunkStaged (chunks) or stageElements (the online kernel's
+  /// streamed passes) elements: stageSlots of the group, not in the
+  /// attribute; 1 elsewhere.
+  int64_t stageInputs = 1;
   /// The launcher starts one program (block, cluster) per row group instead
   /// of the persistent grid of the programs resident at once (grid = rows); the
   /// kernel still loops over rows, so any grid computes the same result.
@@ -247,14 +249,16 @@ struct KernelPlan {
            (alternatesSlots() ? 2 : 1);
   }
   /// Bytes of dynamic shared memory the launcher must provide: the prefetch
-  /// stage of stageElements input elements, or the online kernel's kept
-  /// tiles (keptElements), twice with bulkKeep (two buffers).
+  /// stage of stageElements input elements (a slot of them per staged input),
+  /// or the online kernel's kept tiles (keptElements), twice with bulkKeep
+  /// (two buffers).
   int64_t dynamicSharedBytes() const {
     if (strategy == Strategy::chunks)
-      return hasStage() ? chunkStagedInputs * chunkStaged *
+      return hasStage() ? stageInputs * chunkStaged *
                               inType.getIntOrFloatBitWidth() / 8
                         : 0;
-    return (prefetch ? stageElements : keptElements * (bulkKeep ? 2 : 1)) *
+    return (prefetch ? stageInputs * stageElements
+                     : keptElements * (bulkKeep ? 2 : 1)) *
            inType.getIntOrFloatBitWidth() / 8;
   }
   /// Whether the kernel has a stage in dynamic shared memory (for chunks,
