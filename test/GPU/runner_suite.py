@@ -88,6 +88,8 @@ SANITIZED_FAMILY = (
     "rms_norm_f32_auto_kernel0.json",
     "softmax_backward_bf16_auto_n262144_kernel0.json",
     "softmax_backward_bf16_auto_n32768_kernel0.json",
+    "softmax_backward_bf16_auto_n10000_kernel0.json",
+    "rms_norm_bf16_online_n20480_reread1_pfstage_w8_kernel0.json",
     "log_softmax_backward_f32_online_kernel0.json",
     "softmax_safe_f32_auto_n4096_kernel0.json",
 )
