@@ -215,12 +215,18 @@ private:
   SmallVector<Value> loadRowAhead(Value row, int64_t vec);
 
   /// Starts copying this thread's chunks of row `row` (i64) of the input
-  /// into the stage when the row exists, as one cp.async group (one per tile
-  /// of the online kernel, which copies its whole share of the row). Each
-  /// thread copies exactly the chunks it later reads back, so a
-  /// cp.async.wait_group of its own is all the synchronization the stage
-  /// needs.
+  /// into the stage when the row exists, as one cp.async group (the online
+  /// kernel copies its whole share of the row). Each thread copies exactly
+  /// the chunks it later reads back, so a cp.async.wait_group of its own is
+  /// all the synchronization the stage needs.
   void prefetchRow(Value row);
+
+  /// Emits `body(xRow)` under `row < rows`, with the input's row `row`.
+  void ifRowExists(Value row, function_ref<void(Value)> body);
+
+  /// copyChunksToStage for each tile of [from, to), without a commit.
+  void copyTilesToStage(ArrayRef<Value> rowPtrs, Value from, Value to,
+                        Value stageStart, Value end);
 
   /// Starts copying this thread's chunks of the block at column `start` of
   /// row `row` (i64) into the stage when the row exists, as one cp.async
@@ -235,13 +241,11 @@ private:
   void copyChunksToStage(ArrayRef<Value> rowPtrs, Value start, Value stageStart,
                          Value end);
 
-  /// The rows of the current row the stage holds, by slot: the 2-D inputs,
-  /// null for those only the map reads (but the first, which every kernel
-  /// loads through its first operand's path).
+  /// The current row's 2-D inputs by slot of the stage (null: one only the
+  /// map reads, but the first, which every kernel loads).
   SmallVector<Value> stagedRowPointers(Value xRow);
 
-  /// Elements of each input's slot of the stage: a chunk's staged part, or
-  /// the online kernel's share.
+  /// Elements of an input's slot: a chunk's staged part, or a share.
   int64_t stageSlotElements() const;
 
   /// The address of input element `local` (i32) of the stage.
@@ -633,7 +637,8 @@ private:
 
   /// With keep_ahead, starts copying this thread's chunks of the kept tiles
   /// of row `row` (i64) into the stage, a cp.async group per tile: the
-  /// first row's, before the row loop.
+  /// first row's, before the row loop (as one group, bf16 1024 x 131072 on
+  /// one block per row ran 2.5% slower on the H200).
   void copyKeptTiles(Value row, Value lo, Value hi);
 
   /// The online kernel's tile at column `start` of the row at `xRow`, or

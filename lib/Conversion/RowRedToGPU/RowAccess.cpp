@@ -301,24 +301,33 @@ void KernelEmitter::prefetchRow(Value row) {
   if (plan.strategy != Strategy::online)
     return copyToStage(row, sliceStart, Value());
   auto [lo, hi] = onlineShare();
-  auto loop = scf::ForOp::create(b, lo, hi, constI32(plan.blockElements));
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(loop.getBody()->getTerminator());
-  copyToStage(row, loop.getInductionVar(), lo);
+  ifRowExists(row, [&](Value xRow) { copyTilesToStage(xRow, lo, hi, lo, hi); });
+  NVVM::CpAsyncCommitGroupOp::create(b);
 }
 
 void KernelEmitter::copyToStage(Value row, Value start, Value stageStart,
                                 Value end) {
+  ifRowExists(row, [&](Value xRow) {
+    copyChunksToStage(xRow, start, stageStart, end);
+  });
+  NVVM::CpAsyncCommitGroupOp::create(b);
+}
+
+void KernelEmitter::ifRowExists(Value row, function_ref<void(Value)> body) {
   auto ifOp = scf::IfOp::create(
       b, arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, rows),
       /*withElseRegion=*/false);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    copyChunksToStage(rowPointer(x, plan.inType, row, xStride), start,
-                      stageStart, end);
-  }
-  NVVM::CpAsyncCommitGroupOp::create(b);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  body(rowPointer(x, plan.inType, row, xStride));
+}
+
+void KernelEmitter::copyTilesToStage(ArrayRef<Value> rowPtrs, Value from,
+                                     Value to, Value stageStart, Value end) {
+  auto loop = scf::ForOp::create(b, from, to, constI32(plan.blockElements));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(loop.getBody()->getTerminator());
+  copyChunksToStage(rowPtrs, loop.getInductionVar(), stageStart, end);
 }
 
 void KernelEmitter::copyChunksToStage(ArrayRef<Value> rowPtrs, Value start,
@@ -352,12 +361,7 @@ void KernelEmitter::copyChunksToStage(ArrayRef<Value> rowPtrs, Value start,
 }
 
 void KernelEmitter::stageShare(ArrayRef<Value> rowPtrs, Value lo, Value hi) {
-  auto loop = scf::ForOp::create(b, lo, hi, constI32(plan.blockElements));
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(loop.getBody()->getTerminator());
-    copyChunksToStage(rowPtrs, loop.getInductionVar(), lo, hi);
-  }
+  copyTilesToStage(rowPtrs, lo, hi, lo, hi);
   NVVM::CpAsyncCommitGroupOp::create(b);
 }
 
