@@ -173,11 +173,11 @@ LogicalResult Planner::checkShapeOptions() {
   // bytes there on bf16 50257 and keeps its chunks. Groups without the
   // running pair stage each 2-D input for their streamed passes, where
   // they write rows and read no per-row input or gather (not measured).
-  bool streamedStage = !canPair && !group.outputs.empty() &&
-                       group.rowInputs.empty() && group.gathers.empty() &&
-                       stageSlots(group) > 0;
+  bool mayStageStreamed = !canPair && !group.outputs.empty() &&
+                          group.rowInputs.empty() && group.gathers.empty() &&
+                          stageSlots(group) > 0;
   stagedRow =
-      opts.strategy == "auto" && (canOnline || streamedStage) &&
+      opts.strategy == "auto" && (canOnline || mayStageStreamed) &&
       autoStagedRow(opts, plan, rowLengthKey(), sm,
                     group.hasOneRowOperand() && group.rowInputs.empty());
   return success();
