@@ -225,10 +225,11 @@ FAMILY = [
     ("log_softmax_backward", "f16", "fused", "cols=12288"),
     # Staged streamed rows: each 2-D input's share of the row copied whole
     # into its slot of the stage, every pass reading it there: the
-    # backwards (a partial last tile at 10000), rms_norm with its rstd, the
-    # residual form (two inputs, two outputs) and layer_norm; asked for, on
-    # the persistent grid and over a cluster of 2.
+    # backwards (a partial last tile at 10000; f32 slots of 80 KiB), rms_norm
+    # with its rstd, the residual form (two inputs, two outputs) and
+    # layer_norm; asked for, on the persistent grid and over a cluster of 2.
     ("softmax_backward", "bf16", "auto", "cols=10000"),
+    ("softmax_backward", "f32", "auto", "cols=20480"),
     ("log_softmax_backward", "f16", "auto", "cols=12288"),
     ("rms_norm_stats", "f32", "auto", "cols=16384"),
     ("rms_norm_residual", "bf16", "auto", "cols=12288"),

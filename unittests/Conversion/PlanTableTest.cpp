@@ -215,7 +215,8 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   EXPECT_FALSE(online(f32, 16411, false));
   EXPECT_FALSE(table.takesRowLength(Strategy::online, {bf16, 12288, true}));
   // Staged streamed rows, by what the kernel holds and reduces: the
-  // backwards (two held, one reduce) on 16-bit rows of 8193 to 24576,
+  // backwards (two held, one reduce) on 16-bit rows of 8193 to 24576 and
+  // f32 rows of 16385 to 24576,
   // rms_norm (one held, one reduce) on 16-bit rows of 8193 to 12288 and
   // 16385 to 57344 and f32 rows of 12289 to 24576, layer_norm (three
   // reduces) on 16-bit rows of 24577 to 57344; aligned rows only.
@@ -229,6 +230,10 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   EXPECT_FALSE(streamed(bf16, 8192, 2, 1));
   EXPECT_FALSE(streamed(bf16, 32768, 2, 1));
   EXPECT_FALSE(streamed(f32, 12288, 2, 1));
+  EXPECT_FALSE(streamed(f32, 16384, 2, 1));
+  EXPECT_TRUE(streamed(f32, 16385, 2, 1));
+  EXPECT_TRUE(streamed(f32, 24576, 2, 1));
+  EXPECT_FALSE(streamed(f32, 24577, 2, 1));
   EXPECT_FALSE(streamed(bf16, 10001, 2, 1, /*aligned=*/false));
   EXPECT_TRUE(streamed(bf16, 12288, 1, 1));
   EXPECT_FALSE(streamed(bf16, 14336, 1, 1));
