@@ -93,6 +93,9 @@ def RowRed_PlanAttr : AttrDef<RowRed_Dialect, "Plan"> {
       rows of any length.
     * `prefetch` [`none`]: the next row (or tile) fetched into the `stage`
       in shared memory or into `registers` while the current one is reduced.
+      With `reread` (online), `stage` holds the block's share of the row
+      itself, a slot of `stage_elements` per 2-D input, copied in before
+      the first pass: every pass reads shared memory.
     * `pair_reduce` [false]: one (max, sum) exchange per row.
     * `max_cols` [0]: the longest row the kernel handles (0: any).
     * `stage_elements` [0], `kept_elements` [0]: elements of the prefetch
