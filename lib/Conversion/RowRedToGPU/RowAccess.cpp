@@ -17,8 +17,8 @@ Chunk KernelEmitter::loadChunk(Value rowPtr, Value col, Value valid,
   Chunk chunk =
       unpackChunk(col, valid, loadRaw(rowPtr, col, valid, vec, addrCol));
   if (!extraRows.empty()) {
-    assert((rowPtr != stage || plan.stageInputs > 1 ||
-            plan.strategy == Strategy::chunks) &&
+    assert((rowPtr != stage || plan.strategy == Strategy::chunks ||
+            plan.streamsLevels()) &&
            "only chunks and staged streamed rows stage several operands");
     loadExtra(chunk, valid, vec, rowPtr == stage ? addrCol : Value());
   }

@@ -530,10 +530,11 @@ scf::ForOp KernelEmitter::emitTileLoop(
 
 void KernelEmitter::emitRowPasses(Value xRow, Value yRow, int64_t vec) {
   TileWalk walk = rowPassWalk(vec);
-  // A staged row (prefetch = stage, the vector path) first copies its share
-  // of each input into the stage; every pass then reads it there. Each
-  // thread reads back the vectors it copied.
-  bool staged = plan.prefetch && vec > 1;
+  // A staged streamed row (prefetch = stage, the vector path) first copies
+  // its share of each input into the stage; every pass then reads it
+  // there. Each thread reads back the vectors it copied. (The re-reading
+  // scalar path of fused and cluster kernels, vec = 1, reads global memory.)
+  bool staged = plan.streamsLevels() && plan.prefetch && vec > 1;
   if (staged) {
     stageShare(stagedRowPointers(xRow), walk.lower, walk.upper);
     NVVM::CpAsyncWaitGroupOp::create(b, 0);
