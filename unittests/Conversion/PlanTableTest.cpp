@@ -109,20 +109,20 @@ TEST(PlanTableTest, CompiledTableHoldsTheMeasuredShapes) {
     return onlineShape(type, cluster, sm).warps;
   };
   Type f16 = Float16Type::get(&context);
-  // Rows only reduced, a block per row: 8 warps of 32 elements each (f32
-  // and bf16; f16 was not measured). Kernels writing rows and clusters keep
-  // their warps and derived tiles.
-  for (Type type : {f32, bf16}) {
-    EXPECT_EQ(onlineShape(type, 1, 90, /*writesRows=*/false).warps, 8);
+  // Rows only reduced, a block per row: 32 elements per thread, f32 on 8
+  // warps and 16-bit rows on 4. Kernels writing rows and clusters keep their
+  // warps and derived tiles (f16 over clusters on 16 warps).
+  for (Type type : {f32, bf16, f16}) {
+    EXPECT_EQ(onlineShape(type, 1, 90, /*writesRows=*/false).warps,
+              type == f32 ? 8 : 4);
     EXPECT_EQ(onlineShape(type, 1, 90, /*writesRows=*/false).elementsPerThread,
               32);
     EXPECT_EQ(onlineShape(type, 1, 90).elementsPerThread, 0);
-    EXPECT_EQ(onlineShape(type, 16, 90, /*writesRows=*/false).warps, 32);
+    EXPECT_EQ(onlineShape(type, 16, 90, /*writesRows=*/false).warps,
+              type == f16 ? 16 : 32);
   }
   EXPECT_EQ(onlineShape(f32, 1, 90).warps, 32);
   EXPECT_EQ(onlineShape(bf16, 1, 90).warps, 16);
-  EXPECT_EQ(onlineShape(f16, 1, 90, /*writesRows=*/false).warps, 16);
-  EXPECT_EQ(onlineShape(f16, 1, 90, /*writesRows=*/false).elementsPerThread, 0);
   EXPECT_EQ(onlineWarps(f32, 16, 90), 32);
   EXPECT_EQ(onlineWarps(f32, 16, 120), 16);
   EXPECT_EQ(onlineWarps(f32, 1, 120), 32);

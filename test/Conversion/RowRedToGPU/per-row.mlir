@@ -35,7 +35,7 @@
 // N131072: rowred.plan = #rowred.plan<strategy = online, block = 8192, warps = 8, vector = 4, reverse_second_pass = false, prefetch = registers, stage_elements = 131072>
 // N131072-LABEL: func.func @cross_entropy
 // N131072: few_rows_plan = #rowred.plan<strategy = cluster, {{.*}}, cluster = 16, {{.*}}, max_rows = 48>
-// N131072: rowred.plan = #rowred.plan<strategy = online, block = 8192, warps = 8, vector = 8, reverse_second_pass = false, prefetch = registers, stage_elements = 131072>
+// N131072: rowred.plan = #rowred.plan<strategy = online, block = 4096, warps = 4, vector = 8, reverse_second_pass = false, prefetch = registers, stage_elements = 131072>
 
 // Cross-entropy's gradient: a map of rows that reads the labels and a scale
 // per row, on the same strategies, without the register bounds measured on
@@ -50,20 +50,21 @@
 // N131072-LABEL: func.func @cross_entropy_grad
 // N131072: rowred.plan = #rowred.plan<strategy = chunks, block = 4096, warps = 4, vector = 8, chunk_stage = 12288, min_blocks_per_sm = 6>
 
-// Rows only reduced stream on 8 warps in tiles of 32 elements per thread
-// (PlanTable.json's online_warps, `writes_rows: false`), whatever their
-// length; the gradient, which writes rows, keeps the online kernel's 16.
+// Rows only reduced stream in tiles of 32 elements per thread, f32 on 8
+// warps and 16-bit on 4 (PlanTable.json's online_warps, `writes_rows:
+// false`), whatever their length; the gradient, which writes rows, keeps
+// the online kernel's 16.
 // ONLINE-LABEL: func.func @logsumexp
 // ONLINE: rowred.plan = #rowred.plan<strategy = online, block = 8192, warps = 8, vector = 4, reverse_second_pass = false, prefetch = registers, stage_elements = 131072>
 // ONLINE-LABEL: func.func @cross_entropy
-// ONLINE: rowred.plan = #rowred.plan<strategy = online, block = 8192, warps = 8, vector = 8, reverse_second_pass = false, prefetch = registers, stage_elements = 131072>
+// ONLINE: rowred.plan = #rowred.plan<strategy = online, block = 4096, warps = 4, vector = 8, reverse_second_pass = false, prefetch = registers, stage_elements = 131072>
 // ONLINE-LABEL: func.func @cross_entropy_grad
 // ONLINE: rowred.plan = #rowred.plan<strategy = online, block = 16384, warps = 16, vector = 8, reverse_second_pass = false, prefetch = registers, stage_elements = 131072>
 // Rows of any length alike.
 // ANY-LABEL: func.func @logsumexp
 // ANY: rowred.plan = #rowred.plan<strategy = online, block = 8192, warps = 8, vector = 4, reverse_second_pass = false, prefetch = registers>
 // ANY-LABEL: func.func @cross_entropy
-// ANY: rowred.plan = #rowred.plan<strategy = online, block = 8192, warps = 8, vector = 8, reverse_second_pass = false, prefetch = registers>
+// ANY: rowred.plan = #rowred.plan<strategy = online, block = 4096, warps = 4, vector = 8, reverse_second_pass = false, prefetch = registers>
 // ANY-LABEL: func.func @cross_entropy_grad
 // ANY: rowred.plan = #rowred.plan<strategy = online, block = 16384, warps = 16, vector = 8,
 
