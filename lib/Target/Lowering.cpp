@@ -7,6 +7,7 @@
 #include "rowred/Target/Lowering.h"
 #include "rowred/Conversion/Passes.h"
 #include "rowred/Dialect/RowRed/IR/KernelPlan.h"
+#include "rowred/Target/Passes.h"
 
 #include "mlir/Conversion/ConvertToLLVM/ToLLVMPass.h"
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
@@ -43,6 +44,7 @@ void mlir::rowred::buildRowRedLoweringPipeline(OpPassManager &pm,
   kernels.addPass(createConvertToLLVMPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());
   kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createRowRedContractFloatOps());
 
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = "isa";

@@ -75,4 +75,28 @@ def RowRedFitRegisters : Pass<"rowred-fit-registers", "::mlir::ModuleOp"> {
   ];
 }
 
+def RowRedContractFloatOps
+    : Pass<"rowred-contract-float-ops", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Allow the kernels' float multiplies and adds to fuse";
+  let description = [{
+    Adds the `contract` fast-math flag to every LLVM dialect operation of the
+    GPU module that carries fast-math flags (`llvm.fmul`, `llvm.fadd`,
+    `llvm.fsub`, ...), so that the NVPTX backend fuses a multiply and the add
+    of its result into one `fma.rn.f32`, as `clang -ffp-contract=fast` and
+    Triton do. Without the flag the backend writes `mul.rn.f32` and
+    `add.rn.f32`, whose rounding modifiers keep ptxas from fusing them too.
+    An `fma` rounds once where the pair rounds twice: results stay within the
+    float64 checks' bounds, and a kernel issues fewer instructions per element
+    (layer_norm's variance `q += e * e`, its map `(e - d) * r * w + b`).
+
+    ```mlir
+    %p = llvm.fmul %a, %b : f32
+    %s = llvm.fadd %p, %c : f32
+    // becomes
+    %p = llvm.fmul %a, %b {fastmathFlags = #llvm.fastmath<contract>} : f32
+    %s = llvm.fadd %p, %c {fastmathFlags = #llvm.fastmath<contract>} : f32
+    ```
+  }];
+}
+
 #endif // ROWRED_TARGET_PASSES
