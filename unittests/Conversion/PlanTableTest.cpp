@@ -219,7 +219,8 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   // f32 rows of 16385 to 24576,
   // rms_norm (one held, one reduce) on 16-bit rows of 8193 to 12288 and
   // 16385 to 57344 and f32 rows of 12289 to 24576, layer_norm (three
-  // reduces) on 16-bit rows of 24577 to 57344; aligned rows only.
+  // reduces) on 16-bit rows of 8193 to 10240 and 16385 to 20480 on 8 warps
+  // and of 24577 to 57344 on the streamed tiles'; aligned rows only.
   auto streamed = [&](Type type, int64_t cols, int64_t held, int64_t reduces,
                       bool aligned = true) {
     return table.takesRowLength(Strategy::online,
@@ -245,10 +246,23 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   EXPECT_TRUE(streamed(f32, 12289, 1, 1));
   EXPECT_TRUE(streamed(f32, 24576, 1, 1));
   EXPECT_FALSE(streamed(f32, 24577, 1, 1));
+  auto streamedWarps = [&](Type type, int64_t cols, int64_t reduces) {
+    return table.rowLengthOf(Strategy::online, {type, cols, true, 1, reduces})
+        ->warps;
+  };
+  EXPECT_FALSE(streamed(bf16, 8192, 1, 3));
+  EXPECT_EQ(streamedWarps(bf16, 8193, 3), 8);
+  EXPECT_EQ(streamedWarps(f16, 10240, 3), 8);
+  EXPECT_FALSE(streamed(bf16, 10241, 1, 3));
+  EXPECT_FALSE(streamed(bf16, 16384, 1, 3));
+  EXPECT_EQ(streamedWarps(bf16, 16385, 3), 8);
+  EXPECT_EQ(streamedWarps(bf16, 20480, 3), 8);
   EXPECT_FALSE(streamed(bf16, 24576, 1, 3));
-  EXPECT_TRUE(streamed(bf16, 24577, 1, 3));
+  EXPECT_EQ(streamedWarps(bf16, 24577, 3), 0);
   EXPECT_TRUE(streamed(bf16, 57344, 1, 3));
+  EXPECT_FALSE(streamed(f32, 10000, 1, 3));
   EXPECT_FALSE(streamed(f32, 32768, 1, 3));
+  EXPECT_EQ(streamedWarps(bf16, 12288, 1), 0);
   // Clusters for f32 rows of 12289 to 16384 holding two operands through
   // their reductions (the backwards' y and dy), not one or an unknown number.
   auto cluster = [&](Type type, int64_t cols, int64_t held) {
@@ -507,6 +521,17 @@ TEST(PlanTableTest, TableErrors) {
                                   R"("row_lengths": [{"strategy": "cluster",
                                          "cluster": 6}])"),
                    "cluster names the 2, 4, 8 or 16 blocks");
+  // Only online rows without clusters name their block's warps.
+  expectParseError(tableReplacing(R"("row_lengths": [])",
+                                  R"("row_lengths": [{"strategy": "fused",
+                                         "warps": 8}])"),
+                   "warps names the 1 to 32 warps (a power of two or three "
+                   "times one) of an online row's block, without clusters "
+                   "at plan table.row_lengths[0]");
+  expectParseError(tableReplacing(R"("row_lengths": [])",
+                                  R"("row_lengths": [{"strategy": "online",
+                                         "warps": 10}])"),
+                   "warps names the 1 to 32 warps");
   // Whether a kernel writes rows is a key of online_warps alone; a staged
   // row's warps name nothing else.
   expectParseError(tableWith(R"([{"writes_rows": false, "warps": 8}])"),

@@ -180,6 +180,9 @@ LogicalResult Planner::checkShapeOptions() {
       opts.strategy == "auto" && (canOnline || mayStageStreamed) &&
       autoStagedRow(opts, plan, rowLengthKey(), sm,
                     group.hasOneRowOperand() && group.rowInputs.empty());
+  if (stagedRow)
+    lengthWarps =
+        PlanTable::get().rowLengthOf(Strategy::online, rowLengthKey())->warps;
   return success();
 }
 

@@ -325,6 +325,7 @@ LogicalResult Planner::shapeOnline() {
                                              !group.outputs.empty());
   const StreamedTileRule &streamed = PlanTable::get().streamedTiles;
   plan.numWarps = opts.numWarps   ? opts.numWarps
+                  : lengthWarps   ? lengthWarps
                   : streamsRows() ? streamed.warps
                   : stagedRow     ? stagedRowWarps(cols)
                                   : shape.warps;

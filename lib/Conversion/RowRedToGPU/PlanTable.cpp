@@ -312,12 +312,13 @@ static bool fromJSON(const json::Value &value, PrefetchRow &out,
 }
 
 /// A row_lengths row (its kernel matched by `held`, `reduces` and
-/// `writes_rows` as well; `cluster`: the blocks of its clusters), or the row
-/// lengths of a row of a section whose own keys are `extra` instead.
-static bool fromJSON(const json::Value &value, RowLengthRow &out,
-                     json::Path path,
-                     ArrayRef<StringRef> extra = {"held", "reduces",
-                                                  "writes_rows", "cluster"}) {
+/// `writes_rows` as well; `cluster`: the blocks of its clusters; `warps`:
+/// those of a staged row's block), or the row lengths of a row of a section
+/// whose own keys are `extra` instead.
+static bool
+fromJSON(const json::Value &value, RowLengthRow &out, json::Path path,
+         ArrayRef<StringRef> extra = {"held", "reduces", "writes_rows",
+                                      "cluster", "warps"}) {
   SmallVector<StringRef> keys = {"strategy", "types", "aligned", "min_cols",
                                  "max_cols"};
   llvm::append_range(keys, extra);
@@ -336,8 +337,16 @@ static bool fromJSON(const json::Value &value, RowLengthRow &out,
                    /*optional=*/true) ||
       !mapper.mapOptional("writes_rows", out.writesRows) ||
       !mapPositive(mapper, value, "cluster", out.cluster, path,
+                   /*optional=*/true) ||
+      !mapPositive(mapper, value, "warps", out.warps, path,
                    /*optional=*/true))
     return false;
+  if (out.warps && (out.strategy != Strategy::online || out.cluster ||
+                    out.warps > 32 || !isBlockShape(out.warps))) {
+    path.report("warps names the 1 to 32 warps (a power of two or three "
+                "times one) of an online row's block, without clusters");
+    return false;
+  }
   if (out.cluster &&
       (out.strategy == Strategy::fused || out.strategy == Strategy::chunks ||
        !llvm::isPowerOf2_64(out.cluster) || out.cluster > 16)) {

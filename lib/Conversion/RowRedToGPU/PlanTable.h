@@ -160,6 +160,9 @@ struct RowLengthRow {
   /// Blocks of the clusters of a row of the cluster or online strategy (0:
   /// derived from the row).
   int64_t cluster = 0;
+  /// Warps of the block of a row the online strategy stages whole (0: the
+  /// table's staged_row_warps, or streamed_tiles' for streamed passes).
+  int64_t warps = 0;
 
   /// Whether the kernel of `key` is among the row's.
   bool matches(const RowLengthKey &key) const;

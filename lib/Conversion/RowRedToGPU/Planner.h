@@ -156,6 +156,9 @@ private:
   int64_t maxBlockThreads = 1024;
   /// Whether auto stages a row whole on a block of its own (autoStagedRow).
   bool stagedRow = false;
+  /// The warps that the table's row_lengths give that block (0: the table's
+  /// staged_row_warps or streamed_tiles).
+  int64_t lengthWarps = 0;
   /// The cluster that the table's row_lengths give the row (0: none).
   int64_t lengthCluster = 0;
   /// The cluster the request or the table's row_lengths name (0: derived).

@@ -12,6 +12,8 @@
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=5120 chip=sm_90" | FileCheck %s --check-prefix=N6144
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=12288 chip=sm_90" | FileCheck %s --check-prefix=N12288
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=16384 chip=sm_90" | FileCheck %s --check-prefix=N16384
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=10000 chip=sm_90" | FileCheck %s --check-prefix=N10000
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=20480 chip=sm_90" | FileCheck %s --check-prefix=N20480
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=16383 chip=sm_90" | FileCheck %s --check-prefix=N16383
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=32768 chip=sm_90" | FileCheck %s --check-prefix=N32768
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=131072 chip=sm_90" | FileCheck %s --check-prefix=N131072
@@ -73,6 +75,14 @@
 // N12288: rowred.plan = #rowred.plan<strategy = fused, block = 12288, warps = 24, vector = 4, reread = true, max_cols = 12288, stage_elements = 12288, grid = rows, min_blocks_per_sm = 2>
 // N12288-LABEL: func.func @layer_norm
 // N12288: rowred.plan = #rowred.plan<strategy = fused, block = 12288, warps = 12, vector = 8, reread = true,
+// The bf16 layer_norm's rows that a fused block (10000 in 12288) or a
+// cluster (20480 in two blocks of 12288) would pad by a sixth or more are
+// staged streamed rows on 256 threads (the table's row_lengths name their
+// warps).
+// N10000-LABEL: func.func @layer_norm
+// N10000: rowred.plan = #rowred.plan<strategy = online, block = 2048, warps = 8, vector = 8, reread = true, prefetch = stage, max_cols = 10240, stage_elements = 10240, grid = rows>
+// N20480-LABEL: func.func @layer_norm
+// N20480: rowred.plan = #rowred.plan<strategy = online, block = 2048, warps = 8, vector = 8, reread = true, prefetch = stage, max_cols = 20480, stage_elements = 20480, grid = rows>
 // N12288-LABEL: func.func @softmax_backward
 // N12288: rowred.plan = #rowred.plan<strategy = fused, block = 12288, warps = 32, vector = 4, reread = true,
 // N12288-LABEL: func.func @log_softmax_backward_bf16
