@@ -497,40 +497,33 @@ TEST(PlanTableTest, TableErrors) {
   expectParseError(tableReplacing(R"([{"warps": 16}])",
                                   R"([{"types": "f32", "warps": 16}])"),
                    "at plan table.online_warps");
-  expectParseError(tableReplacing(R"("row_lengths": [])",
-                                  R"("row_lengths": [{"strategy": "chunks",
-                                         "min_cols": 65536,
-                                         "max_cols": 4096}])"),
+  // A table whose row_lengths hold `row` alone.
+  auto withRowLength = [](StringRef row) {
+    return tableReplacing(R"("row_lengths": [])",
+                          (R"("row_lengths": [)" + row + "]").str());
+  };
+  expectParseError(withRowLength(R"({"strategy": "chunks", "min_cols": 65536,
+                                     "max_cols": 4096})"),
                    "min_cols is over max_cols at plan table.row_lengths[0]");
   expectParseError(
       tableReplacing(R"("row_lengths": [])",
                      R"("row_lengths": [], "few_rows": [{"strategy": "cluster",
                                            "cluster": 16, "rows": 16}])"),
       "unknown field at plan table.few_rows[0]");
-  expectParseError(tableReplacing(R"("row_lengths": [])",
-                                  R"("row_lengths": [{"strategy": "chunks",
-                                         "reduces": 0}])"),
+  expectParseError(withRowLength(R"({"strategy": "chunks", "reduces": 0})"),
                    "at plan table.row_lengths[0].reduces");
   // Only clusters name their blocks.
-  expectParseError(tableReplacing(R"("row_lengths": [])",
-                                  R"("row_lengths": [{"strategy": "chunks",
-                                         "cluster": 8}])"),
+  expectParseError(withRowLength(R"({"strategy": "chunks", "cluster": 8})"),
                    "cluster names the 2, 4, 8 or 16 blocks of a cluster or "
                    "online row's clusters at plan table.row_lengths[0]");
-  expectParseError(tableReplacing(R"("row_lengths": [])",
-                                  R"("row_lengths": [{"strategy": "cluster",
-                                         "cluster": 6}])"),
+  expectParseError(withRowLength(R"({"strategy": "cluster", "cluster": 6})"),
                    "cluster names the 2, 4, 8 or 16 blocks");
   // Only online rows without clusters name their block's warps.
-  expectParseError(tableReplacing(R"("row_lengths": [])",
-                                  R"("row_lengths": [{"strategy": "fused",
-                                         "warps": 8}])"),
+  expectParseError(withRowLength(R"({"strategy": "fused", "warps": 8})"),
                    "warps names the 1 to 32 warps (a power of two or three "
                    "times one) of an online row's block, without clusters "
                    "at plan table.row_lengths[0]");
-  expectParseError(tableReplacing(R"("row_lengths": [])",
-                                  R"("row_lengths": [{"strategy": "online",
-                                         "warps": 10}])"),
+  expectParseError(withRowLength(R"({"strategy": "online", "warps": 10})"),
                    "warps names the 1 to 32 warps");
   // Whether a kernel writes rows is a key of online_warps alone; a staged
   // row's warps name nothing else.
