@@ -300,7 +300,9 @@ SmallVector<Value> KernelEmitter::loadRowAhead(Value row, int64_t vec) {
 void KernelEmitter::prefetchRow(Value row) {
   if (plan.strategy != Strategy::online)
     return copyToStage(row, sliceStart, Value());
-  auto [lo, hi] = onlineShare();
+  // Not a structured binding: a lambda capturing one is C++20.
+  Value lo, hi;
+  std::tie(lo, hi) = onlineShare();
   ifRowExists(row, [&](Value xRow) { copyTilesToStage(xRow, lo, hi, lo, hi); });
   NVVM::CpAsyncCommitGroupOp::create(b);
 }
