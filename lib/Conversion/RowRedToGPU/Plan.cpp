@@ -176,13 +176,13 @@ LogicalResult Planner::checkShapeOptions() {
   bool mayStageStreamed = !canPair && !group.outputs.empty() &&
                           group.rowInputs.empty() && group.gathers.empty() &&
                           stageSlots(group) > 0;
-  stagedRow =
-      opts.strategy == "auto" && (canOnline || mayStageStreamed) &&
-      autoStagedRow(opts, plan, rowLengthKey(), sm,
-                    group.hasOneRowOperand() && group.rowInputs.empty());
-  if (stagedRow)
-    lengthWarps =
-        PlanTable::get().rowLengthOf(Strategy::online, rowLengthKey())->warps;
+  const RowLengthRow *staged =
+      opts.strategy == "auto" && (canOnline || mayStageStreamed)
+          ? autoStagedRow(opts, plan, rowLengthKey(), sm,
+                          group.hasOneRowOperand() && group.rowInputs.empty())
+          : nullptr;
+  stagedRow = staged != nullptr;
+  lengthWarps = staged ? staged->warps : 0;
   return success();
 }
 

@@ -342,7 +342,8 @@ bool mayGridPerRowGroup(const PlanOptions &opts, int64_t sm) {
           sm >= 90);
 }
 
-/// Whether auto runs a row of `cols` elements as a staged row: the online
+/// The row_lengths row by which auto runs a row of `cols` elements as a
+/// staged row, or null: the online
 /// kernel on one block per row (grid = rows) with the block's share of the
 /// row (of each 2-D input, for the streamed passes of other groups than
 /// softmax's pair) copied into shared memory by cp.async before its first
@@ -354,16 +355,18 @@ bool mayGridPerRowGroup(const PlanOptions &opts, int64_t sm) {
 /// (`peelable`: each row of its peeled path copies its own vectors into the
 /// stage), where one program per row group may run, with the request's
 /// fields that shape the kernel left to auto.
-bool autoStagedRow(const PlanOptions &opts, const KernelPlan &plan,
-                   const RowLengthKey &key, int64_t sm, bool peelable) {
-  return byteWidth(plan.inType) == byteWidth(plan.outType) &&
-         (key.aligned || peelable) &&
-         PlanTable::get().takesRowLength(Strategy::online, key) &&
-         !opts.prefetch && mayGridPerRowGroup(opts, sm) &&
-         opts.blockSize == 0 && opts.numWarps == 0 && opts.vectorWidth == 0 &&
-         opts.clusterSize == 0 && !opts.keptElements &&
-         (!opts.keepAhead || opts.keepAhead == KeepAhead::none) &&
-         opts.pairReduce != true;
+const RowLengthRow *autoStagedRow(const PlanOptions &opts,
+                                  const KernelPlan &plan,
+                                  const RowLengthKey &key, int64_t sm,
+                                  bool peelable) {
+  bool staged = byteWidth(plan.inType) == byteWidth(plan.outType) &&
+                (key.aligned || peelable) && !opts.prefetch &&
+                mayGridPerRowGroup(opts, sm) && opts.blockSize == 0 &&
+                opts.numWarps == 0 && opts.vectorWidth == 0 &&
+                opts.clusterSize == 0 && !opts.keptElements &&
+                (!opts.keepAhead || opts.keepAhead == KeepAhead::none) &&
+                opts.pairReduce != true;
+  return staged ? PlanTable::get().rowLengthOf(Strategy::online, key) : nullptr;
 }
 
 /// Warps auto gives a staged row (autoStagedRow) of `cols` elements: the

@@ -129,11 +129,14 @@ bool autoGridPerRowGroup(const KernelPlan &plan);
 /// Whether the options let the kernel run one program per row group.
 bool mayGridPerRowGroup(const PlanOptions &opts, int64_t sm);
 
-/// Whether auto runs a row of the kernel of `key` as a staged row
-/// (`peelable`: a kernel of one input and output of rows whose map reads no
-/// per-row input, which stages rows of any length).
-bool autoStagedRow(const PlanOptions &opts, const KernelPlan &plan,
-                   const RowLengthKey &key, int64_t sm, bool peelable);
+/// The table's row_lengths row by which auto runs a row of the kernel of
+/// `key` as a staged row, or null (`peelable`: a kernel of one input and
+/// output of rows whose map reads no per-row input, which stages rows of any
+/// length).
+const RowLengthRow *autoStagedRow(const PlanOptions &opts,
+                                  const KernelPlan &plan,
+                                  const RowLengthKey &key, int64_t sm,
+                                  bool peelable);
 
 /// Warps auto gives a staged row (autoStagedRow) of `cols` elements.
 int64_t stagedRowWarps(int64_t cols);
