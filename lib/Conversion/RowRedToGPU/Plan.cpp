@@ -141,8 +141,7 @@ LogicalResult Planner::resolveInputs() {
 }
 
 LogicalResult Planner::checkShapeOptions() {
-  if (opts.numWarps != 0 &&
-      (opts.numWarps > 32 || !isBlockShape(opts.numWarps)))
+  if (opts.numWarps != 0 && !isWarpCount(opts.numWarps))
     return map.emitOpError() << "warps must be from 1 to 32, a power of "
                                 "two or three times one, got "
                              << opts.numWarps;

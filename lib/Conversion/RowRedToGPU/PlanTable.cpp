@@ -342,7 +342,7 @@ fromJSON(const json::Value &value, RowLengthRow &out, json::Path path,
                    /*optional=*/true))
     return false;
   if (out.warps && (out.strategy != Strategy::online || out.cluster ||
-                    out.warps > 32 || !isBlockShape(out.warps))) {
+                    !isWarpCount(out.warps))) {
     path.report("warps names the 1 to 32 warps (a power of two or three "
                 "times one) of an online row's block, without clusters");
     return false;

@@ -24,6 +24,8 @@ bool mlir::rowred::isBlockShape(int64_t n) {
          (llvm::isPowerOf2_64(n) || (n % 3 == 0 && llvm::isPowerOf2_64(n / 3)));
 }
 
+bool mlir::rowred::isWarpCount(int64_t n) { return n <= 32 && isBlockShape(n); }
+
 int64_t mlir::rowred::sharedBytesPerSM(int64_t sm) {
   if (sm == 90 || sm == 100)
     return 228 * 1024;

@@ -143,7 +143,7 @@ LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (sm == 0)
     return fail("chip") << "'" << chip
                         << "' names no chip; expected sm_80, sm_90, ...";
-  if (warps < 1 || warps > 32 || !isBlockShape(warps))
+  if (!isWarpCount(warps))
     return fail("warps") << "must be from 1 to 32, a power of two or three "
                             "times one, got "
                          << warps;

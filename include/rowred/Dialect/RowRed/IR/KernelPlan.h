@@ -34,6 +34,10 @@ int64_t chipVersion(StringRef chip);
 /// two, or three times one.
 bool isBlockShape(int64_t n);
 
+/// Whether `n` is a warp count a block may have: 1 to 32, a power of two or
+/// three times one.
+bool isWarpCount(int64_t n);
+
 /// Most elements one thread may hold in registers: with the addresses and
 /// masks beside them they already fill most of a thread's 255 registers.
 inline constexpr int64_t kMaxElementsPerThread = 128;
