@@ -82,6 +82,20 @@ TEST(PlanTableTest, CompiledTableHoldsTheMeasuredShapes) {
   EXPECT_FALSE(table.runsRowGrid({Strategy::fused, bf16, 2048, 1, 64}));
   EXPECT_TRUE(table.runsRowGrid({Strategy::fused, f32, 2048, 1, 64}));
   EXPECT_FALSE(table.runsRowGrid({Strategy::fused, f32, 1024, 4, 128}));
+  // The online kernel of 16-bit rows only reduced, without clusters; not
+  // where it writes rows, nor f32.
+  TableKey reduced{Strategy::online, bf16, 4096, 1, 128};
+  reduced.writesRows = false;
+  EXPECT_TRUE(table.runsRowGrid(reduced));
+  TableKey written = reduced;
+  written.writesRows = true;
+  EXPECT_FALSE(table.runsRowGrid(written));
+  TableKey clustered = reduced;
+  clustered.cluster = 4;
+  EXPECT_FALSE(table.runsRowGrid(clustered));
+  TableKey wider = reduced;
+  wider.type = f32;
+  EXPECT_FALSE(table.runsRowGrid(wider));
 
   EXPECT_EQ(table.prefetchOf({Strategy::fused, f32, 32768, 1, 1024}),
             Prefetch::stage);
@@ -525,10 +539,19 @@ TEST(PlanTableTest, TableErrors) {
                    "at plan table.row_lengths[0]");
   expectParseError(withRowLength(R"({"strategy": "online", "warps": 10})"),
                    "warps names the 1 to 32 warps");
-  // Whether a kernel writes rows is a key of online_warps alone; a staged
-  // row's warps name nothing else.
+  // Whether a kernel writes rows is a key of online_warps and row_grid
+  // alone; a staged row's warps name nothing else.
   expectParseError(tableWith(R"([{"writes_rows": false, "warps": 8}])"),
                    "unknown field at plan table.block_shapes[0].writes_rows");
+  EXPECT_EQ(
+      parseError(tableReplacing(
+          R"("row_grid": [])",
+          R"("row_grid": [{"strategy": "online", "writes_rows": false}])")),
+      "parsed");
+  expectParseError(tableReplacing(R"("prefetch": [])",
+                                  R"("prefetch": [{"writes_rows": false,
+                                      "prefetch": "stage"}])"),
+                   "unknown field at plan table.prefetch[0].writes_rows");
   expectParseError(tableReplacing(R"("online_warps": [{"warps": 16}])",
                                   R"("online_warps": [{"writes_rows": false,
                                        "warps": 8, "elements_per_thread": 0},

@@ -27,9 +27,9 @@ LogicalResult Planner::planPairAndGrid() {
       byteWidth(plan.inType) == 2 && plan.elementsPerThread() >= 32)
     plan.rereadFallback = true;
 
-  plan.gridPerRowGroup =
-      mayGridPerRowGroup(opts, sm) &&
-      (opts.grid == Grid::rows || stagedRow || autoGridPerRowGroup(plan));
+  plan.gridPerRowGroup = mayGridPerRowGroup(opts, sm) &&
+                         (opts.grid == Grid::rows || stagedRow ||
+                          autoGridPerRowGroup(plan, !group.outputs.empty()));
   return success();
 }
 

@@ -328,9 +328,13 @@ Prefetch autoFetchAhead(const KernelPlan &plan) {
 }
 
 /// Whether auto launches one program per row group (grid = rows) instead of
-/// the persistent grid: the table's row_grid blocks.
-bool autoGridPerRowGroup(const KernelPlan &plan) {
-  return PlanTable::get().runsRowGrid(tableKey(plan, plan.blockElements));
+/// the persistent grid: the table's row_grid blocks, for a kernel that writes
+/// rows or only per-row results.
+bool autoGridPerRowGroup(const KernelPlan &plan, bool writesRows) {
+  TableKey key = tableKey(plan, plan.blockElements);
+  key.cluster = plan.clusterSize;
+  key.writesRows = writesRows;
+  return PlanTable::get().runsRowGrid(key);
 }
 
 /// Whether the options let the kernel run one program per row group: asked

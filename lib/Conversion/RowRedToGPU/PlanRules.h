@@ -123,8 +123,8 @@ bool autoBulkTiles(const PlanOptions &opts, Type type, int64_t clusterSize,
 bool autoCacheHints(const KernelPlan &plan);
 
 /// Whether auto launches one program per row group (grid = rows) instead of the
-/// persistent grid.
-bool autoGridPerRowGroup(const KernelPlan &plan);
+/// persistent grid, for a kernel that writes rows or only per-row results.
+bool autoGridPerRowGroup(const KernelPlan &plan, bool writesRows);
 
 /// Whether the options let the kernel run one program per row group.
 bool mayGridPerRowGroup(const PlanOptions &opts, int64_t sm);

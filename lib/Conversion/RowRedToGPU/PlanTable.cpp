@@ -202,6 +202,11 @@ static bool fromJSON(const json::Value &value, WarpsRow &out, json::Path path) {
                      out.elementsPerThread, path, /*optional=*/true);
 }
 
+static bool fromJSON(const json::Value &value, RowGridRow &out,
+                     json::Path path) {
+  return fromJSON(value, out.match, path, {"writes_rows"});
+}
+
 static bool fromJSON(const json::Value &value, OnlineClusterRow &out,
                      json::Path path) {
   if (!onlyKeys(value, {"max_row_bytes", "cluster"}, path))
@@ -477,8 +482,8 @@ const OperandShapeRow *PlanTable::operandShape(const TableKey &key,
 }
 
 bool PlanTable::runsRowGrid(const TableKey &key) const {
-  return llvm::any_of(rowGrid,
-                      [&](const TableMatch &row) { return row.matches(key); });
+  return llvm::any_of(
+      rowGrid, [&](const RowGridRow &row) { return row.match.matches(key); });
 }
 
 const FewRowsRow *PlanTable::fewRowsOf(const RowLengthKey &key) const {

@@ -112,6 +112,12 @@ struct WarpsRow {
   int64_t warps = 0, elementsPerThread = 0;
 };
 
+/// A kernel that runs one program per row group where the grid may be so;
+/// also matched by whether it writes rows (online kernels).
+struct RowGridRow {
+  TableMatch match;
+};
+
 /// Blocks of the cluster of an online kernel over rows of at most
 /// `maxRowBytes`.
 struct OnlineClusterRow {
@@ -197,8 +203,7 @@ struct PlanTable {
   std::vector<BlockShapeRow> blockShapes;
   std::vector<OperandShapeRow> operandShapes;
   StreamedTileRule streamedTiles;
-  /// Blocks that run one program per row group where the grid may be so.
-  std::vector<TableMatch> rowGrid;
+  std::vector<RowGridRow> rowGrid;
   std::vector<PrefetchRow> prefetch;
   std::vector<OnlineClusterRow> onlineCluster;
   /// Warps of the online kernel (matched by type, cluster and chip), and of
@@ -222,7 +227,7 @@ struct PlanTable {
   /// `operands` operands, `held` of them through the reductions, or null.
   const OperandShapeRow *operandShape(const TableKey &key, int64_t operands,
                                       int64_t held) const;
-  /// Whether the block of `key` runs one program per row group.
+  /// Whether the kernel of `key` runs one program per row group.
   bool runsRowGrid(const TableKey &key) const;
   /// What the block of `key` fetches ahead (Prefetch::none for nothing).
   Prefetch prefetchOf(const TableKey &key) const;

@@ -27,15 +27,16 @@
 // N50257: rowred.plan = #rowred.plan<strategy = cluster, block = 16384, warps = 16, cluster = 4, vector = 8,
 
 // Rows only reduced (no 2-D output) of 32000-151936 are streamed once by
-// the online kernel, a block per row (PlanTable.json's row_lengths), with
-// a kernel over clusters for launches of a few rows; rows also written
-// (the gradient, below) are cut into chunks.
+// the online kernel, a block per row (PlanTable.json's row_lengths; 16-bit
+// rows on one program per row, row_grid), with a kernel over clusters for
+// launches of a few rows; rows also written (the gradient, below) are cut
+// into chunks.
 // N131072-LABEL: func.func @logsumexp
 // N131072: few_rows_plan = #rowred.plan<strategy = cluster, {{.*}}, cluster = 16, {{.*}}, max_rows = 16>
 // N131072: rowred.plan = #rowred.plan<strategy = online, block = 8192, warps = 8, vector = 4, reverse_second_pass = false, prefetch = registers, stage_elements = 131072>
 // N131072-LABEL: func.func @cross_entropy
 // N131072: few_rows_plan = #rowred.plan<strategy = cluster, {{.*}}, cluster = 16, {{.*}}, max_rows = 48>
-// N131072: rowred.plan = #rowred.plan<strategy = online, block = 4096, warps = 4, vector = 8, reverse_second_pass = false, prefetch = registers, stage_elements = 131072>
+// N131072: rowred.plan = #rowred.plan<strategy = online, block = 4096, warps = 4, vector = 8, reverse_second_pass = false, prefetch = registers, stage_elements = 131072, grid = rows>
 
 // Cross-entropy's gradient: a map of rows that reads the labels and a scale
 // per row, on the same strategies, without the register bounds measured on
@@ -57,14 +58,14 @@
 // ONLINE-LABEL: func.func @logsumexp
 // ONLINE: rowred.plan = #rowred.plan<strategy = online, block = 8192, warps = 8, vector = 4, reverse_second_pass = false, prefetch = registers, stage_elements = 131072>
 // ONLINE-LABEL: func.func @cross_entropy
-// ONLINE: rowred.plan = #rowred.plan<strategy = online, block = 4096, warps = 4, vector = 8, reverse_second_pass = false, prefetch = registers, stage_elements = 131072>
+// ONLINE: rowred.plan = #rowred.plan<strategy = online, block = 4096, warps = 4, vector = 8, reverse_second_pass = false, prefetch = registers, stage_elements = 131072, grid = rows>
 // ONLINE-LABEL: func.func @cross_entropy_grad
 // ONLINE: rowred.plan = #rowred.plan<strategy = online, block = 16384, warps = 16, vector = 8, reverse_second_pass = false, prefetch = registers, stage_elements = 131072>
 // Rows of any length alike.
 // ANY-LABEL: func.func @logsumexp
 // ANY: rowred.plan = #rowred.plan<strategy = online, block = 8192, warps = 8, vector = 4, reverse_second_pass = false, prefetch = registers>
 // ANY-LABEL: func.func @cross_entropy
-// ANY: rowred.plan = #rowred.plan<strategy = online, block = 4096, warps = 4, vector = 8, reverse_second_pass = false, prefetch = registers>
+// ANY: rowred.plan = #rowred.plan<strategy = online, block = 4096, warps = 4, vector = 8, reverse_second_pass = false, prefetch = registers, grid = rows>
 // ANY-LABEL: func.func @cross_entropy_grad
 // ANY: rowred.plan = #rowred.plan<strategy = online, block = 16384, warps = 16, vector = 8,
 
