@@ -6,6 +6,7 @@
 
 #include "rowred/Pipelines/Pipelines.h"
 #include "rowred/Conversion/Passes.h"
+#include "rowred/Dialect/RowRed/IR/RowRedOps.h"
 #include "rowred/Dialect/RowRed/Transforms/Passes.h"
 #include "rowred/Target/Lowering.h"
 #include "rowred/Target/Passes.h"
@@ -19,6 +20,16 @@
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
@@ -70,7 +81,11 @@ void mlir::rowred::registerRowRedPipelines() {
       buildRowRedToPTXPipeline);
 }
 
-void mlir::rowred::registerRowRedPipelineExtensions(DialectRegistry &registry) {
+void mlir::rowred::registerRowRedDialects(DialectRegistry &registry) {
+  registry.insert<RowRedDialect, arith::ArithDialect, cf::ControlFlowDialect,
+                  func::FuncDialect, gpu::GPUDialect, LLVM::LLVMDialect,
+                  math::MathDialect, memref::MemRefDialect, NVVM::NVVMDialect,
+                  scf::SCFDialect, vector::VectorDialect>();
   arith::registerConvertArithToLLVMInterface(registry);
   cf::registerConvertControlFlowToLLVMInterface(registry);
   registerConvertFuncToLLVMInterface(registry);

@@ -8,7 +8,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "rowred/Conversion/Passes.h"
-#include "rowred/Dialect/RowRed/IR/RowRedOps.h"
 #include "rowred/Dialect/RowRed/Transforms/Passes.h"
 #include "rowred/Pipelines/Pipelines.h"
 #include "rowred/Target/Passes.h"
@@ -17,17 +16,7 @@
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
-#include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
@@ -38,13 +27,7 @@ void registerTestPasses();
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
-  registry.insert<mlir::rowred::RowRedDialect, mlir::arith::ArithDialect,
-                  mlir::cf::ControlFlowDialect, mlir::func::FuncDialect,
-                  mlir::gpu::GPUDialect, mlir::LLVM::LLVMDialect,
-                  mlir::math::MathDialect, mlir::memref::MemRefDialect,
-                  mlir::NVVM::NVVMDialect, mlir::scf::SCFDialect,
-                  mlir::vector::VectorDialect>();
-  mlir::rowred::registerRowRedPipelineExtensions(registry);
+  mlir::rowred::registerRowRedDialects(registry);
 
   mlir::registerTransformsPasses();
   // The upstream passes the rowred-to-ptx pipeline is made of, so that each

@@ -6,18 +6,9 @@
 
 #include "Compile.h"
 
-#include "rowred/Dialect/RowRed/IR/RowRedOps.h"
 #include "rowred/Pipelines/Pipelines.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
-#include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -91,11 +82,7 @@ bool softmax_run::compileMlir(const CompileRequest &req, std::string &jsonPath,
     return true;
 
   DialectRegistry registry;
-  registry.insert<rowred::RowRedDialect, arith::ArithDialect,
-                  cf::ControlFlowDialect, func::FuncDialect, gpu::GPUDialect,
-                  LLVM::LLVMDialect, math::MathDialect, memref::MemRefDialect,
-                  NVVM::NVVMDialect, scf::SCFDialect>();
-  rowred::registerRowRedPipelineExtensions(registry);
+  rowred::registerRowRedDialects(registry);
   MLIRContext context(registry);
   std::string diagnostics;
   llvm::raw_string_ostream diagStream(diagnostics);

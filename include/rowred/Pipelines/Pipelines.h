@@ -56,9 +56,11 @@ void buildRowRedToPTXPipeline(OpPassManager &pm,
 /// Registers `rowred-to-ptx` with the pass pipeline registry.
 void registerRowRedPipelines();
 
-/// Adds to `registry` what the pipeline needs beyond the dialects it names:
-/// the LLVM IR translations and the lowering-to-LLVM interfaces.
-void registerRowRedPipelineExtensions(DialectRegistry &registry);
+/// Adds to `registry` the dialects the pipeline reads, lowers through and
+/// writes (rowred, arith, cf, func, gpu, llvm, math, memref, nvvm, scf and
+/// vector), their translations to LLVM IR and their lowering-to-LLVM
+/// interfaces: what softmax-opt, softmax-run and the fuzzers register.
+void registerRowRedDialects(DialectRegistry &registry);
 
 } // namespace rowred
 } // namespace mlir

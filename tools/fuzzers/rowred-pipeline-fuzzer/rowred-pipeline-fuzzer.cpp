@@ -11,19 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rowred/Dialect/RowRed/IR/RowRedOps.h"
 #include "rowred/Pipelines/Pipelines.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
-#include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -40,11 +29,7 @@ using namespace mlir;
 /// The dialects softmax-opt registers, and the translations to LLVM IR.
 static DialectRegistry makeRegistry() {
   DialectRegistry registry;
-  registry.insert<rowred::RowRedDialect, arith::ArithDialect,
-                  cf::ControlFlowDialect, func::FuncDialect, gpu::GPUDialect,
-                  LLVM::LLVMDialect, math::MathDialect, memref::MemRefDialect,
-                  NVVM::NVVMDialect, scf::SCFDialect, vector::VectorDialect>();
-  rowred::registerRowRedPipelineExtensions(registry);
+  rowred::registerRowRedDialects(registry);
   return registry;
 }
 
