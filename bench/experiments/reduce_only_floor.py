@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""How fast can any kernel read the logits of a few vocabulary rows once?
+"""How fast can any kernel read the logits of vocabulary rows once?
 The compiler's logsumexp against hand-written read-only kernels.
 
 For each shape (M rows of N; row bytes a multiple of 16), times in one set
@@ -13,7 +13,7 @@ results: the sums only grow):
 
 * `rows/S`: S blocks of 256 threads per row, each a contiguous S-th of it,
   adding its partial sum into the row's result atomically (S = 1: a block
-  per row, ours's layout without the exp and the persistent grid);
+  per row, as ours streams it, without the exponentials);
 * `flat`: 8 blocks per SM striding over the whole tensor (no rows at all:
   the read-only floor of the bytes).
 
