@@ -21,7 +21,7 @@ func.func @lsm(%x: memref<?x16384xf32>, %y: memref<?x16384xf32>) {
 
 // A fused block of 1024 threads holds at most 64 registers each.
 func.func @xent(%x: memref<?x32001xf32>, %l: memref<?xi64>, %g: memref<?xf32>, %dx: memref<?x32001xf32>, %loss: memref<?xf32>, %lse: memref<?xf32>) {
-  // expected-error @+1 {{kernel 'xent_kernel0' spills 96 bytes of registers (ptxas -v, sm_90, 64 registers per thread) with #rowred.plan<strategy = fused, block = 32768, warps = 32, vector = 4, reread = true, max_cols = 32768, stage_elements = 32768, grid = rows, min_blocks_per_sm = 1>: it spills at one block per SM, and the plan request fixes the rest; ask for more warps, a larger cluster or the online strategy}}
+  // expected-error @+1 {{kernel 'xent_kernel0' spills 96 bytes of registers (ptxas -v, sm_90, 64 registers per thread) with #rowred.plan<strategy = fused, block = 32768, warps = 32, vector = 4, reread = true, max_cols = 32768, stage_elements = 32768, cache_hints = true, grid = rows, min_blocks_per_sm = 1>: it spills at one block per SM, and the plan request fixes the rest; ask for more warps, a larger cluster or the online strategy}}
   rowred.cross_entropy ignore_index(-100) label_smoothing(0.1) ins(%x : memref<?x32001xf32>) labels(%l : memref<?xi64>) grad_scale(%g : memref<?xf32>) outs(%loss : memref<?xf32>) lse(%lse : memref<?xf32>) grad(%dx : memref<?x32001xf32>) {rowred.plan_request = #rowred.plan_request<strategy = fused>}
   return
 }

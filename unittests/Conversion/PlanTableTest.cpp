@@ -23,7 +23,7 @@ std::string tableWith(StringRef blockShapes) {
               "elements_per_thread": [{"elements_per_thread": 16}],
               "rows_per_block": {"max_block": 1024, "rows": 4,
                                  "elements_per_thread": 8},
-              "row_grid": [], "prefetch": [],
+              "row_grid": [], "cache_hints": [], "prefetch": [],
               "online_cluster": [{"cluster": 8}],
               "online_warps": [{"warps": 16}],
               "staged_row_warps": [{"warps": 4}], "row_lengths": [],
@@ -96,6 +96,24 @@ TEST(PlanTableTest, CompiledTableHoldsTheMeasuredShapes) {
   TableKey wider = reduced;
   wider.type = f32;
   EXPECT_FALSE(table.runsRowGrid(wider));
+
+  // Row loads evict-last: fused blocks of one row of 16 KiB and more on
+  // sm_90+, f32 from 4096 and bf16 from 8192.
+  auto hinted = [&](Type type, int64_t block, int64_t rows, int64_t sm) {
+    TableKey key{Strategy::fused, type, block, rows, 256};
+    key.sm = sm;
+    return table.takesCacheHints(key);
+  };
+  EXPECT_TRUE(hinted(f32, 4096, 1, 90));
+  EXPECT_TRUE(hinted(f32, 32768, 1, 100));
+  EXPECT_FALSE(hinted(f32, 2048, 1, 90));
+  EXPECT_FALSE(hinted(f32, 4096, 1, 80));
+  EXPECT_FALSE(hinted(f32, 4096, 4, 90));
+  EXPECT_TRUE(hinted(bf16, 8192, 1, 90));
+  EXPECT_FALSE(hinted(bf16, 4096, 1, 90));
+  EXPECT_FALSE(hinted(Float16Type::get(&context), 8192, 1, 90));
+  TableKey online{Strategy::online, f32, 4096, 1, 512};
+  EXPECT_FALSE(table.takesCacheHints(online));
 
   EXPECT_EQ(table.prefetchOf({Strategy::fused, f32, 32768, 1, 1024}),
             Prefetch::stage);
@@ -548,6 +566,9 @@ TEST(PlanTableTest, TableErrors) {
           R"("row_grid": [])",
           R"("row_grid": [{"strategy": "online", "writes_rows": false}])")),
       "parsed");
+  expectParseError(tableReplacing(R"("cache_hints": [])",
+                                  R"("cache_hints": [{"warps": 8}])"),
+                   "unknown field at plan table.cache_hints[0].warps");
   expectParseError(tableReplacing(R"("prefetch": [])",
                                   R"("prefetch": [{"writes_rows": false,
                                       "prefetch": "stage"}])"),

@@ -79,7 +79,9 @@ void KernelEmitter::emit() {
           .getResult(0);
     };
     evictLast = policy("evict_last");
-    evictFirst = policy("evict_first");
+    // A fused block's row loads are its only hinted accesses.
+    if (plan.strategy != Strategy::fused)
+      evictFirst = policy("evict_first");
   }
   // Distributed shared memory of another block may only be accessed once
   // that block has started and initialized its mbarriers: one cluster

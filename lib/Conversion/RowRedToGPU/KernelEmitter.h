@@ -521,6 +521,10 @@ private:
   /// holds the row's chunks as loadRowAhead loaded them.
   void emitFusedRow(Value xRow, Value yRow, int64_t vec, Value nextRow = {},
                     ValueRange loaded = {});
+  /// The chunks of the row a block loads itself (no prefetch) from
+  /// global memory, on the vector path or, with `peeled`, the peeled path;
+  /// evict-last with cache_hints.
+  SmallVector<Chunk> loadOwnRow(Value xRow, int64_t vec, bool peeled);
 
   /// The rest of a fused row once its `chunks` are in registers: every
   /// reduce, then the map, which writes the row at `yRow`. The stage's copy

@@ -235,16 +235,25 @@ LogicalResult Planner::refuseSpills() {
 }
 
 LogicalResult Planner::planCacheHints() {
-  if (opts.cacheHints == true && plan.strategy != Strategy::online)
-    return map.emitOpError() << "cache_hints applies to the online "
-                                "strategy only";
+  if (opts.cacheHints == true && plan.strategy != Strategy::online &&
+      plan.strategy != Strategy::fused)
+    return map.emitOpError() << "cache_hints applies to the fused and "
+                                "online strategies only";
+  if (opts.cacheHints == true && plan.strategy == Strategy::fused &&
+      (plan.prefetch || plan.prefetchRegisters))
+    return map.emitOpError()
+           << "cache_hints hints a fused block's loads of its own row: not "
+              "with prefetch, which loads the next row; ask for prefetch = "
+              "none";
   // A staged row's passes read shared memory.
   if (plan.streamsLevels())
     plan.cacheHints =
         opts.cacheHints.value_or(streamsRows() && !plan.prefetch &&
                                  PlanTable::get().streamedTiles.cacheHints);
+  else if (plan.strategy == Strategy::fused)
+    plan.cacheHints = opts.cacheHints.value_or(autoCacheHints(plan, sm));
   else
     plan.cacheHints = plan.strategy == Strategy::online && canOnline &&
-                      opts.cacheHints.value_or(autoCacheHints(plan));
+                      opts.cacheHints.value_or(autoCacheHints(plan, sm));
   return success();
 }

@@ -310,7 +310,17 @@ bool autoBulkTiles(const PlanOptions &opts, Type type, int64_t clusterSize,
 /// block per row +7.9%, bf16 131072 on one block +4.9%, bf16 524288 over 8
 /// +10.1%; f32 over 8 blocks -1.6% (262147) and +1.5% (400000); bf16
 /// 1048576 with its kept tiles unchanged.
-bool autoCacheHints(const KernelPlan &plan) {
+///
+/// A fused block that loads its own row (no prefetch) loads it evict-last
+/// where the table's cache_hints say so (rows of 16 KiB and more).
+bool autoCacheHints(const KernelPlan &plan, int64_t sm) {
+  if (plan.strategy == Strategy::fused) {
+    if (plan.prefetch || plan.prefetchRegisters)
+      return false;
+    TableKey key = tableKey(plan, plan.blockElements);
+    key.sm = sm;
+    return PlanTable::get().takesCacheHints(key);
+  }
   return plan.strategy == Strategy::online && !plan.prefetch &&
          (plan.keptElements == 0 || plan.keepAhead) &&
          !(byteWidth(plan.inType) == 4 && plan.clusterSize == 8);

@@ -397,8 +397,9 @@ static bool fromJSON(const json::Value &value, PlanTable &out,
   if (!onlyKeys(value,
                 {"about", "three_quarter_blocks_from", "streamed_tiles",
                  "elements_per_thread", "rows_per_block", "block_shapes",
-                 "operand_shapes", "row_grid", "prefetch", "online_cluster",
-                 "online_warps", "staged_row_warps", "row_lengths", "few_rows"},
+                 "operand_shapes", "row_grid", "cache_hints", "prefetch",
+                 "online_cluster", "online_warps", "staged_row_warps",
+                 "row_lengths", "few_rows"},
                 path))
     return false;
   json::ObjectMapper mapper(value, path);
@@ -410,6 +411,7 @@ static bool fromJSON(const json::Value &value, PlanTable &out,
       !mapper.map("rows_per_block", out.rowsPerBlock) ||
       !mapper.map("block_shapes", out.blockShapes) ||
       !mapper.map("row_grid", out.rowGrid) ||
+      !mapper.map("cache_hints", out.cacheHints) ||
       !mapper.map("prefetch", out.prefetch) ||
       !mapper.map("online_cluster", out.onlineCluster) ||
       !mapper.map("online_warps", out.onlineWarps) ||
@@ -484,6 +486,11 @@ const OperandShapeRow *PlanTable::operandShape(const TableKey &key,
 bool PlanTable::runsRowGrid(const TableKey &key) const {
   return llvm::any_of(
       rowGrid, [&](const RowGridRow &row) { return row.match.matches(key); });
+}
+
+bool PlanTable::takesCacheHints(const TableKey &key) const {
+  return llvm::any_of(cacheHints,
+                      [&](const TableMatch &row) { return row.matches(key); });
 }
 
 const FewRowsRow *PlanTable::fewRowsOf(const RowLengthKey &key) const {

@@ -204,6 +204,8 @@ struct PlanTable {
   std::vector<OperandShapeRow> operandShapes;
   StreamedTileRule streamedTiles;
   std::vector<RowGridRow> rowGrid;
+  /// Fused blocks whose row loads carry an L2 evict-last hint (cache_hints).
+  std::vector<TableMatch> cacheHints;
   std::vector<PrefetchRow> prefetch;
   std::vector<OnlineClusterRow> onlineCluster;
   /// Warps of the online kernel (matched by type, cluster and chip), and of
@@ -229,6 +231,9 @@ struct PlanTable {
                                       int64_t held) const;
   /// Whether the kernel of `key` runs one program per row group.
   bool runsRowGrid(const TableKey &key) const;
+  /// Whether the fused block of `key` loads its row evict-last (the
+  /// cache_hints section).
+  bool takesCacheHints(const TableKey &key) const;
   /// What the block of `key` fetches ahead (Prefetch::none for nothing).
   Prefetch prefetchOf(const TableKey &key) const;
   /// Blocks of the cluster of an online kernel over rows of `rowBytes`.

@@ -163,7 +163,7 @@ void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
                   staged ? arith::AddIOp::create(b, row, step) : Value(),
                   peeled);
   else if (peeled)
-    emitFusedChunks(yRow, loadPeeledRow(xRow, vec), Value());
+    emitFusedChunks(yRow, loadOwnRow(xRow, vec, /*peeled=*/true), Value());
   else if (rereads)
     emitRowPasses(xRow, yRow, 1);
   else
@@ -357,9 +357,16 @@ void KernelEmitter::emitFusedRow(Value xRow, Value yRow, int64_t vec,
     NVVM::CpAsyncWaitGroupOp::create(b, 0);
     chunks = loadBlock(stage, sliceStart, vec, 0, /*fromStage=*/true);
   } else {
-    chunks = loadBlock(xRow, sliceStart, vec);
+    chunks = loadOwnRow(xRow, vec, /*peeled=*/false);
   }
   emitFusedChunks(yRow, chunks, nextRow);
+}
+
+SmallVector<Chunk> KernelEmitter::loadOwnRow(Value xRow, int64_t vec,
+                                             bool peeled) {
+  // With cache_hints (a fused block's) the row's 16-byte loads evict-last.
+  llvm::SaveAndRestore<Value> loads(loadPolicy, evictLast);
+  return peeled ? loadPeeledRow(xRow, vec) : loadBlock(xRow, sliceStart, vec);
 }
 
 void KernelEmitter::emitFusedChunks(Value yRow, ArrayRef<Chunk> chunks,

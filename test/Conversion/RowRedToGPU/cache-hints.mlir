@@ -7,7 +7,17 @@
 // RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='cluster = 8'" --rowred-decompose --rowred-plan="cols=450000 strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ON
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='cache_hints = true'" --rowred-decompose --rowred-plan="cols=262145" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ON
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='cluster = 8, prefetch = stage'" --rowred-decompose --rowred-plan="strategy=online cols=262144" --convert-rowred-to-gpu | FileCheck %s --check-prefix=OFF
-// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='cache_hints = true'" --rowred-decompose --rowred-plan="cols=1024" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=FUSED
+// RUN: softmax-opt %S/Inputs/layer-norm.mlir --rowred-decompose --rowred-plan="cols=4096" --convert-rowred-to-gpu | FileCheck %s --check-prefix=FUSED
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=2048" --convert-rowred-to-gpu | FileCheck %s --check-prefix=OFF
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=4096" --convert-rowred-to-gpu | FileCheck %s --check-prefix=OFF
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=8192" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ON
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=4096 chip=sm_80" --convert-rowred-to-gpu | FileCheck %s --check-prefix=OFF
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='cache_hints = true'" --rowred-decompose --rowred-plan="cols=1024" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ON
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='cache_hints = true'" --rowred-decompose --rowred-plan="cols=32768 strategy=cluster" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=CLUSTER
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='cache_hints = true, prefetch = stage'" --rowred-decompose --rowred-plan="cols=16384 strategy=fused" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=PREFETCH
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='prefetch = stage'" --rowred-decompose --rowred-plan="cols=16384 strategy=fused" --convert-rowred-to-gpu | FileCheck %s --check-prefix=OFF
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='prefetch = registers'" --rowred-decompose --rowred-plan="cols=8192 strategy=fused" --convert-rowred-to-gpu | FileCheck %s --check-prefix=OFF
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='cache_hints = true, prefetch = registers'" --rowred-decompose --rowred-plan="cols=8192 strategy=fused" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=PREFETCH
 // RUN: softmax-opt %S/Inputs/layer-norm.mlir --rowred-decompose --rowred-plan="strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=STREAMED
 // RUN: softmax-opt %S/Inputs/layer-norm.mlir --test-rowred-plan-request="fields='cache_hints = false'" --rowred-decompose --rowred-plan="strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=OFF
 
@@ -37,7 +47,32 @@
 // ON: l2_hints = true
 // ON: createpolicy.fractional.L2::evict_last
 
-// FUSED: error: 'rowred.map' op cache_hints applies to the online strategy only
+// A fused block of one row of 16 KiB and more (f32 from 4096, bf16 from
+// 8192, on sm_90 and newer: PlanTable.json's cache_hints) loads its row
+// evict-last, its one policy; the map's loads of the weight and bias and its
+// stores keep L2's default. Not for rows of 2048 f32 or 4096 bf16, nor on
+// sm_80; asked for, on any fused block that loads its own row.
+// FUSED: l2_hints = true
+// FUSED-SAME: plan = "#rowred.plan<strategy = fused, block = 4096, {{.*}}cache_hints = true
+// FUSED: gpu.func @layer_norm_kernel0
+// FUSED: %[[LAST:.*]] = nvvm.inline_ptx "createpolicy.fractional.L2::evict_last.b64 $0, 1.0;" -> i64
+// FUSED-NOT: evict_first
+// FUSED: scf.for
+// FUSED-COUNT-8: nvvm.inline_ptx "ld.global.L2::cache_hint.v4.b32 {$0, $1, $2, $3}, [$4], $5;" ro(%{{.*}}, %[[LAST]] : !llvm.ptr<1>, i64)
+// FUSED-NOT: cache_hint
+// FUSED: gpu.barrier
+// FUSED-NOT: cache_hint
+// FUSED: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// FUSED-NOT: cache_hint
+// FUSED: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+// FUSED-NOT: cache_hint
+// FUSED: gpu.return
+
+// CLUSTER: error: 'rowred.map' op cache_hints applies to the fused and online strategies only
+
+// A fused block that fetches its next row ahead (prefetch) keeps L2's
+// default, and refuses the hints asked for.
+// PREFETCH: error: 'rowred.map' op cache_hints hints a fused block's loads of its own row: not with prefetch, which loads the next row; ask for prefetch = none
 
 // The online kernel that streams the row per level (layer_norm: its sum,
 // then its shifted sums) takes the hints by default (PlanTable.json's

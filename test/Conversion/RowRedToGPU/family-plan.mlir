@@ -40,8 +40,10 @@
 // JSON: "name": "x_row_stride",
 
 // f32 blocks of two operands hold 16 elements per thread (2048 to 8192).
+// Blocks of one row of 16 KiB and more (f32 from 4096, bf16 from 8192) load
+// it evict-last (PlanTable.json's cache_hints).
 // N4096-LABEL: func.func @rms_norm
-// N4096: rowred.plan = #rowred.plan<strategy = fused, block = 4096, warps = 8, vector = 4, max_cols = 4096, stage_elements = 4096, grid = rows>
+// N4096: rowred.plan = #rowred.plan<strategy = fused, block = 4096, warps = 8, vector = 4, max_cols = 4096, stage_elements = 4096, cache_hints = true, grid = rows>
 // N4096-LABEL: func.func @layer_norm
 // N4096: rowred.plan = #rowred.plan<strategy = fused, block = 4096, warps = 4, vector = 8, max_cols = 4096, stage_elements = 4096, grid = rows>
 
@@ -72,7 +74,7 @@
 // stage their share of y and dy whole for streamed passes on 512 threads
 // (row_lengths' staged streamed rows: prefetch = stage with reread).
 // N12288-LABEL: func.func @rms_norm
-// N12288: rowred.plan = #rowred.plan<strategy = fused, block = 12288, warps = 24, vector = 4, reread = true, max_cols = 12288, stage_elements = 12288, grid = rows, min_blocks_per_sm = 2>
+// N12288: rowred.plan = #rowred.plan<strategy = fused, block = 12288, warps = 24, vector = 4, reread = true, max_cols = 12288, stage_elements = 12288, cache_hints = true, grid = rows, min_blocks_per_sm = 2>
 // N12288-LABEL: func.func @layer_norm
 // N12288: rowred.plan = #rowred.plan<strategy = fused, block = 12288, warps = 12, vector = 8, reread = true,
 // The bf16 layer_norm's rows that a fused block (10000 in 12288) or a

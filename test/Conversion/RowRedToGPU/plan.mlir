@@ -39,17 +39,17 @@
 // SM90_1024: rowred.plan = #rowred.plan<strategy = fused, block = 1024, warps = 4, rows_per_block = 4, vector = 8, max_cols = 1024, stage_elements = 1024, min_blocks_per_sm = 8>
 
 // SM90_4096-LABEL: func.func @f32
-// SM90_4096: rowred.plan = #rowred.plan<strategy = fused, block = 4096, warps = 4, vector = 4, max_cols = 4096, stage_elements = 4096, grid = rows>
+// SM90_4096: rowred.plan = #rowred.plan<strategy = fused, block = 4096, warps = 4, vector = 4, max_cols = 4096, stage_elements = 4096, cache_hints = true, grid = rows>
 // SM90_4096-LABEL: func.func @bf16
 // SM90_4096: rowred.plan = #rowred.plan<strategy = fused, block = 4096, warps = 4, vector = 8, max_cols = 4096, stage_elements = 4096, grid = rows>
 
 // SM90_12288-LABEL: func.func @f32
-// SM90_12288: rowred.plan = #rowred.plan<strategy = fused, block = 12288, warps = 12, vector = 4, reread = true, max_cols = 12288, stage_elements = 12288, grid = rows>
+// SM90_12288: rowred.plan = #rowred.plan<strategy = fused, block = 12288, warps = 12, vector = 4, reread = true, max_cols = 12288, stage_elements = 12288, cache_hints = true, grid = rows>
 // SM90_12288-LABEL: func.func @bf16
 // SM90_12288: rowred.plan = #rowred.plan<strategy = online, block = 2048, warps = 4, vector = 8, prefetch = stage, max_cols = 12288, stage_elements = 12288, grid = rows>
 
 // SM90_32768-LABEL: func.func @f32
-// SM90_32768: rowred.plan = #rowred.plan<strategy = fused, block = 32768, warps = 32, vector = 4, reread = true, max_cols = 32768, stage_elements = 32768, grid = rows>
+// SM90_32768: rowred.plan = #rowred.plan<strategy = fused, block = 32768, warps = 32, vector = 4, reread = true, max_cols = 32768, stage_elements = 32768, cache_hints = true, grid = rows>
 // SM90_32768-LABEL: func.func @bf16
 // SM90_32768: rowred.plan = #rowred.plan<strategy = online, block = 8192, warps = 16, vector = 8, prefetch = stage, max_cols = 32768, stage_elements = 32768, grid = rows>
 

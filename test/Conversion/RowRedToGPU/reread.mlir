@@ -1,4 +1,4 @@
-// RUN: softmax-opt %s --test-rowred-plan-request="fields='warps = 16, reread = true, prefetch = none'" --rowred-decompose --rowred-plan="cols=16384" --convert-rowred-to-gpu | FileCheck %s
+// RUN: softmax-opt %s --test-rowred-plan-request="fields='warps = 16, reread = true, prefetch = none, cache_hints = false'" --rowred-decompose --rowred-plan="cols=16384" --convert-rowred-to-gpu | FileCheck %s
 
 // With reread = true, the vector path still holds the row in
 // registers (32 elements per thread here), but rows that do not allow vector

@@ -171,12 +171,23 @@ func.func @stage_without_elements(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 
 // -----
 
-func.func @hints_on_fused(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
-  // expected-error @+4 {{#rowred.plan field 'cache_hints': applies to the online strategy only}}
+func.func @hints_on_cluster(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  // expected-error @+4 {{#rowred.plan field 'cache_hints': applies to the fused and online strategies only}}
   rowred.map ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) {
   ^bb0(%xj: f32):
     rowred.yield %xj : f32
-  } {rowred.plan = #rowred.plan<strategy = fused, block = 1024, warps = 4, vector = 4, max_cols = 1024, cache_hints = true>}
+  } {rowred.plan = #rowred.plan<strategy = cluster, block = 8192, warps = 16, cluster = 2, vector = 4, max_cols = 16384, stage_elements = 8192, cache_hints = true>}
+  return
+}
+
+// -----
+
+func.func @hints_with_prefetch(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  // expected-error @+4 {{#rowred.plan field 'cache_hints': hints a fused block's loads of its own row: not with prefetch, which loads the next row}}
+  rowred.map ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) {
+  ^bb0(%xj: f32):
+    rowred.yield %xj : f32
+  } {rowred.plan = #rowred.plan<strategy = fused, block = 4096, warps = 4, vector = 4, prefetch = registers, max_cols = 4096, cache_hints = true>}
   return
 }
 

@@ -13,7 +13,7 @@
 // DECOMPOSED: rowred.map {{.*}}
 // DECOMPOSED: } {rowred.origin = "softmax", rowred.plan_request = #rowred.plan_request<strategy = fused, warps = 16, reread = true, prefetch = none>}
 // PLANNED-LABEL: func.func @request
-// PLANNED: rowred.plan = #rowred.plan<strategy = fused, block = 16384, warps = 16, vector = 4, reread = true, max_cols = 16384, stage_elements = 16384, grid = rows>
+// PLANNED: rowred.plan = #rowred.plan<strategy = fused, block = 16384, warps = 16, vector = 4, reread = true, max_cols = 16384, stage_elements = 16384, cache_hints = true, grid = rows>
 // PLANNED-NOT: plan_request
 func.func @request(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   rowred.softmax dimension(1) ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) {rowred.plan_request = #rowred.plan_request<prefetch = none, reread = true, warps = 16, strategy = fused>}
@@ -26,7 +26,7 @@ func.func @request(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // CHECK-LABEL: func.func @empty
 // CHECK: {rowred.plan_request = #rowred.plan_request<>}
 // PLANNED-LABEL: func.func @empty
-// PLANNED: rowred.plan = #rowred.plan<strategy = fused, block = 16384, warps = 16, vector = 4, reread = true, max_cols = 16384, stage_elements = 16384, grid = rows>
+// PLANNED: rowred.plan = #rowred.plan<strategy = fused, block = 16384, warps = 16, vector = 4, reread = true, max_cols = 16384, stage_elements = 16384, cache_hints = true, grid = rows>
 func.func @empty(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   rowred.log_softmax dimension(1) ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) {rowred.plan_request = #rowred.plan_request<>}
   return

@@ -64,8 +64,13 @@ verifyPaths(function_ref<InFlightDiagnostic(StringRef)> fail, Strategy strategy,
     return fail(keptElements > 0 ? "kept_elements" : "prefetch")
            << "applies to the online kernel's running (max, sum) pair, not "
               "with reread";
-  if (cacheHints && !online)
-    return fail("cache_hints") << "applies to the online strategy only";
+  if (cacheHints && !online && strategy != Strategy::fused)
+    return fail("cache_hints") << "applies to the fused and online strategies "
+                                  "only";
+  if (cacheHints && strategy == Strategy::fused && prefetch != Prefetch::none)
+    return fail("cache_hints") << "hints a fused block's loads of its own "
+                                  "row: not with prefetch, which loads the "
+                                  "next row";
   if (grid == Grid::rows && chunks)
     return fail("grid") << "rows is for kernels whose programs need not "
                            "all be resident: not chunks";

@@ -103,7 +103,8 @@ def RowRed_PlanAttr : AttrDef<RowRed_Dialect, "Plan"> {
     * `keep_ahead` [`none`]: kept tiles copied ahead per thread (`tiles`)
       or by one bulk copy (`bulk`).
     * `cache_hints` [false]: L2 eviction hints (online: the running pair's
-      passes, or those that stream the row per level with `reread`).
+      passes, or those that stream the row per level with `reread`; fused:
+      the row's loads, evict-last).
     * `chunk_stage` [0]: elements of each chunk bulk-copied into shared
       memory after its `block` in registers.
     * `grid` [`persistent`]: the blocks resident at once, each looping over
