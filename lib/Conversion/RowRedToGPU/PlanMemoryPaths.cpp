@@ -90,7 +90,10 @@ LogicalResult Planner::planPrefetch() {
              << "prefetch = " << stringifyPrefetch(*opts.prefetch)
              << " is not possible here: " << reason;
     (stage ? plan.prefetch : plan.prefetchRegisters) = true;
-  } else if (!opts.prefetch) {
+  } else if (!opts.prefetch &&
+             !(opts.cacheHints == true && plan.strategy == Strategy::fused)) {
+    // (A fused block asked for cache_hints loads its own row: nothing is
+    // fetched ahead.)
     Prefetch ahead = autoFetchAhead(plan);
     plan.prefetch = prefetchObstacle(plan, true, sm).empty() &&
                     (stagedRow || ahead == Prefetch::stage);

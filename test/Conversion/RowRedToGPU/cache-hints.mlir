@@ -18,6 +18,7 @@
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='prefetch = stage'" --rowred-decompose --rowred-plan="cols=16384 strategy=fused" --convert-rowred-to-gpu | FileCheck %s --check-prefix=OFF
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='prefetch = registers'" --rowred-decompose --rowred-plan="cols=8192 strategy=fused" --convert-rowred-to-gpu | FileCheck %s --check-prefix=OFF
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='cache_hints = true, prefetch = registers'" --rowred-decompose --rowred-plan="cols=8192 strategy=fused" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=PREFETCH
+// RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='cache_hints = true'" --rowred-decompose --rowred-plan="cols=4096 chip=sm_80" | FileCheck %s --check-prefix=NOAHEAD
 // RUN: softmax-opt %S/Inputs/layer-norm.mlir --rowred-decompose --rowred-plan="strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=STREAMED
 // RUN: softmax-opt %S/Inputs/layer-norm.mlir --test-rowred-plan-request="fields='cache_hints = false'" --rowred-decompose --rowred-plan="strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=OFF
 
@@ -73,6 +74,9 @@
 // A fused block that fetches its next row ahead (prefetch) keeps L2's
 // default, and refuses the hints asked for.
 // PREFETCH: error: 'rowred.map' op cache_hints hints a fused block's loads of its own row: not with prefetch, which loads the next row; ask for prefetch = none
+// Asked for without prefetch, auto fetches nothing ahead (bf16 4096 on sm_80
+// would take its next row in registers).
+// NOAHEAD: rowred.plan = #rowred.plan<strategy = fused, chip = "sm_80", block = 4096, warps = 4, vector = 8, max_cols = 4096, stage_elements = 4096, cache_hints = true>
 
 // The online kernel that streams the row per level (layer_norm: its sum,
 // then its shifted sums) takes the hints by default (PlanTable.json's
