@@ -92,8 +92,8 @@ LogicalResult Planner::planPrefetch() {
     (stage ? plan.prefetch : plan.prefetchRegisters) = true;
   } else if (!opts.prefetch &&
              !(opts.cacheHints == true && plan.strategy == Strategy::fused)) {
-    // (A fused block asked for cache_hints loads its own row: nothing is
-    // fetched ahead.)
+    // Auto's fetch ahead; none for a fused block asked for cache_hints,
+    // which hint the loads of its own row.
     Prefetch ahead = autoFetchAhead(plan);
     plan.prefetch = prefetchObstacle(plan, true, sm).empty() &&
                     (stagedRow || ahead == Prefetch::stage);
