@@ -522,15 +522,19 @@ int64_t minBlocksPerSM(const KernelPlan &plan, const MapLoad &map) {
 /// the reductions).
 static constexpr int64_t kOperandSpareRegisters = 40;
 
-/// A fused kernel with several operands holds each thread's elements of all
-/// of them in registers: elements per thread x operands, plus
-/// kOperandSpareRegisters, against the 255 registers of a thread or its
-/// share of the register file. ptxas -v (sm_90), auto's plans: layer_norm
-/// f32 (3 operands) 16384 on 512 threads (32 x 3 + 40 = 136 > 128) spills
-/// 28 bytes, 12288 on 384 (136 <= 170) takes 134 registers and none, 8192
-/// on 128 (232 <= 255) 227 and none; rms_norm and softmax_backward (2
-/// operands) f32 32768 on 1024 threads (104 > 64) spill 116-136 bytes,
-/// 16384 on 512 (104 <= 128) take 99-106 and none.
+/// A fused kernel with several operands counted as holding each thread's
+/// elements of all of them in registers: elements per thread x operands,
+/// plus kOperandSpareRegisters, against the 255 registers of a thread or its
+/// share of the register file. It was measured when the kernels held the
+/// per-column operands too (ptxas -v, sm_90: layer_norm f32 12288 on 384
+/// threads 134 registers, 16384 on 512 spilled 28 bytes; rms_norm and the
+/// softmax backward f32 32768 on 1024 spilled 116-136 bytes). The map now
+/// loads those where it needs them, and ptxas gives layer_norm f32 12288 on
+/// 384 threads 72 registers and 16384 on 512 83, without spills: the count
+/// is conservative for them. The blocks it refuses measured slower (H200,
+/// bench/family.py --sweep, 4096 and 16384 rows: layer_norm 12288-16384 on
+/// 512-1024 threads -3% to -40%, rms_norm f32 14336-16384 on 1024 -3% to
+/// -7%; bench/results-h200.txt), so it keeps auto's choices.
 std::pair<int64_t, int64_t> operandRegisters(const KernelPlan &plan,
                                              int64_t operands) {
   return {plan.elementsPerThread() * operands + kOperandSpareRegisters,
