@@ -533,7 +533,7 @@ static constexpr int64_t kOperandSpareRegisters = 40;
 /// 384 threads 72 registers and 16384 on 512 83, without spills: the count
 /// is conservative for them. The blocks it refuses measured slower (H200,
 /// bench/family.py --sweep, 4096 and 16384 rows: layer_norm 12288-16384 on
-/// 512-1024 threads -3% to -40%, rms_norm f32 14336-16384 on 1024 -3% to
+/// 512-1024 threads -1% to -39%, rms_norm f32 14336-16384 on 1024 -3% to
 /// -7%; bench/results-h200.txt), so it keeps auto's choices.
 std::pair<int64_t, int64_t> operandRegisters(const KernelPlan &plan,
                                              int64_t operands) {
