@@ -19,6 +19,7 @@
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='prefetch = registers'" --rowred-decompose --rowred-plan="cols=8192 strategy=fused" --convert-rowred-to-gpu | FileCheck %s --check-prefix=OFF
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='cache_hints = true, prefetch = registers'" --rowred-decompose --rowred-plan="cols=8192 strategy=fused" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=PREFETCH
 // RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='cache_hints = true'" --rowred-decompose --rowred-plan="cols=4096 chip=sm_80" | FileCheck %s --check-prefix=NOAHEAD
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=4095" --convert-rowred-to-gpu | FileCheck %s --check-prefix=PEELED
 // RUN: softmax-opt %S/Inputs/layer-norm.mlir --rowred-decompose --rowred-plan="strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=STREAMED
 // RUN: softmax-opt %S/Inputs/layer-norm.mlir --test-rowred-plan-request="fields='cache_hints = false'" --rowred-decompose --rowred-plan="strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=OFF
 
@@ -76,6 +77,17 @@
 // PREFETCH: error: 'rowred.map' op cache_hints hints a fused block's loads of its own row: not with prefetch, which loads the next row; ask for prefetch = none
 // Asked for without prefetch, auto fetches nothing ahead (bf16 4096 on sm_80
 // would take its next row in registers).
+// Rows off the vector width (4095 in a block of 4096) take the peeled path,
+// whose row loads are evict-last too: the vector path's row loop, then the
+// peeled path's, each with its eight loads.
+// PEELED: l2_hints = true
+// PEELED: scf.for
+// PEELED-COUNT-8: nvvm.inline_ptx "ld.global.L2::cache_hint.v4.b32 {$0, $1, $2, $3}, [$4], $5;"
+// PEELED: } else {
+// PEELED: scf.for
+// PEELED-COUNT-8: nvvm.inline_ptx "ld.global.L2::cache_hint.v4.b32 {$0, $1, $2, $3}, [$4], $5;"
+// PEELED-NOT: cache_hint
+
 // NOAHEAD: rowred.plan = #rowred.plan<strategy = fused, chip = "sm_80", block = 4096, warps = 4, vector = 8, max_cols = 4096, stage_elements = 4096, cache_hints = true>
 
 // The online kernel that streams the row per level (layer_norm: its sum,
