@@ -104,7 +104,7 @@ def RowRed_PlanAttr : AttrDef<RowRed_Dialect, "Plan"> {
       or by one bulk copy (`bulk`).
     * `cache_hints` [false]: L2 eviction hints (online: the running pair's
       passes, or those that stream the row per level with `reread`; fused:
-      the row's loads, evict-last).
+      the row's own loads, evict-last, so not with `prefetch`).
     * `chunk_stage` [0]: elements of each chunk bulk-copied into shared
       memory after its `block` in registers.
     * `grid` [`persistent`]: the blocks resident at once, each looping over
