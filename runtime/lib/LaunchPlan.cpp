@@ -185,7 +185,7 @@ std::string LaunchPlan::explain(const DeviceInfo &device,
     return os.str();
   }
   if (chunkElements > 0) {
-    // No more chunks than blocks: block i takes chunk i (Chunks.cpp).
+    // No more chunks than blocks: block i takes chunk i (ChunksEmitter).
     bool oneEach = grid != 0 && rows * chunksPerRow <= grid;
     os << "chunks of " << chunkElements << " elements, " << chunksPerRow
        << " per row, "

@@ -14,7 +14,8 @@ KernelEmitter::KernelEmitter(ImplicitLocOpBuilder &b, Group group,
     : b(b), group(group), plan(plan) {
   // The parameters (docs/abi.md): the pointers of the inputs, outputs,
   // per-column operands, per-row inputs and per-row outputs, rows, cols, the
-  // row strides of the inputs and outputs, and a chunks kernel's workspace.
+  // row strides of the inputs and outputs (and a chunks kernel's workspace:
+  // ChunksEmitter).
   ValueRange args = func.getBody().front().getArguments();
   size_t numInputs = group.inputs.size(), numOutputs = group.outputs.size();
   auto take = [&](SmallVector<Value> &into, size_t count) {
@@ -62,13 +63,10 @@ KernelEmitter::KernelEmitter(ImplicitLocOpBuilder &b, Group group,
     sliceStart =
         arith::MulIOp::create(b, clusterRank, constI32(plan.blockElements));
   }
-  if (plan.strategy == Strategy::chunks)
-    workspace = args.front();
 }
 
 void KernelEmitter::emit() {
-  if (plan.strategy == Strategy::chunks)
-    return emitChunks();
+  assert(plan.strategy != Strategy::chunks && "a ChunksEmitter's kernel");
   if (plan.cacheHints) {
     auto policy = [&](StringRef priority) {
       return NVVM::InlinePtxOp::create(

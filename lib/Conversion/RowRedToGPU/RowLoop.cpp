@@ -585,3 +585,18 @@ void KernelEmitter::emitRowPasses(Value xRow, Value yRow, int64_t vec) {
     return SmallVector<Value>{};
   });
 }
+
+// Half the held vectors, in the held chunk and per iteration of the stage.
+// H100, bench.py's time_in_rounds (bench/results-h100.txt), against all the
+// held vectors at once and two per iteration of the stage: 1024 x 1048576 f32
+// rms_norm 74.2% -> 86.7% of the copy (80 registers -> 64), bf16
+// layer_norm 51.9% -> 56.6% (121 -> 96: five blocks per SM instead of four),
+// f32 layer_norm 57.5% -> 59.1%; 64 rows +3 to +5%, 262144 +2 to +3%, bf16
+// rms_norm level. The held vectors all at once with four per iteration of the
+// stage gave f32 layer_norm 62.9% (one latency fewer at the same four blocks
+// per SM) but rms_norm 76.9%; eight per iteration took rms_norm to 114
+// registers and lost 4%; a quarter (one more latency per chunk) lost up to 17%
+// (bf16 rms_norm).
+int64_t KernelEmitter::mapBatch(int64_t vec) const {
+  return std::max<int64_t>(1, plan.elementsPerThread() / vec / 2);
+}

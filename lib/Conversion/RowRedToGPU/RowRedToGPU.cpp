@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "rowred/Conversion/RowRedToGPU/RowRedToGPU.h"
-#include "KernelEmitter.h"
+#include "ChunksEmitter.h"
 #include "LaunchMetadata.h"
 
 #include "llvm/Support/Regex.h"
@@ -331,7 +331,10 @@ struct ConvertRowRedToGPUPass
     func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
         {static_cast<int32_t>(plan.numThreads()), 1, 1}));
     b.setInsertionPointToStart(&func.getBody().front());
-    KernelEmitter(b, group, plan, func).emit();
+    if (plan.strategy == Strategy::chunks)
+      ChunksEmitter(b, group, plan, func).emit();
+    else
+      KernelEmitter(b, group, plan, func).emit();
     gpu::ReturnOp::create(b);
     return func;
   }

@@ -1,10 +1,10 @@
-//===- Chunks.cpp - Rows cut into chunks by ticket ------------------------===//
+//===- ChunksEmitter.cpp - Rows cut into chunks by ticket -----------------===//
 //
 // Part of the softmax kernel compiler.
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelEmitter.h"
+#include "ChunksEmitter.h"
 
 using namespace mlir;
 using namespace mlir::rowred;
@@ -25,7 +25,13 @@ static std::pair<Value, Value> moveMoments(ImplicitLocOpBuilder &b, Value c,
               arith::MulFOp::create(b, d, arith::AddFOp::create(b, twoC, nd)))};
 }
 
-void KernelEmitter::emitChunks() {
+ChunksEmitter::ChunksEmitter(ImplicitLocOpBuilder &b, Group group,
+                             const KernelPlan &plan, gpu::GPUFuncOp func)
+    : KernelEmitter(b, group, plan, func),
+      workspace(func.getBody().front().getArgument(
+          func.getFunctionType().getNumInputs() - 1)) {}
+
+void ChunksEmitter::emit() {
   if (plan.hasStage())
     initBarriers(kStageBarriersName, 1);
   Value count =
@@ -99,7 +105,7 @@ void KernelEmitter::emitChunks() {
   });
 }
 
-void KernelEmitter::emitVectorChunk(Value row, Value chunk, Value count,
+void ChunksEmitter::emitVectorChunk(Value row, Value chunk, Value count,
                                     bool peeled) {
   OpBuilder::InsertionGuard guard(b);
   Value chunkStart = sliceStart;
@@ -137,7 +143,7 @@ void KernelEmitter::emitVectorChunk(Value row, Value chunk, Value count,
   peeledChunk.reset();
 }
 
-void KernelEmitter::emitChunk(Value row, Value chunk, Value count,
+void ChunksEmitter::emitChunk(Value row, Value chunk, Value count,
                               int64_t vec) {
   if (!isOnlineSoftmaxPair(group))
     return emitLevelChunk(row, chunk, count, vec);
@@ -270,7 +276,7 @@ void KernelEmitter::emitChunk(Value row, Value chunk, Value count,
   });
 }
 
-ChunkParts KernelEmitter::loadChunkParts(Value xRow, int64_t vec) {
+ChunkParts ChunksEmitter::loadChunkParts(Value xRow, int64_t vec) {
   ChunkParts parts{{}, sliceStart, plan.chunkElements(), false};
   if (vec == 1)
     return parts;
@@ -285,7 +291,7 @@ ChunkParts KernelEmitter::loadChunkParts(Value xRow, int64_t vec) {
   return parts;
 }
 
-void KernelEmitter::emitLevelChunk(Value row, Value chunk, Value count,
+void ChunksEmitter::emitLevelChunk(Value row, Value chunk, Value count,
                                    int64_t vec) {
   Value xRow = rowPointer(x, plan.inType, row, xStride);
   Value yRow = y ? rowPointer(y, plan.outType, row, yStride) : Value();
@@ -357,7 +363,7 @@ void KernelEmitter::emitLevelChunk(Value row, Value chunk, Value count,
   outputRows.clear();
 }
 
-void KernelEmitter::exchangeMoments(
+void ChunksEmitter::exchangeMoments(
     Value row, Value chunk, Value count, DenseMap<Value, Value> &scalars,
     function_ref<SmallVector<Value>(PreparedLevel &)> partialsOf) {
   // The chunk's sum and count (block slots 0 and 1), then its shifted sums
@@ -382,7 +388,7 @@ void KernelEmitter::exchangeMoments(
     scalars[group.reduces[i].getInit()] = rowValues[i];
 }
 
-ChunkFold KernelEmitter::momentsFold() {
+ChunkFold ChunksEmitter::momentsFold() {
   // s / n, or 0 for no elements (whose c and q are 0).
   auto mean = [this](Value s, Value n) {
     Value some =
@@ -423,7 +429,7 @@ ChunkFold KernelEmitter::momentsFold() {
   return fold;
 }
 
-ChunkFold KernelEmitter::reduceFold(ArrayRef<ReduceOp> reduces) {
+ChunkFold ChunksEmitter::reduceFold(ArrayRef<ReduceOp> reduces) {
   ChunkFold fold;
   SmallVector<Combiner, 2> combiners;
   for (ReduceOp reduce : reduces) {
@@ -447,22 +453,7 @@ ChunkFold KernelEmitter::reduceFold(ArrayRef<ReduceOp> reduces) {
   return fold;
 }
 
-// Half the held vectors, in the held chunk and per iteration of the stage.
-// H100, bench.py's time_in_rounds (bench/results-h100.txt), against all the
-// held vectors at once and two per iteration of the stage: 1024 x 1048576 f32
-// rms_norm 74.2% -> 86.7% of the copy (80 registers -> 64), bf16
-// layer_norm 51.9% -> 56.6% (121 -> 96: five blocks per SM instead of four),
-// f32 layer_norm 57.5% -> 59.1%; 64 rows +3 to +5%, 262144 +2 to +3%, bf16
-// rms_norm level. The held vectors all at once with four per iteration of the
-// stage gave f32 layer_norm 62.9% (one latency fewer at the same four blocks
-// per SM) but rms_norm 76.9%; eight per iteration took rms_norm to 114
-// registers and lost 4%; a quarter (one more latency per chunk) lost up to 17%
-// (bf16 rms_norm).
-int64_t KernelEmitter::mapBatch(int64_t vec) const {
-  return std::max<int64_t>(1, plan.elementsPerThread() / vec / 2);
-}
-
-SmallVector<Value> KernelEmitter::forEachStreamed(Value xRow, Value start,
+SmallVector<Value> ChunksEmitter::forEachStreamed(Value xRow, Value start,
                                                   int64_t elements, int64_t vec,
                                                   bool staged, ValueRange inits,
                                                   StreamBody body,
@@ -520,7 +511,7 @@ SmallVector<Value> KernelEmitter::forEachStreamed(Value xRow, Value start,
   return SmallVector<Value>(loop.getResults());
 }
 
-void KernelEmitter::bulkCopyChunkStage(ArrayRef<Value> rowPtrs,
+void ChunksEmitter::bulkCopyChunkStage(ArrayRef<Value> rowPtrs,
                                        Value stageStart) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(emitIfFirstThread());
@@ -554,7 +545,7 @@ void KernelEmitter::bulkCopyChunkStage(ArrayRef<Value> rowPtrs,
       /*l2Hint=*/Value(), slots.size());
 }
 
-SmallVector<Value, 4> KernelEmitter::exchangeChunk(Value row, Value chunk,
+SmallVector<Value, 4> ChunksEmitter::exchangeChunk(Value row, Value chunk,
                                                    Value count,
                                                    ValueRange values,
                                                    const ChunkFold &fold,
@@ -659,7 +650,7 @@ SmallVector<Value, 4> KernelEmitter::exchangeChunk(Value row, Value chunk,
   return results;
 }
 
-void KernelEmitter::clearRecordIfLast(Value before, Value count,
+void ChunksEmitter::clearRecordIfLast(Value before, Value count,
                                       Value firstEntry, Value counter) {
   OpBuilder::InsertionGuard guard(b);
   Value entries = arith::MulIOp::create(
@@ -688,7 +679,7 @@ void KernelEmitter::clearRecordIfLast(Value before, Value count,
 }
 
 SmallVector<Value>
-KernelEmitter::foldEntries(Value count, unsigned words, const ChunkFold &fold,
+ChunksEmitter::foldEntries(Value count, unsigned words, const ChunkFold &fold,
                            function_ref<Value(unsigned, Value)> entry) {
   OpBuilder::InsertionGuard guard(b);
   // The warp takes 32 chunks a step, once all of them are in: one uniform
@@ -745,7 +736,7 @@ KernelEmitter::foldEntries(Value count, unsigned words, const ChunkFold &fold,
   return SmallVector<Value>(poll.getResults().drop_front());
 }
 
-Value KernelEmitter::atomicLoad(Type type, Value ptr, unsigned alignment,
+Value ChunksEmitter::atomicLoad(Type type, Value ptr, unsigned alignment,
                                 LLVM::AtomicOrdering ordering) {
   return LLVM::LoadOp::create(b, type, ptr, alignment, /*isVolatile=*/false,
                               /*isNonTemporal=*/false, /*isInvariant=*/false,
