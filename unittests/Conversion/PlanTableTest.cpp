@@ -355,7 +355,6 @@ TEST(PlanTableTest, CompiledTableShapesBlocksOfSeveralOperands) {
   };
   EXPECT_EQ(shape(f32, 2048, 2), 16);
   EXPECT_EQ(shape(f32, 8192, 2), 16);
-  EXPECT_EQ(shape(f32, 4096, 3), 0);
   EXPECT_EQ(shape(bf16, 4096, 2), 0);
   // Rows of the operands held through the reductions: rms_norm's x alone,
   // layer_norm's (16-bit at 6144), the backward's two.
@@ -371,6 +370,11 @@ TEST(PlanTableTest, CompiledTableShapesBlocksOfSeveralOperands) {
   EXPECT_EQ(shape(bf16, 16384, 2, /*held=*/1), 32);
   EXPECT_EQ(shape(bf16, 6144, 3, /*held=*/1), 32);
   EXPECT_EQ(shape(f32, 6144, 3, /*held=*/1), 0);
+  // f32 layer_norm: 16 per thread at 2048-4096, 32 at 8192.
+  EXPECT_EQ(shape(f32, 2048, 3, /*held=*/1), 16);
+  EXPECT_EQ(shape(f32, 4096, 3, /*held=*/1), 16);
+  EXPECT_EQ(shape(f32, 8192, 3, /*held=*/1), 32);
+  EXPECT_EQ(shape(bf16, 4096, 3, /*held=*/1), 0);
   EXPECT_EQ(shape(f32, 12288, 2, /*held=*/2), 12);
   EXPECT_EQ(shape(bf16, 12288, 2, /*held=*/2), 24);
   EXPECT_EQ(shape(bf16, 16384, 2, /*held=*/2), 32);

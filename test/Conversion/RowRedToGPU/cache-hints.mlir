@@ -60,7 +60,7 @@
 // FUSED: %[[LAST:.*]] = nvvm.inline_ptx "createpolicy.fractional.L2::evict_last.b64 $0, 1.0;" -> i64
 // FUSED-NOT: evict_first
 // FUSED: scf.for
-// FUSED-COUNT-8: nvvm.inline_ptx "ld.global.L2::cache_hint.v4.b32 {$0, $1, $2, $3}, [$4], $5;" ro(%{{.*}}, %[[LAST]] : !llvm.ptr<1>, i64)
+// FUSED-COUNT-4: nvvm.inline_ptx "ld.global.L2::cache_hint.v4.b32 {$0, $1, $2, $3}, [$4], $5;" ro(%{{.*}}, %[[LAST]] : !llvm.ptr<1>, i64)
 // FUSED-NOT: cache_hint
 // FUSED: gpu.barrier
 // FUSED-NOT: cache_hint

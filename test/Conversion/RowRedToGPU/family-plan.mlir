@@ -6,6 +6,7 @@
 // clusters are streamed by the online kernel, once per reduce and once for
 // the map (reread).
 
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=2048 chip=sm_90" | FileCheck %s --check-prefix=N2048
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=4096 chip=sm_90" | FileCheck %s --check-prefix=N4096
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=8192 chip=sm_90" | FileCheck %s --check-prefix=N8192
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=6144 chip=sm_90" | FileCheck %s --check-prefix=N6144
@@ -190,6 +191,19 @@
 // N1048576-LABEL: func.func @softmax_backward
 // N1048576: rowred.plan = #rowred.plan<strategy = chunks, block = 2048, warps = 4, vector = 4, chunk_stage = 4096>
 
+// The f32 layer_norm holds x alone (its weight and bias the map reads):
+// blocks of 2048-4096 on 16 elements per thread and of 8192 on 32 (the
+// table's operand_shapes), rather than the 32 and 64 the registers allow;
+// 6144 keeps 384 threads of 16.
+// N2048-LABEL: func.func @layer_norm_f32
+// N2048: rowred.plan = #rowred.plan<strategy = fused, block = 2048, warps = 4, vector = 4,
+// N4096-LABEL: func.func @layer_norm_f32
+// N4096: rowred.plan = #rowred.plan<strategy = fused, block = 4096, warps = 8, vector = 4,
+// N6144-LABEL: func.func @layer_norm_f32
+// N6144: rowred.plan = #rowred.plan<strategy = fused, block = 6144, warps = 12, vector = 4,
+// N8192-LABEL: func.func @layer_norm_f32
+// N8192: rowred.plan = #rowred.plan<strategy = fused, block = 8192, warps = 8, vector = 4, reread = true,
+
 func.func @rms_norm(%x: memref<?x?xf32>, %w: memref<?xf32>, %y: memref<?x?xf32>) {
   rowred.rms_norm epsilon(1.0e-05) ins(%x : memref<?x?xf32>) weight(%w : memref<?xf32>) outs(%y : memref<?x?xf32>)
   return
@@ -217,5 +231,10 @@ func.func @log_softmax_backward_bf16(%y: memref<?x?xbf16>, %dy: memref<?x?xbf16>
 
 func.func @softmax_backward_f16(%y: memref<?x?xf16>, %dy: memref<?x?xf16>, %dx: memref<?x?xf16>) {
   rowred.softmax_backward dimension(1) ins(%y, %dy : memref<?x?xf16>, memref<?x?xf16>) outs(%dx : memref<?x?xf16>)
+  return
+}
+
+func.func @layer_norm_f32(%x: memref<?x?xf32>, %w: memref<?xf32>, %b: memref<?xf32>, %y: memref<?x?xf32>) {
+  rowred.layer_norm epsilon(1.0e-05) ins(%x : memref<?x?xf32>) weight(%w : memref<?xf32>) bias(%b : memref<?xf32>) outs(%y : memref<?x?xf32>)
   return
 }
