@@ -73,7 +73,8 @@ public:
   void emit();
 
 protected:
-  // The members are ChunksEmitter's building blocks too.
+  // Protected, not private: ChunksEmitter builds on these.
+
   /// The run-time choice between the vector path, the peeled vector path
   /// (hasPeeledPath; see misalignedAlike) and the scalar path: calls
   /// `emitPath(vec, peeled)` for each, at its place.
