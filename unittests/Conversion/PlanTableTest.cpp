@@ -167,7 +167,7 @@ TEST(PlanTableTest, CompiledTableHoldsTheMeasuredShapes) {
   EXPECT_EQ(PlanTable::warpsOf(table.stagedRowWarps, staged), 16);
 }
 
-TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
+TEST(PlanTableTest, CompiledTableCutsLongRowsIntoChunks) {
   MLIRContext context;
   Type f32 = Float32Type::get(&context), bf16 = BFloat16Type::get(&context),
        f16 = Float16Type::get(&context);
@@ -226,6 +226,13 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   EXPECT_TRUE(levelChunks(f16, 262144, 1));
   EXPECT_TRUE(levelChunks(f16, 65536, 1));
   EXPECT_FALSE(levelChunks(f16, 32768, 1));
+}
+
+TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
+  MLIRContext context;
+  Type f32 = Float32Type::get(&context), bf16 = BFloat16Type::get(&context),
+       f16 = Float16Type::get(&context);
+  const PlanTable &table = PlanTable::get();
   // Staged rows: softmax's pair (one operand held, two reduces) on 16-bit
   // rows of 8193 to 57344 on the online kernel, odd ones as well.
   auto online = [&](Type type, int64_t cols, bool aligned) {
