@@ -260,9 +260,11 @@ def run_case(kernel, rng, rows, cols, layout):
     keep = []
     for k, (x, t) in enumerate(zip(inputs, types["input"])):
         stride = cols + extra + (k if extra else 0)
-        buf, x64 = stored(x, t, stride, off)
+        # `skewed`: the second input alone one element off.
+        o = 1 if layout == "skewed" and k == 1 else off
+        buf, x64 = stored(x, t, stride, o)
         keep.append(buf)
-        pointers.append(buf.data.ptr + off * buf.itemsize)
+        pointers.append(buf.data.ptr + o * buf.itemsize)
         strides.append(stride)
         values.append(x64)
     sy = cols + (3 if extra else 0)
@@ -344,13 +346,16 @@ def run_case(kernel, rng, rows, cols, layout):
 
 
 def layouts(kernel):
-    """LAYOUTS, and `inplace` (each output over the input of its position,
-    contiguous) where every output has its input's type."""
+    """LAYOUTS, `inplace` (each output over the input of its position,
+    contiguous) where every output has its input's type, and `skewed` (the
+    second input one element off, the rest contiguous: rows the peeled path
+    must leave to the scalar one) where there are several inputs."""
     operands = kernel.runtime.operands
     ins = [t for _, r, t in operands if r == "input"]
     outs = [t for _, r, t in operands if r == "output"]
     fits = outs and len(outs) <= len(ins) and ins[:len(outs)] == outs
-    return LAYOUTS + (["inplace"] if fits else [])
+    return (LAYOUTS + (["inplace"] if fits else [])
+            + (["skewed"] if len(ins) > 1 else []))
 
 
 def lengths(kernel):

@@ -172,8 +172,8 @@ Value KernelEmitter::isAligned(Value ptr, Value stride, Type elem,
 }
 
 Value KernelEmitter::misalignedAlike(int64_t vec) {
-  // Without an output of rows, any row of the input can be peeled.
-  if (!y)
+  // With only the one input of rows, any row of it can be peeled.
+  if (inputPtrs.size() == 1 && outputPtrs.empty())
     return arith::ConstantIntOp::create(b, 1, 1);
   auto sameModVec = [&](Value lhs, Value rhs) {
     Value diff = arith::SubIOp::create(b, lhs, rhs);
@@ -185,12 +185,29 @@ Value KernelEmitter::misalignedAlike(int64_t vec) {
     return arith::DivUIOp::create(b, LLVM::PtrToIntOp::create(b, i64, ptr),
                                   constI64(byteWidth(elem)));
   };
-  // One statement each, so that the ops come in this order.
-  Value stridesAlike = sameModVec(xStride, yStride);
-  Value yIndex = elementIndex(y, plan.outType);
-  Value xIndex = elementIndex(x, plan.inType);
-  Value basesAlike = sameModVec(xIndex, yIndex);
-  return arith::AndIOp::create(b, basesAlike, stridesAlike);
+  // Every other input and output of rows against the first input: its
+  // stride, then its base. One statement each, so that the ops come in this
+  // order.
+  Value xIndex;
+  Value alike;
+  auto against = [&](Value ptr, Value stride, Type elem) {
+    Value stridesAlike = sameModVec(xStride, stride);
+    Value index = elementIndex(ptr, elem);
+    if (!xIndex)
+      xIndex = elementIndex(x, plan.inType);
+    Value basesAlike = sameModVec(xIndex, index);
+    Value both = arith::AndIOp::create(b, basesAlike, stridesAlike);
+    alike = alike ? arith::AndIOp::create(b, alike, both).getResult() : both;
+  };
+  for (auto [ptr, stride, value] :
+       llvm::zip(outputPtrs, outputStrides, group.outputs))
+    against(ptr, stride, getElementTypeOrSelf(value));
+  for (auto [ptr, stride, value] :
+       llvm::zip(ArrayRef(inputPtrs).drop_front(),
+                 ArrayRef(inputStrides).drop_front(),
+                 ArrayRef(group.inputs).drop_front()))
+    against(ptr, stride, getElementTypeOrSelf(value));
+  return alike;
 }
 
 Value KernelEmitter::emitExp(Value v) {

@@ -97,11 +97,12 @@ protected:
   /// for `vec`-element accesses.
   Value isAligned(Value ptr, Value stride, Type elem, int64_t vec);
 
-  /// True (i1) when every row of the input and the same row of the output
-  /// start equally far, in elements, from a `vec`-element boundary: their
-  /// element offsets agree modulo `vec` at the base and between rows. Such
-  /// rows take the peeled vector path (loadPeeledRow) whatever their
-  /// alignment. True without an output of rows.
+  /// True (i1) when every row of the first input and the same row of every
+  /// other input and output of rows start equally far, in elements, from a
+  /// `vec`-element boundary: their element offsets agree modulo `vec` at the
+  /// base and between rows. Such rows take the peeled vector path
+  /// (loadPeeledRow) whatever their alignment. True with the one input of
+  /// rows alone.
   Value misalignedAlike(int64_t vec);
 
   /// `exp(v)`, as `exp2(v * log2(e))` on `ex2.approx.ftz.f32` with

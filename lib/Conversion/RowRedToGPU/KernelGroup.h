@@ -161,10 +161,16 @@ int64_t stageSlots(const Group &group);
 
 /// Whether the kernel of `group` has the peeled vector path
 /// (KernelPlan::peelable): for one input and at most one output of rows
-/// (logsumexp and cross-entropy read one and write none); the misaligned
-/// rows of groups with more operands take the scalar path.
+/// (logsumexp and cross-entropy read one and write none) on any strategy,
+/// and for several inputs and outputs of rows (the softmax and log-softmax
+/// backwards) on a block or cluster holding the row, all peeled alike. Not
+/// with per-column operands, whose vectors start at the row's first column
+/// whatever its alignment: those rows take the scalar path.
 inline bool hasPeeledPath(const Group &group, const KernelPlan &plan) {
-  return plan.peelable() && group.hasOneRowOperand();
+  if (!plan.peelable() || !group.columns.empty())
+    return false;
+  return group.hasOneRowOperand() || plan.strategy == Strategy::fused ||
+         plan.strategy == Strategy::cluster;
 }
 
 /// Returns true when the group's map is `exp(x - m) / s` over the online

@@ -3,6 +3,9 @@
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=65536 strategy=cluster" --convert-rowred-to-gpu | FileCheck %s --check-prefix=CLUSTER
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='pair_reduce = true'" --rowred-decompose --rowred-plan="cols=65536" --convert-rowred-to-gpu | FileCheck %s --check-prefix=PAIR
 // RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='cluster = 8, cache_hints = false'" --rowred-decompose --rowred-plan="strategy=online cols=262144" --convert-rowred-to-gpu | FileCheck %s --check-prefix=ONLINE
+// RUN: softmax-opt %S/Inputs/backward.mlir --rowred-decompose --rowred-plan="cols=781" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BACKWARD
+// RUN: softmax-opt %S/Inputs/backward.mlir --rowred-decompose --rowred-plan="cols=16383" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BACKWARD-CLUSTER
+// RUN: softmax-opt %S/Inputs/layer-norm.mlir --rowred-decompose --rowred-plan="cols=781" --convert-rowred-to-gpu | FileCheck %s --check-prefix=COLUMNS
 
 // Rows that are not aligned for vectors (odd lengths of contiguous
 // tensors, a base pointer off by some elements) but are misaligned alike in
@@ -161,3 +164,40 @@
 // ONLINE: llvm.store %{{.*}} {alignment = 2 : i64} : bf16, !llvm.ptr<1>
 // ONLINE-NEXT: }
 // ONLINE-NEXT: scf.yield
+
+// Several inputs and outputs of rows (the softmax backward's y, dy and dx)
+// take the peeled path when every one starts as far from alignment as the
+// first input: dx's stride and base, then dy's, against y's. Each vector
+// and edge element of y comes with dy's at the same column, and dx is
+// written at the same places.
+// BACKWARD: peeled_path = true
+// BACKWARD: gpu.func @softmax_backward_kernel0(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1>, %arg2: !llvm.ptr<1>
+// BACKWARD: } else {
+// BACKWARD: %[[S0:.*]] = arith.subi %arg5, %arg7 : i64
+// BACKWARD: llvm.ptrtoint %arg2 : !llvm.ptr<1> to i64
+// BACKWARD: llvm.ptrtoint %arg0 : !llvm.ptr<1> to i64
+// BACKWARD: %[[DX:.*]] = arith.andi %{{.*}}, %{{.*}} : i1
+// BACKWARD: arith.subi %arg5, %arg6 : i64
+// BACKWARD: llvm.ptrtoint %arg1 : !llvm.ptr<1> to i64
+// BACKWARD: %[[DY:.*]] = arith.andi %{{.*}}, %{{.*}} : i1
+// BACKWARD: %[[ALIKE:.*]] = arith.andi %[[DX]], %[[DY]] : i1
+// BACKWARD: scf.if %[[ALIKE]] {
+// BACKWARD: arith.minui
+// BACKWARD-COUNT-16: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// BACKWARD-COUNT-4: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<1> -> f32
+// BACKWARD-NOT: llvm.load
+// BACKWARD: gpu.shuffle xor
+// BACKWARD-COUNT-8: llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+// BACKWARD-COUNT-2: llvm.store %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr<1>
+// BACKWARD-NOT: llvm.store
+// BACKWARD: } else {
+// BACKWARD: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<1> -> f32
+// BACKWARD: gpu.return
+
+// Over a cluster of slices as well.
+// BACKWARD-CLUSTER: cluster_blocks = 2
+// BACKWARD-CLUSTER-SAME: peeled_path = true
+
+// Not with per-column operands (layer_norm's weight and bias), whose
+// vectors would start at the row's head: misaligned rows go scalar.
+// COLUMNS: peeled_path = false
