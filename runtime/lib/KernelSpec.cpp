@@ -683,10 +683,14 @@ std::string KernelSpec::describeAccess(int64_t cols, int64_t xStride,
   // the strides can make rows of x and y misaligned differently.
   bool alike = (xStride - yStride) % v == 0;
   if (alike && peeledPath) {
+    const char *rowsAlike = "the rows start misaligned alike in x and y";
+    if (!rowsOut)
+      rowsAlike = "the rows start misaligned";
+    else if (count(KernelOperand::Role::Input) > 1 ||
+             count(KernelOperand::Role::Output) > 1)
+      rowsAlike = "the rows start misaligned alike in every input and output";
     os << "vectors of " << v << " between a scalar head and tail per row ("
-       << (rowsOut ? "the rows start misaligned alike in x and y"
-                   : "the rows start misaligned")
-       << ")\n";
+       << rowsAlike << ")\n";
     return os.str();
   }
   os << "scalar (";

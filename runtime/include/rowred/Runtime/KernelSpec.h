@@ -115,8 +115,9 @@ struct KernelSpec {
   /// How a block fetches its next row during the current one: shared (the
   /// stage), registers or none.
   std::string prefetch = "none";
-  /// Whether rows misaligned alike in x and y take vectors between a scalar
-  /// head and tail (the peeled path) rather than scalar accesses.
+  /// Whether rows misaligned alike in every input and output take vectors
+  /// between a scalar head and tail (the peeled path) rather than scalar
+  /// accesses.
   bool peeledPath = false;
   /// Whether a row's reductions combine (max, sum) pairs in one exchange.
   bool pairReduce = false;
