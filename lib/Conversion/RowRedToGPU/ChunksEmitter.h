@@ -39,7 +39,7 @@ public:
   /// one of them is free to take the next, and the kernel cannot hang. The
   /// launcher guarantees it with a cooperative launch of at least K blocks
   /// (docs/abi.md).
-  void emit();
+  void emit() override;
 
 private:
   /// The vector path of chunk `chunk` (i32) of the `count` of row `row`

@@ -65,12 +65,13 @@ class KernelEmitter {
 public:
   KernelEmitter(ImplicitLocOpBuilder &b, Group group, const KernelPlan &plan,
                 gpu::GPUFuncOp func);
+  virtual ~KernelEmitter() = default;
 
   /// Emits the whole kernel of any strategy but chunks (ChunksEmitter): the
   /// L2 policies and the cluster's mbarriers when used, the paths of
   /// grid-stride loops over rows (emitPaths, emitRowLoop), and the exit of
   /// the cluster.
-  void emit();
+  virtual void emit();
 
 protected:
   // Protected, not private: ChunksEmitter builds on these.
