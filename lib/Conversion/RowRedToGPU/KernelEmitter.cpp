@@ -187,7 +187,9 @@ Value KernelEmitter::misalignedAlike(int64_t vec) {
   };
   // Every other input and output of rows against the first input: its
   // stride, then its base. One statement each, so that the ops come in this
-  // order.
+  // order; the first input's element index is taken once, after the first
+  // operand's, where a kernel of one input and output has always had it
+  // (its PTX unchanged).
   Value xIndex;
   Value alike;
   auto against = [&](Value ptr, Value stride, Type elem) {
