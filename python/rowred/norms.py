@@ -13,7 +13,8 @@ from typing import Tuple
 
 import torch
 
-from .ops import _exact_kernel, _launch_operands, check_input
+from .ops import (_define, _exact_kernel, _launch_operands,
+                  _register_autograd, check_input)
 
 
 def _run_norm(op, inputs, columns, eps, statistics):
@@ -34,7 +35,8 @@ def _run_norm(op, inputs, columns, eps, statistics):
     # docs/abi.md: the inputs, the outputs, the columns, the per-row
     # outputs; a row stride per input and output.
     operands = inputs + outputs + columns + stats
-    _launch_operands(kernel, x.device, [t.data_ptr() for t in operands],
+    _launch_operands(kernel, x.get_device(),
+                     [t.data_ptr() for t in operands],
                      [n] * (2 * len(inputs)), rows, n)
     return outputs, stats
 
@@ -46,10 +48,8 @@ def _rms_norm_torch(x, weight, eps):
     return (xf * rstd.unsqueeze(-1) * weight.float()).to(x.dtype), rstd
 
 
-@torch.library.custom_op("rowred::rms_norm", mutates_args=(),
-                         device_types="cuda")
-def rms_norm_op(x: torch.Tensor, weight: torch.Tensor,
-                eps: float) -> Tuple[torch.Tensor, torch.Tensor]:
+def _rms_norm(x: torch.Tensor, weight: torch.Tensor,
+              eps: float) -> Tuple[torch.Tensor, torch.Tensor]:
     """(y, rstd) of the rows of x (2-D, contiguous): y = x * rstd * weight,
     rstd = 1 / sqrt(mean(x^2) + eps) in f32."""
     done = _run_norm("rms_norm", [x], [weight], eps, 1)
@@ -58,9 +58,7 @@ def rms_norm_op(x: torch.Tensor, weight: torch.Tensor,
     return _rms_norm_torch(x, weight, eps)
 
 
-@torch.library.custom_op("rowred::rms_norm_residual", mutates_args=(),
-                         device_types="cuda")
-def rms_norm_residual_op(
+def _rms_norm_residual(
         x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor,
         eps: float) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(y, h, rstd) of the rows of x and the residual (2-D, contiguous, of
@@ -74,11 +72,9 @@ def rms_norm_residual_op(
     return y, h, rstd
 
 
-@torch.library.custom_op("rowred::layer_norm", mutates_args=(),
-                         device_types="cuda")
-def layer_norm_op(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor,
-                  eps: float) -> Tuple[torch.Tensor, torch.Tensor,
-                                       torch.Tensor]:
+def _layer_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor,
+                eps: float) -> Tuple[torch.Tensor, torch.Tensor,
+                                     torch.Tensor]:
     """(y, mean, rstd) of the rows of x (2-D, contiguous): y = (x - mean) *
     rstd * weight + bias, rstd = 1 / sqrt(var + eps), the statistics in
     f32."""
@@ -93,22 +89,23 @@ def layer_norm_op(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor,
     return y.to(x.dtype), mean, rstd
 
 
-@rms_norm_op.register_fake
-def _(x, weight, eps):
-    return torch.empty_like(x), x.new_empty(x.shape[:1],
-                                            dtype=torch.float32)
+def _rows_stat(x):
+    return x.new_empty(x.shape[:1], dtype=torch.float32)
 
 
-@rms_norm_residual_op.register_fake
-def _(x, residual, weight, eps):
-    return (torch.empty_like(x), torch.empty_like(x),
-            x.new_empty(x.shape[:1], dtype=torch.float32))
-
-
-@layer_norm_op.register_fake
-def _(x, weight, bias, eps):
-    stat = x.new_empty(x.shape[:1], dtype=torch.float32)
-    return torch.empty_like(x), stat, torch.empty_like(stat)
+rms_norm_op = _define(
+    _rms_norm, lambda x, weight, eps: (torch.empty_like(x), _rows_stat(x)),
+    "rms_norm")
+rms_norm_residual_op = _define(
+    _rms_norm_residual,
+    lambda x, residual, weight, eps: (torch.empty_like(x),
+                                      torch.empty_like(x), _rows_stat(x)),
+    "rms_norm_residual")
+layer_norm_op = _define(
+    _layer_norm,
+    lambda x, weight, bias, eps: (torch.empty_like(x), _rows_stat(x),
+                                  _rows_stat(x)),
+    "layer_norm")
 
 
 def _save_norm(ctx, inputs, output):
@@ -163,11 +160,10 @@ def _layer_norm_backward(ctx, grad, *unused):
             dy.sum(0).to(weight.dtype), None)
 
 
-rms_norm_op.register_autograd(_rms_norm_backward, setup_context=_save_norm)
-rms_norm_residual_op.register_autograd(_rms_norm_residual_backward,
-                                       setup_context=_save_residual_norm)
-layer_norm_op.register_autograd(_layer_norm_backward,
-                                setup_context=_save_norm)
+_register_autograd(rms_norm_op, _rms_norm_backward, _save_norm)
+_register_autograd(rms_norm_residual_op, _rms_norm_residual_backward,
+                  _save_residual_norm)
+_register_autograd(layer_norm_op, _layer_norm_backward, _save_norm)
 
 
 def _check_norm(name, x, normalized_shape, columns):
@@ -223,9 +219,9 @@ def rms_norm(x, normalized_shape, weight=None, eps=None, residual=None):
     rows = x.reshape(-1, n).contiguous()
     w = _column(weight, x, 1.0)
     if residual is None:
-        y, _ = torch.ops.rowred.rms_norm(rows, w, eps)
+        y, _ = rms_norm_op(rows, w, eps)
         return y.view(x.shape)
-    y, h, _ = torch.ops.rowred.rms_norm_residual(
+    y, h, _ = rms_norm_residual_op(
         rows, residual.reshape(-1, n).contiguous(), w, eps)
     return y.view(x.shape), h.view(x.shape)
 
@@ -250,7 +246,7 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     if n is None:
         return torch.nn.functional.layer_norm(x, normalized_shape, weight,
                                               bias, eps)
-    y, _, _ = torch.ops.rowred.layer_norm(
+    y, _, _ = layer_norm_op(
         x.reshape(-1, n).contiguous(), _column(weight, x, 1.0),
         _column(bias, x, 0.0), float(eps))
     return y.view(x.shape)

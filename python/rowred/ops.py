@@ -19,6 +19,7 @@ gradients are PyTorch expressions of the saved logsumexp, or, for
 cross_entropy(..., inplace_backward=True), the forward kernel's gradient
 written over the logits.
 """
+import contextlib
 import os
 import threading
 from typing import Tuple
@@ -31,10 +32,41 @@ _DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
 
 _lock = threading.Lock()
 _packs = []
+# The kernels loaded, by (metadata path, device index), and by what a call
+# looks up: (op, dtype, N, device index, eps).
+_loaded = {}
 _kernels = {}
-# (op, dtype, N, device, eps) of the exact-length ops that run on PyTorch's
-# kernels.
+# (op, dtype, N, device index, eps) of the exact-length ops that run on
+# PyTorch's kernels.
 _no_kernel = set()
+
+# The ops are defined with torch.library's define and impl rather than
+# torch.library.custom_op, whose Python wrappers (aliasing checks, a
+# dynamo guard) cost the host more than the whole launch: softmax of 8 x
+# 1024 took 60 us a call through custom_op and 27 us defined here (the
+# H200 machine's host; bench/host_overhead.py, docs/performance.md).
+_lib = torch.library.Library("rowred", "DEF")
+
+# The current stream of a device, as Triton's launcher reads it (about 0.1
+# us; torch.cuda.current_stream's object costs 3).
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (
+    lambda device: torch.cuda.current_stream(device).cuda_stream)
+
+
+def _define(fn, fake, name):
+    """Defines the op rowred::<name> with the schema of fn's annotations, fn
+    as its CUDA kernel and `fake` as its fake implementation (for
+    torch.compile); returns the op's overload."""
+    _lib.define(name + torch.library.infer_schema(fn, mutates_args=()))
+    _lib.impl(name, fn, "CUDA")
+    torch.library.register_fake(f"rowred::{name}", fake, lib=_lib)
+    return getattr(torch.ops.rowred, name).default
+
+
+def _register_autograd(op, backward, setup_context):
+    """The gradient formula of `op` (an overload from _define)."""
+    torch.library.register_autograd(op, backward,
+                                    setup_context=setup_context, lib=_lib)
 
 
 def load_pack(path):
@@ -43,6 +75,8 @@ def load_pack(path):
     pack = packs.Pack(path)
     with _lock:
         _packs.append(pack)
+        _kernels.clear()
+        _no_kernel.clear()
     return pack
 
 
@@ -52,9 +86,12 @@ def _env_packs():
 
 
 def _kernel(op, x, cols, eps=None):
+    device = x.get_device()
+    key = (op, x.dtype, cols, device, eps)
+    kernel = _kernels.get(key)
+    if kernel is not None:
+        return kernel
     dtype = _DTYPES[x.dtype]
-    device = x.device.index if x.device.index is not None else \
-        torch.cuda.current_device()
     major, minor = torch.cuda.get_device_capability(device)
     sm = major * 10 + minor
     try:
@@ -65,12 +102,12 @@ def _kernel(op, x, cols, eps=None):
             raise
         path = packs.cached_kernel(compiler, op, dtype, cols, f"sm_{sm}",
                                    eps)
-    key = (path, device)
     with _lock:
-        kernel = _kernels.get(key)
+        kernel = _loaded.get((path, device))
         if kernel is None:
             kernel = _runtime.Kernel(path, device)
-            _kernels[key] = kernel
+            _loaded[(path, device)] = kernel
+        _kernels[key] = kernel
     return kernel
 
 
@@ -120,29 +157,19 @@ def _launch(op, x):
     if x_stride < n:
         raise ValueError(f"rowred.{op}: rows of {n} elements {x_stride} "
                          "apart overlap; pass x.contiguous()")
-    kernel = _kernel(op, x, n)
-    with torch.cuda.device(x.device):
-        stream = torch.cuda.current_stream(x.device).cuda_stream
-        nbytes = kernel.workspace_bytes(rows, n)
-        workspace = torch.zeros(nbytes, dtype=torch.uint8,
-                                device=x.device) if nbytes else None
-        kernel.launch(stream, x2.data_ptr(), y.data_ptr(), rows, n,
-                      x_stride, n,
-                      workspace.data_ptr() if workspace is not None else 0)
+    _launch_operands(_kernel(op, x, n), x.get_device(),
+                     [x2.data_ptr(), y.data_ptr()], [x_stride, n], rows, n)
     return y
 
 
 def _row_op(name):
-    """The custom op rowred::<name> of one tensor, whose rows run through
-    the kernel of pack op `name`, with its fake implementation."""
+    """The op rowred::<name> of one tensor, whose rows run through the
+    kernel of pack op `name`."""
     def launch(x: torch.Tensor) -> torch.Tensor:
         return _launch(name, x)
 
-    op = torch.library.custom_op(f"rowred::{name}", launch, mutates_args=(),
-                                 device_types="cuda")
-    op.register_fake(lambda x: torch.empty_like(
-        x, memory_format=torch.contiguous_format))
-    return op
+    return _define(launch, lambda x: torch.empty_like(
+        x, memory_format=torch.contiguous_format), name)
 
 
 softmax_op = _row_op("softmax")
@@ -156,7 +183,7 @@ def _exact_kernel(op, x, n, eps=None):
     `n` for packs.EXACT_OPS; with the epsilon `eps` for packs.EPS_OPS), or
     None where none is found or compiled (no pack has one and there is no
     compiler): not tried again for the shape."""
-    key = (op, x.dtype, n, x.device, eps)
+    key = (op, x.dtype, n, x.get_device(), eps)
     if key in _no_kernel:
         return None
     try:
@@ -168,17 +195,19 @@ def _exact_kernel(op, x, n, eps=None):
 
 
 def _launch_operands(kernel, device, pointers, strides, rows, n):
-    """Launches `kernel` on the current stream of `device` with the device
-    address of each operand (the kernel's order) and the row stride of each
-    2-D operand, with a zeroed workspace from PyTorch's caching allocator
-    where the kernel takes one."""
-    with torch.cuda.device(device):
-        stream = torch.cuda.current_stream(device).cuda_stream
-        nbytes = kernel.workspace_bytes(rows, n)
-        workspace = torch.zeros(nbytes, dtype=torch.uint8,
-                                device=device) if nbytes else None
+    """Launches `kernel` on the current stream of `device` (an index) with
+    the device address of each operand (the kernel's order) and the row
+    stride of each 2-D operand, with a zeroed workspace from PyTorch's
+    caching allocator where the kernel takes one."""
+    nbytes = kernel.workspace_bytes(rows, n)
+    workspace = torch.zeros(nbytes, dtype=torch.uint8,
+                            device=device) if nbytes else None
+    # The runtime makes the kernel's context current: from another
+    # device's, PyTorch's current device is set for the launch and back.
+    with contextlib.nullcontext() if device == torch.cuda.current_device() \
+            else torch.cuda.device(device):
         kernel.launch_operands(
-            stream, pointers, strides, rows, n,
+            _raw_stream(device), pointers, strides, rows, n,
             workspace.data_ptr() if workspace is not None else 0)
 
 
@@ -198,33 +227,24 @@ def _launch_backward(op, y, dy):
                 if op == "softmax_backward"
                 else torch.ops.aten._log_softmax_backward_data)
         return aten(dy, y, -1, y.dtype)
-    _launch_operands(kernel, y.device,
+    _launch_operands(kernel, y.get_device(),
                      [y.data_ptr(), dy.data_ptr(), dx.data_ptr()], [n, n, n],
                      y.numel() // n, n)
     return dx
 
 
-@torch.library.custom_op("rowred::softmax_backward", mutates_args=(),
-                         device_types="cuda")
-def softmax_backward_op(y: torch.Tensor, dy: torch.Tensor) -> torch.Tensor:
-    return _launch_backward("softmax_backward", y, dy)
+def _backward_op(name):
+    """The op rowred::<name> (dx from the forward's output y and the
+    gradient dy) on the kernel of pack op `name`."""
+    def launch(y: torch.Tensor, dy: torch.Tensor) -> torch.Tensor:
+        return _launch_backward(name, y, dy)
+
+    return _define(launch, lambda y, dy: torch.empty_like(
+        y, memory_format=torch.contiguous_format), name)
 
 
-@torch.library.custom_op("rowred::log_softmax_backward", mutates_args=(),
-                         device_types="cuda")
-def log_softmax_backward_op(y: torch.Tensor,
-                            dy: torch.Tensor) -> torch.Tensor:
-    return _launch_backward("log_softmax_backward", y, dy)
-
-
-@softmax_backward_op.register_fake
-def _(y, dy):
-    return torch.empty_like(y, memory_format=torch.contiguous_format)
-
-
-@log_softmax_backward_op.register_fake
-def _(y, dy):
-    return torch.empty_like(y, memory_format=torch.contiguous_format)
+softmax_backward_op = _backward_op("softmax_backward")
+log_softmax_backward_op = _backward_op("log_softmax_backward")
 
 
 def _save_output(ctx, inputs, output):
@@ -233,12 +253,12 @@ def _save_output(ctx, inputs, output):
 
 def _softmax_backward(ctx, grad):
     (y,) = ctx.saved_tensors
-    return torch.ops.rowred.softmax_backward(y, grad)
+    return softmax_backward_op(y, grad)
 
 
 def _log_softmax_backward(ctx, grad):
     (y,) = ctx.saved_tensors
-    return torch.ops.rowred.log_softmax_backward(y, grad)
+    return log_softmax_backward_op(y, grad)
 
 
 def _log_softmax_safe_backward(ctx, grad):
@@ -247,18 +267,16 @@ def _log_softmax_safe_backward(ctx, grad):
     # only one of N >= 2 elements whose log-probabilities are all 0 (a row
     # of one element has gradient 0 either way).
     (y,) = ctx.saved_tensors
-    dx = torch.ops.rowred.log_softmax_backward(y, grad)
+    dx = log_softmax_backward_op(y, grad)
     return dx.masked_fill((y == 0).all(dim=-1, keepdim=True), 0)
 
 
-softmax_op.register_autograd(_softmax_backward, setup_context=_save_output)
-log_softmax_op.register_autograd(_log_softmax_backward,
-                                 setup_context=_save_output)
+_register_autograd(softmax_op, _softmax_backward, _save_output)
+_register_autograd(log_softmax_op, _log_softmax_backward, _save_output)
 # softmax's gradient y * (dy - sum(dy * y)) is already 0 on rows of zeros.
-softmax_safe_op.register_autograd(_softmax_backward,
-                                  setup_context=_save_output)
-log_softmax_safe_op.register_autograd(_log_softmax_safe_backward,
-                                      setup_context=_save_output)
+_register_autograd(softmax_safe_op, _softmax_backward, _save_output)
+_register_autograd(log_softmax_safe_op, _log_softmax_safe_backward,
+                  _save_output)
 
 
 def _row_results(op, x, labels=None):
@@ -281,24 +299,19 @@ def _row_results(op, x, labels=None):
         labels = labels.contiguous()
         pointers.append(labels.data_ptr())
     pointers += [o.data_ptr() for o in outs]
-    _launch_operands(kernel, x.device, pointers, [n], rows, n)
+    _launch_operands(kernel, x.get_device(), pointers, [n], rows, n)
     return outs
 
 
-@torch.library.custom_op("rowred::logsumexp", mutates_args=(),
-                         device_types="cuda")
-def logsumexp_op(x: torch.Tensor) -> torch.Tensor:
+def _logsumexp(x: torch.Tensor) -> torch.Tensor:
     outs = _row_results("logsumexp", x)
     if outs is None:
         return torch.logsumexp(x.float(), -1)
     return outs[0]
 
 
-@torch.library.custom_op("rowred::cross_entropy", mutates_args=(),
-                         device_types="cuda")
-def cross_entropy_op(x: torch.Tensor,
-                     labels: torch.Tensor) -> Tuple[torch.Tensor,
-                                                    torch.Tensor]:
+def _cross_entropy(x: torch.Tensor,
+                   labels: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
     outs = _row_results("cross_entropy", x, labels)
     if outs is None:
         xf = x.float()
@@ -308,15 +321,14 @@ def cross_entropy_op(x: torch.Tensor,
     return outs[0], outs[1]
 
 
-@logsumexp_op.register_fake
-def _(x):
-    return x.new_empty(x.shape[:-1], dtype=torch.float32)
-
-
-@cross_entropy_op.register_fake
-def _(x, labels):
-    return (x.new_empty(x.shape[:-1], dtype=torch.float32),
-            x.new_empty(x.shape[:-1], dtype=torch.float32))
+logsumexp_op = _define(
+    _logsumexp, lambda x: x.new_empty(x.shape[:-1], dtype=torch.float32),
+    "logsumexp")
+cross_entropy_op = _define(
+    _cross_entropy,
+    lambda x, labels: (x.new_empty(x.shape[:-1], dtype=torch.float32),
+                       x.new_empty(x.shape[:-1], dtype=torch.float32)),
+    "cross_entropy")
 
 
 def _softmax_of(x, lse):
@@ -350,10 +362,9 @@ def _cross_entropy_backward(ctx, grad_loss, grad_lse):
     return dx.to(x.dtype), None
 
 
-logsumexp_op.register_autograd(_logsumexp_backward,
-                               setup_context=_save_logsumexp)
-cross_entropy_op.register_autograd(_cross_entropy_backward,
-                                   setup_context=_save_cross_entropy)
+_register_autograd(logsumexp_op, _logsumexp_backward, _save_logsumexp)
+_register_autograd(cross_entropy_op, _cross_entropy_backward,
+                  _save_cross_entropy)
 
 
 def logsumexp(x, dim=-1):
@@ -361,7 +372,7 @@ def logsumexp(x, dim=-1):
     x's dtype."""
     check_input("logsumexp", x, dim)
     shape = x.shape[:-1]
-    lse = torch.ops.rowred.logsumexp(x.reshape(-1, x.size(-1)))
+    lse = logsumexp_op(x.reshape(-1, x.size(-1)))
     return lse.reshape(shape).to(x.dtype)
 
 
@@ -385,7 +396,7 @@ class _CrossEntropyInPlace(torch.autograd.Function):
             scale = torch.ones(rows, dtype=torch.float32, device=logits.device)
         loss = torch.empty(rows, dtype=torch.float32, device=logits.device)
         stride = logits.stride(0) if rows > 1 else n
-        _launch_operands(kernel, logits.device,
+        _launch_operands(kernel, logits.get_device(),
                          [logits.data_ptr(), logits.data_ptr(),
                           labels.data_ptr(), scale.data_ptr(),
                           loss.data_ptr()], [stride, stride], rows, n)
@@ -448,7 +459,7 @@ def cross_entropy(logits, labels, ignore_index=-100, label_smoothing=0.0,
             loss = _CrossEntropyInPlace.apply(logits, labels.contiguous(),
                                               reduction, kernel)
             return loss.to(logits.dtype)
-    loss, _ = torch.ops.rowred.cross_entropy(logits, labels)
+    loss, _ = cross_entropy_op(logits, labels)
     if reduction == "sum":
         loss = loss.sum()
     elif reduction == "mean":
@@ -462,8 +473,8 @@ def softmax(x, dim=-1, safe=False):
     zeros instead of NaN, as PyTorch's _safe_softmax."""
     check_input("softmax", x, dim)
     if safe:
-        return torch.ops.rowred.softmax_safe(x)
-    return torch.ops.rowred.softmax(x)
+        return softmax_safe_op(x)
+    return softmax_op(x)
 
 
 def log_softmax(x, dim=-1, safe=False):
@@ -472,8 +483,8 @@ def log_softmax(x, dim=-1, safe=False):
     a zero gradient."""
     check_input("log_softmax", x, dim)
     if safe:
-        return torch.ops.rowred.log_softmax_safe(x)
-    return torch.ops.rowred.log_softmax(x)
+        return log_softmax_safe_op(x)
+    return log_softmax_op(x)
 
 
 _env_packs()

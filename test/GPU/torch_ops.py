@@ -149,7 +149,7 @@ class Autograd(unittest.TestCase):
                     torch.testing.assert_close(
                         x.grad.double(), xr.grad, atol=atol, rtol=atol,
                         msg=lambda m: f"{op} {shape} {dtype}: {m}")
-        used = {os.path.basename(path) for path, _ in rowred.ops._kernels}
+        used = {os.path.basename(path) for path, _ in rowred.ops._loaded}
         for op in ("softmax_backward", "log_softmax_backward"):
             self.assertIn(f"{op}_f32_n131072_kernel0.json", used)
             self.assertIn(f"{op}_bf16_n1024_kernel0.json", used)
@@ -217,7 +217,7 @@ class PerRowResults(unittest.TestCase):
                     xo.grad.double(), xr.grad, atol=tol, rtol=1e-2,
                     msg=lambda m: f"cross_entropy grad {rows}x{n} {dtype}: "
                     f"{m}")
-        used = {os.path.basename(path) for path, _ in rowred.ops._kernels}
+        used = {os.path.basename(path) for path, _ in rowred.ops._loaded}
         self.assertIn("cross_entropy_bf16_n131072_kernel0.json", used)
         self.assertIn("logsumexp_f32_n32000_kernel0.json", used)
 
@@ -305,7 +305,7 @@ class Norms(unittest.TestCase):
                                         br.grad / rows)):
                         self.check(f"layer_norm {what} {name}", g, r, dtype,
                                    True)
-        used = {os.path.basename(path) for path, _ in rowred.ops._kernels}
+        used = {os.path.basename(path) for path, _ in rowred.ops._loaded}
         for op in ("rms_norm", "layer_norm"):
             self.assertIn(f"{op}_bf16_n131072_eps1p000em05_kernel0.json",
                           used)
@@ -337,7 +337,7 @@ class Norms(unittest.TestCase):
                            True)
                 self.check("residual dw " + name, wo.grad / x.numel() * n,
                            wr.grad / x.numel() * n, dtype, True)
-        used = {os.path.basename(path) for path, _ in rowred.ops._kernels}
+        used = {os.path.basename(path) for path, _ in rowred.ops._loaded}
         self.assertIn("rms_norm_residual_bf16_n4096_eps1p000em05_kernel0.json",
                       used)
         with self.assertRaisesRegex(ValueError, "residual of the input's"):
@@ -416,7 +416,7 @@ class InPlaceCrossEntropy(unittest.TestCase):
                         xo.grad.double(), xr.grad, atol=tol, rtol=2e-2,
                         msg=lambda m: f"grad {reduction} {rows}x{n} "
                         f"{dtype}: {m}")
-        used = {os.path.basename(path) for path, _ in rowred.ops._kernels}
+        used = {os.path.basename(path) for path, _ in rowred.ops._loaded}
         self.assertIn("cross_entropy_grad_bf16_n131072_kernel0.json", used)
 
     def test_upstream_gradient_on_strided_rows(self):
