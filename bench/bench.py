@@ -278,15 +278,20 @@ def max_abs_error(x, y, chunk_elements=1 << 26):
     return err
 
 
-def start_run(rounds):
-    """Sets up a benchmark run: every shape compiled on its own by
-    torch.compile (dynamo's recompile limits raised; their names changed
-    over PyTorch versions), the seed fixed; prints the device line and
-    returns the copy bandwidth (GB/s)."""
+def compile_every_shape():
+    """Lets torch.compile compile every shape on its own: dynamo's
+    recompile limits raised (their names changed over PyTorch versions)."""
     for limit in ("recompile_limit", "cache_size_limit",
                   "accumulated_recompile_limit", "accumulated_cache_size_limit"):
         if hasattr(torch._dynamo.config, limit):
             setattr(torch._dynamo.config, limit, 100000)
+
+
+def start_run(rounds):
+    """Sets up a benchmark run: every shape compiled on its own by
+    torch.compile, the seed fixed; prints the device line and returns the
+    copy bandwidth (GB/s)."""
+    compile_every_shape()
     torch.manual_seed(0)
     ceiling = copy_bandwidth()
     print(f"device: {torch.cuda.get_device_name()}; copy bandwidth "

@@ -33,7 +33,7 @@ usage: family.py KERNEL_DIR [--json OUT] [--rounds R] [--ops rms_norm,...]
        family.py SWEEP_DIR --sweep [--sweep-rows 4096,16384]
 KERNEL_DIR holds the kernels of `scripts/gen_kernels.py --set family-bench`,
 SWEEP_DIR those of `--set family-sweep` (fused block shapes timed against
-each other).
+each other and torch.compile).
 """
 import argparse
 import json
@@ -47,7 +47,8 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench import SHAPES as SOFTMAX_SHAPES  # noqa: E402
-from bench import start_run, time_in_rounds  # noqa: E402
+from bench import (compile_every_shape, start_run,  # noqa: E402
+                   time_in_rounds)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "scripts"))
@@ -91,6 +92,9 @@ def eager(op):
         return lambda x: torch.logsumexp(x, -1)
     if op == "cross_entropy":
         return lambda x, labels: F.cross_entropy(x, labels, reduction="none")
+    if op == "log_softmax_backward":
+        return lambda y, dy: torch._log_softmax_backward_data(dy, y, -1,
+                                                              y.dtype)
     return lambda y, dy: torch._softmax_backward_data(dy, y, -1, y.dtype)
 
 
@@ -198,9 +202,10 @@ def max_error(op, args, out, chunk_elements=1 << 26):
 
 def sweep(kernel_dir, rounds, row_counts=(4096, 16384)):
     """Times every kernel of KERNEL_DIR (gen_kernels.py --set family-sweep)
-    against the others of its (op, dtype, N), taking turns, at each M of
-    `row_counts`; prints GB/s and the fraction of the copy of the same
-    bytes."""
+    against the others of its (op, dtype, N) and torch.compile of the op,
+    taking turns, at each M of `row_counts`; prints GB/s and the fraction of
+    the copy of the same bytes."""
+    compile_every_shape()
     with open(os.path.join(kernel_dir, "manifest.json")) as f:
         names = json.load(f)
     groups = {}
@@ -214,6 +219,7 @@ def sweep(kernel_dir, rounds, row_counts=(4096, 16384)):
         key = (bench_op(kernel), meta["input_type"], n)
         groups.setdefault(key, []).append(kernel)
     for (op, dname, n), kernels in groups.items():
+        compiled = torch.compile(eager(op), dynamic=False)
         for m in row_counts:
             call_args = make_args(op, m, n, SWEEP_DTYPES[dname])
             nbytes = moved_bytes(op, m, n, SWEEP_DTYPES[dname])
@@ -221,6 +227,7 @@ def sweep(kernel_dir, rounds, row_counts=(4096, 16384)):
             dst = torch.empty_like(src)
             shared = {}
             runs = {k.name: ours(k, op, call_args, shared) for k in kernels}
+            runs["torch.compile"] = lambda: compiled(*call_args)
             runs["copy"] = lambda: dst.copy_(src)
             samples, _ = time_in_rounds(runs, rounds, rep_ms=40)
             gbs = {k: nbytes / statistics.median(v) / 1e6
