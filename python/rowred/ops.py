@@ -43,8 +43,8 @@ _no_kernel = set()
 # The ops are defined with torch.library's define and impl rather than
 # torch.library.custom_op, whose Python wrappers (aliasing checks, a
 # dynamo guard) cost the host more than the whole launch: softmax of 8 x
-# 1024 took 60 us a call through custom_op and 27 us defined here (the
-# H200 machine's host; bench/host_overhead.py, docs/performance.md).
+# 1024 took 55-83 us a call through custom_op and 28-42 us defined here
+# (the H200 machine's host; bench/host_overhead.py, docs/performance.md).
 _lib = torch.library.Library("rowred", "DEF")
 
 # The current stream of a device, as Triton's launcher reads it (about 0.1
