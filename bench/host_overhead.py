@@ -6,7 +6,9 @@ the host issues calls faster than they run only if its own path is short:
 each op is called --iters times back to back, without a synchronisation
 between calls, and the time per call is the loop's wall time (after a
 synchronisation at its end) over the calls. That is the host's time per
-call wherever it exceeds the kernel's, as here. Ops: softmax (forward, and
+call wherever it exceeds the kernel's, as here. Ours and PyTorch's take
+turns --reps times and each reports its median (the host's time moves by
+tens of percent between runs). Ops: softmax (forward, and
 forward and backward on an input that requires grad), rms_norm (and its
 residual form), layer_norm, logsumexp and cross-entropy (reduction mean),
 against torch.softmax, F.rms_norm (x + r first for the residual form),
@@ -14,11 +16,13 @@ F.layer_norm, torch.logsumexp and F.cross_entropy; f32 and bf16. Every
 output is checked against PyTorch's first.
 
 usage: host_overhead.py PACK_DIR [--rows M] [--cols N] [--iters K]
+                        [--reps R]
 PACK_DIR holds a pack (python3 -m rowred.packs build) with those ops'
 kernels for rows of N.
 """
 import argparse
 import os
+import statistics
 import sys
 import time
 
@@ -42,6 +46,15 @@ def per_call_us(fn, iters):
         fn()
     torch.cuda.synchronize()
     return (time.perf_counter() - start) / iters * 1e6
+
+
+def compare(ours, theirs, iters, reps):
+    """(ours, PyTorch's) median time per call over `reps` turns each."""
+    times = ([], [])
+    for _ in range(reps):
+        times[0].append(per_call_us(ours, iters))
+        times[1].append(per_call_us(theirs, iters))
+    return statistics.median(times[0]), statistics.median(times[1])
 
 
 def cases(m, n, dtype):
@@ -80,11 +93,13 @@ def main():
     parser.add_argument("pack_dir")
     parser.add_argument("--rows", type=int, default=8)
     parser.add_argument("--cols", type=int, default=1024)
-    parser.add_argument("--iters", type=int, default=5000)
+    parser.add_argument("--iters", type=int, default=2000)
+    parser.add_argument("--reps", type=int, default=3)
     args = parser.parse_args()
     rowred.load_pack(args.pack_dir)
     print(f"device: {torch.cuda.get_device_name()}; PyTorch "
-          f"{torch.__version__}; {args.rows} x {args.cols}; us per call")
+          f"{torch.__version__}; {args.rows} x {args.cols}; us per call, "
+          f"median of {args.reps}")
     print(f"{'op':18s} {'dtype':9s} {'ours':>7s} {'torch':>7s} "
           f"{'ours / torch':>12s}")
     for dtype in (torch.float32, torch.bfloat16):
@@ -94,8 +109,7 @@ def main():
                 torch.testing.assert_close(
                     ours().float(), theirs().float(), atol=tol, rtol=tol,
                     msg=lambda m: f"{name} {dtype}: {m}")
-            t_ours = per_call_us(ours, args.iters)
-            t_torch = per_call_us(theirs, args.iters)
+            t_ours, t_torch = compare(ours, theirs, args.iters, args.reps)
             print(f"{name:18s} {str(dtype)[6:]:9s} {t_ours:7.1f} "
                   f"{t_torch:7.1f} {t_ours / t_torch:12.2f}")
 
