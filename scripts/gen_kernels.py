@@ -250,6 +250,11 @@ FAMILY = [
     # chunks.
     ("logsumexp", "f32", "auto", "cols=1000"),
     ("logsumexp", "bf16", "auto", "cols=32000"),
+    # logsumexp's gradient, a map without reduces: a block per row, a
+    # cluster, and the online kernel for rows of any length.
+    ("logsumexp_backward", "bf16", "auto", "cols=4096"),
+    ("logsumexp_backward", "f32", "auto", "cols=128256"),
+    ("logsumexp_backward", "f16", "auto", ""),
     ("cross_entropy", "bf16", "auto", "cols=32000"),
     ("cross_entropy", "f32", "auto", "cols=50257"),
     ("cross_entropy", "f16", "auto", "cols=781"),
@@ -594,6 +599,12 @@ def mlir_source(func, op, dtype, fields):
     if op == "logsumexp":
         return (f"func.func @{func}(%x: {t}, %lse: {r}) {{\n"
                 f"  rowred.logsumexp ins(%x : {t}) outs(%lse : {r}){attr}\n"
+                f"  return\n}}\n")
+    if op == "logsumexp_backward":
+        return (f"func.func @{func}(%x: {t}, %lse: {r}, %g: {r}, "
+                f"%dx: {t}) {{\n"
+                f"  rowred.logsumexp_backward ins(%x : {t}) lse(%lse : {r}) "
+                f"grad(%g : {r}) outs(%dx : {t}){attr}\n"
                 f"  return\n}}\n")
     if op.startswith("cross_entropy"):
         smoothing = (f" label_smoothing({LABEL_SMOOTHING})"

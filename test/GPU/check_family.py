@@ -4,7 +4,7 @@
 Loads every kernel listed in KERNEL_DIR/manifest.json (scripts/gen_kernels.py
 --set family: rms_norm (with its per-row statistics, of the sum of two
 inputs), layer_norm (with its per-row statistics or without),
-softmax_backward, log_softmax_backward, logsumexp,
+softmax_backward, log_softmax_backward, logsumexp, logsumexp_backward,
 cross_entropy (with its gradient, in place too), safe softmax and
 log_softmax), launches it through the runtime with one device
 address per operand (docs/abi.md) and compares every output, of rows and per
@@ -131,7 +131,8 @@ def make_inputs(op, rng, rows, cols):
         x[1::2] += 1e4              # mean 1e4, spread 1
         return [x], [normal(cols), normal(cols)]
     logits = normal(rows, cols) * 3.0
-    if op in ("logsumexp", "cross_entropy", "softmax", "log_softmax"):
+    if op in ("logsumexp", "logsumexp_backward", "cross_entropy", "softmax",
+              "log_softmax"):
         if rows >= 7:
             logits[5, :] = -cp.inf      # a masked row: lse -inf
             logits[6, cols // 3] = cp.inf
@@ -283,9 +284,14 @@ def run_case(kernel, rng, rows, cols, layout):
         keep.append(buf)
         pointers.append(buf.data.ptr + off * buf.itemsize)
         col_values.append(w64)
-    labels, scale = None, None
+    labels, scale, lse = None, None, None
     for t in types["row"]:
-        if t == "f32":  # the gradient's per-row scale
+        if op == "logsumexp_backward" and lse is None:
+            # The rows' logsumexp, as rowred.logsumexp stores it.
+            lse = logsumexp64(values[0], True).astype(cp.float32).astype(
+                cp.float64)
+            values_t = lse
+        elif t == "f32":  # the gradient's per-row scale
             scale = 1.0 / (cp.arange(rows) % 5 + 1)
             values_t = scale
         else:
@@ -307,6 +313,8 @@ def run_case(kernel, rng, rows, cols, layout):
     problems, l2 = [], 0.0
     if op == "cross_entropy":
         refs = [grad_reference(meta, values[0], labels, scale)] if ys else []
+    elif op == "logsumexp_backward":
+        refs = [scale[:, None] * cp.exp(values[0] - lse[:, None])]
     else:
         refs = reference(op, values, col_values, types["output"],
                          meta.get("safe", False)) if ys else []

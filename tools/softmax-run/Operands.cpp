@@ -26,11 +26,25 @@ Matrix store(DType type, const Matrix &like,
       m.set(r, c, values[r * m.cols + c]);
   return m;
 }
+/// The float64 logsumexp of row `r` of `x`: as torch.logsumexp with
+/// `finite` (+inf with a +inf, -inf when every element is -inf, NaN with a
+/// NaN), else as log_softmax computes it (NaN for all three).
+double logSumExp(const Matrix &x, int64_t r, bool finite) {
+  double m = -INFINITY;
+  for (int64_t c = 0; c < x.cols; ++c)
+    m = std::isnan(x.get(r, c)) ? NAN : std::max(m, x.get(r, c));
+  if (std::isnan(m))
+    return m;
+  double shift = std::isinf(m) && finite ? 0.0 : m, s = 0;
+  for (int64_t c = 0; c < x.cols; ++c)
+    s += std::exp(x.get(r, c) - shift);
+  return shift + std::log(s);
+}
 } // namespace
 
 std::string softmax_run::referenceProblem(const KernelSpec &spec) {
   if (spec.op == "softmax" || spec.op == "log_softmax" || isBackward(spec.op) ||
-      spec.op == "logsumexp")
+      spec.op == "logsumexp" || spec.op == "logsumexp_backward")
     return "";
   if (spec.op == "cross_entropy")
     return spec.ignoreIndex ? ""
@@ -80,12 +94,15 @@ HostOperands softmax_run::makeOperands(const KernelSpec &spec, const Matrix &x,
     case KernelOperand::Role::Row: {
       // Labels: a column of each row (a fixed stride through them), and the
       // ignore_index on every seventh row. An f32 per-row input (the
-      // gradient's scale): 1, 1/2, ..., 1/5 by turns.
+      // gradient's scale): 1, 1/2, ..., 1/5 by turns; logsumexp_backward's
+      // first is the rows' logsumexp.
       bool scale = isFloatType(operand.type);
+      bool lse = spec.op == "logsumexp_backward" && ops.rows.empty();
       Matrix values(operand.type, 1, x.rows, x.rows);
       for (int64_t r = 0; r < x.rows; ++r)
         values.set(0, r,
-                   scale        ? 1.0 / double(r % 5 + 1)
+                   lse          ? logSumExp(x, r, /*finite=*/true)
+                   : scale      ? 1.0 / double(r % 5 + 1)
                    : r % 7 == 3 ? double(spec.ignoreIndex.value_or(-100))
                                 : double((r * 7919 + int64_t(seed)) % x.cols));
       ops.rows.push_back(std::move(values));
@@ -101,21 +118,6 @@ HostOperands softmax_run::makeOperands(const KernelSpec &spec, const Matrix &x,
 }
 
 namespace {
-/// The float64 logsumexp of row `r` of `x`: as torch.logsumexp with
-/// `finite` (+inf with a +inf, -inf when every element is -inf, NaN with a
-/// NaN), else as log_softmax computes it (NaN for all three).
-double logSumExp(const Matrix &x, int64_t r, bool finite) {
-  double m = -INFINITY;
-  for (int64_t c = 0; c < x.cols; ++c)
-    m = std::isnan(x.get(r, c)) ? NAN : std::max(m, x.get(r, c));
-  if (std::isnan(m))
-    return m;
-  double shift = std::isinf(m) && finite ? 0.0 : m, s = 0;
-  for (int64_t c = 0; c < x.cols; ++c)
-    s += std::exp(x.get(r, c) - shift);
-  return shift + std::log(s);
-}
-
 /// The reference of cross-entropy's gradient: `scale * (softmax - target)`,
 /// the target smoothed one-hot, 0 for ignored rows (NaN for their rows of
 /// NaN, as PyTorch's).
@@ -250,6 +252,15 @@ std::vector<double> softmax_run::referenceOf(const KernelSpec &spec,
   }
   if (spec.op == "cross_entropy" && !ops.outputs.empty())
     return gradReference(spec, ops);
+  if (spec.op == "logsumexp_backward") {
+    // g * exp(x - lse), with the logsumexp as the kernel reads it.
+    std::vector<double> out(static_cast<size_t>(x.rows * x.cols));
+    for (int64_t r = 0; r < x.rows; ++r)
+      for (int64_t c = 0; c < x.cols; ++c)
+        out[r * x.cols + c] = ops.rows[1].get(0, r) *
+                              std::exp(x.get(r, c) - ops.rows[0].get(0, r));
+    return out;
+  }
   if (spec.op == "logsumexp" || spec.op == "cross_entropy")
     return rowReference(spec, ops);
   if (spec.op == "rms_norm" && ops.inputs.size() == 2)

@@ -81,6 +81,7 @@ func.func @not_dead(%x: memref<2x3xf32>, %y: memref<2x3xf32>) {
 // KEEP: rowred.map
 // KEEP-LABEL: func.func @per_row_results
 // KEEP: rowred.logsumexp
+// KEEP: rowred.logsumexp_backward
 // KEEP-COUNT-3: rowred.cross_entropy
 // KEEP: rowred.gather
 // KEEP-COUNT-2: rowred.map
@@ -164,6 +165,8 @@ func.func @per_row_results(%x: memref<?x?xbf16>, %labels: memref<?xi64>,
                            %lse: memref<?xf32>, %g: memref<?xf32>) {
   // CHECK: rowred.logsumexp ins(%{{.*}} : memref<?x?xbf16>) outs(%{{.*}} : memref<?xf32>)
   rowred.logsumexp ins(%x : memref<?x?xbf16>) outs(%lse : memref<?xf32>)
+  // CHECK: rowred.logsumexp_backward ins(%[[X:.*]] : memref<?x?xbf16>) lse(%{{.*}} : memref<?xf32>) grad(%{{.*}} : memref<?xf32>) outs(%[[X]] : memref<?x?xbf16>)
+  rowred.logsumexp_backward ins(%x : memref<?x?xbf16>) lse(%lse : memref<?xf32>) grad(%g : memref<?xf32>) outs(%x : memref<?x?xbf16>)
   // CHECK: rowred.cross_entropy ignore_index(-100) ins(%{{.*}} : memref<?x?xbf16>) labels(%{{.*}} : memref<?xi64>) outs(%{{.*}} : memref<?xbf16>) lse(%{{.*}} : memref<?xf32>)
   rowred.cross_entropy ignore_index(-100) ins(%x : memref<?x?xbf16>) labels(%labels : memref<?xi64>) outs(%loss : memref<?xbf16>) lse(%lse : memref<?xf32>)
   // CHECK: rowred.cross_entropy ignore_index(7) label_smoothing(1.000000e-01) ins(%{{.*}} : memref<?x?xbf16>) labels(%{{.*}} : memref<?xi32>) outs(

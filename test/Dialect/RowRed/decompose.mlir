@@ -286,6 +286,26 @@ func.func @logsumexp(%x: memref<?x?xf32>, %lse: memref<?xbf16>) {
 
 // -----
 
+// logsumexp_backward: no reduce, one map of the input and the two row
+// scalars, g * exp(x - lse).
+// CHECK-LABEL: func.func @logsumexp_backward
+// CHECK-NOT: rowred.reduce
+// CHECK: rowred.map ins(%[[X:.*]] : memref<?x4096xbf16>) rows(%[[L:.*]], %[[G:.*]] : memref<?xf32>, memref<?xf32>) outs(%{{.*}} : memref<?x4096xf32>) {
+// CHECK-NEXT: ^bb0(%[[XJ:.*]]: f32, %[[LI:.*]]: f32, %[[GI:.*]]: f32):
+// CHECK-NEXT: %[[D:.*]] = arith.subf %[[XJ]], %[[LI]] : f32
+// CHECK-NEXT: %[[E:.*]] = math.exp %[[D]] : f32
+// CHECK-NEXT: %[[R:.*]] = arith.mulf %[[E]], %[[GI]] : f32
+// CHECK-NEXT: rowred.yield %[[R]] : f32
+// CHECK-NEXT: } {rowred.origin = "logsumexp_backward"}
+// CHECK-NOT: memref.alloc
+func.func @logsumexp_backward(%x: memref<?x4096xbf16>, %lse: memref<?xf32>,
+                              %g: memref<?xf32>, %dx: memref<?x4096xf32>) {
+  rowred.logsumexp_backward ins(%x : memref<?x4096xbf16>) lse(%lse : memref<?xf32>) grad(%g : memref<?xf32>) outs(%dx : memref<?x4096xf32>)
+  return
+}
+
+// -----
+
 // cross_entropy: the reduces of logsumexp (with label smoothing, the sum of
 // the logits beside the max: one level), the gather of the label's logit,
 // and a map of two per-row outputs reading the labels as i64: the loss (NaN

@@ -444,6 +444,30 @@ func.func @logsumexp_output(%x: memref<4x8xf32>, %y: memref<4x8xf32>) {
 
 // -----
 
+func.func @logsumexp_backward_lse(%x: memref<4x8xf32>, %l: memref<4xbf16>, %g: memref<4xf32>) {
+  // expected-error @+1 {{'rowred.logsumexp_backward' op lse must be a rank-1 memref of f32 (one per row), got 'memref<4xbf16>'}}
+  rowred.logsumexp_backward ins(%x : memref<4x8xf32>) lse(%l : memref<4xbf16>) grad(%g : memref<4xf32>) outs(%x : memref<4x8xf32>)
+  return
+}
+
+// -----
+
+func.func @logsumexp_backward_grad_rows(%x: memref<4x8xf32>, %l: memref<4xf32>, %g: memref<5xf32>) {
+  // expected-error @+1 {{'rowred.logsumexp_backward' op grad has 5 elements but the input has 4 rows}}
+  rowred.logsumexp_backward ins(%x : memref<4x8xf32>) lse(%l : memref<4xf32>) grad(%g : memref<5xf32>) outs(%x : memref<4x8xf32>)
+  return
+}
+
+// -----
+
+func.func @logsumexp_backward_shape(%x: memref<4x8xf32>, %l: memref<4xf32>, %dx: memref<4x9xf32>) {
+  // expected-error @+1 {{'rowred.logsumexp_backward' op grad_input has shape 'memref<4x9xf32>', which differs from 'memref<4x8xf32>'}}
+  rowred.logsumexp_backward ins(%x : memref<4x8xf32>) lse(%l : memref<4xf32>) grad(%l : memref<4xf32>) outs(%dx : memref<4x9xf32>)
+  return
+}
+
+// -----
+
 func.func @cross_entropy_labels(%x: memref<4x8xf32>, %l: memref<4xf32>, %loss: memref<4xf32>) {
   // expected-error @+1 {{'rowred.cross_entropy' op labels must be a rank-1 memref of i32 or i64 (one per row), got 'memref<4xf32>'}}
   rowred.cross_entropy ignore_index(-100) ins(%x : memref<4x8xf32>) labels(%l : memref<4xf32>) outs(%loss : memref<4xf32>)

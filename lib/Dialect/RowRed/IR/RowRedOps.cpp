@@ -513,6 +513,24 @@ void LogSumExpOp::getEffects(
   addEffects(effects, {&getInputMutable()}, {&getOutputMutable()});
 }
 
+LogicalResult LogSumExpBackwardOp::verify() {
+  if (failed(verifyMatrix(*this, getInput(), "input")))
+    return failure();
+  auto type = cast<MemRefType>(getInput().getType());
+  if (failed(verifyRowScalars(*this, getLse(), type, "lse")) ||
+      failed(verifyRowScalars(*this, getGrad(), type, "grad")))
+    return failure();
+  return verifyMatrices(*this, getGradInput(), type, "grad_input");
+}
+
+void LogSumExpBackwardOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  addEffects(effects,
+             {&getInputMutable(), &getLseMutable(), &getGradMutable()},
+             {&getGradInputMutable()});
+}
+
 LogicalResult CrossEntropyOp::verify() {
   if (failed(verifyMatrix(*this, getLogits(), "logits")))
     return failure();

@@ -424,6 +424,23 @@ struct DecomposeLogSumExp : OpRewritePattern<LogSumExpOp> {
   }
 };
 
+/// Rewrites `rowred.logsumexp_backward` into the map `g * exp(x - lse)`: no
+/// reduction, one read of each row.
+struct DecomposeLogSumExpBackward : OpRewritePattern<LogSumExpBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(LogSumExpBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    Value x = op.getInput();
+    Decomposition d(rewriter, op, x);
+    d.map(x, {}, {op.getLse(), op.getGrad()}, op.getGradInput(),
+          [](BodyBuilder &bb, ValueRange a) {
+            return SmallVector<Value>{bb.mul(bb.shiftedExp(a[0], a[1]), a[2])};
+          });
+    return success();
+  }
+};
+
 /// Rewrites `rowred.cross_entropy` into softmax's `m = max(x)` and `s =
 /// sum(exp(x - m))` (and, with label smoothing, `t = sum(x)` beside the max),
 /// the gather of the label's logit `g`, and the map of the per-row results:
@@ -514,6 +531,7 @@ void mlir::rowred::populateDecomposePatterns(RewritePatternSet &patterns) {
       .add<DecomposeSoftmaxLike<SoftmaxOp, false>,
            DecomposeSoftmaxLike<LogSoftmaxOp, true>, DecomposeSoftmaxBackward,
            DecomposeLogSoftmaxBackward, DecomposeRmsNorm, DecomposeLayerNorm,
-           DecomposeLogSumExp, DecomposeCrossEntropy>(
+           DecomposeLogSumExp, DecomposeLogSumExpBackward,
+           DecomposeCrossEntropy>(
           patterns.getContext());
 }

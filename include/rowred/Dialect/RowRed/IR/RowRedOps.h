@@ -58,7 +58,8 @@ inline constexpr llvm::StringLiteral kPlanRequestAttrName =
 /// rowred-decompose rewrites into the generic pieces.
 inline bool isHighLevelOp(Operation *op) {
   return isa<SoftmaxOp, LogSoftmaxOp, SoftmaxBackwardOp, LogSoftmaxBackwardOp,
-             RmsNormOp, LayerNormOp, LogSumExpOp, CrossEntropyOp>(op);
+             RmsNormOp, LayerNormOp, LogSumExpOp, LogSumExpBackwardOp,
+             CrossEntropyOp>(op);
 }
 } // namespace rowred
 } // namespace mlir

@@ -37,7 +37,8 @@ def RowRed_Dialect : Dialect {
       `rowred.softmax`, `rowred.log_softmax`, their gradients
       `rowred.softmax_backward` and `rowred.log_softmax_backward`, the
       normalizations `rowred.rms_norm` and `rowred.layer_norm`, and the
-      per-row results `rowred.logsumexp` and `rowred.cross_entropy`.
+      per-row results `rowred.logsumexp` and `rowred.cross_entropy`, and
+      the gradient `rowred.logsumexp_backward`.
     * `rowred.reduce` and `rowred.map`: the generic pieces. A reduce folds an
       element-wise expression of rows (its region) with a combiner (`max`
       or `sum`) into one f32 scalar per row; a map computes every element of
@@ -395,6 +396,47 @@ def RowRed_LogSumExpOp : RowRed_Op<"logsumexp", [
   let assemblyFormat = [{
     `ins` `(` $input `:` type($input) `)`
     `outs` `(` $output `:` type($output) `)`
+    attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def RowRed_LogSumExpBackwardOp : RowRed_Op<"logsumexp_backward", [
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "Gradient of the logsumexp of every row";
+  let description = [{
+    Given the rows `input` (x), their logsumexp `lse` (as
+    `rowred.logsumexp` writes it) and the gradient `grad` (g) of a loss with
+    respect to each row's logsumexp, writes the gradient with respect to x:
+
+    ```
+    grad_input[i, j] = g[i] * exp(x[i, j] - lse[i])
+    ```
+
+    that is `g[i] * softmax(x)[i, j]`, as PyTorch's `logsumexp` backward. A
+    row whose logsumexp is infinite (a `+inf` in the row, or a row of
+    `-inf`) gives NaN. `input` and `grad_input` are rank 2 with the same
+    shape (f32, f16 or bf16, which may differ; rows contiguous);
+    `grad_input` may be `input` (in place); `lse` and `grad` are rank-1 f32
+    buffers with one element per row. Arithmetic is done in f32. The
+    decomposition is one `rowred.map`: one read of x, one write of the
+    gradient.
+
+    Example:
+
+    ```mlir
+    rowred.logsumexp_backward ins(%x : memref<?x?xbf16>)
+        lse(%lse : memref<?xf32>) grad(%g : memref<?xf32>)
+        outs(%dx : memref<?x?xbf16>)
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$input, AnyMemRef:$lse, AnyMemRef:$grad,
+                       AnyMemRef:$grad_input);
+  let assemblyFormat = [{
+    `ins` `(` $input `:` type($input) `)`
+    `lse` `(` $lse `:` type($lse) `)`
+    `grad` `(` $grad `:` type($grad) `)`
+    `outs` `(` $grad_input `:` type($grad_input) `)`
     attr-dict
   }];
   let hasVerifier = 1;
