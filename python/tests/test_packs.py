@@ -211,6 +211,8 @@ class BuildTest(unittest.TestCase):
                                ("log_softmax_safe", 0),
                                ("log_softmax_safe", 512),
                                ("logsumexp", 0), ("logsumexp", 512),
+                               ("logsumexp_backward", 0),
+                               ("logsumexp_backward", 512),
                                ("rms_norm", 512), ("rms_norm", 512),
                                ("rms_norm_residual", 512),
                                ("rms_norm_residual", 512),

@@ -43,7 +43,8 @@ from .._runtime import ABI_VERSION
 FORMAT, VERSION = "rowred-pack", 1
 OPS = ("softmax", "log_softmax", "softmax_safe", "log_softmax_safe",
        "softmax_backward", "log_softmax_backward", "logsumexp",
-       "cross_entropy", "cross_entropy_grad", "rms_norm",
+       "logsumexp_backward", "cross_entropy", "cross_entropy_grad",
+       "rms_norm",
        "rms_norm_residual", "layer_norm")
 # `_safe`: softmax and log_softmax whose rows of -inf give zeros instead of
 # NaN (PyTorch's _safe_softmax, for fully masked attention rows).
@@ -308,6 +309,12 @@ def _mlir_source(name, op, dtype, eps=None):
     if op == "logsumexp":
         return (f"func.func @{name}(%x: {t}, %lse: {r}) {{\n"
                 f"  rowred.logsumexp ins(%x : {t}) outs(%lse : {r})\n"
+                f"  return\n}}\n")
+    if op == "logsumexp_backward":
+        # dx = g * exp(x - lse) from the forward's logsumexp and gradient.
+        return (f"func.func @{name}(%x: {t}, %lse: {r}, %g: {r}, %dx: {t}) "
+                f"{{\n  rowred.logsumexp_backward ins(%x : {t}) "
+                f"lse(%lse : {r}) grad(%g : {r}) outs(%dx : {t})\n"
                 f"  return\n}}\n")
     if op == "cross_entropy":
         return (f"func.func @{name}(%x: {t}, %l: memref<?xi64>, %loss: {r}, "
