@@ -134,6 +134,9 @@ static void collectOutputs(Group &group, MapOp map) {
 }
 
 FailureOr<Group> mlir::rowred::collectGroup(MapOp map) {
+  if (!map.getColumnSums().empty())
+    return map.emitOpError()
+           << "sums down the columns (column_sums) have no GPU lowering yet";
   Group group;
   group.map = map;
   llvm::append_range(group.inputs, map.getInputs());

@@ -85,6 +85,10 @@ func.func @not_dead(%x: memref<2x3xf32>, %y: memref<2x3xf32>) {
 // KEEP-COUNT-3: rowred.cross_entropy
 // KEEP: rowred.gather
 // KEEP-COUNT-2: rowred.map
+// KEEP-LABEL: func.func @norm_backward
+// KEEP: rowred.rms_norm_backward
+// KEEP: rowred.rms_norm_backward
+// KEEP: rowred.map
 
 // CHECK-LABEL: func.func @family_ops
 func.func @family_ops(%y: memref<?x?xf32>, %dy: memref<?x?xf32>,
@@ -205,5 +209,25 @@ func.func @safe(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   rowred.softmax dimension(1) safe ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>)
   // CHECK: rowred.log_softmax dimension(1) safe ins(
   rowred.log_softmax dimension(1) safe ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>)
+  return
+}
+
+// RMSNorm's backward (with and without the weight), and the map's sums down
+// the columns that it decomposes into.
+// CHECK-LABEL: func.func @norm_backward
+func.func @norm_backward(%x: memref<?x4096xbf16>, %dy: memref<?x4096xbf16>,
+                         %r: memref<?xf32>, %w: memref<4096xbf16>,
+                         %dx: memref<?x4096xbf16>, %dw: memref<4096xf32>) {
+  // CHECK: rowred.rms_norm_backward ins(%{{.*}}, %{{.*}} : memref<?x4096xbf16>, memref<?x4096xbf16>) rstd(%{{.*}} : memref<?xf32>) weight(%{{.*}} : memref<4096xbf16>) outs(%{{.*}} : memref<?x4096xbf16>) weight_grad(%{{.*}} : memref<4096xf32>)
+  rowred.rms_norm_backward ins(%x, %dy : memref<?x4096xbf16>, memref<?x4096xbf16>) rstd(%r : memref<?xf32>) weight(%w : memref<4096xbf16>) outs(%dx : memref<?x4096xbf16>) weight_grad(%dw : memref<4096xf32>)
+  // CHECK: rowred.rms_norm_backward ins(%{{.*}}, %{{.*}} : memref<?x4096xbf16>, memref<?x4096xbf16>) rstd(%{{.*}} : memref<?xf32>) outs(%{{.*}} : memref<?x4096xbf16>){{$}}
+  rowred.rms_norm_backward ins(%x, %dy : memref<?x4096xbf16>, memref<?x4096xbf16>) rstd(%r : memref<?xf32>) outs(%dx : memref<?x4096xbf16>)
+  // CHECK: rowred.map ins(%{{.*}} : memref<?x4096xbf16>) outs(%{{.*}} : memref<?x4096xbf16>) column_sums(%{{.*}} : memref<4096xf32>) {
+  // CHECK-NEXT: ^bb0(%[[E:.*]]: f32):
+  // CHECK-NEXT: rowred.yield %[[E]], %[[E]] : f32, f32
+  rowred.map ins(%x : memref<?x4096xbf16>) outs(%dx : memref<?x4096xbf16>) column_sums(%dw : memref<4096xf32>) {
+  ^bb0(%e: f32):
+    rowred.yield %e, %e : f32, f32
+  }
   return
 }

@@ -306,6 +306,55 @@ func.func @logsumexp_backward(%x: memref<?x4096xbf16>, %lse: memref<?xf32>,
 
 // -----
 
+// rms_norm_backward: s = sum(dy * w * x * rstd) over x, dy and the weight,
+// then one map writing dx = rstd * (g - x_hat * s / N) and the weight's
+// gradient as a sum down the columns of dy * x_hat.
+// CHECK-LABEL: func.func @rms_norm_backward
+// CHECK: %[[S:.*]] = memref.alloc(%{{.*}}) : memref<?xf32>
+// CHECK: rowred.reduce sum ins(%[[X:.*]], %[[DY:.*]] : memref<?x4096xbf16>, memref<?x4096xbf16>) cols(%[[W:.*]] : memref<4096xbf16>) rows(%[[R:.*]] : memref<?xf32>) outs(%[[S]] : memref<?xf32>) {
+// CHECK-NEXT: ^bb0(%[[XJ:.*]]: f32, %[[DYJ:.*]]: f32, %[[WJ:.*]]: f32, %[[RI:.*]]: f32):
+// CHECK-NEXT: %[[XH:.*]] = arith.mulf %[[XJ]], %[[RI]] : f32
+// CHECK-NEXT: %[[G:.*]] = arith.mulf %[[DYJ]], %[[WJ]] : f32
+// CHECK-NEXT: %[[P:.*]] = arith.mulf %[[G]], %[[XH]] : f32
+// CHECK-NEXT: rowred.yield %[[P]] : f32
+// CHECK: rowred.map ins(%[[X]], %[[DY]] : memref<?x4096xbf16>, memref<?x4096xbf16>) cols(%[[W]] : memref<4096xbf16>) rows(%[[R]], %[[S]] : memref<?xf32>, memref<?xf32>) outs(%{{.*}} : memref<?x4096xbf16>) column_sums(%{{.*}} : memref<4096xf32>) {
+// CHECK-NEXT: ^bb0(%[[MX:.*]]: f32, %[[MDY:.*]]: f32, %[[MW:.*]]: f32, %[[MR:.*]]: f32, %[[MS:.*]]: f32):
+// CHECK-NEXT: %[[MXH:.*]] = arith.mulf %[[MX]], %[[MR]] : f32
+// CHECK-NEXT: %[[MG:.*]] = arith.mulf %[[MDY]], %[[MW]] : f32
+// CHECK-NEXT: %[[N:.*]] = rowred.row_length : f32
+// CHECK-NEXT: %[[MEAN:.*]] = arith.divf %[[MS]], %[[N]] : f32
+// CHECK-NEXT: %[[PROJ:.*]] = arith.mulf %[[MXH]], %[[MEAN]] : f32
+// CHECK-NEXT: %[[D:.*]] = arith.subf %[[MG]], %[[PROJ]] : f32
+// CHECK-NEXT: %[[DX:.*]] = arith.mulf %[[MR]], %[[D]] : f32
+// CHECK-NEXT: %[[DW:.*]] = arith.mulf %[[MDY]], %[[MXH]] : f32
+// CHECK-NEXT: rowred.yield %[[DX]], %[[DW]] : f32, f32
+// CHECK-NEXT: } {rowred.origin = "rms_norm_backward"}
+// CHECK: memref.dealloc %[[S]]
+func.func @rms_norm_backward(%x: memref<?x4096xbf16>, %dy: memref<?x4096xbf16>,
+                             %r: memref<?xf32>, %w: memref<4096xbf16>,
+                             %dx: memref<?x4096xbf16>, %dw: memref<4096xf32>) {
+  rowred.rms_norm_backward ins(%x, %dy : memref<?x4096xbf16>, memref<?x4096xbf16>) rstd(%r : memref<?xf32>) weight(%w : memref<4096xbf16>) outs(%dx : memref<?x4096xbf16>) weight_grad(%dw : memref<4096xf32>)
+  return
+}
+
+// -----
+
+// Without the weight: g is dy, and nothing is summed down the columns.
+// CHECK-LABEL: func.func @rms_norm_backward_unweighted
+// CHECK: rowred.reduce sum ins(%{{.*}}, %{{.*}} : memref<?x?xf32>, memref<?x?xf32>) rows(%{{.*}} : memref<?xf32>) outs(
+// CHECK-NEXT: ^bb0(%[[XJ:.*]]: f32, %[[DYJ:.*]]: f32, %[[RI:.*]]: f32):
+// CHECK-NEXT: %[[XH:.*]] = arith.mulf %[[XJ]], %[[RI]] : f32
+// CHECK-NEXT: %[[P:.*]] = arith.mulf %[[DYJ]], %[[XH]] : f32
+// CHECK: rowred.map ins(%{{.*}}, %{{.*}} : memref<?x?xf32>, memref<?x?xf32>) rows(%{{.*}}, %{{.*}} : memref<?xf32>, memref<?xf32>) outs(%{{.*}} : memref<?x?xf32>) {
+// CHECK: rowred.yield %{{.*}} : f32
+func.func @rms_norm_backward_unweighted(%x: memref<?x?xf32>, %dy: memref<?x?xf32>,
+                                        %r: memref<?xf32>, %dx: memref<?x?xf32>) {
+  rowred.rms_norm_backward ins(%x, %dy : memref<?x?xf32>, memref<?x?xf32>) rstd(%r : memref<?xf32>) outs(%dx : memref<?x?xf32>)
+  return
+}
+
+// -----
+
 // cross_entropy: the reduces of logsumexp (with label smoothing, the sum of
 // the logits beside the max: one level), the gather of the label's logit,
 // and a map of two per-row outputs reading the labels as i64: the loss (NaN

@@ -586,3 +586,41 @@ func.func @column_index_per_row(%x: memref<4x8xf32>, %z: memref<4xf32>) {
   }
   return
 }
+
+// -----
+
+func.func @column_sums_length(%x: memref<4x8xf32>, %s: memref<4xf32>) {
+  // expected-error @+1 {{'rowred.map' op column_sums has 4 elements but the rows have 8 columns}}
+  rowred.map ins(%x : memref<4x8xf32>) outs(%x : memref<4x8xf32>) column_sums(%s : memref<4xf32>) {
+  ^bb0(%e: f32):
+    rowred.yield %e, %e : f32, f32
+  }
+  return
+}
+
+// -----
+
+func.func @column_sums_yield(%x: memref<4x8xf32>, %s: memref<8xf32>) {
+  // expected-error @+3 {{'rowred.yield' op yields 1 values; rowred.map takes 2 (one per output)}}
+  rowred.map ins(%x : memref<4x8xf32>) outs(%x : memref<4x8xf32>) column_sums(%s : memref<8xf32>) {
+  ^bb0(%e: f32):
+    rowred.yield %e : f32
+  }
+  return
+}
+
+// -----
+
+func.func @rms_norm_backward_weight_grad(%x: memref<4x8xf32>, %r: memref<4xf32>, %dw: memref<8xf32>) {
+  // expected-error @+1 {{'rowred.rms_norm_backward' op has a weight_grad but no weight}}
+  rowred.rms_norm_backward ins(%x, %x : memref<4x8xf32>, memref<4x8xf32>) rstd(%r : memref<4xf32>) outs(%x : memref<4x8xf32>) weight_grad(%dw : memref<8xf32>)
+  return
+}
+
+// -----
+
+func.func @rms_norm_backward_rstd(%x: memref<4x8xf32>, %r: memref<4xbf16>) {
+  // expected-error @+1 {{'rowred.rms_norm_backward' op rstd must be a rank-1 memref of f32 (one per row), got 'memref<4xbf16>'}}
+  rowred.rms_norm_backward ins(%x, %x : memref<4x8xf32>, memref<4x8xf32>) rstd(%r : memref<4xbf16>) outs(%x : memref<4x8xf32>)
+  return
+}

@@ -382,13 +382,20 @@ LogicalResult MapOp::verify() {
     if (failed(valid))
       return failure();
   }
+  for (auto [index, sums] : llvm::enumerate(getColumnSums())) {
+    std::string label = getColumnSums().size() == 1
+                            ? std::string("column_sums")
+                            : ("column_sums #" + Twine(index)).str();
+    if (failed(verifyColumnVector(*this, sums, inType, label)))
+      return failure();
+  }
   return verifyVectorOperands(*this, getColumns(), getRows(), inType);
 }
 
 LogicalResult MapOp::verifyRegions() {
   unsigned numElements = getInputs().size() + getColumns().size();
   if (failed(verifyBody(*this, getBody(), numElements, getRows(),
-                        getOutputs().size())))
+                        getOutputs().size() + getColumnSums().size())))
     return failure();
   // A per-row result is computed once per row: from the row scalars only.
   Block &block = getBody().front();
@@ -429,7 +436,7 @@ void MapOp::getEffects(
     SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
         &effects) {
   addEffects(effects, readOperands(*this),
-             operandList({}, {getOutputsMutable()}));
+             operandList({}, {getOutputsMutable(), getColumnSumsMutable()}));
 }
 
 //===----------------------------------------------------------------------===//
@@ -461,6 +468,33 @@ void RmsNormOp::getEffects(
                          {getResidualMutable(), getWeightMutable()}),
              operandList({&getOutputMutable()},
                          {getResidualOutMutable(), getRstdMutable()}));
+}
+
+LogicalResult RmsNormBackwardOp::verify() {
+  if (failed(verifyMatrix(*this, getInput(), "input")))
+    return failure();
+  auto type = cast<MemRefType>(getInput().getType());
+  if (failed(verifyMatrices(*this, getGradOutput(), type, "grad_output")) ||
+      failed(verifyMatrices(*this, getGradInput(), type, "grad_input")) ||
+      failed(verifyRowScalars(*this, getRstd(), type, "rstd")) ||
+      (getWeight() &&
+       failed(verifyColumnVector(*this, getWeight(), type, "weight"))) ||
+      (getWeightGrad() &&
+       failed(verifyColumnVector(*this, getWeightGrad(), type, "weight_grad"))))
+    return failure();
+  if (getWeightGrad() && !getWeight())
+    return emitOpError() << "has a weight_grad but no weight";
+  return success();
+}
+
+void RmsNormBackwardOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  addEffects(effects,
+             operandList({&getInputMutable(), &getGradOutputMutable(),
+                          &getRstdMutable()},
+                         {getWeightMutable()}),
+             operandList({&getGradInputMutable()}, {getWeightGradMutable()}));
 }
 
 LogicalResult LayerNormOp::verify() {

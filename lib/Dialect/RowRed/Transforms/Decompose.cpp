@@ -133,11 +133,12 @@ public:
     return buffer;
   }
 
-  /// The map of `body` into `outputs`, then the buffers' deallocations;
-  /// replaces the op.
+  /// The map of `body` into `outputs` (and the sums down the columns
+  /// `columnSums`), then the buffers' deallocations; replaces the op.
   void map(ValueRange inputs, ValueRange columns, ValueRange rows,
-           ValueRange outputs, BodyFn body) {
-    auto map = MapOp::create(rewriter, loc, inputs, columns, rows, outputs);
+           ValueRange outputs, BodyFn body, ValueRange columnSums = {}) {
+    auto map = MapOp::create(rewriter, loc, inputs, columns, rows, outputs,
+                             columnSums);
     buildBody(map.getBody(), inputs.size() + columns.size(), rows, body);
     map->setAttr(kOriginAttrName,
                  rewriter.getStringAttr(op->getName().stripDialect()));
@@ -330,6 +331,47 @@ struct DecomposeRmsNorm : OpRewritePattern<RmsNormOp> {
         results.push_back(scale);
       return results;
     });
+    return success();
+  }
+};
+
+/// Rewrites `rowred.rms_norm_backward` into `s = sum(g * x_hat)` (x_hat = x *
+/// rstd, g = dy * w) and the map `rstd * (g - x_hat * s / N)`, whose sums
+/// down the columns of `dy * x_hat` are the weight's gradient.
+struct DecomposeRmsNormBackward : OpRewritePattern<RmsNormBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(RmsNormBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    SmallVector<Value> ins = {op.getInput(), op.getGradOutput()};
+    SmallVector<Value> columns = present({op.getWeight()});
+    Decomposition d(rewriter, op, ins[0]);
+    // (x_hat, g) from the elements (x, dy[, w]) and the rstd.
+    auto terms = [&](BodyBuilder &bb, ValueRange a, Value rstd) {
+      Value xHat = bb.mul(a[0], rstd);
+      Value g = columns.empty() ? a[1] : bb.mul(a[1], a[2]);
+      return std::pair{xHat, g};
+    };
+    unsigned numElements = ins.size() + columns.size();
+    Value s = d.reduce(Combiner::sum, ins, columns, op.getRstd(),
+                       [&](BodyBuilder &bb, ValueRange a) {
+                         auto [xHat, g] = terms(bb, a, a[numElements]);
+                         return SmallVector<Value>{bb.mul(g, xHat)};
+                       });
+    d.map(
+        ins, columns, {op.getRstd(), s}, op.getGradInput(),
+        [&](BodyBuilder &bb, ValueRange a) {
+          Value rstd = a[numElements], sum = a[numElements + 1];
+          auto [xHat, g] = terms(bb, a, rstd);
+          Value mean = bb.div(sum, bb.rowLength());
+          Value projected = bb.mul(xHat, mean);
+          Value dx = bb.mul(rstd, bb.sub(g, projected));
+          SmallVector<Value> results = {dx};
+          if (op.getWeightGrad())
+            results.push_back(bb.mul(a[1], xHat));
+          return results;
+        },
+        present({op.getWeightGrad()}));
     return success();
   }
 };
@@ -530,7 +572,8 @@ void mlir::rowred::populateDecomposePatterns(RewritePatternSet &patterns) {
   patterns
       .add<DecomposeSoftmaxLike<SoftmaxOp, false>,
            DecomposeSoftmaxLike<LogSoftmaxOp, true>, DecomposeSoftmaxBackward,
-           DecomposeLogSoftmaxBackward, DecomposeRmsNorm, DecomposeLayerNorm,
+           DecomposeLogSoftmaxBackward, DecomposeRmsNorm,
+           DecomposeRmsNormBackward, DecomposeLayerNorm,
            DecomposeLogSumExp, DecomposeLogSumExpBackward,
            DecomposeCrossEntropy>(
           patterns.getContext());

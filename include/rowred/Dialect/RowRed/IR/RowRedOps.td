@@ -319,6 +319,57 @@ def RowRed_RmsNormOp : RowRed_Op<"rms_norm", [
   let hasVerifier = 1;
 }
 
+def RowRed_RmsNormBackwardOp : RowRed_Op<"rms_norm_backward", [
+    AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "Gradients of the root-mean-square normalization of every row";
+  let description = [{
+    Given the rows `input` (x) of a `rowred.rms_norm`, the per-row `rstd`
+    it wrote (r), its `weight` (w; 1 without) and the gradient
+    `grad_output` (dy) of a loss with respect to its output, writes the
+    gradient with respect to x and, with `weight_grad`, the one with
+    respect to the weight, as PyTorch's RMSNorm backward:
+
+    ```
+    x_hat[i, j] = x[i, j] * r[i]
+    g[i, j] = dy[i, j] * w[j]
+    grad_input[i, j] = r[i] * (g[i, j] - x_hat[i, j] * mean_k g[i, k] x_hat[i, k])
+    weight_grad[j] = sum_i dy[i, j] * x_hat[i, j]
+    ```
+
+    Each row is read once (x and dy) and written once; `weight_grad` is a
+    reduction down the columns in the same kernel (`rowred.map`'s
+    `column_sums`), summed in a fixed order. `input`, `grad_output` and
+    `grad_input` are rank 2 with the same shape (f32, f16 or bf16, which
+    may differ); `rstd` is a rank-1 f32 buffer of one element per row;
+    `weight` and `weight_grad` are rank 1 with one element per column (f32,
+    f16 or bf16). Arithmetic is done in f32. `grad_input` may be
+    `grad_output` (in place).
+
+    Example:
+
+    ```mlir
+    rowred.rms_norm_backward ins(%x, %dy : memref<?x4096xbf16>, memref<?x4096xbf16>)
+        rstd(%r : memref<?xf32>) weight(%w : memref<4096xbf16>)
+        outs(%dx : memref<?x4096xbf16>) weight_grad(%dw : memref<4096xbf16>)
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$input, AnyMemRef:$grad_output,
+                       AnyMemRef:$rstd, Optional<AnyMemRef>:$weight,
+                       AnyMemRef:$grad_input,
+                       Optional<AnyMemRef>:$weight_grad);
+  let assemblyFormat = [{
+    `ins` `(` $input `,` $grad_output `:` type($input) `,`
+      type($grad_output) `)`
+    `rstd` `(` $rstd `:` type($rstd) `)`
+    (`weight` `(` $weight^ `:` type($weight) `)`)?
+    `outs` `(` $grad_input `:` type($grad_input) `)`
+    (`weight_grad` `(` $weight_grad^ `:` type($weight_grad) `)`)?
+    attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
 def RowRed_LayerNormOp : RowRed_Op<"layer_norm", [
     AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
@@ -617,11 +668,20 @@ def RowRed_MapOp : RowRed_Op<"map", [
     row scalars (per-row results: a logsumexp, a loss, a mean). A map may
     have only such outputs.
 
+    With `column_sums`, rank-1 buffers (f32, f16 or bf16) of one element
+    per column, the map also reduces down the columns: each receives, once
+    all rows are done, the sum over every row `i` of the value yielded for
+    it at `(i, j)`, taken in f32 and rounded once to its element type
+    (the norms' weight and bias gradients). The sum's order is fixed by the
+    kernel's plan: the same inputs give the same bits on every run.
+
     The region has one f32 block argument per input, then one per `cols`
     operand, then one per `rows` operand (f32, or the integer type of an
-    integer `rows` operand), and yields one f32 per output.
+    integer `rows` operand), and yields one f32 per output, then one per
+    column sum.
 
-    Examples (the last step of softmax, and of RMSNorm with its weight):
+    Examples (the last step of softmax, of RMSNorm with its weight, and of
+    its backward with the weight's gradient):
 
     ```mlir
     rowred.map ins(%x : memref<?x?xf32>)
@@ -640,18 +700,28 @@ def RowRed_MapOp : RowRed_Op<"map", [
       %v = arith.mulf %n, %wj : f32
       rowred.yield %v : f32
     }
+    rowred.map ins(%x, %dy : memref<?x4096xbf16>, memref<?x4096xbf16>)
+        cols(%w : memref<4096xbf16>) rows(%r, %s : memref<?xf32>, memref<?xf32>)
+        outs(%dx : memref<?x4096xbf16>)
+        column_sums(%dw : memref<4096xbf16>) {
+    ^bb0(%xj: f32, %dyj: f32, %wj: f32, %ri: f32, %si: f32):
+      ...
+      rowred.yield %dxj, %dwj : f32, f32
+    }
     ```
   }];
   let arguments = (ins Variadic<AnyMemRef>:$inputs,
                        Variadic<AnyMemRef>:$columns,
                        Variadic<AnyMemRef>:$rows,
-                       Variadic<AnyMemRef>:$outputs);
+                       Variadic<AnyMemRef>:$outputs,
+                       Variadic<AnyMemRef>:$column_sums);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     `ins` `(` $inputs `:` type($inputs) `)`
     (`cols` `(` $columns^ `:` type($columns) `)`)?
     (`rows` `(` $rows^ `:` type($rows) `)`)?
     `outs` `(` $outputs `:` type($outputs) `)`
+    (`column_sums` `(` $column_sums^ `:` type($column_sums) `)`)?
     $body attr-dict
   }];
   let hasVerifier = 1;
