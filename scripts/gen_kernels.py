@@ -255,6 +255,12 @@ FAMILY = [
     ("logsumexp_backward", "bf16", "auto", "cols=4096"),
     ("logsumexp_backward", "f32", "auto", "cols=128256"),
     ("logsumexp_backward", "f16", "auto", ""),
+    # RMSNorm's backward: dx and the weight's gradient, a sum down the
+    # columns (partial rows per block, a grid barrier, the final sum), on a
+    # block per row of 1000 (odd), 4096 and 8192 elements.
+    ("rms_norm_backward", "f32", "auto", "cols=1000"),
+    ("rms_norm_backward", "bf16", "auto", "cols=4096"),
+    ("rms_norm_backward", "f16", "auto", "cols=8192"),
     ("cross_entropy", "bf16", "auto", "cols=32000"),
     ("cross_entropy", "f32", "auto", "cols=50257"),
     ("cross_entropy", "f16", "auto", "cols=781"),
@@ -599,6 +605,14 @@ def mlir_source(func, op, dtype, fields):
     if op == "logsumexp":
         return (f"func.func @{func}(%x: {t}, %lse: {r}) {{\n"
                 f"  rowred.logsumexp ins(%x : {t}) outs(%lse : {r}){attr}\n"
+                f"  return\n}}\n")
+    if op == "rms_norm_backward":
+        # dx, and the weight's gradient summed down the columns.
+        return (f"func.func @{func}(%x: {t}, %dy: {t}, %r: {r}, %w: {v}, "
+                f"%dx: {t}, %dw: {v}) {{\n"
+                f"  rowred.rms_norm_backward ins(%x, %dy : {t}, {t}) "
+                f"rstd(%r : {r}) weight(%w : {v}) outs(%dx : {t}) "
+                f"weight_grad(%dw : {v}){attr}\n"
                 f"  return\n}}\n")
     if op == "logsumexp_backward":
         return (f"func.func @{func}(%x: {t}, %lse: {r}, %g: {r}, "

@@ -304,7 +304,11 @@ Kernel::~Kernel() {
 
 int64_t Kernel::workspaceBytes(int64_t rows, int64_t cols) const {
   // The kernel the launch takes: a variant of smaller chunks needs more.
-  const KernelSpec &taken = forShape(rows, cols).kernelSpec;
+  const Kernel &kernel = forShape(rows, cols);
+  const KernelSpec &taken = kernel.kernelSpec;
+  if (taken.count(KernelOperand::Role::ColumnSum) > 0)
+    return taken.columnSumsWorkspaceBytes(
+        columnSumsGrid(kernel.residentBlocks(), rows), cols);
   return taken.chunkElements > 0 ? taken.chunkWorkspaceBytes(rows, cols) : 0;
 }
 
@@ -341,6 +345,13 @@ int64_t rowred::runtime::chooseGrid(const KernelSpec &spec,
             " exceeds the blocks that can be resident at once (" +
             std::to_string(resident) + "), which a " + spec.strategy +
             " kernel's launch needs";
+  else if (spec.count(KernelOperand::Role::ColumnSum) > 0 &&
+           requested > columnSumsGrid(resident, rows))
+    error = "a grid of " + std::to_string(requested) +
+            " is larger than the kernel's workspace holds partial sums for "
+            "(" +
+            std::to_string(columnSumsGrid(resident, rows)) +
+            " blocks: the resident ones, at most one per row)";
   else if (spec.chunkElements > 0 && requested < plan.chunksPerRow)
     error = "a grid of " + std::to_string(requested) + " is less than the " +
             std::to_string(plan.chunksPerRow) +
@@ -392,7 +403,7 @@ bool Kernel::launch(CUstream stream, const LaunchArgs &a,
   error = kernelSpec.checkShape(a.rows, a.cols);
   if (error.empty())
     error = checkOperands(kernelSpec, a);
-  if (error.empty() && kernelSpec.chunkElements > 0 && !a.workspace)
+  if (error.empty() && kernelSpec.blocksWait() && !a.workspace)
     error = "kernel '" + kernelSpec.kernel + "' needs a zeroed workspace of " +
             std::to_string(workspaceBytes(a.rows, a.cols)) + " bytes";
   if (!error.empty())

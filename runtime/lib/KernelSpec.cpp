@@ -287,6 +287,8 @@ const char *rowred::runtime::roleName(KernelOperand::Role role) {
     return "row";
   case KernelOperand::Role::RowOutput:
     return "row_output";
+  case KernelOperand::Role::ColumnSum:
+    return "column_sum";
   }
   return "?";
 }
@@ -371,14 +373,16 @@ static bool readOperands(const Json &json, KernelSpec &spec,
       operand.role = Role::Row;
     else if (role->string == "row_output")
       operand.role = Role::RowOutput;
+    else if (role->string == "column_sum")
+      operand.role = Role::ColumnSum;
     else if (role->string != "input") {
       error = "has an operand of unknown role '" + role->string +
-              "' (input, output, column, row or row_output)";
+              "' (input, output, column, row, row_output or column_sum)";
       return false;
     }
     if (!spec.operands.empty() && operand.role < spec.operands.back().role) {
       error = "lists its operands out of order: inputs, outputs, columns, "
-              "rows, then row outputs";
+              "rows, row outputs, then column sums";
       return false;
     }
     bool rowType = operand.type == DType::I32 || operand.type == DType::I64 ||

@@ -5,6 +5,8 @@ Loads every kernel listed in KERNEL_DIR/manifest.json (scripts/gen_kernels.py
 --set family: rms_norm (with its per-row statistics, of the sum of two
 inputs), layer_norm (with its per-row statistics or without),
 softmax_backward, log_softmax_backward, logsumexp, logsumexp_backward,
+rms_norm_backward (dx, and the weight's gradient summed down the columns,
+the same bits on a second launch),
 cross_entropy (with its gradient, in place too), safe softmax and
 log_softmax), launches it through the runtime with one device
 address per operand (docs/abi.md) and compares every output, of rows and per
@@ -126,6 +128,8 @@ def make_inputs(op, rng, rows, cols):
         return [normal(rows, cols) * 3.0], [normal(cols)]
     if op == "rms_norm_residual":
         return [normal(rows, cols) * 3.0, normal(rows, cols)], [normal(cols)]
+    if op == "rms_norm_backward":
+        return [normal(rows, cols) * 3.0, normal(rows, cols)], [normal(cols)]
     if op == "layer_norm":
         x = normal(rows, cols)
         x[1::2] += 1e4              # mean 1e4, spread 1
@@ -172,6 +176,22 @@ def reference(op, inputs, columns, out_types, safe=False):
     if op == "softmax_backward":
         return [y * (dy - (dy * y).sum(axis=1, keepdims=True))]
     return [dy - cp.exp(y) * dy.sum(axis=1, keepdims=True)]
+
+
+def rms_norm_backward_reference(inputs, columns, rstd):
+    """RMSNorm's gradients: [dx], and [(dw, the magnitude of its terms)]."""
+    (x, dy), (w,) = inputs, columns
+    x_hat = x * rstd[:, None]
+    g = dy * w
+    s = (g * x_hat).sum(axis=1, keepdims=True)
+    dx = rstd[:, None] * (g - x_hat * s / x.shape[1])
+    # dx cancels g against x_hat * mean(g x_hat): it rounds in proportion
+    # to their magnitudes.
+    scale = rstd[:, None] * (cp.abs(g) + cp.abs(x_hat) *
+                             cp.abs(g * x_hat).sum(axis=1, keepdims=True) /
+                             x.shape[1])
+    terms = dy * x_hat
+    return [dx], scale, [(terms.sum(axis=0), cp.abs(terms).sum(axis=0))]
 
 
 def cancelled_magnitude(op, inputs):
@@ -249,7 +269,8 @@ def run_case(kernel, rng, rows, cols, layout):
     op = meta["op"].removesuffix("_smoothed")
     operands = kernel.runtime.operands
     types = {role: [t for _, r, t in operands if r == role]
-             for role in ("input", "output", "column", "row", "row_output")}
+             for role in ("input", "output", "column", "row", "row_output",
+                          "column_sum")}
     if op == "rms_norm" and len(types["input"]) == 2:
         op = "rms_norm_residual"
     off = 1 if layout == "misaligned" else 0
@@ -286,7 +307,12 @@ def run_case(kernel, rng, rows, cols, layout):
         col_values.append(w64)
     labels, scale, lse = None, None, None
     for t in types["row"]:
-        if op == "logsumexp_backward" and lse is None:
+        if op == "rms_norm_backward":
+            # The forward's rstd of the rows as stored, in f32.
+            lse = (1 / cp.sqrt((values[0] ** 2).mean(axis=1) + EPSILON)
+                   ).astype(cp.float32).astype(cp.float64)
+            values_t = lse
+        elif op == "logsumexp_backward" and lse is None:
             # The rows' logsumexp, as rowred.logsumexp stores it.
             lse = logsumexp64(values[0], True).astype(cp.float32).astype(
                 cp.float64)
@@ -307,14 +333,30 @@ def run_case(kernel, rng, rows, cols, layout):
         zs.append(cp.full(rows + off + 1, encode(cp.full((1,), POISON), t)[0],
                           to_device_dtype(t)))
         pointers.append(zs[-1].data.ptr + off * zs[-1].itemsize)
+    sums = []
+    for t in types["column_sum"]:
+        sums.append(cp.full(cols + off + 1,
+                            encode(cp.full((1,), POISON), t)[0],
+                            to_device_dtype(t)))
+        pointers.append(sums[-1].data.ptr + off * sums[-1].itemsize)
     kernel.launch_operands(pointers, strides, rows, cols)
     cp.cuda.runtime.deviceSynchronize()
+    # The sums down the columns: the same bits from a second launch (but
+    # in place, where the first overwrote the inputs).
+    first_sums = [s.copy() for s in sums]
+    if sums and layout != "inplace":
+        kernel.launch_operands(pointers, strides, rows, cols)
+        cp.cuda.runtime.deviceSynchronize()
 
     problems, l2 = [], 0.0
+    magnitude = cancelled_magnitude(op, values)
     if op == "cross_entropy":
         refs = [grad_reference(meta, values[0], labels, scale)] if ys else []
     elif op == "logsumexp_backward":
         refs = [scale[:, None] * cp.exp(values[0] - lse[:, None])]
+    elif op == "rms_norm_backward":
+        refs, magnitude, sum_refs = rms_norm_backward_reference(
+            values, col_values, lse)
     else:
         refs = reference(op, values, col_values, types["output"],
                          meta.get("safe", False)) if ys else []
@@ -326,8 +368,23 @@ def run_case(kernel, rng, rows, cols, layout):
             problems += [label + p for p in
                          write_problems(ys_k, y2, off, cols, poison)]
         found, err = compare(decode(y2[:, :cols], out_type), ref, out_type,
-                             cancelled_magnitude(op, values))
+                             magnitude)
         problems += [label + p for p in found]
+        l2 = max(l2, err)
+    for k, (s, t) in enumerate(zip(sums, types["column_sum"])):
+        poison = encode(cp.full((1,), POISON), t)[0]
+        s2 = s[off:off + cols].reshape(1, cols)
+        problems += [f"column sum {k}: {p}" for p in
+                     write_problems(s, s2, off, cols, poison)]
+        if s[off + cols] != poison:
+            problems.append(f"column sum {k}: wrote past its end")
+        if not bool((s == first_sums[k]).all()):
+            problems.append(f"column sum {k}: differs between two launches")
+        # A sum of rows of either sign rounds in proportion to the sum of
+        # its terms' magnitudes.
+        found, err = compare(decode(s[off:off + cols], t), sum_refs[k][0], t,
+                             sum_refs[k][1])
+        problems += [f"column sum {k}: {p}" for p in found]
         l2 = max(l2, err)
     if zs:
         refs = row_reference(dict(meta, op=op), values[0], labels)

@@ -133,20 +133,25 @@ class Kernel:
                        self.resident // self.cluster)
         return max(programs, 1) * self.cluster
 
+    def workspace_for(self, rows, cols):
+        """The address of the zeroed workspace a launch over rows x cols
+        takes (chunks kernels, column sums), or 0."""
+        if self.runtime.workspace_bytes(rows, cols) == 0:
+            return 0
+        return self.chunk_workspace(rows, cols).data.ptr
+
     def launch(self, x, y, rows, cols, sx, sy, grid=None):
         """Launches on CuPy's current stream through the runtime, on the
         derived grid or on `grid` blocks."""
-        workspace = (self.chunk_workspace(rows, cols).data.ptr
-                     if self.chunk else 0)
+        workspace = self.workspace_for(rows, cols)
         self.runtime.launch(cp.cuda.get_current_stream().ptr, x, y, rows,
                             cols, sx, sy, workspace, grid)
 
     def launch_operands(self, pointers, row_strides, rows, cols, grid=None):
         """Launches a kernel of any operands (docs/abi.md: one address per
         operand, one row stride per input and output) on CuPy's current
-        stream, with a chunks kernel's workspace."""
-        workspace = (self.chunk_workspace(rows, cols).data.ptr
-                     if self.chunk else 0)
+        stream, with the workspace the kernel takes."""
+        workspace = self.workspace_for(rows, cols)
         self.runtime.launch_operands(cp.cuda.get_current_stream().ptr,
                                      pointers, row_strides, rows, cols,
                                      workspace, grid)

@@ -254,6 +254,11 @@ Matrix resolveRequest(Options &opts, const KernelSpec &spec,
       usageError("--output '" + opts.output + "': no directory '" +
                  dir.string() + "'");
   }
+  if (spec.count(KernelOperand::Role::ColumnSum) > 0 && !opts.explain)
+    fatal("kernel '" + spec.kernel + "' (" + spec.op +
+          ") sums down the columns (column_sum operands), which softmax-run "
+          "does not launch; --explain describes it, and "
+          "test/GPU/check_family.py checks it on a GPU");
   if (std::string problem = referenceProblem(spec);
       opts.check && !problem.empty())
     fatal("cannot --check kernel '" + spec.kernel + "' (" + spec.op +

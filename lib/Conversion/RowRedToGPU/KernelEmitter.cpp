@@ -27,6 +27,10 @@ KernelEmitter::KernelEmitter(ImplicitLocOpBuilder &b, Group group,
   take(columnPtrs, group.columns.size());
   take(rowInputPtrs, group.rowInputs.size());
   take(rowOutputPtrs, group.rowOutputs.size());
+  take(columnSumPtrs, group.columnSums.size());
+  if (group.hasColumnSums())
+    columnWorkspace = func.getBody().front().getArgument(
+        func.getFunctionType().getNumInputs() - 1);
   rows = args[0];
   cols = arith::TruncIOp::create(b, b.getI32Type(), args[1]);
   args = args.drop_front(2);
@@ -93,11 +97,30 @@ void KernelEmitter::emit() {
   } else if (plan.bulkKeep) {
     gpu::BarrierOp::create(b);
   }
+  if (group.hasColumnSums())
+    startColumnSums();
   emitPaths([&](int64_t vec, bool peeled) { emitRowLoop(vec, peeled); });
+  if (columnSums)
+    columnSums->finish();
   // No block may exit while the others of its cluster can still read its
   // shared memory.
   if (plan.clusterSize > 1)
     emitClusterBarrier();
+}
+
+void KernelEmitter::startColumnSums() {
+  // The accumulators follow the stage in dynamic shared memory; the
+  // workspace is the last parameter.
+  Value base = LLVM::AddressOfOp::create(b, sharedPtr, kStageName);
+  Value accumulators = LLVM::GEPOp::create(
+      b, sharedPtr, b.getI8Type(), base,
+      ArrayRef<LLVM::GEPArg>{columnAccumulatorsOffset(plan)});
+  SmallVector<Type> types;
+  for (Value sums : group.columnSums)
+    types.push_back(getElementTypeOrSelf(sums));
+  columnSums.emplace(b, columnSumPtrs, types, accumulators, plan.blockElements,
+                     columnWorkspace, cols, tid, plan.numThreads());
+  columnSums->zero();
 }
 
 void KernelEmitter::emitPaths(function_ref<void(int64_t, bool)> emitPath) {

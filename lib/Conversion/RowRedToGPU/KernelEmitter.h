@@ -23,6 +23,7 @@
 #ifndef ROWRED_CONVERSION_ROWREDTOGPU_KERNELEMITTER_H
 #define ROWRED_CONVERSION_ROWREDTOGPU_KERNELEMITTER_H
 
+#include "ColumnSums.h"
 #include "KernelGroup.h"
 #include "KernelValues.h"
 #include "rowred/Dialect/RowRed/IR/KernelPlan.h"
@@ -75,6 +76,10 @@ public:
 
 protected:
   // Protected, not private: ChunksEmitter builds on these.
+
+  /// Zeroes the block's column-sum accumulators (ColumnSums) before its
+  /// first row.
+  void startColumnSums();
 
   /// The run-time choice between the vector path, the peeled vector path
   /// (hasPeeledPath; see misalignedAlike) and the scalar path: calls
@@ -773,9 +778,13 @@ protected:
   /// strides of the inputs and outputs, in kernel parameter order.
   SmallVector<Value> inputPtrs, outputPtrs, columnPtrs, inputStrides,
       outputStrides;
-  /// The per-row inputs and outputs (`!llvm.ptr<1>`), in kernel parameter
-  /// order.
-  SmallVector<Value> rowInputPtrs, rowOutputPtrs;
+  /// The per-row inputs and outputs and the column sums (`!llvm.ptr<1>`),
+  /// in kernel parameter order.
+  SmallVector<Value> rowInputPtrs, rowOutputPtrs, columnSumPtrs;
+  /// The map's sums down the columns, with column sums (emit), and their
+  /// workspace (the last parameter).
+  std::optional<ColumnSums> columnSums;
+  Value columnWorkspace;
   /// In the row loop: the current row (i64), when the group has per-row
   /// operands (clamped to the last row past it, with several rows per
   /// block).

@@ -131,12 +131,14 @@ static void collectOutputs(Group &group, MapOp map) {
     (perRow ? group.rowOutputs : group.outputs).push_back(output);
     (perRow ? group.rowOutputResults : group.outputResults).push_back(index);
   }
+  unsigned numOutputs = map.getOutputs().size();
+  for (auto [index, sums] : llvm::enumerate(map.getColumnSums())) {
+    group.columnSums.push_back(sums);
+    group.columnSumResults.push_back(numOutputs + index);
+  }
 }
 
 FailureOr<Group> mlir::rowred::collectGroup(MapOp map) {
-  if (!map.getColumnSums().empty())
-    return map.emitOpError()
-           << "sums down the columns (column_sums) have no GPU lowering yet";
   Group group;
   group.map = map;
   llvm::append_range(group.inputs, map.getInputs());

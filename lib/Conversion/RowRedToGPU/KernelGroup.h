@@ -35,6 +35,10 @@ struct Group {
   /// positions of their values in the map's yield.
   SmallVector<Value> outputs, rowOutputs;
   SmallVector<unsigned> outputResults, rowOutputResults;
+  /// The map's sums down the columns (column_sums) and the positions of
+  /// their values in the map's yield.
+  SmallVector<Value> columnSums;
+  SmallVector<unsigned> columnSumResults;
   /// The rank-1 `rows` operands that no op of the group writes (labels),
   /// which the kernel reads once per row.
   SmallVector<Value> rowInputs;
@@ -53,8 +57,10 @@ struct Group {
   /// per element: several inputs, per-column operands, several outputs of
   /// rows or none. The emitter then keeps every operand's row pointers.
   bool hasSeveralOperands() const {
-    return !hasOneRowOperand() || outputs.empty();
+    return !hasOneRowOperand() || outputs.empty() || hasColumnSums();
   }
+  /// Whether the map also sums down the columns (ColumnSums).
+  bool hasColumnSums() const { return !columnSums.empty(); }
   /// Whether the kernel reads or writes anything once per row: per-row
   /// inputs, gathers or per-row outputs.
   bool hasRowOperands() const {
@@ -167,10 +173,28 @@ int64_t stageSlots(const Group &group);
 /// with per-column operands, whose vectors start at the row's first column
 /// whatever its alignment: those rows take the scalar path.
 inline bool hasPeeledPath(const Group &group, const KernelPlan &plan) {
-  if (!plan.peelable() || !group.columns.empty())
+  // Nor with column sums, whose accumulators each row's columns must reach
+  // from the same threads.
+  if (!plan.peelable() || !group.columns.empty() || group.hasColumnSums())
     return false;
   return group.hasOneRowOperand() || plan.strategy == Strategy::fused ||
          plan.strategy == Strategy::cluster;
+}
+
+/// Where a kernel of `group` keeps its column sums' accumulators in dynamic
+/// shared memory (ColumnSums): after the plan's stage, 16-byte aligned.
+inline int64_t columnAccumulatorsOffset(const KernelPlan &plan) {
+  return plan.hasStage() ? llvm::alignTo(plan.dynamicSharedBytes(), 16) : 0;
+}
+
+/// Bytes of dynamic shared memory a kernel of `group` takes: the plan's
+/// stage, then a block's f32 accumulator per column of each column sum.
+inline int64_t kernelDynamicSharedBytes(const Group &group,
+                                        const KernelPlan &plan) {
+  if (!group.hasColumnSums())
+    return plan.hasStage() ? plan.dynamicSharedBytes() : 0;
+  return columnAccumulatorsOffset(plan) +
+         static_cast<int64_t>(group.columnSums.size()) * plan.blockElements * 4;
 }
 
 /// Returns true when the group's map is `exp(x - m) / s` over the online

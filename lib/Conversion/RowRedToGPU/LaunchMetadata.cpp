@@ -51,6 +51,7 @@ static ArrayAttr operandList(Builder &b, Group &group) {
   add(group.columns, "w", "column");
   add(group.rowInputs, "r", "row");
   add(group.rowOutputs, "z", "row_output");
+  add(group.columnSums, "s", "column_sum");
   return b.getArrayAttr(operands);
 }
 
@@ -83,7 +84,7 @@ DictionaryAttr mlir::rowred::kernelMetadata(Builder &b, Group &group,
       b.getNamedAttr("vector_width", b.getI64IntegerAttr(plan.vectorWidth)),
       b.getNamedAttr("shared_bytes", b.getI64IntegerAttr(sharedBytes)),
       b.getNamedAttr("dynamic_shared_bytes",
-                     b.getI64IntegerAttr(plan.dynamicSharedBytes())),
+                     b.getI64IntegerAttr(kernelDynamicSharedBytes(group, plan))),
       b.getNamedAttr("min_cols", b.getI64IntegerAttr(1)),
       b.getNamedAttr("max_cols", b.getI64IntegerAttr(plan.maxCols)),
       b.getNamedAttr("reverse_second_pass",

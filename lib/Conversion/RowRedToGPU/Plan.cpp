@@ -268,8 +268,36 @@ FailureOr<bool> Planner::chooseStrategy() {
   return false;
 }
 
+/// `opts` for a group with column sums (ColumnSums): a block per row
+/// holding it (fused) on the persistent grid, which the kernel's grid
+/// barrier and partial rows need; a diagnostic where the request asks for
+/// another shape.
+static FailureOr<PlanOptions> columnSumsOptions(const Group &group,
+                                                PlanOptions opts) {
+  MapOp map = group.map;
+  if (opts.strategy != "auto" && opts.strategy != "fused")
+    return map.emitOpError()
+           << "sums down the columns, which needs strategy = fused, not "
+           << opts.strategy;
+  if (opts.rowsPerBlock > 1 || opts.clusterSize > 1 ||
+      opts.grid == Grid::rows)
+    return map.emitOpError()
+           << "sums down the columns, which needs one row per block, no "
+              "cluster and the persistent grid";
+  opts.strategy = "fused";
+  opts.rowsPerBlock = 1;
+  opts.clusterSize = 1;
+  opts.grid = Grid::persistent;
+  return opts;
+}
+
 FailureOr<KernelPlan> mlir::rowred::planKernel(const Group &group,
-                                               const PlanOptions &opts) {
+                                               const PlanOptions &request) {
+  FailureOr<PlanOptions> options =
+      group.hasColumnSums() ? columnSumsOptions(group, request) : request;
+  if (failed(options))
+    return failure();
+  const PlanOptions &opts = *options;
   FailureOr<KernelPlan> plan = Planner(group, opts).run();
   if (failed(plan))
     return failure();

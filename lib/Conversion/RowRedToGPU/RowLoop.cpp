@@ -313,7 +313,7 @@ void KernelEmitter::emitMap(Value yRow, ArrayRef<Chunk> chunks,
     }
     return;
   }
-  if (group.outputs.empty() || chunks.empty())
+  if ((group.outputs.empty() && !group.hasColumnSums()) || chunks.empty())
     return;
   // A chunks kernel loads the operands only the map reads (the norms'
   // weight and bias) of a batch of chunks (mapBatch) before it writes any
@@ -338,6 +338,13 @@ void KernelEmitter::emitMap(Value yRow, ArrayRef<Chunk> chunks,
           emitElements(ctx, elementsAt(chunk, k), columnOf(ctx, chunk, k));
       for (auto [out, result] : llvm::zip_equal(outs, group.outputResults))
         out.push_back(results[result]);
+      if (columnSums) {
+        Value col = k == 0 ? chunk.col
+                           : arith::AddIOp::create(b, chunk.col, constI32(k))
+                                 .getResult();
+        for (auto [s, result] : llvm::enumerate(group.columnSumResults))
+          columnSums->add(s, col, results[result], chunk.valid);
+      }
     }
     for (auto [rowPtr, values, output] :
          llvm::zip_equal(outputRows, outs, group.outputs))

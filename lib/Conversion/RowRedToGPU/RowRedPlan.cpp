@@ -64,7 +64,7 @@ LogicalResult mlir::rowred::planMap(MapOp map, StringRef strategy, int64_t cols,
     return failure();
   map->setAttr(kPlanAttrName, attr);
   // Only where the whole plan is auto's: a request states the kernel.
-  if (!request)
+  if (!request && !group->hasColumnSums())
     if (std::optional<KernelPlan> few = planFewRows(*group, opts, *plan))
       map->setAttr(kFewRowsPlanAttrName, few->getAttr(map.getContext()));
   map->removeAttr(kPlanRequestAttrName);

@@ -10,6 +10,7 @@
 
 #include "rowred/Conversion/RowRedToGPU/RowRedToGPU.h"
 #include "ChunksEmitter.h"
+#include "ColumnSums.h"
 #include "LaunchMetadata.h"
 
 #include "llvm/Support/Regex.h"
@@ -173,6 +174,9 @@ struct ConvertRowRedToGPUPass
              << (plan.strategy == Strategy::chunks
                      ? " (or levels of at most two reduces each)"
                      : "");
+    if (group.hasColumnSums() &&
+        failed(checkColumnSumsPlan(group, plan, attrName)))
+      return failure();
     // Generic chunks and staged streamed passes hold a slot of the stage
     // for each 2-D input.
     if ((plan.strategy == Strategy::chunks && !isOnlineSoftmaxPair(group)) ||
@@ -191,6 +195,33 @@ struct ConvertRowRedToGPUPass
                << maxDynamicSharedBytes(plan.sm());
     }
     return plan;
+  }
+
+  /// Whether the kernel of `plan` can sum `group`'s columns (ColumnSums):
+  /// a block per row on the persistent grid, each column of a row on one
+  /// thread, and the accumulators in shared memory.
+  LogicalResult checkColumnSumsPlan(const Group &group, const KernelPlan &plan,
+                                    StringRef attrName) {
+    MapOp map = group.map;
+    if (attrName != kPlanAttrName)
+      return map.emitOpError()
+             << "sums down the columns in one kernel, which has no second "
+                "kernel for a few rows ('"
+             << attrName << "')";
+    if (plan.strategy != Strategy::fused || plan.rowsPerBlock != 1 ||
+        plan.gridPerRowGroup)
+      return map.emitOpError()
+             << "sums down the columns, which needs #rowred.plan's strategy "
+                "= fused with rows_per_block = 1 on the persistent grid "
+                "(rows that fit one block)";
+    int64_t bytes = kernelDynamicSharedBytes(group, plan);
+    if (bytes > maxDynamicSharedBytes(plan.sm()))
+      return map.emitOpError()
+             << "sums down the columns with an accumulator per column in "
+                "shared memory: "
+             << bytes << " bytes, of at most " << maxDynamicSharedBytes(plan.sm())
+             << " a block may take";
+    return success();
   }
 
   /// `<function>_kernel<N>` for the module's N-th map in walk order (see
@@ -274,11 +305,12 @@ struct ConvertRowRedToGPUPass
     size_t numMatrices = group.inputs.size() + group.outputs.size();
     SmallVector<Type> params(numMatrices + group.columns.size() +
                                  group.rowInputs.size() +
-                                 group.rowOutputs.size(),
+                                 group.rowOutputs.size() +
+                                 group.columnSums.size(),
                              ptr);
     params.append(2 + numMatrices, i64);
-    // Chunks kernels also take their workspace.
-    if (plan.strategy == Strategy::chunks)
+    // Chunks kernels and those with column sums also take their workspace.
+    if (plan.strategy == Strategy::chunks || group.hasColumnSums())
       params.push_back(ptr);
     auto funcType = FunctionType::get(ctx, params, {});
     SmallVector<Type> workgroup;
@@ -307,7 +339,7 @@ struct ConvertRowRedToGPUPass
           /*isConstant=*/false, LLVM::Linkage::Internal, kStageBarriersName,
           Attribute(), /*alignment=*/8,
           /*addrSpace=*/3);
-    if (plan.hasStage())
+    if (kernelDynamicSharedBytes(group, plan) > 0)
       LLVM::GlobalOp::create(b, LLVM::LLVMArrayType::get(b.getI8Type(), 0),
                              /*isConstant=*/false, LLVM::Linkage::External,
                              kStageName, Attribute(), /*alignment=*/16,
@@ -346,8 +378,9 @@ struct ConvertRowRedToGPUPass
     SmallVector<Value> matrices(group.inputs);
     llvm::append_range(matrices, group.outputs);
     SmallVector<Value> args;
-    for (Value operand : llvm::concat<Value>(matrices, group.columns,
-                                             group.rowInputs, group.rowOutputs))
+    for (Value operand :
+         llvm::concat<Value>(matrices, group.columns, group.rowInputs,
+                             group.rowOutputs, group.columnSums))
       args.push_back(hostPointer(b, operand));
     args.push_back(arith::IndexCastOp::create(b, i64, rowsIdx));
     args.push_back(arith::IndexCastOp::create(b, i64, colsIdx));
@@ -394,13 +427,36 @@ struct ConvertRowRedToGPUPass
                             arith::ConstantIntOp::create(b, 0, 32));
       args.push_back(hostPointer(b, workspace));
     }
+    // Column sums: one block (the kernel loops over every row), whose grid
+    // barrier then waits for no other, and a zeroed workspace of its header
+    // and partial row (ColumnSums). Launchers that know the device launch
+    // the resident blocks cooperatively instead, which gpu.launch_func
+    // cannot ask for.
+    if (group.hasColumnSums()) {
+      blocks = one;
+      Value partials = arith::MulIOp::create(
+          b, colsIdx,
+          arith::ConstantIndexOp::create(b, group.columnSums.size()));
+      Value words = arith::AddIOp::create(
+          b, partials,
+          arith::ConstantIndexOp::create(b, kColumnSumsHeaderBytes / 4));
+      workspace =
+          gpu::AllocOp::create(
+              b, MemRefType::get({ShapedType::kDynamic}, b.getI32Type()),
+              /*asyncToken=*/Type(), ValueRange(), ValueRange{words},
+              ValueRange())
+              .getMemref();
+      gpu::MemsetOp::create(b, /*asyncToken=*/Type(), ValueRange(), workspace,
+                            arith::ConstantIntOp::create(b, 0, 32));
+      args.push_back(hostPointer(b, workspace));
+    }
+    int64_t sharedBytes = kernelDynamicSharedBytes(group, plan);
     gpu::LaunchFuncOp::create(
         b, func, gpu::KernelDim3{blocks, one, one},
         gpu::KernelDim3{threads, one, one},
         /*dynamicSharedMemorySize=*/
-        plan.hasStage()
-            ? arith::ConstantIntOp::create(b, plan.dynamicSharedBytes(), 32)
-            : Value(),
+        sharedBytes ? arith::ConstantIntOp::create(b, sharedBytes, 32)
+                    : Value(),
         args,
         /*asyncTokenType=*/nullptr,
         /*asyncDependencies=*/{}, cluster);

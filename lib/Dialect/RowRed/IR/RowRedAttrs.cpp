@@ -267,6 +267,10 @@ getRowTypes(Operation *op) {
         return std::pair{cast<MemRefType>(rowOp.getOutput().getType()),
                          cast<MemRefType>(rowOp.getGradInput().getType())};
       })
+      .Case<RmsNormBackwardOp, LogSumExpBackwardOp>([](auto rowOp) {
+        return std::pair{cast<MemRefType>(rowOp.getInput().getType()),
+                         cast<MemRefType>(rowOp.getGradInput().getType())};
+      })
       .Default([](Operation *) { return std::nullopt; });
 }
 

@@ -17,6 +17,7 @@
 #include "rowred/Runtime/KernelSpec.h"
 #include "rowred/Runtime/LaunchPlan.h"
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,6 +36,13 @@ std::optional<DeviceInfo> queryDevice(const CudaDriver &cu, CUdevice device,
 /// How the kernel maps rows to blocks, from its metadata.
 KernelShape shapeOf(const KernelSpec &spec);
 
+/// The largest grid of a kernel with column sums for `rows` rows when
+/// `resident` blocks fit on the device at once (its persistent grid): the
+/// partial rows its workspace holds.
+inline int64_t columnSumsGrid(int64_t resident, int64_t rows) {
+  return std::max<int64_t>(1, std::min(resident, rows));
+}
+
 /// The grid to launch for `rows` rows when `resident` blocks fit on the
 /// device at once: `requested` (when non-zero) if the kernel can run on it,
 /// else the plan's; 0 (with `error`) when the kernel cannot run either way.
@@ -44,8 +52,9 @@ int64_t chooseGrid(const KernelSpec &spec, const LaunchPlan &plan,
 
 /// The arguments of one launch (docs/abi.md): the operands' device
 /// addresses, the shape, the row strides in elements and, for chunks
-/// kernels, a workspace of Kernel::workspaceBytes that is zero (and that
-/// each launch leaves zero).
+/// kernels and those with column sums, a workspace of Kernel::workspaceBytes
+/// that is zero (and that each launch leaves zero where a launch needs it:
+/// column sums' partial rows are written before they are read).
 struct LaunchArgs {
   /// One per operand, in the kernel's order (KernelSpec::operands).
   std::vector<CUdeviceptr> operands;

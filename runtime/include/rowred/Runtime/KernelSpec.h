@@ -54,9 +54,10 @@ int dtypeBytes(DType type);
 /// One operand of a kernel, in parameter order (docs/abi.md).
 struct KernelOperand {
   /// What the kernel does with it: reads rows of it, writes rows of it,
-  /// reads one element per column, reads one element per row (labels), or
-  /// writes one element per row (a loss, a logsumexp).
-  enum class Role { Input, Output, Column, Row, RowOutput };
+  /// reads one element per column, reads one element per row (labels),
+  /// writes one element per row (a loss, a logsumexp), or writes one
+  /// element per column, a sum over the rows (a weight's gradient).
+  enum class Role { Input, Output, Column, Row, RowOutput, ColumnSum };
   std::string name;
   Role role = Role::Input;
   DType type = DType::F32;
@@ -148,7 +149,16 @@ struct KernelSpec {
   /// Whether blocks of the kernel wait for each other (a row's chunks), so
   /// that a launch must make them resident together: a cooperative launch
   /// of at most the resident blocks.
-  bool blocksWait() const { return chunkElements > 0; }
+  bool blocksWait() const {
+    return chunkElements > 0 || count(KernelOperand::Role::ColumnSum) > 0;
+  }
+
+  /// Bytes of the workspace of a kernel with column sums (docs/abi.md) on
+  /// a grid of `grid` blocks over rows of `cols` elements: the grid
+  /// barrier's 128 bytes, then a partial row of f32 per block and sum.
+  int64_t columnSumsWorkspaceBytes(int64_t grid, int64_t cols) const {
+    return 128 + grid * cols * 4 * count(KernelOperand::Role::ColumnSum);
+  }
 
   /// Bytes of a chunks kernel's workspace for `rows` rows of `cols`
   /// elements (docs/abi.md): the ticket's 128, then per row 128 of counter
