@@ -6,8 +6,12 @@ rowred.layer_norm, which take F.rms_norm's and F.layer_norm's arguments.
 The forward runs the pack's kernel for the exact row length and epsilon
 (packs.EPS_OPS), which writes the normalized rows and the per-row
 statistics in f32 (rms_norm: rstd; layer_norm: mean and rstd); where there
-is none, PyTorch computes both. The gradients are PyTorch expressions of
-the saved input and statistics, as PyTorch's own backward computes them.
+is none, PyTorch computes both. rms_norm's gradient is
+rowred::rms_norm_backward: the pack's kernel for the exact row length
+(one read of x and dy; the weight's gradient summed down the columns in
+the same kernel, in a fixed order), else PyTorch's fused backward.
+layer_norm's is PyTorch's fused backward (native_layer_norm_backward) over
+the saved input and statistics. None holds an f32 copy of the rows.
 """
 from typing import Tuple
 
@@ -109,12 +113,43 @@ layer_norm_op = _define(
 
 
 def _save_norm(ctx, inputs, output):
+    # x, the weight (and layer_norm's bias) and the statistics, whose
+    # absent gradients stay None rather than zeros.
+    ctx.set_materialize_grads(False)
     ctx.mark_non_differentiable(*output[1:])
-    ctx.save_for_backward(inputs[0], inputs[1], *output[1:])
+    ctx.save_for_backward(*inputs[:-1], *output[1:])
 
 
-def _rms_norm_grads(x, weight, rstd, grad):
-    """(dx in f32, dw) of y = rms_norm(x) for the gradient `grad` of y."""
+# PyTorch's fused CUDA backwards of its own norms, which take the per-row
+# statistics the kernels saved: dx in one pass over x and dy, dw and db as
+# reductions down the columns. Where a PyTorch build lacks one (the fused
+# RMSNorm came with 2.9), the gradient is an expression of the same values.
+_aten = torch.ops.aten
+_RMS_NORM_BACKWARD = getattr(_aten, "_fused_rms_norm_backward", None)
+
+
+def _rms_norm_backward_impl(
+        x: torch.Tensor, grad: torch.Tensor, weight: torch.Tensor,
+        rstd: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    """(dx, dw) of y = rms_norm(x) (x 2-D, contiguous) for the gradient
+    `grad` of y, dx of x's dtype, dw of the weight's: on the compiled kernel
+    (packs' rms_norm_backward: one read of x and dy, dw summed down the
+    columns in the same kernel, in a fixed order), else PyTorch's fused
+    backward."""
+    rows, n = x.shape
+    kernel = _exact_kernel("rms_norm_backward", x, n) if x.numel() else None
+    if kernel is not None:
+        dy = grad.contiguous().to(x.dtype)
+        dx = torch.empty_like(x)
+        dw = torch.empty_like(weight)
+        _launch_operands(kernel, x.get_device(),
+                         [x.data_ptr(), dy.data_ptr(), dx.data_ptr(),
+                          weight.data_ptr(), rstd.data_ptr(), dw.data_ptr()],
+                         [n, n, n], rows, n)
+        return dx, dw
+    if _RMS_NORM_BACKWARD is not None:
+        return _RMS_NORM_BACKWARD(grad.contiguous(), x, [n],
+                                  rstd.unsqueeze(-1), weight, [True, True])
     # x_hat = x * rstd, g = dy * w: dx = rstd * (g - x_hat * mean(g x_hat)),
     # dw = sum over rows of dy * x_hat.
     r = rstd.unsqueeze(-1)
@@ -122,16 +157,32 @@ def _rms_norm_grads(x, weight, rstd, grad):
     dy = grad.float()
     g = dy * weight.float()
     dx = r * (g - x_hat * (g * x_hat).mean(-1, keepdim=True))
-    return dx, (dy * x_hat).sum(0).to(weight.dtype)
+    return dx.to(x.dtype), (dy * x_hat).sum(0).to(weight.dtype)
+
+
+rms_norm_backward_op = _define(
+    _rms_norm_backward_impl,
+    lambda x, grad, weight, rstd: (
+        torch.empty_like(x, memory_format=torch.contiguous_format),
+        torch.empty_like(weight)),
+    "rms_norm_backward")
+
+
+def _rms_norm_grads(x, weight, rstd, grad, weight_grad):
+    """(dx, dw or None) of y = rms_norm(x) for the gradient `grad` of y."""
+    dx, dw = rms_norm_backward_op(x, grad, weight, rstd)
+    return dx, dw if weight_grad else None
 
 
 def _rms_norm_backward(ctx, grad, *unused):
     x, weight, rstd = ctx.saved_tensors
-    dx, dw = _rms_norm_grads(x, weight, rstd, grad)
-    return dx.to(x.dtype), dw, None
+    dx, dw = _rms_norm_grads(x, weight, rstd, grad, ctx.needs_input_grad[1])
+    return dx, dw, None
 
 
 def _save_residual_norm(ctx, inputs, output):
+    # An absent gradient of h stays None rather than an x-sized zeros.
+    ctx.set_materialize_grads(False)
     ctx.mark_non_differentiable(output[2])
     ctx.save_for_backward(output[1], inputs[2], output[2])
 
@@ -139,25 +190,25 @@ def _save_residual_norm(ctx, inputs, output):
 def _rms_norm_residual_backward(ctx, grad_y, grad_h, unused):
     # x and the residual reach y through h and h itself: both get dh.
     h, weight, rstd = ctx.saved_tensors
-    dh, dw = _rms_norm_grads(h, weight, rstd, grad_y)
+    if grad_y is None:
+        return grad_h, grad_h, None, None
+    dh, dw = _rms_norm_grads(h, weight, rstd, grad_y,
+                             ctx.needs_input_grad[2])
     if grad_h is not None:
-        dh = dh + grad_h.float()
-    dh = dh.to(h.dtype)
+        dh = dh + grad_h
     return dh, dh, dw, None
 
 
 def _layer_norm_backward(ctx, grad, *unused):
-    # x_hat = (x - mean) * rstd, g = dy * w: dx = rstd * (g - mean(g) -
-    # x_hat * mean(g x_hat)), dw = sum of dy * x_hat, db = sum of dy.
-    x, weight, mean, rstd = ctx.saved_tensors
-    r = rstd.unsqueeze(-1)
-    x_hat = (x.float() - mean.unsqueeze(-1)) * r
-    dy = grad.float()
-    g = dy * weight.float()
-    dx = r * (g - g.mean(-1, keepdim=True) -
-              x_hat * (g * x_hat).mean(-1, keepdim=True))
-    return (dx.to(x.dtype), (dy * x_hat).sum(0).to(weight.dtype),
-            dy.sum(0).to(weight.dtype), None)
+    # PyTorch's native_layer_norm_backward: x_hat = (x - mean) * rstd, g =
+    # dy * w: dx = rstd * (g - mean(g) - x_hat * mean(g x_hat)), dw = sum
+    # of dy * x_hat, db = sum of dy.
+    x, weight, bias, mean, rstd = ctx.saved_tensors
+    needs = ctx.needs_input_grad
+    dx, dw, db = _aten.native_layer_norm_backward(
+        grad.contiguous(), x, [x.size(-1)], mean.unsqueeze(-1),
+        rstd.unsqueeze(-1), weight, bias, [True, needs[1], needs[2]])
+    return dx, dw, db, None
 
 
 _register_autograd(rms_norm_op, _rms_norm_backward, _save_norm)

@@ -14,10 +14,11 @@ compiled kernel for the row length where a pack (or the compiler) has one
 and PyTorch's fused backward kernel where none does (packs build these
 kernels for exact row lengths only: packs.EXACT_OPS). logsumexp and
 cross_entropy run on their compiled kernels likewise, for the exact length
-or any length (PyTorch's where a pack has neither); their
-gradients are PyTorch expressions of the saved logsumexp, or, for
-cross_entropy(..., inplace_backward=True), the forward kernel's gradient
-written over the logits.
+or any length (PyTorch's where a pack has neither). logsumexp's gradient,
+rowred::logsumexp_backward, is one kernel over the saved input and
+logsumexp (packs' logsumexp_backward); cross-entropy of logits that
+require grad runs rowred::cross_entropy_train, whose kernel writes the
+gradient in the forward (over the logits for inplace_backward=True).
 """
 import contextlib
 import os
@@ -336,13 +337,40 @@ def _softmax_of(x, lse):
     return torch.exp(x.float() - lse.unsqueeze(-1))
 
 
+def _logsumexp_grad(x: torch.Tensor, lse: torch.Tensor,
+                    grad: torch.Tensor) -> torch.Tensor:
+    """dx = grad * exp(x - lse) for the rows of x (2-D, rows last), their
+    logsumexp and its gradient (f32, one per row), in x's dtype: one read
+    of x and one write on the compiled kernel (packs' logsumexp_backward),
+    else a PyTorch expression."""
+    rows, n = x.shape
+    x = x.contiguous()
+    dx = torch.empty_like(x)
+    kernel = _exact_kernel("logsumexp_backward", x, n) if x.numel() else None
+    if kernel is None:
+        if x.numel():
+            dx.copy_(_softmax_of(x, lse) * grad.unsqueeze(-1))
+        return dx
+    lse, grad = (t.to(torch.float32).contiguous() for t in (lse, grad))
+    _launch_operands(kernel, x.get_device(),
+                     [x.data_ptr(), dx.data_ptr(), lse.data_ptr(),
+                      grad.data_ptr()], [n, n], rows, n)
+    return dx
+
+
+logsumexp_backward_op = _define(
+    _logsumexp_grad,
+    lambda x, lse, grad: torch.empty_like(
+        x, memory_format=torch.contiguous_format), "logsumexp_backward")
+
+
 def _save_logsumexp(ctx, inputs, output):
     ctx.save_for_backward(inputs[0], output)
 
 
 def _logsumexp_backward(ctx, grad):
     x, lse = ctx.saved_tensors
-    return (_softmax_of(x, lse) * grad.unsqueeze(-1)).to(x.dtype)
+    return logsumexp_backward_op(x, lse, grad)
 
 
 def _save_cross_entropy(ctx, inputs, output):
@@ -376,6 +404,128 @@ def logsumexp(x, dim=-1):
     return lse.reshape(shape).to(x.dtype)
 
 
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _loss_scale(labels, rows, reduction):
+    """The per-row factor of the gradient the kernel writes (the reciprocal
+    of the count of rows not ignored for a mean, 1 otherwise, in f32) and
+    that count (None unless a mean), computed on the GPU."""
+    if reduction == "mean":
+        count = (labels != packs.IGNORE_INDEX).sum()
+        # An int64 count's reciprocal is of the default float dtype; the
+        # kernel reads f32 (a no-op conversion unless that was changed).
+        return count.reciprocal().to(torch.float32).expand(
+            rows).contiguous(), count
+    return torch.ones(rows, dtype=torch.float32, device=labels.device), None
+
+
+def _reduce_loss(loss, reduction, count):
+    if reduction == "none":
+        return loss
+    return loss.sum() / count if reduction == "mean" else loss.sum()
+
+
+def _launch_cross_entropy_grad(kernel, logits, labels, grad, reduction):
+    """The loss of `reduction` over the rows of logits, whose gradient the
+    kernel writes to `grad` (logits' shape; may be the logits themselves),
+    scaled for the reduction."""
+    rows, n = logits.shape
+    scale, count = _loss_scale(labels, rows, reduction)
+    loss = torch.empty(rows, dtype=torch.float32, device=logits.device)
+    _launch_operands(kernel, logits.get_device(),
+                     [logits.data_ptr(), grad.data_ptr(), labels.data_ptr(),
+                      scale.data_ptr(), loss.data_ptr()],
+                     [logits.stride(0) if rows > 1 else n,
+                      grad.stride(0) if rows > 1 else n], rows, n)
+    return _reduce_loss(loss, reduction, count)
+
+
+def _scale_gradient(dx, reduction, grad):
+    """The gradient of the logits, `dx` as the forward's kernel wrote it,
+    for the incoming gradient of the loss: per row for 'none'; for a mean
+    or sum a 0-d factor, applied in place on the GPU and skipped there when
+    it is 1 (the common loss.backward())."""
+    if reduction == "none":
+        return dx * grad.unsqueeze(-1).to(dx.dtype)
+    if type(dx) is not torch.Tensor:
+        # Traced (torch.compile's AOT autograd: a functional or fake
+        # tensor), where a mutation of the forward's saved output is not
+        # allowed: the product, which Inductor emits as one kernel.
+        return dx * grad.to(dx.dtype)
+    scale_rows_op(dx, grad)
+    return dx
+
+
+def _scale_rows(x: torch.Tensor, factor: torch.Tensor) -> None:
+    _scale.scale_rows_(x, factor)
+
+
+# x *= factor in place (x 2-D, factor 0-d), as an op that torch.compile
+# keeps in the graphs of the backward it traces.
+_lib.define("scale_rows_(Tensor(a!) x, Tensor factor) -> ()")
+_lib.impl("scale_rows_", _scale_rows, "CUDA")
+torch.library.register_fake("rowred::scale_rows_", lambda x, factor: None,
+                            lib=_lib)
+scale_rows_op = torch.ops.rowred.scale_rows_.default
+
+
+def _cross_entropy_train(logits: torch.Tensor, labels: torch.Tensor,
+                         reduction: int) -> Tuple[torch.Tensor, torch.Tensor]:
+    """The loss of the reduction _REDUCTIONS[reduction] (f32) and its
+    gradient with respect to the logits (2-D, rows contiguous), from one
+    kernel (packs' cross_entropy_grad) that reads the logits once and
+    writes the gradient to a new buffer; where there is no such kernel,
+    PyTorch's."""
+    rows, n = logits.shape
+    name = _REDUCTIONS[reduction]
+    grad = torch.empty((rows, n), dtype=logits.dtype, device=logits.device)
+    if logits.stride(0) < n and rows > 1:
+        logits = logits.contiguous()
+    kernel = _exact_kernel("cross_entropy_grad", logits, n) \
+        if logits.numel() else None
+    if kernel is None:
+        with torch.enable_grad():
+            x = logits.detach().float().requires_grad_()
+            loss = torch.nn.functional.cross_entropy(
+                x, labels, ignore_index=packs.IGNORE_INDEX, reduction=name)
+            (dx,) = torch.autograd.grad(loss.sum(), x)
+        grad.copy_(dx)
+        return loss.detach(), grad
+    return _launch_cross_entropy_grad(kernel, logits, labels, grad, name), \
+        grad
+
+
+def _cross_entropy_train_fake(logits, labels, reduction):
+    rows = logits.shape[:1] if _REDUCTIONS[reduction] == "none" else ()
+    return (logits.new_empty(rows, dtype=torch.float32),
+            torch.empty_like(logits,
+                             memory_format=torch.contiguous_format))
+
+
+cross_entropy_train_op = _define(_cross_entropy_train,
+                                 _cross_entropy_train_fake,
+                                 "cross_entropy_train")
+
+
+def _save_train_gradient(ctx, inputs, output):
+    # No zeros materialized for the gradient output's (absent) gradient: a
+    # logits-sized buffer.
+    ctx.set_materialize_grads(False)
+    ctx.mark_non_differentiable(output[1])
+    ctx.reduction = _REDUCTIONS[inputs[2]]
+    ctx.save_for_backward(output[1])
+
+
+def _cross_entropy_train_backward(ctx, grad, unused):
+    (dx,) = ctx.saved_tensors
+    return _scale_gradient(dx, ctx.reduction, grad), None, None
+
+
+_register_autograd(cross_entropy_train_op, _cross_entropy_train_backward,
+                   _save_train_gradient)
+
+
 class _CrossEntropyInPlace(torch.autograd.Function):
     """Cross-entropy whose forward writes the gradient over the logits (one
     kernel: the loss and `scale * (softmax - one_hot)`, the scale `1 /
@@ -385,28 +535,13 @@ class _CrossEntropyInPlace(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, logits, labels, reduction, kernel):
-        rows, n = logits.shape
-        if reduction == "mean":
-            count = (labels != packs.IGNORE_INDEX).sum()
-            # An int64 count's reciprocal is of the default float dtype; the
-            # kernel reads f32 (a no-op conversion unless that was changed).
-            scale = count.reciprocal().to(torch.float32).expand(
-                rows).contiguous()
-        else:
-            scale = torch.ones(rows, dtype=torch.float32, device=logits.device)
-        loss = torch.empty(rows, dtype=torch.float32, device=logits.device)
-        stride = logits.stride(0) if rows > 1 else n
-        _launch_operands(kernel, logits.get_device(),
-                         [logits.data_ptr(), logits.data_ptr(),
-                          labels.data_ptr(), scale.data_ptr(),
-                          loss.data_ptr()], [stride, stride], rows, n)
+        loss = _launch_cross_entropy_grad(kernel, logits, labels, logits,
+                                          reduction)
         ctx.reduction = reduction
         # The logits now hold the gradient; the kernel wrote them through
         # their address, so their version is unchanged.
         ctx.save_for_backward(logits)
-        if reduction == "none":
-            return loss
-        return loss.sum() / count if reduction == "mean" else loss.sum()
+        return loss
 
     @staticmethod
     def backward(ctx, grad):
@@ -424,12 +559,15 @@ def cross_entropy(logits, labels, ignore_index=-100, label_smoothing=0.0,
     int64 labels of shape (N,) on the compiled kernels; other ignore_index
     and label_smoothing values run on PyTorch's.
 
-    With `inplace_backward`, logits that require grad are overwritten with
-    their gradient by the forward's kernel (packs.EXACT_OPS's
-    cross_entropy_grad), which the backward returns: the logits' values are
-    gone after the call, and training at a large vocabulary holds no second
-    logits-sized buffer. Where the pack has no such kernel for C, or the
-    logits need no gradient, it computes as without."""
+    For logits that require grad, the forward's kernel (packs.EXACT_OPS's
+    cross_entropy_grad) writes the gradient as well, into a new buffer, and
+    the backward only scales it by the incoming gradient (left out on the
+    GPU when that is 1): the logits are read once in the whole step. With
+    `inplace_backward`, it writes the gradient over the logits instead: the
+    logits' values are gone after the call, and training at a large
+    vocabulary holds no second logits-sized buffer. Where the pack has no
+    such kernel for C, PyTorch's F.cross_entropy runs, forward and
+    backward."""
     check_input("cross_entropy", logits, -1)
     if logits.dim() != 2:
         raise ValueError("rowred.cross_entropy: expected logits of shape "
@@ -443,27 +581,42 @@ def cross_entropy(logits, labels, ignore_index=-100, label_smoothing=0.0,
     if labels.device != logits.device:
         raise ValueError("rowred.cross_entropy: labels on "
                          f"{labels.device}, logits on {logits.device}")
-    if reduction not in ("none", "mean", "sum"):
+    if reduction not in _REDUCTIONS:
         raise ValueError("rowred.cross_entropy: reduction must be 'none', "
                          f"'mean' or 'sum', got '{reduction}'")
     if ignore_index != packs.IGNORE_INDEX or label_smoothing != 0.0:
         return torch.nn.functional.cross_entropy(
             logits, labels, ignore_index=ignore_index,
             label_smoothing=label_smoothing, reduction=reduction)
-    if inplace_backward and logits.requires_grad and \
-            torch.is_grad_enabled() and logits.stride(-1) == 1 and \
-            logits.stride(0) >= logits.size(1) and \
-            logits.numel() > 0:
-        kernel = _exact_kernel("cross_entropy_grad", logits, logits.size(1))
-        if kernel is not None:
-            loss = _CrossEntropyInPlace.apply(logits, labels.contiguous(),
-                                              reduction, kernel)
-            return loss.to(logits.dtype)
+    if logits.requires_grad and torch.is_grad_enabled():
+        return _cross_entropy_training(logits, labels.contiguous(), reduction,
+                                       inplace_backward)
     loss, _ = cross_entropy_op(logits, labels)
     if reduction == "sum":
         loss = loss.sum()
     elif reduction == "mean":
         loss = loss.sum() / (labels != ignore_index).sum()
+    return loss.to(logits.dtype)
+
+
+def _cross_entropy_training(logits, labels, reduction, inplace):
+    """The loss of logits that require grad, whose gradient the forward's
+    kernel writes (over the logits with `inplace`), so that the backward
+    only scales it. Eager calls without that kernel run PyTorch's fused
+    forward and backward; under torch.compile the op decides when it
+    runs."""
+    n = logits.size(1)
+    if not torch.compiler.is_compiling():
+        kernel = _exact_kernel("cross_entropy_grad", logits, n) \
+            if logits.numel() else None
+        if kernel is None:
+            return torch.nn.functional.cross_entropy(logits, labels,
+                                                     reduction=reduction)
+        if inplace and logits.stride(0) >= n:
+            return _CrossEntropyInPlace.apply(logits, labels, reduction,
+                                              kernel).to(logits.dtype)
+    loss, _ = cross_entropy_train_op(logits, labels,
+                                     _REDUCTIONS.index(reduction))
     return loss.to(logits.dtype)
 
 

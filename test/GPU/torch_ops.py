@@ -220,6 +220,35 @@ class PerRowResults(unittest.TestCase):
         used = {os.path.basename(path) for path, _ in rowred.ops._loaded}
         self.assertIn("cross_entropy_bf16_n131072_kernel0.json", used)
         self.assertIn("logsumexp_f32_n32000_kernel0.json", used)
+        # The default training path: the forward's kernel wrote the
+        # gradient into a buffer of its own.
+        self.assertIn("cross_entropy_grad_f16_n32000_kernel0.json", used)
+
+    def test_logsumexp_gradient(self):
+        """logsumexp's backward on its compiled kernel (the exact length's,
+        a longer row's for 5000, the one for any length for rows longer
+        than the pack's), with an incoming gradient
+        that is not contiguous (a sum's, expanded), against float64."""
+        for dtype in DTYPES:
+            for shape in ((64, 1024), (3, 11, 32000), (5, 5000), (2, 140001)):
+                x = torch.randn(shape, device="cuda", dtype=dtype) * 3
+                xo = x.clone().requires_grad_()
+                xr = x.double().requires_grad_()
+                g = torch.rand(shape[:-1], device="cuda") + 0.5
+                (rowred.logsumexp(xo).float() * g).sum().backward()
+                (torch.logsumexp(xr, -1) * g.double()).sum().backward()
+                tol = 1e-6 if dtype == torch.float32 else 4e-3
+                torch.testing.assert_close(
+                    xo.grad.double(), xr.grad, atol=tol, rtol=2e-2,
+                    msg=lambda m: f"logsumexp grad {shape} {dtype}: {m}")
+                xo.grad = None
+                rowred.logsumexp(xo).sum().backward()
+                torch.testing.assert_close(
+                    xo.grad.double(), torch.softmax(x.double(), -1),
+                    atol=tol, rtol=2e-2)
+        used = {os.path.basename(path) for path, _ in rowred.ops._loaded}
+        self.assertIn("logsumexp_backward_bf16_n32000_kernel0.json", used)
+        self.assertIn("logsumexp_backward_f32_any_kernel0.json", used)
 
     def test_other_parameters_run_on_pytorch(self):
         x = torch.randn(16, 1024, device="cuda")
@@ -248,6 +277,15 @@ class PerRowResults(unittest.TestCase):
         torch.library.opcheck(torch.ops.rowred.logsumexp.default, (x,))
         torch.library.opcheck(torch.ops.rowred.cross_entropy.default,
                               (x, labels))
+        torch.library.opcheck(torch.ops.rowred.logsumexp_backward.default,
+                              (x.detach(), torch.logsumexp(x.detach(), -1),
+                               torch.rand(16, device="cuda")))
+        for reduction in range(3):
+            torch.library.opcheck(
+                torch.ops.rowred.cross_entropy_train.default,
+                (x, labels, reduction),
+                test_utils=("test_schema", "test_faketensor",
+                            "test_aot_dispatch_dynamic"))
 
 
 class Norms(unittest.TestCase):
@@ -310,6 +348,24 @@ class Norms(unittest.TestCase):
             self.assertIn(f"{op}_bf16_n131072_eps1p000em05_kernel0.json",
                           used)
             self.assertIn(f"{op}_f32_n1024_eps1p000em06_kernel0.json", used)
+        # The compiled backward (rows of 131072 have none: PyTorch's ran).
+        self.assertIn("rms_norm_backward_bf16_n4096_kernel0.json", used)
+        self.assertIn("rms_norm_backward_f32_n1024_kernel0.json", used)
+
+    def test_weight_gradient_is_deterministic(self):
+        """The weight's gradient, summed down the columns by the backward's
+        kernel, has the same bits on every run (no float atomics)."""
+        for dtype in (torch.float32, torch.bfloat16):
+            x = torch.randn(3000, 4096, device="cuda", dtype=dtype)
+            dy = torch.randn_like(x)
+            grads = []
+            for _ in range(3):
+                w = torch.ones(4096, device="cuda", dtype=dtype,
+                               requires_grad=True)
+                rowred.rms_norm(x, (4096,), w, 1e-5).backward(dy)
+                grads.append(w.grad)
+            for g in grads[1:]:
+                self.assertTrue(torch.equal(g, grads[0]), dtype)
 
     def test_residual(self):
         # h = x + r in the input's dtype, y = rms_norm(h); the gradients of
@@ -478,6 +534,21 @@ class InPlaceCrossEntropy(unittest.TestCase):
         self.assertLess(extra["ours"], 0.01, extra)
         self.assertGreater(extra["torch"], 1.0, extra)
 
+    def test_memory_of_the_default_path(self):
+        """Without inplace_backward the step holds the gradient and nothing
+        else logits-sized beyond the logits; PyTorch's more than that."""
+        m, n = 2048, 32000
+        labels = torch.randint(0, n, (m,), device="cuda")
+        extra = {}
+        for name, fn in (("ours", lambda z: rowred.cross_entropy(z, labels)),
+                         ("torch", lambda z: torch.nn.functional.
+                          cross_entropy(z, labels))):
+            logits = torch.randn(m, n, device="cuda", dtype=torch.bfloat16,
+                                 requires_grad=True)
+            extra[name] = extra_memory(fn, logits) / (m * n * 2)
+        self.assertLess(extra["ours"], 1.01, extra)
+        self.assertLess(extra["ours"], extra["torch"], extra)
+
     def test_falls_back(self):
         # No gradient asked for: the usual path, the logits untouched.
         x = torch.randn(16, 1024, device="cuda", requires_grad=True)
@@ -499,6 +570,60 @@ class Integration(unittest.TestCase):
         x = torch.randn(128, 4096, device="cuda")
         torch.testing.assert_close(compiled(x), torch.softmax(x * 2.0, -1)
                                    + 1.0, atol=1e-5, rtol=1e-5)
+
+    def test_training_step_compile_and_graph(self):
+        """A training step of the norms and the loss (forward and backward)
+        under torch.compile(fullgraph=True) and captured whole in a CUDA
+        graph, against the same step in eager PyTorch."""
+        n, vocab, rows = 4096, 32000, 64
+        dtype = torch.bfloat16
+        w = torch.rand(n, device="cuda", dtype=dtype) + 0.5
+        b = torch.randn(n, device="cuda", dtype=dtype)
+        head = torch.randn(n, vocab, device="cuda", dtype=dtype) / 64
+        labels = torch.randint(0, vocab, (rows,), device="cuda")
+
+        def step(x, w, b, norm, loss):
+            h = norm[0](x, (n,), w, 1e-5)
+            h = norm[1](h, (n,), w, b, 1e-5)
+            return loss(h @ head, labels)
+
+        ours = (rowred.rms_norm, rowred.layer_norm), rowred.cross_entropy
+        theirs = (torch.nn.functional.rms_norm,
+                  torch.nn.functional.layer_norm), \
+            torch.nn.functional.cross_entropy
+        x0 = torch.randn(rows, n, device="cuda", dtype=dtype)
+
+        def grads(fn, norm, loss):
+            x, wo, bo = (t.clone().requires_grad_() for t in (x0, w, b))
+            fn(x, wo, bo, norm, loss).backward()
+            return x.grad, wo.grad, bo.grad
+
+        want = grads(step, *theirs)
+        compiled = torch.compile(step, fullgraph=True)
+        for got in (grads(step, *ours), grads(compiled, *ours)):
+            for g, r in zip(got, want):
+                torch.testing.assert_close(g.float(), r.float(), atol=2e-2,
+                                           rtol=5e-2)
+        # The whole step captured and replayed.
+        x, wo, bo = (t.clone().requires_grad_() for t in (x0, w, b))
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            for _ in range(2):
+                for t in (x, wo, bo):
+                    t.grad = None
+                step(x, wo, bo, *ours).backward()
+        torch.cuda.current_stream().wait_stream(stream)
+        graph = torch.cuda.CUDAGraph()
+        for t in (x, wo, bo):
+            t.grad = None
+        with torch.cuda.graph(graph):
+            step(x, wo, bo, *ours).backward()
+        graph.replay()
+        torch.cuda.synchronize()
+        for g, r in zip((x.grad, wo.grad, bo.grad), want):
+            torch.testing.assert_close(g.float(), r.float(), atol=2e-2,
+                                       rtol=5e-2)
 
     def test_cuda_graph(self):
         x = torch.randn(256, 32000, device="cuda", dtype=torch.bfloat16)
