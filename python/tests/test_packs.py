@@ -214,11 +214,30 @@ class BuildTest(unittest.TestCase):
                                ("logsumexp_backward", 0),
                                ("logsumexp_backward", 512),
                                ("rms_norm", 512), ("rms_norm", 512),
+                               ("rms_norm_backward", 512),
                                ("rms_norm_residual", 512),
                                ("rms_norm_residual", 512),
                                ("softmax", 0), ("softmax", 512),
                                ("softmax_backward", 512),
                                ("softmax_safe", 0), ("softmax_safe", 512)])
+
+    def test_row_held_ops_skip_long_rows(self):
+        # rms_norm_backward holds x and dy of a row in one block: 32000
+        # elements do not fit, and the pack says so instead of failing.
+        out = os.path.join(self.dir, "backward")
+        manifest = packs.build(SOFTMAX_OPT, out, ["rms_norm_backward"],
+                               ["f32"], [1000, 32000])
+        self.assertEqual([(k["op"], k["cols"]) for k in manifest["kernels"]],
+                         [("rms_norm_backward", 1000)])
+        self.assertEqual(manifest["skipped"], ["rms_norm_backward_f32_n32000"])
+        pack = packs.Pack(out)
+        self.assertIsNotNone(pack.find("rms_norm_backward", "f32", 1000))
+        self.assertIsNone(pack.find("rms_norm_backward", "f32", 32000))
+        with open(os.path.join(out, "rms_norm_backward_f32_n1000_kernel0.json")) as f:
+            meta = json.load(f)
+        self.assertEqual([o["role"] for o in meta["operands"]],
+                         ["input", "input", "output", "column", "row",
+                          "column_sum"])
 
     def test_norm_kernels_per_epsilon(self):
         out = os.path.join(self.dir, "norms")
