@@ -1,6 +1,6 @@
 """The training context that cross-entropy's in-place gradient is measured
 in, shared by its GPU test (torch_ops.py) and its benchmark
-(bench/cross_entropy_train.py): logits that are an intermediate, whose
+(bench/train.py): logits that are an intermediate, whose
 gradient the layer below consumes, and the memory a loss's forward and
 backward hold beyond them."""
 import torch
