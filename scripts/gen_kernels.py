@@ -261,6 +261,9 @@ FAMILY = [
     ("rms_norm_backward", "f32", "auto", "cols=1000"),
     ("rms_norm_backward", "bf16", "auto", "cols=4096"),
     ("rms_norm_backward", "f16", "auto", "cols=8192"),
+    # LayerNorm's backward: dx, and two sums down the columns.
+    ("layer_norm_backward", "bf16", "auto", "cols=781"),
+    ("layer_norm_backward", "f32", "auto", "cols=4096"),
     ("cross_entropy", "bf16", "auto", "cols=32000"),
     ("cross_entropy", "f32", "auto", "cols=50257"),
     ("cross_entropy", "f16", "auto", "cols=781"),
@@ -613,6 +616,15 @@ def mlir_source(func, op, dtype, fields):
                 f"  rowred.rms_norm_backward ins(%x, %dy : {t}, {t}) "
                 f"rstd(%r : {r}) weight(%w : {v}) outs(%dx : {t}) "
                 f"weight_grad(%dw : {v}){attr}\n"
+                f"  return\n}}\n")
+    if op == "layer_norm_backward":
+        # dx, and the weight's and the bias's gradients down the columns.
+        return (f"func.func @{func}(%x: {t}, %dy: {t}, %m: {r}, %r: {r}, "
+                f"%w: {v}, %dx: {t}, %dw: {v}, %db: {v}) {{\n"
+                f"  rowred.layer_norm_backward ins(%x, %dy : {t}, {t}) "
+                f"mean(%m : {r}) rstd(%r : {r}) weight(%w : {v}) "
+                f"outs(%dx : {t}) weight_grad(%dw : {v}) "
+                f"bias_grad(%db : {v}){attr}\n"
                 f"  return\n}}\n")
     if op == "logsumexp_backward":
         return (f"func.func @{func}(%x: {t}, %lse: {r}, %g: {r}, "

@@ -206,6 +206,7 @@ class BuildTest(unittest.TestCase):
         self.assertEqual(ops, [("cross_entropy", 0), ("cross_entropy", 512),
                                ("cross_entropy_grad", 512),
                                ("layer_norm", 512), ("layer_norm", 512),
+                               ("layer_norm_backward", 512),
                                ("log_softmax", 0), ("log_softmax", 512),
                                ("log_softmax_backward", 512),
                                ("log_softmax_safe", 0),

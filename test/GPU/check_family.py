@@ -5,8 +5,8 @@ Loads every kernel listed in KERNEL_DIR/manifest.json (scripts/gen_kernels.py
 --set family: rms_norm (with its per-row statistics, of the sum of two
 inputs), layer_norm (with its per-row statistics or without),
 softmax_backward, log_softmax_backward, logsumexp, logsumexp_backward,
-rms_norm_backward (dx, and the weight's gradient summed down the columns,
-the same bits on a second launch),
+rms_norm_backward and layer_norm_backward (dx, and the weight's and bias's
+gradients summed down the columns, the same bits on a second launch),
 cross_entropy (with its gradient, in place too), safe softmax and
 log_softmax), launches it through the runtime with one device
 address per operand (docs/abi.md) and compares every output, of rows and per
@@ -128,7 +128,7 @@ def make_inputs(op, rng, rows, cols):
         return [normal(rows, cols) * 3.0], [normal(cols)]
     if op == "rms_norm_residual":
         return [normal(rows, cols) * 3.0, normal(rows, cols)], [normal(cols)]
-    if op == "rms_norm_backward":
+    if op in ("rms_norm_backward", "layer_norm_backward"):
         return [normal(rows, cols) * 3.0, normal(rows, cols)], [normal(cols)]
     if op == "layer_norm":
         x = normal(rows, cols)
@@ -178,20 +178,36 @@ def reference(op, inputs, columns, out_types, safe=False):
     return [dy - cp.exp(y) * dy.sum(axis=1, keepdims=True)]
 
 
-def rms_norm_backward_reference(inputs, columns, rstd):
-    """RMSNorm's gradients: [dx], and [(dw, the magnitude of its terms)]."""
+def norm_statistics(x, mean):
+    """(mean, rstd) of the rows of x as the forward stores them, in f32:
+    about `mean` (rms_norm's 0), or their own mean (None, layer_norm's)."""
+    m = x.mean(axis=1) if mean is None else cp.full(x.shape[0], mean)
+    rstd = 1 / cp.sqrt(((x - m[:, None]) ** 2).mean(axis=1) + EPSILON)
+    return [v.astype(cp.float32).astype(cp.float64) for v in (m, rstd)]
+
+
+def norm_backward_reference(inputs, columns, stats, centered):
+    """A norm's gradients from its per-row statistics (mean and rstd; rstd
+    alone for RMSNorm, whose rows are not `centered`): [dx], the magnitude
+    of the terms dx cancels, and (sum, magnitude of its terms) per sum down
+    the columns: dw, then (layer_norm) db."""
     (x, dy), (w,) = inputs, columns
-    x_hat = x * rstd[:, None]
+    n = x.shape[1]
+    rstd = stats[-1][:, None]
+    x_hat = (x - stats[0][:, None] if centered else x) * rstd
     g = dy * w
-    s = (g * x_hat).sum(axis=1, keepdims=True)
-    dx = rstd[:, None] * (g - x_hat * s / x.shape[1])
-    # dx cancels g against x_hat * mean(g x_hat): it rounds in proportion
-    # to their magnitudes.
-    scale = rstd[:, None] * (cp.abs(g) + cp.abs(x_hat) *
-                             cp.abs(g * x_hat).sum(axis=1, keepdims=True) /
-                             x.shape[1])
-    terms = dy * x_hat
-    return [dx], scale, [(terms.sum(axis=0), cp.abs(terms).sum(axis=0))]
+    gx = (g * x_hat).sum(axis=1, keepdims=True) / n
+    dx = g - x_hat * gx
+    # dx cancels g against its mean and x_hat * mean(g x_hat): it rounds in
+    # proportion to their magnitudes.
+    scale = cp.abs(g) + cp.abs(x_hat) * cp.abs(g * x_hat).sum(
+        axis=1, keepdims=True) / n
+    if centered:
+        dx -= g.sum(axis=1, keepdims=True) / n
+        scale += cp.abs(g).sum(axis=1, keepdims=True) / n
+    sums = [dy * x_hat] + ([dy] if centered else [])
+    return ([rstd * dx], rstd * scale,
+            [(t.sum(axis=0), cp.abs(t).sum(axis=0)) for t in sums])
 
 
 def cancelled_magnitude(op, inputs):
@@ -306,12 +322,15 @@ def run_case(kernel, rng, rows, cols, layout):
         pointers.append(buf.data.ptr + off * buf.itemsize)
         col_values.append(w64)
     labels, scale, lse = None, None, None
-    for t in types["row"]:
+    for k, t in enumerate(types["row"]):
         if op == "rms_norm_backward":
             # The forward's rstd of the rows as stored, in f32.
-            lse = (1 / cp.sqrt((values[0] ** 2).mean(axis=1) + EPSILON)
-                   ).astype(cp.float32).astype(cp.float64)
+            lse = norm_statistics(values[0], 0.0)[1]
             values_t = lse
+        elif op == "layer_norm_backward":
+            # The forward's mean, then its rstd, in f32.
+            lse = norm_statistics(values[0], None)
+            values_t = lse[k]
         elif op == "logsumexp_backward" and lse is None:
             # The rows' logsumexp, as rowred.logsumexp stores it.
             lse = logsumexp64(values[0], True).astype(cp.float32).astype(
@@ -354,9 +373,10 @@ def run_case(kernel, rng, rows, cols, layout):
         refs = [grad_reference(meta, values[0], labels, scale)] if ys else []
     elif op == "logsumexp_backward":
         refs = [scale[:, None] * cp.exp(values[0] - lse[:, None])]
-    elif op == "rms_norm_backward":
-        refs, magnitude, sum_refs = rms_norm_backward_reference(
-            values, col_values, lse)
+    elif op in ("rms_norm_backward", "layer_norm_backward"):
+        stats = [lse] if op == "rms_norm_backward" else lse
+        refs, magnitude, sum_refs = norm_backward_reference(
+            values, col_values, stats, op == "layer_norm_backward")
     else:
         refs = reference(op, values, col_values, types["output"],
                          meta.get("safe", False)) if ys else []

@@ -45,7 +45,7 @@ OPS = ("softmax", "log_softmax", "softmax_safe", "log_softmax_safe",
        "softmax_backward", "log_softmax_backward", "logsumexp",
        "logsumexp_backward", "cross_entropy", "cross_entropy_grad",
        "rms_norm", "rms_norm_backward",
-       "rms_norm_residual", "layer_norm")
+       "rms_norm_residual", "layer_norm", "layer_norm_backward")
 # `_safe`: softmax and log_softmax whose rows of -inf give zeros instead of
 # NaN (PyTorch's _safe_softmax, for fully masked attention rows).
 # Kernels a pack builds for its exact lengths only, not for 'any': their
@@ -56,13 +56,14 @@ OPS = ("softmax", "log_softmax", "softmax_safe", "log_softmax_safe",
 # logsumexp's and cross-entropy's any-length kernels (the online kernel's
 # running pair, one read) ran 1.33-2.85x the best peer and 2-10x eager
 # PyTorch (H200): a pack builds them for 'any' too.
-# rms_norm_backward sums the weight's gradient down the columns in the
-# kernel that holds each row (rowred.map's column_sums): exact lengths only,
-# and only those whose rows (x and dy) fit one block's registers (16384 and
-# shorter); a pack skips the others, which run PyTorch's backward
-# (ROW_HELD_OPS).
+# The norms' backwards sum the weight's (and bias's) gradient down the
+# columns in the kernel that holds each row (rowred.map's column_sums):
+# exact lengths only, and only those whose rows (x and dy) fit one block's
+# registers (16384 and shorter); a pack skips the others, which run
+# PyTorch's backward (ROW_HELD_OPS).
 EXACT_OPS = ("softmax_backward", "log_softmax_backward", "cross_entropy_grad",
-             "rms_norm", "rms_norm_backward", "rms_norm_residual", "layer_norm")
+             "rms_norm", "rms_norm_backward", "rms_norm_residual", "layer_norm",
+             "layer_norm_backward")
 # Kernels with an epsilon, compiled into the kernel: a pack has one per
 # (op, dtype, N, eps) and a manifest entry records it ("eps", the f32 value
 # the kernel adds). Both norms take a weight (and layer_norm a bias) of the
@@ -71,7 +72,7 @@ EXACT_OPS = ("softmax_backward", "log_softmax_backward", "cross_entropy_grad",
 # normalizes h = x + residual and writes h as well.
 EPS_OPS = ("rms_norm", "rms_norm_residual", "layer_norm")
 DEFAULT_EPS = (1e-5, 1e-6)
-ROW_HELD_OPS = ("rms_norm_backward",)
+ROW_HELD_OPS = ("rms_norm_backward", "layer_norm_backward")
 # Cross-entropy kernels are PyTorch's defaults: ignore_index -100, no label
 # smoothing, int64 labels, the loss and the logsumexp in f32.
 IGNORE_INDEX = -100
@@ -324,6 +325,15 @@ def _mlir_source(name, op, dtype, eps=None):
                 f"ins(%x, %dy : {t}, {t}) rstd(%rstd : {r}) weight(%w : {v}) "
                 f"outs(%dx : {t}) weight_grad(%dw : {v})\n"
                 f"  return\n}}\n")
+    if op == "layer_norm_backward":
+        # dx, and the weight's and the bias's gradients, from x, the
+        # forward's mean and rstd, the weight and dy.
+        return (f"func.func @{name}(%x: {t}, %dy: {t}, %mean: {r}, "
+                f"%rstd: {r}, %w: {v}, %dx: {t}, %dw: {v}, %db: {v}) {{\n"
+                f"  rowred.layer_norm_backward ins(%x, %dy : {t}, {t}) "
+                f"mean(%mean : {r}) rstd(%rstd : {r}) weight(%w : {v}) "
+                f"outs(%dx : {t}) weight_grad(%dw : {v}) bias_grad(%db : {v})"
+                f"\n  return\n}}\n")
     if op == "logsumexp_backward":
         # dx = g * exp(x - lse) from the forward's logsumexp and gradient.
         return (f"func.func @{name}(%x: {t}, %lse: {r}, %g: {r}, %dx: {t}) "

@@ -355,6 +355,40 @@ func.func @rms_norm_backward_unweighted(%x: memref<?x?xf32>, %dy: memref<?x?xf32
 
 // -----
 
+// layer_norm_backward: s = sum(g) and t = sum(g * x_hat), one level (both
+// read only the mean and rstd), then one map writing dx = rstd * (g - s / N
+// - x_hat * t / N) and, down the columns, dy * x_hat and dy.
+// CHECK-LABEL: func.func @layer_norm_backward
+// CHECK: rowred.reduce sum ins(%[[X:.*]], %[[DY:.*]] : memref<?x?xf32>, memref<?x?xf32>) cols(%[[W:.*]] : memref<?xf32>) rows(%[[M:.*]], %[[R:.*]] : memref<?xf32>, memref<?xf32>) outs(%[[S:.*]] : memref<?xf32>) {
+// CHECK-NEXT: ^bb0(%{{.*}}: f32, %[[DYJ:.*]]: f32, %[[WJ:.*]]: f32, %{{.*}}: f32, %{{.*}}: f32):
+// CHECK-NEXT: %[[G:.*]] = arith.mulf %[[DYJ]], %[[WJ]] : f32
+// CHECK-NEXT: rowred.yield %[[G]] : f32
+// CHECK: rowred.reduce sum ins(%[[X]], %[[DY]] : memref<?x?xf32>, memref<?x?xf32>) cols(%[[W]] : memref<?xf32>) rows(%[[M]], %[[R]] : memref<?xf32>, memref<?xf32>) outs(%[[T:.*]] : memref<?xf32>) {
+// CHECK: rowred.map ins(%[[X]], %[[DY]] : memref<?x?xf32>, memref<?x?xf32>) cols(%[[W]] : memref<?xf32>) rows(%[[M]], %[[R]], %[[S]], %[[T]] : memref<?xf32>, memref<?xf32>, memref<?xf32>, memref<?xf32>) outs(%{{.*}} : memref<?x?xf32>) column_sums(%{{.*}}, %{{.*}} : memref<?xf32>, memref<?xf32>) {
+// CHECK-NEXT: ^bb0(%[[MX:.*]]: f32, %[[MDY:.*]]: f32, %[[MW:.*]]: f32, %[[MM:.*]]: f32, %[[MR:.*]]: f32, %[[MS:.*]]: f32, %[[MT:.*]]: f32):
+// CHECK-NEXT: %[[C:.*]] = arith.subf %[[MX]], %[[MM]] : f32
+// CHECK-NEXT: %[[XH:.*]] = arith.mulf %[[C]], %[[MR]] : f32
+// CHECK-NEXT: %[[MG:.*]] = arith.mulf %[[MDY]], %[[MW]] : f32
+// CHECK-NEXT: %[[N:.*]] = rowred.row_length : f32
+// CHECK-NEXT: %[[MEANG:.*]] = arith.divf %[[MS]], %[[N]] : f32
+// CHECK-NEXT: %[[MEANGX:.*]] = arith.divf %[[MT]], %[[N]] : f32
+// CHECK-NEXT: %[[SH:.*]] = arith.subf %[[MG]], %[[MEANG]] : f32
+// CHECK-NEXT: %[[PR:.*]] = arith.mulf %[[XH]], %[[MEANGX]] : f32
+// CHECK-NEXT: %[[D:.*]] = arith.subf %[[SH]], %[[PR]] : f32
+// CHECK-NEXT: %[[DX:.*]] = arith.mulf %[[MR]], %[[D]] : f32
+// CHECK-NEXT: %[[DW:.*]] = arith.mulf %[[MDY]], %[[XH]] : f32
+// CHECK-NEXT: rowred.yield %[[DX]], %[[DW]], %[[MDY]] : f32, f32, f32
+// CHECK-NEXT: } {rowred.origin = "layer_norm_backward"}
+func.func @layer_norm_backward(%x: memref<?x?xf32>, %dy: memref<?x?xf32>,
+                               %m: memref<?xf32>, %r: memref<?xf32>,
+                               %w: memref<?xf32>, %dx: memref<?x?xf32>,
+                               %dw: memref<?xf32>, %db: memref<?xf32>) {
+  rowred.layer_norm_backward ins(%x, %dy : memref<?x?xf32>, memref<?x?xf32>) mean(%m : memref<?xf32>) rstd(%r : memref<?xf32>) weight(%w : memref<?xf32>) outs(%dx : memref<?x?xf32>) weight_grad(%dw : memref<?xf32>) bias_grad(%db : memref<?xf32>)
+  return
+}
+
+// -----
+
 // cross_entropy: the reduces of logsumexp (with label smoothing, the sum of
 // the logits beside the max: one level), the gather of the label's logit,
 // and a map of two per-row outputs reading the labels as i64: the loss (NaN

@@ -624,3 +624,19 @@ func.func @rms_norm_backward_rstd(%x: memref<4x8xf32>, %r: memref<4xbf16>) {
   rowred.rms_norm_backward ins(%x, %x : memref<4x8xf32>, memref<4x8xf32>) rstd(%r : memref<4xbf16>) outs(%x : memref<4x8xf32>)
   return
 }
+
+// -----
+
+func.func @layer_norm_backward_weight_grad(%x: memref<4x8xf32>, %r: memref<4xf32>, %dw: memref<8xf32>) {
+  // expected-error @+1 {{'rowred.layer_norm_backward' op has a weight_grad but no weight}}
+  rowred.layer_norm_backward ins(%x, %x : memref<4x8xf32>, memref<4x8xf32>) mean(%r : memref<4xf32>) rstd(%r : memref<4xf32>) outs(%x : memref<4x8xf32>) weight_grad(%dw : memref<8xf32>)
+  return
+}
+
+// -----
+
+func.func @layer_norm_backward_bias_grad(%x: memref<4x8xf32>, %r: memref<4xf32>, %db: memref<9xf32>) {
+  // expected-error @+1 {{'rowred.layer_norm_backward' op bias_grad has 9 elements but the rows have 8 columns}}
+  rowred.layer_norm_backward ins(%x, %x : memref<4x8xf32>, memref<4x8xf32>) mean(%r : memref<4xf32>) rstd(%r : memref<4xf32>) outs(%x : memref<4x8xf32>) bias_grad(%db : memref<9xf32>)
+  return
+}

@@ -267,7 +267,8 @@ getRowTypes(Operation *op) {
         return std::pair{cast<MemRefType>(rowOp.getOutput().getType()),
                          cast<MemRefType>(rowOp.getGradInput().getType())};
       })
-      .Case<RmsNormBackwardOp, LogSumExpBackwardOp>([](auto rowOp) {
+      .Case<RmsNormBackwardOp, LayerNormBackwardOp, LogSumExpBackwardOp>(
+          [](auto rowOp) {
         return std::pair{cast<MemRefType>(rowOp.getInput().getType()),
                          cast<MemRefType>(rowOp.getGradInput().getType())};
       })

@@ -497,6 +497,36 @@ void RmsNormBackwardOp::getEffects(
              operandList({&getGradInputMutable()}, {getWeightGradMutable()}));
 }
 
+LogicalResult LayerNormBackwardOp::verify() {
+  if (failed(verifyMatrix(*this, getInput(), "input")))
+    return failure();
+  auto type = cast<MemRefType>(getInput().getType());
+  if (failed(verifyMatrices(*this, getGradOutput(), type, "grad_output")) ||
+      failed(verifyMatrices(*this, getGradInput(), type, "grad_input")) ||
+      failed(verifyRowScalars(*this, getMean(), type, "mean")) ||
+      failed(verifyRowScalars(*this, getRstd(), type, "rstd")))
+    return failure();
+  for (auto [value, name] : {std::pair{getWeight(), "weight"},
+                             {getWeightGrad(), "weight_grad"},
+                             {getBiasGrad(), "bias_grad"}})
+    if (value && failed(verifyColumnVector(*this, value, type, name)))
+      return failure();
+  if (getWeightGrad() && !getWeight())
+    return emitOpError() << "has a weight_grad but no weight";
+  return success();
+}
+
+void LayerNormBackwardOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  addEffects(effects,
+             operandList({&getInputMutable(), &getGradOutputMutable(),
+                          &getMeanMutable(), &getRstdMutable()},
+                         {getWeightMutable()}),
+             operandList({&getGradInputMutable()},
+                         {getWeightGradMutable(), getBiasGradMutable()}));
+}
+
 LogicalResult LayerNormOp::verify() {
   return verifyNorm(*this, getInput(), getOutput(),
                     {{getWeight(), "weight"}, {getBias(), "bias"}},

@@ -376,6 +376,59 @@ struct DecomposeRmsNormBackward : OpRewritePattern<RmsNormBackwardOp> {
   }
 };
 
+/// Rewrites `rowred.layer_norm_backward` into `s = sum(g)` and `t = sum(g *
+/// x_hat)` (x_hat = (x - mean) * rstd, g = dy * w; one level: both read only
+/// the per-row inputs) and the map `rstd * (g - s / N - x_hat * t / N)`,
+/// whose sums down the columns of `dy * x_hat` and `dy` are the weight's and
+/// the bias's gradients.
+struct DecomposeLayerNormBackward : OpRewritePattern<LayerNormBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(LayerNormBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    SmallVector<Value> ins = {op.getInput(), op.getGradOutput()};
+    SmallVector<Value> columns = present({op.getWeight()});
+    SmallVector<Value> stats = {op.getMean(), op.getRstd()};
+    Decomposition d(rewriter, op, ins[0]);
+    unsigned numElements = ins.size() + columns.size();
+    // (x_hat, g) from the elements (x, dy[, w]) and the row's mean and rstd.
+    auto terms = [&](BodyBuilder &bb, ValueRange a) {
+      Value centered = bb.sub(a[0], a[numElements]);
+      Value xHat = bb.mul(centered, a[numElements + 1]);
+      Value g = columns.empty() ? a[1] : bb.mul(a[1], a[2]);
+      return std::pair{xHat, g};
+    };
+    Value s = d.reduce(Combiner::sum, ins, columns, stats,
+                       [&](BodyBuilder &bb, ValueRange a) {
+                         return SmallVector<Value>{terms(bb, a).second};
+                       });
+    Value t = d.reduce(Combiner::sum, ins, columns, stats,
+                       [&](BodyBuilder &bb, ValueRange a) {
+                         auto [xHat, g] = terms(bb, a);
+                         return SmallVector<Value>{bb.mul(g, xHat)};
+                       });
+    d.map(
+        ins, columns, {op.getMean(), op.getRstd(), s, t}, op.getGradInput(),
+        [&](BodyBuilder &bb, ValueRange a) {
+          auto [xHat, g] = terms(bb, a);
+          Value n = bb.rowLength();
+          Value meanG = bb.div(a[numElements + 2], n);
+          Value meanGX = bb.div(a[numElements + 3], n);
+          Value shifted = bb.sub(g, meanG);
+          Value projected = bb.mul(xHat, meanGX);
+          Value dx = bb.mul(a[numElements + 1], bb.sub(shifted, projected));
+          SmallVector<Value> results = {dx};
+          if (op.getWeightGrad())
+            results.push_back(bb.mul(a[1], xHat));
+          if (op.getBiasGrad())
+            results.push_back(a[1]);
+          return results;
+        },
+        present({op.getWeightGrad(), op.getBiasGrad()}));
+    return success();
+  }
+};
+
 /// Rewrites `rowred.layer_norm` into three sums and a map around a shifted
 /// mean: `s = sum(x)` gives a first mean `m = s / N`; with the shifted
 /// elements `e = x - m`, `c = sum(e)` gives the mean's correction `d = c / N`
@@ -574,6 +627,7 @@ void mlir::rowred::populateDecomposePatterns(RewritePatternSet &patterns) {
            DecomposeSoftmaxLike<LogSoftmaxOp, true>, DecomposeSoftmaxBackward,
            DecomposeLogSoftmaxBackward, DecomposeRmsNorm,
            DecomposeRmsNormBackward, DecomposeLayerNorm,
+           DecomposeLayerNormBackward,
            DecomposeLogSumExp, DecomposeLogSumExpBackward,
            DecomposeCrossEntropy>(
           patterns.getContext());

@@ -58,7 +58,8 @@ inline constexpr llvm::StringLiteral kPlanRequestAttrName =
 /// rowred-decompose rewrites into the generic pieces.
 inline bool isHighLevelOp(Operation *op) {
   return isa<SoftmaxOp, LogSoftmaxOp, SoftmaxBackwardOp, LogSoftmaxBackwardOp,
-             RmsNormOp, RmsNormBackwardOp, LayerNormOp, LogSumExpOp, LogSumExpBackwardOp,
+             RmsNormOp, RmsNormBackwardOp, LayerNormOp, LayerNormBackwardOp,
+             LogSumExpOp, LogSumExpBackwardOp,
              CrossEntropyOp>(op);
 }
 } // namespace rowred

@@ -36,9 +36,10 @@ def RowRed_Dialect : Dialect {
     * High-level, destination-style ops that name the whole computation:
       `rowred.softmax`, `rowred.log_softmax`, their gradients
       `rowred.softmax_backward` and `rowred.log_softmax_backward`, the
-      normalizations `rowred.rms_norm` and `rowred.layer_norm`, and the
-      per-row results `rowred.logsumexp` and `rowred.cross_entropy`, and
-      the gradient `rowred.logsumexp_backward`.
+      normalizations `rowred.rms_norm` and `rowred.layer_norm` and their
+      gradients `rowred.rms_norm_backward` and `rowred.layer_norm_backward`,
+      and the per-row results `rowred.logsumexp` and `rowred.cross_entropy`,
+      and the gradient `rowred.logsumexp_backward`.
     * `rowred.reduce` and `rowred.map`: the generic pieces. A reduce folds an
       element-wise expression of rows (its region) with a combiner (`max`
       or `sum`) into one f32 scalar per row; a map computes every element of
@@ -415,6 +416,61 @@ def RowRed_LayerNormOp : RowRed_Op<"layer_norm", [
     `outs` `(` $output `:` type($output) `)`
     (`mean` `(` $mean^ `:` type($mean) `)`)?
     (`rstd` `(` $rstd^ `:` type($rstd) `)`)?
+    attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def RowRed_LayerNormBackwardOp : RowRed_Op<"layer_norm_backward", [
+    AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "Gradients of the layer normalization of every row";
+  let description = [{
+    Given the rows `input` (x) of a `rowred.layer_norm`, the per-row `mean`
+    and `rstd` it wrote (m, r), its `weight` (w; 1 without) and the
+    gradient `grad_output` (dy) of a loss with respect to its output,
+    writes the gradient with respect to x and, with `weight_grad` and
+    `bias_grad`, those with respect to the weight and the bias, as
+    PyTorch's `native_layer_norm_backward`:
+
+    ```
+    x_hat[i, j] = (x[i, j] - m[i]) * r[i]
+    g[i, j] = dy[i, j] * w[j]
+    grad_input[i, j] = r[i] * (g[i, j] - mean_k g[i, k]
+                               - x_hat[i, j] * mean_k g[i, k] x_hat[i, k])
+    weight_grad[j] = sum_i dy[i, j] * x_hat[i, j]
+    bias_grad[j] = sum_i dy[i, j]
+    ```
+
+    Each row is read once (x and dy) and written once; the weight's and
+    the bias's gradients are reductions down the columns in the same kernel
+    (`rowred.map`'s `column_sums`), summed in a fixed order. Operands and
+    types as `rowred.rms_norm_backward`, with `mean` and `rstd` rank-1 f32
+    buffers of one element per row.
+
+    Example:
+
+    ```mlir
+    rowred.layer_norm_backward ins(%x, %dy : memref<?x4096xbf16>, memref<?x4096xbf16>)
+        mean(%m : memref<?xf32>) rstd(%r : memref<?xf32>)
+        weight(%w : memref<4096xbf16>) outs(%dx : memref<?x4096xbf16>)
+        weight_grad(%dw : memref<4096xbf16>) bias_grad(%db : memref<4096xbf16>)
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$input, AnyMemRef:$grad_output,
+                       AnyMemRef:$mean, AnyMemRef:$rstd,
+                       Optional<AnyMemRef>:$weight, AnyMemRef:$grad_input,
+                       Optional<AnyMemRef>:$weight_grad,
+                       Optional<AnyMemRef>:$bias_grad);
+  let assemblyFormat = [{
+    `ins` `(` $input `,` $grad_output `:` type($input) `,`
+      type($grad_output) `)`
+    `mean` `(` $mean `:` type($mean) `)`
+    `rstd` `(` $rstd `:` type($rstd) `)`
+    (`weight` `(` $weight^ `:` type($weight) `)`)?
+    `outs` `(` $grad_input `:` type($grad_input) `)`
+    (`weight_grad` `(` $weight_grad^ `:` type($weight_grad) `)`)?
+    (`bias_grad` `(` $bias_grad^ `:` type($bias_grad) `)`)?
     attr-dict
   }];
   let hasVerifier = 1;
