@@ -9,9 +9,10 @@ statistics in f32 (rms_norm: rstd; layer_norm: mean and rstd); where there
 is none, PyTorch computes both. rms_norm's gradient is
 rowred::rms_norm_backward: the pack's kernel for the exact row length
 (one read of x and dy; the weight's gradient summed down the columns in
-the same kernel, in a fixed order), else PyTorch's fused backward.
-layer_norm's is PyTorch's fused backward (native_layer_norm_backward) over
-the saved input and statistics. None holds an f32 copy of the rows.
+the same kernel, in a fixed order), else PyTorch's fused backward;
+layer_norm's, rowred::layer_norm_backward, likewise (dw and db down the
+columns; else native_layer_norm_backward). None holds an f32 copy of the
+rows.
 """
 from typing import Tuple
 
@@ -199,16 +200,46 @@ def _rms_norm_residual_backward(ctx, grad_y, grad_h, unused):
     return dh, dh, dw, None
 
 
+def _layer_norm_backward_impl(
+        x: torch.Tensor, grad: torch.Tensor, weight: torch.Tensor,
+        bias: torch.Tensor, mean: torch.Tensor, rstd: torch.Tensor
+) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(dx, dw, db) of y = layer_norm(x) (x 2-D, contiguous) for the
+    gradient `grad` of y: on the compiled kernel (packs'
+    layer_norm_backward: one read of x and dy, dw and db summed down the
+    columns in the same kernel, in a fixed order), else PyTorch's
+    native_layer_norm_backward."""
+    rows, n = x.shape
+    kernel = _exact_kernel("layer_norm_backward", x, n) if x.numel() else None
+    if kernel is None:
+        # x_hat = (x - mean) * rstd, g = dy * w: dx = rstd * (g - mean(g) -
+        # x_hat * mean(g x_hat)), dw = sum of dy * x_hat, db = sum of dy.
+        return _aten.native_layer_norm_backward(
+            grad.contiguous(), x, [n], mean.unsqueeze(-1), rstd.unsqueeze(-1),
+            weight, bias, [True, True, True])
+    dy = grad.contiguous().to(x.dtype)
+    dx = torch.empty_like(x)
+    dw, db = torch.empty_like(weight), torch.empty_like(bias)
+    _launch_operands(kernel, x.get_device(),
+                     [x.data_ptr(), dy.data_ptr(), dx.data_ptr(),
+                      weight.data_ptr(), mean.data_ptr(), rstd.data_ptr(),
+                      dw.data_ptr(), db.data_ptr()], [n, n, n], rows, n)
+    return dx, dw, db
+
+
+layer_norm_backward_op = _define(
+    _layer_norm_backward_impl,
+    lambda x, grad, weight, bias, mean, rstd: (
+        torch.empty_like(x, memory_format=torch.contiguous_format),
+        torch.empty_like(weight), torch.empty_like(bias)),
+    "layer_norm_backward")
+
+
 def _layer_norm_backward(ctx, grad, *unused):
-    # PyTorch's native_layer_norm_backward: x_hat = (x - mean) * rstd, g =
-    # dy * w: dx = rstd * (g - mean(g) - x_hat * mean(g x_hat)), dw = sum
-    # of dy * x_hat, db = sum of dy.
     x, weight, bias, mean, rstd = ctx.saved_tensors
     needs = ctx.needs_input_grad
-    dx, dw, db = _aten.native_layer_norm_backward(
-        grad.contiguous(), x, [x.size(-1)], mean.unsqueeze(-1),
-        rstd.unsqueeze(-1), weight, bias, [True, needs[1], needs[2]])
-    return dx, dw, db, None
+    dx, dw, db = layer_norm_backward_op(x, grad, weight, bias, mean, rstd)
+    return dx, dw if needs[1] else None, db if needs[2] else None, None
 
 
 _register_autograd(rms_norm_op, _rms_norm_backward, _save_norm)

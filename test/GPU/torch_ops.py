@@ -351,6 +351,7 @@ class Norms(unittest.TestCase):
         # The compiled backward (rows of 131072 have none: PyTorch's ran).
         self.assertIn("rms_norm_backward_bf16_n4096_kernel0.json", used)
         self.assertIn("rms_norm_backward_f32_n1024_kernel0.json", used)
+        self.assertIn("layer_norm_backward_bf16_n4096_kernel0.json", used)
 
     def test_weight_gradient_is_deterministic(self):
         """The weight's gradient, summed down the columns by the backward's
@@ -436,6 +437,13 @@ class Norms(unittest.TestCase):
         r = torch.randn(16, 1024, device="cuda", requires_grad=True)
         torch.library.opcheck(torch.ops.rowred.rms_norm_residual.default,
                               (x, r, w, 1e-5))
+        dy = torch.randn(16, 1024, device="cuda")
+        stat = torch.rand(16, device="cuda") + 0.5
+        torch.library.opcheck(torch.ops.rowred.rms_norm_backward.default,
+                              (x.detach(), dy, w.detach(), stat))
+        torch.library.opcheck(torch.ops.rowred.layer_norm_backward.default,
+                              (x.detach(), dy, w.detach(), b.detach(),
+                               stat - 0.5, stat))
 
 
 class InPlaceCrossEntropy(unittest.TestCase):
