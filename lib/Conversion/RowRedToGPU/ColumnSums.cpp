@@ -147,7 +147,7 @@ void ColumnSums::gridBarrier() {
                                 LLVM::AtomicOrdering::release, "device");
       b.setInsertionPointToStart(&last.getElseRegion().front());
       auto wait = scf::WhileOp::create(b, TypeRange{}, ValueRange{});
-      Block *cond = b.createBlock(&wait.getBefore());
+      b.createBlock(&wait.getBefore());
       Value now = LLVM::LoadOp::create(
           b, i32, generation, 4, /*isVolatile=*/false,
           /*isNonTemporal=*/false, /*isInvariant=*/false,
@@ -159,7 +159,6 @@ void ColumnSums::gridBarrier() {
       b.createBlock(&wait.getAfter());
       NVVM::NanosleepOp::create(b, constI32(kGridBarrierPollNanoseconds));
       scf::YieldOp::create(b);
-      (void)cond;
     }
     LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acquire, "device");
   }

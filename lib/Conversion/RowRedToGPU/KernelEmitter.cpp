@@ -114,7 +114,8 @@ void KernelEmitter::startColumnSums() {
   Value base = LLVM::AddressOfOp::create(b, sharedPtr, kStageName);
   Value accumulators = LLVM::GEPOp::create(
       b, sharedPtr, b.getI8Type(), base,
-      ArrayRef<LLVM::GEPArg>{columnAccumulatorsOffset(plan)});
+      ArrayRef<LLVM::GEPArg>{
+          static_cast<int32_t>(columnAccumulatorsOffset(plan))});
   SmallVector<Type> types;
   for (Value sums : group.columnSums)
     types.push_back(getElementTypeOrSelf(sums));

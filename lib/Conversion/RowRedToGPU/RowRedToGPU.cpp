@@ -371,6 +371,20 @@ struct ConvertRowRedToGPUPass
     return func;
   }
 
+  /// A device buffer of `words` (index) zeroed 32-bit words, for a
+  /// kernel's workspace.
+  static Value zeroedWorkspace(ImplicitLocOpBuilder &b, Value words) {
+    Value workspace =
+        gpu::AllocOp::create(
+            b, MemRefType::get({ShapedType::kDynamic}, b.getI32Type()),
+            /*asyncToken=*/Type(), ValueRange(), ValueRange{words},
+            ValueRange())
+            .getMemref();
+    gpu::MemsetOp::create(b, /*asyncToken=*/Type(), ValueRange(), workspace,
+                          arith::ConstantIntOp::create(b, 0, 32));
+    return workspace;
+  }
+
   /// Launches `func` (of `plan`) over the group's `rows` x `cols` at `b`.
   void emitLaunch(ImplicitLocOpBuilder &b, Group &group, const KernelPlan &plan,
                   gpu::GPUFuncOp func, Value rowsIdx, Value colsIdx) {
@@ -417,14 +431,7 @@ struct ConvertRowRedToGPUPass
               b, rowsIdx, chunkRecordBytes(b, b.getLoc(), chunks, group)));
       Value words = arith::DivUIOp::create(
           b, bytes, arith::ConstantIndexOp::create(b, 4));
-      workspace =
-          gpu::AllocOp::create(
-              b, MemRefType::get({ShapedType::kDynamic}, b.getI32Type()),
-              /*asyncToken=*/Type(), ValueRange(), ValueRange{words},
-              ValueRange())
-              .getMemref();
-      gpu::MemsetOp::create(b, /*asyncToken=*/Type(), ValueRange(), workspace,
-                            arith::ConstantIntOp::create(b, 0, 32));
+      workspace = zeroedWorkspace(b, words);
       args.push_back(hostPointer(b, workspace));
     }
     // Column sums: one block (the kernel loops over every row), whose grid
@@ -440,14 +447,7 @@ struct ConvertRowRedToGPUPass
       Value words = arith::AddIOp::create(
           b, partials,
           arith::ConstantIndexOp::create(b, kColumnSumsHeaderBytes / 4));
-      workspace =
-          gpu::AllocOp::create(
-              b, MemRefType::get({ShapedType::kDynamic}, b.getI32Type()),
-              /*asyncToken=*/Type(), ValueRange(), ValueRange{words},
-              ValueRange())
-              .getMemref();
-      gpu::MemsetOp::create(b, /*asyncToken=*/Type(), ValueRange(), workspace,
-                            arith::ConstantIntOp::create(b, 0, 32));
+      workspace = zeroedWorkspace(b, words);
       args.push_back(hostPointer(b, workspace));
     }
     int64_t sharedBytes = kernelDynamicSharedBytes(group, plan);

@@ -470,21 +470,37 @@ void RmsNormOp::getEffects(
                          {getResidualOutMutable(), getRstdMutable()}));
 }
 
-LogicalResult RmsNormBackwardOp::verify() {
-  if (failed(verifyMatrix(*this, getInput(), "input")))
+/// Checks a norm's backward: x, dy and dx of one shape, its f32 per-row
+/// statistics, and its per-column weight and gradients (a weight's
+/// gradient needs the weight).
+static LogicalResult
+verifyNormBackward(Operation *op, Value input, Value gradOutput,
+                   Value gradInput, ArrayRef<std::pair<Value, StringRef>> stats,
+                   ArrayRef<std::pair<Value, StringRef>> columns,
+                   Value weight, Value weightGrad) {
+  if (failed(verifyMatrix(op, input, "input")))
     return failure();
-  auto type = cast<MemRefType>(getInput().getType());
-  if (failed(verifyMatrices(*this, getGradOutput(), type, "grad_output")) ||
-      failed(verifyMatrices(*this, getGradInput(), type, "grad_input")) ||
-      failed(verifyRowScalars(*this, getRstd(), type, "rstd")) ||
-      (getWeight() &&
-       failed(verifyColumnVector(*this, getWeight(), type, "weight"))) ||
-      (getWeightGrad() &&
-       failed(verifyColumnVector(*this, getWeightGrad(), type, "weight_grad"))))
+  auto type = cast<MemRefType>(input.getType());
+  if (failed(verifyMatrices(op, gradOutput, type, "grad_output")) ||
+      failed(verifyMatrices(op, gradInput, type, "grad_input")))
     return failure();
-  if (getWeightGrad() && !getWeight())
-    return emitOpError() << "has a weight_grad but no weight";
+  for (auto [value, name] : stats)
+    if (failed(verifyRowScalars(op, value, type, name)))
+      return failure();
+  for (auto [value, name] : columns)
+    if (value && failed(verifyColumnVector(op, value, type, name)))
+      return failure();
+  if (weightGrad && !weight)
+    return op->emitOpError() << "has a weight_grad but no weight";
   return success();
+}
+
+LogicalResult RmsNormBackwardOp::verify() {
+  return verifyNormBackward(
+      *this, getInput(), getGradOutput(), getGradInput(),
+      {{getRstd(), "rstd"}},
+      {{getWeight(), "weight"}, {getWeightGrad(), "weight_grad"}},
+      getWeight(), getWeightGrad());
 }
 
 void RmsNormBackwardOp::getEffects(
@@ -498,22 +514,12 @@ void RmsNormBackwardOp::getEffects(
 }
 
 LogicalResult LayerNormBackwardOp::verify() {
-  if (failed(verifyMatrix(*this, getInput(), "input")))
-    return failure();
-  auto type = cast<MemRefType>(getInput().getType());
-  if (failed(verifyMatrices(*this, getGradOutput(), type, "grad_output")) ||
-      failed(verifyMatrices(*this, getGradInput(), type, "grad_input")) ||
-      failed(verifyRowScalars(*this, getMean(), type, "mean")) ||
-      failed(verifyRowScalars(*this, getRstd(), type, "rstd")))
-    return failure();
-  for (auto [value, name] : {std::pair{getWeight(), "weight"},
+  return verifyNormBackward(*this, getInput(), getGradOutput(), getGradInput(),
+                            {{getMean(), "mean"}, {getRstd(), "rstd"}},
+                            {{getWeight(), "weight"},
                              {getWeightGrad(), "weight_grad"},
-                             {getBiasGrad(), "bias_grad"}})
-    if (value && failed(verifyColumnVector(*this, value, type, name)))
-      return failure();
-  if (getWeightGrad() && !getWeight())
-    return emitOpError() << "has a weight_grad but no weight";
-  return success();
+                             {getBiasGrad(), "bias_grad"}},
+                            getWeight(), getWeightGrad());
 }
 
 void LayerNormBackwardOp::getEffects(
