@@ -640,3 +640,37 @@ func.func @layer_norm_backward_bias_grad(%x: memref<4x8xf32>, %r: memref<4xf32>,
   rowred.layer_norm_backward ins(%x, %x : memref<4x8xf32>, memref<4x8xf32>) mean(%r : memref<4xf32>) rstd(%r : memref<4xf32>) outs(%x : memref<4x8xf32>) bias_grad(%db : memref<9xf32>)
   return
 }
+
+// -----
+
+// Labels are signless: a kernel loads and compares them as i32 or i64.
+func.func @cross_entropy_unsigned_labels(%x: memref<4x8xf32>, %l: memref<4xui64>, %loss: memref<4xf32>) {
+  // expected-error @+1 {{'rowred.cross_entropy' op labels must be a rank-1 memref of i32 or i64 (one per row), got 'memref<4xui64>'}}
+  rowred.cross_entropy ignore_index(-100) ins(%x : memref<4x8xf32>) labels(%l : memref<4xui64>) outs(%loss : memref<4xf32>)
+  return
+}
+
+// -----
+
+func.func @cross_entropy_signed_labels(%x: memref<4x8xf32>, %l: memref<4xsi32>, %loss: memref<4xf32>) {
+  // expected-error @+1 {{labels must be a rank-1 memref of i32 or i64 (one per row), got 'memref<4xsi32>'}}
+  rowred.cross_entropy ignore_index(-100) ins(%x : memref<4x8xf32>) labels(%l : memref<4xsi32>) outs(%loss : memref<4xf32>)
+  return
+}
+
+// -----
+
+// An ignore_index the labels' type cannot hold would be truncated.
+func.func @cross_entropy_ignore_index_i32(%x: memref<4x8xf32>, %l: memref<4xi32>, %loss: memref<4xf32>) {
+  // expected-error @+1 {{'rowred.cross_entropy' op ignore_index 4294967296 does not fit the labels' i32}}
+  rowred.cross_entropy ignore_index(4294967296) ins(%x : memref<4x8xf32>) labels(%l : memref<4xi32>) outs(%loss : memref<4xf32>)
+  return
+}
+
+// -----
+
+func.func @cross_entropy_ignore_index_i64(%x: memref<4x8xf32>, %l: memref<4xi64>, %loss: memref<4xf32>) {
+  // expected-error @+1 {{ignore_index 9223372036854775808 does not fit in 64 bits}}
+  rowred.cross_entropy ignore_index(9223372036854775808) ins(%x : memref<4x8xf32>) labels(%l : memref<4xi64>) outs(%loss : memref<4xf32>)
+  return
+}

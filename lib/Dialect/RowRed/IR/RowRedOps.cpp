@@ -84,7 +84,9 @@ static LogicalResult verifyRowScalars(Operation *op, Value value,
                                       RowElements kind = RowElements::F32) {
   auto type = dyn_cast<MemRefType>(value.getType());
   Type elem = type ? type.getElementType() : Type();
-  bool integer = elem && (elem.isInteger(32) || elem.isInteger(64));
+  // Signless: the bodies compare and the kernels load them as i32 or i64.
+  bool integer =
+      elem && (elem.isSignlessInteger(32) || elem.isSignlessInteger(64));
   bool valid = false;
   StringRef expected;
   switch (kind) {
@@ -617,6 +619,10 @@ LogicalResult CrossEntropyOp::verify() {
     return failure();
   if (getGradScale() && !getGrad())
     return emitOpError() << "has a grad_scale but no grad to scale";
+  unsigned labelBits = getElementTypeOrSelf(getLabels()).getIntOrFloatBitWidth();
+  if (!llvm::isIntN(labelBits, getIgnoreIndex()))
+    return emitOpError() << "ignore_index " << getIgnoreIndex()
+                         << " does not fit the labels' i" << labelBits;
   APFloat smoothing = getLabelSmoothing();
   if (smoothing.isNegative() || !smoothing.isFinite() ||
       smoothing.convertToFloat() > 1.0f)
@@ -633,6 +639,27 @@ void CrossEntropyOp::getEffects(
       operandList({&getLogitsMutable(), &getLabelsMutable()},
                   {getGradScaleMutable()}),
       operandList({&getLossMutable()}, {getLseMutable(), getGradMutable()}));
+}
+
+/// `ignore_index(N)`: N an integer of 64 bits (a larger literal is an error,
+/// not wrapped).
+static ParseResult parseIgnoreIndex(OpAsmParser &parser, IntegerAttr &attr) {
+  SMLoc loc = parser.getCurrentLocation();
+  APInt value;
+  OptionalParseResult parsed = parser.parseOptionalInteger(value);
+  if (!parsed.has_value() || failed(*parsed))
+    return parser.emitError(loc, "expected an integer ignore_index");
+  if (!value.isSignedIntN(64))
+    return parser.emitError(loc)
+           << "ignore_index " << llvm::toString(value, 10, /*Signed=*/true)
+           << " does not fit in 64 bits";
+  attr = parser.getBuilder().getI64IntegerAttr(value.getSExtValue());
+  return success();
+}
+
+static void printIgnoreIndex(OpAsmPrinter &printer, Operation *,
+                             IntegerAttr attr) {
+  printer << attr.getInt();
 }
 
 #define GET_OP_CLASSES

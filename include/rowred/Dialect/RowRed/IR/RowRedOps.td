@@ -611,7 +611,7 @@ def RowRed_CrossEntropyOp : RowRed_Op<"cross_entropy", [
                        DefaultValuedAttr<I64Attr, "-100">:$ignore_index,
                        DefaultValuedAttr<F32Attr, "0.0f">:$label_smoothing);
   let assemblyFormat = [{
-    `ignore_index` `(` $ignore_index `)`
+    `ignore_index` `(` custom<IgnoreIndex>($ignore_index) `)`
     (`label_smoothing` `(` $label_smoothing^ `)`)?
     `ins` `(` $logits `:` type($logits) `)`
     `labels` `(` $labels `:` type($labels) `)`
