@@ -31,11 +31,9 @@ void mlir::rowred::buildRowRedLoweringPipeline(OpPassManager &pm,
   GpuNVVMAttachTargetOptions target;
   target.chip = chip.str();
   target.optLevel = 3;
-  // PTX ISA 8.1 (CUDA 12.1 drivers and newer): the cluster exchanges use
-  // st.async with mbarrier completion. Newer chips need newer ISAs: sm_100
-  // 8.6, sm_120 8.7.
-  int64_t sm = chipVersion(chip);
-  target.features = sm >= 120 ? "+ptx87" : sm >= 100 ? "+ptx86" : "+ptx81";
+  // The chip's PTX ISA (chipPtxFeature); the plans' verifier has refused
+  // chips it does not know.
+  target.features = chipPtxFeature(chip).str();
   pm.addPass(createGpuNVVMAttachTarget(target));
 
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();

@@ -266,8 +266,39 @@ class BuildTest(unittest.TestCase):
         self.assertIn("with eps 1e-06 on sm_90", str(e.exception))
         self.assertIn("--cols 4096 --eps 1e-06", str(e.exception))
 
+    def test_user_text_never_reaches_the_pipeline(self):
+        # A directory whose name holds a space and an option, made by the
+        # builder with the kernels inside it; a chip with an option after it
+        # is refused before softmax-opt runs.
+        out = os.path.join(self.dir, "with space output-dir=" + self.dir,
+                           "x")
+        self.assertEqual(packs.main(["build", "--softmax-opt", SOFTMAX_OPT,
+                                     "--out", out, "--op", "softmax",
+                                     "--dtype", "f32", "--cols", "64"]), 0)
+        self.assertIsNotNone(packs.Pack(out).find("softmax", "f32", 64))
+        self.assertFalse(os.path.exists(os.path.join(
+            self.dir, "softmax_f32_n64_kernel0.json")))
+        with self.assertRaises(packs.PackError) as e:
+            packs.build(SOFTMAX_OPT, out, ["softmax"], ["f32"], [64],
+                        chip="sm_90 ptxas=/bin/false")
+        self.assertIn("names no chip", str(e.exception))
+
+    def test_unsupported_chip_is_softmax_opts_diagnostic(self):
+        with self.assertRaises(packs.PackError) as e:
+            packs.build(SOFTMAX_OPT, self.dir, ["softmax"], ["f32"], [64],
+                        chip="sm_121")
+        self.assertIn("'sm_121' is not a supported chip; expected one of",
+                      str(e.exception))
+
+    def test_nothing_to_build(self):
+        for args in (["--op", "rms_norm", "--cols", "any"], ["--op", ""],
+                     ["--dtype", ""]):
+            self.assertEqual(packs.main(["build", "--softmax-opt",
+                                         SOFTMAX_OPT, "--out", self.dir]
+                                        + args), 1, args)
+
     def test_command_line_bad_epsilon(self):
-        for eps in ("small", "-1e-5", "inf"):
+        for eps in ("small", "-1e-5", "inf", "1e-50"):
             self.assertEqual(packs.main(["build", "--softmax-opt",
                                          SOFTMAX_OPT, "--out", self.dir,
                                          "--op", "rms_norm", "--cols", "64",
@@ -317,6 +348,30 @@ class ManifestErrorTest(unittest.TestCase):
     def test_bad_chip(self):
         self.write(self.valid(chip="gfx90a"))
         self.assertIn("'gfx90a' names no chip", self.error())
+
+    def test_row_lengths_are_integers_in_range(self):
+        for cols in (float("inf"), 1.5, True, -1, 2 ** 40, "64"):
+            bad = self.valid()
+            bad["kernels"][0]["cols"] = cols
+            self.write(json.dumps(bad).replace('"Infinity"', "Infinity"))
+            self.assertIn("kernel 0 lacks", self.error(), cols)
+        bad = self.valid()
+        bad["kernels"][0].update(min_cols=5, max_cols=4)
+        self.write(bad)
+        self.assertIn("rows of 5 to 4 elements, an empty range", self.error())
+
+    def test_metadata_outside_the_pack(self):
+        os.symlink("/etc/passwd", os.path.join(self.dir, "link.json"))
+        for name in ("", ".", "../k.json", "/etc/passwd", "link.json"):
+            bad = self.valid()
+            bad["kernels"][0]["metadata"] = name
+            self.write(bad)
+            self.assertIn("must be a file inside the pack", self.error(),
+                          name)
+
+    def test_chip_of_many_digits(self):
+        self.write(self.valid(chip="sm_" + "9" * 5000))
+        self.assertIn("names no chip", self.error())
 
     def test_incomplete_kernel(self):
         self.write(self.valid(kernels=[{"op": "softmax"}]))

@@ -32,6 +32,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -94,10 +95,13 @@ def _eps_tag(eps):
 
 
 def _chip_number(chip):
-    digits = "".join(ch for ch in chip[3:] if ch.isdigit())
-    if not chip.startswith("sm_") or not digits:
-        raise PackError(f"'{chip}' names no chip; expected sm_80, sm_90, ...")
-    return int(digits)
+    """The compute capability of a chip's name (sm_90a -> 90). softmax-opt
+    knows which chips it compiles for and names them where one is not."""
+    match = re.fullmatch(r"sm_([0-9]{2,3})a?", chip)
+    if not match:
+        raise PackError(f"'{chip[:40]}' names no chip; expected sm_80, "
+                        "sm_90, sm_90a, ...")
+    return int(match.group(1))
 
 
 class Pack:
@@ -128,26 +132,46 @@ class Pack:
         kernels = data.get("kernels")
         if not isinstance(kernels, list):
             raise PackError(f"{manifest}: 'kernels' must be a list")
-        self.kernels = []
-        for i, k in enumerate(kernels):
-            try:
-                entry = {"op": str(k["op"]), "dtype": str(k["dtype"]),
-                         "cols": int(k["cols"]),
-                         "min_cols": int(k["min_cols"]),
-                         "max_cols": int(k["max_cols"]),
-                         "metadata": str(k["metadata"])}
-                if entry["op"] in EPS_OPS:
-                    entry["eps"] = f32(float(k["eps"]))
-            except (KeyError, TypeError, ValueError):
-                raise PackError(f"{manifest}: kernel {i} lacks op, dtype, "
-                                "cols, min_cols, max_cols, metadata or (for "
-                                f"{', '.join(EPS_OPS)}) eps") from None
-            if os.path.isabs(entry["metadata"]) or \
-                    os.path.normpath(entry["metadata"]).startswith(".."):
-                raise PackError(f"{manifest}: kernel {i}'s metadata must be a "
-                                "file inside the pack")
-            entry["metadata"] = os.path.join(self.path, entry["metadata"])
-            self.kernels.append(entry)
+        self.kernels = [self._entry(manifest, i, k)
+                        for i, k in enumerate(kernels)]
+
+    def _entry(self, manifest, i, k):
+        """Kernel `i` of the manifest, checked: row lengths are integers
+        with 0 <= min_cols <= max_cols (max_cols 0: unbounded), and the
+        metadata a file inside the pack."""
+        def length(key):
+            value = k[key]
+            if not isinstance(value, int) or isinstance(value, bool) or \
+                    not 0 <= value < 2 ** 31:
+                raise ValueError(key)
+            return value
+        try:
+            entry = {"op": str(k["op"]), "dtype": str(k["dtype"]),
+                     "cols": length("cols"), "min_cols": length("min_cols"),
+                     "max_cols": length("max_cols"),
+                     "metadata": str(k["metadata"])}
+            if entry["op"] in EPS_OPS:
+                entry["eps"] = f32(float(k["eps"]))
+        except (KeyError, TypeError, ValueError, OverflowError):
+            raise PackError(f"{manifest}: kernel {i} lacks op, dtype, "
+                            "cols, min_cols, max_cols (integers from 0 to "
+                            "2^31 - 1), metadata or (for "
+                            f"{', '.join(EPS_OPS)}) eps") from None
+        if entry["max_cols"] and entry["min_cols"] > entry["max_cols"]:
+            raise PackError(f"{manifest}: kernel {i} takes rows of "
+                            f"{entry['min_cols']} to {entry['max_cols']} "
+                            "elements, an empty range")
+        # The file the name resolves to, links followed, must lie inside the
+        # pack's directory.
+        path = os.path.realpath(os.path.join(self.path, entry["metadata"]))
+        inside = os.path.commonpath([path, os.path.realpath(self.path)]) == \
+            os.path.realpath(self.path)
+        if not entry["metadata"] or os.path.isabs(entry["metadata"]) or \
+                not inside or path == os.path.realpath(self.path):
+            raise PackError(f"{manifest}: kernel {i}'s metadata must be a "
+                            "file inside the pack")
+        entry["metadata"] = os.path.join(self.path, entry["metadata"])
+        return entry
 
     def find(self, op, dtype, cols, eps=None):
         """The metadata path of the best kernel for rows of `cols` (and, for
@@ -286,8 +310,21 @@ def _parse_eps(text):
             raise PackError(f"--eps: '{t}' is not a number") from None
         if not eps >= 0 or eps == float("inf"):
             raise PackError(f"--eps: {t}; an epsilon is finite and >= 0")
+        if eps != 0 and f32(eps) == 0:
+            raise PackError(f"--eps: {t} is 0 in f32, as a kernel holds it; "
+                            "pass 0 or an epsilon of at least 1.5e-45")
         values.append(eps)
     return values
+
+
+def _quoted(path):
+    """`path` as one value of a pass option: between the quotes it has
+    none of."""
+    for quote in ('"', "'"):
+        if quote not in path:
+            return quote + path + quote
+    raise PackError(f"--out '{path}': a directory named with both kinds of "
+                    "quote cannot be passed to softmax-opt")
 
 
 def _mlir_source(name, op, dtype, eps=None):
@@ -390,15 +427,22 @@ def build(softmax_opt, out, ops, dtypes, cols, chip="sm_90",
     length, is skipped for them); ROW_HELD_OPS none for rows too long to
     hold, listed in the manifest's "skipped"."""
     _chip_number(chip)
+    variants = list(_variants(ops, dtypes, cols, eps_values))
+    if not variants:
+        raise PackError(
+            "nothing to build: no op, dtype or row length given, or only "
+            f"'any' for ops ({', '.join(EXACT_OPS)}) that take exact lengths "
+            "only")
     os.makedirs(out, exist_ok=True)
     entries, skipped = [], []
     with tempfile.TemporaryDirectory() as tmp:
-        for name, op, dtype, n, eps in _variants(ops, dtypes, cols,
-                                                 eps_values):
+        for name, op, dtype, n, eps in variants:
             src = os.path.join(tmp, name + ".mlir")
             with open(src, "w") as f:
                 f.write(_mlir_source(name, op, dtype, eps))
-            pipeline = f"cols={n} chip={chip} output-dir={out}"
+            # The directory quoted, as the pass options take any text
+            # between quotes (a space, an '='): nothing of it is an option.
+            pipeline = f"cols={n} chip={chip} output-dir={_quoted(out)}"
             result = subprocess.run(
                 [softmax_opt, src, f"--rowred-to-ptx={pipeline}",
                  "-o", os.devnull], capture_output=True, text=True)

@@ -14,7 +14,7 @@ func.func @cluster_before_sm90(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // -----
 
 func.func @bad_chip(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
-  // expected-error @+4 {{#rowred.plan field 'chip': 'bogus' names no chip; expected sm_80, sm_90, ...}}
+  // expected-error @+4 {{#rowred.plan field 'chip': 'bogus' is not a supported chip; expected one of sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a, sm_100, sm_100a, sm_120, sm_120a}}
   rowred.map ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) {
   ^bb0(%xj: f32):
     rowred.yield %xj : f32

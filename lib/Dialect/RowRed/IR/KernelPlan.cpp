@@ -12,11 +12,46 @@
 using namespace mlir;
 using namespace mlir::rowred;
 
+namespace {
+/// A chip the kernels are compiled for: its name, compute capability and the
+/// PTX ISA it needs (the cluster exchanges' st.async needs 8.1; sm_100 8.6,
+/// sm_120 8.7, as LLVM 22 requires).
+struct ChipInfo {
+  StringLiteral name;
+  int64_t version;
+  StringLiteral ptxFeature;
+};
+} // namespace
+
+static constexpr ChipInfo kChips[] = {
+    {"sm_80", 80, "+ptx81"},    {"sm_86", 86, "+ptx81"},
+    {"sm_87", 87, "+ptx81"},    {"sm_89", 89, "+ptx81"},
+    {"sm_90", 90, "+ptx81"},    {"sm_90a", 90, "+ptx81"},
+    {"sm_100", 100, "+ptx86"},  {"sm_100a", 100, "+ptx86"},
+    {"sm_120", 120, "+ptx87"},  {"sm_120a", 120, "+ptx87"}};
+
+static const ChipInfo *findChip(StringRef chip) {
+  for (const ChipInfo &info : kChips)
+    if (info.name == chip)
+      return &info;
+  return nullptr;
+}
+
 int64_t mlir::rowred::chipVersion(StringRef chip) {
-  int64_t version = 0;
-  if (chip.consume_front("sm_"))
-    chip.take_while(llvm::isDigit).getAsInteger(10, version);
-  return version;
+  const ChipInfo *info = findChip(chip);
+  return info ? info->version : 0;
+}
+
+StringRef mlir::rowred::chipPtxFeature(StringRef chip) {
+  const ChipInfo *info = findChip(chip);
+  return info ? StringRef(info->ptxFeature) : StringRef();
+}
+
+std::string mlir::rowred::supportedChips() {
+  std::string list;
+  for (const ChipInfo &info : kChips)
+    list += (list.empty() ? "" : ", ") + info.name.str();
+  return list;
 }
 
 bool mlir::rowred::isBlockShape(int64_t n) {

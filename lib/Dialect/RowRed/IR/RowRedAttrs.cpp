@@ -147,7 +147,8 @@ LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   };
   if (sm == 0)
     return fail("chip") << "'" << chip
-                        << "' names no chip; expected sm_80, sm_90, ...";
+                        << "' is not a supported chip; expected one of "
+                        << supportedChips();
   if (!isWarpCount(warps))
     return fail("warps") << "must be from 1 to 32, a power of two or three "
                             "times one, got "

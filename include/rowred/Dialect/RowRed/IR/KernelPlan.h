@@ -26,9 +26,16 @@
 namespace mlir {
 namespace rowred {
 
-/// The compute capability in `chip` (`sm_90a` -> 90), or 0 when `chip` does
-/// not name one.
+/// The compute capability of `chip` (`sm_90a` -> 90), or 0 when `chip` is
+/// not one the kernels are compiled for (supportedChips).
 int64_t chipVersion(StringRef chip);
+
+/// The PTX ISA feature (`+ptx81`, ...) that `chip` needs; empty for a chip
+/// chipVersion does not know.
+StringRef chipPtxFeature(StringRef chip);
+
+/// The supported chips, comma-separated, for diagnostics.
+std::string supportedChips();
 
 /// Whether `n` is a block length or warp count the kernels accept: a power of
 /// two, or three times one.
