@@ -6,9 +6,10 @@
 |* <kernel>.ptx) into the calling thread's current CUDA context and launches  *|
 |* them on a caller's stream, with the grid derived from the driver's         *|
 |* occupancy query (docs/abi.md, docs/runner.md). Functions return 0 on       *|
-|* success; on failure they return non-zero (or NULL) and                     *|
-|* rowred_last_error() describes the failure on the calling thread. Nothing  *|
-|* is printed and the process never exits.                                    *|
+|* success; on failure they return non-zero (or NULL, or -1 for counts and    *|
+|* lengths) and rowred_last_error() describes the failure on the calling      *|
+|* thread, a NULL kernel or result address included. Nothing is printed and  *|
+|* the process never exits.                                                   *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 

@@ -25,9 +25,20 @@ int fail(std::string message) {
   return 1;
 }
 
+/// Whether `kernel` is a handle; records the failure of `function` when it
+/// is NULL.
+bool valid(const rowred_kernel *kernel, const char *function) {
+  if (kernel)
+    return true;
+  fail(std::string(function) + ": no kernel (NULL)");
+  return false;
+}
+
 /// Launches `kernel` on `stream` with `args`: 0, or 1 with the failure
 /// recorded.
 int launch(const rowred_kernel *kernel, void *stream, const LaunchArgs &args) {
+  if (!valid(kernel, "rowred_kernel_launch"))
+    return 1;
   std::string error;
   if (!kernel->kernel->launch(static_cast<CUstream>(stream), args, error))
     return fail(error);
@@ -62,31 +73,47 @@ rowred_kernel *rowred_kernel_load(const char *metadataPath, int device) {
 void rowred_kernel_unload(rowred_kernel *kernel) { delete kernel; }
 
 const char *rowred_kernel_name(const rowred_kernel *kernel) {
+  if (!valid(kernel, "rowred_kernel_name"))
+    return nullptr;
   return kernel->kernel->spec().kernel.c_str();
 }
 
 const char *rowred_kernel_op(const rowred_kernel *kernel) {
+  if (!valid(kernel, "rowred_kernel_op"))
+    return nullptr;
   return kernel->kernel->spec().op.c_str();
 }
 
 const char *rowred_kernel_input_type(const rowred_kernel *kernel) {
+  if (!valid(kernel, "rowred_kernel_input_type"))
+    return nullptr;
   return kernel->inputType.c_str();
 }
 
 const char *rowred_kernel_output_type(const rowred_kernel *kernel) {
+  if (!valid(kernel, "rowred_kernel_output_type"))
+    return nullptr;
   return kernel->outputType.c_str();
 }
 
 int64_t rowred_kernel_min_cols(const rowred_kernel *kernel) {
+  if (!valid(kernel, "rowred_kernel_min_cols"))
+    return -1;
   return kernel->kernel->spec().minCols;
 }
 
 int64_t rowred_kernel_max_cols(const rowred_kernel *kernel) {
+  if (!valid(kernel, "rowred_kernel_max_cols"))
+    return -1;
   return kernel->kernel->spec().maxCols;
 }
 
 int rowred_kernel_workspace_bytes(const rowred_kernel *kernel, int64_t rows,
                                   int64_t cols, uint64_t *bytes) {
+  if (!valid(kernel, "rowred_kernel_workspace_bytes"))
+    return 1;
+  if (!bytes)
+    return fail("rowred_kernel_workspace_bytes: no result address (NULL)");
   std::string problem = kernel->kernel->spec().checkShape(rows, cols);
   if (!problem.empty())
     return fail(problem);
@@ -96,6 +123,10 @@ int rowred_kernel_workspace_bytes(const rowred_kernel *kernel, int64_t rows,
 
 int rowred_kernel_grid(const rowred_kernel *kernel, int64_t rows, int64_t cols,
                        int64_t *blocks) {
+  if (!valid(kernel, "rowred_kernel_grid"))
+    return 1;
+  if (!blocks)
+    return fail("rowred_kernel_grid: no result address (NULL)");
   std::string error = kernel->kernel->spec().checkShape(rows, cols);
   if (!error.empty())
     return fail(error);
@@ -109,6 +140,10 @@ int rowred_kernel_grid(const rowred_kernel *kernel, int64_t rows, int64_t cols,
 int rowred_kernel_occupancy(const rowred_kernel *kernel, int *blocksPerSM,
                             int64_t *residentBlocks,
                             int64_t *residentClusters) {
+  if (!valid(kernel, "rowred_kernel_occupancy"))
+    return 1;
+  if (!blocksPerSM || !residentBlocks || !residentClusters)
+    return fail("rowred_kernel_occupancy: no result address (NULL)");
   *blocksPerSM = kernel->kernel->blocksPerSM();
   *residentBlocks = kernel->kernel->residentBlocks();
   *residentClusters = kernel->kernel->residentClusters();
@@ -138,12 +173,18 @@ int rowred_kernel_launch(const rowred_kernel *kernel, void *stream, uint64_t x,
 }
 
 int rowred_kernel_num_operands(const rowred_kernel *kernel) {
+  if (!valid(kernel, "rowred_kernel_num_operands"))
+    return -1;
   return static_cast<int>(kernel->kernel->spec().operands.size());
 }
 
 int rowred_kernel_operand(const rowred_kernel *kernel, int index,
                           const char **name, const char **role,
                           const char **type) {
+  if (!valid(kernel, "rowred_kernel_operand"))
+    return 1;
+  if (!name || !role || !type)
+    return fail("rowred_kernel_operand: no result address (NULL)");
   const std::vector<KernelOperand> &operands = kernel->kernel->spec().operands;
   if (index < 0 || index >= static_cast<int>(operands.size()))
     return fail("rowred_kernel_operand: kernel '" +

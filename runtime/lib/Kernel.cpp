@@ -373,9 +373,8 @@ std::optional<LaunchPlan> Kernel::plan(int64_t rows, int64_t cols,
   return p;
 }
 
-/// Why `a` does not fit `spec`'s operands (their number, null addresses, row
-/// strides shorter than a row), or empty.
-static std::string checkOperands(const KernelSpec &spec, const LaunchArgs &a) {
+std::string rowred::runtime::checkOperands(const KernelSpec &spec,
+                                          const LaunchArgs &a) {
   int64_t matrices = spec.count(KernelOperand::Role::Input) +
                      spec.count(KernelOperand::Role::Output);
   if (a.operands.size() != spec.operands.size() ||
@@ -385,7 +384,9 @@ static std::string checkOperands(const KernelSpec &spec, const LaunchArgs &a) {
            std::to_string(matrices) + " row strides, not " +
            std::to_string(a.operands.size()) + " and " +
            std::to_string(a.rowStrides.size());
-  for (size_t i = 0; i < a.operands.size(); ++i)
+  // A launch of no rows touches no operand: an empty tensor's null address
+  // is fine there.
+  for (size_t i = 0; i < a.operands.size() && a.rows > 0; ++i)
     if (a.operands[i] == 0)
       return "operand '" + spec.operands[i].name + "' is a null address";
   for (size_t i = 0; i < a.rowStrides.size(); ++i)
@@ -403,7 +404,7 @@ bool Kernel::launch(CUstream stream, const LaunchArgs &a,
   error = kernelSpec.checkShape(a.rows, a.cols);
   if (error.empty())
     error = checkOperands(kernelSpec, a);
-  if (error.empty() && kernelSpec.blocksWait() && !a.workspace)
+  if (error.empty() && kernelSpec.blocksWait() && !a.workspace && a.rows > 0)
     error = "kernel '" + kernelSpec.kernel + "' needs a zeroed workspace of " +
             std::to_string(workspaceBytes(a.rows, a.cols)) + " bytes";
   if (!error.empty())

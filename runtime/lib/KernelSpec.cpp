@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -262,8 +263,27 @@ int rowred::runtime::dtypeBytes(DType type) {
   return 4;
 }
 
+bool rowred::runtime::isRegularFile(const std::string &path,
+                                    std::string &error) {
+  std::error_code ec;
+  std::filesystem::file_status status = std::filesystem::status(path, ec);
+  if (ec) {
+    error = "cannot open '" + path + "': " + ec.message();
+    return false;
+  }
+  if (!std::filesystem::is_regular_file(status)) {
+    error = "'" + path +
+            "' is not a regular file (a device, pipe or directory has no "
+            "end to read to)";
+    return false;
+  }
+  return true;
+}
+
 bool rowred::runtime::readFile(const std::string &path, std::string &contents,
                                std::string &error) {
+  if (!isRegularFile(path, error))
+    return false;
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     error = "cannot open '" + path + "': " + std::strerror(errno);

@@ -6,6 +6,8 @@
 
 #include "Options.h"
 
+#include "rowred/Runtime/KernelSpec.h"
+
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -234,6 +236,8 @@ softmax_run::readCases(const std::string &path) {
   std::ifstream in(path);
   if (!in)
     fatal("cannot open --cases file '" + path + "'");
+  if (std::string error; !rowred::runtime::isRegularFile(path, error))
+    fatal("--cases file: " + error);
   std::vector<std::pair<int, std::string>> cases;
   int number = 0;
   for (std::string line; std::getline(in, line);) {

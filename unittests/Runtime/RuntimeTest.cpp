@@ -89,3 +89,50 @@ TEST(Runtime, CApiReportsFailuresAsValues) {
       << error;
   rowred_kernel_unload(nullptr);
 }
+
+TEST(Runtime, NoRowsTakeNullAddresses) {
+  KernelSpec spec;
+  spec.kernel = "k";
+  spec.operands = {{"x", KernelOperand::Role::Input, DType::F32},
+                   {"y", KernelOperand::Role::Output, DType::F32}};
+  LaunchArgs empty = LaunchArgs::pair(0, 0, 0, 8, 8, 8, 0);
+  EXPECT_EQ(checkOperands(spec, empty), "");
+  LaunchArgs rows = LaunchArgs::pair(0, 0, 3, 8, 8, 8, 0);
+  EXPECT_TRUE(mentions(checkOperands(spec, rows), "'x' is a null address"));
+}
+
+TEST(Runtime, FilesWithNoEndAreRefused) {
+  std::string contents, error;
+  EXPECT_FALSE(readFile("/dev/zero", contents, error));
+  EXPECT_TRUE(mentions(error, "'/dev/zero' is not a regular file")) << error;
+  EXPECT_FALSE(readFile("/", contents, error));
+  EXPECT_TRUE(mentions(error, "not a regular file")) << error;
+}
+
+TEST(Runtime, CApiRefusesANullKernel) {
+  EXPECT_EQ(rowred_kernel_name(nullptr), nullptr);
+  EXPECT_TRUE(mentions(rowred_last_error(), "rowred_kernel_name: no kernel"));
+  EXPECT_EQ(rowred_kernel_op(nullptr), nullptr);
+  EXPECT_EQ(rowred_kernel_input_type(nullptr), nullptr);
+  EXPECT_EQ(rowred_kernel_output_type(nullptr), nullptr);
+  EXPECT_EQ(rowred_kernel_min_cols(nullptr), -1);
+  EXPECT_EQ(rowred_kernel_max_cols(nullptr), -1);
+  EXPECT_EQ(rowred_kernel_num_operands(nullptr), -1);
+  uint64_t bytes = 0;
+  int64_t blocks = 0, resident = 0, clusters = 0;
+  int perSM = 0;
+  const char *name, *role, *type;
+  EXPECT_EQ(rowred_kernel_workspace_bytes(nullptr, 1, 1, &bytes), 1);
+  EXPECT_EQ(rowred_kernel_grid(nullptr, 1, 1, &blocks), 1);
+  EXPECT_EQ(rowred_kernel_occupancy(nullptr, &perSM, &resident, &clusters), 1);
+  EXPECT_EQ(rowred_kernel_operand(nullptr, 0, &name, &role, &type), 1);
+  EXPECT_EQ(rowred_kernel_launch(nullptr, nullptr, 0, 0, 1, 1, 1, 1, 0), 1);
+  EXPECT_EQ(rowred_kernel_launch_grid(nullptr, nullptr, 0, 0, 1, 1, 1, 1, 0, 1),
+            1);
+  uint64_t operand = 0;
+  int64_t stride = 1;
+  EXPECT_EQ(rowred_kernel_launch_operands(nullptr, nullptr, &operand, 1,
+                                          &stride, 1, 1, 1, 0, 0),
+            1);
+  EXPECT_TRUE(mentions(rowred_last_error(), "no kernel (NULL)"));
+}

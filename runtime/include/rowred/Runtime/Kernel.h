@@ -74,6 +74,10 @@ struct LaunchArgs {
   }
 };
 
+/// Why `a` does not fit `spec`'s operands (their number, null addresses of
+/// a launch of rows, row strides shorter than a row), or empty.
+std::string checkOperands(const KernelSpec &spec, const LaunchArgs &a);
+
 /// A kernel loaded into the CUDA context that was current when it was
 /// loaded, with its resources and occupancy there.
 class Kernel {

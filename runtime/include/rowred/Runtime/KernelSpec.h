@@ -199,9 +199,15 @@ struct KernelSpec {
   static bool definesEntry(const std::string &ptx, const std::string &name);
 };
 
-/// Reads a whole file; false (with `error`) when it cannot.
+/// Reads a whole file; false (with `error`) when it cannot or when it is
+/// not a regular file (isRegularFile).
 bool readFile(const std::string &path, std::string &contents,
               std::string &error);
+
+/// Whether `path` names a regular file, which has an end to read to (not a
+/// device such as /dev/zero, a pipe or a directory); else false with
+/// `error`.
+bool isRegularFile(const std::string &path, std::string &error);
 
 } // namespace rowred::runtime
 
