@@ -449,7 +449,60 @@ std::optional<KernelSpec> KernelSpec::load(const std::string &jsonPath,
             spec->ptxPath + "' does not define";
     return std::nullopt;
   }
+  if (std::string problem = spec->entryProblem(); !problem.empty()) {
+    error = "'" + jsonPath + "' and '" + spec->ptxPath + "' disagree: " +
+            problem;
+    return std::nullopt;
+  }
   return spec;
+}
+
+/// The first integer after `directive` in `header`, or -1.
+static int64_t directiveValue(const std::string &header,
+                              const std::string &directive) {
+  size_t at = header.find(directive);
+  if (at == std::string::npos)
+    return -1;
+  return std::strtoll(header.c_str() + at + directive.size(), nullptr, 10);
+}
+
+int64_t KernelSpec::parameterCount() const {
+  // docs/abi.md: a pointer per operand, rows and cols, a stride per input
+  // and output, and the workspace of chunks kernels and column sums.
+  int64_t matrices = count(KernelOperand::Role::Input) +
+                     count(KernelOperand::Role::Output);
+  return int64_t(operands.size()) + 2 + matrices + (blocksWait() ? 1 : 0);
+}
+
+std::string KernelSpec::entryProblem() const {
+  const KernelSpec &spec = *this;
+  size_t at = spec.ptx.find(".entry " + spec.kernel);
+  size_t body = spec.ptx.find('{', at);
+  if (at == std::string::npos || body == std::string::npos)
+    return "the entry has no body";
+  std::string header = spec.ptx.substr(at, body - at);
+  int64_t expected = parameterCount();
+  int64_t params = 0;
+  for (size_t p = header.find(".param"); p != std::string::npos;
+       p = header.find(".param", p + 1))
+    ++params;
+  if (params != expected)
+    return "the kernel takes " + std::to_string(params) +
+           " parameters, the metadata's operands " + std::to_string(expected);
+  int64_t threads = directiveValue(header, ".reqntid ");
+  if (threads < 0)
+    threads = directiveValue(header, ".maxntid ");
+  if (threads >= 0 && threads != spec.blockThreads)
+    return "the kernel runs at most " + std::to_string(threads) +
+           " threads a block, the metadata's block_threads " +
+           std::to_string(spec.blockThreads);
+  int64_t cluster = std::max<int64_t>(
+      1, directiveValue(header, ".reqnctapercluster "));
+  if (cluster != spec.clusterBlocks)
+    return "the kernel's cluster has " + std::to_string(cluster) +
+           " blocks, the metadata's cluster_blocks " +
+           std::to_string(spec.clusterBlocks);
+  return "";
 }
 
 bool KernelSpec::definesEntry(const std::string &ptx, const std::string &name) {
@@ -467,11 +520,30 @@ bool KernelSpec::definesEntry(const std::string &ptx, const std::string &name) {
 /// What is wrong with the launch shape `spec` describes (threads, rows per
 /// block, cluster, shared memory), or "".
 static std::string launchShapeProblem(const KernelSpec &spec) {
-  if (spec.blockThreads < 1 || spec.blockThreads > 1024)
-    return "has an invalid block_threads";
+  auto powerOfTwo = [](int64_t n) { return n > 0 && (n & (n - 1)) == 0; };
+  if (spec.blockThreads < 32 || spec.blockThreads > 1024 ||
+      spec.blockThreads % 32 != 0)
+    return "has an invalid block_threads (whole warps, at most 1024)";
   if (spec.rowsPerBlock < 1 || spec.rowsPerBlock > spec.blockThreads ||
-      spec.clusterBlocks < 1 || spec.clusterBlocks > 16)
+      !powerOfTwo(spec.clusterBlocks) || spec.clusterBlocks > 16)
     return "has an invalid rows_per_block or cluster_blocks";
+  if (!powerOfTwo(spec.vectorWidth) ||
+      spec.vectorWidth * dtypeBytes(spec.inputType) > 16)
+    return "has an invalid vector_width (a power of two of at most 16 "
+           "bytes)";
+  if (spec.strategy != "fused" && spec.strategy != "cluster" &&
+      spec.strategy != "online" && spec.strategy != "chunks")
+    return "has an unknown strategy '" + spec.strategy +
+           "'; expected fused, cluster, online or chunks";
+  // A fused or cluster kernel holds the whole row: it must say how long a
+  // row it holds, and that row must fit its blocks.
+  bool holdsRow = spec.strategy == "fused" || spec.strategy == "cluster";
+  if (holdsRow && (spec.maxCols < 1 || spec.maxCols > spec.blockElements *
+                                                          spec.clusterBlocks))
+    return "is a " + spec.strategy + " kernel of " +
+           std::to_string(spec.blockElements * spec.clusterBlocks) +
+           " elements per row whose max_cols is " +
+           std::to_string(spec.maxCols);
   // 227 KiB is the most shared memory a block can have on any NVIDIA GPU.
   if (spec.dynamicSharedBytes < 0 || spec.dynamicSharedBytes > 232448)
     return "has an invalid dynamic_shared_bytes";

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <cstring>
 #include <fstream>
 
 using namespace rowred::runtime;
@@ -35,8 +36,14 @@ TEST(Json, ReportsErrorsWithOffsets) {
   EXPECT_FALSE(Json::parse(std::string(100, '['), error));
 }
 
-/// The PTX of the kernels below: it defines the entry `k`.
-static const char *kPtx = ".version 7.8\n.visible .entry k(\n)\n{\nret;\n}\n";
+/// The PTX of a kernel `k` of `params` parameters.
+static std::string ptxOf(int64_t params) {
+  std::string ptx = ".version 7.8\n.visible .entry k(\n";
+  for (int64_t i = 0; i < params; ++i)
+    ptx += std::string(i ? ",\n" : "") + "\t.param .u64 k_param_" +
+           std::to_string(i);
+  return ptx + "\n)\n{\nret;\n}\n";
+}
 
 /// Writes `json` as a kernel's metadata, with its PTX next to it unless
 /// `withPtx` is false, into a folder of the current test's own: CTest runs
@@ -47,8 +54,12 @@ static std::string writeKernel(const std::string &json, bool withPtx = true) {
       ::testing::UnitTest::GetInstance()->current_test_info()->name();
   std::filesystem::create_directories(dir);
   std::ofstream(dir + "/k.json") << json;
+  // The entry takes the parameters its metadata describes (a metadata the
+  // parser refuses gets none).
+  std::string error;
+  std::optional<KernelSpec> spec = KernelSpec::parse(json, "k.json", error);
   if (withPtx)
-    std::ofstream(dir + "/k.ptx") << kPtx;
+    std::ofstream(dir + "/k.ptx") << ptxOf(spec ? spec->parameterCount() : 0);
   else
     std::remove((dir + "/k.ptx").c_str());
   return dir + "/k.json";
@@ -61,11 +72,67 @@ static const char *kGood = R"({"abi_version": 1, "kernel": "k", "ptx": "k.ptx",
   "chip": "sm_90"})";
 
 TEST(KernelSpec, FindsEntries) {
-  EXPECT_TRUE(KernelSpec::definesEntry(kPtx, "k"));
-  EXPECT_FALSE(KernelSpec::definesEntry(kPtx, "kk"));
+  EXPECT_TRUE(KernelSpec::definesEntry(ptxOf(6), "k"));
+  EXPECT_FALSE(KernelSpec::definesEntry(ptxOf(6), "kk"));
   EXPECT_FALSE(KernelSpec::definesEntry(".entry kk(", "k"));
   EXPECT_TRUE(KernelSpec::definesEntry(".entry a(\n.entry k(", "k"));
   EXPECT_FALSE(KernelSpec::definesEntry(".entry k", "k"));
+}
+
+TEST(KernelSpec, RefusesMetadataThatDisagreesWithItself) {
+  // Each: the change to kGood, what the error names.
+  std::pair<std::pair<const char *, const char *>, const char *> cases[] = {
+      {{"\"block_threads\": 64", "\"block_threads\": 33"},
+       "invalid block_threads"},
+      {{"\"vector_width\": 8", "\"vector_width\": 3"},
+       "invalid vector_width"},
+      {{"\"vector_width\": 8", "\"vector_width\": 16"},
+       "invalid vector_width"},
+      {{"\"strategy\": \"fused\"", "\"strategy\": \"magic\""},
+       "unknown strategy 'magic'"},
+      {{"\"max_cols\": 1024", "\"max_cols\": 0"},
+       "fused kernel of 1024 elements per row whose max_cols is 0"},
+      {{"\"max_cols\": 1024", "\"max_cols\": 2048"},
+       "whose max_cols is 2048"},
+      {{"\"shared_bytes\": 16", "\"cluster_blocks\": 7, \"shared_bytes\": 16"},
+       "invalid rows_per_block or cluster_blocks"}};
+  for (auto [change, message] : cases) {
+    std::string json = kGood;
+    json.replace(json.find(change.first), std::strlen(change.first),
+                 change.second);
+    std::string error;
+    EXPECT_FALSE(KernelSpec::parse(json, "k.json", error)) << json;
+    EXPECT_NE(error.find(message), std::string::npos) << error;
+  }
+}
+
+TEST(KernelSpec, RefusesPtxThatDisagreesWithTheMetadata) {
+  std::string path = writeKernel(kGood), error;
+  std::string dir = path.substr(0, path.rfind('/'));
+  // Too few parameters for its operands.
+  std::ofstream(dir + "/k.ptx") << ptxOf(5);
+  EXPECT_FALSE(KernelSpec::load(path, error));
+  EXPECT_NE(error.find("the kernel takes 5 parameters, the metadata's "
+                       "operands 6"),
+            std::string::npos)
+      << error;
+  // Another block size.
+  std::string ptx = ptxOf(6);
+  ptx.insert(ptx.find("{"), ".maxntid 128, 1, 1\n");
+  std::ofstream(dir + "/k.ptx") << ptx;
+  EXPECT_FALSE(KernelSpec::load(path, error));
+  EXPECT_NE(error.find("runs at most 128 threads a block, the metadata's "
+                       "block_threads 64"),
+            std::string::npos)
+      << error;
+  // A cluster the metadata does not have.
+  ptx = ptxOf(6);
+  ptx.insert(ptx.find("{"), ".maxntid 64, 1, 1\n.reqnctapercluster 4, 1, 1\n");
+  std::ofstream(dir + "/k.ptx") << ptx;
+  EXPECT_FALSE(KernelSpec::load(path, error));
+  EXPECT_NE(error.find("cluster has 4 blocks, the metadata's cluster_blocks 1"),
+            std::string::npos)
+      << error;
 }
 
 TEST(KernelSpec, LoadsMetadataAndPtx) {
@@ -76,7 +143,7 @@ TEST(KernelSpec, LoadsMetadataAndPtx) {
   EXPECT_EQ(spec->inputType, DType::BF16);
   EXPECT_EQ(spec->blockThreads, 64);
   EXPECT_EQ(spec->maxCols, 1024);
-  EXPECT_EQ(spec->ptx, kPtx);
+  EXPECT_EQ(spec->ptx, ptxOf(6));
   EXPECT_EQ(spec->dynamicSharedBytes, 0);
   // Without a grid field the launcher keeps the persistent grid.
   EXPECT_FALSE(spec->gridPerRowGroup);

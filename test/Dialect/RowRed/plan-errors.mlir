@@ -212,3 +212,16 @@ func.func @keep_without_registers(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   } {rowred.plan = #rowred.plan<strategy = online, block = 4096, warps = 32, vector = 4, stage_elements = 16384, kept_elements = 4096, keep_ahead = tiles>}
   return
 }
+
+// -----
+
+// Element counts past the rows a kernel takes: 2^62 staged elements made a
+// stage of 0 bytes.
+func.func @stage_elements_overflow(%x: memref<?x1024xf32>, %y: memref<?x1024xf32>) {
+  // expected-error @+4 {{#rowred.plan field 'stage_elements': must be from 0 to 2^31 - 1, got 4611686018427387904}}
+  rowred.map ins(%x : memref<?x1024xf32>) outs(%y : memref<?x1024xf32>) {
+  ^bb0(%xj: f32):
+    rowred.yield %xj : f32
+  } {rowred.plan = #rowred.plan<strategy = fused, block = 1024, warps = 4, vector = 4, max_cols = 1024, prefetch = stage, stage_elements = 4611686018427387904>}
+  return
+}

@@ -15,6 +15,8 @@
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::rowred;
 
@@ -192,11 +194,13 @@ LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                          stageElements, keptElements, keepAhead, cacheHints,
                          chunkStage, grid, warps)))
     return failure();
-  if (maxCols < 0 || stageElements < 0 || keptElements < 0)
-    return fail(maxCols < 0         ? "max_cols"
-                : stageElements < 0 ? "stage_elements"
-                                    : "kept_elements")
-           << "must not be negative";
+  // Element counts of rows the kernels take (N < 2^31): larger ones would
+  // also overflow the byte counts derived from them.
+  for (auto [value, field] : {std::pair{maxCols, "max_cols"},
+                              {stageElements, "stage_elements"},
+                              {keptElements, "kept_elements"}})
+    if (value < 0 || value > std::numeric_limits<int32_t>::max())
+      return fail(field) << "must be from 0 to 2^31 - 1, got " << value;
   // A fused or cluster kernel holds the whole row: a launcher must know the
   // longest row it can take, or a longer one would be computed wrong.
   bool holdsRow = strategy == Strategy::fused || strategy == Strategy::cluster;

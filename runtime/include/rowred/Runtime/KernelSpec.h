@@ -197,6 +197,14 @@ struct KernelSpec {
 
   /// Whether `ptx` defines the kernel entry `name`.
   static bool definesEntry(const std::string &ptx, const std::string &name);
+
+  /// The kernel's parameters (docs/abi.md).
+  int64_t parameterCount() const;
+
+  /// Where the entry `kernel` of `ptx` disagrees with the metadata (its
+  /// parameters against the operands, its threads against block_threads,
+  /// its cluster against cluster_blocks), or "".
+  std::string entryProblem() const;
 };
 
 /// Reads a whole file; false (with `error`) when it cannot or when it is
