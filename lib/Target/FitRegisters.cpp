@@ -184,8 +184,11 @@ private:
       std::string error;
       FailureOr<PtxasReport> report =
           assemblePtx(ptxasPath, chip, object.getObject().getValue(), error);
+      // At the binary's location, not on it: the op's dump would print the
+      // whole PTX it holds.
       if (failed(report))
-        return binary.emitError() << error;
+        return mlir::emitError(binary.getLoc())
+               << "kernel '" << binary.getSymName() << "': " << error;
       if (!report->spills())
         continue;
       const RoundPlans &round = plans[origin->mapIndex];

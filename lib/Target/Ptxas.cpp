@@ -80,8 +80,11 @@ FailureOr<PtxasReport> mlir::rowred::assemblePtx(StringRef ptxas,
       llvm::MemoryBuffer::getFile(log);
   StringRef text = output ? (*output)->getBuffer() : StringRef();
   if (status != 0) {
+    // The PTX stays for the reader, named instead of printed (tens of KB).
+    removeInput.releaseFile();
     error = ("ptxas ('" + ptxas + "') failed" +
-             (message.empty() ? "" : ": " + message) + "\n" + text)
+             (message.empty() ? "" : ": " + message) + " on '" + input +
+             "' (kept)\n" + text.take_front(4096))
                 .str();
     return failure();
   }

@@ -9,6 +9,13 @@
 // UNDECOMPOSED: error: 'rowred.log_softmax' op must be decomposed before planning (run --rowred-decompose first)
 // MISSING: error: cannot run ptxas '{{.*}}.missing': not an executable file
 // NOT-FOUND: error: no ptxas to assemble the kernels with: none in '{{.*}}.nothing/bin' nor on the PATH; pass ptxas=PATH
+// A ptxas that fails: its message and where the PTX is kept, not the PTX
+// itself (the failing op's dump held all of it).
+// RUN: printf '#!/bin/sh\necho "ptxas fatal: refused" >&2\nexit 1\n' > %t.failing && chmod +x %t.failing
+// RUN: not softmax-opt %s -split-input-file --rowred-decompose --rowred-fit-registers="ptxas=%t.failing" 2>&1 | FileCheck %s --check-prefix=FAILING
+// FAILING: error: kernel '{{.*}}_kernel0': ptxas ('{{.*}}.failing') failed on '{{.*}}.ptx' (kept)
+// FAILING-NEXT: ptxas fatal: refused
+// FAILING-NOT: .version
 
 // The plan auto chooses here without the check (4 bytes of spills).
 func.func @lsm(%x: memref<?x16384xf32>, %y: memref<?x16384xf32>) {
