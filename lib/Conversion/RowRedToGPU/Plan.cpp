@@ -124,10 +124,11 @@ LogicalResult Planner::resolveInputs() {
            << "rows of " << cols
            << " columns are too long: the kernels take N < 2^31";
 
-  // Vector width: 16 bytes of input by default.
+  // Vector width: 16-byte accesses of the wider of the input and output
+  // elements by default (bf16 rows written as f32: 4).
   vector = opts.vectorWidth;
   if (vector == 0)
-    vector = 16 / byteWidth(plan.inType);
+    vector = 16 / std::max(byteWidth(plan.inType), byteWidth(plan.outType));
   if (vector < 0 || !llvm::isPowerOf2_64(vector) ||
       vector * byteWidth(plan.inType) > 16 ||
       vector * byteWidth(plan.outType) > 16)
