@@ -192,6 +192,12 @@ RowLengthKey Planner::rowLengthKey() const {
 
 FailureOr<bool> Planner::chooseStrategy() {
   if (opts.strategy == "fused") {
+    // A plan of the same fields is refused by its verifier: so is the
+    // request, rather than planned without its cluster.
+    if (opts.clusterSize > 1)
+      return map.emitOpError()
+             << "a fused kernel is one block per row, not a cluster of "
+             << opts.clusterSize << " (strategy = cluster splits a row)";
     plan.strategy = Strategy::fused;
   } else if (opts.strategy == "cluster") {
     if (!clustersAvailable)

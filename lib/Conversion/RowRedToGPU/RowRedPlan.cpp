@@ -47,7 +47,11 @@ struct RowRedPlanPass : rowred::impl::RowRedPlanBase<RowRedPlanPass> {
 LogicalResult mlir::rowred::planMap(MapOp map, StringRef strategy, int64_t cols,
                                     StringRef chip) {
   if (map->hasAttr(kPlanAttrName)) {
-    map->removeAttr(kPlanRequestAttrName);
+    // A request beside a whole plan would be ignored.
+    if (map->hasAttr(kPlanRequestAttrName))
+      return map.emitOpError()
+             << "has both a #rowred.plan and a #rowred.plan_request; give the "
+                "whole plan or the fields to request";
     return success();
   }
   FailureOr<Group> group = collectGroup(map);

@@ -5,6 +5,7 @@
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='cluster = 32'" --rowred-decompose --rowred-plan="cols=65536 strategy=cluster" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=SIZE
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='pair_reduce = true'" --rowred-decompose --rowred-plan="cols=65536" --convert-rowred-to-gpu | FileCheck %s --check-prefix=PAIR
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='cluster = 1'" --rowred-decompose --rowred-plan="cols=65536 strategy=cluster" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=ONE
+// RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='strategy = fused, cluster = 4'" --rowred-decompose --rowred-plan="cols=1024" 2>&1 | FileCheck %s --check-prefix=FUSED-CLUSTER
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='cluster = 16'" --rowred-to-ptx="cols=262144 strategy=cluster" | FileCheck %s --check-prefix=SIXTEEN
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=1048576 strategy=cluster" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=LONG
 
@@ -106,4 +107,6 @@
 // SM80: error: 'rowred.map' op the cluster strategy needs thread-block clusters (sm_90 or newer), not sm_80
 // SIZE: error: 'rowred.map' op cluster must be 1 (no cluster), 2, 4, 8 or 16 (16 needs a launcher that allows non-portable cluster sizes), got 32
 // ONE: error: 'rowred.map' op the cluster strategy needs a cluster of 2 or more; one block per row is strategy = fused
+// A fused request with a cluster is refused, as a plan with both is.
+// FUSED-CLUSTER: error: 'rowred.map' op a fused kernel is one block per row, not a cluster of 4 (strategy = cluster splits a row)
 // LONG: error: 'rowred.map' op a cluster block of 65536 elements over 1024 threads keeps 64 elements per thread in registers (limit 32)

@@ -57,3 +57,16 @@ func.func @online_plan_on_a_sum(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   memref.dealloc %s : memref<?xf32>
   return
 }
+
+// -----
+
+// A plan and a request together: the request would be ignored.
+func.func @plan_and_request(%x: memref<?x?xf32>, %m: memref<?xf32>, %y: memref<?x?xf32>) {
+  // expected-error @+1 {{'rowred.map' op has both a #rowred.plan and a #rowred.plan_request; give the whole plan or the fields to request}}
+  rowred.map ins(%x : memref<?x?xf32>) rows(%m : memref<?xf32>) outs(%y : memref<?x?xf32>) {
+  ^bb0(%xj: f32, %mi: f32):
+    %d = arith.subf %xj, %mi : f32
+    rowred.yield %d : f32
+  } {rowred.plan = #rowred.plan<strategy = fused, block = 1024, warps = 4, vector = 4, max_cols = 1024>, rowred.plan_request = #rowred.plan_request<warps = 8>}
+  return
+}
