@@ -674,3 +674,32 @@ func.func @cross_entropy_ignore_index_i64(%x: memref<4x8xf32>, %l: memref<4xi64>
   rowred.cross_entropy ignore_index(9223372036854775808) ins(%x : memref<4x8xf32>) labels(%l : memref<4xi64>) outs(%loss : memref<4xf32>)
   return
 }
+
+// -----
+
+// The kernels take pointers to global memory.
+func.func @workgroup_memory(%x: memref<8x4096xbf16, 3>, %o: memref<8x4096xbf16>) {
+  // expected-error @+1 {{'rowred.rms_norm' op input must be in global memory (the default memory space, 0 or 1), got 'memref<8x4096xbf16, 3>'}}
+  rowred.rms_norm epsilon(1.0e-06) ins(%x : memref<8x4096xbf16, 3>) outs(%o : memref<8x4096xbf16>)
+  return
+}
+
+// -----
+
+// Two results written to one buffer would race.
+func.func @outputs_alias(%x: memref<8x4096xbf16>, %h: memref<8x4096xbf16>, %o: memref<8x4096xbf16>) {
+  // expected-error @+1 {{'rowred.rms_norm' op output and residual_out must be different buffers}}
+  rowred.rms_norm epsilon(1.0e-06) ins(%x : memref<8x4096xbf16>) residual(%h : memref<8x4096xbf16>) outs(%o : memref<8x4096xbf16>) residual_out(%o : memref<8x4096xbf16>)
+  return
+}
+
+// -----
+
+func.func @map_outputs_alias(%x: memref<4x8xf32>, %y: memref<4x8xf32>) {
+  // expected-error @+1 {{'rowred.map' op output #0 and output #1 must be different buffers}}
+  rowred.map ins(%x : memref<4x8xf32>) outs(%y, %y : memref<4x8xf32>, memref<4x8xf32>) {
+  ^bb0(%e: f32):
+    rowred.yield %e, %e : f32, f32
+  }
+  return
+}

@@ -34,6 +34,34 @@ static bool isRowElementType(Type type) {
   return type.isF32() || type.isF16() || type.isBF16();
 }
 
+/// Checks that `type` (of the operand `name`) is in global memory: the
+/// default memory space, 0 or 1 (the kernels take global pointers;
+/// docs/abi.md).
+static LogicalResult verifyGlobalMemory(Operation *op, MemRefType type,
+                                        StringRef name) {
+  Attribute space = type.getMemorySpace();
+  auto number = dyn_cast_or_null<IntegerAttr>(space);
+  if (!space || (number && (number.getInt() == 0 || number.getInt() == 1)))
+    return success();
+  return op->emitOpError() << name
+                           << " must be in global memory (the default memory "
+                              "space, 0 or 1), got "
+                           << type;
+}
+
+/// Checks that the outputs `values` (named `names`; absent ones null) are
+/// distinct buffers: two results written to one would race.
+static LogicalResult verifyDistinctOutputs(Operation *op,
+                                           ArrayRef<Value> values,
+                                           ArrayRef<StringRef> names) {
+  for (size_t i = 0; i < values.size(); ++i)
+    for (size_t j = i + 1; j < values.size(); ++j)
+      if (values[i] && values[i] == values[j])
+        return op->emitOpError() << names[i] << " and " << names[j]
+                                 << " must be different buffers";
+  return success();
+}
+
 /// Checks that `value` is a rank-2 memref of f32, f16 or bf16 whose rows are
 /// contiguous (the kernels index a row's elements with stride 1; docs/abi.md).
 static LogicalResult verifyMatrix(Operation *op, Value value, StringRef name) {
@@ -41,6 +69,8 @@ static LogicalResult verifyMatrix(Operation *op, Value value, StringRef name) {
   if (!type)
     return op->emitOpError()
            << name << " must be a memref, got " << value.getType();
+  if (failed(verifyGlobalMemory(op, type, name)))
+    return failure();
   if (type.getRank() != 2)
     return op->emitOpError()
            << name << " must be a rank-2 memref, got rank " << type.getRank();
@@ -111,6 +141,8 @@ static LogicalResult verifyRowScalars(Operation *op, Value value,
     return op->emitOpError()
            << name << " must be a rank-1 memref of " << expected
            << " (one per row), got " << value.getType();
+  if (failed(verifyGlobalMemory(op, type, name)))
+    return failure();
   SmallVector<int64_t> strides;
   int64_t offset = 0;
   if (failed(type.getStridesAndOffset(strides, offset)) || strides[0] != 1)
@@ -134,6 +166,8 @@ static LogicalResult verifyColumnVector(Operation *op, Value value,
                              << " must be a rank-1 memref of f32, f16 or bf16 "
                                 "(one element per column), got "
                              << value.getType();
+  if (failed(verifyGlobalMemory(op, type, name)))
+    return failure();
   SmallVector<int64_t> strides;
   int64_t offset = 0;
   if (failed(type.getStridesAndOffset(strides, offset)) || strides[0] != 1)
@@ -391,6 +425,17 @@ LogicalResult MapOp::verify() {
     if (failed(verifyColumnVector(*this, sums, inType, label)))
       return failure();
   }
+  SmallVector<Value> written(getOutputs());
+  llvm::append_range(written, getColumnSums());
+  SmallVector<std::string> labels;
+  for (size_t i = 0; i < written.size(); ++i)
+    labels.push_back(i < getOutputs().size()
+                         ? "output #" + std::to_string(i)
+                         : "column_sums #" +
+                               std::to_string(i - getOutputs().size()));
+  SmallVector<StringRef> names(labels.begin(), labels.end());
+  if (failed(verifyDistinctOutputs(*this, written, names)))
+    return failure();
   return verifyVectorOperands(*this, getColumns(), getRows(), inType);
 }
 
@@ -459,7 +504,8 @@ LogicalResult RmsNormOp::verify() {
       (failed(verifyMatrices(*this, getResidual(), type, "residual")) ||
        failed(verifyMatrices(*this, getResidualOut(), type, "residual_out"))))
     return failure();
-  return success();
+  return verifyDistinctOutputs(*this, {getOutput(), getResidualOut()},
+                               {"output", "residual_out"});
 }
 
 void RmsNormOp::getEffects(
@@ -536,9 +582,13 @@ void LayerNormBackwardOp::getEffects(
 }
 
 LogicalResult LayerNormOp::verify() {
-  return verifyNorm(*this, getInput(), getOutput(),
-                    {{getWeight(), "weight"}, {getBias(), "bias"}},
-                    {{getMean(), "mean"}, {getRstd(), "rstd"}}, getEpsilon());
+  if (failed(verifyNorm(*this, getInput(), getOutput(),
+                        {{getWeight(), "weight"}, {getBias(), "bias"}},
+                        {{getMean(), "mean"}, {getRstd(), "rstd"}},
+                        getEpsilon())))
+    return failure();
+  return verifyDistinctOutputs(*this, {getMean(), getRstd()},
+                               {"mean", "rstd"});
 }
 
 void LayerNormOp::getEffects(
@@ -619,6 +669,9 @@ LogicalResult CrossEntropyOp::verify() {
     return failure();
   if (getGradScale() && !getGrad())
     return emitOpError() << "has a grad_scale but no grad to scale";
+  if (failed(verifyDistinctOutputs(*this, {getLoss(), getLse()},
+                                   {"loss", "lse"})))
+    return failure();
   unsigned labelBits = getElementTypeOrSelf(getLabels()).getIntOrFloatBitWidth();
   if (!llvm::isIntN(labelBits, getIgnoreIndex()))
     return emitOpError() << "ignore_index " << getIgnoreIndex()
