@@ -9,6 +9,8 @@
 # The target plan-requests compiles random plan requests with the same
 # build's softmax-opt and assembles what it accepts with ptxas
 # (scripts/plan_fuzz.py): a crash, a memory error or PTX that ptxas rejects
+# fails. The target manifests reads mutated pack manifests with the Python
+# package's reader (scripts/manifest_fuzz.py): any error but PackError
 # fails.
 # Installs what it needs, as scripts/test.sh does. Long runs: docs/fuzzing.md.
 #
@@ -21,11 +23,13 @@ shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] ||
   targets=(npy-fuzzer kernel-metadata-fuzzer rowred-pipeline-fuzzer
-    plan-requests)
+    plan-requests manifests)
 tools=()
 for target in "${targets[@]}"; do
   if [ "$target" = plan-requests ]; then
     tools+=(softmax-opt)
+  elif [ "$target" = manifests ]; then
+    continue
   else
     tools+=("$target")
   fi
@@ -35,6 +39,15 @@ done
 source "$root/scripts/sanitizer-env.sh"
 mkdir -p "$build/artifacts"
 for target in "${targets[@]}"; do
+  if [ "$target" = manifests ]; then
+    echo "fuzz: $target for ${seconds}s"
+    python3 "$root/scripts/manifest_fuzz.py" "$build/artifacts/manifests" \
+      --seconds "$seconds" --seed "${MANIFEST_FUZZ_SEED:-$RANDOM}" || {
+      echo "fuzz: $target failed; inputs in $build/artifacts/manifests" >&2
+      exit 1
+    }
+    continue
+  fi
   if [ "$target" = plan-requests ]; then
     echo "fuzz: $target for ${seconds}s"
     python3 "$root/scripts/plan_fuzz.py" "$build/bin/softmax-opt" \

@@ -360,7 +360,7 @@ class ManifestErrorTest(unittest.TestCase):
         self.write(bad)
         self.assertIn("rows of 5 to 4 elements, an empty range", self.error())
 
-    def test_metadata_outside_the_pack(self):
+    def test_metadata_that_names_no_file_inside_the_pack(self):
         os.symlink("/etc/passwd", os.path.join(self.dir, "link.json"))
         for name in ("", ".", "../k.json", "/etc/passwd", "link.json"):
             bad = self.valid()
@@ -368,6 +368,10 @@ class ManifestErrorTest(unittest.TestCase):
             self.write(bad)
             self.assertIn("must be a file inside the pack", self.error(),
                           name)
+        bad = self.valid()
+        bad["kernels"][0]["metadata"] = "k\u0000.json"
+        self.write(bad)
+        self.assertIn("names no file (a NUL in the name)", self.error())
 
     def test_chip_of_many_digits(self):
         self.write(self.valid(chip="sm_" + "9" * 5000))

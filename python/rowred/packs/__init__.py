@@ -161,6 +161,9 @@ class Pack:
             raise PackError(f"{manifest}: kernel {i} takes rows of "
                             f"{entry['min_cols']} to {entry['max_cols']} "
                             "elements, an empty range")
+        if "\0" in entry["metadata"]:
+            raise PackError(f"{manifest}: kernel {i}'s metadata names no "
+                            "file (a NUL in the name)")
         # The file the name resolves to, links followed, must lie inside the
         # pack's directory.
         path = os.path.realpath(os.path.join(self.path, entry["metadata"]))
