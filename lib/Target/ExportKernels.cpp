@@ -130,17 +130,19 @@ struct RowRedExportKernelsPass
     : rowred::impl::RowRedExportKernelsBase<RowRedExportKernelsPass> {
   using Base::Base;
 
+  // Errors are emitted at the ops' locations, not on the ops: their dump
+  // would print every kernel's PTX (tens of KB each).
   void runOnOperation() override {
     ModuleOp module = getOperation();
     auto kernels = module->getAttrOfType<DictionaryAttr>(kKernelsAttrName);
     if (!kernels) {
-      module.emitError() << "no rowred kernels to export: run "
-                            "convert-rowred-to-gpu first";
+      emitError(module.getLoc()) << "no rowred kernels to export: run "
+                                    "convert-rowred-to-gpu first";
       return signalPassFailure();
     }
     if (std::error_code ec = llvm::sys::fs::create_directories(outputDir)) {
-      module.emitError() << "cannot create output directory '" << outputDir
-                         << "': " << ec.message();
+      emitError(module.getLoc()) << "cannot create output directory '"
+                                 << outputDir << "': " << ec.message();
       return signalPassFailure();
     }
     unsigned written = 0;
@@ -153,20 +155,22 @@ struct RowRedExportKernelsPass
       ++written;
     }
     if (written != kernels.size()) {
-      module.emitError() << "expected a gpu.binary for each of the "
-                         << kernels.size() << " rowred kernels, found "
-                         << written << ": run gpu-module-to-binary first";
+      emitError(module.getLoc())
+          << "expected a gpu.binary for each of the " << kernels.size()
+          << " rowred kernels, found " << written
+          << ": run gpu-module-to-binary first";
       return signalPassFailure();
     }
   }
 
   LogicalResult exportBinary(gpu::BinaryOp binary, DictionaryAttr metadata) {
     if (binary.getObjects().size() != 1)
-      return binary.emitError() << "expected one object per kernel binary";
+      return emitError(binary.getLoc())
+             << "expected one object per kernel binary";
     auto object = cast<gpu::ObjectAttr>(binary.getObjects()[0]);
     if (object.getFormat() != gpu::CompilationTarget::Assembly)
-      return binary.emitError() << "holds no PTX text: compile with "
-                                   "gpu-module-to-binary{format=isa}";
+      return emitError(binary.getLoc()) << "holds no PTX text: compile with "
+                                           "gpu-module-to-binary{format=isa}";
     StringRef name = binary.getSymName();
     SmallString<128> ptxPath(outputDir), jsonPath(outputDir);
     llvm::sys::path::append(ptxPath, name + ".ptx");
