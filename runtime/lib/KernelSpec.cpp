@@ -475,12 +475,11 @@ int64_t KernelSpec::parameterCount() const {
 }
 
 std::string KernelSpec::entryProblem() const {
-  const KernelSpec &spec = *this;
-  size_t at = spec.ptx.find(".entry " + spec.kernel);
-  size_t body = spec.ptx.find('{', at);
+  size_t at = ptx.find(".entry " + kernel);
+  size_t body = ptx.find('{', at);
   if (at == std::string::npos || body == std::string::npos)
     return "the entry has no body";
-  std::string header = spec.ptx.substr(at, body - at);
+  std::string header = ptx.substr(at, body - at);
   int64_t expected = parameterCount();
   int64_t params = 0;
   for (size_t p = header.find(".param"); p != std::string::npos;
@@ -492,16 +491,16 @@ std::string KernelSpec::entryProblem() const {
   int64_t threads = directiveValue(header, ".reqntid ");
   if (threads < 0)
     threads = directiveValue(header, ".maxntid ");
-  if (threads >= 0 && threads != spec.blockThreads)
+  if (threads >= 0 && threads != blockThreads)
     return "the kernel runs at most " + std::to_string(threads) +
            " threads a block, the metadata's block_threads " +
-           std::to_string(spec.blockThreads);
+           std::to_string(blockThreads);
   int64_t cluster = std::max<int64_t>(
       1, directiveValue(header, ".reqnctapercluster "));
-  if (cluster != spec.clusterBlocks)
+  if (cluster != clusterBlocks)
     return "the kernel's cluster has " + std::to_string(cluster) +
            " blocks, the metadata's cluster_blocks " +
-           std::to_string(spec.clusterBlocks);
+           std::to_string(clusterBlocks);
   return "";
 }
 

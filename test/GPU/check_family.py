@@ -279,6 +279,18 @@ def compare(out, ref, out_type, magnitude=None):
     return problems, l2
 
 
+def vector_write_problems(label, buf, out_type, off, length):
+    """Problems of the writes of a poisoned rank-1 output (per row or per
+    column) of `length` elements from `off`: elements left unwritten, and
+    the one past its end written."""
+    poison = encode(cp.full((1,), POISON), out_type)[0]
+    problems = [f"{label}: {p}" for p in write_problems(
+        buf, buf[off:off + length].reshape(1, length), off, length, poison)]
+    if buf[off + length] != poison:
+        problems.append(f"{label}: wrote past its end")
+    return problems
+
+
 def run_case(kernel, rng, rows, cols, layout):
     """Runs one case; returns its problems and relative L2 error."""
     meta = kernel.meta
@@ -321,21 +333,23 @@ def run_case(kernel, rng, rows, cols, layout):
         keep.append(buf)
         pointers.append(buf.data.ptr + off * buf.itemsize)
         col_values.append(w64)
-    labels, scale, lse = None, None, None
+    # `given`: the per-row inputs the test computes from the rows as stored
+    # (a logsumexp, a norm's statistics).
+    labels, scale, given = None, None, None
     for k, t in enumerate(types["row"]):
         if op == "rms_norm_backward":
             # The forward's rstd of the rows as stored, in f32.
-            lse = norm_statistics(values[0], 0.0)[1]
-            values_t = lse
+            given = norm_statistics(values[0], 0.0)[1]
+            values_t = given
         elif op == "layer_norm_backward":
             # The forward's mean, then its rstd, in f32.
-            lse = norm_statistics(values[0], None)
-            values_t = lse[k]
-        elif op == "logsumexp_backward" and lse is None:
+            given = norm_statistics(values[0], None)
+            values_t = given[k]
+        elif op == "logsumexp_backward" and given is None:
             # The rows' logsumexp, as rowred.logsumexp stores it.
-            lse = logsumexp64(values[0], True).astype(cp.float32).astype(
+            given = logsumexp64(values[0], True).astype(cp.float32).astype(
                 cp.float64)
-            values_t = lse
+            values_t = given
         elif t == "f32":  # the gradient's per-row scale
             scale = 1.0 / (cp.arange(rows) % 5 + 1)
             values_t = scale
@@ -372,9 +386,9 @@ def run_case(kernel, rng, rows, cols, layout):
     if op == "cross_entropy":
         refs = [grad_reference(meta, values[0], labels, scale)] if ys else []
     elif op == "logsumexp_backward":
-        refs = [scale[:, None] * cp.exp(values[0] - lse[:, None])]
+        refs = [scale[:, None] * cp.exp(values[0] - given[:, None])]
     elif op in ("rms_norm_backward", "layer_norm_backward"):
-        stats = [lse] if op == "rms_norm_backward" else lse
+        stats = [given] if op == "rms_norm_backward" else given
         refs, magnitude, sum_refs = norm_backward_reference(
             values, col_values, stats, op == "layer_norm_backward")
     else:
@@ -392,12 +406,7 @@ def run_case(kernel, rng, rows, cols, layout):
         problems += [label + p for p in found]
         l2 = max(l2, err)
     for k, (s, t) in enumerate(zip(sums, types["column_sum"])):
-        poison = encode(cp.full((1,), POISON), t)[0]
-        s2 = s[off:off + cols].reshape(1, cols)
-        problems += [f"column sum {k}: {p}" for p in
-                     write_problems(s, s2, off, cols, poison)]
-        if s[off + cols] != poison:
-            problems.append(f"column sum {k}: wrote past its end")
+        problems += vector_write_problems(f"column sum {k}", s, t, off, cols)
         # Bit for bit (a NaN column too).
         if not bool((s.view(cp.uint8) == first_sums[k].view(cp.uint8)).all()):
             problems.append(f"column sum {k}: differs between two launches")
@@ -410,12 +419,8 @@ def run_case(kernel, rng, rows, cols, layout):
     if zs:
         refs = row_reference(dict(meta, op=op), values[0], labels)
         for k, (z, t, ref) in enumerate(zip(zs, types["row_output"], refs)):
-            poison = encode(cp.full((1,), POISON), t)[0]
-            z2 = z[off:off + rows].reshape(1, rows)
-            problems += [f"per-row output {k}: {p}" for p in
-                         write_problems(z, z2, off, rows, poison)]
-            if z[off + rows] != poison:
-                problems.append(f"per-row output {k}: wrote past its end")
+            problems += vector_write_problems(f"per-row output {k}", z, t,
+                                              off, rows)
             # layer_norm's mean cancels values of the rows' RMS, and
             # cross-entropy's loss (lse - the label's logit) the logsumexp:
             # a loss near 0 inherits the rounding of both.
