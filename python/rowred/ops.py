@@ -71,8 +71,9 @@ def _register_autograd(op, backward, setup_context):
 
 
 def load_pack(path):
-    """Adds the pack at `path` to those searched (first loaded, first
-    searched); returns it."""
+    """Adds the pack at `path` to those searched (every loaded pack; the
+    first loaded wins among equal kernels, packs.find_kernel); returns
+    it."""
     pack = packs.Pack(path)
     with _lock:
         _packs.append(pack)

@@ -415,5 +415,72 @@ class ManifestErrorTest(unittest.TestCase):
                                  20000: "k.json"})
 
 
+class LookupAcrossPacksTest(unittest.TestCase):
+    """Which kernel a lookup takes from several packs (manifests only)."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def pack(self, name, kernels):
+        path = os.path.join(self.dir, name)
+        os.makedirs(path)
+        entries = [{"op": "softmax", "dtype": "f32", "cols": cols,
+                    "min_cols": 1, "max_cols": max_cols,
+                    "metadata": f"{'n%d' % cols if cols else 'any'}.json"}
+                   for cols, max_cols in kernels]
+        with open(os.path.join(path, "manifest.json"), "w") as f:
+            json.dump({"format": "rowred-pack", "version": 1,
+                       "abi_version": 7, "chip": "sm_90",
+                       "kernels": entries}, f)
+        return packs.Pack(path)
+
+    def test_exact_kernel_of_a_later_pack_wins(self):
+        # A pack of long-row kernels (admitting rows up to 1,310,720, or
+        # any) loaded before one of exact kernels for 8192 and 32000.
+        long_rows = self.pack("long", [(4096, 4096), (262144, 0),
+                                       (1 << 20, 0), ((1 << 20) + 7, 1310720),
+                                       (0, 0)])
+        exact = self.pack("exact", [(8192, 8192), (32000, 32768)])
+        found = {cols: os.path.relpath(
+            packs.find_kernel([long_rows, exact], "softmax", "f32", cols, 90),
+            self.dir)
+            for cols in (1000, 4096, 5000, 8192, 20000, 32000, 100000,
+                         200000, 600000, (1 << 20) + 7, 1300000, 2000000)}
+        self.assertEqual(found, {
+            1000: "long/any.json", 4096: "long/n4096.json",
+            5000: "exact/n8192.json", 8192: "exact/n8192.json",
+            20000: "exact/n32000.json", 32000: "exact/n32000.json",
+            100000: "long/any.json", 200000: "long/n262144.json",
+            600000: "long/n1048576.json",
+            (1 << 20) + 7: "long/n1048583.json",
+            1300000: "long/n1048583.json",
+            2000000: "long/n1048576.json"})
+
+    def test_no_long_row_kernel_for_short_rows(self):
+        long_rows = self.pack("long", [((1 << 20) + 7, 1310720)])
+        self.assertIsNone(long_rows.find("softmax", "f32", 8192))
+        with self.assertRaises(packs.PackError):
+            packs.find_kernel([long_rows], "softmax", "f32", 8192, 90)
+
+    def test_fast_range_from_the_manifest(self):
+        # A measured range written into the manifest overrides the derived
+        # one.
+        path = os.path.join(self.dir, "measured")
+        os.makedirs(path)
+        with open(os.path.join(path, "manifest.json"), "w") as f:
+            json.dump({"format": "rowred-pack", "version": 1,
+                       "abi_version": 7, "chip": "sm_90", "kernels": [
+                           {"op": "softmax", "dtype": "f32", "cols": 8192,
+                            "min_cols": 1, "max_cols": 8192,
+                            "fast_min_cols": 1000, "fast_max_cols": 8192,
+                            "metadata": "n8192.json"}]}, f)
+        pack = packs.Pack(path)
+        self.assertIsNotNone(pack.find("softmax", "f32", 1000))
+        self.assertIsNone(pack.find("softmax", "f32", 999))
+
+
 if __name__ == "__main__":
     unittest.main()

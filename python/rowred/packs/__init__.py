@@ -15,14 +15,21 @@ default when no length is given), into `packs/sm90/` with `manifest.json`:
      "chip": "sm_90",
      "kernels": [{"op": "softmax", "dtype": "f32", "cols": 4096,
                   "min_cols": 1, "max_cols": 4096,
+                  "fast_min_cols": 2049, "fast_max_cols": 4096,
                   "metadata": "softmax_f32_n4096_kernel0.json"}, ...]}
 
-`cols` 0 marks a kernel compiled for any row length. A lookup takes the
-kernel compiled for exactly N, else the one of the tightest [min_cols,
-max_cols] that holds N (max_cols 0: unbounded, taken last): a kernel
-compiled for 8192 takes rows of 5000 with its block padded and masked. The
-norms' entries also carry `eps`, the epsilon compiled into the kernel
-(`--eps`), and a lookup matches it as an f32.
+`cols` 0 marks a kernel compiled for any row length. [min_cols, max_cols]
+are the rows a kernel admits (max_cols 0: unbounded), [fast_min_cols,
+fast_max_cols] those it runs well (fast_range: a kernel compiled for N
+from N/2 on, its block at least half used; an `any` kernel, all it
+admits). A lookup searches every loaded pack (find_kernel): the kernel
+compiled for exactly N wins, from whichever pack holds it; else the
+kernel compiled for the length closest to N whose fast range holds N (a kernel
+compiled for 8192 takes rows of 5000 with its block padded and masked);
+else an `any` kernel. Never a kernel outside its fast range: one compiled
+for rows of 2^20 admits rows of 8192 but would run them on a long-row
+grid. The norms' entries also carry `eps`, the epsilon compiled into the
+kernel (`--eps`), and a lookup matches it as an f32.
 
 Where the compiler is at hand (the full build, or $ROWRED_SOFTMAX_OPT), a
 shape no pack covers is compiled once into an on-disk cache
@@ -150,12 +157,19 @@ class Pack:
                      "cols": length("cols"), "min_cols": length("min_cols"),
                      "max_cols": length("max_cols"),
                      "metadata": str(k["metadata"])}
+            first, last = fast_range(entry["cols"], entry["min_cols"],
+                                     entry["max_cols"])
+            entry["fast_min_cols"] = length("fast_min_cols") \
+                if "fast_min_cols" in k else first
+            entry["fast_max_cols"] = length("fast_max_cols") \
+                if "fast_max_cols" in k else last
             if entry["op"] in EPS_OPS:
                 entry["eps"] = f32(float(k["eps"]))
         except (KeyError, TypeError, ValueError, OverflowError):
             raise PackError(f"{manifest}: kernel {i} lacks op, dtype, "
                             "cols, min_cols, max_cols (integers from 0 to "
-                            "2^31 - 1), metadata or (for "
+                            "2^31 - 1, as are fast_min_cols and "
+                            "fast_max_cols where given), metadata or (for "
                             f"{', '.join(EPS_OPS)}) eps") from None
         if entry["max_cols"] and entry["min_cols"] > entry["max_cols"]:
             raise PackError(f"{manifest}: kernel {i} takes rows of "
@@ -176,35 +190,64 @@ class Pack:
         entry["metadata"] = os.path.join(self.path, entry["metadata"])
         return entry
 
+    def matching(self, op, dtype, eps=None):
+        """The entries of (op, dtype) and, for EPS_OPS, the epsilon `eps`
+        as an f32."""
+        return [k for k in self.kernels if k["op"] == op and
+                k["dtype"] == dtype and
+                (op not in EPS_OPS or k["eps"] == f32(eps))]
+
     def find(self, op, dtype, cols, eps=None):
-        """The metadata path of the best kernel for rows of `cols` (and, for
-        EPS_OPS, the epsilon `eps` as an f32), or None."""
-        ops = [k for k in self.kernels if k["op"] == op and
-               k["dtype"] == dtype and
-               (op not in EPS_OPS or k["eps"] == f32(eps))]
-        exact = [k for k in ops if k["cols"] == cols]
-        if exact:
-            return exact[0]["metadata"]
-        # Else the kernel of the tightest range that holds `cols` (the
-        # shortest block that holds the row), unbounded ones last.
-        holding = [k for k in ops if k["min_cols"] <= cols and
-                   (k["max_cols"] == 0 or cols <= k["max_cols"])]
-        if not holding:
-            return None
-        return min(holding, key=lambda k: k["max_cols"] or float("inf"))[
-            "metadata"]
+        """The metadata path of this pack's best kernel for rows of `cols`
+        (and, for EPS_OPS, the epsilon `eps` as an f32), or None."""
+        best = _best(self.matching(op, dtype, eps), cols)
+        return best["metadata"] if best else None
+
+
+def fast_range(cols, min_cols, max_cols):
+    """[first, last] row lengths a kernel compiled for rows of `cols` (0:
+    any) runs well, within the [min_cols, max_cols] it admits (last 0:
+    unbounded): from cols/2 on, where its block is at least half used and
+    its grid (chunks per row, cluster size) is the one planned for rows of
+    about that length."""
+    return (max(min_cols, cols // 2 + 1) if cols else min_cols), max_cols
+
+
+def _rank(kernel, cols):
+    """Where `kernel` ranks for rows of `cols` (lowest first), or None
+    where it should not run them."""
+    first, last = kernel["fast_min_cols"], kernel["fast_max_cols"]
+    if kernel["cols"] == cols:
+        return (0, 0)
+    if cols < first or (last and cols > last):
+        return None
+    # The closest compiled length (by ratio), then the tightest any-length
+    # range.
+    if kernel["cols"]:
+        return (1, max(kernel["cols"], cols) / min(kernel["cols"], cols))
+    return (2, last or float("inf"))
+
+
+def _best(kernels, cols):
+    """The best-ranked of `kernels` for rows of `cols` (the first listed
+    among equals), or None."""
+    ranked = [(rank, i) for i, k in enumerate(kernels)
+              if (rank := _rank(k, cols)) is not None]
+    return kernels[min(ranked)[1]] if ranked else None
 
 
 def find_kernel(packs, op, dtype, cols, device_sm, eps=None):
-    """The metadata path for (op, dtype, cols, eps) from the first of
-    `packs` whose chip the device runs; PackError naming the shape and the
-    command that builds a pack for it when none has one."""
-    for pack in packs:
-        if pack.sm > device_sm:
-            continue
-        path = pack.find(op, dtype, cols, eps)
-        if path:
-            return path
+    """The metadata path of the best kernel for (op, dtype, cols, eps) in
+    all of `packs` whose chip the device runs (the exact kernel first, then
+    the one compiled for the length closest to cols whose fast range holds
+    them,
+    then an `any` kernel; the first loaded pack among equals); PackError
+    naming the shape and the command that builds a pack for it when none
+    has one."""
+    best = _best([k for pack in packs if pack.sm <= device_sm
+                  for k in pack.matching(op, dtype, eps)], cols)
+    if best:
+        return best["metadata"]
     where = ", ".join(p.path for p in packs) or "no packs loaded"
     with_eps = f" with eps {eps:g}" if op in EPS_OPS else ""
     eps_flag = f" --eps {eps:g}" if op in EPS_OPS else ""
@@ -462,8 +505,10 @@ def build(softmax_opt, out, ops, dtypes, cols, chip="sm_90",
                 meta = json.load(f)
             entry = {"op": op, "dtype": dtype, "cols": n,
                      "min_cols": meta.get("min_cols", 1),
-                     "max_cols": meta.get("max_cols", 0),
-                     "metadata": metadata}
+                     "max_cols": meta.get("max_cols", 0)}
+            entry["fast_min_cols"], entry["fast_max_cols"] = fast_range(
+                n, entry["min_cols"], entry["max_cols"])
+            entry["metadata"] = metadata
             if eps is not None:
                 entry["eps"] = meta["epsilon"]
             entries.append(entry)
