@@ -1,8 +1,9 @@
 """ctypes binding of the rowred runtime's C API (runtime/include/rowred_runtime.h).
 
-The library is found, in order, at $ROWRED_RUNTIME_LIBRARY, in the build
-trees of this checkout (build/lib, then the runner-only build), and by the
-system's library search.
+The library is found, in order, at $ROWRED_RUNTIME_LIBRARY, in the
+package's directory (where `pip install .` puts it), in the build trees of
+this checkout (build/lib, then the runner-only build), and by the system's
+library search.
 """
 import ctypes
 import ctypes.util
@@ -25,8 +26,9 @@ def _candidates():
     if env:
         yield env
         return
-    root = os.path.dirname(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__))))
+    package = os.path.dirname(os.path.abspath(__file__))
+    yield os.path.join(package, "librowred_runtime.so")
+    root = os.path.dirname(os.path.dirname(package))
     for build in ("build", "build-runner"):
         yield os.path.join(root, build, "lib", "librowred_runtime.so")
     found = ctypes.util.find_library("rowred_runtime")

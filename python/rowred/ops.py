@@ -83,9 +83,14 @@ def load_pack(path):
     return pack
 
 
-def _env_packs():
+def _default_packs():
+    """Loads the packs of $ROWRED_PACKS (colon-separated), then the
+    package's own (rowred/pack, where `pip install` bundled one)."""
     for path in filter(None, os.environ.get("ROWRED_PACKS", "").split(":")):
         load_pack(path)
+    bundled = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pack")
+    if os.path.isfile(os.path.join(bundled, "manifest.json")):
+        load_pack(bundled)
 
 
 def _kernel(op, x, cols, eps=None):
@@ -663,4 +668,4 @@ def log_softmax(x, dim=-1, safe=False):
     return log_softmax_op(x)
 
 
-_env_packs()
+_default_packs()

@@ -3,7 +3,10 @@ import os
 import sys
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+# The checkout's package, unless the tests run against an installed copy
+# (scripts/test-install.sh).
+if not os.environ.get("ROWRED_TEST_INSTALLED"):
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 try:
     import torch

@@ -9,7 +9,10 @@ import tempfile
 import unittest
 
 PYTHON_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-sys.path.insert(0, PYTHON_DIR)
+# The checkout's package, unless the tests run against an installed copy
+# (scripts/test-install.sh).
+if not os.environ.get("ROWRED_TEST_INSTALLED"):
+    sys.path.insert(0, PYTHON_DIR)
 from rowred import packs  # noqa: E402
 
 SOFTMAX_OPT = os.environ.get("ROWRED_SOFTMAX_OPT") or os.path.join(
@@ -105,7 +108,9 @@ class BuildTest(unittest.TestCase):
         result on stdout and nothing on stderr (no warning of the module
         run twice)."""
         out = os.path.join(self.dir, "module")
-        env = dict(os.environ, PYTHONPATH=PYTHON_DIR)
+        env = dict(os.environ)
+        if not os.environ.get("ROWRED_TEST_INSTALLED"):
+            env["PYTHONPATH"] = PYTHON_DIR
         result = subprocess.run(
             [sys.executable, "-m", "rowred.packs", "build", "--softmax-opt",
              SOFTMAX_OPT, "--out", out, "--op", "softmax", "--dtype", "f32",

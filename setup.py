@@ -1,0 +1,57 @@
+"""Builds the rowred package's runtime library during `pip install .`.
+
+The metadata is in pyproject.toml. This file adds one build step:
+librowred_runtime.so, built by the project's runner-only CMake build
+(SOFTMAX_RUNNER_ONLY: the runtime without LLVM/MLIR; needs CMake, a C++17
+compiler and the CUDA toolkit's cuda.h, found through $CUDA_PATH or
+/usr/local/cuda), is copied into the package, where rowred._runtime finds
+it. With ROWRED_BUNDLE_PACK=DIR the pack in DIR is copied into the package
+as its default pack (rowred/pack), which `import rowred` loads.
+"""
+import os
+import shutil
+import subprocess
+
+from setuptools import setup
+from setuptools.command.build_py import build_py
+from setuptools.dist import Distribution
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+LIBRARY = "librowred_runtime.so"
+
+
+class BuildPyWithRuntime(build_py):
+    """build_py, then the runtime library (and a bundled pack) into the
+    package."""
+
+    def run(self):
+        super().run()
+        build_temp = os.path.join(
+            self.get_finalized_command("build").build_temp, "runtime")
+        cmake = ["cmake", "-S", ROOT, "-B", build_temp,
+                 "-DSOFTMAX_RUNNER_ONLY=ON", "-DCMAKE_BUILD_TYPE=Release"]
+        subprocess.run(cmake, check=True)
+        subprocess.run(["cmake", "--build", build_temp, "--target",
+                        "rowred_runtime", "--parallel"], check=True)
+        package = os.path.join(self.build_lib, "rowred")
+        shutil.copy2(os.path.join(build_temp, "lib", LIBRARY), package)
+        pack = os.environ.get("ROWRED_BUNDLE_PACK")
+        if pack:
+            if not os.path.isfile(os.path.join(pack, "manifest.json")):
+                raise SystemExit(f"ROWRED_BUNDLE_PACK={pack}: no "
+                                 "manifest.json there")
+            shutil.copytree(pack, os.path.join(package, "pack"),
+                            dirs_exist_ok=True)
+
+
+class BinaryDistribution(Distribution):
+    """A wheel for this platform: the package holds a shared library."""
+
+    def has_ext_modules(self):
+        return True
+
+
+# build-pip, not setuptools' default build/, which is the CMake build's.
+setup(cmdclass={"build_py": BuildPyWithRuntime},
+      distclass=BinaryDistribution,
+      options={"build": {"build_base": "build-pip"}})
