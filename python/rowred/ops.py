@@ -582,7 +582,7 @@ class _CrossEntropyInPlace(torch.autograd.Function):
 
 
 def cross_entropy(logits, labels, ignore_index=-100, label_smoothing=0.0,
-                  reduction="mean", inplace_backward=False):
+                  reduction="mean", inplace_backward=False, loss_dtype=None):
     """F.cross_entropy(logits, labels, ...) for logits of shape (N, C) and
     int64 labels of shape (N,) on the compiled kernels; other ignore_index
     and label_smoothing values run on PyTorch's.
@@ -595,7 +595,9 @@ def cross_entropy(logits, labels, ignore_index=-100, label_smoothing=0.0,
     logits' values are gone after the call, and training at a large
     vocabulary holds no second logits-sized buffer. Where the pack has no
     such kernel for C, PyTorch's F.cross_entropy runs, forward and
-    backward."""
+    backward. The loss has the logits' dtype, as F.cross_entropy's, or
+    `loss_dtype` (torch.float32: the kernels' f32 loss, not rounded to
+    bf16, with no f32 copy of the logits)."""
     check_input("cross_entropy", logits, -1)
     if logits.dim() != 2:
         raise ValueError("rowred.cross_entropy: expected logits of shape "
@@ -612,24 +614,26 @@ def cross_entropy(logits, labels, ignore_index=-100, label_smoothing=0.0,
     if reduction not in _REDUCTIONS:
         raise ValueError("rowred.cross_entropy: reduction must be 'none', "
                          f"'mean' or 'sum', got '{reduction}'")
+    loss_dtype = loss_dtype or logits.dtype
     if ignore_index != packs.IGNORE_INDEX or label_smoothing != 0.0:
         return torch.nn.functional.cross_entropy(
             logits, labels, ignore_index=ignore_index,
-            label_smoothing=label_smoothing, reduction=reduction)
+            label_smoothing=label_smoothing, reduction=reduction).to(
+                loss_dtype)
     if logits.requires_grad and torch.is_grad_enabled():
         return _cross_entropy_training(logits, labels.contiguous(), reduction,
-                                       inplace_backward)
+                                       inplace_backward).to(loss_dtype)
     loss, _ = cross_entropy_op(logits, labels)
     if reduction == "sum":
         loss = loss.sum()
     elif reduction == "mean":
         loss = loss.sum() / (labels != ignore_index).sum()
-    return loss.to(logits.dtype)
+    return loss.to(loss_dtype)
 
 
 def _cross_entropy_training(logits, labels, reduction, inplace):
-    """The loss of logits that require grad, whose gradient the forward's
-    kernel writes (over the logits with `inplace`), so that the backward
+    """The loss (f32 from the kernels) of logits that require grad, whose
+    gradient the forward's kernel writes (over the logits with `inplace`), so that the backward
     only scales it. Eager calls without that kernel run PyTorch's fused
     forward and backward; under torch.compile the op decides when it
     runs."""
@@ -642,10 +646,10 @@ def _cross_entropy_training(logits, labels, reduction, inplace):
                                                      reduction=reduction)
         if inplace and logits.stride(0) >= n:
             return _CrossEntropyInPlace.apply(logits, labels, reduction,
-                                              kernel).to(logits.dtype)
+                                              kernel)
     loss, _ = cross_entropy_train_op(logits, labels,
                                      _REDUCTIONS.index(reduction))
-    return loss.to(logits.dtype)
+    return loss
 
 
 def softmax(x, dim=-1, safe=False):

@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""A small Hugging Face causal LM, trained a few steps as it is and again
+after rowred.patch(model), from the same random weights (built from its
+config: no download).
+
+patch() puts the model's RMSNorm (or GPT-2's LayerNorm) modules and its
+loss on rowred's kernels. The script prints both loss curves, the time of
+a training step (forward, backward and AdamW) and the peak memory of each.
+
+usage: python3 examples/torch/patch_model.py [--model llama] [--steps 10]
+           [--pack DIR]
+
+--model: llama, mistral, qwen2, qwen3, gemma or gpt2. The pack (or
+$ROWRED_PACKS) needs bf16 kernels for the model's hidden size and
+vocabulary, and for its head size where the model normalizes heads (Qwen3):
+
+    python3 -m rowred.packs build --softmax-opt build/bin/softmax-opt \\
+        --out packs/llm --dtype bf16 --eps 1e-5,1e-6 \\
+        --op rms_norm,rms_norm_backward,layer_norm,layer_norm_backward,cross_entropy,cross_entropy_grad \\
+        --cols 128,1024,32000
+
+A norm or loss with no kernel in the pack runs on PyTorch's.
+"""
+import argparse
+import time
+
+import torch
+import transformers
+
+import rowred
+
+HIDDEN, HEADS, LAYERS, BATCH, SEQ = 1024, 8, 2, 4, 256
+# The transformers config of each model, at HIDDEN (head size 128) and its
+# real vocabulary.
+DECODER = dict(hidden_size=HIDDEN, intermediate_size=2816,
+               num_hidden_layers=LAYERS, num_attention_heads=HEADS,
+               num_key_value_heads=HEADS, head_dim=HIDDEN // HEADS,
+               max_position_embeddings=2 * SEQ)
+MODELS = {
+    "llama": ("LlamaConfig", dict(DECODER, vocab_size=32000)),
+    "mistral": ("MistralConfig", dict(DECODER, vocab_size=32768)),
+    "qwen2": ("Qwen2Config", dict(DECODER, vocab_size=151936)),
+    "qwen3": ("Qwen3Config", dict(DECODER, vocab_size=151936)),
+    "gemma": ("GemmaConfig", dict(DECODER, vocab_size=256000)),
+    "gpt2": ("GPT2Config", dict(n_embd=HIDDEN, n_layer=LAYERS, n_head=HEADS,
+                                n_positions=2 * SEQ, vocab_size=50257)),
+}
+
+
+def build(name, seed=0):
+    """The model `name` in bf16 on the GPU, its weights drawn from `seed`."""
+    config_class, fields = MODELS[name]
+    config = getattr(transformers, config_class)(**fields)
+    torch.manual_seed(seed)
+    return transformers.AutoModelForCausalLM.from_config(
+        config, torch_dtype=torch.bfloat16, attn_implementation="sdpa").cuda()
+
+
+def train(model, tokens, steps):
+    """Trains `model` on `tokens` (labels: the tokens) for `steps` AdamW
+    steps: (losses, seconds per step after the first two, peak bytes above
+    the memory held before)."""
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+    torch.cuda.synchronize()
+    base = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    losses, start = [], None
+    for step in range(steps):
+        if step == 2:
+            torch.cuda.synchronize()
+            start = time.perf_counter()
+        loss = model(input_ids=tokens, labels=tokens).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        losses.append(loss.detach())
+    torch.cuda.synchronize()
+    seconds = (time.perf_counter() - start) / (steps - 2)
+    return ([x.item() for x in losses], seconds,
+            torch.cuda.max_memory_allocated() - base)
+
+
+def compare(name, steps=10):
+    """The model `name` trained as it is and patched, from the same weights
+    and tokens: a dict of the logits' relative difference at the start,
+    both loss curves, step times and peak memories."""
+    torch.manual_seed(1)
+    tokens = torch.randint(0, MODELS[name][1]["vocab_size"], (BATCH, SEQ),
+                           device="cuda")
+    results = {}
+    logits = {}
+    for patched in (False, True):
+        model = build(name)
+        if patched:
+            rowred.patch(model)
+        with torch.no_grad():
+            logits[patched] = model(input_ids=tokens).logits.float()
+        results[patched] = train(model, tokens, steps)
+        del model
+        torch.cuda.empty_cache()
+    diff = (logits[True] - logits[False]).norm() / logits[False].norm()
+    return {"logits_rel_diff": diff.item(),
+            "losses": (results[False][0], results[True][0]),
+            "step_s": (results[False][1], results[True][1]),
+            "peak_bytes": (results[False][2], results[True][2])}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--model", choices=sorted(MODELS), default="llama")
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--pack", help="a rowred pack directory")
+    args = parser.parse_args()
+    if args.pack:
+        rowred.load_pack(args.pack)
+    r = compare(args.model, max(args.steps, 3))
+    print(f"{args.model}: batch {BATCH} x {SEQ} tokens, bf16, AdamW; "
+          f"logits differ by {r['logits_rel_diff']:.2e} (relative)")
+    print("step  loss (PyTorch)  loss (rowred)")
+    for i, (a, b) in enumerate(zip(*r["losses"])):
+        print(f"{i:4d}  {a:14.4f}  {b:13.4f}")
+    (t0, t1), (m0, m1) = r["step_s"], r["peak_bytes"]
+    print(f"step time: {t0 * 1e3:.2f} ms as it is, {t1 * 1e3:.2f} ms "
+          f"patched ({t0 / t1:.2f}x)")
+    print(f"peak memory: {m0 / 2**20:.0f} MiB as it is, {m1 / 2**20:.0f} "
+          f"MiB patched")
+
+
+if __name__ == "__main__":
+    main()
