@@ -12,12 +12,11 @@ usage: python3 examples/torch/patch_model.py [--model llama] [--steps 10]
 
 --model: llama, mistral, qwen2, qwen3, gemma or gpt2. The pack (or
 $ROWRED_PACKS) needs bf16 kernels for the model's hidden size and
-vocabulary, and for its head size where the model normalizes heads (Qwen3):
+vocabulary, and for its head size where the model normalizes heads (Qwen3);
+the LLM preset has them all:
 
     python3 -m rowred.packs build --softmax-opt build/bin/softmax-opt \\
-        --out packs/llm --dtype bf16 --eps 1e-5,1e-6 \\
-        --op rms_norm,rms_norm_backward,layer_norm,layer_norm_backward,cross_entropy,cross_entropy_grad \\
-        --cols 128,1024,32000
+        --out packs/llm --preset llm --dtype bf16
 
 A norm or loss with no kernel in the pack runs on PyTorch's.
 """
@@ -29,16 +28,17 @@ import transformers
 
 import rowred
 
-HIDDEN, HEADS, LAYERS, BATCH, SEQ = 1024, 8, 2, 4, 256
-# The transformers config of each model, at HIDDEN (head size 128) and its
-# real vocabulary.
-DECODER = dict(hidden_size=HIDDEN, intermediate_size=2816,
+# Two layers of a 1B-class model (Llama 3.2 1B's and Qwen's hidden size,
+# head size 128), a batch of 8 sequences of 1024 tokens.
+HIDDEN, HEADS, LAYERS, BATCH, SEQ = 2048, 16, 2, 8, 1024
+# The transformers config of each model, at HIDDEN and its real vocabulary.
+DECODER = dict(hidden_size=HIDDEN, intermediate_size=5632,
                num_hidden_layers=LAYERS, num_attention_heads=HEADS,
                num_key_value_heads=HEADS, head_dim=HIDDEN // HEADS,
                max_position_embeddings=2 * SEQ)
 MODELS = {
     "llama": ("LlamaConfig", dict(DECODER, vocab_size=32000)),
-    "mistral": ("MistralConfig", dict(DECODER, vocab_size=32768)),
+    "mistral": ("MistralConfig", dict(DECODER, vocab_size=32000)),
     "qwen2": ("Qwen2Config", dict(DECODER, vocab_size=151936)),
     "qwen3": ("Qwen3Config", dict(DECODER, vocab_size=151936)),
     "gemma": ("GemmaConfig", dict(DECODER, vocab_size=256000)),
@@ -82,7 +82,8 @@ def train(model, tokens, steps):
 
 def compare(name, steps=10):
     """The model `name` trained as it is and patched, from the same weights
-    and tokens: a dict of the logits' relative difference at the start,
+    and tokens: a dict of the logits' relative difference at the start (of
+    the first sequence),
     both loss curves, step times and peak memories."""
     torch.manual_seed(1)
     tokens = torch.randint(0, MODELS[name][1]["vocab_size"], (BATCH, SEQ),
@@ -94,7 +95,7 @@ def compare(name, steps=10):
         if patched:
             rowred.patch(model)
         with torch.no_grad():
-            logits[patched] = model(input_ids=tokens).logits.float()
+            logits[patched] = model(input_ids=tokens[:1]).logits.float()
         results[patched] = train(model, tokens, steps)
         del model
         torch.cuda.empty_cache()

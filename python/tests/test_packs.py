@@ -310,6 +310,32 @@ class BuildTest(unittest.TestCase):
                                          f"--eps={eps}"]), 1)
 
 
+class PresetTest(unittest.TestCase):
+    def test_llm_preset(self):
+        variants = packs.preset_variants("llm", ["bf16"], [1e-6])
+        shapes = {(op, n) for _, op, _, n, _ in variants}
+        for op in ("rms_norm", "rms_norm_backward", "layer_norm_backward"):
+            self.assertLessEqual({(op, n) for n in (128, 4096, 8192)},
+                                 shapes)
+            self.assertNotIn((op, 128256), shapes)
+        for n in (32000, 128256, 151936, 256000):
+            self.assertIn(("cross_entropy_grad", n), shapes)
+        self.assertIn(("cross_entropy", 0), shapes)
+        self.assertIn(("softmax", 0), shapes)
+        self.assertNotIn(("cross_entropy_grad", 0), shapes)
+        self.assertEqual(len(shapes), len(variants))
+
+    def test_unknown_preset(self):
+        with self.assertRaisesRegex(packs.PackError, "unknown preset 'gpt'"):
+            packs.preset_variants("gpt", ["f32"])
+
+    def test_preset_with_op_is_refused(self):
+        with self.assertRaises(SystemExit) as e:
+            packs.main(["build", "--softmax-opt", "x", "--out", "y",
+                        "--preset", "llm", "--cols=1024"])
+        self.assertEqual(e.exception.code, 2)
+
+
 class ManifestErrorTest(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp()

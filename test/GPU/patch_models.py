@@ -7,8 +7,9 @@ patched, from the same weights (examples/torch/patch_model.py).
 usage: patch_models.py PACK_DIR...
 
 The packs hold bf16 rms_norm, layer_norm, their backwards (eps 1e-5 and
-1e-6) and cross-entropy kernels for rows of 128 and 1024 and the models'
-vocabularies (32000, 32768, 50257, 151936, 256000). Checks that the
+1e-6) and cross-entropy kernels for rows of 128 and 2048 and the models'
+vocabularies (32000, 50257, 151936, 256000): `python3 -m rowred.packs
+build --preset llm --dtype bf16` has them. Checks that the
 patched model's logits and loss curve match the unpatched model's within
 bf16 rounding, that the kernels ran (no PyTorch fallback), and that
 unpatch restores the model; prints step time and peak memory both ways.

@@ -86,6 +86,23 @@ ROW_HELD_OPS = ("rms_norm_backward", "layer_norm_backward")
 IGNORE_INDEX = -100
 DTYPES = ("f32", "f16", "bf16")
 
+# `--preset llm`: the row lengths of common open language models, per group
+# of ops: the norms at the hidden sizes (2048-8192) and the head sizes that
+# Qwen3's and Gemma's query/key norms normalize, the per-row results and
+# the softmax family at the vocabularies (Llama 2, Phi-3, GPT-2, cl100k,
+# Llama 3, Qwen2/3, Gemma), and `any` kernels where the op has them.
+HIDDEN_SIZES = (128, 256, 2048, 3072, 4096, 5120, 6144, 7168, 8192)
+VOCABULARIES = (32000, 32001, 32064, 50257, 100277, 128256, 151936, 256000)
+PRESETS = {
+    "llm": (
+        (("rms_norm", "rms_norm_residual", "rms_norm_backward", "layer_norm",
+          "layer_norm_backward"), HIDDEN_SIZES),
+        (("cross_entropy", "cross_entropy_grad", "logsumexp",
+          "logsumexp_backward", "softmax", "log_softmax", "softmax_backward",
+          "log_softmax_backward"), VOCABULARIES + (0,)),
+    ),
+}
+
 
 class PackError(ValueError):
     """A pack that cannot be read or built, or a shape no pack covers."""
@@ -465,15 +482,26 @@ def _variants(ops, dtypes, cols, eps_values):
                     yield f"{name}_eps{_eps_tag(eps)}", op, dtype, n, eps
 
 
+def preset_variants(preset, dtypes, eps_values=DEFAULT_EPS):
+    """The variants (_variants) of the PRESETS entry `preset`."""
+    if preset not in PRESETS:
+        raise PackError(f"unknown preset '{preset}'; expected one of "
+                        f"{', '.join(PRESETS)}")
+    return [v for ops, cols in PRESETS[preset]
+            for v in _variants(ops, dtypes, cols, eps_values)]
+
+
 def build(softmax_opt, out, ops, dtypes, cols, chip="sm_90",
-          eps_values=DEFAULT_EPS):
+          eps_values=DEFAULT_EPS, variants=None):
     """Compiles a kernel per (op, dtype, N), and per eps of `eps_values` for
     EPS_OPS, into `out` and writes its manifest; returns the manifest.
     EXACT_OPS get kernels for the exact lengths of `cols` only (0, any
     length, is skipped for them); ROW_HELD_OPS none for rows too long to
-    hold, listed in the manifest's "skipped"."""
+    hold, listed in the manifest's "skipped". `variants` (preset_variants)
+    replaces what ops, dtypes, cols and eps_values give."""
     _chip_number(chip)
-    variants = list(_variants(ops, dtypes, cols, eps_values))
+    if variants is None:
+        variants = list(_variants(ops, dtypes, cols, eps_values))
     if not variants:
         raise PackError(
             "nothing to build: no op, dtype or row length given, or only "
@@ -531,6 +559,11 @@ def main(argv=None):
     b.add_argument("--softmax-opt", required=True,
                    help="the compiler driver (build/bin/softmax-opt)")
     b.add_argument("--out", required=True, help="the pack directory")
+    b.add_argument("--preset", choices=sorted(PRESETS),
+                   help="the ops and row lengths of a preset (llm: the "
+                   "norms at common hidden sizes, cross-entropy and the "
+                   "softmax family at common vocabularies, and 'any'), "
+                   "instead of --op and --cols")
     b.add_argument("--op", default=",".join(OPS),
                    help="ops, comma-separated; " + ", ".join(EXACT_OPS) +
                    " only for exact --cols")
@@ -543,12 +576,20 @@ def main(argv=None):
                    help="epsilons of the " + ", ".join(EPS_OPS) +
                    " kernels, comma-separated (a kernel each)")
     args = parser.parse_args(argv)
+    given = sys.argv[1:] if argv is None else argv
+    if args.preset and any(a.split("=")[0] in ("--op", "--cols")
+                           for a in given):
+        parser.error("--preset gives the ops and row lengths: leave out "
+                     "--op and --cols")
     try:
+        dtypes = _parse_list(args.dtype, DTYPES, "dtype")
+        eps_values = _parse_eps(args.eps)
+        variants = preset_variants(args.preset, dtypes, eps_values) \
+            if args.preset else None
         manifest = build(args.softmax_opt, args.out,
-                         _parse_list(args.op, OPS, "op"),
-                         _parse_list(args.dtype, DTYPES, "dtype"),
-                         _parse_cols(args.cols), args.chip,
-                         _parse_eps(args.eps))
+                         _parse_list(args.op, OPS, "op"), dtypes,
+                         _parse_cols(args.cols), args.chip, eps_values,
+                         variants)
     except (PackError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
