@@ -52,8 +52,9 @@ def build(name, seed=0):
     config_class, fields = MODELS[name]
     config = getattr(transformers, config_class)(**fields)
     torch.manual_seed(seed)
-    return transformers.AutoModelForCausalLM.from_config(
-        config, torch_dtype=torch.bfloat16, attn_implementation="sdpa").cuda()
+    with torch.device("cuda"):
+        return transformers.AutoModelForCausalLM.from_config(
+            config, dtype=torch.bfloat16, attn_implementation="sdpa")
 
 
 def train(model, tokens, steps):

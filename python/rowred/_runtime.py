@@ -126,6 +126,7 @@ class Kernel:
         self.name = lib.rowred_kernel_name(self._handle).decode()
         self.op = lib.rowred_kernel_op(self._handle).decode()
         self.input_type = lib.rowred_kernel_input_type(self._handle).decode()
+        self._workspace_bytes = {}
         self.min_cols = lib.rowred_kernel_min_cols(self._handle)
         self.max_cols = lib.rowred_kernel_max_cols(self._handle)
         # (name, role, type) of each operand, in launch order: inputs,
@@ -142,10 +143,19 @@ class Kernel:
                                   dtype.value.decode()))
 
     def workspace_bytes(self, rows, cols):
+        """The workspace a launch over rows x cols needs, remembered per
+        shape (a call into the library costs the host more than the
+        lookup)."""
+        nbytes = self._workspace_bytes.get((rows, cols))
+        if nbytes is not None:
+            return nbytes
         out = ctypes.c_uint64()
         if self._lib.rowred_kernel_workspace_bytes(self._handle, rows, cols,
                                                    ctypes.byref(out)):
             raise RowredError(_error(self._lib))
+        if len(self._workspace_bytes) >= 1024:
+            self._workspace_bytes.clear()
+        self._workspace_bytes[(rows, cols)] = out.value
         return out.value
 
     def grid(self, rows, cols):
