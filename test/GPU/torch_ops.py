@@ -171,9 +171,8 @@ class Autograd(unittest.TestCase):
 
 class PerRowResults(unittest.TestCase):
     """rowred.logsumexp and rowred.cross_entropy on the pack's kernels:
-    those for EXACT_COLS (clusters or chunks at 131072), and for 5000 a
-    kernel whose rows hold it (a longer row's, or the one for any length,
-    which packs now build for these ops)."""
+    those for EXACT_COLS (clusters or chunks at 131072), and for 5000 the
+    one for any length (no exact kernel's fast range holds 5000)."""
 
     def test_values_and_gradients(self):
         for dtype in DTYPES:
@@ -226,8 +225,8 @@ class PerRowResults(unittest.TestCase):
 
     def test_logsumexp_gradient(self):
         """logsumexp's backward on its compiled kernel (the exact length's,
-        a longer row's for 5000, the one for any length for rows longer
-        than the pack's), with an incoming gradient
+        the one for any length for 5000 and for rows longer than the
+        pack's), with an incoming gradient
         that is not contiguous (a sum's, expanded), against float64."""
         for dtype in DTYPES:
             for shape in ((64, 1024), (3, 11, 32000), (5, 5000), (2, 140001)):
