@@ -336,6 +336,32 @@ class PresetTest(unittest.TestCase):
         self.assertEqual(e.exception.code, 2)
 
 
+class LadderTest(unittest.TestCase):
+    def test_ladder_expands_once(self):
+        cols = packs._parse_cols("4096,ladder,any")
+        self.assertEqual(cols[0], 4096)
+        self.assertEqual(cols[-1], 0)
+        self.assertEqual(sorted(cols[1:-1] + [4096]), list(packs.LADDER))
+
+    def test_every_length_runs_within_a_fast_range(self):
+        # A block of a power of two P, or 3P/4 from P = 8192, as the
+        # planner pads rows: every length from 1 to 131072 falls in the
+        # fast range of a ladder kernel at most twice its length, and the
+        # lookup takes the closest.
+        def block(n):
+            p = 1 << (n - 1).bit_length()
+            return 3 * p // 4 if p >= 8192 and n <= 3 * p // 4 else p
+        kernels = []
+        for n in packs.LADDER:
+            first, last = packs.fast_range(n, 1, block(n))
+            kernels.append({"cols": n, "fast_min_cols": first,
+                            "fast_max_cols": last, "metadata": n})
+        for n in list(range(1, 5000)) + [6000, 6145, 12289, 100000, 131072]:
+            best = packs._best(kernels, n)
+            self.assertIsNotNone(best, n)
+            self.assertTrue(n <= block(best["cols"]) < 2 * n + 2, n)
+
+
 class ManifestErrorTest(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp()

@@ -86,6 +86,15 @@ ROW_HELD_OPS = ("rms_norm_backward", "layer_norm_backward")
 IGNORE_INDEX = -100
 DTYPES = ("f32", "f16", "bf16")
 
+# `--cols ladder`: kernels compiled for these lengths, whose blocks (the
+# powers of two, and three quarters of those from 8192, as rowred-plan pads
+# rows) leave no length from 1 to 131072 more than half padded: through
+# the lookup's fast ranges, a row of any length in between runs on the
+# exact kernel of the next block up, for the ops (EXACT_OPS) that have no
+# kernel for any length as for the others.
+LADDER = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 6144,
+          8192, 12288, 16384, 24576, 32768, 65536, 131072)
+
 # `--preset llm`: the row lengths of common open language models, per group
 # of ops: the norms at the hidden sizes (2048-8192) and the head sizes that
 # Qwen3's and Gemma's query/key norms normalize, the per-row results and
@@ -353,6 +362,9 @@ def _parse_cols(text):
         if t == "any":
             cols.append(0)
             continue
+        if t == "ladder":
+            cols.extend(n for n in LADDER if n not in cols)
+            continue
         try:
             n = int(t)
         except ValueError:
@@ -570,7 +582,9 @@ def main(argv=None):
     b.add_argument("--dtype", default="f32,f16,bf16")
     b.add_argument("--cols", default="any",
                    help="row lengths, comma-separated; 'any' for a kernel "
-                   "that takes every length")
+                   "that takes every length; 'ladder' for kernels at "
+                   "lengths from 1 to 131072 that leave no length between "
+                   "more than half padded")
     b.add_argument("--chip", default="sm_90")
     b.add_argument("--eps", default=",".join(map(str, DEFAULT_EPS)),
                    help="epsilons of the " + ", ".join(EPS_OPS) +
