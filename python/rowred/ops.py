@@ -582,7 +582,8 @@ class _CrossEntropyInPlace(torch.autograd.Function):
 
 
 def cross_entropy(logits, labels, ignore_index=-100, label_smoothing=0.0,
-                  reduction="mean", inplace_backward=False, loss_dtype=None):
+                  reduction="mean", inplace_backward=False, loss_dtype=None,
+                  check_labels=False):
     """F.cross_entropy(logits, labels, ...) for logits of shape (N, C) and
     int64 labels of shape (N,) on the compiled kernels; other ignore_index
     and label_smoothing values run on PyTorch's.
@@ -597,7 +598,11 @@ def cross_entropy(logits, labels, ignore_index=-100, label_smoothing=0.0,
     such kernel for C, PyTorch's F.cross_entropy runs, forward and
     backward. The loss has the logits' dtype, as F.cross_entropy's, or
     `loss_dtype` (torch.float32: the kernels' f32 loss, not rounded to
-    bf16, with no f32 copy of the logits)."""
+    bf16, with no f32 copy of the logits).
+
+    A label outside [0, C) other than `ignore_index` gives its row a NaN
+    loss and gradient; with `check_labels`, a ValueError naming the row
+    instead (which reads the labels back to the host: a synchronization)."""
     check_input("cross_entropy", logits, -1)
     if logits.dim() != 2:
         raise ValueError("rowred.cross_entropy: expected logits of shape "
@@ -614,6 +619,8 @@ def cross_entropy(logits, labels, ignore_index=-100, label_smoothing=0.0,
     if reduction not in _REDUCTIONS:
         raise ValueError("rowred.cross_entropy: reduction must be 'none', "
                          f"'mean' or 'sum', got '{reduction}'")
+    if check_labels:
+        _check_labels(labels, logits.size(1), ignore_index)
     loss_dtype = loss_dtype or logits.dtype
     if ignore_index != packs.IGNORE_INDEX or label_smoothing != 0.0:
         return torch.nn.functional.cross_entropy(
@@ -629,6 +636,19 @@ def cross_entropy(logits, labels, ignore_index=-100, label_smoothing=0.0,
     elif reduction == "mean":
         loss = loss.sum() / (labels != ignore_index).sum()
     return loss.to(loss_dtype)
+
+
+def _check_labels(labels, classes, ignore_index):
+    """ValueError for the first label outside [0, classes) other than
+    ignore_index."""
+    bad = ((labels < 0) | (labels >= classes)) & (labels != ignore_index)
+    rows = bad.nonzero()
+    if rows.numel():
+        row = int(rows[0, 0])
+        raise ValueError(f"rowred.cross_entropy: label {int(labels[row])} of "
+                         f"row {row} is outside [0, {classes}) and is not "
+                         f"the ignore_index {ignore_index} ({rows.size(0)} "
+                         "such rows)")
 
 
 def _cross_entropy_training(logits, labels, reduction, inplace):

@@ -270,6 +270,31 @@ class PerRowResults(unittest.TestCase):
                                                 device="cuda"),
                                  reduction="avg")
 
+    def test_labels_out_of_range(self):
+        """A label outside [0, C) other than the ignore index: a NaN loss
+        for its row (the others exact), or with check_labels a ValueError
+        naming the first such row; ignored rows pass the check."""
+        x = torch.randn(16, 1024, device="cuda")
+        labels = torch.randint(0, 1024, (16,), device="cuda")
+        labels[3], labels[5], labels[7] = 1024, -100, -2
+        loss = rowred.cross_entropy(x, labels, reduction="none")
+        self.assertTrue(torch.isnan(loss[3]) and torch.isnan(loss[7]))
+        fine = torch.tensor([i not in (3, 7) for i in range(16)],
+                            device="cuda")
+        torch.testing.assert_close(
+            loss[fine], torch.nn.functional.cross_entropy(
+                x[fine], labels[fine], reduction="none"))
+        for requires_grad in (False, True):
+            with self.assertRaisesRegex(
+                    ValueError, r"label 1024 of row 3 is outside \[0, 1024\)"
+                    r".*\(2 such rows\)"):
+                rowred.cross_entropy(x.clone().requires_grad_(requires_grad),
+                                     labels, check_labels=True)
+        labels[3] = labels[7] = 0
+        torch.testing.assert_close(
+            rowred.cross_entropy(x, labels, check_labels=True),
+            torch.nn.functional.cross_entropy(x, labels))
+
     def test_opcheck(self):
         x = torch.randn(16, 1024, device="cuda", requires_grad=True)
         labels = torch.randint(0, 1024, (16,), device="cuda")
