@@ -36,6 +36,16 @@ class ArgumentTest(unittest.TestCase):
                    "log_softmax_backward", "logsumexp", "cross_entropy"):
             self.assertTrue(hasattr(torch.ops.rowred, op), op)
 
+    def test_label_check(self):
+        from rowred.ops import _check_labels
+        labels = torch.tensor([0, 9, -100, 3])
+        _check_labels(labels, 10, -100)
+        labels[1], labels[3] = 10, -1
+        with self.assertRaisesRegex(ValueError, r"label 10 of row 1 is "
+                                    r"outside \[0, 10\) and is not the "
+                                    r"ignore_index -100 \(2 such rows\)"):
+            _check_labels(labels, 10, -100)
+
 
 if __name__ == "__main__":
     unittest.main()
