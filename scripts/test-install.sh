@@ -3,7 +3,9 @@
 # setup.py builds the runtime library with the runner-only CMake build) into
 # a fresh virtual environment, checks that `import rowred` finds the
 # installed copy and its runtime library from another directory, and runs
-# the package's CPU tests against that copy. Python: $ROWRED_INSTALL_PYTHON,
+# the package's CPU tests against that copy; then installs it again from
+# its source distribution and loads the runtime library. Python:
+# $ROWRED_INSTALL_PYTHON,
 # else Debian's /usr/bin/python3 (scripts/setup.sh installs its venv,
 # setuptools and wheel), else python3.
 set -euo pipefail
@@ -37,3 +39,11 @@ print(f"installed: {os.path.dirname(where)} (runtime ABI "
 PY
 ROWRED_TEST_INSTALLED=1 "$venv/bin/python" -m unittest discover \
   -s "$root/python/tests"
+
+# The source distribution holds what its build needs (MANIFEST.in): built
+# from the tree, installed over the first, and imported again.
+(cd "$root" && "$venv/bin/python" setup.py -q sdist -d "$elsewhere/sdist" \
+   >/dev/null 2>&1) || { echo "test-install: sdist failed" >&2; exit 1; }
+"$venv/bin/python" -m pip install --quiet --no-build-isolation --no-index \
+  --force-reinstall "$elsewhere"/sdist/rowred-*.tar.gz
+"$venv/bin/python" -c "import rowred._runtime as r; r.library(); print('sdist: installed and loaded')"
