@@ -14,7 +14,9 @@
 # each side by side under a time limit; times.txt in RESULTS_DIR has how
 # long each took.
 # TORCH_PACK=DIR also runs the PyTorch package's GPU tests
-# (test/GPU/torch_ops.py) over the pack in DIR; FAMILY=DIR checks the
+# (test/GPU/torch_ops.py) over the pack in DIR; PATCH_PACK=DIR (an LLM
+# preset pack) the patched Hugging Face models (test/GPU/patch_models.py,
+# skipped without transformers); FAMILY=DIR checks the
 # family's kernels in DIR (gen_kernels.py --set family) with
 # test/GPU/check_family.py and softmax-run --check.
 set -uo pipefail
@@ -79,6 +81,14 @@ start_step runner-suite 300 python3 "$root/test/GPU/runner_suite.py" "$runner" \
     --json "$results/runner-family.json"
 status runner-suite; runner_rc=$?
 status runner-family || family_rc=1
+# The patched models alone: they fill the GPU.
+patch_rc=0
+if [ -n "${PATCH_PACK:-}" ]; then
+  timeout -s KILL 300 python3 "$root/test/GPU/patch_models.py" "$PATCH_PACK" \
+    >"$results/patch-models.txt" 2>&1
+  rc=$?
+  [ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] || patch_rc=1
+fi
 # --explain on the suite's fused f32 4096 kernel, or its first kernel.
 explain=$suite/softmax_f32_fused_b4096_kernel0.json
 [ -f "$explain" ] || explain=$(ls "$suite"/*_kernel0.json | head -1)
@@ -97,9 +107,10 @@ cat "$results/explain.txt" "$results/times.txt"
 tail -22 "$results/suite.txt"
 tail -30 "$results/runner-suite.txt"
 [ -n "${TORCH_PACK:-}" ] && tail -40 "$results/torch-ops.txt"
+[ -n "${PATCH_PACK:-}" ] && tail -12 "$results/patch-models.txt"
 [ -n "${FAMILY:-}" ] && { tail -40 "$results/family.txt";
   tail -12 "$results/runner-family.txt"; }
 echo "GPU suite exit status: CuPy harness $suite_rc, softmax-run $runner_rc," \
-  "PyTorch package $torch_rc, family $family_rc"
+  "PyTorch package $torch_rc, family $family_rc, patched models $patch_rc"
 [ "$suite_rc" -eq 0 ] && [ "$runner_rc" -eq 0 ] && [ "$torch_rc" -eq 0 ] &&
-  [ "$family_rc" -eq 0 ]
+  [ "$family_rc" -eq 0 ] && [ "$patch_rc" -eq 0 ]
