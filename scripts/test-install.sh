@@ -41,9 +41,28 @@ ROWRED_TEST_INSTALLED=1 "$venv/bin/python" -m unittest discover \
   -s "$root/python/tests"
 
 # The source distribution holds what its build needs (MANIFEST.in): built
-# from the tree, installed over the first, and imported again.
+# from the tree and installed over the first, with a pack built by the
+# installed command bundled as the package's default pack.
 (cd "$root" && "$venv/bin/python" setup.py -q sdist -d "$elsewhere/sdist" \
    >/dev/null 2>&1) || { echo "test-install: sdist failed" >&2; exit 1; }
-"$venv/bin/python" -m pip install --quiet --no-build-isolation --no-index \
-  --force-reinstall "$elsewhere"/sdist/rowred-*.tar.gz
-"$venv/bin/python" -c "import rowred._runtime as r; r.library(); print('sdist: installed and loaded')"
+opt=${ROWRED_SOFTMAX_OPT:-$root/build/bin/softmax-opt}
+bundle=()
+if [ -x "$opt" ]; then
+  "$venv/bin/python" -m rowred.packs build --softmax-opt "$opt" \
+    --out "$elsewhere/pack" --op softmax --dtype f32 --cols 64 >/dev/null
+  bundle=(env ROWRED_BUNDLE_PACK="$elsewhere/pack")
+fi
+"${bundle[@]}" "$venv/bin/python" -m pip install --quiet --no-build-isolation \
+  --no-index --force-reinstall "$elsewhere"/sdist/rowred-*.tar.gz
+"$venv/bin/python" - "${#bundle[@]}" <<'PY'
+import os, sys
+import rowred
+from rowred import _runtime, packs
+_runtime.library()
+pack = os.path.join(os.path.dirname(rowred.__file__), "pack")
+if sys.argv[1] != "0":
+    assert packs.Pack(pack).find("softmax", "f32", 64), "no bundled kernel"
+    print("sdist: installed, runtime loaded, default pack bundled")
+else:
+    print("sdist: installed, runtime loaded (no softmax-opt: no pack bundled)")
+PY
