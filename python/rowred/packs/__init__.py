@@ -24,9 +24,9 @@ fast_max_cols] those it runs well (fast_range: a kernel compiled for N
 from N/2 on, its block at least half used; an `any` kernel, all it
 admits). A lookup searches every loaded pack (find_kernel): the kernel
 compiled for exactly N wins, from whichever pack holds it; else the
-kernel compiled for the length closest to N whose fast range holds N (a kernel
-compiled for 8192 takes rows of 5000 with its block padded and masked);
-else an `any` kernel. Never a kernel outside its fast range: one compiled
+kernel compiled for the length closest to N (by ratio) whose fast range
+holds N (a kernel compiled for 8192 takes rows of 5000 with its block
+padded and masked); else an `any` kernel. Never a kernel outside its fast range: one compiled
 for rows of 2^20 admits rows of 8192 but would run them on a long-row
 grid. The norms' entries also carry `eps`, the epsilon compiled into the
 kernel (`--eps`), and a lookup matches it as an f32.
@@ -266,10 +266,9 @@ def find_kernel(packs, op, dtype, cols, device_sm, eps=None):
     """The metadata path of the best kernel for (op, dtype, cols, eps) in
     all of `packs` whose chip the device runs (the exact kernel first, then
     the one compiled for the length closest to cols whose fast range holds
-    them,
-    then an `any` kernel; the first loaded pack among equals); PackError
-    naming the shape and the command that builds a pack for it when none
-    has one."""
+    them, then an `any` kernel; the first loaded pack among equals);
+    PackError naming the shape and the command that builds a pack for it
+    when none has one."""
     best = _best([k for pack in packs if pack.sm <= device_sm
                   for k in pack.matching(op, dtype, eps)], cols)
     if best:
