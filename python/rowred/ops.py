@@ -653,10 +653,10 @@ def _check_labels(labels, classes, ignore_index):
 
 def _cross_entropy_training(logits, labels, reduction, inplace):
     """The loss (f32 from the kernels) of logits that require grad, whose
-    gradient the forward's kernel writes (over the logits with `inplace`), so that the backward
-    only scales it. Eager calls without that kernel run PyTorch's fused
-    forward and backward; under torch.compile the op decides when it
-    runs."""
+    gradient the forward's kernel writes (over the logits with `inplace`),
+    so that the backward only scales it. Eager calls without that kernel
+    run PyTorch's fused forward and backward; under torch.compile the op
+    decides when it runs."""
     n = logits.size(1)
     if not torch.compiler.is_compiling():
         kernel = _exact_kernel("cross_entropy_grad", logits, n) \

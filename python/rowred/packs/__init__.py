@@ -26,10 +26,11 @@ admits). A lookup searches every loaded pack (find_kernel): the kernel
 compiled for exactly N wins, from whichever pack holds it; else the
 kernel compiled for the length closest to N (by ratio) whose fast range
 holds N (a kernel compiled for 8192 takes rows of 5000 with its block
-padded and masked); else an `any` kernel. Never a kernel outside its fast range: one compiled
-for rows of 2^20 admits rows of 8192 but would run them on a long-row
-grid. The norms' entries also carry `eps`, the epsilon compiled into the
-kernel (`--eps`), and a lookup matches it as an f32.
+padded and masked); else an `any` kernel. Never a kernel outside its
+fast range: one compiled for rows of 2^20 admits rows of 8192 but would
+run them on a long-row grid. The norms' entries also carry `eps`, the
+epsilon compiled into the kernel (`--eps`), and a lookup matches it as an
+f32.
 
 Where the compiler is at hand (the full build, or $ROWRED_SOFTMAX_OPT), a
 shape no pack covers is compiled once into an on-disk cache
