@@ -69,10 +69,13 @@ SANITIZED_SUITE = (
 )
 # The family's (--set family): each op's strategies, the per-column and
 # per-row operands (weights, biases, labels, second inputs, per-row
-# results), generic chunks of one and two exchanges, and the online kernel
-# of rows only reduced (logsumexp and the cross-entropy loss, exact and any
-# length).
+# results), generic chunks of one and two exchanges, the online kernel of
+# rows only reduced (logsumexp and the cross-entropy loss, exact and any
+# length), and the sums down the columns (their shared accumulators and
+# grid barrier).
 SANITIZED_FAMILY = (
+    "rms_norm_backward_f32_auto_n1000_kernel0.json",
+    "layer_norm_backward_bf16_auto_n781_kernel0.json",
     "cross_entropy_bf16_auto_n32000_kernel0.json",
     "cross_entropy_f32_auto_n50257_kernel0.json",
     "logsumexp_bf16_auto_kernel0.json",

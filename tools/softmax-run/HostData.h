@@ -84,12 +84,15 @@ struct CheckResult {
 };
 
 /// Compares `y` (poisoned with `poison` before the launch) with `ref`:
-/// every element within atol + rtol * |ref|, softmax rows summing to 1, NaN
+/// every element within atol + rtol * |ref| (+ slack[i], where given: the
+/// error a sum of many terms may carry), softmax rows summing to 1, NaN
 /// exactly where the reference has NaN, and a relative L2 error within the
-/// type's limit or twice the error of the reference rounded to the output
-/// type, whichever is larger (f16 outputs of long rows are subnormal).
+/// type's limit, twice the error of the reference rounded to the output
+/// type, or the slack's, whichever is largest (f16 outputs of long rows
+/// are subnormal).
 CheckResult check(const Matrix &y, const std::vector<double> &ref,
-                  const std::string &op, double poison);
+                  const std::string &op, double poison,
+                  const std::vector<double> &slack = {});
 
 /// The value outputs are poisoned with: no softmax or log-softmax result.
 constexpr double kPoison = 12345.0;

@@ -16,6 +16,24 @@ bool isBackward(const std::string &op) {
   return op == "softmax_backward" || op == "log_softmax_backward";
 }
 
+bool isNormBackward(const std::string &op) {
+  return op == "rms_norm_backward" || op == "layer_norm_backward";
+}
+
+/// Row `r`'s (mean, rstd) as a norm's forward writes them for its
+/// backward: the mean (0 for rms_norm) and 1 / sqrt(the mean of the squares
+/// about it + 1e-5).
+std::pair<double, double> rowStatistics(const Matrix &x, int64_t r,
+                                        bool centered) {
+  double mean = 0, squares = 0;
+  for (int64_t c = 0; centered && c < x.cols; ++c)
+    mean += x.get(r, c);
+  mean /= double(x.cols);
+  for (int64_t c = 0; c < x.cols; ++c)
+    squares += (x.get(r, c) - mean) * (x.get(r, c) - mean);
+  return {mean, 1.0 / std::sqrt(squares / double(x.cols) + 1e-5)};
+}
+
 /// A matrix of `type` shaped as `like` whose elements are `values` (one per
 /// element of a rows x cols matrix, row-major).
 Matrix store(DType type, const Matrix &like,
@@ -46,6 +64,13 @@ std::string softmax_run::referenceProblem(const KernelSpec &spec) {
   if (spec.op == "softmax" || spec.op == "log_softmax" || isBackward(spec.op) ||
       spec.op == "logsumexp" || spec.op == "logsumexp_backward")
     return "";
+  if (spec.op == "rms_norm_backward")
+    return "";
+  if (spec.op == "layer_norm_backward")
+    return spec.count(KernelOperand::Role::ColumnSum) == 1
+               ? "a layer_norm_backward kernel with one column sum does not "
+                 "record whether it is the weight's or the bias's gradient"
+               : "";
   if (spec.op == "cross_entropy")
     return spec.ignoreIndex ? ""
                             : "its metadata has no ignore_index (compile it "
@@ -95,19 +120,32 @@ HostOperands softmax_run::makeOperands(const KernelSpec &spec, const Matrix &x,
       // Labels: a column of each row (a fixed stride through them), and the
       // ignore_index on every seventh row. An f32 per-row input (the
       // gradient's scale): 1, 1/2, ..., 1/5 by turns; logsumexp_backward's
-      // first is the rows' logsumexp.
+      // first is the rows' logsumexp; the norms' backwards read x's
+      // statistics (layer_norm's: the mean, then rstd).
       bool scale = isFloatType(operand.type);
       bool lse = spec.op == "logsumexp_backward" && ops.rows.empty();
+      bool layer = spec.op == "layer_norm_backward";
+      bool mean = layer && ops.rows.empty();
       Matrix values(operand.type, 1, x.rows, x.rows);
-      for (int64_t r = 0; r < x.rows; ++r)
+      for (int64_t r = 0; r < x.rows; ++r) {
+        if (isNormBackward(spec.op)) {
+          auto [m, rstd] = rowStatistics(x, r, layer);
+          values.set(0, r, mean ? m : rstd);
+          continue;
+        }
         values.set(0, r,
                    lse          ? logSumExp(x, r, /*finite=*/true)
                    : scale      ? 1.0 / double(r % 5 + 1)
                    : r % 7 == 3 ? double(spec.ignoreIndex.value_or(-100))
                                 : double((r * 7919 + int64_t(seed)) % x.cols));
+      }
       ops.rows.push_back(std::move(values));
       break;
     }
+    case KernelOperand::Role::ColumnSum:
+      ops.columnSums.emplace_back(operand.type, 1, x.cols, x.cols);
+      ops.columnSums.back().fill(poison);
+      break;
     case KernelOperand::Role::RowOutput:
       ops.rowOutputs.emplace_back(operand.type, 1, x.rows, x.rows);
       ops.rowOutputs.back().fill(poison);
@@ -235,9 +273,79 @@ std::vector<double> rowwiseReference(const KernelSpec &spec,
 }
 } // namespace
 
+namespace {
+/// For the norms' backwards: row `r`'s x_hat = (x - mean) * rstd and g = dy *
+/// weight at every column, from the statistics the kernel reads.
+void normTerms(const KernelSpec &spec, const HostOperands &ops, int64_t r,
+               std::vector<double> &xHat, std::vector<double> &g) {
+  const Matrix &x = ops.inputs[0], &dy = ops.inputs[1];
+  bool layer = spec.op == "layer_norm_backward";
+  double mean = layer ? ops.rows[0].get(0, r) : 0.0;
+  double rstd = ops.rows[layer ? 1 : 0].get(0, r);
+  for (int64_t c = 0; c < x.cols; ++c) {
+    xHat[c] = (x.get(r, c) - mean) * rstd;
+    g[c] = dy.get(r, c) * (ops.columns.empty() ? 1.0 : ops.columns[0].get(0, c));
+  }
+}
+
+/// dx of the norms' backwards: rstd * (g - x_hat * mean(g * x_hat)), and
+/// for layer_norm minus mean(g) as well.
+std::vector<double> normBackwardReference(const KernelSpec &spec,
+                                          const HostOperands &ops) {
+  const Matrix &x = ops.inputs[0];
+  bool layer = spec.op == "layer_norm_backward";
+  std::vector<double> out(static_cast<size_t>(x.rows * x.cols));
+  parallelRows(x.rows, [&](int64_t begin, int64_t end) {
+    std::vector<double> xHat(x.cols), g(x.cols);
+    for (int64_t r = begin; r < end; ++r) {
+      normTerms(spec, ops, r, xHat, g);
+      double sumG = 0, sumGX = 0;
+      for (int64_t c = 0; c < x.cols; ++c) {
+        sumG += g[c];
+        sumGX += g[c] * xHat[c];
+      }
+      double rstd = ops.rows[layer ? 1 : 0].get(0, r);
+      double meanG = layer ? sumG / double(x.cols) : 0.0;
+      for (int64_t c = 0; c < x.cols; ++c)
+        out[r * x.cols + c] =
+            rstd * (g[c] - meanG - xHat[c] * sumGX / double(x.cols));
+    }
+  });
+  return out;
+}
+} // namespace
+
+std::vector<ColumnSumReference>
+softmax_run::columnSumReferences(const KernelSpec &spec,
+                                 const HostOperands &ops) {
+  std::vector<ColumnSumReference> refs(ops.columnSums.size());
+  if (refs.empty())
+    return refs;
+  const Matrix &x = ops.inputs[0], &dy = ops.inputs[1];
+  for (ColumnSumReference &ref : refs) {
+    ref.sums.assign(x.cols, 0.0);
+    ref.magnitudes.assign(x.cols, 0.0);
+  }
+  std::vector<double> xHat(x.cols), g(x.cols);
+  for (int64_t r = 0; r < x.rows; ++r) {
+    normTerms(spec, ops, r, xHat, g);
+    for (int64_t c = 0; c < x.cols; ++c) {
+      // dw first, then db.
+      double terms[2] = {dy.get(r, c) * xHat[c], dy.get(r, c)};
+      for (size_t k = 0; k < refs.size() && k < 2; ++k) {
+        refs[k].sums[c] += terms[k];
+        refs[k].magnitudes[c] += std::fabs(terms[k]);
+      }
+    }
+  }
+  return refs;
+}
+
 std::vector<double> softmax_run::referenceOf(const KernelSpec &spec,
                                              const HostOperands &ops) {
   const Matrix &x = ops.inputs[0];
+  if (isNormBackward(spec.op))
+    return normBackwardReference(spec, ops);
   if (spec.op == "softmax" || spec.op == "log_softmax") {
     std::vector<double> out = reference(x, spec.op);
     // A safe kernel's rows of -inf give zeros.

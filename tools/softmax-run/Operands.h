@@ -3,9 +3,10 @@
 // Part of the softmax kernel compiler.
 //
 // The host data of one launch of a kernel of any op of the family (softmax,
-// log_softmax, their gradients, rms_norm, layer_norm): a matrix per 2-D
-// input and output and a vector per per-column operand, in the kernel's
-// order (docs/abi.md), and the float64 reference of its output.
+// log_softmax, their gradients, rms_norm, layer_norm and theirs, logsumexp,
+// cross-entropy): a matrix per 2-D input and output and a vector per
+// per-column, per-row and column-sum operand, in the kernel's order
+// (docs/abi.md), and the float64 references of its outputs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,10 +17,11 @@
 
 namespace softmax_run {
 
-/// The operands of one launch in host memory; per-column operands are
-/// 1 x N matrices, per-row inputs (labels) and outputs 1 x M.
+/// The operands of one launch in host memory; per-column operands and
+/// column sums are 1 x N matrices, per-row inputs (labels, statistics) and
+/// outputs 1 x M.
 struct HostOperands {
-  std::vector<Matrix> inputs, outputs, columns, rows, rowOutputs;
+  std::vector<Matrix> inputs, outputs, columns, rows, rowOutputs, columnSums;
 
   /// The output --check compares: the first 2-D output, else the first
   /// per-row output (the loss, the logsumexp).
@@ -39,8 +41,10 @@ std::string referenceProblem(const KernelSpec &spec);
 /// or log_softmax of `x`, as the kernel's type stores it) and a gradient dy
 /// of the distribution's values; per-column operands and further inputs
 /// are normal values; per-row inputs are labels in [0, N), every seventh
-/// row the kernel's ignore_index; outputs have rows `yStride` apart and are
-/// filled with `poison`, as are per-row outputs.
+/// row the kernel's ignore_index, or for the norms' backwards the rows'
+/// statistics (rstd; mean and rstd) of `x` with an epsilon of 1e-5; outputs
+/// have rows `yStride` apart and are filled with `poison`, as are per-row
+/// outputs and column sums.
 HostOperands makeOperands(const KernelSpec &spec, const Matrix &x,
                           int64_t yStride, Distribution dist, uint64_t seed,
                           double poison);
@@ -52,6 +56,19 @@ HostOperands makeOperands(const KernelSpec &spec, const Matrix &x,
 /// empty.
 std::vector<double> referenceOf(const KernelSpec &spec,
                                 const HostOperands &operands);
+
+/// The float64 reference of a column sum (the weight's gradient dw = the
+/// sum over rows of dy * x_hat, the bias's db = the sum of dy), and per
+/// column the sum of the terms' magnitudes, which bounds the error of any
+/// order of summing them.
+struct ColumnSumReference {
+  std::vector<double> sums, magnitudes;
+};
+
+/// The references of `spec`'s column sums, in the kernel's order
+/// (HostOperands::columnSums).
+std::vector<ColumnSumReference>
+columnSumReferences(const KernelSpec &spec, const HostOperands &operands);
 
 } // namespace softmax_run
 

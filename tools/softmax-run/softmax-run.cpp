@@ -254,11 +254,6 @@ Matrix resolveRequest(Options &opts, const KernelSpec &spec,
       usageError("--output '" + opts.output + "': no directory '" +
                  dir.string() + "'");
   }
-  if (spec.count(KernelOperand::Role::ColumnSum) > 0 && !opts.explain)
-    fatal("kernel '" + spec.kernel + "' (" + spec.op +
-          ") sums down the columns (column_sum operands), which softmax-run "
-          "does not launch; --explain describes it, and "
-          "test/GPU/check_family.py checks it on a GPU");
   if (std::string problem = referenceProblem(spec);
       opts.check && !problem.empty())
     fatal("cannot --check kernel '" + spec.kernel + "' (" + spec.op +
@@ -413,13 +408,30 @@ void printExplain(const Gpu &gpu, const KernelSpec &spec, const Options &opts,
     std::printf("note: the derivation and the driver disagree\n");
 }
 
-/// --check: compares the first output with the float64 reference computed
-/// from the operands, into `json` and, without --json, as text. Returns
-/// whether it passed.
+/// What a column sum (an f32 sum over every row, in the kernel's order) may
+/// be off by beyond its type's rounding: this fraction of the sum of its
+/// terms' magnitudes. A sum that left out or doubled one block's rows of
+/// any grid up to 2^16 blocks is off by far more.
+constexpr double kColumnSumSlack = 1.0 / 65536;
+
+/// --check: compares the first output, and each column sum, with the
+/// float64 reference computed from the operands, into `json` and, without
+/// --json, as text. Returns whether they passed.
 bool checkOutput(const Gpu &gpu, const KernelSpec &spec, const Options &opts,
                  const HostOperands &operands, int64_t grid, JsonOut &json) {
   CheckResult c =
       check(operands.checked(), referenceOf(spec, operands), spec.op, kPoison);
+  std::vector<ColumnSumReference> sums = columnSumReferences(spec, operands);
+  for (size_t k = 0; k < sums.size(); ++k) {
+    std::vector<double> slack(sums[k].magnitudes);
+    for (double &e : slack)
+      e *= kColumnSumSlack;
+    CheckResult s = check(operands.columnSums[k], sums[k].sums, "column_sum",
+                          kPoison, slack);
+    for (const std::string &p : s.problems)
+      c.problems.push_back("column sum " + std::to_string(k) + ": " + p);
+    c.passed &= s.passed;
+  }
   json.field("check_passed", c.passed);
   json.field("rel_l2", c.relL2);
   json.field("max_abs_err", c.maxAbsError);
@@ -478,7 +490,8 @@ void benchmark(Gpu &gpu, const KernelSpec &spec, const Options &opts,
   for (const KernelOperand &operand : spec.operands) {
     bool perRow = operand.role == KernelOperand::Role::Row ||
                   operand.role == KernelOperand::Role::RowOutput;
-    if (operand.role != KernelOperand::Role::Column)
+    if (operand.role != KernelOperand::Role::Column &&
+        operand.role != KernelOperand::Role::ColumnSum)
       bytes += double(opts.rows) * (perRow ? 1 : opts.cols) *
                dtypeBytes(operand.type);
   }
@@ -572,11 +585,18 @@ bool runOnGpu(Gpu &gpu, const Options &opts, Request &req) {
     x = std::move(strided);
   }
   HostOperands host = makeOperands(spec, x, sy, req.dist, opts.seed, kPoison);
-  std::vector<Matrix *> matrices;
-  for (std::vector<Matrix> *group : {&host.inputs, &host.outputs, &host.columns,
-                                     &host.rows, &host.rowOutputs})
-    for (Matrix &m : *group)
+  // In the kernel's order (docs/abi.md); those it writes read back after
+  // the launch.
+  std::vector<Matrix *> matrices, written;
+  for (std::vector<Matrix> *group :
+       {&host.inputs, &host.outputs, &host.columns, &host.rows,
+        &host.rowOutputs, &host.columnSums})
+    for (Matrix &m : *group) {
       matrices.push_back(&m);
+      if (group == &host.outputs || group == &host.rowOutputs ||
+          group == &host.columnSums)
+        written.push_back(&m);
+    }
   size_t need = opts.bench ? kFlushBytes + 2 * kCopyBytes : 0;
   for (Matrix *m : matrices)
     need += m->bytes.size() + opts.offset * dtypeBytes(m->type);
@@ -620,16 +640,13 @@ bool runOnGpu(Gpu &gpu, const Options &opts, Request &req) {
   };
   gpu.checked(launch(), "cuLaunchKernel");
   gpu.checked(gpu.cu.cuCtxSynchronize(), "the kernel");
-  // The outputs back, 2-D and per row.
-  for (size_t i = 0; i < matrices.size(); ++i) {
-    bool written = (i >= host.inputs.size() &&
-                    i < host.inputs.size() + host.outputs.size()) ||
-                   i >= matrices.size() - host.rowOutputs.size();
-    if (written)
+  // The outputs back: 2-D, per row and column sums.
+  for (size_t i = 0; i < matrices.size(); ++i)
+    if (std::find(written.begin(), written.end(), matrices[i]) !=
+        written.end())
       gpu.checked(gpu.cu.cuMemcpyDtoH_v2(matrices[i]->bytes.data(), pointers[i],
                                          matrices[i]->bytes.size()),
                   "cuMemcpyDtoH");
-  }
 
   JsonOut json;
   json.field("kernel", spec.kernel);

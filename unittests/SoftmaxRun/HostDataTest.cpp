@@ -103,6 +103,21 @@ TEST(Check, FindsUnwrittenWrongAndPaddingWrites) {
   EXPECT_EQ(c.paddingTouched, 1);
 }
 
+TEST(Check, SlackWidensTheToleranceOfSums) {
+  // A column sum off by 1e-3: out of f32's tolerance, within a slack of the
+  // terms' magnitudes; off by more than the slack it fails again.
+  std::vector<double> ref = {10.0, -4.0};
+  Matrix y(DType::F32, 1, 2, 2);
+  y.set(0, 0, 10.001);
+  y.set(0, 1, -4.0);
+  EXPECT_FALSE(check(y, ref, "column_sum", kPoison).passed);
+  EXPECT_TRUE(check(y, ref, "column_sum", kPoison, {2e-3, 2e-3}).passed);
+  y.set(0, 0, 10.01);
+  CheckResult c = check(y, ref, "column_sum", kPoison, {2e-3, 2e-3});
+  EXPECT_FALSE(c.passed);
+  EXPECT_EQ(c.outOfTolerance, 1);
+}
+
 TEST(Check, NaNMustMatch) {
   Matrix x(DType::BF16, 1, 2, 2);
   x.set(0, 0, std::nan(""));

@@ -102,6 +102,72 @@ TEST(Reference, Gradients) {
   EXPECT_NEAR(dx[1], 2 - 0.75 * 3, 1e-7);
 }
 
+TEST(Operands, NormBackwardsReadTheRowsStatistics) {
+  Matrix x = matrixOf({{1, 2, 6}, {3, 4, 5}});
+  KernelSpec ln = specOf("layer_norm_backward",
+                         {Role::Input, Role::Input, Role::Output, Role::Column,
+                          Role::Row, Role::Row, Role::ColumnSum,
+                          Role::ColumnSum});
+  HostOperands ops = makeOperands(ln, x, 3, Distribution::Normal, 0, kPoison);
+  ASSERT_EQ(ops.rows.size(), 2u);
+  ASSERT_EQ(ops.columnSums.size(), 2u);
+  // Row 0: mean 3, variance 14 / 3.
+  EXPECT_DOUBLE_EQ(ops.rows[0].get(0, 0), 3.0);
+  EXPECT_NEAR(ops.rows[1].get(0, 0), 1 / std::sqrt(14.0 / 3 + 1e-5), 1e-7);
+  EXPECT_EQ(ops.columnSums[1].cols, 3);
+  EXPECT_EQ(ops.columnSums[1].get(0, 2), kPoison);
+
+  KernelSpec rms = specOf("rms_norm_backward",
+                          {Role::Input, Role::Input, Role::Output,
+                           Role::Column, Role::Row, Role::ColumnSum});
+  ops = makeOperands(rms, x, 3, Distribution::Normal, 0, kPoison);
+  ASSERT_EQ(ops.rows.size(), 1u);
+  // Row 1: the mean of the squares 50 / 3, about 0.
+  EXPECT_NEAR(ops.rows[0].get(0, 1), 1 / std::sqrt(50.0 / 3 + 1e-5), 1e-7);
+}
+
+TEST(Reference, NormBackwards) {
+  KernelSpec ln = specOf("layer_norm_backward",
+                         {Role::Input, Role::Input, Role::Output, Role::Column,
+                          Role::Row, Role::Row, Role::ColumnSum,
+                          Role::ColumnSum});
+  HostOperands ops;
+  ops.inputs = {matrixOf({{1, 2, 6}, {0, 3, 3}}),
+                matrixOf({{1, 0, 0}, {0, 1, 1}})};
+  ops.columns = {matrixOf({{1, 1, 1}})};
+  ops.rows = {matrixOf({{3, 2}}), matrixOf({{1, 0.5}})};
+  ops.columnSums = {matrixOf({{0, 0, 0}}), matrixOf({{0, 0, 0}})};
+  // Row 0: x_hat = (-2, -1, 3), g = dy: dx = g - mean(g) - x_hat *
+  // mean(g x_hat) = g - 1/3 + 2/3 x_hat.
+  std::vector<double> dx = referenceOf(ln, ops);
+  EXPECT_NEAR(dx[0], -2.0 / 3, 1e-12);
+  EXPECT_NEAR(dx[1], -1.0, 1e-12);
+  EXPECT_NEAR(dx[2], 5.0 / 3, 1e-12);
+  // dw = the sum over rows of dy * x_hat (row 1: x_hat = (-1, 0.5, 0.5)),
+  // db = the sum of dy.
+  std::vector<ColumnSumReference> sums = columnSumReferences(ln, ops);
+  ASSERT_EQ(sums.size(), 2u);
+  EXPECT_EQ(sums[0].sums, (std::vector<double>{-2, 0.5, 0.5}));
+  EXPECT_EQ(sums[0].magnitudes, (std::vector<double>{2, 0.5, 0.5}));
+  EXPECT_EQ(sums[1].sums, (std::vector<double>{1, 1, 1}));
+
+  // rms_norm: x_hat = x * rstd; with w = (2, 1), x = (1, 3), rstd 0.5,
+  // dy = (1, -1): g = (2, -1), mean(g x_hat) = -0.25.
+  KernelSpec rms = specOf("rms_norm_backward",
+                          {Role::Input, Role::Input, Role::Output,
+                           Role::Column, Role::Row, Role::ColumnSum});
+  ops.inputs = {matrixOf({{1, 3}}), matrixOf({{1, -1}})};
+  ops.columns = {matrixOf({{2, 1}})};
+  ops.rows = {matrixOf({{0.5}})};
+  ops.columnSums = {matrixOf({{0, 0}})};
+  dx = referenceOf(rms, ops);
+  EXPECT_DOUBLE_EQ(dx[0], 0.5 * (2 + 0.5 * 0.25));
+  EXPECT_DOUBLE_EQ(dx[1], 0.5 * (-1 + 1.5 * 0.25));
+  sums = columnSumReferences(rms, ops);
+  ASSERT_EQ(sums.size(), 1u);
+  EXPECT_EQ(sums[0].sums, (std::vector<double>{0.5, -1.5}));
+}
+
 TEST(Reference, ProblemsNameWhatIsMissing) {
   EXPECT_EQ(referenceProblem(specOf("softmax", {Role::Input, Role::Output})),
             "");
@@ -113,6 +179,13 @@ TEST(Reference, ProblemsNameWhatIsMissing) {
       specOf("layer_norm", {Role::Input, Role::Output, Role::Column});
   ln.epsilon = 1e-5;
   EXPECT_NE(referenceProblem(ln).find("weight or the bias"), std::string::npos);
+  KernelSpec lnb = specOf("layer_norm_backward",
+                          {Role::Input, Role::Input, Role::Output, Role::Row,
+                           Role::Row, Role::ColumnSum});
+  EXPECT_NE(referenceProblem(lnb).find("weight's or the bias's gradient"),
+            std::string::npos);
+  lnb.operands.push_back({"", Role::ColumnSum, DType::F32});
+  EXPECT_EQ(referenceProblem(lnb), "");
   EXPECT_NE(referenceProblem(specOf("custom", {Role::Input, Role::Output}))
                 .find("no reference for op 'custom'"),
             std::string::npos);
