@@ -153,7 +153,7 @@ std::string LaunchPlan::explain(const DeviceInfo &device,
   os << "blocks per SM allowed by shared memory: " << device.sharedPerSM
      << " / (" << res.sharedBytes;
   if (dynamicSharedBytes > 0)
-    os << " + " << dynamicSharedBytes << " for the stage";
+    os << " + " << dynamicSharedBytes << " dynamic";
   os << " + " << device.sharedReservedPerBlock << " reserved) = " << byShared
      << "\n";
   os << "blocks per SM allowed by threads: " << device.maxThreadsPerSM << " / "

@@ -44,7 +44,7 @@ TEST(LaunchPlan, SharedMemoryLimits) {
   res.sharedBytes = 256;
   LaunchPlan staged = planLaunch(h, res, {512, 1, 1, 65536}, 1 << 20);
   EXPECT_EQ(staged.byShared, 3);
-  EXPECT_NE(staged.explain(h, res, 4096).find("65536 for the stage"),
+  EXPECT_NE(staged.explain(h, res, 4096).find("65536 dynamic"),
             std::string::npos);
 }
 

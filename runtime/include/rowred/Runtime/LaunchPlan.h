@@ -78,8 +78,8 @@ struct LaunchPlan {
 struct KernelShape {
   int threads = 0;
   int64_t rowsPerBlock = 1, clusterBlocks = 1;
-  /// Dynamic shared memory per block (the prefetch stage or the online
-  /// kernel's kept tiles).
+  /// Dynamic shared memory per block (the prefetch stage, the online
+  /// kernel's kept tiles, a column-sum kernel's accumulators).
   int64_t dynamicSharedBytes = 0;
   /// One program per row group (grid "rows").
   bool gridPerRowGroup = false;
