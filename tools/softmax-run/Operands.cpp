@@ -20,18 +20,17 @@ bool isNormBackward(const std::string &op) {
   return op == "rms_norm_backward" || op == "layer_norm_backward";
 }
 
-/// Row `r`'s (mean, rstd) as a norm's forward writes them for its
-/// backward: the mean (0 for rms_norm) and 1 / sqrt(the mean of the squares
-/// about it + 1e-5).
+/// Row `r`'s (mean, rstd) as a norm computes them: the mean (0 for rms_norm,
+/// not `centered`) and 1 / sqrt(the mean of the squares about it + eps).
 std::pair<double, double> rowStatistics(const Matrix &x, int64_t r,
-                                        bool centered) {
+                                        bool centered, double eps) {
   double mean = 0, squares = 0;
   for (int64_t c = 0; centered && c < x.cols; ++c)
     mean += x.get(r, c);
   mean /= double(x.cols);
   for (int64_t c = 0; c < x.cols; ++c)
     squares += (x.get(r, c) - mean) * (x.get(r, c) - mean);
-  return {mean, 1.0 / std::sqrt(squares / double(x.cols) + 1e-5)};
+  return {mean, 1.0 / std::sqrt(squares / double(x.cols) + eps)};
 }
 
 /// A matrix of `type` shaped as `like` whose elements are `values` (one per
@@ -129,7 +128,7 @@ HostOperands softmax_run::makeOperands(const KernelSpec &spec, const Matrix &x,
       Matrix values(operand.type, 1, x.rows, x.rows);
       for (int64_t r = 0; r < x.rows; ++r) {
         if (isNormBackward(spec.op)) {
-          auto [m, rstd] = rowStatistics(x, r, layer);
+          auto [m, rstd] = rowStatistics(x, r, layer, /*eps=*/1e-5);
           values.set(0, r, mean ? m : rstd);
           continue;
         }
@@ -254,16 +253,8 @@ std::vector<double> rowwiseReference(const KernelSpec &spec,
                      : x.get(r, c) * (dy.get(r, c) - s);
         continue;
       }
-      double mean = 0;
-      if (spec.op == "layer_norm") {
-        for (int64_t c = 0; c < cols; ++c)
-          mean += x.get(r, c);
-        mean /= cols;
-      }
-      double squares = 0;
-      for (int64_t c = 0; c < cols; ++c)
-        squares += (x.get(r, c) - mean) * (x.get(r, c) - mean);
-      double scale = 1.0 / std::sqrt(squares / cols + eps);
+      auto [mean, scale] =
+          rowStatistics(x, r, spec.op == "layer_norm", eps);
       for (int64_t c = 0; c < cols; ++c)
         o[c] = (x.get(r, c) - mean) * scale * column(0, c, 1.0) +
                column(1, c, 0.0);
