@@ -280,31 +280,52 @@ void normTerms(const KernelSpec &spec, const HostOperands &ops, int64_t r,
 }
 
 /// dx of the norms' backwards: rstd * (g - x_hat * mean(g * x_hat)), and
-/// for layer_norm minus mean(g) as well.
+/// for layer_norm minus mean(g) as well; with `magnitudes`, also per element
+/// rstd times the magnitudes of those terms, each mean's from its terms'.
 std::vector<double> normBackwardReference(const KernelSpec &spec,
-                                          const HostOperands &ops) {
+                                          const HostOperands &ops,
+                                          std::vector<double> *magnitudes) {
   const Matrix &x = ops.inputs[0];
   bool layer = spec.op == "layer_norm_backward";
-  std::vector<double> out(static_cast<size_t>(x.rows * x.cols));
+  size_t size = static_cast<size_t>(x.rows * x.cols);
+  std::vector<double> out(size);
+  if (magnitudes)
+    magnitudes->assign(size, 0.0);
   parallelRows(x.rows, [&](int64_t begin, int64_t end) {
     std::vector<double> xHat(x.cols), g(x.cols);
     for (int64_t r = begin; r < end; ++r) {
       normTerms(spec, ops, r, xHat, g);
-      double sumG = 0, sumGX = 0;
+      double sumG = 0, sumGX = 0, absG = 0, absGX = 0;
       for (int64_t c = 0; c < x.cols; ++c) {
         sumG += g[c];
         sumGX += g[c] * xHat[c];
+        absG += std::fabs(g[c]);
+        absGX += std::fabs(g[c] * xHat[c]);
       }
       double rstd = ops.rows[layer ? 1 : 0].get(0, r);
-      double meanG = layer ? sumG / double(x.cols) : 0.0;
-      for (int64_t c = 0; c < x.cols; ++c)
-        out[r * x.cols + c] =
-            rstd * (g[c] - meanG - xHat[c] * sumGX / double(x.cols));
+      double n = double(x.cols);
+      double meanG = layer ? sumG / n : 0.0;
+      for (int64_t c = 0; c < x.cols; ++c) {
+        out[r * x.cols + c] = rstd * (g[c] - meanG - xHat[c] * sumGX / n);
+        if (magnitudes)
+          (*magnitudes)[r * x.cols + c] =
+              std::fabs(rstd) * (std::fabs(g[c]) + (layer ? absG / n : 0.0) +
+                                 std::fabs(xHat[c]) * absGX / n);
+      }
     }
   });
   return out;
 }
 } // namespace
+
+std::vector<double>
+softmax_run::referenceMagnitudes(const KernelSpec &spec,
+                                 const HostOperands &ops) {
+  std::vector<double> magnitudes;
+  if (isNormBackward(spec.op))
+    normBackwardReference(spec, ops, &magnitudes);
+  return magnitudes;
+}
 
 std::vector<ColumnSumReference>
 softmax_run::columnSumReferences(const KernelSpec &spec,
@@ -336,7 +357,7 @@ std::vector<double> softmax_run::referenceOf(const KernelSpec &spec,
                                              const HostOperands &ops) {
   const Matrix &x = ops.inputs[0];
   if (isNormBackward(spec.op))
-    return normBackwardReference(spec, ops);
+    return normBackwardReference(spec, ops, nullptr);
   if (spec.op == "softmax" || spec.op == "log_softmax") {
     std::vector<double> out = reference(x, spec.op);
     // A safe kernel's rows of -inf give zeros.

@@ -57,6 +57,14 @@ HostOperands makeOperands(const KernelSpec &spec, const Matrix &x,
 std::vector<double> referenceOf(const KernelSpec &spec,
                                 const HostOperands &operands);
 
+/// Per element of referenceOf's result, the sum of the magnitudes of the
+/// terms it cancels from, which bounds the rounding of any order of
+/// computing it: the norms' dx (g, mean(g) and x_hat * mean(g * x_hat), each
+/// mean's from its terms' magnitudes, times rstd); empty for the other ops,
+/// whose results do not come from cancelling sums.
+std::vector<double> referenceMagnitudes(const KernelSpec &spec,
+                                        const HostOperands &operands);
+
 /// The float64 reference of a column sum (the weight's gradient dw = the
 /// sum over rows of dy * x_hat, the bias's db = the sum of dy), and per
 /// column the sum of the terms' magnitudes, which bounds the error of any

@@ -408,11 +408,20 @@ void printExplain(const Gpu &gpu, const KernelSpec &spec, const Options &opts,
     std::printf("note: the derivation and the driver disagree\n");
 }
 
-/// What a column sum (an f32 sum over every row, in the kernel's order) may
-/// be off by beyond its type's rounding: this fraction of the sum of its
-/// terms' magnitudes. A sum that left out or doubled one block's rows of
-/// any grid up to 2^16 blocks is off by far more.
-constexpr double kColumnSumSlack = 1.0 / 65536;
+/// What a result summed in f32 (a column sum over every row, in the
+/// kernel's order, or a norm's dx, whose row sums may cancel) may be off by
+/// beyond its type's rounding: this fraction of the sum of its terms'
+/// magnitudes. A column sum that left out or doubled one block's rows of
+/// any grid up to 2^16 blocks, or a dx that dropped a term, is off by far
+/// more.
+constexpr double kSumSlack = 1.0 / 65536;
+
+/// `magnitudes` times kSumSlack (empty stays empty).
+std::vector<double> sumSlack(std::vector<double> magnitudes) {
+  for (double &e : magnitudes)
+    e *= kSumSlack;
+  return magnitudes;
+}
 
 /// --check: compares the first output, and each column sum, with the
 /// float64 reference computed from the operands, into `json` and, without
@@ -420,14 +429,12 @@ constexpr double kColumnSumSlack = 1.0 / 65536;
 bool checkOutput(const Gpu &gpu, const KernelSpec &spec, const Options &opts,
                  const HostOperands &operands, int64_t grid, JsonOut &json) {
   CheckResult c =
-      check(operands.checked(), referenceOf(spec, operands), spec.op, kPoison);
+      check(operands.checked(), referenceOf(spec, operands), spec.op, kPoison,
+            sumSlack(referenceMagnitudes(spec, operands)));
   std::vector<ColumnSumReference> sums = columnSumReferences(spec, operands);
   for (size_t k = 0; k < sums.size(); ++k) {
-    std::vector<double> slack(sums[k].magnitudes);
-    for (double &e : slack)
-      e *= kColumnSumSlack;
     CheckResult s = check(operands.columnSums[k], sums[k].sums, "column_sum",
-                          kPoison, slack);
+                          kPoison, sumSlack(sums[k].magnitudes));
     for (const std::string &p : s.problems)
       c.problems.push_back("column sum " + std::to_string(k) + ": " + p);
     c.passed &= s.passed;

@@ -143,6 +143,16 @@ TEST(Reference, NormBackwards) {
   EXPECT_NEAR(dx[0], -2.0 / 3, 1e-12);
   EXPECT_NEAR(dx[1], -1.0, 1e-12);
   EXPECT_NEAR(dx[2], 5.0 / 3, 1e-12);
+  // Each element's terms: |g|, mean(|g|) = 1/3 and |x_hat| mean(|g x_hat|)
+  // = |x_hat| 2/3; the bound of a dx that cancels to nearly 0.
+  std::vector<double> magnitudes = referenceMagnitudes(ln, ops);
+  ASSERT_EQ(magnitudes.size(), 6u);
+  EXPECT_NEAR(magnitudes[0], 8.0 / 3, 1e-12);
+  EXPECT_NEAR(magnitudes[1], 1.0, 1e-12);
+  EXPECT_NEAR(magnitudes[2], 7.0 / 3, 1e-12);
+  EXPECT_TRUE(referenceMagnitudes(
+                  specOf("softmax", {Role::Input, Role::Output}), ops)
+                  .empty());
   // dw = the sum over rows of dy * x_hat (row 1: x_hat = (-1, 0.5, 0.5)),
   // db = the sum of dy.
   std::vector<ColumnSumReference> sums = columnSumReferences(ln, ops);
