@@ -18,8 +18,8 @@ from typing import Tuple
 
 import torch
 
-from .ops import (_define, _exact_kernel, _launch_operands,
-                  _register_autograd, check_input)
+from ._oplib import Op
+from .ops import _exact_kernel, _launch_operands, check_input
 
 
 def _run_norm(op, inputs, columns, eps, statistics):
@@ -98,15 +98,15 @@ def _rows_stat(x):
     return x.new_empty(x.shape[:1], dtype=torch.float32)
 
 
-rms_norm_op = _define(
+rms_norm_op = Op(
     _rms_norm, lambda x, weight, eps: (torch.empty_like(x), _rows_stat(x)),
     "rms_norm")
-rms_norm_residual_op = _define(
+rms_norm_residual_op = Op(
     _rms_norm_residual,
     lambda x, residual, weight, eps: (torch.empty_like(x),
                                       torch.empty_like(x), _rows_stat(x)),
     "rms_norm_residual")
-layer_norm_op = _define(
+layer_norm_op = Op(
     _layer_norm,
     lambda x, weight, bias, eps: (torch.empty_like(x), _rows_stat(x),
                                   _rows_stat(x)),
@@ -161,7 +161,7 @@ def _rms_norm_backward_impl(
     return dx.to(x.dtype), (dy * x_hat).sum(0).to(weight.dtype)
 
 
-rms_norm_backward_op = _define(
+rms_norm_backward_op = Op(
     _rms_norm_backward_impl,
     lambda x, grad, weight, rstd: (
         torch.empty_like(x, memory_format=torch.contiguous_format),
@@ -227,7 +227,7 @@ def _layer_norm_backward_impl(
     return dx, dw, db
 
 
-layer_norm_backward_op = _define(
+layer_norm_backward_op = Op(
     _layer_norm_backward_impl,
     lambda x, grad, weight, bias, mean, rstd: (
         torch.empty_like(x, memory_format=torch.contiguous_format),
@@ -242,10 +242,10 @@ def _layer_norm_backward(ctx, grad, *unused):
     return dx, dw if needs[1] else None, db if needs[2] else None, None
 
 
-_register_autograd(rms_norm_op, _rms_norm_backward, _save_norm)
-_register_autograd(rms_norm_residual_op, _rms_norm_residual_backward,
-                  _save_residual_norm)
-_register_autograd(layer_norm_op, _layer_norm_backward, _save_norm)
+rms_norm_op.register_autograd(_rms_norm_backward, _save_norm)
+rms_norm_residual_op.register_autograd(_rms_norm_residual_backward,
+                                       _save_residual_norm)
+layer_norm_op.register_autograd(_layer_norm_backward, _save_norm)
 
 
 def _check_norm(name, x, normalized_shape, columns):

@@ -28,6 +28,8 @@ from typing import Tuple
 import torch
 
 from . import _runtime, _scale, packs
+from ._oplib import LIB as _lib
+from ._oplib import Op
 
 _DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
 
@@ -41,33 +43,10 @@ _kernels = {}
 # PyTorch's kernels.
 _no_kernel = set()
 
-# The ops are defined with torch.library's define and impl rather than
-# torch.library.custom_op, whose Python wrappers (aliasing checks, a
-# dynamo guard) cost the host more than the whole launch: softmax of 8 x
-# 1024 took 55-83 us a call through custom_op and 28-42 us defined here
-# (the H200 machine's host; bench/host_overhead.py, docs/performance.md).
-_lib = torch.library.Library("rowred", "DEF")
-
 # The current stream of a device, as Triton's launcher reads it (about 0.1
 # us; torch.cuda.current_stream's object costs 3).
 _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (
     lambda device: torch.cuda.current_stream(device).cuda_stream)
-
-
-def _define(fn, fake, name):
-    """Defines the op rowred::<name> with the schema of fn's annotations, fn
-    as its CUDA kernel and `fake` as its fake implementation (for
-    torch.compile); returns the op's overload."""
-    _lib.define(name + torch.library.infer_schema(fn, mutates_args=()))
-    _lib.impl(name, fn, "CUDA")
-    torch.library.register_fake(f"rowred::{name}", fake, lib=_lib)
-    return getattr(torch.ops.rowred, name).default
-
-
-def _register_autograd(op, backward, setup_context):
-    """The gradient formula of `op` (an overload from _define)."""
-    torch.library.register_autograd(op, backward,
-                                    setup_context=setup_context, lib=_lib)
 
 
 def load_pack(path):
@@ -176,7 +155,7 @@ def _row_op(name):
     def launch(x: torch.Tensor) -> torch.Tensor:
         return _launch(name, x)
 
-    return _define(launch, lambda x: torch.empty_like(
+    return Op(launch, lambda x: torch.empty_like(
         x, memory_format=torch.contiguous_format), name)
 
 
@@ -268,7 +247,7 @@ def _backward_op(name):
     def launch(y: torch.Tensor, dy: torch.Tensor) -> torch.Tensor:
         return _launch_backward(name, y, dy)
 
-    return _define(launch, lambda y, dy: torch.empty_like(
+    return Op(launch, lambda y, dy: torch.empty_like(
         y, memory_format=torch.contiguous_format), name)
 
 
@@ -300,12 +279,12 @@ def _log_softmax_safe_backward(ctx, grad):
     return dx.masked_fill((y == 0).all(dim=-1, keepdim=True), 0)
 
 
-_register_autograd(softmax_op, _softmax_backward, _save_output)
-_register_autograd(log_softmax_op, _log_softmax_backward, _save_output)
+softmax_op.register_autograd(_softmax_backward, _save_output)
+log_softmax_op.register_autograd(_log_softmax_backward, _save_output)
 # softmax's gradient y * (dy - sum(dy * y)) is already 0 on rows of zeros.
-_register_autograd(softmax_safe_op, _softmax_backward, _save_output)
-_register_autograd(log_softmax_safe_op, _log_softmax_safe_backward,
-                  _save_output)
+softmax_safe_op.register_autograd(_softmax_backward, _save_output)
+log_softmax_safe_op.register_autograd(_log_softmax_safe_backward,
+                                       _save_output)
 
 
 def _row_results(op, x, labels=None):
@@ -350,10 +329,10 @@ def _cross_entropy(x: torch.Tensor,
     return outs[0], outs[1]
 
 
-logsumexp_op = _define(
+logsumexp_op = Op(
     _logsumexp, lambda x: x.new_empty(x.shape[:-1], dtype=torch.float32),
     "logsumexp")
-cross_entropy_op = _define(
+cross_entropy_op = Op(
     _cross_entropy,
     lambda x, labels: (x.new_empty(x.shape[:-1], dtype=torch.float32),
                        x.new_empty(x.shape[:-1], dtype=torch.float32)),
@@ -386,7 +365,7 @@ def _logsumexp_grad(x: torch.Tensor, lse: torch.Tensor,
     return dx
 
 
-logsumexp_backward_op = _define(
+logsumexp_backward_op = Op(
     _logsumexp_grad,
     lambda x, lse, grad: torch.empty_like(
         x, memory_format=torch.contiguous_format), "logsumexp_backward")
@@ -418,9 +397,9 @@ def _cross_entropy_backward(ctx, grad_loss, grad_lse):
     return dx.to(x.dtype), None
 
 
-_register_autograd(logsumexp_op, _logsumexp_backward, _save_logsumexp)
-_register_autograd(cross_entropy_op, _cross_entropy_backward,
-                  _save_cross_entropy)
+logsumexp_op.register_autograd(_logsumexp_backward, _save_logsumexp)
+cross_entropy_op.register_autograd(_cross_entropy_backward,
+                                   _save_cross_entropy)
 
 
 def logsumexp(x, dim=-1):
@@ -531,9 +510,8 @@ def _cross_entropy_train_fake(logits, labels, reduction):
                              memory_format=torch.contiguous_format))
 
 
-cross_entropy_train_op = _define(_cross_entropy_train,
-                                 _cross_entropy_train_fake,
-                                 "cross_entropy_train")
+cross_entropy_train_op = Op(_cross_entropy_train, _cross_entropy_train_fake,
+                            "cross_entropy_train")
 
 
 def _save_train_gradient(ctx, inputs, output):
@@ -550,8 +528,8 @@ def _cross_entropy_train_backward(ctx, grad, unused):
     return _scale_gradient(dx, ctx.reduction, grad), None, None
 
 
-_register_autograd(cross_entropy_train_op, _cross_entropy_train_backward,
-                   _save_train_gradient)
+cross_entropy_train_op.register_autograd(_cross_entropy_train_backward,
+                                         _save_train_gradient)
 
 
 class _CrossEntropyInPlace(torch.autograd.Function):

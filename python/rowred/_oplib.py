@@ -1,0 +1,77 @@
+"""The rowred::* op library and the path an eager call takes into it.
+
+Each op is defined with torch.library's define and impl rather than
+torch.library.custom_op, whose Python wrappers (aliasing checks, a dynamo
+guard) cost the host more than the whole launch. The dispatcher still costs
+the host a trip through Python layers per call (its autograd kernel, the
+wrapper of register_autograd, a redispatch into the implementation), and as
+much again in the backward: more than the launch itself. An eager call on
+plain tensors, with nothing tracing it, does not need it: `Op` runs the
+implementation directly there, through a torch.autograd.Function of the
+same formula where an input requires grad, and through the dispatcher
+everywhere else (torch.compile, fake tensors, tensor subclasses, dispatch
+modes, torch.library.opcheck on the overload).
+"""
+import torch
+
+LIB = torch.library.Library("rowred", "DEF")
+
+_dispatch_modes = getattr(torch._C, "_len_torch_dispatch_stack",
+                          lambda: 0)
+_compiling = torch.compiler.is_compiling
+
+
+def _direct(args):
+    """Whether a call with `args` may skip the dispatcher: eager, no
+    dispatch mode active, every tensor argument a plain torch.Tensor."""
+    if _compiling() or _dispatch_modes():
+        return False
+    for a in args:
+        if isinstance(a, torch.Tensor) and type(a) is not torch.Tensor:
+            return False
+    return True
+
+
+def _needs_grad(args):
+    if not torch.is_grad_enabled():
+        return False
+    for a in args:
+        if isinstance(a, torch.Tensor) and a.requires_grad:
+            return True
+    return False
+
+
+class Op:
+    """The op rowred::<name>: its overload (`overload`, for opcheck and
+    torch.compile) and a call that skips the dispatcher where it may."""
+
+    def __init__(self, fn, fake, name):
+        LIB.define(name + torch.library.infer_schema(fn, mutates_args=()))
+        LIB.impl(name, fn, "CUDA")
+        torch.library.register_fake(f"rowred::{name}", fake, lib=LIB)
+        self.overload = getattr(torch.ops.rowred, name).default
+        self.name = name
+        self._impl = fn
+        self._function = None
+
+    def register_autograd(self, backward, setup_context):
+        """The op's gradient formula, for the dispatcher and for direct
+        calls alike."""
+        torch.library.register_autograd(self.overload, backward,
+                                        setup_context=setup_context, lib=LIB)
+        impl = self._impl
+        self._function = type(
+            f"{self.name}_function", (torch.autograd.Function,),
+            {"forward": staticmethod(lambda *args: impl(*args)),
+             "setup_context": staticmethod(setup_context),
+             "backward": staticmethod(backward)})
+
+    def __call__(self, *args):
+        if not _direct(args):
+            return self.overload(*args)
+        if _needs_grad(args):
+            if self._function is None:
+                # No gradient formula: the dispatcher says so.
+                return self.overload(*args)
+            return self._function.apply(*args)
+        return self._impl(*args)
