@@ -113,6 +113,17 @@ def _error(lib):
     return lib.rowred_last_error().decode()
 
 
+# ctypes array types of the lengths launches pass (operands' addresses, row
+# strides), made once rather than per launch.
+_U64_ARRAYS = [ctypes.c_uint64 * n for n in range(17)]
+_I64_ARRAYS = [ctypes.c_int64 * n for n in range(17)]
+
+
+def _array(types, element, values):
+    n = len(values)
+    return (types[n] if n < len(types) else element * n)(*values)
+
+
 class Kernel:
     """A kernel loaded into a CUDA device's primary context."""
 
@@ -195,8 +206,8 @@ class Kernel:
         """Launches on `stream` with the device address of each operand
         (self.operands' order) and the row stride of each input and
         output, on the derived grid or on `grid` blocks."""
-        ptrs = (ctypes.c_uint64 * len(pointers))(*pointers)
-        strides = (ctypes.c_int64 * len(row_strides))(*row_strides)
+        ptrs = _array(_U64_ARRAYS, ctypes.c_uint64, pointers)
+        strides = _array(_I64_ARRAYS, ctypes.c_int64, row_strides)
         if self._lib.rowred_kernel_launch_operands(
                 self._handle, stream, ptrs, len(pointers), strides,
                 len(row_strides), rows, cols, workspace, grid or 0):

@@ -202,6 +202,12 @@ def _workspace(kernel, device, stream, nbytes):
     return workspace
 
 
+# The current device's index (torch.cuda.current_device less its Python
+# wrapper's lazy-init check: the ops run on CUDA tensors, so CUDA is up).
+_current_device = getattr(torch._C, "_cuda_getDevice", None) or \
+    torch.cuda.current_device
+
+
 def _launch_operands(kernel, device, pointers, strides, rows, n):
     """Launches `kernel` on the current stream of `device` (an index) with
     the device address of each operand (the kernel's order) and the row
@@ -212,7 +218,7 @@ def _launch_operands(kernel, device, pointers, strides, rows, n):
     workspace = _workspace(kernel, device, stream, nbytes) if nbytes else None
     # The runtime makes the kernel's context current: from another
     # device's, PyTorch's current device is set for the launch and back.
-    with contextlib.nullcontext() if device == torch.cuda.current_device() \
+    with contextlib.nullcontext() if device == _current_device() \
             else torch.cuda.device(device):
         kernel.launch_operands(
             stream, pointers, strides, rows, n,

@@ -9,6 +9,8 @@
 // take are refused.
 
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=4096 chip=sm_90" | FileCheck %s --check-prefix=PLAN
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=8192 chip=sm_90" | FileCheck %s --check-prefix=WIDE
+// RUN: sed 's/bf16/f32/g' %s | softmax-opt --rowred-decompose --rowred-plan="cols=8192 chip=sm_90" | FileCheck %s --check-prefix=WIDE32
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=4096 chip=sm_90" --convert-rowred-to-gpu | FileCheck %s --check-prefix=GPU
 // RUN: rm -rf %t && softmax-opt %s --rowred-to-ptx="cols=1000 chip=sm_90 output-dir=%t" -o /dev/null
 // RUN: FileCheck %s --check-prefix=JSON --input-file=%t/rms_norm_backward_kernel0.json
@@ -21,6 +23,12 @@
 // PLAN: rowred.plan = #rowred.plan<strategy = fused, block = 4096,
 // PLAN-NOT: grid = rows
 // PLAN-NOT: rowred.few_rows_plan
+
+// The table's operand_shapes: 64 bytes of each held operand per thread
+// (bf16 32 elements, f32 16), not the 64 elements of the fewest warps that
+// leave two blocks per SM.
+// WIDE: rowred.plan = #rowred.plan<strategy = fused, block = 8192, warps = 8, vector = 8,
+// WIDE32: rowred.plan = #rowred.plan<strategy = fused, block = 8192, warps = 16, vector = 4,
 
 // GPU: gpu.alloc
 // GPU: gpu.memset
