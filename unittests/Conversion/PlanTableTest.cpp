@@ -435,6 +435,21 @@ TEST(PlanTableTest, CompiledTableGivesFewRowsTheirKernel) {
                 ->lengths.strategy,
             Strategy::chunks);
   EXPECT_FALSE(table.fewRowsOf({f32, 262144, /*aligned=*/true}));
+  // Decode-size norms of 2048-8192 (rms_norm one reduce, layer_norm three)
+  // take a fused block of 16 warps for at most 64 rows; softmax's pair (two
+  // reduces) none.
+  for (int64_t reduces : {1, 3}) {
+    const FewRowsRow *decode = table.fewRowsOf(
+        {bf16, 4096, /*aligned=*/true, /*held=*/1, reduces});
+    ASSERT_TRUE(decode);
+    EXPECT_EQ(decode->lengths.strategy, Strategy::fused);
+    EXPECT_EQ(decode->lengths.warps, 16);
+    EXPECT_EQ(decode->maxRows, 64);
+  }
+  EXPECT_FALSE(table.fewRowsOf(
+      {f32, 4096, /*aligned=*/true, /*held=*/1, /*reduces=*/2}));
+  EXPECT_FALSE(table.fewRowsOf(
+      {f32, 1024, /*aligned=*/true, /*held=*/1, /*reduces=*/1}));
   const FewRowsRow *shorter = table.fewRowsOf({bf16, 32001, /*aligned=*/false});
   ASSERT_TRUE(shorter);
   EXPECT_EQ(shorter->lengths.cluster, 8);
@@ -568,6 +583,20 @@ TEST(PlanTableTest, TableErrors) {
                    "at plan table.row_lengths[0]");
   expectParseError(withRowLength(R"({"strategy": "online", "warps": 10})"),
                    "warps names the 1 to 32 warps");
+  // A few_rows row's second kernel may be a fused block of its own warps.
+  auto withFewRows = [](StringRef row) {
+    return tableReplacing(R"("row_lengths": [])",
+                          (R"("row_lengths": [], "few_rows": [)" + row + "]")
+                              .str());
+  };
+  EXPECT_EQ(parseError(withFewRows(R"({"strategy": "fused", "warps": 16,
+                                       "max_rows": 64})")),
+            "parsed");
+  expectParseError(withFewRows(R"({"strategy": "cluster", "cluster": 4,
+                                   "warps": 8, "max_rows": 64})"),
+                   "warps names the 1 to 32 warps (a power of two or three "
+                   "times one) of a fused or online row's block, without "
+                   "clusters at plan table.few_rows[0]");
   // Whether a kernel writes rows is a key of online_warps and row_grid
   // alone; a staged row's warps name nothing else.
   expectParseError(tableWith(R"([{"writes_rows": false, "warps": 8}])"),

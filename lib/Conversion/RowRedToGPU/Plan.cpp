@@ -316,10 +316,12 @@ FailureOr<KernelPlan> mlir::rowred::planKernel(const Group &group,
   return plan;
 }
 
-/// Whether `main` leaves a launch of a few rows on too few blocks: chunks,
-/// and a block per row of a known length: the online kernel of rows only
-/// reduced, and softmax's pair on the block of a staged row or of a fused
-/// kernel (the rows few_rows measured such blocks against).
+/// Whether `main` leaves a launch of a few rows on too few blocks, or on
+/// blocks shaped for many: chunks, and a block per row of a known length:
+/// the online kernel of rows only reduced, softmax's pair on the block of a
+/// staged row or of a fused kernel, and the norms' fused blocks, whose
+/// weight (and bias) the map reads (the rows few_rows measured such blocks
+/// against).
 static bool fewRowsFewBlocks(const Group &group, const KernelPlan &main,
                              int64_t cols) {
   if (main.strategy == Strategy::chunks)
@@ -327,7 +329,8 @@ static bool fewRowsFewBlocks(const Group &group, const KernelPlan &main,
   if (cols == 0 || main.clusterSize != 1 || main.rowsPerBlock != 1)
     return false;
   return (main.strategy == Strategy::online && group.outputs.empty()) ||
-         isOnlineSoftmaxPair(group);
+         isOnlineSoftmaxPair(group) ||
+         (main.strategy == Strategy::fused && group.hasMapOnlyOperands());
 }
 
 std::optional<KernelPlan> mlir::rowred::planFewRows(const Group &group,
@@ -342,6 +345,8 @@ std::optional<KernelPlan> mlir::rowred::planFewRows(const Group &group,
   PlanOptions fewOpts = opts;
   fewOpts.strategy = stringifyStrategy(row->lengths.strategy).str();
   fewOpts.clusterSize = row->lengths.cluster;
+  if (row->lengths.warps)
+    fewOpts.numWarps = row->lengths.warps;
   if (row->block) {
     fewOpts.blockSize = row->block;
     fewOpts.chunkStage = row->chunkStage;
@@ -352,7 +357,8 @@ std::optional<KernelPlan> mlir::rowred::planFewRows(const Group &group,
                                 [](Diagnostic &) { return success(); });
   FailureOr<KernelPlan> plan = planKernel(group, fewOpts);
   if (failed(plan) || (plan->strategy == main.strategy &&
-                       plan->chunkElements() == main.chunkElements()))
+                       plan->chunkElements() == main.chunkElements() &&
+                       plan->numWarps == main.numWarps))
     return std::nullopt;
   plan->maxRows = row->maxRows;
   return *plan;

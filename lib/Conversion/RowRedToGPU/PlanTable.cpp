@@ -323,7 +323,8 @@ static bool fromJSON(const json::Value &value, PrefetchRow &out,
 static bool
 fromJSON(const json::Value &value, RowLengthRow &out, json::Path path,
          ArrayRef<StringRef> extra = {"held", "reduces", "writes_rows",
-                                      "cluster", "warps"}) {
+                                      "cluster", "warps"},
+         bool fusedWarps = false) {
   SmallVector<StringRef> keys = {"strategy", "types", "aligned", "min_cols",
                                  "max_cols"};
   llvm::append_range(keys, extra);
@@ -346,10 +347,16 @@ fromJSON(const json::Value &value, RowLengthRow &out, json::Path path,
       !mapPositive(mapper, value, "warps", out.warps, path,
                    /*optional=*/true))
     return false;
-  if (out.warps && (out.strategy != Strategy::online || out.cluster ||
-                    !isWarpCount(out.warps))) {
-    path.report("warps names the 1 to 32 warps (a power of two or three "
-                "times one) of an online row's block, without clusters");
+  bool warpsTaken = out.strategy == Strategy::online ||
+                    (fusedWarps && out.strategy == Strategy::fused);
+  if (out.warps && (!warpsTaken || out.cluster || !isWarpCount(out.warps))) {
+    if (fusedWarps)
+      path.report("warps names the 1 to 32 warps (a power of two or three "
+                  "times one) of a fused or online row's block, without "
+                  "clusters");
+    else
+      path.report("warps names the 1 to 32 warps (a power of two or three "
+                  "times one) of an online row's block, without clusters");
     return false;
   }
   if (out.cluster &&
@@ -369,8 +376,9 @@ fromJSON(const json::Value &value, RowLengthRow &out, json::Path path,
 static bool fromJSON(const json::Value &value, FewRowsRow &out,
                      json::Path path) {
   if (!fromJSON(value, out.lengths, path,
-                {"max_rows", "cluster", "held", "reduces", "writes_rows",
-                 "block", "chunk_stage"}))
+                {"max_rows", "cluster", "warps", "held", "reduces",
+                 "writes_rows", "block", "chunk_stage"},
+                /*fusedWarps=*/true))
     return false;
   json::ObjectMapper mapper(value, path);
   if (!mapPositive(mapper, value, "max_rows", out.maxRows, path) ||

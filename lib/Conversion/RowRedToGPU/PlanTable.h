@@ -167,7 +167,8 @@ struct RowLengthRow {
   /// derived from the row).
   int64_t cluster = 0;
   /// Warps of the block of a row the online strategy stages whole (0: the
-  /// table's staged_row_warps, or streamed_tiles' for streamed passes).
+  /// table's staged_row_warps, or streamed_tiles' for streamed passes), or
+  /// of a few_rows row's fused block (0: derived as for the main kernel).
   int64_t warps = 0;
 
   /// Whether the kernel of `key` is among the row's.

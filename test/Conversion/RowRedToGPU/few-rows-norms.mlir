@@ -1,0 +1,59 @@
+// Decode-size norms: a launch of at most 64 rows of rms_norm or layer_norm
+// of 2048 to 8192 elements takes a second kernel, the same fused block on
+// 512 threads (the plan table's few_rows), unless the main kernel already
+// has them (f32 rms_norm at 8192). Softmax at these lengths keeps one
+// kernel.
+
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=4096 chip=sm_90" | FileCheck %s --check-prefix=N4096
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=8192 chip=sm_90" | FileCheck %s --check-prefix=N8192
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=1024 chip=sm_90" | FileCheck %s --check-prefix=N1024
+// RUN: rm -rf %t && softmax-opt %s --rowred-to-ptx="cols=4096 chip=sm_90 output-dir=%t" -o /dev/null
+// RUN: FileCheck %s --check-prefix=JSON --input-file=%t/rms_norm_f32_kernel0.json
+// RUN: FileCheck %s --check-prefix=JSON-FEW --input-file=%t/rms_norm_f32_kernel0_rows64.json
+
+// N4096-LABEL: func.func @rms_norm_f32
+// N4096: rowred.few_rows_plan = #rowred.plan<strategy = fused, block = 4096, warps = 16,{{.*}}max_rows = 64
+// N4096-SAME: rowred.plan = #rowred.plan<strategy = fused, block = 4096, warps = 8,
+// N4096-LABEL: func.func @layer_norm_bf16
+// N4096: rowred.few_rows_plan = #rowred.plan<strategy = fused, block = 4096, warps = 16,{{.*}}max_rows = 64
+// N4096-LABEL: func.func @softmax_f32
+// N4096-NOT: few_rows_plan
+// N4096: return
+
+// N8192-LABEL: func.func @rms_norm_f32
+// N8192-NOT: few_rows_plan
+// N8192: rowred.plan = #rowred.plan<strategy = fused, block = 8192, warps = 16,
+// N8192-LABEL: func.func @layer_norm_bf16
+// N8192: rowred.few_rows_plan = #rowred.plan<strategy = fused, block = 8192, warps = 16,{{.*}}max_rows = 64
+
+// N1024-NOT: few_rows_plan
+
+// JSON: "block_threads": 256,
+// JSON: "variants": [
+// JSON: "kernel": "rms_norm_f32_kernel0_rows64",
+// JSON-NEXT: "max_rows": 64
+// JSON-FEW: "block_threads": 512,
+
+func.func @rms_norm_f32(%x: memref<?x?xf32>, %w: memref<?xf32>,
+                        %y: memref<?x?xf32>, %rstd: memref<?xf32>) {
+  rowred.rms_norm epsilon(1.0e-05) ins(%x : memref<?x?xf32>)
+      weight(%w : memref<?xf32>) outs(%y : memref<?x?xf32>)
+      rstd(%rstd : memref<?xf32>)
+  return
+}
+
+func.func @layer_norm_bf16(%x: memref<?x?xbf16>, %w: memref<?xbf16>,
+                           %b: memref<?xbf16>, %y: memref<?x?xbf16>,
+                           %mean: memref<?xf32>, %rstd: memref<?xf32>) {
+  rowred.layer_norm epsilon(1.0e-05) ins(%x : memref<?x?xbf16>)
+      weight(%w : memref<?xbf16>) bias(%b : memref<?xbf16>)
+      outs(%y : memref<?x?xbf16>) mean(%mean : memref<?xf32>)
+      rstd(%rstd : memref<?xf32>)
+  return
+}
+
+func.func @softmax_f32(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  rowred.softmax dimension(1) ins(%x : memref<?x?xf32>)
+      outs(%y : memref<?x?xf32>)
+  return
+}
