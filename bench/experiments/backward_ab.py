@@ -14,7 +14,6 @@ over the largest value).
 usage: BWD_SHAPES=16384x8192,... backward_ab.py DIR_A [DIR_B ...]
 """
 import os
-import statistics
 import sys
 
 import torch
@@ -22,6 +21,8 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "python"))
 from rowred import _runtime, ops  # noqa: E402
+
+from flushed import flushed_medians  # noqa: E402
 
 
 def main():
@@ -67,21 +68,7 @@ def main():
                                         (r.float().abs().max() + 1e-30))
                                   for a, r in zip(o, ref))
                         for name, o in outs.items()}
-                times = {k: [] for k in runs}
-                for _ in range(5):
-                    for name, go in runs.items():
-                        ts = []
-                        for _ in range(10):
-                            flush.zero_()
-                            s = torch.cuda.Event(enable_timing=True)
-                            e = torch.cuda.Event(enable_timing=True)
-                            s.record()
-                            go()
-                            e.record()
-                            e.synchronize()
-                            ts.append(s.elapsed_time(e) * 1e3)
-                        times[name].append(statistics.median(ts))
-                med = {k: statistics.median(v) for k, v in times.items()}
+                med = flushed_medians(runs, flush)
                 base = med[next(iter(med))]
                 kbytes = 3 * m * n * x.element_size() / 1e3
                 print(f"{op:20s} {dname:4s} {m:>5d}x{n:<5d} " + "  ".join(

@@ -17,7 +17,6 @@ replay.
 usage: decode_ab.py DIR
 """
 import os
-import statistics
 import sys
 
 import torch
@@ -26,6 +25,8 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "python"))
 from rowred import _runtime, ops  # noqa: E402
+
+from flushed import flushed_medians  # noqa: E402
 
 
 def main():
@@ -40,23 +41,6 @@ def main():
         print("liger not importable:", e)
         liger = False
     flush = torch.empty(256 * 2**20, dtype=torch.int8, device="cuda")
-
-    def timeit(fns, rounds=5, reps=15):
-        t = {k: [] for k in fns}
-        for _ in range(rounds):
-            for k, fn in fns.items():
-                ts = []
-                for _ in range(reps):
-                    flush.zero_()
-                    s = torch.cuda.Event(enable_timing=True)
-                    e = torch.cuda.Event(enable_timing=True)
-                    s.record()
-                    fn()
-                    e.record()
-                    e.synchronize()
-                    ts.append(s.elapsed_time(e) * 1e3)
-                t[k].append(statistics.median(ts))
-        return {k: statistics.median(v) for k, v in t.items()}
 
     torch.set_grad_enabled(False)
     for op in ("rms_norm", "layer_norm", "softmax"):
@@ -117,7 +101,7 @@ def main():
                     for name, f in peer.items():
                         errs[name] = float((f().double() - ref).norm() /
                                            ref.norm())
-                    t = timeit(fns)
+                    t = flushed_medians(fns, flush, reps=15)
                     best = min(ks, key=lambda v: t[v])
                     best_peer = min(peer, key=lambda k: t[k])
                     print(f"{op:10s} {dname:4s} {m:>2d}x{n:<5d} " +
