@@ -63,7 +63,8 @@ class Op:
 
         # The forward takes ctx: a Function with a setup_context of its own
         # binds its arguments to forward's signature on every call
-        # (inspect.signature, a fifth of a call's host time).
+        # (inspect.signature, 50 of 790 us per forward and backward of
+        # rms_norm under cProfile on the H200 machine).
         def forward(ctx, *args):
             output = impl(*args)
             setup_context(ctx, args, output)
