@@ -261,6 +261,10 @@ FAMILY = [
     ("rms_norm_backward", "f32", "auto", "cols=1000"),
     ("rms_norm_backward", "bf16", "auto", "cols=4096"),
     ("rms_norm_backward", "f16", "auto", "cols=8192"),
+    # Its residual form's: the residual stream's gradient of h (a third
+    # input, which the map alone reads) added to dx.
+    ("rms_norm_residual_backward", "f32", "auto", "cols=1000"),
+    ("rms_norm_residual_backward", "bf16", "auto", "cols=4096"),
     # LayerNorm's backward: dx, and two sums down the columns.
     ("layer_norm_backward", "bf16", "auto", "cols=781"),
     ("layer_norm_backward", "f32", "auto", "cols=4096"),
@@ -608,6 +612,15 @@ def mlir_source(func, op, dtype, fields):
     if op == "logsumexp":
         return (f"func.func @{func}(%x: {t}, %lse: {r}) {{\n"
                 f"  rowred.logsumexp ins(%x : {t}) outs(%lse : {r}){attr}\n"
+                f"  return\n}}\n")
+    if op == "rms_norm_residual_backward":
+        # dx plus the residual stream's gradient dh, and the weight's
+        # gradient summed down the columns.
+        return (f"func.func @{func}(%x: {t}, %dy: {t}, %r: {r}, %w: {v}, "
+                f"%dh: {t}, %dx: {t}, %dw: {v}) {{\n"
+                f"  rowred.rms_norm_backward ins(%x, %dy : {t}, {t}) "
+                f"rstd(%r : {r}) weight(%w : {v}) grad_residual(%dh : {t}) "
+                f"outs(%dx : {t}) weight_grad(%dw : {v}){attr}\n"
                 f"  return\n}}\n")
     if op == "rms_norm_backward":
         # dx, and the weight's gradient summed down the columns.

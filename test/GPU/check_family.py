@@ -130,6 +130,10 @@ def make_inputs(op, rng, rows, cols):
         return [normal(rows, cols) * 3.0, normal(rows, cols)], [normal(cols)]
     if op in ("rms_norm_backward", "layer_norm_backward"):
         return [normal(rows, cols) * 3.0, normal(rows, cols)], [normal(cols)]
+    if op == "rms_norm_residual_backward":
+        # x (h), dy and the residual stream's own gradient of h.
+        return [normal(rows, cols) * 3.0, normal(rows, cols),
+                normal(rows, cols)], [normal(cols)]
     if op == "layer_norm":
         x = normal(rows, cols)
         x[1::2] += 1e4              # mean 1e4, spread 1
@@ -190,8 +194,9 @@ def norm_backward_reference(inputs, columns, stats, centered):
     """A norm's gradients from its per-row statistics (mean and rstd; rstd
     alone for RMSNorm, whose rows are not `centered`): [dx], the magnitude
     of the terms dx cancels, and (sum, magnitude of its terms) per sum down
-    the columns: dw, then (layer_norm) db."""
-    (x, dy), (w,) = inputs, columns
+    the columns: dw, then (layer_norm) db. A third input (RMSNorm's
+    grad_residual) is added to dx."""
+    (x, dy), (w,) = inputs[:2], columns
     n = x.shape[1]
     rstd = stats[-1][:, None]
     x_hat = (x - stats[0][:, None] if centered else x) * rstd
@@ -206,7 +211,8 @@ def norm_backward_reference(inputs, columns, stats, centered):
         dx -= g.sum(axis=1, keepdims=True) / n
         scale += cp.abs(g).sum(axis=1, keepdims=True) / n
     sums = [dy * x_hat] + ([dy] if centered else [])
-    return ([rstd * dx], rstd * scale,
+    added = inputs[2] if len(inputs) > 2 else 0.0
+    return ([rstd * dx + added], rstd * scale + cp.abs(added),
             [(t.sum(axis=0), cp.abs(t).sum(axis=0)) for t in sums])
 
 
@@ -301,6 +307,8 @@ def run_case(kernel, rng, rows, cols, layout):
                           "column_sum")}
     if op == "rms_norm" and len(types["input"]) == 2:
         op = "rms_norm_residual"
+    if op == "rms_norm_backward" and len(types["input"]) == 3:
+        op = "rms_norm_residual_backward"
     off = 1 if layout == "misaligned" else 0
     extra = {"strided": 5}.get(layout, 0)
     inputs, columns = make_inputs(op, rng, rows, cols)
@@ -337,7 +345,7 @@ def run_case(kernel, rng, rows, cols, layout):
     # (a logsumexp, a norm's statistics).
     labels, scale, given = None, None, None
     for k, t in enumerate(types["row"]):
-        if op == "rms_norm_backward":
+        if op in ("rms_norm_backward", "rms_norm_residual_backward"):
             # The forward's rstd of the rows as stored, in f32.
             given = norm_statistics(values[0], 0.0)[1]
             values_t = given
@@ -387,8 +395,9 @@ def run_case(kernel, rng, rows, cols, layout):
         refs = [grad_reference(meta, values[0], labels, scale)] if ys else []
     elif op == "logsumexp_backward":
         refs = [scale[:, None] * cp.exp(values[0] - given[:, None])]
-    elif op in ("rms_norm_backward", "layer_norm_backward"):
-        stats = [given] if op == "rms_norm_backward" else given
+    elif op in ("rms_norm_backward", "rms_norm_residual_backward",
+                "layer_norm_backward"):
+        stats = given if op == "layer_norm_backward" else [given]
         refs, magnitude, sum_refs = norm_backward_reference(
             values, col_values, stats, op == "layer_norm_backward")
     else:

@@ -280,13 +280,15 @@ void normTerms(const KernelSpec &spec, const HostOperands &ops, int64_t r,
 }
 
 /// dx of the norms' backwards: rstd * (g - x_hat * mean(g * x_hat)), and
-/// for layer_norm minus mean(g) as well; with `magnitudes`, also per element
-/// rstd times the magnitudes of those terms, each mean's from its terms'.
+/// for layer_norm minus mean(g) as well, plus rms_norm's grad_residual (a
+/// third input) where there is one; with `magnitudes`, also per element
+/// the magnitudes of those terms, each mean's from its terms'.
 std::vector<double> normBackwardReference(const KernelSpec &spec,
                                           const HostOperands &ops,
                                           std::vector<double> *magnitudes) {
   const Matrix &x = ops.inputs[0];
   bool layer = spec.op == "layer_norm_backward";
+  const Matrix *residual = ops.inputs.size() > 2 ? &ops.inputs[2] : nullptr;
   size_t size = static_cast<size_t>(x.rows * x.cols);
   std::vector<double> out(size);
   if (magnitudes)
@@ -306,11 +308,14 @@ std::vector<double> normBackwardReference(const KernelSpec &spec,
       double n = double(x.cols);
       double meanG = layer ? sumG / n : 0.0;
       for (int64_t c = 0; c < x.cols; ++c) {
-        out[r * x.cols + c] = rstd * (g[c] - meanG - xHat[c] * sumGX / n);
+        double added = residual ? residual->get(r, c) : 0.0;
+        out[r * x.cols + c] =
+            rstd * (g[c] - meanG - xHat[c] * sumGX / n) + added;
         if (magnitudes)
           (*magnitudes)[r * x.cols + c] =
               std::fabs(rstd) * (std::fabs(g[c]) + (layer ? absG / n : 0.0) +
-                                 std::fabs(xHat[c]) * absGX / n);
+                                 std::fabs(xHat[c]) * absGX / n) +
+              std::fabs(added);
       }
     }
   });

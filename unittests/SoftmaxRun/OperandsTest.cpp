@@ -176,6 +176,21 @@ TEST(Reference, NormBackwards) {
   sums = columnSumReferences(rms, ops);
   ASSERT_EQ(sums.size(), 1u);
   EXPECT_EQ(sums[0].sums, (std::vector<double>{0.5, -1.5}));
+
+  // With grad_residual (a third input), dx is the whole gradient of h: the
+  // same plus it; the weight's gradient is unchanged.
+  KernelSpec residual = specOf(
+      "rms_norm_backward", {Role::Input, Role::Input, Role::Input,
+                            Role::Output, Role::Column, Role::Row,
+                            Role::ColumnSum});
+  ops.inputs.push_back(matrixOf({{10, -20}}));
+  dx = referenceOf(residual, ops);
+  EXPECT_DOUBLE_EQ(dx[0], 0.5 * (2 + 0.5 * 0.25) + 10);
+  EXPECT_DOUBLE_EQ(dx[1], 0.5 * (-1 + 1.5 * 0.25) - 20);
+  EXPECT_DOUBLE_EQ(referenceMagnitudes(residual, ops)[1],
+                   0.5 * (1 + 1.5 * 2.5 / 2) + 20);
+  EXPECT_EQ(columnSumReferences(residual, ops)[0].sums,
+            (std::vector<double>{0.5, -1.5}));
 }
 
 TEST(Reference, ProblemsNameWhatIsMissing) {

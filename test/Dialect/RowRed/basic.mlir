@@ -223,6 +223,8 @@ func.func @norm_backward(%x: memref<?x4096xbf16>, %dy: memref<?x4096xbf16>,
   rowred.rms_norm_backward ins(%x, %dy : memref<?x4096xbf16>, memref<?x4096xbf16>) rstd(%r : memref<?xf32>) weight(%w : memref<4096xbf16>) outs(%dx : memref<?x4096xbf16>) weight_grad(%dw : memref<4096xf32>)
   // CHECK: rowred.rms_norm_backward ins(%{{.*}}, %{{.*}} : memref<?x4096xbf16>, memref<?x4096xbf16>) rstd(%{{.*}} : memref<?xf32>) outs(%{{.*}} : memref<?x4096xbf16>){{$}}
   rowred.rms_norm_backward ins(%x, %dy : memref<?x4096xbf16>, memref<?x4096xbf16>) rstd(%r : memref<?xf32>) outs(%dx : memref<?x4096xbf16>)
+  // CHECK: rowred.rms_norm_backward ins(%{{.*}}, %{{.*}} : memref<?x4096xbf16>, memref<?x4096xbf16>) rstd(%{{.*}} : memref<?xf32>) weight(%{{.*}} : memref<4096xbf16>) grad_residual(%{{.*}} : memref<?x4096xbf16>) outs(%{{.*}} : memref<?x4096xbf16>) weight_grad(%{{.*}} : memref<4096xf32>)
+  rowred.rms_norm_backward ins(%x, %dy : memref<?x4096xbf16>, memref<?x4096xbf16>) rstd(%r : memref<?xf32>) weight(%w : memref<4096xbf16>) grad_residual(%dy : memref<?x4096xbf16>) outs(%dx : memref<?x4096xbf16>) weight_grad(%dw : memref<4096xf32>)
   // CHECK: rowred.layer_norm_backward ins(%{{.*}}, %{{.*}} : memref<?x4096xbf16>, memref<?x4096xbf16>) mean(%{{.*}} : memref<?xf32>) rstd(%{{.*}} : memref<?xf32>) outs(%{{.*}} : memref<?x4096xbf16>) bias_grad(%{{.*}} : memref<4096xf32>)
   rowred.layer_norm_backward ins(%x, %dy : memref<?x4096xbf16>, memref<?x4096xbf16>) mean(%r : memref<?xf32>) rstd(%r : memref<?xf32>) outs(%dx : memref<?x4096xbf16>) bias_grad(%dw : memref<4096xf32>)
   // CHECK: rowred.map ins(%{{.*}} : memref<?x4096xbf16>) outs(%{{.*}} : memref<?x4096xbf16>) column_sums(%{{.*}} : memref<4096xf32>) {

@@ -339,6 +339,28 @@ func.func @rms_norm_backward(%x: memref<?x4096xbf16>, %dy: memref<?x4096xbf16>,
 
 // -----
 
+// With grad_residual (the residual form's h): the map alone reads it and
+// adds it to dx; the reduce reads x and dy as without.
+// CHECK-LABEL: func.func @rms_norm_backward_residual
+// CHECK: rowred.reduce sum ins(%[[X:.*]], %[[DY:.*]] : memref<?x4096xbf16>, memref<?x4096xbf16>) cols(%[[W:.*]] : memref<4096xbf16>)
+// CHECK: rowred.map ins(%[[X]], %[[DY]], %{{.*}} : memref<?x4096xbf16>, memref<?x4096xbf16>, memref<?x4096xbf16>) cols(%[[W]] : memref<4096xbf16>) rows(%{{.*}}, %{{.*}} : memref<?xf32>, memref<?xf32>) outs(%{{.*}} : memref<?x4096xbf16>) column_sums(%{{.*}} : memref<4096xf32>) {
+// CHECK-NEXT: ^bb0(%[[MX:.*]]: f32, %[[MDY:.*]]: f32, %[[MDH:.*]]: f32, %[[MW:.*]]: f32, %[[MR:.*]]: f32, %[[MS:.*]]: f32):
+// CHECK-NEXT: %[[MXH:.*]] = arith.mulf %[[MX]], %[[MR]] : f32
+// CHECK-NEXT: %[[MG:.*]] = arith.mulf %[[MDY]], %[[MW]] : f32
+// CHECK: %[[DX:.*]] = arith.mulf %[[MR]], %{{.*}} : f32
+// CHECK-NEXT: %[[SUM:.*]] = arith.addf %[[DX]], %[[MDH]] : f32
+// CHECK-NEXT: %[[DW:.*]] = arith.mulf %[[MDY]], %[[MXH]] : f32
+// CHECK-NEXT: rowred.yield %[[SUM]], %[[DW]] : f32, f32
+func.func @rms_norm_backward_residual(
+    %h: memref<?x4096xbf16>, %dy: memref<?x4096xbf16>, %r: memref<?xf32>,
+    %w: memref<4096xbf16>, %dh: memref<?x4096xbf16>,
+    %dx: memref<?x4096xbf16>, %dw: memref<4096xf32>) {
+  rowred.rms_norm_backward ins(%h, %dy : memref<?x4096xbf16>, memref<?x4096xbf16>) rstd(%r : memref<?xf32>) weight(%w : memref<4096xbf16>) grad_residual(%dh : memref<?x4096xbf16>) outs(%dx : memref<?x4096xbf16>) weight_grad(%dw : memref<4096xf32>)
+  return
+}
+
+// -----
+
 // Without the weight: g is dy, and nothing is summed down the columns.
 // CHECK-LABEL: func.func @rms_norm_backward_unweighted
 // CHECK: rowred.reduce sum ins(%{{.*}}, %{{.*}} : memref<?x?xf32>, memref<?x?xf32>) rows(%{{.*}} : memref<?xf32>) outs(

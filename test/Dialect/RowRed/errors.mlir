@@ -627,6 +627,14 @@ func.func @rms_norm_backward_rstd(%x: memref<4x8xf32>, %r: memref<4xbf16>) {
 
 // -----
 
+func.func @rms_norm_backward_grad_residual(%x: memref<4x8xf32>, %r: memref<4xf32>, %dh: memref<4x9xf32>) {
+  // expected-error @+1 {{'rowred.rms_norm_backward' op grad_residual}}
+  rowred.rms_norm_backward ins(%x, %x : memref<4x8xf32>, memref<4x8xf32>) rstd(%r : memref<4xf32>) grad_residual(%dh : memref<4x9xf32>) outs(%x : memref<4x8xf32>)
+  return
+}
+
+// -----
+
 func.func @layer_norm_backward_weight_grad(%x: memref<4x8xf32>, %r: memref<4xf32>, %dw: memref<8xf32>) {
   // expected-error @+1 {{'rowred.layer_norm_backward' op has a weight_grad but no weight}}
   rowred.layer_norm_backward ins(%x, %x : memref<4x8xf32>, memref<4x8xf32>) mean(%r : memref<4xf32>) rstd(%r : memref<4xf32>) outs(%x : memref<4x8xf32>) weight_grad(%dw : memref<8xf32>)

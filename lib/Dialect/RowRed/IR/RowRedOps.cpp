@@ -544,11 +544,17 @@ verifyNormBackward(Operation *op, Value input, Value gradOutput,
 }
 
 LogicalResult RmsNormBackwardOp::verify() {
-  return verifyNormBackward(
-      *this, getInput(), getGradOutput(), getGradInput(),
-      {{getRstd(), "rstd"}},
-      {{getWeight(), "weight"}, {getWeightGrad(), "weight_grad"}},
-      getWeight(), getWeightGrad());
+  if (failed(verifyNormBackward(
+          *this, getInput(), getGradOutput(), getGradInput(),
+          {{getRstd(), "rstd"}},
+          {{getWeight(), "weight"}, {getWeightGrad(), "weight_grad"}},
+          getWeight(), getWeightGrad())))
+    return failure();
+  if (Value residual = getGradResidual())
+    return verifyMatrices(*this, residual,
+                          cast<MemRefType>(getInput().getType()),
+                          "grad_residual");
+  return success();
 }
 
 void RmsNormBackwardOp::getEffects(
@@ -557,7 +563,7 @@ void RmsNormBackwardOp::getEffects(
   addEffects(effects,
              operandList({&getInputMutable(), &getGradOutputMutable(),
                           &getRstdMutable()},
-                         {getWeightMutable()}),
+                         {getWeightMutable(), getGradResidualMutable()}),
              operandList({&getGradInputMutable()}, {getWeightGradMutable()}));
 }
 

@@ -336,36 +336,44 @@ struct DecomposeRmsNorm : OpRewritePattern<RmsNormOp> {
 };
 
 /// Rewrites `rowred.rms_norm_backward` into `s = sum(g * x_hat)` (x_hat = x *
-/// rstd, g = dy * w) and the map `rstd * (g - x_hat * s / N)`, whose sums
-/// down the columns of `dy * x_hat` are the weight's gradient.
+/// rstd, g = dy * w) and the map `rstd * (g - x_hat * s / N)` (plus the
+/// grad_residual the map alone reads), whose sums down the columns of `dy *
+/// x_hat` are the weight's gradient.
 struct DecomposeRmsNormBackward : OpRewritePattern<RmsNormBackwardOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(RmsNormBackwardOp op,
                                 PatternRewriter &rewriter) const override {
     SmallVector<Value> ins = {op.getInput(), op.getGradOutput()};
+    SmallVector<Value> mapIns =
+        present({op.getInput(), op.getGradOutput(), op.getGradResidual()});
     SmallVector<Value> columns = present({op.getWeight()});
     Decomposition d(rewriter, op, ins[0]);
-    // (x_hat, g) from the elements (x, dy[, w]) and the rstd.
-    auto terms = [&](BodyBuilder &bb, ValueRange a, Value rstd) {
+    // (x_hat, g) from the elements (x, dy) of `a`, the weight at
+    // `a[weight]` where there is one, and the rstd.
+    auto terms = [&](BodyBuilder &bb, ValueRange a, unsigned weight,
+                     Value rstd) {
       Value xHat = bb.mul(a[0], rstd);
-      Value g = columns.empty() ? a[1] : bb.mul(a[1], a[2]);
+      Value g = columns.empty() ? a[1] : bb.mul(a[1], a[weight]);
       return std::pair{xHat, g};
     };
-    unsigned numElements = ins.size() + columns.size();
     Value s = d.reduce(Combiner::sum, ins, columns, op.getRstd(),
                        [&](BodyBuilder &bb, ValueRange a) {
-                         auto [xHat, g] = terms(bb, a, a[numElements]);
+                         unsigned rstd = ins.size() + columns.size();
+                         auto [xHat, g] = terms(bb, a, ins.size(), a[rstd]);
                          return SmallVector<Value>{bb.mul(g, xHat)};
                        });
     d.map(
-        ins, columns, {op.getRstd(), s}, op.getGradInput(),
+        mapIns, columns, {op.getRstd(), s}, op.getGradInput(),
         [&](BodyBuilder &bb, ValueRange a) {
-          Value rstd = a[numElements], sum = a[numElements + 1];
-          auto [xHat, g] = terms(bb, a, rstd);
+          unsigned rows = mapIns.size() + columns.size();
+          Value rstd = a[rows], sum = a[rows + 1];
+          auto [xHat, g] = terms(bb, a, mapIns.size(), rstd);
           Value mean = bb.div(sum, bb.rowLength());
           Value projected = bb.mul(xHat, mean);
           Value dx = bb.mul(rstd, bb.sub(g, projected));
+          if (op.getGradResidual())
+            dx = bb.add(dx, a[2]);
           SmallVector<Value> results = {dx};
           if (op.getWeightGrad())
             results.push_back(bb.mul(a[1], xHat));

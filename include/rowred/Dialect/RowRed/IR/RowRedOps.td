@@ -335,17 +335,22 @@ def RowRed_RmsNormBackwardOp : RowRed_Op<"rms_norm_backward", [
     x_hat[i, j] = x[i, j] * r[i]
     g[i, j] = dy[i, j] * w[j]
     grad_input[i, j] = r[i] * (g[i, j] - x_hat[i, j] * mean_k g[i, k] x_hat[i, k])
+                       + grad_residual[i, j]
     weight_grad[j] = sum_i dy[i, j] * x_hat[i, j]
     ```
 
     Each row is read once (x and dy) and written once; `weight_grad` is a
     reduction down the columns in the same kernel (`rowred.map`'s
-    `column_sums`), summed in a fixed order. `input`, `grad_output` and
-    `grad_input` are rank 2 with the same shape (f32, f16 or bf16, which
-    may differ); `rstd` is a rank-1 f32 buffer of one element per row;
-    `weight` and `weight_grad` are rank 1 with one element per column (f32,
-    f16 or bf16). Arithmetic is done in f32. `grad_input` may be
-    `grad_output` (in place).
+    `column_sums`), summed in a fixed order. With `grad_residual` (the
+    residual form's x being `h = x + residual`, the gradient of h from its
+    other uses: the residual stream's), grad_input is the whole gradient of
+    h, and so of both inputs of the residual form, in the same kernel
+    (0 without). `input`, `grad_output`, `grad_residual` and `grad_input`
+    are rank 2 with the same shape (f32, f16 or bf16, which may differ);
+    `rstd` is a rank-1 f32 buffer of one element per row; `weight` and
+    `weight_grad` are rank 1 with one element per column (f32, f16 or
+    bf16). Arithmetic is done in f32. `grad_input` may be `grad_output` or
+    `grad_residual` (in place).
 
     Example:
 
@@ -353,10 +358,15 @@ def RowRed_RmsNormBackwardOp : RowRed_Op<"rms_norm_backward", [
     rowred.rms_norm_backward ins(%x, %dy : memref<?x4096xbf16>, memref<?x4096xbf16>)
         rstd(%r : memref<?xf32>) weight(%w : memref<4096xbf16>)
         outs(%dx : memref<?x4096xbf16>) weight_grad(%dw : memref<4096xbf16>)
+    rowred.rms_norm_backward ins(%h, %dy : memref<?x4096xbf16>, memref<?x4096xbf16>)
+        rstd(%r : memref<?xf32>) weight(%w : memref<4096xbf16>)
+        grad_residual(%dh : memref<?x4096xbf16>)
+        outs(%dx : memref<?x4096xbf16>) weight_grad(%dw : memref<4096xbf16>)
     ```
   }];
   let arguments = (ins AnyMemRef:$input, AnyMemRef:$grad_output,
                        AnyMemRef:$rstd, Optional<AnyMemRef>:$weight,
+                       Optional<AnyMemRef>:$grad_residual,
                        AnyMemRef:$grad_input,
                        Optional<AnyMemRef>:$weight_grad);
   let assemblyFormat = [{
@@ -364,6 +374,7 @@ def RowRed_RmsNormBackwardOp : RowRed_Op<"rms_norm_backward", [
       type($grad_output) `)`
     `rstd` `(` $rstd `:` type($rstd) `)`
     (`weight` `(` $weight^ `:` type($weight) `)`)?
+    (`grad_residual` `(` $grad_residual^ `:` type($grad_residual) `)`)?
     `outs` `(` $grad_input `:` type($grad_input) `)`
     (`weight_grad` `(` $weight_grad^ `:` type($weight_grad) `)`)?
     attr-dict
