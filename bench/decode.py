@@ -25,14 +25,14 @@ usage: decode.py PACK_DIR [--ops rms_norm,...] [--dtypes f32,bf16]
                  [--json OUT]
 """
 import argparse
-import json
 import statistics
 
 import torch
 import torch.nn.functional as F
 
-from bench import start_run, time_in_rounds
-from train import DTYPES, EPS, LIGER_MISSING, graphed, liger, rowred
+from bench import time_in_rounds
+from train import (DTYPES, EPS, graphed, liger, rowred, start_package_run,
+                   write_json)
 
 NORM_OPS = ("rms_norm", "layer_norm")
 
@@ -141,10 +141,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--json")
     args = parser.parse_args()
-    rowred.load_pack(args.pack_dir)
-    start_run(args.rounds)
-    print("liger: " + ("importable" if liger else
-                       f"not importable ({LIGER_MISSING})"))
+    start_package_run(args.pack_dir, args.rounds)
     print(f"{'op':13s} {'type':4s} {'M x N':>11s}{'rowred':>8s}{'torch':>8s}"
           f"{'compile':>8s}{'liger':>8s}{'copy':>8s} {'vs best':>7s} "
           f"{'rel L2':>8s}   (us per call, CUDA graph replay)")
@@ -158,11 +155,7 @@ def main():
                     rows.append(row)
                     print(summary(row), flush=True)
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"device": torch.cuda.get_device_name(),
-                       "torch": torch.__version__,
-                       "liger": LIGER_MISSING or "importable",
-                       "rows": rows}, f, indent=1)
+        write_json(args.json, rows)
 
 
 if __name__ == "__main__":

@@ -308,10 +308,7 @@ def main():
                         help="also time each step replayed from a CUDA graph")
     parser.add_argument("--json")
     args = parser.parse_args()
-    rowred.load_pack(args.pack_dir)
-    start_run(args.rounds)
-    print("liger: " + ("importable" if liger else
-                       f"not importable ({LIGER_MISSING})"))
+    start_package_run(args.pack_dir, args.rounds)
     print(f"{'op':17s} {'type':4s} {'M x N':>12s} {'rowred':>8s} "
           f"{'torch':>8s} {'compile':>8s} {'liger':>8s} {'vs best':>7s} "
           f"{'MiB ours':>8s} {'peers':>8s} {'dx L2':>8s}   (us per step)")
@@ -324,11 +321,25 @@ def main():
                 print(summary(row), flush=True)
                 torch.cuda.empty_cache()
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"device": torch.cuda.get_device_name(),
-                       "torch": torch.__version__,
-                       "liger": LIGER_MISSING or "importable",
-                       "rows": rows}, f, indent=1)
+        write_json(args.json, rows)
+
+
+def start_package_run(pack_dir, rounds):
+    """Loads the pack at `pack_dir`, sets up the run (bench.start_run) and
+    says whether Liger-Kernel is importable."""
+    rowred.load_pack(pack_dir)
+    start_run(rounds)
+    print("liger: " + ("importable" if liger else
+                       f"not importable ({LIGER_MISSING})"))
+
+
+def write_json(path, rows):
+    """The run's rows, with the device and the versions, to `path`."""
+    with open(path, "w") as f:
+        json.dump({"device": torch.cuda.get_device_name(),
+                   "torch": torch.__version__,
+                   "liger": LIGER_MISSING or "importable",
+                   "rows": rows}, f, indent=1)
 
 
 if __name__ == "__main__":
