@@ -576,12 +576,12 @@ def main(argv=None):
                    "norms at common hidden sizes, cross-entropy and the "
                    "softmax family at common vocabularies, and 'any'), "
                    "instead of --op and --cols")
-    b.add_argument("--op", default=",".join(OPS),
-                   help="ops, comma-separated; " + ", ".join(EXACT_OPS) +
-                   " only for exact --cols")
+    b.add_argument("--op", help="ops, comma-separated (default: all); " +
+                   ", ".join(EXACT_OPS) + " only for exact --cols")
     b.add_argument("--dtype", default="f32,f16,bf16")
-    b.add_argument("--cols", default="any",
-                   help="row lengths, comma-separated; 'any' for a kernel "
+    b.add_argument("--cols",
+                   help="row lengths, comma-separated (default: any); 'any' "
+                   "for a kernel "
                    "that takes every length; 'ladder' for kernels at "
                    "lengths from 1 to 131072 that leave no length between "
                    "more than half padded")
@@ -590,11 +590,12 @@ def main(argv=None):
                    help="epsilons of the " + ", ".join(EPS_OPS) +
                    " kernels, comma-separated (a kernel each)")
     args = parser.parse_args(argv)
-    given = sys.argv[1:] if argv is None else argv
-    if args.preset and any(a.split("=")[0] in ("--op", "--cols")
-                           for a in given):
+    if args.preset and (args.op is not None or args.cols is not None):
         parser.error("--preset gives the ops and row lengths: leave out "
                      "--op and --cols")
+    # Their defaults, where the preset does not give them.
+    args.op = ",".join(OPS) if args.op is None else args.op
+    args.cols = "any" if args.cols is None else args.cols
     try:
         dtypes = _parse_list(args.dtype, DTYPES, "dtype")
         eps_values = _parse_eps(args.eps)
