@@ -323,13 +323,20 @@ std::vector<double> normBackwardReference(const KernelSpec &spec,
 }
 } // namespace
 
+CheckedReference softmax_run::checkedReference(const KernelSpec &spec,
+                                               const HostOperands &ops) {
+  CheckedReference ref;
+  if (isNormBackward(spec.op))
+    ref.values = normBackwardReference(spec, ops, &ref.magnitudes);
+  else
+    ref.values = referenceOf(spec, ops);
+  return ref;
+}
+
 std::vector<double>
 softmax_run::referenceMagnitudes(const KernelSpec &spec,
                                  const HostOperands &ops) {
-  std::vector<double> magnitudes;
-  if (isNormBackward(spec.op))
-    normBackwardReference(spec, ops, &magnitudes);
-  return magnitudes;
+  return checkedReference(spec, ops).magnitudes;
 }
 
 std::vector<ColumnSumReference>

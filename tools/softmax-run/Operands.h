@@ -65,6 +65,13 @@ std::vector<double> referenceOf(const KernelSpec &spec,
 std::vector<double> referenceMagnitudes(const KernelSpec &spec,
                                         const HostOperands &operands);
 
+/// referenceOf's values and referenceMagnitudes' bounds, from one pass.
+struct CheckedReference {
+  std::vector<double> values, magnitudes;
+};
+CheckedReference checkedReference(const KernelSpec &spec,
+                                  const HostOperands &operands);
+
 /// The float64 reference of a column sum (the weight's gradient dw = the
 /// sum over rows of dy * x_hat, the bias's db = the sum of dy), and per
 /// column the sum of the terms' magnitudes, which bounds the error of any

@@ -428,9 +428,9 @@ std::vector<double> sumSlack(std::vector<double> magnitudes) {
 /// --json, as text. Returns whether they passed.
 bool checkOutput(const Gpu &gpu, const KernelSpec &spec, const Options &opts,
                  const HostOperands &operands, int64_t grid, JsonOut &json) {
-  CheckResult c =
-      check(operands.checked(), referenceOf(spec, operands), spec.op, kPoison,
-            sumSlack(referenceMagnitudes(spec, operands)));
+  CheckedReference ref = checkedReference(spec, operands);
+  CheckResult c = check(operands.checked(), ref.values, spec.op, kPoison,
+                        sumSlack(std::move(ref.magnitudes)));
   std::vector<ColumnSumReference> sums = columnSumReferences(spec, operands);
   for (size_t k = 0; k < sums.size(); ++k) {
     CheckResult s = check(operands.columnSums[k], sums[k].sums, "column_sum",
