@@ -90,6 +90,10 @@ def eager(op):
         return lambda x, w, b: F.layer_norm(x, (x.shape[-1],), w, b, EPSILON)
     if op == "logsumexp":
         return lambda x: torch.logsumexp(x, -1)
+    if op == "softmax":
+        return lambda x: torch.softmax(x, -1)
+    if op == "log_softmax":
+        return lambda x: torch.log_softmax(x, -1)
     if op == "cross_entropy":
         return lambda x, labels: F.cross_entropy(x, labels, reduction="none")
     if op == "log_softmax_backward":
@@ -124,7 +128,7 @@ def make_args(op, m, n, dtype):
     if op == "layer_norm":
         return [x, torch.randn(n, device=DEVICE, dtype=dtype),
                 torch.randn(n, device=DEVICE, dtype=dtype)]
-    if op == "logsumexp":
+    if op in ("logsumexp", "softmax", "log_softmax"):
         return [x]
     if op == "cross_entropy":
         labels = torch.randint(0, n, (m,), device=DEVICE)
