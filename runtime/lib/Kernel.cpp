@@ -288,10 +288,17 @@ bool Kernel::loadVariants(Kernel &k, int device, std::string &error) {
 }
 
 const Kernel &Kernel::forShape(int64_t rows, int64_t cols) const {
-  for (size_t i = 0; i < variantKernels.size(); ++i)
-    if (takesVariant(kernelSpec.variants[i], variantKernels[i]->spec(), rows,
-                     cols))
-      return *variantKernels[i];
+  for (size_t i = 0; i < variantKernels.size(); ++i) {
+    const Kernel &variant = *variantKernels[i];
+    // A variant stands in only where it can launch: one of smaller chunks
+    // cuts long rows into more blocks than can wait for each other on the
+    // device, where the main kernel's larger chunks may still fit.
+    if (takesVariant(kernelSpec.variants[i], variant.spec(), rows, cols) &&
+        planLaunch(variant.info, variant.res, shapeOf(variant.kernelSpec),
+                   rows, variant.clusters, cols)
+                .gridFor(variant.residentBlocks(), rows) != 0)
+      return variant;
+  }
   return *this;
 }
 

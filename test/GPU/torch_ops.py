@@ -31,7 +31,7 @@ if not torch.cuda.is_available():
 import rowred  # noqa: E402
 from autograd_sink import extra_memory  # noqa: E402
 
-EXACT_COLS = (1024, 4096, 32000, 131072)
+EXACT_COLS = (1024, 4096, 32000, 131072, 1048576)
 DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 # Tolerances against torch's own result in the same dtype.
 TOL = {torch.float32: (2e-6, 1e-5), torch.float16: (2e-3, 2e-3),
@@ -72,6 +72,15 @@ class Values(unittest.TestCase):
         base = torch.randn(4, 6, 1100, device="cuda", dtype=torch.bfloat16)
         x = base[..., :1024]
         self.check("softmax", x, rowred.softmax(x))
+
+    def test_rows_longer_than_the_kernels(self):
+        # Rows of 2^24 and 2^23 + 5 take the kernel for 1048576 (chunks):
+        # its variant for a few rows, of smaller chunks, would cut them into
+        # more blocks than the device holds at once, so the launch takes
+        # the main kernel.
+        for shape in ((1, 1 << 24), (2, (1 << 23) + 5)):
+            x = torch.randn(shape, device="cuda") * 4
+            self.check("softmax", x, rowred.softmax(x))
 
     def test_empty(self):
         for shape in ((0, 1024), (5, 0), (0,)):
