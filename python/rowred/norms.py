@@ -9,12 +9,14 @@ statistics in f32 (rms_norm: rstd; layer_norm: mean and rstd); where there
 is none, PyTorch computes both. rms_norm's gradient is
 rowred::rms_norm_backward: the pack's kernel for the exact row length
 (one read of x and dy; the weight's gradient summed down the columns in
-the same kernel, in a fixed order), else PyTorch's fused backward;
+the same kernel, in a fixed order), else PyTorch's fused backward; the
+residual form's adds the gradient h itself got to dx in that kernel
+(packs' rms_norm_residual_backward), the gradient of both its inputs;
 layer_norm's, rowred::layer_norm_backward, likewise (dw and db down the
 columns; else native_layer_norm_backward). None holds an f32 copy of the
 rows.
 """
-from typing import Tuple
+from typing import Optional, Tuple
 
 import torch
 
@@ -131,22 +133,32 @@ _RMS_NORM_BACKWARD = getattr(_aten, "_fused_rms_norm_backward", None)
 
 def _rms_norm_backward_impl(
         x: torch.Tensor, grad: torch.Tensor, weight: torch.Tensor,
-        rstd: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        rstd: torch.Tensor, grad_residual: Optional[torch.Tensor] = None
+) -> Tuple[torch.Tensor, torch.Tensor]:
     """(dx, dw) of y = rms_norm(x) (x 2-D, contiguous) for the gradient
-    `grad` of y, dx of x's dtype, dw of the weight's: on the compiled kernel
-    (packs' rms_norm_backward: one read of x and dy, dw summed down the
-    columns in the same kernel, in a fixed order), else PyTorch's fused
-    backward."""
+    `grad` of y, dx of x's dtype, dw of the weight's, plus `grad_residual`
+    (of x's shape) added to dx where given (the residual form: x is h,
+    which the residual stream reads too): on the compiled kernel (packs'
+    rms_norm_backward and rms_norm_residual_backward: one read of x and dy,
+    dw summed down the columns in the same kernel, in a fixed order), else
+    PyTorch's fused backward."""
     rows, n = x.shape
-    kernel = _exact_kernel("rms_norm_backward", x, n) if x.numel() else None
+    op = "rms_norm_backward" if grad_residual is None \
+        else "rms_norm_residual_backward"
+    kernel = _exact_kernel(op, x, n) if x.numel() else None
+    if kernel is None and grad_residual is not None:
+        dx, dw = _rms_norm_backward_impl(x, grad, weight, rstd)
+        return dx + grad_residual, dw
     if kernel is not None:
-        dy = grad.contiguous().to(x.dtype)
+        rows_in = [x, grad.contiguous().to(x.dtype)]
+        if grad_residual is not None:
+            rows_in.append(grad_residual.contiguous().to(x.dtype))
         dx = torch.empty_like(x)
         dw = torch.empty_like(weight)
         _launch_operands(kernel, x.get_device(),
-                         [x.data_ptr(), dy.data_ptr(), dx.data_ptr(),
-                          weight.data_ptr(), rstd.data_ptr(), dw.data_ptr()],
-                         [n, n, n], rows, n)
+                         [t.data_ptr() for t in rows_in + [dx]] +
+                         [weight.data_ptr(), rstd.data_ptr(), dw.data_ptr()],
+                         [n] * (len(rows_in) + 1), rows, n)
         return dx, dw
     if _RMS_NORM_BACKWARD is not None:
         return _RMS_NORM_BACKWARD(grad.contiguous(), x, [n],
@@ -163,15 +175,16 @@ def _rms_norm_backward_impl(
 
 rms_norm_backward_op = Op(
     _rms_norm_backward_impl,
-    lambda x, grad, weight, rstd: (
+    lambda x, grad, weight, rstd, grad_residual=None: (
         torch.empty_like(x, memory_format=torch.contiguous_format),
         torch.empty_like(weight)),
     "rms_norm_backward")
 
 
-def _rms_norm_grads(x, weight, rstd, grad, weight_grad):
-    """(dx, dw or None) of y = rms_norm(x) for the gradient `grad` of y."""
-    dx, dw = rms_norm_backward_op(x, grad, weight, rstd)
+def _rms_norm_grads(x, weight, rstd, grad, weight_grad, grad_residual=None):
+    """(dx, dw or None) of y = rms_norm(x) for the gradient `grad` of y,
+    dx plus `grad_residual` where given."""
+    dx, dw = rms_norm_backward_op(x, grad, weight, rstd, grad_residual)
     return dx, dw if weight_grad else None
 
 
@@ -193,10 +206,9 @@ def _rms_norm_residual_backward(ctx, grad_y, grad_h, unused):
     h, weight, rstd = ctx.saved_tensors
     if grad_y is None:
         return grad_h, grad_h, None, None
+    # The gradient h itself got is added to dh in the backward's kernel.
     dh, dw = _rms_norm_grads(h, weight, rstd, grad_y,
-                             ctx.needs_input_grad[2])
-    if grad_h is not None:
-        dh = dh + grad_h
+                             ctx.needs_input_grad[2], grad_h)
     return dh, dh, dw, None
 
 

@@ -223,6 +223,7 @@ class BuildTest(unittest.TestCase):
                                ("rms_norm_backward", 512),
                                ("rms_norm_residual", 512),
                                ("rms_norm_residual", 512),
+                               ("rms_norm_residual_backward", 512),
                                ("softmax", 0), ("softmax", 512),
                                ("softmax_backward", 512),
                                ("softmax_safe", 0), ("softmax_safe", 512)])
@@ -231,11 +232,16 @@ class BuildTest(unittest.TestCase):
         # rms_norm_backward holds x and dy of a row in one block: 32000
         # elements do not fit, and the pack says so instead of failing.
         out = os.path.join(self.dir, "backward")
-        manifest = packs.build(SOFTMAX_OPT, out, ["rms_norm_backward"],
+        manifest = packs.build(SOFTMAX_OPT, out,
+                               ["rms_norm_backward",
+                                "rms_norm_residual_backward"],
                                ["f32"], [1000, 32000])
         self.assertEqual([(k["op"], k["cols"]) for k in manifest["kernels"]],
-                         [("rms_norm_backward", 1000)])
-        self.assertEqual(manifest["skipped"], ["rms_norm_backward_f32_n32000"])
+                         [("rms_norm_backward", 1000),
+                          ("rms_norm_residual_backward", 1000)])
+        self.assertEqual(manifest["skipped"],
+                         ["rms_norm_backward_f32_n32000",
+                          "rms_norm_residual_backward_f32_n32000"])
         pack = packs.Pack(out)
         self.assertIsNotNone(pack.find("rms_norm_backward", "f32", 1000))
         self.assertIsNone(pack.find("rms_norm_backward", "f32", 32000))
@@ -244,6 +250,13 @@ class BuildTest(unittest.TestCase):
         self.assertEqual([o["role"] for o in meta["operands"]],
                          ["input", "input", "output", "column", "row",
                           "column_sum"])
+        # The residual form's: the gradient of h a third input of rows.
+        with open(os.path.join(
+                out, "rms_norm_residual_backward_f32_n1000_kernel0.json")) as f:
+            meta = json.load(f)
+        self.assertEqual([o["role"] for o in meta["operands"]],
+                         ["input", "input", "input", "output", "column",
+                          "row", "column_sum"])
 
     def test_norm_kernels_per_epsilon(self):
         out = os.path.join(self.dir, "norms")
@@ -314,7 +327,8 @@ class PresetTest(unittest.TestCase):
     def test_llm_preset(self):
         variants = packs.preset_variants("llm", ["bf16"], [1e-6])
         shapes = {(op, n) for _, op, _, n, _ in variants}
-        for op in ("rms_norm", "rms_norm_backward", "layer_norm_backward"):
+        for op in ("rms_norm", "rms_norm_backward",
+                   "rms_norm_residual_backward", "layer_norm_backward"):
             self.assertLessEqual({(op, n) for n in (128, 4096, 8192)},
                                  shapes)
             self.assertNotIn((op, 128256), shapes)

@@ -430,6 +430,9 @@ class Norms(unittest.TestCase):
         used = {os.path.basename(path) for path, _ in rowred.ops._loaded}
         self.assertIn("rms_norm_residual_bf16_n4096_eps1p000em05_kernel0.json",
                       used)
+        # The gradients of y and of h itself summed in one kernel.
+        self.assertIn("rms_norm_residual_backward_bf16_n4096_kernel0.json",
+                      used)
         with self.assertRaisesRegex(ValueError, "residual of the input's"):
             rowred.rms_norm(x, (n,), w, residual=x[:1])
 

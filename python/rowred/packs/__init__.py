@@ -53,8 +53,8 @@ FORMAT, VERSION = "rowred-pack", 1
 OPS = ("softmax", "log_softmax", "softmax_safe", "log_softmax_safe",
        "softmax_backward", "log_softmax_backward", "logsumexp",
        "logsumexp_backward", "cross_entropy", "cross_entropy_grad",
-       "rms_norm", "rms_norm_backward",
-       "rms_norm_residual", "layer_norm", "layer_norm_backward")
+       "rms_norm", "rms_norm_backward", "rms_norm_residual",
+       "rms_norm_residual_backward", "layer_norm", "layer_norm_backward")
 # `_safe`: softmax and log_softmax whose rows of -inf give zeros instead of
 # NaN (PyTorch's _safe_softmax, for fully masked attention rows).
 # Kernels a pack builds for its exact lengths only, not for 'any': their
@@ -69,9 +69,12 @@ OPS = ("softmax", "log_softmax", "softmax_safe", "log_softmax_safe",
 # columns in the kernel that holds each row (rowred.map's column_sums):
 # exact lengths only, and only those whose rows (x and dy) fit one block's
 # registers (16384 and shorter); a pack skips the others, which run
-# PyTorch's backward (ROW_HELD_OPS).
+# PyTorch's backward (ROW_HELD_OPS). rms_norm_residual_backward is the
+# residual form's: dx plus the gradient h itself got (grad_residual), the
+# gradient of both of the form's inputs from one kernel.
 EXACT_OPS = ("softmax_backward", "log_softmax_backward", "cross_entropy_grad",
-             "rms_norm", "rms_norm_backward", "rms_norm_residual", "layer_norm",
+             "rms_norm", "rms_norm_backward", "rms_norm_residual",
+             "rms_norm_residual_backward", "layer_norm",
              "layer_norm_backward")
 # Kernels with an epsilon, compiled into the kernel: a pack has one per
 # (op, dtype, N, eps) and a manifest entry records it ("eps", the f32 value
@@ -81,7 +84,8 @@ EXACT_OPS = ("softmax_backward", "log_softmax_backward", "cross_entropy_grad",
 # normalizes h = x + residual and writes h as well.
 EPS_OPS = ("rms_norm", "rms_norm_residual", "layer_norm")
 DEFAULT_EPS = (1e-5, 1e-6)
-ROW_HELD_OPS = ("rms_norm_backward", "layer_norm_backward")
+ROW_HELD_OPS = ("rms_norm_backward", "rms_norm_residual_backward",
+                "layer_norm_backward")
 # Cross-entropy kernels are PyTorch's defaults: ignore_index -100, no label
 # smoothing, int64 labels, the loss and the logsumexp in f32.
 IGNORE_INDEX = -100
@@ -105,8 +109,9 @@ HIDDEN_SIZES = (128, 256, 2048, 3072, 4096, 5120, 6144, 7168, 8192)
 VOCABULARIES = (32000, 32001, 32064, 50257, 100277, 128256, 151936, 256000)
 PRESETS = {
     "llm": (
-        (("rms_norm", "rms_norm_residual", "rms_norm_backward", "layer_norm",
-          "layer_norm_backward"), HIDDEN_SIZES),
+        (("rms_norm", "rms_norm_residual", "rms_norm_backward",
+          "rms_norm_residual_backward", "layer_norm", "layer_norm_backward"),
+         HIDDEN_SIZES),
         (("cross_entropy", "cross_entropy_grad", "logsumexp",
           "logsumexp_backward", "softmax", "log_softmax", "softmax_backward",
           "log_softmax_backward"), VOCABULARIES + (0,)),
@@ -437,6 +442,14 @@ def _mlir_source(name, op, dtype, eps=None):
                 f"ins(%x, %dy : {t}, {t}) rstd(%rstd : {r}) weight(%w : {v}) "
                 f"outs(%dx : {t}) weight_grad(%dw : {v})\n"
                 f"  return\n}}\n")
+    if op == "rms_norm_residual_backward":
+        # As rms_norm_backward, with the residual stream's own gradient of
+        # h added to dx: the gradient of both x and the residual.
+        return (f"func.func @{name}(%x: {t}, %dy: {t}, %rstd: {r}, %w: {v}, "
+                f"%dh: {t}, %dx: {t}, %dw: {v}) {{\n  rowred.rms_norm_backward "
+                f"ins(%x, %dy : {t}, {t}) rstd(%rstd : {r}) weight(%w : {v}) "
+                f"grad_residual(%dh : {t}) outs(%dx : {t}) "
+                f"weight_grad(%dw : {v})\n  return\n}}\n")
     if op == "layer_norm_backward":
         # dx, and the weight's and the bias's gradients, from x, the
         # forward's mean and rstd, the weight and dy.
