@@ -21,7 +21,7 @@ Build the packs with, e.g.:
       --cols ladder,any
   python3 -m rowred.packs build --softmax-opt build/bin/softmax-opt \\
       --out /tmp/exact-pack --op softmax,cross_entropy --dtype f32,bf16 \\
-      --cols 1,1000,1025,...   (the lengths of --cols)
+      --cols 1,1000,1025,...   (the lengths of COLS)
 
 usage: any_kernels.py ANY_PACK EXACT_PACK [--ops softmax,cross_entropy]
                       [--dtypes f32,bf16] [--cols 1,1000,...] [--rows 1,8,4096]
@@ -51,7 +51,7 @@ from rowred_kernel import Kernel  # noqa: E402
 # The lengths, and lengths just past a ladder kernel's (the most
 # padded rows of the next one up).
 COLS = (1, 1000, 1025, 4096, 4097, 12289, 32001, 65537, 131072, 262145,
-        1 << 20, (1 << 20) + 7, 1 << 24)
+        1 << 20, (1 << 20) + 7, (1 << 21) + 3, 1 << 22, 1 << 24)
 ROWS = (1, 8, 4096)
 # Operands of at most this many elements (f32: 2 GiB each).
 MAX_ELEMENTS = 1 << 29

@@ -82,20 +82,33 @@ def _kernel(op, x, cols, eps=None):
     major, minor = torch.cuda.get_device_capability(device)
     sm = major * 10 + minor
     try:
-        path = packs.find_kernel(_packs, op, dtype, cols, sm, eps)
+        paths = packs.ranked_kernels(_packs, op, dtype, cols, sm, eps)
     except packs.PackError:
         compiler = packs.find_compiler()
         if compiler is None:
             raise
-        path = packs.cached_kernel(compiler, op, dtype, cols, f"sm_{sm}",
-                                   eps)
-    with _lock:
-        kernel = _loaded.get((path, device))
-        if kernel is None:
-            kernel = _runtime.Kernel(path, device)
-            _loaded[(path, device)] = kernel
-        _kernels[key] = kernel
-    return kernel
+        paths = [packs.cached_kernel(compiler, op, dtype, cols, f"sm_{sm}",
+                                     eps)]
+    refused = []
+    for path in paths:
+        with _lock:
+            kernel = _loaded.get((path, device))
+            if kernel is None:
+                kernel = _runtime.Kernel(path, device)
+                _loaded[(path, device)] = kernel
+        # The first that launches rows of `cols` on this device (many
+        # rows: the main kernel, not a variant for a few).
+        try:
+            kernel.grid(1 << 16, cols)
+        except _runtime.RowredError as e:
+            refused.append(str(e))
+            continue
+        with _lock:
+            _kernels[key] = kernel
+        return kernel
+    raise packs.PackError(f"no rowred kernel for {op} of {dtype} rows of "
+                          f"{cols} elements launches on device {device}: "
+                          + "; ".join(refused))
 
 
 def check_input(name, x, dim):

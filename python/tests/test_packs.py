@@ -205,28 +205,22 @@ class BuildTest(unittest.TestCase):
         out = os.path.join(self.dir, "cli-backward")
         self.assertEqual(packs.main(["build", "--softmax-opt", SOFTMAX_OPT,
                                      "--out", out, "--dtype", "f32",
-                                     "--cols", "any,512"]), 0)
+                                     "--cols", "512"]), 0)
         ops = sorted((k["op"], k["cols"])
                      for k in packs.Pack(out).kernels)
-        self.assertEqual(ops, [("cross_entropy", 0), ("cross_entropy", 512),
-                               ("cross_entropy_grad", 512),
-                               ("layer_norm", 512), ("layer_norm", 512),
-                               ("layer_norm_backward", 512),
-                               ("log_softmax", 0), ("log_softmax", 512),
-                               ("log_softmax_backward", 512),
-                               ("log_softmax_safe", 0),
-                               ("log_softmax_safe", 512),
-                               ("logsumexp", 0), ("logsumexp", 512),
-                               ("logsumexp_backward", 0),
-                               ("logsumexp_backward", 512),
-                               ("rms_norm", 512), ("rms_norm", 512),
-                               ("rms_norm_backward", 512),
-                               ("rms_norm_residual", 512),
-                               ("rms_norm_residual", 512),
-                               ("rms_norm_residual_backward", 512),
-                               ("softmax", 0), ("softmax", 512),
-                               ("softmax_backward", 512),
-                               ("softmax_safe", 0), ("softmax_safe", 512)])
+        # Every op at 512 (the norms at both default epsilons).
+        self.assertEqual(ops, sorted(
+            [(op, 512) for op in packs.OPS] +
+            [(op, 512) for op in packs.EPS_OPS]))
+
+    def test_streamed_kernels_of_the_ops_that_have_one(self):
+        # Rows of any length (0) get a streamed kernel of the ops that are
+        # not EXACT_OPS only.
+        streamed = sorted(op for _, op, _, n, _ in packs._variants(
+            packs.OPS, ["f32"], [0], [1e-5]) if n == 0)
+        self.assertEqual(streamed, [
+            "cross_entropy", "log_softmax", "log_softmax_safe", "logsumexp",
+            "logsumexp_backward", "softmax", "softmax_safe"])
 
     def test_row_held_ops_skip_long_rows(self):
         # rms_norm_backward holds x and dy of a row in one block: 32000
@@ -309,8 +303,8 @@ class BuildTest(unittest.TestCase):
                       str(e.exception))
 
     def test_nothing_to_build(self):
-        for args in (["--op", "rms_norm", "--cols", "any"], ["--op", ""],
-                     ["--dtype", ""]):
+        for args in (["--op", ""], ["--dtype", ""],
+                     ["--op", "rms_norm", "--cols", ""]):
             self.assertEqual(packs.main(["build", "--softmax-opt",
                                          SOFTMAX_OPT, "--out", self.dir]
                                         + args), 1, args)
@@ -351,17 +345,18 @@ class PresetTest(unittest.TestCase):
 
 
 class LadderTest(unittest.TestCase):
-    def test_ladder_expands_once(self):
-        cols = packs._parse_cols("4096,ladder,any")
+    def test_any_expands_once(self):
+        cols = packs._parse_cols("4096,any")
         self.assertEqual(cols[0], 4096)
         self.assertEqual(cols[-1], 0)
         self.assertEqual(sorted(cols[1:-1] + [4096]), list(packs.LADDER))
+        self.assertEqual(packs._parse_cols("streamed,64"), [0, 64])
 
     def test_every_length_runs_within_a_fast_range(self):
         # A block of a power of two P, or 3P/4 from P = 8192, as the
-        # planner pads rows: every length from 1 to 131072 falls in the
-        # fast range of a ladder kernel at most twice its length, and the
-        # lookup takes the closest.
+        # planner pads rows: every length from 1 to 2^24 falls in the fast
+        # range of a ladder kernel (no kernel of chunks among them) at
+        # most twice its length, and the lookup takes the closest.
         def block(n):
             p = 1 << (n - 1).bit_length()
             return 3 * p // 4 if p >= 8192 and n <= 3 * p // 4 else p
@@ -370,7 +365,9 @@ class LadderTest(unittest.TestCase):
             first, last = packs.fast_range(n, 1, block(n))
             kernels.append({"cols": n, "fast_min_cols": first,
                             "fast_max_cols": last, "metadata": n})
-        for n in list(range(1, 5000)) + [6000, 6145, 12289, 100000, 131072]:
+        for n in list(range(1, 5000)) + [6000, 6145, 12289, 100000, 131072,
+                                         131073, 400000, (1 << 20) + 7,
+                                         (1 << 23) + 1, 1 << 24]:
             best = packs._best(kernels, n)
             self.assertIsNotNone(best, n)
             self.assertTrue(n <= block(best["cols"]) < 2 * n + 2, n)
@@ -498,10 +495,15 @@ class LookupAcrossPacksTest(unittest.TestCase):
     def pack(self, name, kernels):
         path = os.path.join(self.dir, name)
         os.makedirs(path)
+        # Kernels of chunks (third field true) run every length they
+        # admit, as the builder's manifest records.
         entries = [{"op": "softmax", "dtype": "f32", "cols": cols,
                     "min_cols": 1, "max_cols": max_cols,
                     "metadata": f"{'n%d' % cols if cols else 'any'}.json"}
-                   for cols, max_cols in kernels]
+                   for cols, max_cols, *chunks in kernels]
+        for entry, (cols, max_cols, *chunks) in zip(entries, kernels):
+            first, last = packs.fast_range(cols, 1, max_cols, any(chunks))
+            entry["fast_min_cols"], entry["fast_max_cols"] = first, last
         with open(os.path.join(path, "manifest.json"), "w") as f:
             json.dump({"format": "rowred-pack", "version": 1,
                        "abi_version": 7, "chip": "sm_90",
@@ -509,11 +511,13 @@ class LookupAcrossPacksTest(unittest.TestCase):
         return packs.Pack(path)
 
     def test_exact_kernel_of_a_later_pack_wins(self):
-        # A pack of long-row kernels (admitting rows up to 1,310,720, or
-        # any) loaded before one of exact kernels for 8192 and 32000.
-        long_rows = self.pack("long", [(4096, 4096), (262144, 0),
-                                       (1 << 20, 0), ((1 << 20) + 7, 1310720),
-                                       (0, 0)])
+        # A pack of long-row kernels (chunks for 262144 and 2^20, admitting
+        # any length; a cluster for 2^20 + 7 admitting rows up to
+        # 1,310,720, which it runs well up to its own length) loaded before
+        # one of exact kernels for 8192 and 32000.
+        long_rows = self.pack("long", [(4096, 4096), (262144, 0, True),
+                                       (1 << 20, 0, True),
+                                       ((1 << 20) + 7, 1310720), (0, 0)])
         exact = self.pack("exact", [(8192, 8192), (32000, 32768)])
         found = {cols: os.path.relpath(
             packs.find_kernel([long_rows, exact], "softmax", "f32", cols, 90),
@@ -527,7 +531,7 @@ class LookupAcrossPacksTest(unittest.TestCase):
             100000: "long/any.json", 200000: "long/n262144.json",
             600000: "long/n1048576.json",
             (1 << 20) + 7: "long/n1048583.json",
-            1300000: "long/n1048583.json",
+            1300000: "long/n1048576.json",
             2000000: "long/n1048576.json"})
 
     def test_no_long_row_kernel_for_short_rows(self):

@@ -3,10 +3,11 @@
 
 usage: torch_ops.py PACK_DIR
 
-PACK_DIR is a pack built by `python3 -m rowred.packs build` with softmax
+PACK_DIR is a pack built by `python3 -m rowred.packs build --dtype
+f32,f16,bf16 --cols streamed,1024,4096,32000,131072,1048576`: softmax
 and log_softmax kernels (plain and safe), logsumexp and cross-entropy
-kernels of f32, f16 and bf16 for rows of any length and for the exact
-lengths in EXACT_COLS, and their gradient, cross-entropy's gradient,
+kernels for rows of any length (the streamed kernel alone) and for the
+exact lengths in EXACT_COLS, and their gradient, cross-entropy's gradient,
 rms_norm and layer_norm (eps 1e-5 and 1e-6) kernels for those lengths. Checks each op against
 torch's on the GPU (values, gradients),
 torch.compile(fullgraph=True), CUDA graph capture and replay, two streams

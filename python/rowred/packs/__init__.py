@@ -7,9 +7,10 @@ any machine with the runtime library:
         --out packs/sm90 --op softmax,log_softmax --dtype f32,bf16 \\
         --cols 1024,4096,32000
 
-compiles one kernel per (op, dtype, N) for rows of exactly N elements, and
-one per (op, dtype) for rows of any length (`--cols` may include `any`, the
-default when no length is given), into `packs/sm90/` with `manifest.json`:
+compiles one kernel per (op, dtype, N) for rows of exactly N elements
+(`--cols` may include `any`, the default when no length is given: the
+LADDER's lengths and the streamed kernel for rows of any length), into
+`packs/sm90/` with `manifest.json`:
 
     {"format": "rowred-pack", "version": 1, "abi_version": 7,
      "chip": "sm_90",
@@ -21,12 +22,14 @@ default when no length is given), into `packs/sm90/` with `manifest.json`:
 `cols` 0 marks a kernel compiled for any row length. [min_cols, max_cols]
 are the rows a kernel admits (max_cols 0: unbounded), [fast_min_cols,
 fast_max_cols] those it runs well (fast_range: a kernel compiled for N
-from N/2 on, its block at least half used; an `any` kernel, all it
-admits). A lookup searches every loaded pack (find_kernel): the kernel
+from N/2, its block at least half used, to N, or all it admits for a
+kernel of chunks; an `any` kernel, all it admits). A lookup searches
+every loaded pack (ranked_kernels): the kernel
 compiled for exactly N wins, from whichever pack holds it; else the
 kernel compiled for the length closest to N (by ratio) whose fast range
 holds N (a kernel compiled for 8192 takes rows of 5000 with its block
-padded and masked); else an `any` kernel. Never a kernel outside its
+padded and masked); else an `any` kernel; the package takes the first of
+these that launches on its GPU. Never a kernel outside its
 fast range: one compiled for rows of 2^20 admits rows of 8192 but would
 run them on a long-row grid. The norms' entries also carry `eps`, the
 epsilon compiled into the kernel (`--eps`), and a lookup matches it as an
@@ -91,20 +94,30 @@ ROW_HELD_OPS = ("rms_norm_backward", "rms_norm_residual_backward",
 IGNORE_INDEX = -100
 DTYPES = ("f32", "f16", "bf16")
 
-# `--cols ladder`: kernels compiled for these lengths, whose blocks (the
-# powers of two, and three quarters of those from 8192, as rowred-plan pads
-# rows) leave no length from 1 to 131072 more than half padded: through
-# the lookup's fast ranges, a row of any length in between runs on the
-# exact kernel of the next block up, for the ops (EXACT_OPS) that have no
-# kernel for any length as for the others.
+# `--cols any`: kernels compiled for these lengths, and the streamed kernel
+# for rows of any length where the op has one. The blocks of those to
+# 131072 (the powers of two, and three quarters of those from 8192, as
+# rowred-plan pads rows) leave no length in between more than half padded:
+# through the lookup's fast ranges, a row of any length runs on the exact
+# kernel of the next block up. Those for 262144 and 1048576 cut rows into
+# chunks, whose number a launch takes from the row's length: they run
+# every longer row whose chunks fit on the device at once. The others run
+# rows up to their own length (fast_range), so the lengths go on doubling
+# to 2^24. H200,
+# bench/any_kernels.py: what the lookup takes from such a pack ran at
+# 0.73-1.0 of the exact kernel's speed from 1 to 2^20 + 7 elements (rows
+# of 1, 8 and 4096), where the streamed kernel alone ran 0.02-1.0
+# (docs/performance.md).
 LADDER = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 6144,
-          8192, 12288, 16384, 24576, 32768, 65536, 131072)
+          8192, 12288, 16384, 24576, 32768, 65536, 131072, 262144, 524288,
+          1 << 20, 1 << 21, 1 << 22, 1 << 23, 1 << 24)
 
 # `--preset llm`: the row lengths of common open language models, per group
 # of ops: the norms at the hidden sizes (2048-8192) and the head sizes that
 # Qwen3's and Gemma's query/key norms normalize, the per-row results and
 # the softmax family at the vocabularies (Llama 2, Phi-3, GPT-2, cl100k,
-# Llama 3, Qwen2/3, Gemma), and `any` kernels where the op has them.
+# Llama 3, Qwen2/3, Gemma) and any other length (`any`: LADDER, and the
+# streamed kernel where the op has one), as attention's rows are.
 HIDDEN_SIZES = (128, 256, 2048, 3072, 4096, 5120, 6144, 7168, 8192)
 VOCABULARIES = (32000, 32001, 32064, 50257, 100277, 128256, 151936, 256000)
 PRESETS = {
@@ -114,7 +127,7 @@ PRESETS = {
          HIDDEN_SIZES),
         (("cross_entropy", "cross_entropy_grad", "logsumexp",
           "logsumexp_backward", "softmax", "log_softmax", "softmax_backward",
-          "log_softmax_backward"), VOCABULARIES + (0,)),
+          "log_softmax_backward"), VOCABULARIES + LADDER + (0,)),
     ),
 }
 
@@ -236,13 +249,18 @@ class Pack:
         return best["metadata"] if best else None
 
 
-def fast_range(cols, min_cols, max_cols):
+def fast_range(cols, min_cols, max_cols, chunks=False):
     """[first, last] row lengths a kernel compiled for rows of `cols` (0:
     any) runs well, within the [min_cols, max_cols] it admits (last 0:
-    unbounded): from cols/2 on, where its block is at least half used and
-    its grid (chunks per row, cluster size) is the one planned for rows of
-    about that length."""
-    return (max(min_cols, cols // 2 + 1) if cols else min_cols), max_cols
+    unbounded): from cols/2 on, where its block is at least half used, to
+    cols, past which its block or cluster would loop over the row (H200:
+    a cluster kernel for 65536 ran rows of 65537 at 0.43-0.76 of the
+    exact kernel's speed); a kernel of `chunks` to all it admits, as a
+    launch cuts the row into as many chunks as it needs."""
+    if not cols:
+        return min_cols, max_cols
+    last = max_cols if chunks else min(max_cols or cols, cols)
+    return max(min_cols, cols // 2 + 1), last
 
 
 def _rank(kernel, cols):
@@ -260,25 +278,33 @@ def _rank(kernel, cols):
     return (2, last or float("inf"))
 
 
+def _ranked(kernels, cols):
+    """Those of `kernels` that may run rows of `cols`, best first (the
+    first listed among equals)."""
+    ranked = sorted((rank, i) for i, k in enumerate(kernels)
+                    if (rank := _rank(k, cols)) is not None)
+    return [kernels[i] for _, i in ranked]
+
+
 def _best(kernels, cols):
-    """The best-ranked of `kernels` for rows of `cols` (the first listed
-    among equals), or None."""
-    ranked = [(rank, i) for i, k in enumerate(kernels)
-              if (rank := _rank(k, cols)) is not None]
-    return kernels[min(ranked)[1]] if ranked else None
+    """The best-ranked of `kernels` for rows of `cols`, or None."""
+    ranked = _ranked(kernels, cols)
+    return ranked[0] if ranked else None
 
 
-def find_kernel(packs, op, dtype, cols, device_sm, eps=None):
-    """The metadata path of the best kernel for (op, dtype, cols, eps) in
-    all of `packs` whose chip the device runs (the exact kernel first, then
-    the one compiled for the length closest to cols whose fast range holds
-    them, then an `any` kernel; the first loaded pack among equals);
-    PackError naming the shape and the command that builds a pack for it
-    when none has one."""
-    best = _best([k for pack in packs if pack.sm <= device_sm
-                  for k in pack.matching(op, dtype, eps)], cols)
-    if best:
-        return best["metadata"]
+def ranked_kernels(packs, op, dtype, cols, device_sm, eps=None):
+    """The metadata paths of every kernel for (op, dtype, cols, eps) in all
+    of `packs` whose chip the device runs, best first (the exact kernel,
+    then those compiled for the lengths closest to cols whose fast ranges
+    hold them, then `any` kernels; the first loaded pack among equals):
+    the caller takes the first that launches on its device (a kernel of
+    chunks that wait for each other launches only where they all fit at
+    once). PackError naming the shape and the command that builds a pack
+    for it when there is none."""
+    ranked = _ranked([k for pack in packs if pack.sm <= device_sm
+                      for k in pack.matching(op, dtype, eps)], cols)
+    if ranked:
+        return [k["metadata"] for k in ranked]
     where = ", ".join(p.path for p in packs) or "no packs loaded"
     with_eps = f" with eps {eps:g}" if op in EPS_OPS else ""
     eps_flag = f" --eps {eps:g}" if op in EPS_OPS else ""
@@ -289,6 +315,12 @@ def find_kernel(packs, op, dtype, cols, device_sm, eps=None):
         f"--op {op} --dtype {dtype} --cols {cols}{eps_flag} --chip "
         f"sm_{device_sm}, then rowred.load_pack(DIR) or set "
         "ROWRED_PACKS=DIR")
+
+
+def find_kernel(packs, op, dtype, cols, device_sm, eps=None):
+    """The metadata path of the best kernel for (op, dtype, cols, eps)
+    (ranked_kernels' first); PackError where there is none."""
+    return ranked_kernels(packs, op, dtype, cols, device_sm, eps)[0]
 
 
 def find_compiler():
@@ -364,11 +396,9 @@ def _parse_list(text, allowed, what):
 def _parse_cols(text):
     cols = []
     for t in text.split(","):
-        if t == "any":
-            cols.append(0)
-            continue
-        if t == "ladder":
-            cols.extend(n for n in LADDER if n not in cols)
+        if t in ("any", "streamed"):
+            cols.extend(n for n in (LADDER if t == "any" else ()) + (0,)
+                        if n not in cols)
             continue
         try:
             n = int(t)
@@ -530,8 +560,8 @@ def build(softmax_opt, out, ops, dtypes, cols, chip="sm_90",
     if not variants:
         raise PackError(
             "nothing to build: no op, dtype or row length given, or only "
-            f"'any' for ops ({', '.join(EXACT_OPS)}) that take exact lengths "
-            "only")
+            f"the streamed kernel (0) for ops ({', '.join(EXACT_OPS)}) that "
+            "have none")
     os.makedirs(out, exist_ok=True)
     entries, skipped = [], []
     with tempfile.TemporaryDirectory() as tmp:
@@ -560,7 +590,8 @@ def build(softmax_opt, out, ops, dtypes, cols, chip="sm_90",
                      "min_cols": meta.get("min_cols", 1),
                      "max_cols": meta.get("max_cols", 0)}
             entry["fast_min_cols"], entry["fast_max_cols"] = fast_range(
-                n, entry["min_cols"], entry["max_cols"])
+                n, entry["min_cols"], entry["max_cols"],
+                meta.get("chunk_elements", 0) > 0)
             entry["metadata"] = metadata
             if eps is not None:
                 entry["eps"] = meta["epsilon"]
@@ -594,10 +625,10 @@ def main(argv=None):
     b.add_argument("--dtype", default="f32,f16,bf16")
     b.add_argument("--cols",
                    help="row lengths, comma-separated (default: any); 'any' "
-                   "for a kernel "
-                   "that takes every length; 'ladder' for kernels at "
-                   "lengths from 1 to 131072 that leave no length between "
-                   "more than half padded")
+                   "for kernels that take every length: those of lengths "
+                   "from 1 to 2^24 that leave no length between more than "
+                   "half padded (LADDER), and the streamed kernel where "
+                   "the op has one; 'streamed' for that kernel alone")
     b.add_argument("--chip", default="sm_90")
     b.add_argument("--eps", default=",".join(map(str, DEFAULT_EPS)),
                    help="epsilons of the " + ", ".join(EPS_OPS) +
