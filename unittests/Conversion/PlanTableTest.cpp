@@ -183,7 +183,15 @@ TEST(PlanTableTest, CompiledTableCutsLongRowsIntoChunks) {
   EXPECT_TRUE(chunks(bf16, 1048576, /*aligned=*/true));
   EXPECT_TRUE(chunks(f16, 65536, /*aligned=*/true));
   EXPECT_FALSE(chunks(f32, 32768, /*aligned=*/true));
-  EXPECT_FALSE(chunks(bf16, 2097152, /*aligned=*/true));
+  // Kernels that write rows to 4194304; those that only reduce them (the
+  // loss, logsumexp) to 1048576.
+  EXPECT_TRUE(chunks(bf16, 2097152, /*aligned=*/true));
+  EXPECT_TRUE(chunks(f32, 4194304, /*aligned=*/true));
+  EXPECT_FALSE(chunks(f32, 4194305, /*aligned=*/true));
+  EXPECT_FALSE(table.takesRowLength(Strategy::chunks,
+                                    {bf16, 2097152, /*aligned=*/true,
+                                     /*held=*/1, /*reduces=*/2,
+                                     /*writesRows=*/false}));
   // Odd rows from 32769 (f32) and 20481 (bf16; shorter ones are staged, and
   // so are those to 57344 of kernels the staged rows take: Plan.cpp).
   EXPECT_TRUE(chunks(f32, 32771, /*aligned=*/false));
@@ -191,7 +199,9 @@ TEST(PlanTableTest, CompiledTableCutsLongRowsIntoChunks) {
   EXPECT_TRUE(chunks(bf16, 20483, /*aligned=*/false));
   EXPECT_FALSE(chunks(bf16, 20479, /*aligned=*/false));
   EXPECT_FALSE(chunks(bf16, 16411, /*aligned=*/false));
-  EXPECT_FALSE(chunks(bf16, 1048579, /*aligned=*/false));
+  EXPECT_TRUE(chunks(bf16, 1048579, /*aligned=*/false));
+  EXPECT_FALSE(chunks(bf16, 4194307, /*aligned=*/false));
+  EXPECT_FALSE(chunks(f16, 1048584, /*aligned=*/false));
   // The generic chunks: rows of 131073 to 1048576 holding two operands
   // (f32 and bf16; f16 from 131072) with one reduce; one operand and one
   // reduce (rms_norm), bf16 from 65536 and f32 and f16 from 262144;

@@ -14,8 +14,8 @@
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=65536" --convert-rowred-to-gpu | FileCheck %s --check-prefix=AUTO
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=200000" --convert-rowred-to-gpu | FileCheck %s --check-prefix=AUTO
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=200003" --convert-rowred-to-gpu | FileCheck %s --check-prefix=AUTO
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=2097152" --convert-rowred-to-gpu | FileCheck %s --check-prefix=NOT-AUTO
-// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=2097152" --convert-rowred-to-gpu | FileCheck %s --check-prefix=NOT-AUTO
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=8388608" --convert-rowred-to-gpu | FileCheck %s --check-prefix=NOT-AUTO
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=8388608" --convert-rowred-to-gpu | FileCheck %s --check-prefix=NOT-AUTO
 // RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --rowred-plan="cols=1048576" --convert-rowred-to-gpu | FileCheck %s --check-prefix=AUTO
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=1048576 chip=sm_80" --convert-rowred-to-gpu | FileCheck %s --check-prefix=NOT-AUTO
 
@@ -165,7 +165,7 @@
 // NO-TRAP-NOT: globaltimer
 // NO-TRAP-NOT: trap;
 
-// Auto: rows of 65536 to 1048576 elements of every type, of any length
+// Auto: rows of 65536 to 4194304 elements of every type, of any length
 // (odd ones f32 and bf16), on sm_90.
 // AUTO: strategy = "chunks"
 // NOT-AUTO: strategy = "{{fused|cluster|online}}"

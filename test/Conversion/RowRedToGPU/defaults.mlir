@@ -177,8 +177,9 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=1048576 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF1M-AUTO
 // RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='prefetch = registers'" --rowred-decompose --rowred-plan="cols=1048576" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF1M-REG
 // RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='keep_ahead = none'" --rowred-decompose --rowred-plan="cols=1048576" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF1M-OFF
-// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=2097152 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF2M
-// RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --rowred-plan=cols=2097152 --convert-rowred-to-gpu | FileCheck %s --check-prefix=F16-2M
+// RUN: softmax-opt %S/Inputs/bf16.mlir --test-rowred-plan-request="fields='cluster = 16'" --rowred-decompose --rowred-plan="cols=2097152 strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF2M
+// RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=8388608 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF2M
+// RUN: softmax-opt %S/Inputs/f16.mlir --test-rowred-plan-request="fields='cluster = 16'" --rowred-decompose --rowred-plan="cols=2097152 strategy=online" --convert-rowred-to-gpu | FileCheck %s --check-prefix=F16-2M
 // RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --rowred-plan=cols=8388608 --convert-rowred-to-gpu | FileCheck %s --check-prefix=F16-8M
 // BF512: block_elements = 512 : i64, block_threads = 128 : i64, chunk_elements = 0 : i64, cluster_blocks = 1 : i64, dynamic_shared_bytes = 0 : i64, elements_per_thread = 16 : i64
 // BF512-SAME: prefetch = "registers"
@@ -304,8 +305,9 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // ahead. Rows of 2 MiB take tiles of 16 elements per thread and keep three
 // of the four tiles of each share in two buffers of 96 KiB, one bulk copy
 // per row (keep_ahead = bulk); longer rows take tiles of 32 per thread and
-// keep nothing, and so do rows with keep_ahead = none. (Auto cuts rows of 2
-// MiB into chunks instead: 128 threads x (32 + 96 staged).)
+// keep nothing, and so do rows with keep_ahead = none. (Auto cuts rows of
+// 2-8 MiB into chunks instead: 128 threads x (32 + 96 staged); longer rows,
+// 16 MiB here, take the online kernel over clusters of 16.)
 // BF1M-AUTO: block_elements = 4096 : i64, block_threads = 128 : i64, chunk_elements = 16384 : i64
 // BF1M-AUTO-SAME: strategy = "chunks"
 // BF1M: block_elements = 16384 : i64, block_threads = 1024 : i64, chunk_elements = 0 : i64, cluster_blocks = 16 : i64, dynamic_shared_bytes = 196608 : i64

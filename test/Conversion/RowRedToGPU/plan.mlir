@@ -15,6 +15,7 @@
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=65536 chip=sm_90" | FileCheck %s --check-prefix=SM90_65536
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=40000 chip=sm_90" | FileCheck %s --check-prefix=SM90_40000
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=1048583 chip=sm_90" | FileCheck %s --check-prefix=SM90_1048583
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=4194311 chip=sm_90" | FileCheck %s --check-prefix=SM90_4194311
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=1048576 chip=sm_90" | FileCheck %s --check-prefix=SM90_1048576
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=8388608 chip=sm_90" | FileCheck %s --check-prefix=SM90_8388608
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=4096 chip=sm_80" | FileCheck %s --check-prefix=SM80_4096
@@ -68,10 +69,16 @@
 // SM90_40000-LABEL: func.func @bf16
 // SM90_40000: rowred.plan = #rowred.plan<strategy = online, block = 8192, warps = 16, vector = 8, prefetch = stage, max_cols = 40960, stage_elements = 40960, grid = rows>
 
+// Odd rows to 4194304 are cut into chunks (the peeled path); longer ones
+// stream over a cluster of 16 blocks.
 // SM90_1048583-LABEL: func.func @f32
-// SM90_1048583: rowred.plan = #rowred.plan<strategy = online, block = 16384, warps = 32, cluster = 16, vector = 4, prefetch = registers, max_cols = 1310720, stage_elements = 81920, kept_elements = 16384, keep_ahead = bulk, cache_hints = true, min_blocks_per_sm = 1>
+// SM90_1048583: rowred.plan = #rowred.plan<strategy = chunks, block = 8192, warps = 4, vector = 4, chunk_stage = 8192, min_blocks_per_sm = 5>
 // SM90_1048583-LABEL: func.func @bf16
-// SM90_1048583: rowred.plan = #rowred.plan<strategy = online, block = 32768, warps = 32, cluster = 16, vector = 8, prefetch = registers, stage_elements = 98304, cache_hints = true, min_blocks_per_sm = 1>
+// SM90_1048583: rowred.plan = #rowred.plan<strategy = chunks, block = 4096, warps = 4, vector = 8, chunk_stage = 12288, min_blocks_per_sm = 8>
+// SM90_4194311-LABEL: func.func @f32
+// SM90_4194311: rowred.plan = #rowred.plan<strategy = online, block = 16384, warps = 32, cluster = 16, vector = 4, prefetch = registers, max_cols = 4456448, stage_elements = 278528, kept_elements = 49152, keep_ahead = tiles, cache_hints = true, min_blocks_per_sm = 1>
+// SM90_4194311-LABEL: func.func @bf16
+// SM90_4194311: rowred.plan = #rowred.plan<strategy = online, block = 32768, warps = 32, cluster = 16, vector = 8, prefetch = registers, stage_elements = 294912, cache_hints = true, min_blocks_per_sm = 1>
 
 // SM90_1048576-LABEL: func.func @f32
 // SM90_1048576: rowred.plan = #rowred.plan<strategy = chunks, block = 8192, warps = 4, vector = 4, chunk_stage = 8192, min_blocks_per_sm = 5>
