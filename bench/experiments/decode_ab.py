@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Decode-size A/B: the kernels of several plans (DIR/<variant>/, from
-gen_plan_variants.py decode) of rms_norm, layer_norm and softmax at 1, 4,
-16 and 64 rows of 2048, 4096 and 8192, beside torch's op, Liger-Kernel's
-(where importable) and a copy of the tensor. Each call is timed alone
+gen_plan_variants.py decode or vocab: every <op>_<dtype>_n<N> kernel of
+DIR/auto, rms_norm, layer_norm, softmax, logsumexp or cross_entropy) at 1,
+4, 16 and 64 rows, beside torch's op, Liger-Kernel's (where importable;
+the norms and softmax) and a copy of the tensor. Each call is timed alone
 between CUDA events after an L2 flush (a 256 MiB memset, which also gives
 the host time to queue the call); variants take turns in 5 rounds of 15
 calls; the median of the rounds' medians. Every output is checked against
@@ -17,6 +18,7 @@ replay.
 usage: decode_ab.py DIR
 """
 import os
+import re
 import sys
 
 import torch
@@ -29,6 +31,76 @@ from rowred import _runtime, ops  # noqa: E402
 from flushed import flushed_medians  # noqa: E402
 
 
+def reference_and_peers(op, args, n, liger):
+    """(float64 reference of the first result, {peer: call}) of `op` on
+    `args` (x, then the weight and bias of the norms or the labels)."""
+    x = args[0]
+    d = [a.double() if a.is_floating_point() else a for a in args]
+    if op == "rms_norm":
+        w = args[1]
+        ref = d[0] * torch.rsqrt(d[0].square().mean(-1, keepdim=True)
+                                 + 1e-5) * d[1]
+        peer = {"torch": lambda: F.rms_norm(x, (n,), w, 1e-5)}
+        if liger:
+            peer["liger"] = lambda: liger["rms_norm"].apply(
+                x, w, 1e-5, 0.0, "llama", False)
+    elif op == "layer_norm":
+        w, b = args[1:]
+        ref = F.layer_norm(d[0], (n,), d[1], d[2], 1e-5)
+        peer = {"torch": lambda: F.layer_norm(x, (n,), w, b, 1e-5)}
+        if liger:
+            peer["liger"] = lambda: liger["layer_norm"].apply(x, w, b, 1e-5)
+    elif op == "logsumexp":
+        ref = torch.logsumexp(d[0], -1)
+        peer = {"torch": lambda: torch.logsumexp(x, -1)}
+    elif op == "cross_entropy":
+        labels = args[1]
+        ref = F.cross_entropy(d[0], labels, reduction="none")
+        peer = {"torch": lambda: F.cross_entropy(x, labels,
+                                                 reduction="none")}
+    else:
+        ref = torch.softmax(d[0], -1)
+        peer = {"torch": lambda: torch.softmax(x, -1)}
+        if liger:
+            peer["liger"] = lambda: liger["softmax"].apply(x)
+    return ref, peer
+
+
+def arguments(op, m, n, dt):
+    x = torch.randn(m, n, device="cuda", dtype=dt) * 2 + 0.5
+    if op == "cross_entropy":
+        return [x, torch.randint(0, n, (m,), device="cuda")]
+    if op in ("logsumexp", "softmax"):
+        return [x]
+    w = torch.rand(n, device="cuda", dtype=dt) + 0.5
+    return [x, w] + ([torch.randn(n, device="cuda", dtype=dt)]
+                     if op == "layer_norm" else [])
+
+
+def launcher(kernel, args, m, n):
+    """A call of `kernel` on args (x, then per-column operands or labels,
+    in the kernel's order) into fresh outputs; returns (call, the first
+    result: the rows written, else the first per-row result)."""
+    x, rest = args[0], list(args[1:])
+    rows, per_row, operands = [], [], []
+    for _, role, _ in kernel.operands:
+        if role == "input":
+            operands.append(x)
+        elif role == "output":
+            rows.append(torch.empty_like(x))
+            operands.append(rows[-1])
+        elif role == "row_output":
+            per_row.append(torch.empty(m, device="cuda"))
+            operands.append(per_row[-1])
+        else:
+            operands.append(rest.pop(0))
+    ptrs = [t.data_ptr() for t in operands]
+
+    def go():
+        ops._launch_operands(kernel, 0, ptrs, [n] * (1 + len(rows)), m, n)
+    return go, (rows + per_row)[0]
+
+
 def main():
     root = sys.argv[1]
     variants = sorted(os.listdir(root), key=lambda v: (v != "auto", v))
@@ -36,81 +108,50 @@ def main():
         from liger_kernel.ops.layer_norm import LigerLayerNormFunction
         from liger_kernel.ops.rms_norm import LigerRMSNormFunction
         from liger_kernel.ops.softmax import LigerSoftmaxFunction
-        liger = True
+        liger = {"rms_norm": LigerRMSNormFunction,
+                 "layer_norm": LigerLayerNormFunction,
+                 "softmax": LigerSoftmaxFunction}
     except ImportError as e:
         print("liger not importable:", e)
-        liger = False
+        liger = None
     flush = torch.empty(256 * 2**20, dtype=torch.int8, device="cuda")
+    dtypes = {"f32": torch.float32, "bf16": torch.bfloat16}
+    shapes = sorted(
+        (m["op"], m["dtype"], int(m["n"])) for m in (
+            re.match(r"(?P<op>[a-z_]+)_(?P<dtype>f32|bf16)_n(?P<n>\d+)"
+                     r"_kernel0\.json$", f)
+            for f in os.listdir(os.path.join(root, "auto"))) if m)
 
     torch.set_grad_enabled(False)
-    for op in ("rms_norm", "layer_norm", "softmax"):
-        for dname, dt in (("f32", torch.float32), ("bf16", torch.bfloat16)):
-            for n in (2048, 4096, 8192):
-                ks = {}
-                for v in variants:
-                    p = f"{root}/{v}/{op}_{dname}_n{n}_kernel0.json"
-                    if os.path.exists(p):
-                        ks[v] = _runtime.Kernel(p, 0)
-                for m in (1, 4, 16, 64):
-                    x = torch.randn(m, n, device="cuda", dtype=dt) * 2 + 0.5
-                    w = torch.rand(n, device="cuda", dtype=dt) + 0.5
-                    b = torch.randn(n, device="cuda", dtype=dt)
-                    xd, wd, bd = x.double(), w.double(), b.double()
-                    if op == "rms_norm":
-                        ref = xd * torch.rsqrt(
-                            xd.square().mean(-1, keepdim=True) + 1e-5) * wd
-                        peer = {"torch": lambda: F.rms_norm(x, (n,), w, 1e-5)}
-                        if liger:
-                            peer["liger"] = lambda: LigerRMSNormFunction.apply(
-                                x, w, 1e-5, 0.0, "llama", False)
-                    elif op == "layer_norm":
-                        ref = F.layer_norm(xd, (n,), wd, bd, 1e-5)
-                        peer = {"torch": lambda: F.layer_norm(x, (n,), w, b,
-                                                              1e-5)}
-                        if liger:
-                            peer["liger"] = \
-                                lambda: LigerLayerNormFunction.apply(
-                                    x, w, b, 1e-5)
-                    else:
-                        ref = torch.softmax(xd, -1)
-                        peer = {"torch": lambda: torch.softmax(x, -1)}
-                        if liger:
-                            peer["liger"] = \
-                                lambda: LigerSoftmaxFunction.apply(x)
-                    fns, errs = {}, {}
-                    for v, k in ks.items():
-                        y = torch.empty_like(x)
-                        stats = [torch.empty(m, device="cuda")
-                                 for _ in range(2)]
-                        operands = [x, y] + {
-                            "rms_norm": [w, stats[0]],
-                            "layer_norm": [w, b, stats[0], stats[1]]
-                        }.get(op, [])
-                        ptrs = [t.data_ptr() for t in operands]
-
-                        def go(k=k, ptrs=ptrs):
-                            ops._launch_operands(k, 0, ptrs, [n, n], m, n)
-                        go()
-                        torch.cuda.synchronize()
-                        errs[v] = float((y.double() - ref).norm() /
-                                        ref.norm())
-                        fns[v] = go
-                    y2 = torch.empty_like(x)
-                    fns.update(peer)
-                    fns["copy"] = lambda: y2.copy_(x)
-                    for name, f in peer.items():
-                        errs[name] = float((f().double() - ref).norm() /
-                                           ref.norm())
-                    t = flushed_medians(fns, flush, reps=15)
-                    best = min(ks, key=lambda v: t[v])
-                    best_peer = min(peer, key=lambda k: t[k])
-                    print(f"{op:10s} {dname:4s} {m:>2d}x{n:<5d} " +
-                          " ".join(f"{v}:{t[v]:5.1f}" for v in ks) + " | " +
-                          " ".join(f"{k}:{t[k]:5.1f}"
-                                   for k in list(peer) + ["copy"]) +
-                          f" | auto/best-peer {t[best_peer] / t['auto']:.2f}"
-                          f" best={best} {t[best_peer] / t[best]:.2f}"
-                          f" maxerr {max(errs.values()):.1e}", flush=True)
+    for op, dname, n in shapes:
+        ks = {}
+        for v in variants:
+            p = f"{root}/{v}/{op}_{dname}_n{n}_kernel0.json"
+            if os.path.exists(p):
+                ks[v] = _runtime.Kernel(p, 0)
+        for m in (1, 4, 16, 64):
+            args = arguments(op, m, n, dtypes[dname])
+            ref, peer = reference_and_peers(op, args, n, liger)
+            fns, errs = {}, {}
+            for v, k in ks.items():
+                fns[v], out = launcher(k, args, m, n)
+                fns[v]()
+                torch.cuda.synchronize()
+                errs[v] = float((out.double() - ref).norm() / ref.norm())
+            y2 = torch.empty_like(args[0])
+            fns.update(peer)
+            fns["copy"] = lambda: y2.copy_(args[0])
+            for name, f in peer.items():
+                errs[name] = float((f().double() - ref).norm() / ref.norm())
+            t = flushed_medians(fns, flush, reps=15)
+            best = min(ks, key=lambda v: t[v])
+            best_peer = min(peer, key=lambda k: t[k])
+            print(f"{op:13s} {dname:4s} {m:>2d}x{n:<6d} " +
+                  " ".join(f"{v}:{t[v]:5.1f}" for v in ks) + " | " +
+                  " ".join(f"{k}:{t[k]:5.1f}" for k in list(peer) + ["copy"])
+                  + f" | auto/best-peer {t[best_peer] / t['auto']:.2f}"
+                  f" best={best} {t[best_peer] / t[best]:.2f}"
+                  f" maxerr {max(errs.values()):.1e}", flush=True)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,10 @@ here, where the compiler is; carry OUT_DIR to the GPU machine).
 block of 16 warps (`fw16/`) or a cluster of 2, 4 or 8 blocks (`c2/`, `c4/`,
 `c8/`; `c4w8/` and `c8w4/` with 8 and 4 warps a block): the plan table's
 few_rows for decode-size norms came from these.
+`vocab`: logsumexp and cross-entropy (rows only reduced), f32 and bf16,
+at 32000, 32001, 50257, 128256 and 151936 columns, as auto plans them and
+as clusters of 2-16 blocks (`c2/` ... `c16/`) or chunks (`chunks/`), for
+decode_ab.py at 1-64 rows.
 `backward`: rms_norm_backward and layer_norm_backward, f32 and bf16, at
 COLS (default 2048,4096,5120,8192) as auto plans them (`auto/`) and on 8,
 16, 32 or 64 elements per thread (`e8/` ... `e64/`, each the warps that
@@ -15,7 +19,7 @@ give that many of the auto block's elements; shapes the registers refuse
 are left out): the plan table's operand_shapes for the norms' backwards
 came from these.
 
-usage: gen_plan_variants.py SOFTMAX_OPT OUT_DIR {decode,backward}
+usage: gen_plan_variants.py SOFTMAX_OPT OUT_DIR {decode,vocab,backward}
                             [--cols 2048,4096,...]
 """
 import argparse
@@ -35,6 +39,11 @@ DECODE = {"auto": "", "fw16": "strategy = fused, warps = 16",
           "c8": "strategy = cluster, cluster = 8",
           "c4w8": "strategy = cluster, cluster = 4, warps = 8",
           "c8w4": "strategy = cluster, cluster = 8, warps = 4"}
+VOCAB = {"auto": "", "c2": "strategy = cluster, cluster = 2",
+         "c4": "strategy = cluster, cluster = 4",
+         "c8": "strategy = cluster, cluster = 8",
+         "c16": "strategy = cluster, cluster = 16",
+         "chunks": "strategy = chunks"}
 
 
 def compile_one(softmax_opt, out, name, op, dtype, cols, eps, request):
@@ -65,15 +74,19 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("softmax_opt")
     parser.add_argument("out_dir")
-    parser.add_argument("set", choices=["decode", "backward"])
+    parser.add_argument("set", choices=["decode", "vocab", "backward"])
     parser.add_argument("--cols", default=None)
     args = parser.parse_args()
-    if args.set == "decode":
-        cols = [int(c) for c in (args.cols or "2048,4096,8192").split(",")]
-        for label, request in DECODE.items():
+    if args.set in ("decode", "vocab"):
+        decode = args.set == "decode"
+        cols = [int(c) for c in (args.cols or (
+            "2048,4096,8192" if decode else
+            "32000,32001,50257,128256,151936")).split(",")]
+        for label, request in (DECODE if decode else VOCAB).items():
             out = os.path.join(args.out_dir, label)
             os.makedirs(out, exist_ok=True)
-            for op in ("rms_norm", "layer_norm", "softmax"):
+            for op in (("rms_norm", "layer_norm", "softmax") if decode
+                       else ("logsumexp", "cross_entropy")):
                 for dtype in ("f32", "bf16"):
                     for n in cols:
                         error = compile_one(

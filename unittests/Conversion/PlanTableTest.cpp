@@ -472,19 +472,33 @@ TEST(PlanTableTest, CompiledTableGivesFewRowsTheirKernel) {
   // Rows a block per row holds, of kernels writing rows: f32 of 24577 to
   // 32768 at most 1024 rows (shorter ones are over clusters of 8 at every
   // row count), even bf16 at most 16 up to 32768 and 64 beyond (staged
-  // rows; odd ones 64 up to 32768 and 32 to 57344, above). Rows only reduced:
-  // none.
+  // rows; odd ones 64 up to 32768 and 32 to 57344, above). Rows only
+  // reduced: a cluster of 8 for at most 64 rows, f32 and bf16, and the
+  // cluster of 16 to 64 rows of 120000-160000.
   ASSERT_TRUE(table.fewRowsOf({f32, 32000, /*aligned=*/true}));
   EXPECT_EQ(table.fewRowsOf({f32, 32000, /*aligned=*/true})->maxRows, 1024);
   EXPECT_FALSE(table.fewRowsOf({f32, 24576, /*aligned=*/true}));
-  EXPECT_FALSE(table.fewRowsOf({f32, 32000, /*aligned=*/true, /*held=*/1,
+  const FewRowsRow *reduced = table.fewRowsOf(
+      {f32, 32000, /*aligned=*/true, /*held=*/1, /*reduces=*/2,
+       /*writesRows=*/false});
+  ASSERT_TRUE(reduced);
+  EXPECT_EQ(reduced->lengths.cluster, 8);
+  EXPECT_EQ(reduced->maxRows, 64);
+  EXPECT_FALSE(table.fewRowsOf({f32, 24576, /*aligned=*/true, /*held=*/1,
                                 /*reduces=*/2, /*writesRows=*/false}));
+  EXPECT_EQ(table.fewRowsOf({bf16, 128256, /*aligned=*/true, /*held=*/1,
+                             /*reduces=*/2, /*writesRows=*/false})
+                ->maxRows,
+            64);
+  EXPECT_EQ(table.fewRowsOf({bf16, 128256, /*aligned=*/true})->maxRows, 48);
   ASSERT_TRUE(table.fewRowsOf({bf16, 40960, /*aligned=*/true}));
   EXPECT_EQ(table.fewRowsOf({bf16, 40960, /*aligned=*/true})->maxRows, 64);
   EXPECT_EQ(table.fewRowsOf({bf16, 40961, /*aligned=*/false})->maxRows, 32);
   EXPECT_EQ(table.fewRowsOf({bf16, 32000, /*aligned=*/true})->maxRows, 16);
-  EXPECT_FALSE(table.fewRowsOf({bf16, 32000, /*aligned=*/true, /*held=*/1,
-                                /*reduces=*/2, /*writesRows=*/false}));
+  EXPECT_EQ(table.fewRowsOf({bf16, 32000, /*aligned=*/true, /*held=*/1,
+                             /*reduces=*/2, /*writesRows=*/false})
+                ->maxRows,
+            64);
   // Softmax's pair (one operand held, two reduces) beyond the clusters:
   // chunks of 8192, for at most 16 f32 rows and 8 bf16 ones.
   const FewRowsRow *smaller = table.fewRowsOf(

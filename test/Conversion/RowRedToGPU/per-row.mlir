@@ -29,13 +29,13 @@
 // Rows only reduced (no 2-D output) of 32000-151936 are streamed once by
 // the online kernel, a block per row (PlanTable.json's row_lengths; 16-bit
 // rows on one program per row, row_grid), with a kernel over clusters for
-// launches of a few rows; rows also written (the gradient, below) are cut
+// launches of at most 64 rows (few_rows); rows also written (the gradient, below) are cut
 // into chunks.
 // N131072-LABEL: func.func @logsumexp
-// N131072: few_rows_plan = #rowred.plan<strategy = cluster, {{.*}}, cluster = 16, {{.*}}, max_rows = 16>
+// N131072: few_rows_plan = #rowred.plan<strategy = cluster, {{.*}}, cluster = 16, {{.*}}, max_rows = 64>
 // N131072: rowred.plan = #rowred.plan<strategy = online, block = 8192, warps = 8, vector = 4, reverse_second_pass = false, prefetch = registers, stage_elements = 131072>
 // N131072-LABEL: func.func @cross_entropy
-// N131072: few_rows_plan = #rowred.plan<strategy = cluster, {{.*}}, cluster = 16, {{.*}}, max_rows = 48>
+// N131072: few_rows_plan = #rowred.plan<strategy = cluster, {{.*}}, cluster = 16, {{.*}}, max_rows = 64>
 // N131072: rowred.plan = #rowred.plan<strategy = online, block = 4096, warps = 4, vector = 8, reverse_second_pass = false, prefetch = registers, stage_elements = 131072, grid = rows>
 
 // Cross-entropy's gradient: a map of rows that reads the labels and a scale
@@ -128,8 +128,8 @@
 // JSON: "strategy": "online",
 // JSON: "variants": [
 // JSON-NEXT: {
-// JSON-NEXT: "kernel": "cross_entropy_kernel1_rows48",
-// JSON-NEXT: "max_rows": 48
+// JSON-NEXT: "kernel": "cross_entropy_kernel1_rows64",
+// JSON-NEXT: "max_rows": 64
 
 func.func @logsumexp(%x: memref<?x?xf32>, %lse: memref<?xf32>) {
   rowred.logsumexp ins(%x : memref<?x?xf32>) outs(%lse : memref<?xf32>)

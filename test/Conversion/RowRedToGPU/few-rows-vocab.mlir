@@ -1,0 +1,42 @@
+// Rows only reduced (logsumexp, cross-entropy) at vocabulary lengths: a
+// launch of at most 64 rows of 24577-32768 elements takes a second kernel
+// over a cluster of 8 blocks, and one of 120000-160000 keeps the cluster
+// of 16 blocks to 64 rows (the plan table's few_rows). Softmax, which
+// writes its rows, keeps its own rows: 16 rows at 32000, 48 at 128256.
+// Short rows take one kernel.
+
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=32000 chip=sm_90" | FileCheck %s --check-prefix=N32000
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=128256 chip=sm_90" | FileCheck %s --check-prefix=N128256
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=8192 chip=sm_90" | FileCheck %s --check-prefix=N8192
+
+// N32000-LABEL: func.func @logsumexp_bf16
+// N32000: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 4096, warps = 4, cluster = 8,{{.*}}max_rows = 64>
+// N32000-SAME: rowred.plan = #rowred.plan<strategy = online,
+// N32000-LABEL: func.func @cross_entropy_f32
+// N32000: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 4096, warps = 4, cluster = 8,{{.*}}max_rows = 64>
+// N32000-LABEL: func.func @softmax_bf16
+// N32000: rowred.few_rows_plan = #rowred.plan<strategy = cluster,{{.*}}cluster = 8,{{.*}}max_rows = 16>
+
+// N128256-LABEL: func.func @logsumexp_bf16
+// N128256: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 8192, warps = 16, cluster = 16,{{.*}}max_rows = 64>
+// N128256-LABEL: func.func @cross_entropy_f32
+// N128256: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 8192, warps = 16, cluster = 16,{{.*}}max_rows = 64>
+// N128256-LABEL: func.func @softmax_bf16
+// N128256: rowred.few_rows_plan = #rowred.plan<strategy = cluster,{{.*}}cluster = 16,{{.*}}max_rows = 48>
+
+// N8192-NOT: few_rows_plan
+
+func.func @logsumexp_bf16(%x: memref<?x?xbf16>, %lse: memref<?xf32>) {
+  rowred.logsumexp ins(%x : memref<?x?xbf16>) outs(%lse : memref<?xf32>)
+  return
+}
+
+func.func @cross_entropy_f32(%x: memref<?x?xf32>, %l: memref<?xi64>, %loss: memref<?xf32>) {
+  rowred.cross_entropy ignore_index(-100) ins(%x : memref<?x?xf32>) labels(%l : memref<?xi64>) outs(%loss : memref<?xf32>)
+  return
+}
+
+func.func @softmax_bf16(%x: memref<?x?xbf16>, %y: memref<?x?xbf16>) {
+  rowred.softmax dimension(1) ins(%x : memref<?x?xbf16>) outs(%y : memref<?x?xbf16>)
+  return
+}
