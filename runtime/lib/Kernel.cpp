@@ -294,9 +294,7 @@ const Kernel &Kernel::forShape(int64_t rows, int64_t cols) const {
     // cuts long rows into more blocks than can wait for each other on the
     // device, where the main kernel's larger chunks may still fit.
     if (takesVariant(kernelSpec.variants[i], variant.spec(), rows, cols) &&
-        planLaunch(variant.info, variant.res, shapeOf(variant.kernelSpec),
-                   rows, variant.clusters, cols)
-                .gridFor(variant.residentBlocks(), rows) != 0)
+        variant.derivedPlan(rows, cols).grid != 0)
       return variant;
   }
   return *this;
@@ -366,14 +364,20 @@ int64_t rowred::runtime::chooseGrid(const KernelSpec &spec,
   return error.empty() ? requested : 0;
 }
 
+LaunchPlan Kernel::derivedPlan(int64_t rows, int64_t cols) const {
+  LaunchPlan p =
+      planLaunch(info, res, shapeOf(kernelSpec), rows, clusters, cols);
+  // The plan's arithmetic with the driver's blocks per SM.
+  p.grid = p.gridFor(residentBlocks(), rows);
+  return p;
+}
+
 std::optional<LaunchPlan> Kernel::plan(int64_t rows, int64_t cols,
                                        int64_t requested,
                                        std::string &error) const {
   if (const Kernel &taken = forShape(rows, cols); &taken != this)
     return taken.plan(rows, cols, requested, error);
-  LaunchPlan p =
-      planLaunch(info, res, shapeOf(kernelSpec), rows, clusters, cols);
-  // The plan's arithmetic with the driver's blocks per SM.
+  LaunchPlan p = derivedPlan(rows, cols);
   p.grid = chooseGrid(kernelSpec, p, residentBlocks(), rows, requested, error);
   if (p.grid == 0)
     return std::nullopt;

@@ -113,7 +113,8 @@ public:
   std::string checkCols(int64_t cols) const;
   /// The kernel a launch over `rows` x `cols` takes: the first of the
   /// variants (KernelSpec::variants) for at least `rows` rows that takes
-  /// rows of `cols`, else this one.
+  /// rows of `cols` and can launch them (its chunks of a row all resident
+  /// at once), else this one.
   const Kernel &forShape(int64_t rows, int64_t cols) const;
   /// The loaded variants, by their rows.
   const std::vector<std::unique_ptr<Kernel>> &variants() const {
@@ -139,6 +140,9 @@ private:
   Kernel() = default;
   /// Loads the variants `k`'s metadata lists, from next to its PTX.
   static bool loadVariants(Kernel &k, int device, std::string &error);
+  /// This kernel's launch over `rows` x `cols` on the grid derived from
+  /// the device (grid 0: it cannot launch them).
+  LaunchPlan derivedPlan(int64_t rows, int64_t cols) const;
 
   const CudaDriver *cu = nullptr;
   KernelSpec kernelSpec;
