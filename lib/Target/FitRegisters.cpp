@@ -59,7 +59,8 @@ static PlanRequestAttr shapeRequest(MLIRContext *context, Strategy strategy,
       /*reread=*/std::nullopt, /*prefetch=*/std::nullopt,
       /*pair_reduce=*/std::nullopt, /*kept_elements=*/std::nullopt,
       /*keep_ahead=*/std::nullopt, /*cache_hints=*/std::nullopt,
-      /*grid=*/std::nullopt, /*chunk_stage=*/std::nullopt);
+      /*grid=*/std::nullopt, /*chunk_stage=*/std::nullopt,
+      /*hoist_map_loads=*/std::nullopt);
 }
 
 /// Replaces the operations and attributes of `dst` with copies of `src`'s.

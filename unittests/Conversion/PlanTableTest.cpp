@@ -446,8 +446,8 @@ TEST(PlanTableTest, CompiledTableGivesFewRowsTheirKernel) {
             Strategy::chunks);
   EXPECT_FALSE(table.fewRowsOf({f32, 262144, /*aligned=*/true}));
   // Decode-size norms of 2048-8192 (rms_norm one reduce, layer_norm three)
-  // take a fused block of 16 warps for at most 64 rows; softmax's pair (two
-  // reduces) none.
+  // take a fused block of 16 warps for at most 64 rows, loading the weight
+  // (and bias) with the row; softmax's pair (two reduces) none.
   for (int64_t reduces : {1, 3}) {
     const FewRowsRow *decode = table.fewRowsOf(
         {bf16, 4096, /*aligned=*/true, /*held=*/1, reduces});
@@ -455,7 +455,9 @@ TEST(PlanTableTest, CompiledTableGivesFewRowsTheirKernel) {
     EXPECT_EQ(decode->lengths.strategy, Strategy::fused);
     EXPECT_EQ(decode->lengths.warps, 16);
     EXPECT_EQ(decode->maxRows, 64);
+    EXPECT_TRUE(decode->hoistMapLoads);
   }
+  EXPECT_FALSE(table.fewRowsOf({bf16, 32001, /*aligned=*/false})->hoistMapLoads);
   EXPECT_FALSE(table.fewRowsOf(
       {f32, 4096, /*aligned=*/true, /*held=*/1, /*reduces=*/2}));
   EXPECT_FALSE(table.fewRowsOf(
@@ -616,6 +618,18 @@ TEST(PlanTableTest, TableErrors) {
   EXPECT_EQ(parseError(withFewRows(R"({"strategy": "fused", "warps": 16,
                                        "max_rows": 64})")),
             "parsed");
+  EXPECT_EQ(parseError(withFewRows(R"({"strategy": "fused", "warps": 16,
+                                       "max_rows": 64,
+                                       "hoist_map_loads": true})")),
+            "parsed");
+  expectParseError(withFewRows(R"({"strategy": "fused", "max_rows": 64,
+                                   "hoist_map_loads": 1})"),
+                   "at plan table.few_rows[0].hoist_map_loads");
+  // Chunks batch their map's loads (ChunksEmitter): no hoist.
+  expectParseError(withFewRows(R"({"strategy": "chunks", "block": 4096,
+                                   "max_rows": 8, "hoist_map_loads": true})"),
+                   "a row of chunks batches its map's loads: no "
+                   "hoist_map_loads at plan table.few_rows[0]");
   expectParseError(withFewRows(R"({"strategy": "cluster", "cluster": 4,
                                    "warps": 8, "max_rows": 64})"),
                    "warps names the 1 to 32 warps (a power of two or three "

@@ -84,6 +84,7 @@ FailureOr<KernelPlan> Planner::run() {
   plan.vectorWidth = std::min(vector, perThread & -perThread);
   if (failed(planPairAndGrid()) || failed(planPrefetch()) ||
       failed(planKeptTiles()) || failed(planCacheHints()) ||
+      failed(planMapLoads()) ||
       failed(refuseSpills()))
     return failure();
   return plan;
@@ -351,6 +352,8 @@ std::optional<KernelPlan> mlir::rowred::planFewRows(const Group &group,
     fewOpts.blockSize = row->block;
     fewOpts.chunkStage = row->chunkStage;
   }
+  if (row->hoistMapLoads)
+    fewOpts.hoistMapLoads = true;
   // A row the strategy cannot take (too many operands for a cluster's
   // registers) keeps one kernel: its diagnostic is not the user's.
   ScopedDiagnosticHandler quiet(group.map->getContext(),
@@ -358,8 +361,16 @@ std::optional<KernelPlan> mlir::rowred::planFewRows(const Group &group,
   FailureOr<KernelPlan> plan = planKernel(group, fewOpts);
   if (failed(plan) || (plan->strategy == main.strategy &&
                        plan->chunkElements() == main.chunkElements() &&
-                       plan->numWarps == main.numWarps))
+                       plan->numWarps == main.numWarps &&
+                       plan->hoistMapLoads == main.hoistMapLoads))
     return std::nullopt;
   plan->maxRows = row->maxRows;
+  // Hoisted loads hold the map's operands through the reductions. A launch
+  // of a few rows needs one block per SM, and asking for no more lets ptxas
+  // take the registers: left free, it holds a block of 512 threads to 64
+  // (two per SM), and bf16 layer_norm at 8192 spills 4 bytes there (92
+  // registers with the bound, ptxas -v, sm_90).
+  if (plan->hoistMapLoads && plan->minBlocksPerSM == 0)
+    plan->minBlocksPerSM = 1;
   return *plan;
 }

@@ -237,6 +237,17 @@ LogicalResult Planner::refuseSpills() {
   return success();
 }
 
+LogicalResult Planner::planMapLoads() {
+  bool holdsRow = plan.strategy == Strategy::fused ||
+                  plan.strategy == Strategy::cluster;
+  if (opts.hoistMapLoads == true && !holdsRow)
+    return map.emitOpError() << "hoist_map_loads applies to the fused and "
+                                "cluster strategies only";
+  plan.hoistMapLoads =
+      opts.hoistMapLoads.value_or(false) && group.hasMapOnlyOperands();
+  return success();
+}
+
 LogicalResult Planner::planCacheHints() {
   if (opts.cacheHints == true && plan.strategy != Strategy::online &&
       plan.strategy != Strategy::fused)

@@ -377,7 +377,7 @@ static bool fromJSON(const json::Value &value, FewRowsRow &out,
                      json::Path path) {
   if (!fromJSON(value, out.lengths, path,
                 {"max_rows", "cluster", "warps", "held", "reduces",
-                 "writes_rows", "block", "chunk_stage"},
+                 "writes_rows", "block", "chunk_stage", "hoist_map_loads"},
                 /*fusedWarps=*/true))
     return false;
   json::ObjectMapper mapper(value, path);
@@ -385,7 +385,8 @@ static bool fromJSON(const json::Value &value, FewRowsRow &out,
       !mapPositive(mapper, value, "block", out.block, path,
                    /*optional=*/true) ||
       !mapPositive(mapper, value, "chunk_stage", out.chunkStage, path,
-                   /*optional=*/true))
+                   /*optional=*/true) ||
+      !mapper.mapOptional("hoist_map_loads", out.hoistMapLoads))
     return false;
   // Smaller chunks are the one second kernel of the chunks' own strategy.
   bool chunks = out.lengths.strategy == Strategy::chunks;
@@ -395,6 +396,11 @@ static bool fromJSON(const json::Value &value, FewRowsRow &out,
   }
   if (!chunks && out.chunkStage) {
     path.report("only a row of chunks names a chunk_stage");
+    return false;
+  }
+  if (chunks && out.hoistMapLoads) {
+    path.report("a row of chunks batches its map's loads: no "
+                "hoist_map_loads");
     return false;
   }
   return true;

@@ -185,6 +185,9 @@ struct FewRowsRow {
   RowLengthRow lengths;
   int64_t maxRows = 0;
   int64_t block = 0, chunkStage = 0;
+  /// Whether the second kernel loads the operands only the map reads with
+  /// the row (hoist_map_loads).
+  bool hoistMapLoads = false;
 };
 
 /// The tile of the online kernel that streams its row per level of reduces

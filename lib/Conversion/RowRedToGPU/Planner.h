@@ -134,6 +134,11 @@ private:
   /// level (the table's streamed_tiles).
   LogicalResult planCacheHints();
 
+  /// Whether the operands only the map reads load with the row
+  /// (hoist_map_loads): where asked for, in the strategies that hold the
+  /// row, for a group that has such operands.
+  LogicalResult planMapLoads();
+
   const Group &group;
   MapOp map;
   const PlanOptions &opts;

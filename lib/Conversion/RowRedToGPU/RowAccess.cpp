@@ -28,7 +28,9 @@ Chunk KernelEmitter::loadChunk(Value rowPtr, Value col, Value valid,
 void KernelEmitter::loadExtra(Chunk &chunk, Value valid, int64_t vec,
                               Value stageCol) {
   for (unsigned index = 1, e = extraRows.size() + 1; index < e; ++index) {
-    if (group.isMapOnly(index)) {
+    // Those only the map reads wait for withMapOperands, unless the plan
+    // hoists them here (never into the stage, which holds no such slot).
+    if (group.isMapOnly(index) && (!plan.hoistMapLoads || stageCol)) {
       chunk.extra.emplace_back();
     } else if (stageCol && index < group.inputs.size()) {
       // Another input, staged in its own slot of the stage.

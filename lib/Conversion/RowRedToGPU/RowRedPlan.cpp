@@ -95,6 +95,7 @@ PlanOptions PlanOptions::get(StringRef strategy, int64_t cols, StringRef chip,
   opts.reread = request.getReread();
   opts.pairReduce = request.getPairReduce();
   opts.cacheHints = request.getCacheHints();
+  opts.hoistMapLoads = request.getHoistMapLoads();
   opts.prefetch = request.getPrefetch();
   opts.keptElements = request.getKeptElements();
   opts.chunkStage = request.getChunkStage();

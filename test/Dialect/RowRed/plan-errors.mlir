@@ -182,6 +182,17 @@ func.func @hints_on_cluster(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 
 // -----
 
+func.func @hoist_in_chunks(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  // expected-error @+4 {{#rowred.plan field 'hoist_map_loads': applies to the fused and cluster strategies only}}
+  rowred.map ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) {
+  ^bb0(%xj: f32):
+    rowred.yield %xj : f32
+  } {rowred.plan = #rowred.plan<strategy = chunks, block = 8192, warps = 4, vector = 4, hoist_map_loads = true>}
+  return
+}
+
+// -----
+
 func.func @hints_with_prefetch(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   // expected-error @+4 {{#rowred.plan field 'cache_hints': hints a fused block's loads of its own row: not with prefetch, which loads the next row}}
   rowred.map ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) {

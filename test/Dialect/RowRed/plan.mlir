@@ -37,12 +37,12 @@ func.func @forward_second_pass(%x: memref<?x?xf32>, %m: memref<?xf32>, %y: memre
 }
 
 // CHECK-LABEL: func.func @cluster
-// CHECK: #rowred.plan<strategy = cluster, block = 16384, warps = 16, cluster = 4, vector = 4, reread = true, pair_reduce = true, max_cols = 65536, stage_elements = 16384>
+// CHECK: #rowred.plan<strategy = cluster, block = 16384, warps = 16, cluster = 4, vector = 4, reread = true, pair_reduce = true, max_cols = 65536, stage_elements = 16384, hoist_map_loads = true>
 func.func @cluster(%x: memref<?x?xf32>, %m: memref<?xf32>, %y: memref<?x?xf32>) {
   rowred.map ins(%x : memref<?x?xf32>) rows(%m : memref<?xf32>) outs(%y : memref<?x?xf32>) {
   ^bb0(%xj: f32, %mi: f32):
     rowred.yield %xj : f32
-  } {rowred.plan = #rowred.plan<strategy = cluster, block = 16384, warps = 16, cluster = 4, vector = 4, reread = true, pair_reduce = true, max_cols = 65536, stage_elements = 16384>}
+  } {rowred.plan = #rowred.plan<strategy = cluster, block = 16384, warps = 16, cluster = 4, vector = 4, reread = true, pair_reduce = true, max_cols = 65536, stage_elements = 16384, hoist_map_loads = true>}
   return
 }
 

@@ -98,6 +98,7 @@ KernelPlan KernelPlan::get(PlanAttr attr, Type inType, Type outType) {
   plan.gridPerRowGroup = attr.getGrid() == Grid::rows;
   plan.minBlocksPerSM = attr.getMinBlocksPerSm();
   plan.maxRows = attr.getMaxRows();
+  plan.hoistMapLoads = attr.getHoistMapLoads();
   return plan;
 }
 
@@ -122,7 +123,7 @@ KernelPlan::getCheckedAttr(function_ref<InFlightDiagnostic()> emitError,
                 fastExp, rereadFallback, prefetchKind, pairReduce, maxCols,
                 stageElements, keptElements, keep, cacheHints, chunkStaged,
                 gridPerRowGroup ? Grid::rows : Grid::persistent, minBlocksPerSM,
-                maxRows);
+                maxRows, hoistMapLoads);
   };
   if (!emitError)
     return build(

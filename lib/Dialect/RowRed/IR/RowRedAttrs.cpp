@@ -142,7 +142,8 @@ LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                int64_t maxCols, int64_t stageElements,
                                int64_t keptElements, KeepAhead keepAhead,
                                bool cacheHints, int64_t chunkStage, Grid grid,
-                               int64_t minBlocksPerSm, int64_t maxRows) {
+                               int64_t minBlocksPerSm, int64_t maxRows,
+                               bool hoistMapLoads) {
   int64_t sm = chipVersion(chip);
   auto fail = [&](StringRef field) {
     return emitError() << "#rowred.plan field '" << field << "': ";
@@ -189,6 +190,10 @@ LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (cluster > 1 && sm < 90)
     return fail("cluster") << "thread-block clusters need sm_90 or newer, not "
                            << chip;
+  if (hoistMapLoads && strategy != Strategy::fused &&
+      strategy != Strategy::cluster)
+    return fail("hoist_map_loads")
+           << "applies to the fused and cluster strategies only";
   if (failed(verifyPaths(fail, strategy, chip, sm, block, rowsPerBlock, vector,
                          reverseSecondPass, reread, prefetch, pairReduce,
                          stageElements, keptElements, keepAhead, cacheHints,
@@ -225,7 +230,7 @@ LogicalResult PlanRequestAttr::verify(
     std::optional<bool>, std::optional<Prefetch>, std::optional<bool>,
     std::optional<int64_t> keptElements, std::optional<KeepAhead>,
     std::optional<bool>, std::optional<Grid>,
-    std::optional<int64_t> chunkStage) {
+    std::optional<int64_t> chunkStage, std::optional<bool>) {
   for (auto [field, value] :
        {std::pair{"block", block}, std::pair{"warps", warps},
         std::pair{"rows_per_block", rowsPerBlock},

@@ -141,6 +141,9 @@ struct KernelPlan {
   /// The most rows of a launch that takes this kernel (0: any): the second
   /// kernel of a group, for launches of a few rows.
   int64_t maxRows = 0;
+  /// Fused and cluster: the operands only the map reads are loaded with the
+  /// row, before its reductions, instead of by the map (hoist_map_loads).
+  bool hoistMapLoads = false;
 
   int64_t numThreads() const { return numWarps * 32; }
   /// The compute capability of the chip.

@@ -113,6 +113,11 @@ def RowRed_PlanAttr : AttrDef<RowRed_Dialect, "Plan"> {
     * `max_rows` [0]: the most rows of a launch that takes this kernel (0:
       any). Set on the plan of a second kernel for launches of a few rows
       (`rowred.few_rows_plan`); any kernel computes every launch alike.
+    * `hoist_map_loads` [false]: fused and cluster: the operands only the
+      map reads (the norms' weight and bias) are loaded with the row, before
+      its reductions, instead of where the map needs them: a row's last
+      store waits for one memory latency fewer, at the cost of their
+      registers through the reductions.
 
     Example (auto's f32 kernel for rows of 4096 on sm_90):
 
@@ -146,7 +151,8 @@ def RowRed_PlanAttr : AttrDef<RowRed_Dialect, "Plan"> {
     DefaultValuedParameter<"int64_t", "0">:$chunk_stage,
     RowRed_DefaultEnumParameter<RowRed_GridAttr, "persistent">:$grid,
     DefaultValuedParameter<"int64_t", "0">:$min_blocks_per_sm,
-    DefaultValuedParameter<"int64_t", "0">:$max_rows
+    DefaultValuedParameter<"int64_t", "0">:$max_rows,
+    DefaultValuedParameter<"bool", "false">:$hoist_map_loads
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
@@ -195,7 +201,8 @@ def RowRed_PlanRequestAttr : AttrDef<RowRed_Dialect, "PlanRequest"> {
     The fields are those of `#rowred.plan`, with the same meaning: `strategy`,
     `block`, `warps`, `rows_per_block`, `cluster`, `vector`,
     `reverse_second_pass`, `fast_exp`, `reread`, `prefetch`, `pair_reduce`,
-    `kept_elements`, `keep_ahead`, `cache_hints`, `grid` and `chunk_stage`.
+    `kept_elements`, `keep_ahead`, `cache_hints`, `grid`, `chunk_stage` and
+    `hoist_map_loads`.
     A field written as its "off" value (`prefetch = none`, `kept_elements =
     0`, `pair_reduce = false`, ...) forbids what `auto` would otherwise
     choose. Fields that follow from the others (`max_cols`,
@@ -232,7 +239,9 @@ def RowRed_PlanRequestAttr : AttrDef<RowRed_Dialect, "PlanRequest"> {
     RowRed_RequestEnumParameter<RowRed_KeepAheadAttr>:$keep_ahead,
     RowRed_RequestBoolParameter<"L2 eviction hints">:$cache_hints,
     RowRed_RequestEnumParameter<RowRed_GridAttr>:$grid,
-    RowRed_RequestParameter<"int64_t", "chunk elements staged">:$chunk_stage
+    RowRed_RequestParameter<"int64_t", "chunk elements staged">:$chunk_stage,
+    RowRed_RequestBoolParameter<"map's operands loaded with the row">
+        :$hoist_map_loads
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
