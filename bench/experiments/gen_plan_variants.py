@@ -19,8 +19,13 @@ give that many of the auto block's elements; shapes the registers refuse
 are left out): the plan table's operand_shapes for the norms' backwards
 came from these.
 
+With --variant LABEL=REQUEST (repeated), `decode` and `vocab` compile
+those plan requests (fields of #rowred.plan_request) beside auto instead
+of their own; --ops limits them to some of their ops.
+
 usage: gen_plan_variants.py SOFTMAX_OPT OUT_DIR {decode,vocab,backward}
-                            [--cols 2048,4096,...]
+                            [--cols 2048,4096,...] [--ops OP,...]
+                            [--variant LABEL=REQUEST ...]
 """
 import argparse
 import json
@@ -76,17 +81,27 @@ def main():
     parser.add_argument("out_dir")
     parser.add_argument("set", choices=["decode", "vocab", "backward"])
     parser.add_argument("--cols", default=None)
+    parser.add_argument("--ops", default=None)
+    parser.add_argument("--variant", action="append", default=[])
     args = parser.parse_args()
     if args.set in ("decode", "vocab"):
         decode = args.set == "decode"
         cols = [int(c) for c in (args.cols or (
             "2048,4096,8192" if decode else
             "32000,32001,50257,128256,151936")).split(",")]
-        for label, request in (DECODE if decode else VOCAB).items():
+        ops = (args.ops.split(",") if args.ops else
+               ("rms_norm", "layer_norm", "softmax") if decode
+               else ("logsumexp", "cross_entropy"))
+        variants = DECODE if decode else VOCAB
+        if args.variant:
+            variants = {"auto": ""}
+            for spec in args.variant:
+                label, _, request = spec.partition("=")
+                variants[label] = request
+        for label, request in variants.items():
             out = os.path.join(args.out_dir, label)
             os.makedirs(out, exist_ok=True)
-            for op in (("rms_norm", "layer_norm", "softmax") if decode
-                       else ("logsumexp", "cross_entropy")):
+            for op in ops:
                 for dtype in ("f32", "bf16"):
                     for n in cols:
                         error = compile_one(
