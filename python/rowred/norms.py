@@ -32,7 +32,7 @@ def _run_norm(op, inputs, columns, eps, statistics):
     x = inputs[0]
     rows, n = x.shape
     outputs = [torch.empty_like(x) for _ in inputs]
-    stats = [torch.empty(rows, dtype=torch.float32, device=x.device)
+    stats = [x.new_empty((rows,), dtype=torch.float32)
              for _ in range(statistics)]
     if rows == 0:
         return outputs, stats
@@ -280,12 +280,25 @@ def _check_norm(name, x, normalized_shape, columns):
             raise ValueError(f"rowred.{name}: expected a {what} of shape "
                              f"({n},), got "
                              f"{tuple(getattr(c, 'shape', ())) or type(c)}")
-        if c.device != x.device:
+        if c.get_device() != x.get_device():
             raise ValueError(f"rowred.{name}: {what} on {c.device}, input "
                              f"on {x.device}")
         if c.dtype != x.dtype:
             return None
     return n
+
+
+def _as_rows(x, n):
+    """x as contiguous rows of n (x itself where it already is: a reshape
+    and a contiguous() cost the host more than the checks)."""
+    if x.dim() == 2 and x.is_contiguous():
+        return x
+    return x.reshape(-1, n).contiguous()
+
+
+def _shaped(y, x):
+    """The rows y in x's shape."""
+    return y if x.dim() == 2 else y.view(x.shape)
 
 
 def _column(c, x, fill):
@@ -310,19 +323,19 @@ def rms_norm(x, normalized_shape, weight=None, eps=None, residual=None):
         y = torch.nn.functional.rms_norm(h, normalized_shape, weight, eps)
         return y if residual is None else (y, h)
     eps = torch.finfo(torch.float32).eps if eps is None else float(eps)
-    rows = x.reshape(-1, n).contiguous()
+    rows = _as_rows(x, n)
     w = _column(weight, x, 1.0)
     if residual is None:
         y, _ = rms_norm_op(rows, w, eps)
-        return y.view(x.shape)
-    y, h, _ = rms_norm_residual_op(
-        rows, residual.reshape(-1, n).contiguous(), w, eps)
-    return y.view(x.shape), h.view(x.shape)
+        return _shaped(y, x)
+    y, h, _ = rms_norm_residual_op(rows, _as_rows(residual, n), w, eps)
+    return _shaped(y, x), _shaped(h, x)
 
 
 def _check_residual(x, residual):
     if not isinstance(residual, torch.Tensor) or residual.shape != x.shape \
-            or residual.dtype != x.dtype or residual.device != x.device:
+            or residual.dtype != x.dtype or \
+            residual.get_device() != x.get_device():
         raise ValueError(
             "rowred.rms_norm: expected a residual of the input's shape "
             f"{tuple(x.shape)}, dtype {x.dtype} and device {x.device}, got "
@@ -340,7 +353,6 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     if n is None:
         return torch.nn.functional.layer_norm(x, normalized_shape, weight,
                                               bias, eps)
-    y, _, _ = layer_norm_op(
-        x.reshape(-1, n).contiguous(), _column(weight, x, 1.0),
-        _column(bias, x, 0.0), float(eps))
-    return y.view(x.shape)
+    y, _, _ = layer_norm_op(_as_rows(x, n), _column(weight, x, 1.0),
+                            _column(bias, x, 0.0), float(eps))
+    return _shaped(y, x)

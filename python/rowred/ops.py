@@ -20,7 +20,6 @@ logsumexp (packs' logsumexp_backward); cross-entropy of logits that
 require grad runs rowred::cross_entropy_train, whose kernel writes the
 gradient in the forward (over the logits for inplace_backward=True).
 """
-import contextlib
 import os
 import threading
 from typing import Tuple
@@ -144,7 +143,9 @@ def _rows(x):
 
 def _launch(op, x):
     n = x.size(-1)
-    y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    # empty_like rather than torch.empty(x.shape, dtype=..., device=...):
+    # 1.5 against 4 us of the host's time on the H200 machine.
+    y = torch.empty_like(x, memory_format=torch.contiguous_format)
     if x.numel() == 0:
         return y
     x2 = _rows(x)
@@ -228,14 +229,15 @@ def _launch_operands(kernel, device, pointers, strides, rows, n):
     caching allocator where the kernel takes one."""
     stream = _raw_stream(device)
     nbytes = kernel.workspace_bytes(rows, n)
-    workspace = _workspace(kernel, device, stream, nbytes) if nbytes else None
+    workspace = _workspace(kernel, device, stream, nbytes).data_ptr() \
+        if nbytes else 0
+    if device == _current_device():
+        kernel.launch_operands(stream, pointers, strides, rows, n, workspace)
+        return
     # The runtime makes the kernel's context current: from another
     # device's, PyTorch's current device is set for the launch and back.
-    with contextlib.nullcontext() if device == _current_device() \
-            else torch.cuda.device(device):
-        kernel.launch_operands(
-            stream, pointers, strides, rows, n,
-            workspace.data_ptr() if workspace is not None else 0)
+    with torch.cuda.device(device):
+        kernel.launch_operands(stream, pointers, strides, rows, n, workspace)
 
 
 def _launch_backward(op, y, dy):
@@ -314,7 +316,7 @@ def _row_results(op, x, labels=None):
     n = x.size(-1)
     x = x.contiguous()
     rows = x.size(0)
-    outs = [torch.empty(rows, dtype=torch.float32, device=x.device)
+    outs = [x.new_empty((rows,), dtype=torch.float32)
             for _ in range(2 if op == "cross_entropy" else 1)]
     if rows == 0 or n == 0:
         return outs if rows == 0 else None
@@ -458,7 +460,7 @@ def _launch_cross_entropy_grad(kernel, logits, labels, grad, reduction):
     scaled for the reduction."""
     rows, n = logits.shape
     scale, count = _loss_scale(labels, rows, reduction)
-    loss = torch.empty(rows, dtype=torch.float32, device=logits.device)
+    loss = logits.new_empty((rows,), dtype=torch.float32)
     _launch_operands(kernel, logits.get_device(),
                      [logits.data_ptr(), grad.data_ptr(), labels.data_ptr(),
                       scale.data_ptr(), loss.data_ptr()],
@@ -505,7 +507,7 @@ def _cross_entropy_train(logits: torch.Tensor, labels: torch.Tensor,
     PyTorch's."""
     rows, n = logits.shape
     name = _REDUCTIONS[reduction]
-    grad = torch.empty((rows, n), dtype=logits.dtype, device=logits.device)
+    grad = logits.new_empty((rows, n))
     if logits.stride(0) < n and rows > 1:
         logits = logits.contiguous()
     kernel = _exact_kernel("cross_entropy_grad", logits, n) \
@@ -610,7 +612,7 @@ def cross_entropy(logits, labels, ignore_index=-100, label_smoothing=0.0,
                          f"shape ({logits.size(0)},), got "
                          f"{getattr(labels, 'dtype', type(labels).__name__)}"
                          f" {tuple(getattr(labels, 'shape', ()))}")
-    if labels.device != logits.device:
+    if labels.get_device() != logits.get_device():
         raise ValueError("rowred.cross_entropy: labels on "
                          f"{labels.device}, logits on {logits.device}")
     if reduction not in _REDUCTIONS:
