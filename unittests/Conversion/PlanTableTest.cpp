@@ -446,17 +446,22 @@ TEST(PlanTableTest, CompiledTableGivesFewRowsTheirKernel) {
             Strategy::chunks);
   EXPECT_FALSE(table.fewRowsOf({f32, 262144, /*aligned=*/true}));
   // Decode-size norms of 2048-8192 (rms_norm one reduce, layer_norm three)
-  // take a fused block of 16 warps for at most 64 rows, loading the weight
-  // (and bias) with the row; softmax's pair (two reduces) none.
+  // take a fused block of 8 warps (16 for rms_norm beyond 4096) for at most
+  // 64 rows, loading the weight (and bias) with the row; softmax's pair
+  // (two reduces) none.
   for (int64_t reduces : {1, 3}) {
     const FewRowsRow *decode = table.fewRowsOf(
         {bf16, 4096, /*aligned=*/true, /*held=*/1, reduces});
     ASSERT_TRUE(decode);
     EXPECT_EQ(decode->lengths.strategy, Strategy::fused);
-    EXPECT_EQ(decode->lengths.warps, 16);
+    EXPECT_EQ(decode->lengths.warps, 8);
     EXPECT_EQ(decode->maxRows, 64);
     EXPECT_TRUE(decode->hoistMapLoads);
   }
+  EXPECT_EQ(table.fewRowsOf({f32, 8192, /*aligned=*/true, /*held=*/1,
+                             /*reduces=*/1})->lengths.warps, 16);
+  EXPECT_EQ(table.fewRowsOf({f32, 8192, /*aligned=*/true, /*held=*/1,
+                             /*reduces=*/3})->lengths.warps, 8);
   EXPECT_FALSE(table.fewRowsOf({bf16, 32001, /*aligned=*/false})->hoistMapLoads);
   EXPECT_FALSE(table.fewRowsOf(
       {f32, 4096, /*aligned=*/true, /*held=*/1, /*reduces=*/2}));

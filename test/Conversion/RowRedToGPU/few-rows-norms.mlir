@@ -1,8 +1,9 @@
 // Decode-size norms: a launch of at most 64 rows of rms_norm or layer_norm
-// of 2048 to 8192 elements takes a second kernel, the same fused block on
-// 512 threads that loads the weight (and bias) with the row, before the
-// reduction (hoist_map_loads; the plan table's few_rows), at one block per
-// SM. Softmax at these lengths keeps one kernel.
+// of 2048 to 8192 elements takes a second kernel, a fused block on 256
+// threads (512 for rms_norm beyond 4096) that loads the weight (and bias)
+// with the row, before the reduction (hoist_map_loads; the plan table's
+// few_rows), at one block per SM. Softmax at these lengths keeps one
+// kernel.
 
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=4096 chip=sm_90" | FileCheck %s --check-prefix=N4096
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=8192 chip=sm_90" | FileCheck %s --check-prefix=N8192
@@ -14,11 +15,11 @@
 // RUN: FileCheck %s --check-prefix=PTX-FEW --input-file=%t/rms_norm_f32_kernel0_rows64.ptx
 
 // N4096-LABEL: func.func @rms_norm_f32
-// N4096: rowred.few_rows_plan = #rowred.plan<strategy = fused, block = 4096, warps = 16,{{.*}}min_blocks_per_sm = 1, max_rows = 64, hoist_map_loads = true>
+// N4096: rowred.few_rows_plan = #rowred.plan<strategy = fused, block = 4096, warps = 8,{{.*}}min_blocks_per_sm = 1, max_rows = 64, hoist_map_loads = true>
 // N4096-SAME: rowred.plan = #rowred.plan<strategy = fused, block = 4096, warps = 8,
 // N4096-NOT: hoist_map_loads
 // N4096-LABEL: func.func @layer_norm_bf16
-// N4096: rowred.few_rows_plan = #rowred.plan<strategy = fused, block = 4096, warps = 16,{{.*}}max_rows = 64, hoist_map_loads = true>
+// N4096: rowred.few_rows_plan = #rowred.plan<strategy = fused, block = 4096, warps = 8,{{.*}}max_rows = 64, hoist_map_loads = true>
 // N4096-LABEL: func.func @softmax_f32
 // N4096-NOT: few_rows_plan
 // N4096: return
@@ -29,7 +30,7 @@
 // N8192: rowred.few_rows_plan = #rowred.plan<strategy = fused, block = 8192, warps = 16,{{.*}}hoist_map_loads = true>
 // N8192-SAME: rowred.plan = #rowred.plan<strategy = fused, block = 8192, warps = 16,
 // N8192-LABEL: func.func @layer_norm_bf16
-// N8192: rowred.few_rows_plan = #rowred.plan<strategy = fused, block = 8192, warps = 16,{{.*}}max_rows = 64
+// N8192: rowred.few_rows_plan = #rowred.plan<strategy = fused, block = 8192, warps = 8,{{.*}}max_rows = 64
 
 // N1024-NOT: few_rows_plan
 
@@ -37,7 +38,7 @@
 // JSON: "variants": [
 // JSON: "kernel": "rms_norm_f32_kernel0_rows64",
 // JSON-NEXT: "max_rows": 64
-// JSON-FEW: "block_threads": 512,
+// JSON-FEW: "block_threads": 256,
 
 // The main kernel loads the weight (plain ld.global; the row's loads carry
 // an L2 hint) after the row's rsqrt; the second kernel before it.
