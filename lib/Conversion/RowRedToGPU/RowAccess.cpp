@@ -29,7 +29,9 @@ void KernelEmitter::loadExtra(Chunk &chunk, Value valid, int64_t vec,
                               Value stageCol) {
   for (unsigned index = 1, e = extraRows.size() + 1; index < e; ++index) {
     // Those only the map reads wait for withMapOperands, unless the plan
-    // hoists them here (never into the stage, which holds no such slot).
+    // hoists them here. Only chunks and the online kernel's streamed passes
+    // stage several operands (a fused or cluster stage holds one input's
+    // row), and neither hoists.
     if (group.isMapOnly(index) && (!plan.hoistMapLoads || stageCol)) {
       chunk.extra.emplace_back();
     } else if (stageCol && index < group.inputs.size()) {
