@@ -19,6 +19,11 @@
 # skipped without transformers); FAMILY=DIR checks the
 # family's kernels in DIR (gen_kernels.py --set family) with
 # test/GPU/check_family.py and softmax-run --check.
+# PHASE=harness runs only the first phase below (the CuPy harnesses and
+# the package's tests), PHASE=runner only the second (softmax-run --check
+# and compute-sanitizer, each step with up to 540 s): with FAMILY, the
+# whole suite takes about the ten minutes one device call may run, so it
+# goes in two calls.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 suite=$1
@@ -26,6 +31,13 @@ bench=${2:-}
 results=${3:-${OUT:-/tmp}}
 runner_build=${RUNNER_BUILD:-/tmp/softmax-runner}
 mkdir -p "$results"
+phase=${PHASE:-all}
+case $phase in
+  all|harness|runner) ;;
+  *) echo "PHASE must be all, harness or runner, not '$phase'"; exit 2 ;;
+esac
+runner_limit=300
+[ "$phase" = runner ] && runner_limit=540
 export PYTHONUNBUFFERED=1
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
@@ -58,27 +70,34 @@ start_step() {  # NAME LIMIT_S COMMAND... (output to $results/NAME.txt)
 }
 status() { [ -z "${pids[$1]:-}" ] && return 0; wait "${pids[$1]}"; }
 rm -f "$results/times.txt"
-start_step suite 330 python3 "$root/test/GPU/check_kernels.py" "$suite" \
-  --json "$results/suite.json"
-[ -n "${FAMILY:-}" ] &&
-  start_step family 300 python3 "$root/test/GPU/check_family.py" "$FAMILY" \
-    --json "$results/family.json"
-[ -n "${TORCH_PACK:-}" ] &&
-  start_step torch-ops 300 python3 "$root/test/GPU/torch_ops.py" "$TORCH_PACK"
+if [ "$phase" != runner ]; then
+  start_step suite 330 python3 "$root/test/GPU/check_kernels.py" "$suite" \
+    --json "$results/suite.json"
+  [ -n "${FAMILY:-}" ] &&
+    start_step family 300 python3 "$root/test/GPU/check_family.py" \
+      "$FAMILY" --json "$results/family.json"
+  [ -n "${TORCH_PACK:-}" ] &&
+    start_step torch-ops 300 python3 "$root/test/GPU/torch_ops.py" \
+      "$TORCH_PACK"
+fi
 status suite; suite_rc=$?
 family_rc=0
 status family || family_rc=1
 status torch-ops; torch_rc=$?
 
-start_step runner-suite 300 python3 "$root/test/GPU/runner_suite.py" "$runner" \
-  "$suite" ${RUNNER_MATCH:+--match "$RUNNER_MATCH"} \
-  --json "$results/runner-suite.json"
-# The family's kernels through softmax-run --check too (its own operands
-# and reference) and compute-sanitizer.
-[ -n "${FAMILY:-}" ] &&
-  start_step runner-family 300 python3 "$root/test/GPU/runner_suite.py" \
-    "$runner" "$FAMILY" ${RUNNER_MATCH:+--match "$RUNNER_MATCH"} \
-    --json "$results/runner-family.json"
+if [ "$phase" != harness ]; then
+  start_step runner-suite "$runner_limit" python3 \
+    "$root/test/GPU/runner_suite.py" "$runner" "$suite" \
+    ${RUNNER_MATCH:+--match "$RUNNER_MATCH"} \
+    --json "$results/runner-suite.json"
+  # The family's kernels through softmax-run --check too (its own operands
+  # and reference) and compute-sanitizer.
+  [ -n "${FAMILY:-}" ] &&
+    start_step runner-family "$runner_limit" python3 \
+      "$root/test/GPU/runner_suite.py" "$runner" "$FAMILY" \
+      ${RUNNER_MATCH:+--match "$RUNNER_MATCH"} \
+      --json "$results/runner-family.json"
+fi
 status runner-suite; runner_rc=$?
 status runner-family || family_rc=1
 # The patched models alone: they fill the GPU.
@@ -104,12 +123,13 @@ fi
 
 cat "$results/explain.txt" "$results/times.txt"
 [ -n "$bench" ] && { grep -v '^  {' "$results/bench.txt"; cat "$results/runner-bench.txt"; }
-tail -22 "$results/suite.txt"
-tail -30 "$results/runner-suite.txt"
-[ -n "${TORCH_PACK:-}" ] && tail -40 "$results/torch-ops.txt"
+# A phase left out wrote no output of its own.
+tail -22 "$results/suite.txt" 2>/dev/null
+tail -30 "$results/runner-suite.txt" 2>/dev/null
+[ -n "${TORCH_PACK:-}" ] && tail -40 "$results/torch-ops.txt" 2>/dev/null
 [ -n "${PATCH_PACK:-}" ] && tail -12 "$results/patch-models.txt"
 [ -n "${FAMILY:-}" ] && { tail -40 "$results/family.txt";
-  tail -12 "$results/runner-family.txt"; }
+  tail -12 "$results/runner-family.txt"; } 2>/dev/null
 echo "GPU suite exit status: CuPy harness $suite_rc, softmax-run $runner_rc," \
   "PyTorch package $torch_rc, family $family_rc, patched models $patch_rc"
 [ "$suite_rc" -eq 0 ] && [ "$runner_rc" -eq 0 ] && [ "$torch_rc" -eq 0 ] &&
