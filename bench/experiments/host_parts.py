@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Where the host's time of a package call goes, piece by piece.
+
+bench/host_overhead.py times whole calls against PyTorch's; this times the
+pieces of one (softmax on f32 8 x 1024 by default) each alone, in loops of
+back-to-back calls without a synchronization (the best of 3 loops, us per
+call): the allocations an op can make its outputs with, the argument
+checks, the kernel lookup, the stream and device queries, the ctypes
+arrays and the ctypes call into the runtime (a trivial one, and the launch
+itself with its arrays made once), then the package's layers on top of it
+up to the whole call, beside PyTorch's own softmax, rms_norm, layer_norm
+and cross-entropy and the package's.
+
+usage: host_parts.py PACK_DIR [--rows M] [--cols N] [--iters K]
+PACK_DIR holds softmax, rms_norm, layer_norm and cross_entropy kernels
+(f32) for rows of N.
+"""
+import argparse
+import ctypes
+import os
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "python"))
+import rowred  # noqa: E402
+from rowred import _runtime, ops  # noqa: E402
+
+
+def per_call_us(fn, iters):
+    """The best of 3 loops of `iters` calls issued back to back."""
+    for _ in range(iters // 10):
+        fn()
+    torch.cuda.synchronize()
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        for _ in range(iters):
+            fn()
+        torch.cuda.synchronize()
+        best = min(best, (time.perf_counter() - start) / iters * 1e6)
+    return best
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("pack_dir")
+    parser.add_argument("--rows", type=int, default=8)
+    parser.add_argument("--cols", type=int, default=1024)
+    parser.add_argument("--iters", type=int, default=20000)
+    args = parser.parse_args()
+    rowred.load_pack(args.pack_dir)
+    m, n = args.rows, args.cols
+    x = torch.randn(m, n, device="cuda")
+    w = torch.randn(n, device="cuda")
+    y = torch.empty_like(x)
+    labels = torch.randint(0, n, (m,), device="cuda")
+    torch.testing.assert_close(rowred.softmax(x), torch.softmax(x, -1))
+    kernel = ops._kernel("softmax", x, n)
+    lib = kernel._lib
+    pointers = _runtime._array(_runtime._U64_ARRAYS, ctypes.c_uint64,
+                               [x.data_ptr(), y.data_ptr()])
+    strides = _runtime._array(_runtime._I64_ARRAYS, ctypes.c_int64, [n, n])
+    stream = ops._raw_stream(0)
+    pieces = {
+        "empty loop": lambda: None,
+        "torch.empty(shape, dtype=, device=)": lambda: torch.empty(
+            x.shape, dtype=x.dtype, device=x.device),
+        "torch.empty_like": lambda: torch.empty_like(x),
+        "x.new_empty((rows,), dtype=f32)": lambda: x.new_empty(
+            (m,), dtype=torch.float32),
+        "x.reshape(-1, n).contiguous()": lambda: x.reshape(-1, n).contiguous(),
+        "ops.check_input": lambda: ops.check_input("softmax", x, -1),
+        "x.get_device()": lambda: x.get_device(),
+        "the raw stream": lambda: ops._raw_stream(0),
+        "the current device": lambda: ops._current_device(),
+        "the kernel lookup": lambda: ops._kernel("softmax", x, n),
+        "kernel.workspace_bytes": lambda: kernel.workspace_bytes(m, n),
+        "two ctypes arrays": lambda: (
+            _runtime._array(_runtime._U64_ARRAYS, ctypes.c_uint64, [1, 2]),
+            _runtime._array(_runtime._I64_ARRAYS, ctypes.c_int64, [n, n])),
+        "a trivial ctypes call": lambda: lib.rowred_kernel_min_cols(
+            kernel._handle),
+        "the launch's ctypes call": lambda: lib.rowred_kernel_launch_operands(
+            kernel._handle, stream, pointers, 2, strides, 2, m, n, 0, 0),
+        "kernel.launch_operands": lambda: kernel.launch_operands(
+            stream, [x.data_ptr(), y.data_ptr()], [n, n], m, n, 0),
+        "ops._launch_operands": lambda: ops._launch_operands(
+            kernel, 0, [x.data_ptr(), y.data_ptr()], [n, n], m, n),
+        "ops._launch (the op's implementation)": lambda: ops._launch(
+            "softmax", x),
+        "rowred.softmax": lambda: rowred.softmax(x),
+        "torch.softmax": lambda: torch.softmax(x, -1),
+        "rowred.rms_norm": lambda: rowred.rms_norm(x, (n,), w, eps=1e-6),
+        "F.rms_norm": lambda: F.rms_norm(x, (n,), w, 1e-6),
+        "rowred.layer_norm": lambda: rowred.layer_norm(x, (n,), w, w),
+        "F.layer_norm": lambda: F.layer_norm(x, (n,), w, w),
+        "rowred.cross_entropy": lambda: rowred.cross_entropy(x, labels),
+        "F.cross_entropy": lambda: F.cross_entropy(x, labels),
+    }
+    print(f"device: {torch.cuda.get_device_name()}; PyTorch "
+          f"{torch.__version__}; {m} x {n} f32; us per call, best of 3")
+    for name, fn in pieces.items():
+        print(f"{name:40s} {per_call_us(fn, args.iters):7.2f}")
+
+
+if __name__ == "__main__":
+    main()
