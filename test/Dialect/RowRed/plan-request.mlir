@@ -31,3 +31,18 @@ func.func @empty(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   rowred.log_softmax dimension(1) ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) {rowred.plan_request = #rowred.plan_request<>}
   return
 }
+
+// -----
+
+// A field of the plan's last ones: written in the plan's order, kept by the
+// plan (a norm's weight is read by the map alone).
+// CHECK-LABEL: func.func @hoisted
+// CHECK: {rowred.plan_request = #rowred.plan_request<strategy = fused, hoist_map_loads = true>}
+// DECOMPOSED-LABEL: func.func @hoisted
+// DECOMPOSED: rowred.plan_request = #rowred.plan_request<strategy = fused, hoist_map_loads = true>
+// PLANNED-LABEL: func.func @hoisted
+// PLANNED: rowred.plan = #rowred.plan<strategy = fused, {{.*}}hoist_map_loads = true>
+func.func @hoisted(%x: memref<?x?xf32>, %w: memref<?xf32>, %y: memref<?x?xf32>, %rstd: memref<?xf32>) {
+  rowred.rms_norm epsilon(1.0e-05) ins(%x : memref<?x?xf32>) weight(%w : memref<?xf32>) outs(%y : memref<?x?xf32>) rstd(%rstd : memref<?xf32>) {rowred.plan_request = #rowred.plan_request<hoist_map_loads = true, strategy = fused>}
+  return
+}
