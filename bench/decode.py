@@ -31,8 +31,8 @@ import torch
 import torch.nn.functional as F
 
 from bench import time_in_rounds
-from train import (DTYPES, EPS, graphed, liger, rowred, start_package_run,
-                   write_json)
+from train import (DTYPES, EPS, PEERS, best_peer, graphed, liger, rowred,
+                   start_package_run, write_json)
 
 NORM_OPS = ("rms_norm", "layer_norm")
 
@@ -117,12 +117,11 @@ def run_shape(op, m, n, dname, rounds):
 
 def summary(row):
     us = row["us"]
-    peers = [us[k] for k in ("torch", "compile", "liger") if k in us]
     ours = us.get("rowred", float("nan"))
     cells = "".join(f"{us[k]:8.1f}" if k in us else f"{'-':>8s}"
-                    for k in ("rowred", "torch", "compile", "liger", "copy"))
+                    for k in ("rowred", *PEERS, "copy"))
     line = (f"{row['op']:13s} {row['dtype']:4s} {row['m']:>3d}x{row['n']:<7d}"
-            + cells + f" {min(peers) / ours if peers else float('nan'):6.2f}x"
+            + cells + f" {best_peer(us) / ours:6.2f}x"
             + f" {row['rel_l2'].get('rowred', float('nan')):8.1e}")
     if row["failed"]:
         line += f"  failed: {sorted(row['failed'])}"

@@ -267,13 +267,21 @@ def run_shape(op, m, n, dname, args):
     return row
 
 
+PEERS = ("torch", "compile", "liger")
+
+
+def best_peer(values):
+    """The least of the peers' values in `values` (provider -> time or
+    memory), or NaN where no peer has one."""
+    peers = [values[k] for k in PEERS if k in values]
+    return min(peers) if peers else float("nan")
+
+
 def summary(row):
     us = row["us"]
-    peers = [us[k] for k in ("torch", "compile", "liger") if k in us]
-    best = min(peers) if peers else float("nan")
+    best = best_peer(us)
     ours = us.get("rowred", float("nan"))
     mem = row["extra_mib"]
-    peer_mem = [mem[k] for k in ("torch", "compile", "liger") if k in mem]
 
     def cell(k):
         return f"{us[k]:8.0f}" if k in us else f"{'-':>8s}"
@@ -282,7 +290,7 @@ def summary(row):
                                         "liger"))
             + f" {best / ours:6.2f}x"
             + f" {mem.get('rowred', float('nan')):8.0f}"
-            + f" {min(peer_mem) if peer_mem else float('nan'):8.0f}"
+            + f" {best_peer(mem):8.0f}"
             + f" {row['dx_rel_l2'].get('rowred', float('nan')):8.1e}")
     if "rowred_inplace" in us:
         line += (f"  inplace {us['rowred_inplace']:.0f} us "
@@ -290,9 +298,8 @@ def summary(row):
                  f"{mem['rowred_inplace']:.0f} MiB")
     if row["graph_us"]:
         g = row["graph_us"]
-        gpeers = [g[k] for k in ("torch", "compile", "liger") if k in g]
-        if "rowred" in g and gpeers:
-            line += f"  graph {g['rowred']:.0f} us {min(gpeers) / g['rowred']:.2f}x"
+        if "rowred" in g and any(k in g for k in PEERS):
+            line += f"  graph {g['rowred']:.0f} us {best_peer(g) / g['rowred']:.2f}x"
     if row["failed"]:
         line += f"  failed: {row['failed']}"
     return line
