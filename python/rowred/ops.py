@@ -50,7 +50,7 @@ _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (
 
 def load_pack(path):
     """Adds the pack at `path` to those searched (every loaded pack; the
-    first loaded wins among equal kernels, packs.find_kernel); returns
+    first loaded wins among equal kernels, packs.ranked_kernels); returns
     it."""
     pack = packs.Pack(path)
     with _lock:

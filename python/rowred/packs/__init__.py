@@ -103,11 +103,10 @@ DTYPES = ("f32", "f16", "bf16")
 # chunks, whose number a launch takes from the row's length: they run
 # every longer row whose chunks fit on the device at once. The others run
 # rows up to their own length (fast_range), so the lengths go on doubling
-# to 2^24. H200,
-# bench/any_kernels.py: what the lookup takes from such a pack ran at
-# 0.73-1.0 of the exact kernel's speed from 1 to 2^20 + 7 elements (rows
-# of 1, 8 and 4096), where the streamed kernel alone ran 0.02-1.0
-# (docs/performance.md).
+# to 2^24. H200, bench/any_kernels.py: what the lookup takes from such a
+# pack ran at 0.73-1.0 of the exact kernel's speed from 1 to 2^20 + 7
+# elements (rows of 1, 8 and 4096), where the streamed kernel alone ran
+# 0.02-1.0 (docs/performance.md).
 LADDER = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 6144,
           8192, 12288, 16384, 24576, 32768, 65536, 131072, 262144, 524288,
           1 << 20, 1 << 21, 1 << 22, 1 << 23, 1 << 24)
