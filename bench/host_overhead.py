@@ -10,7 +10,8 @@ call wherever it exceeds the kernel's, as here. Ours and PyTorch's take
 turns --reps times and each reports its median (the host's time moves by
 tens of percent between runs). Ops: softmax (forward, and
 forward and backward on an input that requires grad), rms_norm (and its
-residual form), layer_norm, logsumexp and cross-entropy (reduction mean),
+residual form) and layer_norm (forward, and forward and backward with a
+weight and bias that require grad), logsumexp and cross-entropy (reduction mean),
 against torch.softmax, F.rms_norm (x + r first for the residual form),
 F.layer_norm, torch.logsumexp and F.cross_entropy; f32 and bf16. Every
 output is checked against PyTorch's first.
@@ -65,6 +66,8 @@ def cases(m, n, dtype):
     b = torch.randn(n, device="cuda", dtype=dtype)
     labels = torch.randint(0, n, (m,), device="cuda")
     xg = x.clone().requires_grad_()
+    wg = w.clone().requires_grad_()
+    bg = b.clone().requires_grad_()
     g = torch.randn_like(x)
 
     def forward_backward(f):
@@ -79,8 +82,15 @@ def cases(m, n, dtype):
         ("rms_norm residual",
          lambda: rowred.rms_norm(x, (n,), w, eps=EPS, residual=r)[0],
          lambda: F.rms_norm(x + r, (n,), w, EPS)),
+        ("rms_norm fwd+bwd",
+         forward_backward(lambda t: rowred.rms_norm(t, (n,), wg, eps=EPS)),
+         forward_backward(lambda t: F.rms_norm(t, (n,), wg, EPS))),
         ("layer_norm", lambda: rowred.layer_norm(x, (n,), w, b, eps=EPS),
          lambda: F.layer_norm(x, (n,), w, b, EPS)),
+        ("layer_norm fwd+bwd",
+         forward_backward(lambda t: rowred.layer_norm(t, (n,), wg, bg,
+                                                      eps=EPS)),
+         forward_backward(lambda t: F.layer_norm(t, (n,), wg, bg, EPS))),
         ("logsumexp", lambda: rowred.logsumexp(x),
          lambda: torch.logsumexp(x, -1)),
         ("cross_entropy", lambda: rowred.cross_entropy(x, labels),

@@ -23,7 +23,7 @@
 # the package's tests), PHASE=runner only the second (softmax-run --check
 # and compute-sanitizer, each step with up to 540 s): with FAMILY, the
 # whole suite takes about the ten minutes one device call may run, so it
-# goes in two calls.
+# goes in two calls. RUNNER_LIMIT=S sets the second phase's limit per step.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 suite=$1
@@ -38,6 +38,7 @@ case $phase in
 esac
 runner_limit=300
 [ "$phase" = runner ] && runner_limit=540
+runner_limit=${RUNNER_LIMIT:-$runner_limit}
 export PYTHONUNBUFFERED=1
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true

@@ -9,14 +9,21 @@ checks, the kernel lookup, the stream and device queries, the ctypes
 arrays and the ctypes call into the runtime (a trivial one, and the launch
 itself with its arrays made once), then the package's layers on top of it
 up to the whole call, beside PyTorch's own softmax, rms_norm, layer_norm
-and cross-entropy and the package's.
+and cross-entropy and the package's. With --profile, cProfile's
+functions instead (the most time of their own first, us per call) for a
+forward and backward of softmax, rms_norm and layer_norm (a weight that
+requires grad) and a cross-entropy forward (reduction mean), ours and
+PyTorch's, so that the Python layers' share of an eager training step
+shows.
 
-usage: host_parts.py PACK_DIR [--rows M] [--cols N] [--iters K]
+usage: host_parts.py PACK_DIR [--rows M] [--cols N] [--iters K] [--profile]
 PACK_DIR holds softmax, rms_norm, layer_norm and cross_entropy kernels
-(f32) for rows of N.
+(f32) for rows of N, with their backward kernels for --profile.
 """
 import argparse
+import cProfile
 import ctypes
+import pstats
 import os
 import sys
 import time
@@ -45,15 +52,59 @@ def per_call_us(fn, iters):
     return best
 
 
+def profile(m, n, iters, top=14):
+    """cProfile's top functions by their own time, per call, for each
+    forward and backward."""
+    x = torch.randn(m, n, device="cuda", requires_grad=True)
+    w = torch.randn(n, device="cuda", requires_grad=True)
+    b = torch.randn(n, device="cuda", requires_grad=True)
+    g = torch.randn(m, n, device="cuda")
+    labels = torch.randint(0, n, (m,), device="cuda")
+    steps = {
+        "rowred.softmax fwd+bwd": lambda: rowred.softmax(x).backward(g),
+        "torch.softmax fwd+bwd": lambda: torch.softmax(x, -1).backward(g),
+        "rowred.rms_norm fwd+bwd": lambda: rowred.rms_norm(
+            x, (n,), w, eps=1e-6).backward(g),
+        "F.rms_norm fwd+bwd": lambda: F.rms_norm(x, (n,), w, 1e-6).backward(
+            g),
+        "rowred.layer_norm fwd+bwd": lambda: rowred.layer_norm(
+            x, (n,), w, b).backward(g),
+        "F.layer_norm fwd+bwd": lambda: F.layer_norm(x, (n,), w, b).backward(
+            g),
+        "rowred.cross_entropy (no grad)": lambda: rowred.cross_entropy(
+            x.detach(), labels),
+    }
+    for name, fn in steps.items():
+        us = per_call_us(fn, iters // 10)
+        prof = cProfile.Profile()
+        prof.enable()
+        for _ in range(iters // 10):
+            fn()
+        prof.disable()
+        torch.cuda.synchronize()
+        stats = pstats.Stats(prof)
+        rows = sorted(stats.stats.items(), key=lambda kv: -kv[1][2])[:top]
+        print(f"== {name}: {us:.1f} us per call unprofiled; own us per "
+              "call under cProfile (calls per call):")
+        for (path, line, func), (cc, nc, tt, ct, _) in rows:
+            where = f"{os.path.basename(path)}:{line}" if line else path
+            print(f"  {tt / (iters // 10) * 1e6:7.2f} "
+                  f"({nc / (iters // 10):4.1f}) {func} [{where}]")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("pack_dir")
     parser.add_argument("--rows", type=int, default=8)
     parser.add_argument("--cols", type=int, default=1024)
     parser.add_argument("--iters", type=int, default=20000)
+    parser.add_argument("--profile", action="store_true")
     args = parser.parse_args()
     rowred.load_pack(args.pack_dir)
     m, n = args.rows, args.cols
+    if args.profile:
+        profile(m, n, args.iters)
+        return
     x = torch.randn(m, n, device="cuda")
     w = torch.randn(n, device="cuda")
     y = torch.empty_like(x)
