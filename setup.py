@@ -1,20 +1,21 @@
-"""Builds the rowred package's runtime library during `pip install .`.
+"""Builds the rowred package's native parts during `pip install .`.
 
-The metadata is in pyproject.toml. This file adds one build step:
+The metadata is in pyproject.toml. This file adds two build steps:
 librowred_runtime.so, built by the project's runner-only CMake build
 (SOFTMAX_RUNNER_ONLY: the runtime without LLVM/MLIR; needs CMake, a C++17
 compiler and the CUDA toolkit's cuda.h, found through $CUDA_PATH or
 /usr/local/cuda), is copied into the package, where rowred._runtime finds
-it. With ROWRED_BUNDLE_PACK=DIR the pack in DIR is copied into the package
+it; and the extension module rowred._launch, the package's launch call
+(optional: without Python's headers the package launches through ctypes).
+With ROWRED_BUNDLE_PACK=DIR the pack in DIR is copied into the package
 as its default pack (rowred/pack), which `import rowred` loads.
 """
 import os
 import shutil
 import subprocess
 
-from setuptools import setup
+from setuptools import Extension, setup
 from setuptools.command.build_py import build_py
-from setuptools.dist import Distribution
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 LIBRARY = "librowred_runtime.so"
@@ -44,14 +45,9 @@ class BuildPyWithRuntime(build_py):
                             dirs_exist_ok=True)
 
 
-class BinaryDistribution(Distribution):
-    """A wheel for this platform: the package holds a shared library."""
-
-    def has_ext_modules(self):
-        return True
-
-
 # build-pip, not setuptools' default build/, which is the CMake build's.
 setup(cmdclass={"build_py": BuildPyWithRuntime},
-      distclass=BinaryDistribution,
+      ext_modules=[Extension("rowred._launch",
+                             ["runtime/python/LaunchModule.c"],
+                             optional=True)],
       options={"build": {"build_base": "build-pip"}})

@@ -43,8 +43,11 @@ export PYTHONUNBUFFERED=1
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 echo "== building softmax-run (SOFTMAX_RUNNER_ONLY)"
+# The package's launch module for the python3 that runs the harnesses.
 if ! { cmake -S "$root" -B "$runner_build" -G Ninja -DSOFTMAX_RUNNER_ONLY=ON \
-         -DCMAKE_BUILD_TYPE=Release >"$results/runner-build.txt" 2>&1 &&
+         -DCMAKE_BUILD_TYPE=Release \
+         -DPython3_EXECUTABLE="$(command -v python3)" \
+         >"$results/runner-build.txt" 2>&1 &&
        cmake --build "$runner_build" >>"$results/runner-build.txt" 2>&1; }; then
   tail -30 "$results/runner-build.txt"
   echo "softmax-run failed to build"

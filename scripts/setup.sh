@@ -2,8 +2,8 @@
 # Installs what building and testing the softmax compiler needs on Debian 12:
 # LLVM/MLIR 22 (with lit and FileCheck), CMake, Ninja, a C++ compiler and
 # Python 3 (with venv, pip, setuptools and wheel: the package's install
-# test, scripts/test-install.sh). Idempotent: packages already present are
-# not fetched again.
+# test, scripts/test-install.sh; its headers: the package's launch module).
+# Idempotent: packages already present are not fetched again.
 # Works as root, or through sudo where it is available.
 #
 # The CUDA toolkit is not installed here. Without it the compiler, softmax-opt
@@ -14,7 +14,7 @@ set -euo pipefail
 # Further packages a caller needs (scripts/fuzz.sh: clang-22 and libFuzzer)
 # come as arguments.
 packages=(cmake ninja-build g++ python3 python3-venv python3-pip
-          python3-setuptools python3-wheel libgtest-dev
+          python3-setuptools python3-wheel python3-dev libgtest-dev
           llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools "$@")
 
 missing=()

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the rowred package (pip install of the repository root, offline:
-# setup.py builds the runtime library with the runner-only CMake build) into
-# a fresh virtual environment, checks that `import rowred` finds the
-# installed copy and its runtime library from another directory, and runs
+# setup.py builds the runtime library with the runner-only CMake build, and
+# the launch module) into a fresh virtual environment, checks that `import
+# rowred` finds the installed copy, its runtime library and its launch
+# module from another directory, and runs
 # the package's CPU tests against that copy; then installs it again from
 # its source distribution and loads the runtime library. Python:
 # $ROWRED_INSTALL_PYTHON,
@@ -34,8 +35,13 @@ where = os.path.realpath(rowred.__file__)
 assert where.startswith(venv + os.sep), f"imported {where}, not the installed copy"
 lib = os.path.realpath(_runtime.library()._name)
 assert lib.startswith(venv + os.sep), f"runtime library {lib} is not the installed one"
+launcher = _runtime.launcher()
+assert launcher is not None, "the installed package has no rowred._launch"
+built = os.path.realpath(launcher.__file__)
+assert built.startswith(venv + os.sep), f"rowred._launch {built} is not the installed one"
 print(f"installed: {os.path.dirname(where)} (runtime ABI "
-      f"{_runtime.library().rowred_runtime_abi_version()})")
+      f"{_runtime.library().rowred_runtime_abi_version()}, launch module "
+      f"{os.path.basename(built)})")
 PY
 ROWRED_TEST_INSTALLED=1 "$venv/bin/python" -m unittest discover \
   -s "$root/python/tests"

@@ -7,8 +7,9 @@ back-to-back calls without a synchronization (the best of 3 loops, us per
 call): the allocations an op can make its outputs with, the argument
 checks, the kernel lookup, the stream and device queries, the ctypes
 arrays and the ctypes call into the runtime (a trivial one, and the launch
-itself with its arrays made once), then the package's layers on top of it
-up to the whole call, beside PyTorch's own softmax, rms_norm, layer_norm
+itself with its arrays made once), the launch through the package's
+extension module (rowred._launch) instead, then the package's layers on
+top of it up to the whole call, beside PyTorch's own softmax, rms_norm, layer_norm
 and cross-entropy and the package's. With --profile, cProfile's
 functions instead (the most time of their own first, us per call) for a
 forward and backward of softmax, rms_norm and layer_norm (a weight that
@@ -116,6 +117,8 @@ def main():
                                [x.data_ptr(), y.data_ptr()])
     strides = _runtime._array(_runtime._I64_ARRAYS, ctypes.c_int64, [n, n])
     stream = ops._raw_stream(0)
+    launcher = _runtime.launcher()
+    addresses = [x.data_ptr(), y.data_ptr()]
     pieces = {
         "empty loop": lambda: None,
         "torch.empty(shape, dtype=, device=)": lambda: torch.empty(
@@ -137,6 +140,8 @@ def main():
             kernel._handle),
         "the launch's ctypes call": lambda: lib.rowred_kernel_launch_operands(
             kernel._handle, stream, pointers, 2, strides, 2, m, n, 0, 0),
+        "the launch through rowred._launch": lambda: launcher.launch(
+            kernel._handle, stream, addresses, [n, n], m, n, 0, 0),
         "kernel.launch_operands": lambda: kernel.launch_operands(
             stream, [x.data_ptr(), y.data_ptr()], [n, n], m, n, 0),
         "ops._launch_operands": lambda: ops._launch_operands(
@@ -152,6 +157,8 @@ def main():
         "rowred.cross_entropy": lambda: rowred.cross_entropy(x, labels),
         "F.cross_entropy": lambda: F.cross_entropy(x, labels),
     }
+    if launcher is None:
+        del pieces["the launch through rowred._launch"]
     print(f"device: {torch.cuda.get_device_name()}; PyTorch "
           f"{torch.__version__}; {m} x {n} f32; us per call, best of 3")
     for name, fn in pieces.items():

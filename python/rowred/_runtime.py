@@ -3,11 +3,16 @@
 The library is found, in order, at $ROWRED_RUNTIME_LIBRARY, in the
 package's directory (where `pip install .` puts it), in the build trees of
 this checkout (build/lib, then the runner-only build), and by the system's
-library search.
+library search. Launches go through the extension module rowred._launch
+(runtime/python/LaunchModule.c: in the package, or beside the library
+found) bound to that library; where it was not built, through ctypes, at
+several microseconds more of the host's time per launch.
 """
 import ctypes
 import ctypes.util
+import importlib.util
 import os
+import sysconfig
 import threading
 
 # The kernel ABI (docs/abi.md) that the runtime library and the packs speak.
@@ -15,6 +20,8 @@ ABI_VERSION = 7
 
 _lock = threading.Lock()
 _lib = None
+# rowred._launch bound to _lib, or None.
+_launcher = None
 
 
 class RowredError(RuntimeError):
@@ -38,7 +45,7 @@ def _candidates():
 
 def library():
     """The loaded runtime library (loaded once)."""
-    global _lib
+    global _lib, _launcher
     with _lock:
         if _lib is not None:
             return _lib
@@ -60,8 +67,35 @@ def library():
                 f"{path} launches kernel ABI "
                 f"{lib.rowred_runtime_abi_version()}, this package ABI "
                 f"{ABI_VERSION}; rebuild them together")
+        _launcher = _bind_launcher(lib, path)
         _lib = lib
         return lib
+
+
+def _bind_launcher(lib, path):
+    """rowred._launch (the package's, else the one beside the library at
+    `path`) bound to `lib`'s launch function, or None where neither
+    exists."""
+    try:
+        from . import _launch as module
+    except ImportError:
+        built = os.path.join(os.path.dirname(path),
+                             "_launch" + sysconfig.get_config_var("EXT_SUFFIX"))
+        if not os.path.isfile(built):
+            return None
+        spec = importlib.util.spec_from_file_location("rowred._launch", built)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    module.bind(ctypes.cast(lib.rowred_kernel_launch_operands,
+                            ctypes.c_void_p).value)
+    return module
+
+
+def launcher():
+    """The extension module that launches kernels (rowred._launch), or None
+    where launches go through ctypes."""
+    library()
+    return _launcher
 
 
 def _declare(lib):
@@ -204,13 +238,19 @@ class Kernel:
     def launch_operands(self, stream, pointers, row_strides, rows, cols,
                         workspace=0, grid=None):
         """Launches on `stream` with the device address of each operand
-        (self.operands' order) and the row stride of each input and
-        output, on the derived grid or on `grid` blocks."""
-        ptrs = _array(_U64_ARRAYS, ctypes.c_uint64, pointers)
-        strides = _array(_I64_ARRAYS, ctypes.c_int64, row_strides)
-        if self._lib.rowred_kernel_launch_operands(
-                self._handle, stream, ptrs, len(pointers), strides,
-                len(row_strides), rows, cols, workspace, grid or 0):
+        (self.operands' order, a list or tuple) and the row stride of each
+        input and output, on the derived grid or on `grid` blocks."""
+        if _launcher is not None:
+            rc = _launcher.launch(self._handle, stream, pointers, row_strides,
+                                  rows, cols, workspace, grid or 0)
+        else:
+            rc = self._lib.rowred_kernel_launch_operands(
+                self._handle, stream,
+                _array(_U64_ARRAYS, ctypes.c_uint64, pointers),
+                len(pointers),
+                _array(_I64_ARRAYS, ctypes.c_int64, row_strides),
+                len(row_strides), rows, cols, workspace, grid or 0)
+        if rc:
             raise RowredError(_error(self._lib))
 
     def __del__(self):

@@ -115,7 +115,7 @@ def check_input(name, x, dim):
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"rowred.{name}: expected a torch.Tensor, got "
                         f"{type(x).__name__}")
-    if x.device.type != "cuda":
+    if not x.is_cuda:
         raise ValueError(f"rowred.{name}: expected a CUDA tensor, got one on "
                          f"{x.device}")
     if x.dtype not in _DTYPES:
