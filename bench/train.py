@@ -7,10 +7,12 @@ A step is what a training loop runs for the op: fresh leaves that require
 grad (the input, and the norms' weight and bias), the forward, and the
 backward of a fixed incoming gradient (the loss's backward for
 cross-entropy, reduction "mean", ignore_index -100 on every seventh row).
-The input reaches the op as an intermediate whose gradient the layer below
-consumes (autograd_sink.Sink), as a model's activations and logits do: no
-provider pays for accumulating it into a leaf's .grad (a copy, for the
-losses that write their gradient over the logits).
+The input (and the residual form's residual stream) reaches the op as an
+intermediate whose gradient the layer below consumes (autograd_sink.Sink),
+as a model's activations and logits do: no provider pays for accumulating
+it into a leaf's .grad (a copy, for the losses that write their gradient
+over the logits, and for a gradient that reaches two leaves, as x + r's
+does).
 Providers:
 
 * rowred: the package's ops on a pack built for the exact row lengths
@@ -36,7 +38,7 @@ and the incoming gradient), in MiB. Before timing, every provider's
 gradients are compared with float64 PyTorch (relative L2 of dx).
 
 usage: train.py PACK_DIR [--ops rms_norm,...] [--dtypes f32,bf16]
-                [--rounds R] [--graphs] [--json OUT]
+                [--shapes MxN,...] [--rounds R] [--graphs] [--json OUT]
 """
 import argparse
 import json
@@ -138,13 +140,17 @@ def forwards(op):
 
 def make_step(op, forward, leaves, extra, dy, sink=True):
     """A training step of `forward`: fresh leaves requiring grad, the
-    forward (of the first through Sink, an intermediate whose gradient is
-    dropped, unless `sink` is false), the backward of `dy` (the loss's own
-    for cross-entropy); returns the leaves' gradients."""
+    forward (of the activations through Sink, intermediates whose gradient
+    is dropped, unless `sink` is false: the input, and the residual form's
+    residual stream), the backward of `dy` (the loss's own for
+    cross-entropy); returns the leaves' gradients."""
+    activations = 2 if op == "rms_norm_residual" else 1
+
     def step():
         xs = [t.detach().requires_grad_() for t in leaves]
-        first = Sink.apply(xs[0]) if sink else xs[0]
-        out = forward(first, *xs[1:], *extra)
+        args = [Sink.apply(t) if sink and i < activations else t
+                for i, t in enumerate(xs)]
+        out = forward(*args, *extra)
         if op == "rms_norm_residual":
             torch.autograd.backward(out, (dy, dy))
         elif op == "cross_entropy":
@@ -313,8 +319,12 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--graphs", action="store_true",
                         help="also time each step replayed from a CUDA graph")
+    parser.add_argument("--shapes",
+                        help="MxN,... instead of each op's own shapes")
     parser.add_argument("--json")
     args = parser.parse_args()
+    shapes = args.shapes and [tuple(int(d) for d in s.split("x"))
+                              for s in args.shapes.split(",")]
     start_package_run(args.pack_dir, args.rounds)
     print(f"{'op':17s} {'type':4s} {'M x N':>12s} {'rowred':>8s} "
           f"{'torch':>8s} {'compile':>8s} {'liger':>8s} {'vs best':>7s} "
@@ -322,7 +332,7 @@ def main():
     rows = []
     for op in args.ops.split(","):
         for dname in args.dtypes.split(","):
-            for m, n in SHAPES[op]:
+            for m, n in shapes or SHAPES[op]:
                 row = run_shape(op, m, n, dname, args)
                 rows.append(row)
                 print(summary(row), flush=True)

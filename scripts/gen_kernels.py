@@ -268,6 +268,10 @@ FAMILY = [
     # LayerNorm's backward: dx, and two sums down the columns.
     ("layer_norm_backward", "bf16", "auto", "cols=781"),
     ("layer_norm_backward", "f32", "auto", "cols=4096"),
+    # The three on blocks of 12288 (384 threads, 32 elements each).
+    ("rms_norm_backward", "f32", "auto", "cols=12288"),
+    ("rms_norm_residual_backward", "bf16", "auto", "cols=12288"),
+    ("layer_norm_backward", "bf16", "auto", "cols=12288"),
     ("cross_entropy", "bf16", "auto", "cols=32000"),
     ("cross_entropy", "f32", "auto", "cols=50257"),
     ("cross_entropy", "f16", "auto", "cols=781"),

@@ -77,6 +77,7 @@ SANITIZED_FAMILY = (
     "rms_norm_backward_f32_auto_n1000_kernel0.json",
     "rms_norm_residual_backward_f32_auto_n1000_kernel0.json",
     "layer_norm_backward_bf16_auto_n781_kernel0.json",
+    "rms_norm_backward_f32_auto_n12288_kernel0.json",
     "cross_entropy_bf16_auto_n32000_kernel0.json",
     "cross_entropy_f32_auto_n50257_kernel0.json",
     "logsumexp_bf16_auto_kernel0.json",

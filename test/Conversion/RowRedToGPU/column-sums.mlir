@@ -11,6 +11,8 @@
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=4096 chip=sm_90" | FileCheck %s --check-prefix=PLAN
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=8192 chip=sm_90" | FileCheck %s --check-prefix=WIDE
 // RUN: sed 's/bf16/f32/g' %s | softmax-opt --rowred-decompose --rowred-plan="cols=8192 chip=sm_90" | FileCheck %s --check-prefix=WIDE32
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=12288 chip=sm_90" | FileCheck %s --check-prefix=B12K
+// RUN: sed 's/bf16/f32/g' %s | softmax-opt --rowred-decompose --rowred-plan="cols=12288 chip=sm_90" | FileCheck %s --check-prefix=B12K
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=4096 chip=sm_90" --convert-rowred-to-gpu | FileCheck %s --check-prefix=GPU
 // RUN: rm -rf %t && softmax-opt %s --rowred-to-ptx="cols=1000 chip=sm_90 output-dir=%t" -o /dev/null
 // RUN: FileCheck %s --check-prefix=JSON --input-file=%t/rms_norm_backward_kernel0.json
@@ -29,6 +31,9 @@
 // leave two blocks per SM.
 // WIDE: rowred.plan = #rowred.plan<strategy = fused, block = 8192, warps = 8, vector = 8,
 // WIDE32: rowred.plan = #rowred.plan<strategy = fused, block = 8192, warps = 16, vector = 4,
+// Blocks of 12288: 32 elements per thread of either type (384 threads), not
+// the 64 of the fewest warps for two blocks per SM.
+// B12K: rowred.plan = #rowred.plan<strategy = fused, block = 12288, warps = 12,
 
 // GPU: gpu.alloc
 // GPU: gpu.memset
