@@ -6,7 +6,7 @@ this checkout (build/lib, then the runner-only build), and by the system's
 library search. Launches go through the extension module rowred._launch
 (runtime/python/LaunchModule.c: in the package, or beside the library
 found) bound to that library; where it was not built, through ctypes, at
-several microseconds more of the host's time per launch.
+about 3 us more of the host's time per launch.
 """
 import ctypes
 import ctypes.util
