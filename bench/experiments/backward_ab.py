@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """The norms' backward kernels of several plans side by side: each DIR
 (from gen_plan_variants.py backward, or a pack) holding
-`<op>_<dtype>_n<N>_kernel0.json` for rms_norm_backward and
+`<op>_<dtype>_n<N>_kernel0.json` for rms_norm_backward, its residual
+form's (rms_norm_residual_backward: h's own gradient a third input) and
 layer_norm_backward, f32 and bf16, is timed on the same operands at each
 shape of $BWD_SHAPES (MxN, comma-separated; default 16384x8192,
 8192x4096, 4096x5120, 32768x2048): each launch alone between CUDA events
 after an L2 flush, the directories taking turns in 5 rounds of 10; the
 median of the rounds' medians, its ratio to the first directory's, and the
-GB/s of the bytes dx needs (x and dy read, dx written). Each directory's
+GB/s of the bytes dx needs (x and dy read, and the residual form's third
+input, dx written). Each directory's
 dx, dw (and db) are compared with the first's (`e`: the largest difference
 over the largest value).
 
@@ -35,7 +37,8 @@ def main():
         p = os.path.join(d, name + "_kernel0.json")
         return _runtime.Kernel(p, 0) if os.path.exists(p) else None
 
-    for op in ("rms_norm_backward", "layer_norm_backward"):
+    for op in ("rms_norm_backward", "rms_norm_residual_backward",
+               "layer_norm_backward"):
         for dname, dt in (("f32", torch.float32), ("bf16", torch.bfloat16)):
             for m, n in shapes:
                 ks = {os.path.basename(d.rstrip("/")):
@@ -45,6 +48,8 @@ def main():
                     continue
                 x = torch.randn(m, n, device="cuda", dtype=dt)
                 dy = torch.randn_like(x)
+                residual = op == "rms_norm_residual_backward"
+                dy_h = torch.randn_like(x) if residual else None
                 w = torch.rand(n, device="cuda", dtype=dt) + 0.5
                 b = torch.randn(n, device="cuda", dtype=dt)
                 mean = x.float().mean(-1)
@@ -53,13 +58,15 @@ def main():
                 for name, k in ks.items():
                     dx, dw, db = (torch.empty_like(x), torch.empty_like(w),
                                   torch.empty_like(w))
-                    operands = [x, dy, dx, w] + (
+                    rows_in = [x, dy] + ([dy_h] if residual else [])
+                    operands = rows_in + [dx, w] + (
                         [mean, rstd, dw, db] if op.startswith("layer")
                         else [rstd, dw])
                     ptrs = [t.data_ptr() for t in operands]
+                    strides = [n] * (len(rows_in) + 1)
 
-                    def go(k=k, ptrs=ptrs):
-                        ops._launch_operands(k, 0, ptrs, [n, n, n], m, n)
+                    def go(k=k, ptrs=ptrs, strides=strides):
+                        ops._launch_operands(k, 0, ptrs, strides, m, n)
                     go()
                     torch.cuda.synchronize()
                     outs[name], runs[name] = (dx, dw), go
@@ -70,7 +77,7 @@ def main():
                         for name, o in outs.items()}
                 med = flushed_medians(runs, flush)
                 base = med[next(iter(med))]
-                kbytes = 3 * m * n * x.element_size() / 1e3
+                kbytes = (4 if residual else 3) * m * n * x.element_size() / 1e3
                 print(f"{op:20s} {dname:4s} {m:>5d}x{n:<5d} " + "  ".join(
                     f"{k}:{v:7.1f}us {base / v:4.2f} {kbytes / v:5.0f}GB/s "
                     f"e{errs[k]:.0e}" for k, v in med.items()), flush=True)

@@ -12,7 +12,8 @@ few_rows for decode-size norms came from these.
 at 32000, 32001, 50257, 128256 and 151936 columns, as auto plans them and
 as clusters of 2-16 blocks (`c2/` ... `c16/`) or chunks (`chunks/`), for
 decode_ab.py at 1-64 rows.
-`backward`: rms_norm_backward and layer_norm_backward, f32 and bf16, at
+`backward`: rms_norm_backward, rms_norm_residual_backward and
+layer_norm_backward (--ops: some of them), f32 and bf16, at
 COLS (default 2048,4096,5120,8192) as auto plans them (`auto/`) and on 8,
 16, 32 or 64 elements per thread (`e8/` ... `e64/`, each the warps that
 give that many of the auto block's elements; shapes the registers refuse
@@ -114,8 +115,10 @@ def main():
     cols = [int(c) for c in (args.cols or "2048,4096,5120,8192").split(",")]
     auto = os.path.join(args.out_dir, "auto")
     os.makedirs(auto, exist_ok=True)
-    shapes = [(op, dtype, n) for op in ("rms_norm_backward",
-                                        "layer_norm_backward")
+    backward_ops = args.ops.split(",") if args.ops else [
+        "rms_norm_backward", "rms_norm_residual_backward",
+        "layer_norm_backward"]
+    shapes = [(op, dtype, n) for op in backward_ops
               for dtype in ("f32", "bf16") for n in cols]
     for op, dtype, n in shapes:
         error = compile_one(args.softmax_opt, auto, f"{op}_{dtype}_n{n}", op,
