@@ -292,8 +292,7 @@ def summary(row):
     def cell(k):
         return f"{us[k]:8.0f}" if k in us else f"{'-':>8s}"
     line = (f"{row['op']:17s} {row['dtype']:4s} {row['m']:>5d}x{row['n']:<6d}"
-            + "".join(cell(k) for k in ("rowred", "torch", "compile",
-                                        "liger"))
+            + "".join(cell(k) for k in ("rowred", *PEERS))
             + f" {best / ours:6.2f}x"
             + f" {mem.get('rowred', float('nan')):8.0f}"
             + f" {best_peer(mem):8.0f}"
