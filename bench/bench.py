@@ -3,8 +3,9 @@
 
 Peers: torch.softmax, torch.compile of torch.softmax (compiled for every
 shape: dynamo's recompile limit is raised, dynamic shapes off), the Triton
-tutorial's fused persistent softmax, and a Triton online (two-read)
-softmax. All are timed alike, as
+tutorial's fused persistent softmax, a Triton online (two-read) softmax,
+and Liger-Kernel's liger_softmax where `liger_kernel` is importable (the
+run says whether it was). All are timed alike, as
 triton.testing.do_bench times (CUDA events, L2 flushed before every run,
 median), and every output is checked against torch in float64 before it is
 timed.
@@ -46,6 +47,12 @@ from triton.runtime import driver
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "test", "GPU"))
 from rowred_kernel import Kernel  # noqa: E402
+
+try:
+    from liger_kernel.transformers import functional as liger
+    LIGER_MISSING = None
+except Exception as e:  # noqa: BLE001 - any import failure: not a peer
+    liger, LIGER_MISSING = None, f"{type(e).__name__}: {e}"
 
 DEVICE = torch.device("cuda")
 SHAPES = [(4096, n) for n in (256, 512, 781, 1024, 2048, 4096, 8192, 12288,
@@ -346,6 +353,10 @@ def main():
                  "torch.compile": compiled,
                  "triton-tutorial": tutorial_softmax,
                  "triton-online": triton_online_softmax}
+    if liger:
+        providers["liger"] = lambda x: liger.liger_softmax(x)
+    print("liger: " + ("importable" if liger else
+                       f"not importable ({LIGER_MISSING})"), flush=True)
     rows = []
     for tag in args.dtypes.split(","):
         dtype = {"f32": torch.float32, "bf16": torch.bfloat16}[tag]
@@ -397,10 +408,11 @@ def main():
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": name, "copy_gbps": ceiling,
+                       "liger": LIGER_MISSING or "importable",
                        "rounds": args.rounds, "rows": rows},
                       f, indent=1)
     names = ["torch", "torch.compile", "triton-tutorial", "triton-online",
-             "ours"]
+             "liger", "ours"]
     print(f"{'dtype':5} {'M x N':>15} {'strategy':8} " +
           " ".join(f"{p:>15}" for p in names) +
           f" {'%copy':>6} {'copy@MxN':>8} {'%':>5} {'vs best':>7}")

@@ -10,7 +10,11 @@ bench's main shapes for the backward, M in {1024, 8192} x vocabularies of
 bf16. Peers: PyTorch eager (F.rms_norm, x + r then F.rms_norm, F.layer_norm,
 torch._softmax_backward_data, torch.logsumexp, F.cross_entropy with
 reduction="none") and torch.compile of the same function (Inductor's
-Triton; dynamo's recompile limit raised, dynamic shapes off). The ceiling
+Triton; dynamo's recompile limit raised, dynamic shapes off), and
+Liger-Kernel's RMSNorm, fused add + RMSNorm and LayerNorm where
+`liger_kernel` is importable (its softmax backward, logsumexp and
+cross-entropy have no forward-only call to time; the run says whether it
+was importable). The ceiling
 is a device copy of the bytes the op must move (the norms read x and write
 y, the residual form reads x and r and writes y and h; the backward reads
 y and dy and writes dx; logsumexp and cross-entropy read the logits, their
@@ -58,6 +62,12 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "test", "GPU"))
 from rowred_kernel import Kernel  # noqa: E402
 
+try:
+    from liger_kernel.transformers import functional as liger
+    LIGER_MISSING = None
+except Exception as e:  # noqa: BLE001 - any import failure: not a peer
+    liger, LIGER_MISSING = None, f"{type(e).__name__}: {e}"
+
 DEVICE = "cuda"
 NORM_SHAPES = [(m, n) for m in (4096, 16384) for n in (2048, 4096, 8192)]
 VOCAB_SHAPES = [(m, n) for m in (1024, 8192)
@@ -100,6 +110,20 @@ def eager(op):
         return lambda y, dy: torch._log_softmax_backward_data(dy, y, -1,
                                                               y.dtype)
     return lambda y, dy: torch._softmax_backward_data(dy, y, -1, y.dtype)
+
+
+def liger_op(op):
+    """Liger-Kernel's function of `op` on (inputs, columns), or None."""
+    if liger is None:
+        return None
+    if op == "rms_norm":
+        return lambda x, w: liger.liger_rms_norm(x, w, EPSILON)
+    if op == "rms_norm_residual":
+        return lambda x, r, w: liger.liger_fused_add_rms_norm(x, r, w,
+                                                              EPSILON)
+    if op == "layer_norm":
+        return lambda x, w, b: liger.liger_layer_norm(x, w, b, EPSILON)
+    return None
 
 
 def residual_rms_norm(x, r, w):
@@ -268,14 +292,17 @@ def main():
                      [int(m) for m in args.sweep_rows.split(",")])
     ceiling = start_run(args.rounds)
     header = (f"{'op':17s} {'dtype':5s} {'M x N':>12s} {'ours GB/s':>9s} "
-              f"{'%copy':>6s} {'eager':>7s} {'compile':>7s} {'vs best':>7s} "
-              f"{'err':>8s}")
+              f"{'%copy':>6s} {'eager':>7s} {'compile':>7s} {'liger':>7s} "
+              f"{'vs best':>7s} {'err':>8s}")
+    print("liger: " + ("importable" if liger else
+                       f"not importable ({LIGER_MISSING})"))
     print(header)
     rows = []
     for op in args.ops.split(","):
         shapes = (LONG_SHAPES if args.long else
                   OTHER_SHAPES if args.other else SHAPES).get(op, [])
         compiled = torch.compile(eager(op), dynamic=False)
+        liger_fn = liger_op(op)
         for dname, dtype in DTYPES.items():
             for m, n in shapes:
                 name = (f"{op}_{dname}_auto_kernel0.json" if args.any else
@@ -289,12 +316,15 @@ def main():
                         "eager": lambda: eager(op)(*call_args),
                         "compile": lambda: compiled(*call_args),
                         "copy": lambda: dst.copy_(src)}
+                if liger_fn:
+                    runs["liger"] = lambda: liger_fn(*call_args)
                 errors = {k: max_error(op, call_args, runs[k]())
-                          for k in ("ours", "eager", "compile")}
+                          for k in runs if k != "copy"}
                 samples, failed = time_in_rounds(runs, args.rounds)
                 ms = {k: statistics.median(v) for k, v in samples.items()}
                 gbs = {k: nbytes / t / 1e6 for k, t in ms.items()}
-                best_peer = max(gbs.get("eager", 0), gbs.get("compile", 0))
+                best_peer = max(gbs.get(k, 0)
+                                for k in ("eager", "compile", "liger"))
                 row = {"op": op, "dtype": dname, "m": m, "n": n,
                        "gbs": gbs, "errors": errors, "failed": failed,
                        "copy_fraction": gbs["ours"] / gbs["copy"],
@@ -303,6 +333,7 @@ def main():
                 print(f"{op:17s} {dname:5s} {m:>5d} x {n:<5d} "
                       f"{gbs['ours']:9.0f} {100 * row['copy_fraction']:5.1f}% "
                       f"{gbs.get('eager', 0):7.0f} {gbs.get('compile', 0):7.0f} "
+                      f"{gbs.get('liger', 0):7.0f} "
                       f"{row['vs_best_peer']:6.2f}x "
                       f"{errors['ours']:8.1e}")
     ratios = [r["vs_best_peer"] for r in rows]
@@ -312,7 +343,9 @@ def main():
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": torch.cuda.get_device_name(),
-                       "copy_gbs": ceiling, "rows": rows}, f, indent=1)
+                       "copy_gbs": ceiling,
+                       "liger": LIGER_MISSING or "importable",
+                       "rows": rows}, f, indent=1)
 
 
 if __name__ == "__main__":
