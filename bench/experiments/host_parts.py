@@ -119,6 +119,9 @@ def main():
     stream = ops._raw_stream(0)
     launcher = _runtime.launcher()
     addresses = [x.data_ptr(), y.data_ptr()]
+    f32 = torch.empty(0, device=x.device)
+    device = x.device
+    loss = torch.randn(m, device="cuda")
     pieces = {
         "empty loop": lambda: None,
         "torch.empty(shape, dtype=, device=)": lambda: torch.empty(
@@ -126,6 +129,13 @@ def main():
         "torch.empty_like": lambda: torch.empty_like(x),
         "x.new_empty((rows,), dtype=f32)": lambda: x.new_empty(
             (m,), dtype=torch.float32),
+        "x.new_empty(rows, dtype=f32)": lambda: x.new_empty(
+            m, dtype=torch.float32),
+        "f32 prototype.new_empty((rows,))": lambda: f32.new_empty((m,)),
+        "torch.empty((rows,), dtype=f32, device=D)": lambda: torch.empty(
+            (m,), dtype=torch.float32, device=device),
+        "x.new_empty((2, rows), dtype=f32).unbind()": lambda: x.new_empty(
+            (2, m), dtype=torch.float32).unbind(),
         "x.reshape(-1, n).contiguous()": lambda: x.reshape(-1, n).contiguous(),
         "ops.check_input": lambda: ops.check_input("softmax", x, -1),
         "x.get_device()": lambda: x.get_device(),
@@ -156,6 +166,8 @@ def main():
         "F.layer_norm": lambda: F.layer_norm(x, (n,), w, w),
         "rowred.cross_entropy": lambda: rowred.cross_entropy(x, labels),
         "F.cross_entropy": lambda: F.cross_entropy(x, labels),
+        "loss.sum() / (labels != -100).sum()": lambda: (
+            loss.sum() / (labels != -100).sum()),
     }
     if launcher is None:
         del pieces["the launch through rowred._launch"]
