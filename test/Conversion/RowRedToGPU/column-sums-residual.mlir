@@ -1,0 +1,30 @@
+// The residual form's backward (h, dy and the weight held through the
+// reduction, h's own gradient read by the map alone: four operands, three
+// held) on the block shapes of the plan table's operand_shapes: 8 elements
+// per thread at 2048-4096, 16 on blocks of 6144 (rows of 5120) and, in
+// f32, 8192. bf16 at 8192 keeps the default's 32.
+
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=4096 chip=sm_90" | FileCheck %s --check-prefix=BF16-4K
+// RUN: sed 's/bf16/f32/g' %s | softmax-opt --rowred-decompose --rowred-plan="cols=4096 chip=sm_90" | FileCheck %s --check-prefix=F32-4K
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=2048 chip=sm_90" | FileCheck %s --check-prefix=BF16-2K
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=5120 chip=sm_90" | FileCheck %s --check-prefix=B6K
+// RUN: sed 's/bf16/f32/g' %s | softmax-opt --rowred-decompose --rowred-plan="cols=5120 chip=sm_90" | FileCheck %s --check-prefix=B6K
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=8192 chip=sm_90" | FileCheck %s --check-prefix=BF16-8K
+// RUN: sed 's/bf16/f32/g' %s | softmax-opt --rowred-decompose --rowred-plan="cols=8192 chip=sm_90" | FileCheck %s --check-prefix=F32-8K
+
+// BF16-4K: column_sums(%{{.*}} : memref<?xbf16>)
+// BF16-4K: rowred.plan = #rowred.plan<strategy = fused, block = 4096, warps = 16, vector = 8,
+// F32-4K: column_sums(%{{.*}} : memref<?xf32>)
+// F32-4K: rowred.plan = #rowred.plan<strategy = fused, block = 4096, warps = 16, vector = 4,
+// BF16-2K: rowred.plan = #rowred.plan<strategy = fused, block = 2048, warps = 8, vector = 8,
+// B6K: rowred.plan = #rowred.plan<strategy = fused, block = 6144, warps = 12,
+// BF16-8K: rowred.plan = #rowred.plan<strategy = fused, block = 8192, warps = 8, vector = 8,
+// F32-8K: rowred.plan = #rowred.plan<strategy = fused, block = 8192, warps = 16, vector = 4,
+
+func.func @rms_norm_residual_backward(
+    %h: memref<?x?xbf16>, %dy: memref<?x?xbf16>, %dh: memref<?x?xbf16>,
+    %r: memref<?xf32>, %w: memref<?xbf16>, %dx: memref<?x?xbf16>,
+    %dw: memref<?xbf16>) {
+  rowred.rms_norm_backward ins(%h, %dy : memref<?x?xbf16>, memref<?x?xbf16>) rstd(%r : memref<?xf32>) weight(%w : memref<?xbf16>) grad_residual(%dh : memref<?x?xbf16>) outs(%dx : memref<?x?xbf16>) weight_grad(%dw : memref<?xbf16>)
+  return
+}
