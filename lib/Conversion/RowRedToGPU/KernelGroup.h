@@ -97,6 +97,13 @@ struct Group {
     return static_cast<int64_t>(inputs.size() + columns.size()) -
            numHeldOperands();
   }
+  /// The 2-D inputs only the map reads (isMapOnly).
+  int64_t numMapOnlyInputs() const {
+    int64_t mapOnly = 0;
+    for (unsigned index = 0, e = inputs.size(); index < e; ++index)
+      mapOnly += isMapOnly(index);
+    return mapOnly;
+  }
   /// Whether any operand is one only the map reads (isMapOnly).
   bool hasMapOnlyOperands() const { return numMapOnlyOperands() > 0; }
   /// The reduces in levels, as [begin, end) ranges of `reduces`: runs of

@@ -252,7 +252,7 @@ FailureOr<bool> Planner::chooseStrategy() {
                         rowBlock <= maxAutoFusedBlock(elementBytes, sm >= 80,
                                                       maxBlockThreads)) &&
                        (group.hasOneRowOperand() ||
-                        fitsOperandRegisters(rowBlock, numOperands()));
+                        fitsOperandRegisters(rowBlock, registerOperands()));
       bool fitsCluster =
           clustersAvailable && opts.blockSize == 0 && opts.numWarps == 0 &&
           opts.clusterSize != 1 &&

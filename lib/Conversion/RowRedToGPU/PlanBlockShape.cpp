@@ -194,7 +194,7 @@ void Planner::fitOperandRegisters() {
       plan.strategy == Strategy::online)
     return;
   auto fits = [&](const KernelPlan &p) {
-    auto [needed, available] = operandRegisters(p, numOperands(p.clusterSize));
+    auto [needed, available] = operandRegisters(p, registerOperands(p.clusterSize));
     return needed <= available;
   };
   int64_t held = group.numHeldOperands();
@@ -277,7 +277,7 @@ bool Planner::operandsFit() const {
   if (group.hasOneRowOperand())
     return true;
   auto [needed, available] =
-      operandRegisters(plan, numOperands(plan.clusterSize));
+      operandRegisters(plan, registerOperands(plan.clusterSize));
   return needed <= available;
 }
 

@@ -197,7 +197,7 @@ LogicalResult Planner::refuseSpills() {
            << plan.elementsPerThread() << " elements per thread";
   };
   if (!group.hasOneRowOperand()) {
-    int64_t operands = numOperands(plan.clusterSize);
+    int64_t operands = registerOperands(plan.clusterSize);
     auto [needed, available] = operandRegisters(plan, operands);
     if (needed > available)
       return blockHolding()

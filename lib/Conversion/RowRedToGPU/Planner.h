@@ -90,6 +90,18 @@ private:
     return group.inputs.size() + group.columns.size() + extraOutputs;
   }
 
+  /// The operands a thread holds in registers at once, for
+  /// operandRegisters: numOperands less the 2-D inputs only the map reads
+  /// (rms_norm's residual backward: h's own gradient), which the map loads
+  /// a vector at a time, unless hoist_map_loads loads them with the row.
+  /// rms_norm_residual_backward at 16384 then fits 256 threads of 64
+  /// elements, as rms_norm_backward does (ptxas: no spills).
+  int64_t registerOperands(int64_t clusterSize = 1) const {
+    if (opts.hoistMapLoads.value_or(false))
+      return numOperands(clusterSize);
+    return numOperands(clusterSize) - group.numMapOnlyInputs();
+  }
+
   /// The online kernel's tile, threads and the blocks sharing a row.
   LogicalResult shapeOnline();
 

@@ -2,7 +2,9 @@
 // reduction, h's own gradient read by the map alone: four operands, three
 // held) on the block shapes of the plan table's operand_shapes: 8 elements
 // per thread at 2048-4096, 16 on blocks of 6144 (rows of 5120) and, in
-// f32, 8192. bf16 at 8192 keeps the default's 32.
+// f32, 8192; 32 for bf16 at 8192 and either type at 12288. The map loads
+// h's gradient a vector at a time: the registers count three operands, so
+// that rows of 16384 fit 256 threads of 64 elements, as rms_norm_backward's.
 
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=4096 chip=sm_90" | FileCheck %s --check-prefix=BF16-4K
 // RUN: sed 's/bf16/f32/g' %s | softmax-opt --rowred-decompose --rowred-plan="cols=4096 chip=sm_90" | FileCheck %s --check-prefix=F32-4K
@@ -11,6 +13,9 @@
 // RUN: sed 's/bf16/f32/g' %s | softmax-opt --rowred-decompose --rowred-plan="cols=5120 chip=sm_90" | FileCheck %s --check-prefix=B6K
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=8192 chip=sm_90" | FileCheck %s --check-prefix=BF16-8K
 // RUN: sed 's/bf16/f32/g' %s | softmax-opt --rowred-decompose --rowred-plan="cols=8192 chip=sm_90" | FileCheck %s --check-prefix=F32-8K
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=12288 chip=sm_90" | FileCheck %s --check-prefix=B12K
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=16384 chip=sm_90" | FileCheck %s --check-prefix=B16K
+// RUN: sed 's/bf16/f32/g' %s | softmax-opt --rowred-decompose --rowred-plan="cols=16384 chip=sm_90" | FileCheck %s --check-prefix=B16K
 
 // BF16-4K: column_sums(%{{.*}} : memref<?xbf16>)
 // BF16-4K: rowred.plan = #rowred.plan<strategy = fused, block = 4096, warps = 16, vector = 8,
@@ -20,6 +25,8 @@
 // B6K: rowred.plan = #rowred.plan<strategy = fused, block = 6144, warps = 12,
 // BF16-8K: rowred.plan = #rowred.plan<strategy = fused, block = 8192, warps = 8, vector = 8,
 // F32-8K: rowred.plan = #rowred.plan<strategy = fused, block = 8192, warps = 16, vector = 4,
+// B12K: rowred.plan = #rowred.plan<strategy = fused, block = 12288, warps = 12,
+// B16K: rowred.plan = #rowred.plan<strategy = fused, block = 16384, warps = 8,
 
 func.func @rms_norm_residual_backward(
     %h: memref<?x?xbf16>, %dy: memref<?x?xbf16>, %dh: memref<?x?xbf16>,
