@@ -10,7 +10,10 @@ arrays and the ctypes call into the runtime (a trivial one, and the launch
 itself with its arrays made once), the launch through the package's
 extension module (rowred._launch) instead, then the package's layers on
 top of it up to the whole call, beside PyTorch's own softmax, rms_norm, layer_norm
-and cross-entropy and the package's. With --profile, cProfile's
+and cross-entropy and the package's; then a training step's pieces (a
+Python autograd node that does nothing against a C++ one, rms_norm's
+forward with inputs that require grad, its backward op alone, the whole
+step), ours and PyTorch's. With --profile, cProfile's
 functions instead (the most time of their own first, us per call) for a
 forward and backward of softmax, rms_norm and layer_norm (a weight that
 requires grad) and a cross-entropy forward (reduction mean), ours and
@@ -93,6 +96,53 @@ def profile(m, n, iters, top=14):
                   f"({nc / (iters // 10):4.1f}) {func} [{where}]")
 
 
+class _Identity(torch.autograd.Function):
+    """A Python autograd node that does nothing: its cost is the engine's
+    call into Python."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+def backward_pieces(m, n):
+    """The pieces of a training step's host time (us per call): a Python
+    autograd node that does nothing against PyTorch's view node, each
+    forward alone with inputs that require grad, each backward op alone on
+    plain tensors, and the whole step."""
+    from rowred import norms
+    x = torch.randn(m, n, device="cuda", requires_grad=True)
+    w = torch.randn(n, device="cuda", requires_grad=True)
+    g = torch.randn(m, n, device="cuda")
+    xd, wd = x.detach(), w.detach()
+    rstd = torch.rsqrt(xd.square().mean(-1) + 1e-6)
+    fused = getattr(torch.ops.aten, "_fused_rms_norm_backward", None)
+    pieces = {
+        "identity Function fwd+bwd (Python node)": lambda: _Identity.apply(
+            x).backward(g),
+        "x.view_as(x) fwd+bwd (C++ node)": lambda: x.view_as(x).backward(g),
+        "rowred.rms_norm fwd, grad required": lambda: rowred.rms_norm(
+            x, (n,), w, eps=1e-6),
+        "F.rms_norm fwd, grad required": lambda: F.rms_norm(x, (n,), w,
+                                                            1e-6),
+        "rms_norm_backward_op alone": lambda: norms.rms_norm_backward_op(
+            xd, g, wd, rstd, None),
+        "aten._fused_rms_norm_backward alone": lambda: fused(
+            g, xd, [n], rstd.unsqueeze(-1), wd, [True, True]),
+        "rowred.rms_norm fwd+bwd": lambda: rowred.rms_norm(
+            x, (n,), w, eps=1e-6).backward(g),
+        "F.rms_norm fwd+bwd": lambda: F.rms_norm(x, (n,), w,
+                                                 1e-6).backward(g),
+    }
+    if fused is None:
+        del pieces["aten._fused_rms_norm_backward alone"]
+    return pieces
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("pack_dir")
@@ -171,6 +221,7 @@ def main():
     }
     if launcher is None:
         del pieces["the launch through rowred._launch"]
+    pieces.update(backward_pieces(m, n))
     print(f"device: {torch.cuda.get_device_name()}; PyTorch "
           f"{torch.__version__}; {m} x {n} f32; us per call, best of 3")
     for name, fn in pieces.items():
