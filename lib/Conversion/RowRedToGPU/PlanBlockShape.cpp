@@ -194,7 +194,8 @@ void Planner::fitOperandRegisters() {
       plan.strategy == Strategy::online)
     return;
   auto fits = [&](const KernelPlan &p) {
-    auto [needed, available] = operandRegisters(p, registerOperands(p.clusterSize));
+    auto [needed, available] =
+        operandRegisters(p, registerOperands(p.clusterSize));
     return needed <= available;
   };
   int64_t held = group.numHeldOperands();
