@@ -375,8 +375,12 @@ LaunchPlan Kernel::derivedPlan(int64_t rows, int64_t cols) const {
 std::optional<LaunchPlan> Kernel::plan(int64_t rows, int64_t cols,
                                        int64_t requested,
                                        std::string &error) const {
-  if (const Kernel &taken = forShape(rows, cols); &taken != this)
-    return taken.plan(rows, cols, requested, error);
+  return forShape(rows, cols).planTaken(rows, cols, requested, error);
+}
+
+std::optional<LaunchPlan> Kernel::planTaken(int64_t rows, int64_t cols,
+                                            int64_t requested,
+                                            std::string &error) const {
   LaunchPlan p = derivedPlan(rows, cols);
   p.grid = chooseGrid(kernelSpec, p, residentBlocks(), rows, requested, error);
   if (p.grid == 0)
@@ -422,7 +426,7 @@ bool Kernel::launch(CUstream stream, const LaunchArgs &a,
     return false;
   if (a.rows == 0)
     return true;
-  std::optional<LaunchPlan> p = plan(a.rows, a.cols, a.grid, error);
+  std::optional<LaunchPlan> p = planTaken(a.rows, a.cols, a.grid, error);
   if (!p)
     return false;
   CUcontext current = nullptr;

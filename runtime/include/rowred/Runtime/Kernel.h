@@ -143,6 +143,10 @@ private:
   /// This kernel's launch over `rows` x `cols` on the grid derived from
   /// the device (grid 0: it cannot launch them).
   LaunchPlan derivedPlan(int64_t rows, int64_t cols) const;
+  /// plan() of this kernel itself, which forShape took.
+  std::optional<LaunchPlan> planTaken(int64_t rows, int64_t cols,
+                                      int64_t requested,
+                                      std::string &error) const;
 
   const CudaDriver *cu = nullptr;
   KernelSpec kernelSpec;
