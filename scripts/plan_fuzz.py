@@ -42,7 +42,10 @@ OPS = ["softmax", "log_softmax", "softmax_safe", "log_softmax_safe",
        "softmax_backward", "log_softmax_backward", "rms_norm",
        "rms_norm_stats", "rms_norm_residual", "layer_norm",
        "layer_norm_stats", "logsumexp", "cross_entropy",
-       "cross_entropy_smoothed", "cross_entropy_grad"]
+       "cross_entropy_smoothed", "cross_entropy_grad",
+       # Sums down the columns, and a 2-D input only the map reads.
+       "rms_norm_backward", "rms_norm_residual_backward",
+       "layer_norm_backward", "logsumexp_backward"]
 DTYPES = ["f32", "f16", "bf16"]
 CHIPS = ["sm_80", "sm_89", "sm_90", "sm_100", "sm_120"]
 STRATEGIES = ["fused", "cluster", "online", "chunks", "auto"]
