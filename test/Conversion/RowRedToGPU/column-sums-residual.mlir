@@ -4,7 +4,8 @@
 // per thread at 2048-4096, 16 on blocks of 6144 (rows of 5120) and, in
 // f32, 8192; 32 for bf16 at 8192 and either type at 12288. The map loads
 // h's gradient a vector at a time: the registers count three operands, so
-// that rows of 16384 fit 256 threads of 64 elements, as rms_norm_backward's.
+// that rows of 16384 fit 256 threads of 64 elements, as rms_norm_backward's;
+// with hoist_map_loads it is loaded with the row and counted: refused.
 
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=4096 chip=sm_90" | FileCheck %s --check-prefix=BF16-4K
 // RUN: sed 's/bf16/f32/g' %s | softmax-opt --rowred-decompose --rowred-plan="cols=4096 chip=sm_90" | FileCheck %s --check-prefix=F32-4K
@@ -16,6 +17,7 @@
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=12288 chip=sm_90" | FileCheck %s --check-prefix=B12K
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=16384 chip=sm_90" | FileCheck %s --check-prefix=B16K
 // RUN: sed 's/bf16/f32/g' %s | softmax-opt --rowred-decompose --rowred-plan="cols=16384 chip=sm_90" | FileCheck %s --check-prefix=B16K
+// RUN: not softmax-opt %s --test-rowred-plan-request="fields='hoist_map_loads = true'" --rowred-decompose --rowred-plan="cols=16384 chip=sm_90" 2>&1 | FileCheck %s --check-prefix=HOIST
 
 // BF16-4K: column_sums(%{{.*}} : memref<?xbf16>)
 // BF16-4K: rowred.plan = #rowred.plan<strategy = fused, block = 4096, warps = 16, vector = 8,
@@ -27,6 +29,7 @@
 // F32-8K: rowred.plan = #rowred.plan<strategy = fused, block = 8192, warps = 16, vector = 4,
 // B12K: rowred.plan = #rowred.plan<strategy = fused, block = 12288, warps = 12,
 // B16K: rowred.plan = #rowred.plan<strategy = fused, block = 16384, warps = 8,
+// HOIST: error: 'rowred.map' op a fused block of 512 threads holding 32 elements per thread of each of 4 operands
 
 func.func @rms_norm_residual_backward(
     %h: memref<?x?xbf16>, %dy: memref<?x?xbf16>, %dh: memref<?x?xbf16>,
