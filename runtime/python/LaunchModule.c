@@ -131,8 +131,11 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_launch",
-    "The rowred package's launch call into the runtime library.", -1,
-    methods};
+    PyModuleDef_HEAD_INIT,
+    .m_name = "_launch",
+    .m_doc = "The rowred package's launch call into the runtime library.",
+    .m_size = -1,
+    .m_methods = methods,
+};
 
 PyMODINIT_FUNC PyInit__launch(void) { return PyModule_Create(&module); }
