@@ -52,6 +52,7 @@ try:
     from liger_kernel.transformers import functional as liger
     LIGER_MISSING = None
 except Exception as e:  # noqa: BLE001 - any import failure: not a peer
+    # (family.py, train.py and decode.py take Liger from here.)
     liger, LIGER_MISSING = None, f"{type(e).__name__}: {e}"
 
 DEVICE = torch.device("cuda")

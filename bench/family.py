@@ -51,6 +51,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench import SHAPES as SOFTMAX_SHAPES  # noqa: E402
+from bench import LIGER_MISSING, liger  # noqa: E402
 from bench import (compile_every_shape, start_run,  # noqa: E402
                    time_in_rounds)
 
@@ -61,12 +62,6 @@ from gen_kernels import EPSILON, OTHER_NS  # noqa: E402
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "test", "GPU"))
 from rowred_kernel import Kernel  # noqa: E402
-
-try:
-    from liger_kernel.transformers import functional as liger
-    LIGER_MISSING = None
-except Exception as e:  # noqa: BLE001 - any import failure: not a peer
-    liger, LIGER_MISSING = None, f"{type(e).__name__}: {e}"
 
 DEVICE = "cuda"
 NORM_SHAPES = [(m, n) for m in (4096, 16384) for n in (2048, 4096, 8192)]

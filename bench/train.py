@@ -52,18 +52,13 @@ import torch.nn.functional as F
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, _HERE)
 sys.path.insert(0, os.path.join(_HERE, "..", "test", "GPU"))
-from bench import start_run, time_in_rounds  # noqa: E402
+from bench import (LIGER_MISSING, liger, start_run,  # noqa: E402
+                   time_in_rounds)
 from autograd_sink import Sink  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "python"))
 import rowred  # noqa: E402
-
-try:
-    from liger_kernel.transformers import functional as liger
-    LIGER_MISSING = None
-except Exception as e:  # noqa: BLE001 - reported in the table
-    liger, LIGER_MISSING = None, f"{type(e).__name__}: {e}"
 
 EPS = 1e-5
 NORM_SHAPES = ((8192, 4096), (16384, 8192), (4096, 5120), (32768, 2048))
