@@ -20,9 +20,11 @@ give that many of the auto block's elements; shapes the registers refuse
 are left out): the plan table's operand_shapes for the norms' backwards
 came from these.
 
-With --variant LABEL=REQUEST (repeated), `decode` and `vocab` compile
-those plan requests (fields of #rowred.plan_request) beside auto instead
-of their own; --ops limits them to some of their ops.
+With --variant LABEL=REQUEST (repeated), every set compiles those plan
+requests (fields of #rowred.plan_request) beside auto instead of its own
+(`backward`: the clusters of slices of the rows of 12288-16384 came from
+`c4w8="strategy = cluster, cluster = 4, warps = 8"` and the like); --ops
+limits them to some of their ops.
 
 usage: gen_plan_variants.py SOFTMAX_OPT OUT_DIR {decode,vocab,backward}
                             [--cols 2048,4096,...] [--ops OP,...]
@@ -125,7 +127,18 @@ def main():
                             dtype, n, None, "")
         if error:
             print(f"auto {op} {dtype} {n}: {error}")
-    for per_thread in (8, 16, 32, 64):
+    # Requests of --variant (LABEL=FIELDS, e.g. c4w8="strategy = cluster,
+    # cluster = 4, warps = 8") instead of the elements per thread.
+    for spec in args.variant:
+        label, _, request = spec.partition("=")
+        out = os.path.join(args.out_dir, label)
+        os.makedirs(out, exist_ok=True)
+        for op, dtype, n in shapes:
+            error = compile_one(args.softmax_opt, out, f"{op}_{dtype}_n{n}",
+                                op, dtype, n, None, request)
+            if error:
+                print(f"{label} {op} {dtype} {n}: {error}")
+    for per_thread in () if args.variant else (8, 16, 32, 64):
         out = os.path.join(args.out_dir, f"e{per_thread}")
         os.makedirs(out, exist_ok=True)
         for op, dtype, n in shapes:

@@ -351,12 +351,12 @@ int64_t rowred::runtime::chooseGrid(const KernelSpec &spec,
             std::to_string(resident) + "), which a " + spec.strategy +
             " kernel's launch needs";
   else if (spec.count(KernelOperand::Role::ColumnSum) > 0 &&
-           requested > columnSumsGrid(resident, rows))
+           requested / spec.clusterBlocks > columnSumsGrid(resident, rows))
     error = "a grid of " + std::to_string(requested) +
             " is larger than the kernel's workspace holds partial sums for "
             "(" +
             std::to_string(columnSumsGrid(resident, rows)) +
-            " blocks: the resident ones, at most one per row)";
+            " blocks or clusters: the resident ones, at most one per row)";
   else if (spec.chunkElements > 0 && requested < plan.chunksPerRow)
     error = "a grid of " + std::to_string(requested) + " is less than the " +
             std::to_string(plan.chunksPerRow) +

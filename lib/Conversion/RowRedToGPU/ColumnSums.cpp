@@ -25,11 +25,12 @@ static constexpr int64_t kGridBarrierPollNanoseconds = 64;
 
 ColumnSums::ColumnSums(ImplicitLocOpBuilder &b, ArrayRef<Value> outputs,
                        ArrayRef<Type> types, Value accumulators,
-                       int64_t blockElements, Value workspace, Value cols,
-                       Value tid, int64_t numThreads)
+                       int64_t blockElements, PartialRows rows,
+                       Value workspace, Value cols, Value tid,
+                       int64_t numThreads)
     : b(b), outputs(outputs), types(types), accumulators(accumulators),
-      workspace(workspace), cols(cols), tid(tid), blockElements(blockElements),
-      numThreads(numThreads) {}
+      rows(rows), workspace(workspace), cols(cols), tid(tid),
+      blockElements(blockElements), numThreads(numThreads) {}
 
 Value ColumnSums::constI32(int64_t v) {
   return arith::ConstantIntOp::create(b, v, 32);
@@ -40,10 +41,10 @@ Value ColumnSums::f32At(Value base, Value index) {
                              ValueRange{index}, LLVM::GEPNoWrapFlags::inbounds);
 }
 
-Value ColumnSums::partialRow(unsigned k, Value grid, Value block) {
+Value ColumnSums::partialRow(unsigned k, Value partial) {
   Type i64 = b.getI64Type();
-  Value sumRow = arith::MulIOp::create(b, constI32(k), grid);
-  Value row = arith::AddIOp::create(b, sumRow, block);
+  Value sumRow = arith::MulIOp::create(b, constI32(k), rows.numPartials);
+  Value row = arith::AddIOp::create(b, sumRow, partial);
   Value row64 = arith::ExtUIOp::create(b, i64, row);
   Value cols64 = arith::ExtUIOp::create(b, i64, cols);
   Value offset = arith::MulIOp::create(b, row64, cols64);
@@ -76,6 +77,8 @@ void ColumnSums::add(unsigned k, Value col, Value value, Value valid) {
   auto ifOp = scf::IfOp::create(b, valid, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  if (rows.sliceStart)
+    col = arith::SubIOp::create(b, col, rows.sliceStart);
   Value index = arith::AddIOp::create(b, col, constI32(k * blockElements));
   Value ptr = f32At(accumulators, index);
   Value old = LLVM::LoadOp::create(b, b.getF32Type(), ptr, 4);
@@ -86,13 +89,15 @@ void ColumnSums::add(unsigned k, Value col, Value value, Value valid) {
 void ColumnSums::finish() {
   gpu::BarrierOp::create(b);
   Type i32 = b.getI32Type();
-  Value grid = arith::IndexCastOp::create(
-      b, i32, gpu::GridDimOp::create(b, gpu::Dimension::x));
-  Value blockId = arith::IndexCastOp::create(
-      b, i32, gpu::BlockIdOp::create(b, gpu::Dimension::x));
+  // The slice's columns within the row: [start, start + width).
+  Value start = rows.sliceStart ? rows.sliceStart : constI32(0);
+  Value width = arith::MinSIOp::create(
+      b, constI32(blockElements),
+      arith::MaxSIOp::create(b, arith::SubIOp::create(b, cols, start),
+                             constI32(0)));
   for (unsigned k = 0; k < outputs.size(); ++k) {
-    Value row = partialRow(k, grid, blockId);
-    forEach(b, tid, cols, constI32(numThreads), [&](Value j) {
+    Value row = f32At(partialRow(k, rows.partial), start);
+    forEach(b, tid, width, constI32(numThreads), [&](Value j) {
       Value index = arith::AddIOp::create(b, j, constI32(k * blockElements));
       Value v = LLVM::LoadOp::create(b, b.getF32Type(),
                                      f32At(accumulators, index), 4);
@@ -100,6 +105,10 @@ void ColumnSums::finish() {
     });
   }
   gridBarrier();
+  Value grid = arith::IndexCastOp::create(
+      b, i32, gpu::GridDimOp::create(b, gpu::Dimension::x));
+  Value blockId = arith::IndexCastOp::create(
+      b, i32, gpu::BlockIdOp::create(b, gpu::Dimension::x));
   for (unsigned k = 0; k < outputs.size(); ++k)
     sumPartials(k, grid, blockId);
 }
@@ -170,11 +179,12 @@ void ColumnSums::sumPartials(unsigned k, Value grid, Value blockId) {
   int64_t warps = numThreads / 32;
   Value lane = arith::RemUIOp::create(b, tid, constI32(32));
   Value warp = arith::DivUIOp::create(b, tid, constI32(32));
-  // This warp's partial rows: [lo, hi), ceil(grid / warps) of them.
-  Value perWarp = arith::CeilDivUIOp::create(b, grid, constI32(warps));
+  // This warp's partial rows: [lo, hi), ceil(partials / warps) of them.
+  Value partials = rows.numPartials;
+  Value perWarp = arith::CeilDivUIOp::create(b, partials, constI32(warps));
   Value lo = arith::MulIOp::create(b, warp, perWarp);
   Value loEnd = arith::AddIOp::create(b, lo, perWarp);
-  Value hi = arith::MinUIOp::create(b, loEnd, grid);
+  Value hi = arith::MinUIOp::create(b, loEnd, partials);
   Value tiles = arith::CeilDivUIOp::create(b, cols, constI32(32));
   Value zero = arith::ConstantFloatOp::create(b, f32, APFloat(0.0f));
   Value lastCol = arith::SubIOp::create(b, cols, constI32(1));
@@ -186,7 +196,7 @@ void ColumnSums::sumPartials(unsigned k, Value grid, Value blockId) {
     // Lanes past the row's end read its last column and store nothing.
     Value at = arith::MinUIOp::create(b, col, lastCol);
     auto loadPartial = [&](Value p) {
-      Value row = partialRow(k, grid, p);
+      Value row = partialRow(k, p);
       return LLVM::LoadOp::create(b, f32, f32At(row, at), 4).getResult();
     };
     // kPartialsInFlight rows at a time, added in order, then the rest.

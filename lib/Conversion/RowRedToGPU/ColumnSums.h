@@ -3,12 +3,14 @@
 // Part of the softmax kernel compiler.
 //
 // A map's column_sums in a kernel: each block adds the values of the rows
-// it works on into an f32 accumulator per column in shared memory, writes
-// it as its partial row of the workspace, meets the other blocks at a grid
-// barrier, and then sums a share of the columns over every block's partial
-// row in a fixed order. Strategies compose it: KernelEmitter zeroes the
-// accumulators before its rows, adds each element's value where its map
-// computes it, and finishes after its last row.
+// it works on into an f32 accumulator per column of its slice in shared
+// memory, writes them into its partial row of the workspace (a block's own,
+// or its cluster's, whose blocks hold disjoint slices of every row), meets
+// the other blocks at a grid barrier, and then sums a share of the columns
+// over every partial row in a fixed order. Strategies compose it:
+// KernelEmitter zeroes the accumulators before its rows, adds each
+// element's value where its map computes it, and finishes after its last
+// row.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,32 +29,43 @@ namespace rowred {
 /// The workspace of a kernel with column sums (docs/abi.md): a 128-byte
 /// header (the grid barrier's arrival counter and generation, u32 at bytes
 /// 0 and 4), then, per sum, one partial row of `cols` f32 per block of the
-/// grid.
+/// grid (per cluster: its blocks write their slices of one row).
 inline constexpr int64_t kColumnSumsHeaderBytes = 128;
+
+/// Where a block's accumulators land (i32 values): its partial row
+/// `partial` of `numPartials`, the columns from `sliceStart` (null: 0) on.
+/// A block of its own writes row blockId of the grid; the blocks of a
+/// cluster write their slices into row clusterId of the clusters.
+struct PartialRows {
+  Value partial, numPartials, sliceStart;
+};
 
 /// Emits the column sums of one kernel. All values are of the kernel's
 /// function: `outputs` the sums' pointers (of `types`), `accumulators` the
 /// start of the block's accumulators in shared memory (`!llvm.ptr<3>`,
-/// `blockElements` f32 per sum, one after another), `workspace` the
-/// workspace (`!llvm.ptr<1>`), `cols` the row length and `tid` the thread
-/// (i32) of a block of `numThreads` threads.
+/// `blockElements` f32 per sum, one after another, one per column of the
+/// block's slice), `rows` where they go, `workspace` the workspace
+/// (`!llvm.ptr<1>`), `cols` the row length and `tid` the thread (i32) of a
+/// block of `numThreads` threads.
 class ColumnSums {
 public:
   ColumnSums(ImplicitLocOpBuilder &b, ArrayRef<Value> outputs,
              ArrayRef<Type> types, Value accumulators, int64_t blockElements,
-             Value workspace, Value cols, Value tid, int64_t numThreads);
+             PartialRows rows, Value workspace, Value cols, Value tid,
+             int64_t numThreads);
 
   /// Zeroes the block's accumulators, then one block barrier.
   void zero();
 
-  /// Adds `value` (f32) to sum `k`'s accumulator of column `col` (i32) when
-  /// `valid` (i1). Within one row each column has one thread: no two add
-  /// to the same accumulator at once.
+  /// Adds `value` (f32) to sum `k`'s accumulator of column `col` (i32, of
+  /// the block's slice) when `valid` (i1). Within one row each column has
+  /// one thread: no two add to the same accumulator at once.
   void add(unsigned k, Value col, Value value, Value valid);
 
-  /// After the block's last row: its partial rows into the workspace, the
-  /// grid barrier (every block of the grid resident at once: a cooperative
-  /// launch), and the final sums of this block's share of the columns.
+  /// After the block's last row: its slice of its partial rows into the
+  /// workspace, the grid barrier (every block of the grid resident at once:
+  /// a cooperative launch), and the final sums of this block's share of the
+  /// columns.
   void finish();
 
 private:
@@ -60,20 +73,23 @@ private:
   /// last block, which resets the counter for the next launch and starts a
   /// new generation; block barrier.
   void gridBarrier();
-  /// Sums the partial rows of the grid for sum `k`, 32 columns per tile,
-  /// each of a block's warps over a contiguous range of the partial rows,
-  /// the warps' results added in warp order: the same order every run.
+  /// Sums the partial rows for sum `k`, 32 columns per tile, the tiles
+  /// shared out over the `grid` blocks (this one `blockId`), each of a
+  /// block's warps over a contiguous range of the partial rows, the warps'
+  /// results added in warp order: the same order every run.
   void sumPartials(unsigned k, Value grid, Value blockId);
   /// The address of element `index` (i32) of the f32 array at `base`.
   Value f32At(Value base, Value index);
-  /// The start of block `block`'s partial row of sum `k` (i32 values).
-  Value partialRow(unsigned k, Value grid, Value block);
+  /// The start of partial row `partial` of sum `k` (i32 values).
+  Value partialRow(unsigned k, Value partial);
   Value constI32(int64_t v);
 
   ImplicitLocOpBuilder &b;
   SmallVector<Value> outputs;
   SmallVector<Type> types;
-  Value accumulators, workspace, cols, tid;
+  Value accumulators;
+  PartialRows rows;
+  Value workspace, cols, tid;
   int64_t blockElements, numThreads;
 };
 

@@ -119,8 +119,19 @@ void KernelEmitter::startColumnSums() {
   SmallVector<Type> types;
   for (Value sums : group.columnSums)
     types.push_back(getElementTypeOrSelf(sums));
+  // A cluster's blocks write their slices into the cluster's partial row.
+  PartialRows partials;
+  auto index = [&](Value v) { return arith::IndexCastOp::create(b, i32, v); };
+  if (plan.clusterSize > 1) {
+    partials = {index(gpu::ClusterIdOp::create(b, gpu::Dimension::x)),
+                index(gpu::ClusterDimOp::create(b, gpu::Dimension::x)),
+                sliceStart};
+  } else {
+    partials = {index(gpu::BlockIdOp::create(b, gpu::Dimension::x)),
+                index(gpu::GridDimOp::create(b, gpu::Dimension::x)), Value()};
+  }
   columnSums.emplace(b, columnSumPtrs, types, accumulators, plan.blockElements,
-                     columnWorkspace, cols, tid, plan.numThreads());
+                     partials, columnWorkspace, cols, tid, plan.numThreads());
   columnSums->zero();
 }
 

@@ -277,24 +277,28 @@ FailureOr<bool> Planner::chooseStrategy() {
 }
 
 /// `opts` for a group with column sums (ColumnSums): a block per row
-/// holding it (fused) on the persistent grid, which the kernel's grid
-/// barrier and partial rows need; a diagnostic where the request asks for
-/// another shape.
+/// holding it (fused), or a cluster holding it in slices, on the persistent
+/// grid, which the kernel's grid barrier and partial rows need; a
+/// diagnostic where the request asks for another shape.
 static FailureOr<PlanOptions> columnSumsOptions(const Group &group,
                                                 PlanOptions opts) {
   MapOp map = group.map;
-  if (opts.strategy != "auto" && opts.strategy != "fused")
+  bool cluster = opts.strategy == "cluster";
+  if (opts.strategy != "auto" && opts.strategy != "fused" && !cluster)
     return map.emitOpError()
-           << "sums down the columns, which needs strategy = fused, not "
+           << "sums down the columns, which needs strategy = fused or "
+              "cluster, not "
            << opts.strategy;
-  if (opts.rowsPerBlock > 1 || opts.clusterSize > 1 ||
+  if (opts.rowsPerBlock > 1 || (!cluster && opts.clusterSize > 1) ||
       opts.grid == Grid::rows)
     return map.emitOpError()
-           << "sums down the columns, which needs one row per block, no "
-              "cluster and the persistent grid";
-  opts.strategy = "fused";
+           << "sums down the columns, which needs one row per block (or "
+              "cluster) and the persistent grid";
+  if (!cluster) {
+    opts.strategy = "fused";
+    opts.clusterSize = 1;
+  }
   opts.rowsPerBlock = 1;
-  opts.clusterSize = 1;
   opts.grid = Grid::persistent;
   return opts;
 }

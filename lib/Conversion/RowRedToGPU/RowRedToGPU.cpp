@@ -198,8 +198,8 @@ struct ConvertRowRedToGPUPass
   }
 
   /// Whether the kernel of `plan` can sum `group`'s columns (ColumnSums):
-  /// a block per row on the persistent grid, each column of a row on one
-  /// thread, and the accumulators in shared memory.
+  /// a block (or cluster) per row on the persistent grid, each column of a
+  /// row on one thread, and the accumulators in shared memory.
   LogicalResult checkColumnSumsPlan(const Group &group, const KernelPlan &plan,
                                     StringRef attrName) {
     MapOp map = group.map;
@@ -208,12 +208,13 @@ struct ConvertRowRedToGPUPass
              << "sums down the columns in one kernel, which has no second "
                 "kernel for a few rows ('"
              << attrName << "')";
-    if (plan.strategy != Strategy::fused || plan.rowsPerBlock != 1 ||
-        plan.gridPerRowGroup)
+    if ((plan.strategy != Strategy::fused &&
+         plan.strategy != Strategy::cluster) ||
+        plan.rowsPerBlock != 1 || plan.gridPerRowGroup)
       return map.emitOpError()
              << "sums down the columns, which needs #rowred.plan's strategy "
-                "= fused with rows_per_block = 1 on the persistent grid "
-                "(rows that fit one block)";
+                "= fused or cluster with rows_per_block = 1 on the "
+                "persistent grid (rows that fit one block or cluster)";
     int64_t bytes = kernelDynamicSharedBytes(group, plan);
     if (bytes > maxDynamicSharedBytes(plan.sm()))
       return map.emitOpError()
@@ -434,13 +435,13 @@ struct ConvertRowRedToGPUPass
       workspace = zeroedWorkspace(b, words);
       args.push_back(hostPointer(b, workspace));
     }
-    // Column sums: one block (the kernel loops over every row), whose grid
-    // barrier then waits for no other, and a zeroed workspace of its header
-    // and partial row (ColumnSums). Launchers that know the device launch
-    // the resident blocks cooperatively instead, which gpu.launch_func
-    // cannot ask for.
+    // Column sums: one block or cluster (the kernel loops over every row),
+    // whose grid barrier then waits for no other, and a zeroed workspace of
+    // its header and partial row (ColumnSums). Launchers that know the
+    // device launch the resident blocks cooperatively instead, which
+    // gpu.launch_func cannot ask for.
     if (group.hasColumnSums()) {
-      blocks = one;
+      blocks = cluster ? cluster->x : one;
       Value partials = arith::MulIOp::create(
           b, colsIdx,
           arith::ConstantIndexOp::create(b, group.columnSums.size()));

@@ -65,8 +65,8 @@
 // JSON: "role": "column_sum",
 // JSON: "strategy": "fused",
 
-// ONLINE: error: 'rowred.map' op sums down the columns, which needs strategy = fused, not online
-// ROWS: error: 'rowred.map' op sums down the columns, which needs one row per block, no cluster and the persistent grid
+// ONLINE: error: 'rowred.map' op sums down the columns, which needs strategy = fused or cluster, not online
+// ROWS: error: 'rowred.map' op sums down the columns, which needs one row per block (or cluster) and the persistent grid
 // LONG: error: 'rowred.map' op a fused block of 1024 threads holding 32 elements per thread of each of 3 operands
 
 func.func @rms_norm_backward(%x: memref<?x?xbf16>, %dy: memref<?x?xbf16>,

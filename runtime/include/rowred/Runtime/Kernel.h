@@ -38,7 +38,8 @@ KernelShape shapeOf(const KernelSpec &spec);
 
 /// The largest grid of a kernel with column sums for `rows` rows when
 /// `resident` blocks fit on the device at once (its persistent grid): the
-/// partial rows its workspace holds.
+/// partial rows its workspace holds, one per block (or cluster: its
+/// clusters are at most as many).
 inline int64_t columnSumsGrid(int64_t resident, int64_t rows) {
   return std::max<int64_t>(1, std::min(resident, rows));
 }
