@@ -342,6 +342,33 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
                              {f32, 16384, /*aligned=*/true, /*held=*/2})
                 ->cluster,
             0);
+  // Kernels that sum down the columns (the norms' backwards: three held):
+  // clusters of 8 on 4 warps for rows of 12289 to 16384 of any type, of 2
+  // on 16 for f32 rows of 8193 to 12288 and bf16 ones of one reduce.
+  auto sums = [&](Type type, int64_t cols, int64_t reduces) {
+    return table.rowLengthOf(Strategy::cluster,
+                             {type, cols, /*aligned=*/true, /*held=*/3,
+                              reduces, /*writesRows=*/true,
+                              /*columnSums=*/true});
+  };
+  auto shape = [&](const RowLengthRow *row) {
+    return row ? std::make_pair(row->cluster, row->warps)
+               : std::make_pair(int64_t(0), int64_t(0));
+  };
+  using Shape = std::pair<int64_t, int64_t>;
+  EXPECT_EQ(shape(sums(f32, 16384, 1)), Shape(8, 4));
+  EXPECT_EQ(shape(sums(bf16, 12289, 2)), Shape(8, 4));
+  EXPECT_EQ(shape(sums(f16, 16384, 2)), Shape(8, 4));
+  EXPECT_EQ(shape(sums(f32, 12288, 2)), Shape(2, 16));
+  EXPECT_EQ(shape(sums(f32, 8193, 1)), Shape(2, 16));
+  EXPECT_EQ(shape(sums(bf16, 12288, 1)), Shape(2, 16));
+  EXPECT_EQ(sums(bf16, 12288, 2), nullptr);
+  EXPECT_EQ(sums(f16, 12288, 1), nullptr);
+  EXPECT_EQ(sums(f32, 8192, 1), nullptr);
+  EXPECT_EQ(sums(f32, 16385, 1), nullptr);
+  // Not the same kernels without the sums.
+  EXPECT_FALSE(table.takesRowLength(
+      Strategy::cluster, {f32, 16384, /*aligned=*/true, /*held=*/3, 1}));
   // The online kernel for rows of 32000-151936 only reduced (no row
   // written), any type; a kernel writing rows keeps the staged 16-bit rows.
   auto reduced = [&](Type type, int64_t cols, bool writesRows) {
@@ -607,13 +634,26 @@ TEST(PlanTableTest, TableErrors) {
                    "online row's clusters at plan table.row_lengths[0]");
   expectParseError(withRowLength(R"({"strategy": "cluster", "cluster": 6})"),
                    "cluster names the 2, 4, 8 or 16 blocks");
-  // Only online rows without clusters name their block's warps.
+  // Only online rows without clusters, and cluster rows with theirs, name
+  // their blocks' warps.
   expectParseError(withRowLength(R"({"strategy": "fused", "warps": 8})"),
                    "warps names the 1 to 32 warps (a power of two or three "
-                   "times one) of an online row's block, without clusters "
-                   "at plan table.row_lengths[0]");
+                   "times one) of an online row's block, without clusters, "
+                   "or of a cluster row's blocks with its cluster at plan "
+                   "table.row_lengths[0]");
   expectParseError(withRowLength(R"({"strategy": "online", "warps": 10})"),
                    "warps names the 1 to 32 warps");
+  expectParseError(withRowLength(R"({"strategy": "cluster", "warps": 4})"),
+                   "warps names the 1 to 32 warps");
+  expectParseError(withRowLength(R"({"strategy": "online", "cluster": 8,
+                                     "warps": 4})"),
+                   "warps names the 1 to 32 warps");
+  EXPECT_EQ(parseError(withRowLength(R"({"strategy": "cluster", "cluster": 8,
+                                         "warps": 4, "column_sums": true})")),
+            "parsed");
+  expectParseError(withRowLength(R"({"strategy": "cluster",
+                                     "column_sums": 1})"),
+                   "at plan table.row_lengths[0].column_sums");
   // A few_rows row's second kernel may be a fused block of its own warps.
   auto withFewRows = [](StringRef row) {
     return tableReplacing(R"("row_lengths": [])",

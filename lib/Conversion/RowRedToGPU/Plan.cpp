@@ -29,7 +29,8 @@ static RowLengthKey tableKey(const Group &group, Type type, int64_t cols,
           aligned,
           group.numHeldOperands(),
           static_cast<int64_t>(group.reduces.size()),
-          !group.outputs.empty()};
+          !group.outputs.empty(),
+          group.hasColumnSums()};
 }
 
 /// What the map of `group` holds beyond softmax's (MapLoad), for rows of
@@ -61,8 +62,10 @@ FailureOr<KernelPlan> Planner::run() {
     return failure();
   fitOperandRegisters();
   // A row of several operands that auto gave a block or a cluster but
-  // that does not fit its registers there streams instead.
+  // that does not fit its registers there streams instead (not with sums
+  // down the columns, which the online kernel cannot take: refused).
   if (opts.strategy == "auto" && plan.strategy != Strategy::online &&
+      !group.hasColumnSums() &&
       !operandsFit()) {
     plan = unshaped;
     plan.strategy = Strategy::online;
@@ -178,7 +181,8 @@ LogicalResult Planner::checkShapeOptions() {
                           group.rowInputs.empty() && group.gathers.empty() &&
                           stageSlots(group) > 0;
   const RowLengthRow *staged =
-      opts.strategy == "auto" && (canOnline || mayStageStreamed)
+      opts.strategy == "auto" && !group.hasColumnSums() &&
+              (canOnline || mayStageStreamed)
           ? autoStagedRow(opts, plan, rowLengthKey(), sm,
                           group.hasOneRowOperand() && group.rowInputs.empty())
           : nullptr;
@@ -222,6 +226,7 @@ FailureOr<bool> Planner::chooseStrategy() {
                 "level)";
     return true;
   } else if (opts.strategy == "auto" && sm >= 90 && group.outputs.empty() &&
+             !group.hasColumnSums() &&
              opts.blockSize == 0 && opts.numWarps == 0 &&
              opts.clusterSize == 0 && opts.rowsPerBlock == 0 &&
              opts.vectorWidth == 0 &&
@@ -233,6 +238,7 @@ FailureOr<bool> Planner::chooseStrategy() {
     plan.strategy = Strategy::online;
     reducedOnly = true;
   } else if (opts.strategy == "auto" && canChunk && !stagedRow &&
+             !group.hasColumnSums() &&
              autoChunks(opts, plan, rowLengthKey(), sm,
                         group.hasOneRowOperand())) {
     return true;
@@ -265,9 +271,17 @@ FailureOr<bool> Planner::chooseStrategy() {
         plan.strategy = Strategy::fused;
       else if (fitsCluster)
         plan.strategy = Strategy::cluster;
-      if (clusterByLength)
+      if (clusterByLength) {
         lengthCluster = clusterByLength->cluster;
+        lengthWarps = clusterByLength->warps;
+      }
+      // Sums down the columns: the table's clusters, else the block
+      // holding the row (which the registers refuse where it does not fit).
+      if (group.hasColumnSums() && !clusterByLength)
+        plan.strategy = Strategy::fused;
     }
+    if (group.hasColumnSums() && plan.strategy == Strategy::online)
+      plan.strategy = Strategy::fused;
   } else {
     return map.emitOpError() << "unknown strategy '" << opts.strategy
                              << "'; expected fused, cluster, online, chunks or "
@@ -277,9 +291,10 @@ FailureOr<bool> Planner::chooseStrategy() {
 }
 
 /// `opts` for a group with column sums (ColumnSums): a block per row
-/// holding it (fused), or a cluster holding it in slices, on the persistent
-/// grid, which the kernel's grid barrier and partial rows need; a
-/// diagnostic where the request asks for another shape.
+/// holding it (fused), or a cluster holding it in slices (auto's where the
+/// table's row_lengths say so), on the persistent grid, which the kernel's
+/// grid barrier and partial rows need; a diagnostic where the request asks
+/// for another shape.
 static FailureOr<PlanOptions> columnSumsOptions(const Group &group,
                                                 PlanOptions opts) {
   MapOp map = group.map;
@@ -294,10 +309,8 @@ static FailureOr<PlanOptions> columnSumsOptions(const Group &group,
     return map.emitOpError()
            << "sums down the columns, which needs one row per block (or "
               "cluster) and the persistent grid";
-  if (!cluster) {
-    opts.strategy = "fused";
+  if (opts.strategy == "fused")
     opts.clusterSize = 1;
-  }
   opts.rowsPerBlock = 1;
   opts.grid = Grid::persistent;
   return opts;

@@ -154,6 +154,9 @@ LogicalResult Planner::shapeRowBlock() {
     int64_t perRow =
         std::clamp<int64_t>(slice / several.elementsPerThread, 1, 32);
     plan.numWarps = std::max<int64_t>(perRow * plan.rowsPerBlock / 32, 1);
+  } else if (plan.strategy == Strategy::cluster && lengthWarps) {
+    // The warps of the table's cluster of this row length (row_lengths).
+    plan.numWarps = lengthWarps;
   } else {
     plan.numWarps = defaultFusedWarps(slice);
   }

@@ -316,14 +316,15 @@ static bool fromJSON(const json::Value &value, PrefetchRow &out,
   return mapper.map("prefetch", out.prefetch);
 }
 
-/// A row_lengths row (its kernel matched by `held`, `reduces` and
-/// `writes_rows` as well; `cluster`: the blocks of its clusters; `warps`:
-/// those of a staged row's block), or the row lengths of a row of a section
-/// whose own keys are `extra` instead.
+/// A row_lengths row (its kernel matched by `held`, `reduces`,
+/// `writes_rows` and `column_sums` as well; `cluster`: the blocks of its
+/// clusters; `warps`: those of a staged row's block or of each block of
+/// such clusters), or the row lengths of a row of a section whose own keys
+/// are `extra` instead.
 static bool
 fromJSON(const json::Value &value, RowLengthRow &out, json::Path path,
          ArrayRef<StringRef> extra = {"held", "reduces", "writes_rows",
-                                      "cluster", "warps"},
+                                      "column_sums", "cluster", "warps"},
          bool fusedWarps = false) {
   SmallVector<StringRef> keys = {"strategy", "types", "aligned", "min_cols",
                                  "max_cols"};
@@ -342,6 +343,7 @@ fromJSON(const json::Value &value, RowLengthRow &out, json::Path path,
       !mapPositive(mapper, value, "reduces", out.reduces, path,
                    /*optional=*/true) ||
       !mapper.mapOptional("writes_rows", out.writesRows) ||
+      !mapper.mapOptional("column_sums", out.columnSums) ||
       !mapPositive(mapper, value, "cluster", out.cluster, path,
                    /*optional=*/true) ||
       !mapPositive(mapper, value, "warps", out.warps, path,
@@ -349,14 +351,19 @@ fromJSON(const json::Value &value, RowLengthRow &out, json::Path path,
     return false;
   bool warpsTaken = out.strategy == Strategy::online ||
                     (fusedWarps && out.strategy == Strategy::fused);
-  if (out.warps && (!warpsTaken || out.cluster || !isWarpCount(out.warps))) {
+  // A row_lengths cluster row of a given size may name its blocks' warps.
+  bool clusterWarps =
+      !fusedWarps && out.strategy == Strategy::cluster && out.cluster;
+  if (out.warps && ((!warpsTaken || out.cluster) && !clusterWarps ||
+                    !isWarpCount(out.warps))) {
     if (fusedWarps)
       path.report("warps names the 1 to 32 warps (a power of two or three "
                   "times one) of a fused or online row's block, without "
                   "clusters");
     else
       path.report("warps names the 1 to 32 warps (a power of two or three "
-                  "times one) of an online row's block, without clusters");
+                  "times one) of an online row's block, without clusters, "
+                  "or of a cluster row's blocks with its cluster");
     return false;
   }
   if (out.cluster &&
@@ -534,7 +541,8 @@ bool RowLengthRow::matches(const RowLengthKey &key) const {
          (!aligned || *aligned == key.aligned) && key.cols >= minCols &&
          key.cols <= maxCols && (held == 0 || held == key.held) &&
          (reduces == 0 || reduces == key.reduces) &&
-         (!writesRows || *writesRows == key.writesRows);
+         (!writesRows || *writesRows == key.writesRows) &&
+         (!columnSums || *columnSums == key.columnSums);
 }
 
 const WarpsRow &PlanTable::warpsRowOf(ArrayRef<WarpsRow> rows,

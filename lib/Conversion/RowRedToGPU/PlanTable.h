@@ -147,6 +147,8 @@ struct RowLengthKey {
   int64_t reduces = 0;
   /// Whether the kernel writes rows (2-D outputs) or only per-row results.
   bool writesRows = true;
+  /// Whether the kernel sums down the columns (ColumnSums).
+  bool columnSums = false;
 };
 
 /// Rows of `minCols` to `maxCols` elements (inclusive) of the types that
@@ -163,12 +165,16 @@ struct RowLengthRow {
   /// Whether the kernel writes rows (2-D outputs) or only per-row results
   /// (unset: either).
   std::optional<bool> writesRows;
+  /// Whether the kernel sums down the columns (unset: either).
+  std::optional<bool> columnSums;
   /// Blocks of the clusters of a row of the cluster or online strategy (0:
   /// derived from the row).
   int64_t cluster = 0;
   /// Warps of the block of a row the online strategy stages whole (0: the
-  /// table's staged_row_warps, or streamed_tiles' for streamed passes), or
-  /// of a few_rows row's fused block (0: derived as for the main kernel).
+  /// table's staged_row_warps, or streamed_tiles' for streamed passes), of
+  /// each block of a cluster row's clusters of a given size (0: derived
+  /// from the slice), or of a few_rows row's fused block (0: derived as for
+  /// the main kernel).
   int64_t warps = 0;
 
   /// Whether the kernel of `key` is among the row's.

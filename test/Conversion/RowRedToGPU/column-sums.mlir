@@ -31,9 +31,9 @@
 // leave two blocks per SM.
 // WIDE: rowred.plan = #rowred.plan<strategy = fused, block = 8192, warps = 8, vector = 8,
 // WIDE32: rowred.plan = #rowred.plan<strategy = fused, block = 8192, warps = 16, vector = 4,
-// Blocks of 12288: 32 elements per thread of either type (384 threads), not
-// the 64 of the fewest warps for two blocks per SM.
-// B12K: rowred.plan = #rowred.plan<strategy = fused, block = 12288, warps = 12,
+// Rows of 12288: a cluster of 2 slices of 6144 on 512 threads of either
+// type (the table's row_lengths), not a block of 12288.
+// B12K: rowred.plan = #rowred.plan<strategy = cluster, block = 6144, warps = 16, cluster = 2,
 
 // GPU: gpu.alloc
 // GPU: gpu.memset
