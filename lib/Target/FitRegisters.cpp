@@ -60,7 +60,7 @@ static PlanRequestAttr shapeRequest(MLIRContext *context, Strategy strategy,
       /*pair_reduce=*/std::nullopt, /*kept_elements=*/std::nullopt,
       /*keep_ahead=*/std::nullopt, /*cache_hints=*/std::nullopt,
       /*grid=*/std::nullopt, /*chunk_stage=*/std::nullopt,
-      /*hoist_map_loads=*/std::nullopt);
+      /*hoist_map_loads=*/std::nullopt, /*sums_in_registers=*/std::nullopt);
 }
 
 /// Replaces the operations and attributes of `dst` with copies of `src`'s.

@@ -363,6 +363,11 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   EXPECT_EQ(shape(sums(f32, 8193, 1)), Shape(2, 16));
   EXPECT_EQ(shape(sums(bf16, 12288, 1)), Shape(2, 16));
   EXPECT_EQ(sums(bf16, 12288, 2), nullptr);
+  // layer_norm_backward's two reduces keep their sums in registers there.
+  EXPECT_TRUE(sums(bf16, 16384, 2)->sumsInRegisters);
+  EXPECT_TRUE(sums(f32, 12289, 2)->sumsInRegisters);
+  EXPECT_FALSE(sums(bf16, 16384, 1)->sumsInRegisters);
+  EXPECT_FALSE(sums(f32, 12288, 2)->sumsInRegisters);
   EXPECT_EQ(sums(f16, 12288, 1), nullptr);
   EXPECT_EQ(sums(f32, 8192, 1), nullptr);
   EXPECT_EQ(sums(f32, 16385, 1), nullptr);
@@ -654,6 +659,18 @@ TEST(PlanTableTest, TableErrors) {
   expectParseError(withRowLength(R"({"strategy": "cluster",
                                      "column_sums": 1})"),
                    "at plan table.row_lengths[0].column_sums");
+  // Only cluster rows of kernels with column sums keep them in registers.
+  EXPECT_EQ(parseError(withRowLength(R"({"strategy": "cluster", "cluster": 8,
+                                         "column_sums": true,
+                                         "sums_in_registers": true})")),
+            "parsed");
+  expectParseError(withRowLength(R"({"strategy": "cluster",
+                                     "sums_in_registers": true})"),
+                   "sums_in_registers names a cluster row of kernels with "
+                   "column_sums at plan table.row_lengths[0]");
+  expectParseError(withRowLength(R"({"strategy": "online", "column_sums": true,
+                                     "sums_in_registers": true})"),
+                   "sums_in_registers names a cluster row");
   // A few_rows row's second kernel may be a fused block of its own warps.
   auto withFewRows = [](StringRef row) {
     return tableReplacing(R"("row_lengths": [])",

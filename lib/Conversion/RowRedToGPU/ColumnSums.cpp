@@ -73,17 +73,56 @@ void ColumnSums::zero() {
   gpu::BarrierOp::create(b);
 }
 
-void ColumnSums::add(unsigned k, Value col, Value value, Value valid) {
-  auto ifOp = scf::IfOp::create(b, valid, /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+Value ColumnSums::accumulatorAt(unsigned k, Value col) {
   if (rows.sliceStart)
     col = arith::SubIOp::create(b, col, rows.sliceStart);
   Value index = arith::AddIOp::create(b, col, constI32(k * blockElements));
-  Value ptr = f32At(accumulators, index);
+  return f32At(accumulators, index);
+}
+
+void ColumnSums::add(unsigned k, Value col, Value value, Value valid,
+                     std::optional<int64_t> slot) {
+  if (!registers.empty() && slot) {
+    Value &sum = registers[k * (registers.size() / outputs.size()) + *slot];
+    Value zero = arith::ConstantFloatOp::create(b, b.getF32Type(),
+                                                APFloat(0.0f));
+    sum = arith::AddFOp::create(
+        b, sum, arith::SelectOp::create(b, valid, value, zero));
+    return;
+  }
+  auto ifOp = scf::IfOp::create(b, valid, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  Value ptr = accumulatorAt(k, col);
   Value old = LLVM::LoadOp::create(b, b.getF32Type(), ptr, 4);
   Value sum = arith::AddFOp::create(b, old, value);
   LLVM::StoreOp::create(b, sum, ptr, 4);
+}
+
+SmallVector<Value> ColumnSums::registerInits(int64_t slots) {
+  Value zero = arith::ConstantFloatOp::create(b, b.getF32Type(),
+                                              APFloat(0.0f));
+  return SmallVector<Value>(slots * outputs.size(), zero);
+}
+
+void ColumnSums::holdInRegisters(ValueRange carried) {
+  registers.assign(carried.begin(), carried.end());
+}
+
+void ColumnSums::storeRegisters(ValueRange sums,
+                                ArrayRef<std::pair<Value, Value>> columns) {
+  registers.clear();
+  for (unsigned k = 0; k < outputs.size(); ++k) {
+    for (auto [slot, column] : llvm::enumerate(columns)) {
+      auto [col, valid] = column;
+      auto ifOp = scf::IfOp::create(b, valid, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      // Each column of the slice is one thread's: a store, not an add.
+      LLVM::StoreOp::create(b, sums[k * columns.size() + slot],
+                            accumulatorAt(k, col), 4);
+    }
+  }
 }
 
 void ColumnSums::finish() {

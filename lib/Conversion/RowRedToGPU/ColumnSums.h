@@ -10,7 +10,9 @@
 // over every partial row in a fixed order. Strategies compose it:
 // KernelEmitter zeroes the accumulators before its rows, adds each
 // element's value where its map computes it, and finishes after its last
-// row.
+// row. A row loop whose threads hold the same columns of every row keeps
+// each thread's sums in registers instead (one per column it holds, carried
+// by the loop) and stores them into the accumulators after its last row.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +24,8 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
+
+#include <optional>
 
 namespace mlir {
 namespace rowred {
@@ -58,9 +62,26 @@ public:
   void zero();
 
   /// Adds `value` (f32) to sum `k`'s accumulator of column `col` (i32, of
-  /// the block's slice) when `valid` (i1). Within one row each column has
-  /// one thread: no two add to the same accumulator at once.
-  void add(unsigned k, Value col, Value value, Value valid);
+  /// the block's slice) when `valid` (i1): to the thread's register of its
+  /// `slot`-th column where a row loop holds them (holdInRegisters), else
+  /// in shared memory. Within one row each column has one thread: no two
+  /// add to the same accumulator at once.
+  void add(unsigned k, Value col, Value value, Value valid,
+           std::optional<int64_t> slot = std::nullopt);
+
+  /// The initial values (zeros) of the registers of a row loop whose
+  /// threads hold `slots` columns each, the same in every row: one per sum
+  /// and column, for the loop to carry.
+  SmallVector<Value> registerInits(int64_t slots);
+  /// In the body of that loop: `carried`, its registers, take the adds.
+  void holdInRegisters(ValueRange carried);
+  /// The registers after the body's adds, for the loop to yield.
+  ArrayRef<Value> heldRegisters() const { return registers; }
+  /// After that loop, its results `sums` (the registers): each thread's into
+  /// the accumulators of its columns, `columns[slot]` = (column, valid).
+  /// Adds go to shared memory again.
+  void storeRegisters(ValueRange sums,
+                      ArrayRef<std::pair<Value, Value>> columns);
 
   /// After the block's last row: its slice of its partial rows into the
   /// workspace, the grid barrier (every block of the grid resident at once:
@@ -80,6 +101,8 @@ private:
   void sumPartials(unsigned k, Value grid, Value blockId);
   /// The address of element `index` (i32) of the f32 array at `base`.
   Value f32At(Value base, Value index);
+  /// The address of sum `k`'s accumulator of column `col` of the row.
+  Value accumulatorAt(unsigned k, Value col);
   /// The start of partial row `partial` of sum `k` (i32 values).
   Value partialRow(unsigned k, Value partial);
   Value constI32(int64_t v);
@@ -89,6 +112,8 @@ private:
   SmallVector<Type> types;
   Value accumulators;
   PartialRows rows;
+  /// The registers of the row loop being emitted (sum-major), if any.
+  SmallVector<Value> registers;
   Value workspace, cols, tid;
   int64_t blockElements, numThreads;
 };

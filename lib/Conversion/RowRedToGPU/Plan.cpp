@@ -87,7 +87,7 @@ FailureOr<KernelPlan> Planner::run() {
   plan.vectorWidth = std::min(vector, perThread & -perThread);
   if (failed(planPairAndGrid()) || failed(planPrefetch()) ||
       failed(planKeptTiles()) || failed(planCacheHints()) ||
-      failed(planMapLoads()) ||
+      failed(planMapLoads()) || failed(planColumnSums()) ||
       failed(refuseSpills()))
     return failure();
   return plan;
@@ -274,6 +274,7 @@ FailureOr<bool> Planner::chooseStrategy() {
       if (clusterByLength) {
         lengthCluster = clusterByLength->cluster;
         lengthWarps = clusterByLength->warps;
+        lengthSumsInRegisters = clusterByLength->sumsInRegisters;
       }
       // Sums down the columns: the table's clusters, else the block
       // holding the row (which the registers refuse where it does not fit).

@@ -23,7 +23,8 @@ struct PlanOptions {
   int64_t blockSize = 0, numWarps = 0, rowsPerBlock = 0, clusterSize = 0,
           vectorWidth = 0;
   bool reverseSecondPass = true, fastExp = true;
-  std::optional<bool> reread, pairReduce, cacheHints, hoistMapLoads;
+  std::optional<bool> reread, pairReduce, cacheHints, hoistMapLoads,
+      sumsInRegisters;
   std::optional<Prefetch> prefetch;
   std::optional<int64_t> keptElements, chunkStage;
   std::optional<KeepAhead> keepAhead;

@@ -248,6 +248,15 @@ LogicalResult Planner::planMapLoads() {
   return success();
 }
 
+LogicalResult Planner::planColumnSums() {
+  if (opts.sumsInRegisters == true && !group.hasColumnSums())
+    return map.emitOpError() << "sums_in_registers applies to kernels that "
+                                "sum down the columns only";
+  plan.sumsInRegisters = group.hasColumnSums() &&
+                         opts.sumsInRegisters.value_or(lengthSumsInRegisters);
+  return success();
+}
+
 LogicalResult Planner::planCacheHints() {
   if (opts.cacheHints == true && plan.strategy != Strategy::online &&
       plan.strategy != Strategy::fused)

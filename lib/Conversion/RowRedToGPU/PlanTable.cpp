@@ -324,7 +324,8 @@ static bool fromJSON(const json::Value &value, PrefetchRow &out,
 static bool
 fromJSON(const json::Value &value, RowLengthRow &out, json::Path path,
          ArrayRef<StringRef> extra = {"held", "reduces", "writes_rows",
-                                      "column_sums", "cluster", "warps"},
+                                      "column_sums", "sums_in_registers",
+                                      "cluster", "warps"},
          bool fusedWarps = false) {
   SmallVector<StringRef> keys = {"strategy", "types", "aligned", "min_cols",
                                  "max_cols"};
@@ -344,6 +345,7 @@ fromJSON(const json::Value &value, RowLengthRow &out, json::Path path,
                    /*optional=*/true) ||
       !mapper.mapOptional("writes_rows", out.writesRows) ||
       !mapper.mapOptional("column_sums", out.columnSums) ||
+      !mapper.mapOptional("sums_in_registers", out.sumsInRegisters) ||
       !mapPositive(mapper, value, "cluster", out.cluster, path,
                    /*optional=*/true) ||
       !mapPositive(mapper, value, "warps", out.warps, path,
@@ -375,6 +377,12 @@ fromJSON(const json::Value &value, RowLengthRow &out, json::Path path,
   }
   if (out.minCols > out.maxCols) {
     path.report("min_cols is over max_cols");
+    return false;
+  }
+  if (out.sumsInRegisters &&
+      (out.strategy != Strategy::cluster || out.columnSums != true)) {
+    path.report("sums_in_registers names a cluster row of kernels with "
+                "column_sums");
     return false;
   }
   return true;

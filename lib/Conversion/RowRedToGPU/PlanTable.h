@@ -165,8 +165,10 @@ struct RowLengthRow {
   /// Whether the kernel writes rows (2-D outputs) or only per-row results
   /// (unset: either).
   std::optional<bool> writesRows;
-  /// Whether the kernel sums down the columns (unset: either).
+  /// Whether the kernel sums down the columns (unset: either), and for a
+  /// cluster row of such kernels whether it keeps the sums in registers.
   std::optional<bool> columnSums;
+  bool sumsInRegisters = false;
   /// Blocks of the clusters of a row of the cluster or online strategy (0:
   /// derived from the row).
   int64_t cluster = 0;

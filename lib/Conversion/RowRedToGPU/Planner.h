@@ -151,6 +151,11 @@ private:
   /// row, for a group that has such operands.
   LogicalResult planMapLoads();
 
+  /// Whether the sums down the columns stay in registers over the rows
+  /// (sums_in_registers): as asked, else where the table's row_lengths row
+  /// of the kernel's cluster says so; only for a group with column sums.
+  LogicalResult planColumnSums();
+
   const Group &group;
   MapOp map;
   const PlanOptions &opts;
@@ -176,6 +181,8 @@ private:
   /// The warps that the table's row_lengths give that block (0: the table's
   /// staged_row_warps or streamed_tiles).
   int64_t lengthWarps = 0;
+  /// Whether that row_lengths row keeps the column sums in registers.
+  bool lengthSumsInRegisters = false;
   /// The cluster that the table's row_lengths give the row (0: none).
   int64_t lengthCluster = 0;
   /// The cluster the request or the table's row_lengths name (0: derived).

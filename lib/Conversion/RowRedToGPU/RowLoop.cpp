@@ -111,6 +111,23 @@ void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
     auto [lo, hi] = onlineShare();
     llvm::append_range(inits, loadFirstTile(first, lo, hi, vec));
   }
+  // A block (or slice) holding its row takes the same columns on every
+  // thread in every row: with sums_in_registers the sums down the columns
+  // stay in registers the loop carries, one per column a thread holds
+  // (ColumnSums).
+  size_t numLoaded = inits.size() - countRows;
+  SmallVector<std::pair<Value, Value>> sumColumns;
+  if (columnSums && plan.sumsInRegisters && !peeled && !rereads &&
+      !tileAhead && plan.strategy != Strategy::online &&
+      !plan.streamsLevels()) {
+    for (const ChunkPlace &place : chunkPlaces(sliceStart, vec))
+      for (int64_t e = 0; e < vec; ++e)
+        sumColumns.push_back(
+            {e ? arith::AddIOp::create(b, place.col, constI32(e)).getResult()
+               : place.col,
+             place.valid});
+    llvm::append_range(inits, columnSums->registerInits(sumColumns.size()));
+  }
   auto loop = scf::ForOp::create(b, first, rows, step, inits);
   OpBuilder::InsertionGuard guard(b);
   if (!inits.empty()) {
@@ -121,7 +138,11 @@ void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
   Value row = loop.getInductionVar();
   SmallVector<Value> loaded;
   if (ahead || tileAhead)
-    llvm::append_range(loaded, loop.getRegionIterArgs().drop_front(countRows));
+    llvm::append_range(loaded, loop.getRegionIterArgs().slice(countRows,
+                                                              numLoaded));
+  size_t sumsStart = countRows + numLoaded;
+  if (!sumColumns.empty())
+    columnSums->holdInRegisters(loop.getRegionIterArgs().drop_front(sumsStart));
   if (ahead) {
     // The next row's loads go first: nothing of this row waits for them.
     SmallVector<Value> next =
@@ -179,6 +200,13 @@ void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
   if (plan.exchangesPerRow(levels, plan.pairReduce && !pairRow) == 1 &&
       !plan.alternatesSlots())
     gpu::BarrierOp::create(b);
+  if (!sumColumns.empty()) {
+    ArrayRef<Value> sums = columnSums->heldRegisters();
+    loop.getBody()->getTerminator()->setOperands(sumsStart, sums.size(), sums);
+    b.setInsertionPointAfter(loop);
+    columnSums->storeRegisters(loop.getResults().drop_front(sumsStart),
+                               sumColumns);
+  }
   rowValid = Value();
   currentRow = Value();
   extraRows.clear();
@@ -342,8 +370,11 @@ void KernelEmitter::emitMap(Value yRow, ArrayRef<Chunk> chunks,
         Value col = k == 0 ? chunk.col
                            : arith::AddIOp::create(b, chunk.col, constI32(k))
                                  .getResult();
+        // The element's column among those the thread holds (a row loop
+        // that keeps the sums in registers takes chunks in place order).
+        int64_t slot = int64_t(index) * e + k;
         for (auto [s, result] : llvm::enumerate(group.columnSumResults))
-          columnSums->add(s, col, results[result], chunk.valid);
+          columnSums->add(s, col, results[result], chunk.valid, slot);
       }
     }
     for (auto [rowPtr, values, output] :

@@ -96,6 +96,7 @@ PlanOptions PlanOptions::get(StringRef strategy, int64_t cols, StringRef chip,
   opts.pairReduce = request.getPairReduce();
   opts.cacheHints = request.getCacheHints();
   opts.hoistMapLoads = request.getHoistMapLoads();
+  opts.sumsInRegisters = request.getSumsInRegisters();
   opts.prefetch = request.getPrefetch();
   opts.keptElements = request.getKeptElements();
   opts.chunkStage = request.getChunkStage();

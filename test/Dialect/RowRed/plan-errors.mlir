@@ -182,6 +182,17 @@ func.func @hints_on_cluster(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 
 // -----
 
+func.func @sums_in_registers_online(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  // expected-error @+4 {{#rowred.plan field 'sums_in_registers': applies to the fused and cluster strategies only}}
+  rowred.map ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) {
+  ^bb0(%xj: f32):
+    rowred.yield %xj : f32
+  } {rowred.plan = #rowred.plan<strategy = online, block = 4096, warps = 4, vector = 4, sums_in_registers = true>}
+  return
+}
+
+// -----
+
 func.func @hoist_in_chunks(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   // expected-error @+4 {{#rowred.plan field 'hoist_map_loads': applies to the fused and cluster strategies only}}
   rowred.map ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) {

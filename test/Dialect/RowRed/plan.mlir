@@ -46,6 +46,16 @@ func.func @cluster(%x: memref<?x?xf32>, %m: memref<?xf32>, %y: memref<?x?xf32>) 
   return
 }
 
+// CHECK-LABEL: func.func @sums_in_registers
+// CHECK: #rowred.plan<strategy = cluster, block = 2048, warps = 4, cluster = 8, vector = 4, max_cols = 16384, stage_elements = 2048, sums_in_registers = true>
+func.func @sums_in_registers(%x: memref<?x?xf32>, %y: memref<?x?xf32>, %s: memref<?xf32>) {
+  rowred.map ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) column_sums(%s : memref<?xf32>) {
+  ^bb0(%xj: f32):
+    rowred.yield %xj, %xj : f32, f32
+  } {rowred.plan = #rowred.plan<strategy = cluster, block = 2048, warps = 4, cluster = 8, vector = 4, max_cols = 16384, stage_elements = 2048, sums_in_registers = true>}
+  return
+}
+
 // CHECK-LABEL: func.func @chunks
 // CHECK: #rowred.plan<strategy = chunks, block = 8192, warps = 4, vector = 4, chunk_stage = 8192, min_blocks_per_sm = 5>
 func.func @chunks(%x: memref<?x?xf32>, %m: memref<?xf32>, %y: memref<?x?xf32>) {

@@ -99,6 +99,7 @@ KernelPlan KernelPlan::get(PlanAttr attr, Type inType, Type outType) {
   plan.minBlocksPerSM = attr.getMinBlocksPerSm();
   plan.maxRows = attr.getMaxRows();
   plan.hoistMapLoads = attr.getHoistMapLoads();
+  plan.sumsInRegisters = attr.getSumsInRegisters();
   return plan;
 }
 
@@ -123,7 +124,7 @@ KernelPlan::getCheckedAttr(function_ref<InFlightDiagnostic()> emitError,
                 fastExp, rereadFallback, prefetchKind, pairReduce, maxCols,
                 stageElements, keptElements, keep, cacheHints, chunkStaged,
                 gridPerRowGroup ? Grid::rows : Grid::persistent, minBlocksPerSM,
-                maxRows, hoistMapLoads);
+                maxRows, hoistMapLoads, sumsInRegisters);
   };
   if (!emitError)
     return build(

@@ -143,7 +143,7 @@ LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                int64_t keptElements, KeepAhead keepAhead,
                                bool cacheHints, int64_t chunkStage, Grid grid,
                                int64_t minBlocksPerSm, int64_t maxRows,
-                               bool hoistMapLoads) {
+                               bool hoistMapLoads, bool sumsInRegisters) {
   int64_t sm = chipVersion(chip);
   auto fail = [&](StringRef field) {
     return emitError() << "#rowred.plan field '" << field << "': ";
@@ -194,6 +194,10 @@ LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
       strategy != Strategy::cluster)
     return fail("hoist_map_loads")
            << "applies to the fused and cluster strategies only";
+  if (sumsInRegisters && strategy != Strategy::fused &&
+      strategy != Strategy::cluster)
+    return fail("sums_in_registers")
+           << "applies to the fused and cluster strategies only";
   if (failed(verifyPaths(fail, strategy, chip, sm, block, rowsPerBlock, vector,
                          reverseSecondPass, reread, prefetch, pairReduce,
                          stageElements, keptElements, keepAhead, cacheHints,
@@ -230,7 +234,8 @@ LogicalResult PlanRequestAttr::verify(
     std::optional<bool>, std::optional<Prefetch>, std::optional<bool>,
     std::optional<int64_t> keptElements, std::optional<KeepAhead>,
     std::optional<bool>, std::optional<Grid>,
-    std::optional<int64_t> chunkStage, std::optional<bool>) {
+    std::optional<int64_t> chunkStage, std::optional<bool>,
+    std::optional<bool>) {
   for (auto [field, value] :
        {std::pair{"block", block}, std::pair{"warps", warps},
         std::pair{"rows_per_block", rowsPerBlock},

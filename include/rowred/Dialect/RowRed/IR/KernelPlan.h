@@ -144,6 +144,9 @@ struct KernelPlan {
   /// Fused and cluster: the operands only the map reads are loaded with the
   /// row, before its reductions, instead of by the map (hoist_map_loads).
   bool hoistMapLoads = false;
+  /// Fused and cluster kernels with column sums: each thread's sums stay in
+  /// registers over its rows (sums_in_registers).
+  bool sumsInRegisters = false;
 
   int64_t numThreads() const { return numWarps * 32; }
   /// The compute capability of the chip.

@@ -118,6 +118,12 @@ def RowRed_PlanAttr : AttrDef<RowRed_Dialect, "Plan"> {
       its reductions, instead of where the map needs them: a row's last
       store waits for one memory latency fewer, at the cost of their
       registers through the reductions.
+    * `sums_in_registers` [false]: fused and cluster kernels that sum down
+      the columns (`column_sums`): each thread keeps its columns' sums in
+      registers over its rows, instead of adding every element into a
+      shared-memory accumulator, and stores them there after its last row
+      (where its rows take the same columns: not on the scalar path that
+      re-reads the row).
 
     Example (auto's f32 kernel for rows of 4096 on sm_90):
 
@@ -152,7 +158,8 @@ def RowRed_PlanAttr : AttrDef<RowRed_Dialect, "Plan"> {
     RowRed_DefaultEnumParameter<RowRed_GridAttr, "persistent">:$grid,
     DefaultValuedParameter<"int64_t", "0">:$min_blocks_per_sm,
     DefaultValuedParameter<"int64_t", "0">:$max_rows,
-    DefaultValuedParameter<"bool", "false">:$hoist_map_loads
+    DefaultValuedParameter<"bool", "false">:$hoist_map_loads,
+    DefaultValuedParameter<"bool", "false">:$sums_in_registers
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
@@ -201,8 +208,8 @@ def RowRed_PlanRequestAttr : AttrDef<RowRed_Dialect, "PlanRequest"> {
     The fields are those of `#rowred.plan`, with the same meaning: `strategy`,
     `block`, `warps`, `rows_per_block`, `cluster`, `vector`,
     `reverse_second_pass`, `fast_exp`, `reread`, `prefetch`, `pair_reduce`,
-    `kept_elements`, `keep_ahead`, `cache_hints`, `grid`, `chunk_stage` and
-    `hoist_map_loads`.
+    `kept_elements`, `keep_ahead`, `cache_hints`, `grid`, `chunk_stage`,
+    `hoist_map_loads` and `sums_in_registers`.
     A field written as its "off" value (`prefetch = none`, `kept_elements =
     0`, `pair_reduce = false`, ...) forbids what `auto` would otherwise
     choose. Fields that follow from the others (`max_cols`,
@@ -241,7 +248,9 @@ def RowRed_PlanRequestAttr : AttrDef<RowRed_Dialect, "PlanRequest"> {
     RowRed_RequestEnumParameter<RowRed_GridAttr>:$grid,
     RowRed_RequestParameter<"int64_t", "chunk elements staged">:$chunk_stage,
     RowRed_RequestBoolParameter<"map's operands loaded with the row">
-        :$hoist_map_loads
+        :$hoist_map_loads,
+    RowRed_RequestBoolParameter<"column sums in registers">
+        :$sums_in_registers
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
