@@ -343,8 +343,9 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
                 ->cluster,
             0);
   // Kernels that sum down the columns (the norms' backwards: three held):
-  // clusters of 8 on 4 warps for rows of 12289 to 16384 of any type, of 2
-  // on 16 for f32 rows of 8193 to 12288 and bf16 ones of one reduce.
+  // clusters of 8 on 4 warps for rows of 12289 to 16384 of any type (on 8
+  // for f32 of one reduce), of 2 on 16 for f32 rows of 8193 to 12288 and
+  // bf16 ones of one reduce.
   auto sums = [&](Type type, int64_t cols, int64_t reduces) {
     return table.rowLengthOf(Strategy::cluster,
                              {type, cols, /*aligned=*/true, /*held=*/3,
@@ -356,7 +357,9 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
                : std::make_pair(int64_t(0), int64_t(0));
   };
   using Shape = std::pair<int64_t, int64_t>;
-  EXPECT_EQ(shape(sums(f32, 16384, 1)), Shape(8, 4));
+  EXPECT_EQ(shape(sums(f32, 16384, 1)), Shape(8, 8));
+  EXPECT_EQ(shape(sums(bf16, 16384, 1)), Shape(8, 4));
+  EXPECT_EQ(shape(sums(f32, 16384, 2)), Shape(8, 4));
   EXPECT_EQ(shape(sums(bf16, 12289, 2)), Shape(8, 4));
   EXPECT_EQ(shape(sums(f16, 16384, 2)), Shape(8, 4));
   EXPECT_EQ(shape(sums(f32, 12288, 2)), Shape(2, 16));
