@@ -25,9 +25,8 @@ static constexpr int64_t kGridBarrierPollNanoseconds = 64;
 
 ColumnSums::ColumnSums(ImplicitLocOpBuilder &b, ArrayRef<Value> outputs,
                        ArrayRef<Type> types, Value accumulators,
-                       int64_t blockElements, PartialRows rows,
-                       Value workspace, Value cols, Value tid,
-                       int64_t numThreads)
+                       int64_t blockElements, PartialRows rows, Value workspace,
+                       Value cols, Value tid, int64_t numThreads)
     : b(b), outputs(outputs), types(types), accumulators(accumulators),
       rows(rows), workspace(workspace), cols(cols), tid(tid),
       blockElements(blockElements), numThreads(numThreads) {}
@@ -84,10 +83,10 @@ void ColumnSums::add(unsigned k, Value col, Value value, Value valid,
                      std::optional<int64_t> slot) {
   if (!registers.empty() && slot) {
     Value &sum = registers[k * (registers.size() / outputs.size()) + *slot];
-    Value zero = arith::ConstantFloatOp::create(b, b.getF32Type(),
-                                                APFloat(0.0f));
-    sum = arith::AddFOp::create(
-        b, sum, arith::SelectOp::create(b, valid, value, zero));
+    Value zero =
+        arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(0.0f));
+    sum = arith::AddFOp::create(b, sum,
+                                arith::SelectOp::create(b, valid, value, zero));
     return;
   }
   auto ifOp = scf::IfOp::create(b, valid, /*withElseRegion=*/false);
@@ -100,8 +99,7 @@ void ColumnSums::add(unsigned k, Value col, Value value, Value valid,
 }
 
 SmallVector<Value> ColumnSums::registerInits(int64_t slots) {
-  Value zero = arith::ConstantFloatOp::create(b, b.getF32Type(),
-                                              APFloat(0.0f));
+  Value zero = arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(0.0f));
   return SmallVector<Value>(slots * outputs.size(), zero);
 }
 

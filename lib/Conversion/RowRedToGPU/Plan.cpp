@@ -65,8 +65,7 @@ FailureOr<KernelPlan> Planner::run() {
   // that does not fit its registers there streams instead (not with sums
   // down the columns, which the online kernel cannot take: refused).
   if (opts.strategy == "auto" && plan.strategy != Strategy::online &&
-      !group.hasColumnSums() &&
-      !operandsFit()) {
+      !group.hasColumnSums() && !operandsFit()) {
     plan = unshaped;
     plan.strategy = Strategy::online;
     if (failed(shapeOnline()))
@@ -226,10 +225,9 @@ FailureOr<bool> Planner::chooseStrategy() {
                 "level)";
     return true;
   } else if (opts.strategy == "auto" && sm >= 90 && group.outputs.empty() &&
-             !group.hasColumnSums() &&
-             opts.blockSize == 0 && opts.numWarps == 0 &&
-             opts.clusterSize == 0 && opts.rowsPerBlock == 0 &&
-             opts.vectorWidth == 0 &&
+             !group.hasColumnSums() && opts.blockSize == 0 &&
+             opts.numWarps == 0 && opts.clusterSize == 0 &&
+             opts.rowsPerBlock == 0 && opts.vectorWidth == 0 &&
              PlanTable::get().takesRowLength(Strategy::online,
                                              rowLengthKey())) {
     // Rows only reduced (logsumexp, the cross-entropy loss), with the

@@ -117,9 +117,8 @@ void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
   // (ColumnSums).
   size_t numLoaded = inits.size() - countRows;
   SmallVector<std::pair<Value, Value>> sumColumns;
-  if (columnSums && plan.sumsInRegisters && !peeled && !rereads &&
-      !tileAhead && plan.strategy != Strategy::online &&
-      !plan.streamsLevels()) {
+  if (columnSums && plan.sumsInRegisters && !peeled && !rereads && !tileAhead &&
+      plan.strategy != Strategy::online && !plan.streamsLevels()) {
     for (const ChunkPlace &place : chunkPlaces(sliceStart, vec))
       for (int64_t e = 0; e < vec; ++e)
         sumColumns.push_back(
@@ -138,8 +137,8 @@ void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
   Value row = loop.getInductionVar();
   SmallVector<Value> loaded;
   if (ahead || tileAhead)
-    llvm::append_range(loaded, loop.getRegionIterArgs().slice(countRows,
-                                                              numLoaded));
+    llvm::append_range(loaded,
+                       loop.getRegionIterArgs().slice(countRows, numLoaded));
   size_t sumsStart = countRows + numLoaded;
   if (!sumColumns.empty())
     columnSums->holdInRegisters(loop.getRegionIterArgs().drop_front(sumsStart));

@@ -133,17 +133,14 @@ verifyPaths(function_ref<InFlightDiagnostic(StringRef)> fail, Strategy strategy,
   return success();
 }
 
-LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                               Strategy strategy, StringRef chip, int64_t block,
-                               int64_t warps, int64_t rowsPerBlock,
-                               int64_t cluster, int64_t vector,
-                               bool reverseSecondPass, bool fastExp,
-                               bool reread, Prefetch prefetch, bool pairReduce,
-                               int64_t maxCols, int64_t stageElements,
-                               int64_t keptElements, KeepAhead keepAhead,
-                               bool cacheHints, int64_t chunkStage, Grid grid,
-                               int64_t minBlocksPerSm, int64_t maxRows,
-                               bool hoistMapLoads, bool sumsInRegisters) {
+LogicalResult PlanAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, Strategy strategy,
+    StringRef chip, int64_t block, int64_t warps, int64_t rowsPerBlock,
+    int64_t cluster, int64_t vector, bool reverseSecondPass, bool fastExp,
+    bool reread, Prefetch prefetch, bool pairReduce, int64_t maxCols,
+    int64_t stageElements, int64_t keptElements, KeepAhead keepAhead,
+    bool cacheHints, int64_t chunkStage, Grid grid, int64_t minBlocksPerSm,
+    int64_t maxRows, bool hoistMapLoads, bool sumsInRegisters) {
   int64_t sm = chipVersion(chip);
   auto fail = [&](StringRef field) {
     return emitError() << "#rowred.plan field '" << field << "': ";
@@ -233,9 +230,8 @@ LogicalResult PlanRequestAttr::verify(
     std::optional<int64_t> vector, std::optional<bool>, std::optional<bool>,
     std::optional<bool>, std::optional<Prefetch>, std::optional<bool>,
     std::optional<int64_t> keptElements, std::optional<KeepAhead>,
-    std::optional<bool>, std::optional<Grid>,
-    std::optional<int64_t> chunkStage, std::optional<bool>,
-    std::optional<bool>) {
+    std::optional<bool>, std::optional<Grid>, std::optional<int64_t> chunkStage,
+    std::optional<bool>, std::optional<bool>) {
   for (auto [field, value] :
        {std::pair{"block", block}, std::pair{"warps", warps},
         std::pair{"rows_per_block", rowsPerBlock},
