@@ -68,6 +68,23 @@ void KernelEmitter::setRowTurns(Value k, bool bulkRow) {
   }
 }
 
+/// The column (i32) and validity (i1) of each element of the chunks at
+/// `places` of `vec` elements each, in order.
+static SmallVector<std::pair<Value, Value>>
+elementColumns(ImplicitLocOpBuilder &b, ArrayRef<ChunkPlace> places,
+               int64_t vec) {
+  SmallVector<std::pair<Value, Value>> columns;
+  for (const ChunkPlace &place : places)
+    for (int64_t e = 0; e < vec; ++e)
+      columns.push_back(
+          {e ? arith::AddIOp::create(b, place.col,
+                                     arith::ConstantIntOp::create(b, e, 32))
+                   .getResult()
+             : place.col,
+           place.valid});
+  return columns;
+}
+
 void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
   auto [first, step] = rowLoopBounds();
   bool staged = plan.prefetch && vec > 1 && !peeled && !plan.streamsLevels();
@@ -119,12 +136,7 @@ void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
   SmallVector<std::pair<Value, Value>> sumColumns;
   if (columnSums && plan.sumsInRegisters && !peeled && !rereads && !tileAhead &&
       plan.strategy != Strategy::online && !plan.streamsLevels()) {
-    for (const ChunkPlace &place : chunkPlaces(sliceStart, vec))
-      for (int64_t e = 0; e < vec; ++e)
-        sumColumns.push_back(
-            {e ? arith::AddIOp::create(b, place.col, constI32(e)).getResult()
-               : place.col,
-             place.valid});
+    sumColumns = elementColumns(b, chunkPlaces(sliceStart, vec), vec);
     llvm::append_range(inits, columnSums->registerInits(sumColumns.size()));
   }
   auto loop = scf::ForOp::create(b, first, rows, step, inits);
