@@ -264,16 +264,21 @@ FAMILY = [
     # Its residual form's: the residual stream's gradient of h (a third
     # input, which the map alone reads) added to dx; at 4096 on 8 elements
     # per thread (512 f32 threads, 256 bf16), at 5120 on 16 (block 6144),
-    # at 16384 on 64 (256 threads; h's gradient loaded by the map alone).
+    # at 16384 over a cluster of 8 slices of 2048 (256 f32 threads), each
+    # block summing its slice's columns into its cluster's partial row.
     ("rms_norm_residual_backward", "f32", "auto", "cols=1000"),
     ("rms_norm_residual_backward", "bf16", "auto", "cols=4096"),
     ("rms_norm_residual_backward", "f32", "auto", "cols=4096"),
     ("rms_norm_residual_backward", "f32", "auto", "cols=5120"),
     ("rms_norm_residual_backward", "f32", "auto", "cols=16384"),
-    # LayerNorm's backward: dx, and two sums down the columns.
+    # LayerNorm's backward: dx, and two sums down the columns; at 16384
+    # over a cluster of 8 slices of 2048 with the sums in registers
+    # (sums_in_registers).
     ("layer_norm_backward", "bf16", "auto", "cols=781"),
     ("layer_norm_backward", "f32", "auto", "cols=4096"),
-    # The three on blocks of 12288 (384 threads, 32 elements each).
+    ("layer_norm_backward", "bf16", "auto", "cols=16384"),
+    # The three at 12288: f32 and the bf16 residual form over a cluster of
+    # 2 slices of 6144, bf16 layer_norm on a block of 12288 (384 threads).
     ("rms_norm_backward", "f32", "auto", "cols=12288"),
     ("rms_norm_residual_backward", "bf16", "auto", "cols=12288"),
     ("layer_norm_backward", "bf16", "auto", "cols=12288"),

@@ -78,6 +78,7 @@ SANITIZED_FAMILY = (
     "rms_norm_residual_backward_f32_auto_n1000_kernel0.json",
     "rms_norm_residual_backward_f32_auto_n4096_kernel0.json",
     "rms_norm_residual_backward_f32_auto_n16384_kernel0.json",
+    "layer_norm_backward_bf16_auto_n16384_kernel0.json",
     "layer_norm_backward_bf16_auto_n781_kernel0.json",
     "rms_norm_backward_f32_auto_n12288_kernel0.json",
     "cross_entropy_bf16_auto_n32000_kernel0.json",
