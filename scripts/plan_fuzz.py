@@ -90,6 +90,8 @@ def random_fields(rng):
         "cache_hints": lambda: rng.choice(["true", "false"]),
         "grid": lambda: rng.choice(["persistent", "rows"]),
         "chunk_stage": lambda: rng.choice([0, power_or_near(rng, 9, 16)]),
+        "hoist_map_loads": lambda: rng.choice(["true", "false"]),
+        "sums_in_registers": lambda: rng.choice(["true", "false"]),
     }
     names = sorted(draws)
     chosen = rng.sample(names, rng.choice([0, 1, 1, 2, 2, 3, 4, 6]))
