@@ -32,3 +32,14 @@ func.func @xent(%x: memref<?x32001xf32>, %l: memref<?xi64>, %g: memref<?xf32>, %
   rowred.cross_entropy ignore_index(-100) label_smoothing(0.1) ins(%x : memref<?x32001xf32>) labels(%l : memref<?xi64>) grad_scale(%g : memref<?xf32>) outs(%loss : memref<?xf32>) lse(%lse : memref<?xf32>) grad(%dx : memref<?x32001xf32>) {rowred.plan_request = #rowred.plan_request<strategy = fused>}
   return
 }
+
+// -----
+
+// A request for the sums down the columns in registers where they leave
+// too few (layer_norm_backward's 2 x 32 on a bf16 block of 12288): the
+// hint names the field.
+func.func @sums(%x: memref<?x12288xbf16>, %dy: memref<?x12288xbf16>, %m: memref<?xf32>, %r: memref<?xf32>, %w: memref<12288xbf16>, %dx: memref<?x12288xbf16>, %dw: memref<12288xbf16>, %db: memref<12288xbf16>) {
+  // expected-error @+1 {{, sums_in_registers = true>: it spills at one block per SM, and the plan request fixes the rest; ask for more warps, a larger cluster, sums_in_registers = false or the online strategy}}
+  rowred.layer_norm_backward ins(%x, %dy : memref<?x12288xbf16>, memref<?x12288xbf16>) mean(%m : memref<?xf32>) rstd(%r : memref<?xf32>) weight(%w : memref<12288xbf16>) outs(%dx : memref<?x12288xbf16>) weight_grad(%dw : memref<12288xbf16>) bias_grad(%db : memref<12288xbf16>) {rowred.plan_request = #rowred.plan_request<sums_in_registers = true>}
+  return
+}
