@@ -291,14 +291,13 @@ private:
       return success();
     }
     if (input.requested)
-      return refuse((Twine("it spills at one block per SM, and the plan "
-                           "request fixes the rest; ask for more warps, a "
-                           "larger cluster") +
-                     (kernelPlan.sumsInRegisters
-                          ? ", sums_in_registers = false"
-                          : "") +
-                     " or the online strategy")
-                        .str());
+      return refuse(
+          (Twine("it spills at one block per SM, and the plan "
+                 "request fixes the rest; ask for more warps, a "
+                 "larger cluster") +
+           (kernelPlan.sumsInRegisters ? ", sums_in_registers = false" : "") +
+           " or the online strategy")
+              .str());
     fit.minBlocksPerSM = 0;
     if (!fit.reshaped)
       fit.shapes = smallerShapes(plan.getContext(), kernelPlan);
