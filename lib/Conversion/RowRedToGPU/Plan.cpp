@@ -247,6 +247,7 @@ FailureOr<bool> Planner::chooseStrategy() {
     // (streaming the row per level of reduces where it has no running
     // pair).
     plan.strategy = Strategy::online;
+    const RowLengthRow *clusterByLength = nullptr;
     if (rowBlock != 0 && !stagedRow) {
       int64_t warps =
           opts.numWarps ? opts.numWarps : defaultFusedWarps(rowBlock);
@@ -261,10 +262,9 @@ FailureOr<bool> Planner::chooseStrategy() {
           clustersAvailable && opts.blockSize == 0 && opts.numWarps == 0 &&
           opts.clusterSize != 1 &&
           fitsAutoCluster(rowBlock, elementBytes, cols, maxBlockThreads);
-      const RowLengthRow *clusterByLength =
-          fitsCluster
-              ? PlanTable::get().rowLengthOf(Strategy::cluster, rowLengthKey())
-              : nullptr;
+      if (fitsCluster)
+        clusterByLength =
+            PlanTable::get().rowLengthOf(Strategy::cluster, rowLengthKey());
       if (fitsBlock && !clusterByLength)
         plan.strategy = Strategy::fused;
       else if (fitsCluster)
@@ -274,13 +274,11 @@ FailureOr<bool> Planner::chooseStrategy() {
         lengthWarps = clusterByLength->warps;
         lengthSumsInRegisters = clusterByLength->sumsInRegisters;
       }
-      // Sums down the columns: the table's clusters, else the block
-      // holding the row (which the registers refuse where it does not fit).
-      if (group.hasColumnSums() && !clusterByLength)
-        plan.strategy = Strategy::fused;
     }
-    if (group.hasColumnSums() && plan.strategy == Strategy::online)
-      plan.strategy = Strategy::fused;
+    // Sums down the columns: the table's clusters, else the block holding
+    // the row (which the registers refuse where it does not fit).
+    if (group.hasColumnSums())
+      plan.strategy = clusterByLength ? Strategy::cluster : Strategy::fused;
   } else {
     return map.emitOpError() << "unknown strategy '" << opts.strategy
                              << "'; expected fused, cluster, online, chunks or "

@@ -128,14 +128,15 @@ void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
     auto [lo, hi] = onlineShare();
     llvm::append_range(inits, loadFirstTile(first, lo, hi, vec));
   }
-  // A block (or slice) holding its row takes the same columns on every
-  // thread in every row: with sums_in_registers the sums down the columns
-  // stay in registers the loop carries, one per column a thread holds
-  // (ColumnSums).
+  // A block (or slice) holding its whole row in registers (emitFusedRow)
+  // takes the same columns on every thread in every row: with
+  // sums_in_registers the sums down the columns stay in registers the loop
+  // carries, one per column a thread holds (ColumnSums).
+  bool fusedRow = plan.strategy != Strategy::online && !plan.streamsLevels() &&
+                  !peeled && !rereads;
   size_t numLoaded = inits.size() - countRows;
   SmallVector<std::pair<Value, Value>> sumColumns;
-  if (columnSums && plan.sumsInRegisters && !peeled && !rereads && !tileAhead &&
-      plan.strategy != Strategy::online && !plan.streamsLevels()) {
+  if (columnSums && plan.sumsInRegisters && fusedRow) {
     sumColumns = elementColumns(b, chunkPlaces(sliceStart, vec), vec);
     llvm::append_range(inits, columnSums->registerInits(sumColumns.size()));
   }
@@ -182,26 +183,28 @@ void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
                           : row;
   if (keepAheadRow)
     keepAheadNextRow = arith::AddIOp::create(b, row, step);
-  if (tileAhead) {
+  if (fusedRow) {
+    emitFusedRow(xRow, yRow, vec,
+                 staged ? arith::AddIOp::create(b, row, step) : Value(),
+                 loaded);
+  } else if (tileAhead) {
     NextTile next{row, step};
     SmallVector<Value> nextLoads =
         emitOnlineRow(xRow, yRow, vec, Value(), peeled, loaded, &next);
     loop.getBody()->getTerminator()->setOperands(countRows ? 1 : 0,
                                                  nextLoads.size(), nextLoads);
-  } else if (plan.streamsLevels())
+  } else if (plan.streamsLevels()) {
     emitRowPasses(xRow, yRow, vec);
-  else if (plan.strategy == Strategy::online)
+  } else if (plan.strategy == Strategy::online) {
     emitOnlineRow(xRow, yRow, vec,
                   staged ? arith::AddIOp::create(b, row, step) : Value(),
                   peeled);
-  else if (peeled)
+  } else if (peeled) {
     emitFusedChunks(yRow, loadOwnRow(xRow, vec, /*peeled=*/true), Value());
-  else if (rereads)
+  } else {
+    // The scalar path of a block that re-reads its row.
     emitRowPasses(xRow, yRow, 1);
-  else
-    emitFusedRow(xRow, yRow, vec,
-                 staged ? arith::AddIOp::create(b, row, step) : Value(),
-                 loaded);
+  }
   // With a single exchange per row, the next row's write of the same shared
   // slots must wait until every thread has read this row's. (With two or
   // more, the barrier of the next exchange orders them. Cluster exchanges
