@@ -134,6 +134,12 @@ ROWRED_RUNTIME_API int rowred_kernel_launch_operands(
     int num_operands, const int64_t *row_strides, int num_strides, int64_t rows,
     int64_t cols, uint64_t workspace, int64_t grid);
 
+/* Whether work submitted to `stream` (a CUstream; NULL: the legacy default
+   stream) is being captured into a CUDA graph: *capturing is 1 while a
+   capture is active or invalidated, else 0. Callers that keep a buffer
+   across launches (a workspace) give a captured launch one of its own. */
+ROWRED_RUNTIME_API int rowred_stream_capturing(void *stream, int *capturing);
+
 #ifdef __cplusplus
 }
 #endif

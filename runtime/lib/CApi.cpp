@@ -216,4 +216,20 @@ int rowred_kernel_launch_operands(const rowred_kernel *kernel, void *stream,
   return launch(kernel, stream, args);
 }
 
+int rowred_stream_capturing(void *stream, int *capturing) {
+  if (!capturing)
+    return fail("rowred_stream_capturing: no result address (NULL)");
+  std::string error;
+  const CudaDriver *cu = getDriver(error);
+  if (!cu)
+    return fail(error);
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  CUresult result =
+      cu->cuStreamIsCapturing(static_cast<CUstream>(stream), &status);
+  if (result != CUDA_SUCCESS)
+    return fail("rowred_stream_capturing: " + cu->describe(result));
+  *capturing = status != CU_STREAM_CAPTURE_STATUS_NONE;
+  return 0;
+}
+
 } // extern "C"

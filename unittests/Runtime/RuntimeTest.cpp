@@ -88,6 +88,17 @@ TEST(Runtime, CApiReportsFailuresAsValues) {
   EXPECT_TRUE(mentions(error, "CUDA driver") || mentions(error, "/nonexistent"))
       << error;
   rowred_kernel_unload(nullptr);
+  EXPECT_EQ(rowred_stream_capturing(nullptr, nullptr), 1);
+  EXPECT_TRUE(mentions(rowred_last_error(), "no result address"));
+  // The default stream captures nothing (or, without a driver, the driver
+  // is named).
+  int capturing = -1;
+  if (rowred_stream_capturing(nullptr, &capturing)) {
+    EXPECT_TRUE(mentions(rowred_last_error(), "CUDA driver"))
+        << rowred_last_error();
+  } else {
+    EXPECT_EQ(capturing, 0);
+  }
 }
 
 TEST(Runtime, NoRowsTakeNullAddresses) {

@@ -47,6 +47,7 @@ namespace rowred::runtime {
   X(cuMemcpyDtoH_v2)                                                           \
   X(cuMemcpyDtoD_v2)                                                           \
   X(cuMemsetD32_v2)                                                            \
+  X(cuStreamIsCapturing)                                                       \
   X(cuLaunchKernel)                                                            \
   X(cuLaunchCooperativeKernel)                                                 \
   X(cuEventCreate)                                                             \
