@@ -13,8 +13,10 @@ forward and backward on an input that requires grad), rms_norm (and its
 residual form) and layer_norm (forward, and forward and backward with a
 weight and bias that require grad), logsumexp and cross-entropy (reduction mean),
 against torch.softmax, F.rms_norm (x + r first for the residual form),
-F.layer_norm, torch.logsumexp and F.cross_entropy; f32 and bf16. Every
-output is checked against PyTorch's first.
+F.layer_norm, torch.logsumexp and F.cross_entropy; f32 and bf16. "py" is
+the package with its native ops off (their autograd in Python,
+rowred._native.python_autograd), in the same turns. Every output is
+checked against PyTorch's first.
 
 usage: host_overhead.py PACK_DIR [--rows M] [--cols N] [--iters K]
                         [--reps R]
@@ -50,12 +52,15 @@ def per_call_us(fn, iters):
 
 
 def compare(ours, theirs, iters, reps):
-    """(ours, PyTorch's) median time per call over `reps` turns each."""
-    times = ([], [])
+    """(ours, ours with the autograd in Python, PyTorch's) median time per
+    call over `reps` turns each."""
+    times = ([], [], [])
     for _ in range(reps):
         times[0].append(per_call_us(ours, iters))
-        times[1].append(per_call_us(theirs, iters))
-    return statistics.median(times[0]), statistics.median(times[1])
+        with rowred._native.python_autograd():
+            times[1].append(per_call_us(ours, iters))
+        times[2].append(per_call_us(theirs, iters))
+    return tuple(statistics.median(t) for t in times)
 
 
 def cases(m, n, dtype):
@@ -110,8 +115,12 @@ def main():
     print(f"device: {torch.cuda.get_device_name()}; PyTorch "
           f"{torch.__version__}; {args.rows} x {args.cols}; us per call, "
           f"median of {args.reps}")
-    print(f"{'op':18s} {'dtype':9s} {'ours':>7s} {'torch':>7s} "
-          f"{'ours / torch':>12s}")
+    native = rowred._native.op("softmax") is not None
+    print("ours: " + ("the native ops (librowred_torch.so)" if native else
+                      "no native ops: librowred_torch.so not built") +
+          "; py: ours with the autograd in Python")
+    print(f"{'op':18s} {'dtype':9s} {'ours':>7s} {'py':>7s} {'torch':>7s} "
+          f"{'ours / torch':>12s} {'py / torch':>10s}")
     for dtype in (torch.float32, torch.bfloat16):
         for name, ours, theirs in cases(args.rows, args.cols, dtype):
             if "bwd" not in name:
@@ -119,9 +128,11 @@ def main():
                 torch.testing.assert_close(
                     ours().float(), theirs().float(), atol=tol, rtol=tol,
                     msg=lambda m: f"{name} {dtype}: {m}")
-            t_ours, t_torch = compare(ours, theirs, args.iters, args.reps)
+            t_ours, t_py, t_torch = compare(ours, theirs, args.iters,
+                                            args.reps)
             print(f"{name:18s} {str(dtype)[6:]:9s} {t_ours:7.1f} "
-                  f"{t_torch:7.1f} {t_ours / t_torch:12.2f}")
+                  f"{t_py:7.1f} {t_torch:7.1f} {t_ours / t_torch:12.2f} "
+                  f"{t_py / t_torch:10.2f}")
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ _dispatch_modes = getattr(torch._C, "_len_torch_dispatch_stack",
 _compiling = torch.compiler.is_compiling
 
 
-def _direct(args):
+def direct(args):
     """Whether a call with `args` may skip the dispatcher: eager, no
     dispatch mode active, every tensor argument a plain torch.Tensor."""
     if _compiling() or _dispatch_modes():
@@ -76,7 +76,7 @@ class Op:
              "backward": staticmethod(backward)})
 
     def __call__(self, *args):
-        if not _direct(args):
+        if not direct(args):
             return self.overload(*args)
         if _needs_grad(args):
             if self._function is None:

@@ -20,6 +20,8 @@ ABI_VERSION = 7
 
 _lock = threading.Lock()
 _lib = None
+# The path _lib was loaded from.
+_path = None
 # rowred._launch bound to _lib, or None.
 _launcher = None
 
@@ -45,7 +47,7 @@ def _candidates():
 
 def library():
     """The loaded runtime library (loaded once)."""
-    global _lib, _launcher
+    global _lib, _launcher, _path
     with _lock:
         if _lib is not None:
             return _lib
@@ -68,8 +70,14 @@ def library():
                 f"{lib.rowred_runtime_abi_version()}, this package ABI "
                 f"{ABI_VERSION}; rebuild them together")
         _launcher = _bind_launcher(lib, path)
-        _lib = lib
+        _lib, _path = lib, path
         return lib
+
+
+def library_path():
+    """Where the runtime library was loaded from."""
+    library()
+    return _path
 
 
 def _bind_launcher(lib, path):
@@ -168,6 +176,8 @@ class Kernel:
         self._handle = lib.rowred_kernel_load(metadata_path.encode(), device)
         if not self._handle:
             raise RowredError(_error(lib))
+        # The handle as an int, for the native ops (rowred._native).
+        self.handle = self._handle
         self.name = lib.rowred_kernel_name(self._handle).decode()
         self.op = lib.rowred_kernel_op(self._handle).decode()
         self.input_type = lib.rowred_kernel_input_type(self._handle).decode()

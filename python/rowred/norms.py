@@ -21,7 +21,7 @@ from typing import Optional, Tuple
 import torch
 
 from ._oplib import Op
-from .ops import _exact_kernel, _launch_operands, check_input
+from .ops import _exact_kernel, _launch_operands, check_input, native_call
 
 
 def _run_norm(op, inputs, columns, eps, statistics):
@@ -260,6 +260,15 @@ rms_norm_residual_op.register_autograd(_rms_norm_residual_backward,
 layer_norm_op.register_autograd(_layer_norm_backward, _save_norm)
 
 
+# The pack ops of each norm's native op (rowred._native): the forward's,
+# then the backward's (the residual form's, then the plain one it takes
+# where h got no gradient of its own).
+_RMS_NORM_KERNELS = ("rms_norm", "rms_norm_backward")
+_RESIDUAL_KERNELS = ("rms_norm_residual", "rms_norm_residual_backward",
+                     "rms_norm_backward")
+_LAYER_NORM_KERNELS = ("layer_norm", "layer_norm_backward")
+
+
 def _check_norm(name, x, normalized_shape, columns):
     """x's row length after the checks a user's arguments get; None where
     the arguments ask for what the kernels do not compute (a weight or bias
@@ -326,9 +335,13 @@ def rms_norm(x, normalized_shape, weight=None, eps=None, residual=None):
     rows = _as_rows(x, n)
     w = _column(weight, x, 1.0)
     if residual is None:
-        y, _ = rms_norm_op(rows, w, eps)
+        y = native_call("rms_norm", _RMS_NORM_KERNELS, (rows, w), eps)
+        if y is None:
+            y, _ = rms_norm_op(rows, w, eps)
         return _shaped(y, x)
-    y, h, _ = rms_norm_residual_op(rows, _as_rows(residual, n), w, eps)
+    inputs = (rows, _as_rows(residual, n), w)
+    out = native_call("rms_norm_residual", _RESIDUAL_KERNELS, inputs, eps)
+    y, h = out if out is not None else rms_norm_residual_op(*inputs, eps)[:2]
     return _shaped(y, x), _shaped(h, x)
 
 
@@ -353,6 +366,9 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     if n is None:
         return torch.nn.functional.layer_norm(x, normalized_shape, weight,
                                               bias, eps)
-    y, _, _ = layer_norm_op(_as_rows(x, n), _column(weight, x, 1.0),
-                            _column(bias, x, 0.0), float(eps))
+    eps = float(eps)
+    inputs = (_as_rows(x, n), _column(weight, x, 1.0), _column(bias, x, 0.0))
+    y = native_call("layer_norm", _LAYER_NORM_KERNELS, inputs, eps)
+    if y is None:
+        y, _, _ = layer_norm_op(*inputs, eps)
     return _shaped(y, x)

@@ -26,9 +26,9 @@ from typing import Tuple
 
 import torch
 
-from . import _runtime, _scale, packs
+from . import _native, _runtime, _scale, packs
 from ._oplib import LIB as _lib
-from ._oplib import Op
+from ._oplib import Op, direct
 
 _DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
 
@@ -57,6 +57,7 @@ def load_pack(path):
         _packs.append(pack)
         _kernels.clear()
         _no_kernel.clear()
+        _native_kernels.clear()
         _workspaces.clear()
     return pack
 
@@ -193,6 +194,37 @@ def _exact_kernel(op, x, n, eps=None):
         with _lock:
             _no_kernel.add(key)
         return None
+
+
+# The runtime handles of a native op's kernels by (pack ops, dtype, N,
+# device index, eps); None where a pack lacks one of them.
+_native_kernels = {}
+
+
+def native_call(name, kernel_ops, tensors, eps=None):
+    """rowred_native::<name> (rowred._native) of `tensors`, with the kernels
+    of the pack ops `kernel_ops` (the forward's, then the backward's) for
+    rows of tensors[0]'s dtype, length and device, the forward's with the
+    epsilon `eps` for packs.EPS_OPS; None where it does not apply: the
+    native library absent, a call the dispatcher must see
+    (_oplib.direct), or a kernel missing."""
+    native = _native.op(name)
+    if native is None or not direct(tensors):
+        return None
+    x = tensors[0]
+    n = x.size(-1)
+    key = (kernel_ops, x.dtype, n, x.get_device(), eps)
+    handles = _native_kernels.get(key, False)
+    if handles is False:
+        kernels = [_exact_kernel(op, x, n, eps if op in packs.EPS_OPS
+                                 else None) if n else None
+                   for op in kernel_ops]
+        handles = None if None in kernels else \
+            tuple(k.handle for k in kernels)
+        _native_kernels[key] = handles
+    if handles is None:
+        return None
+    return native(*tensors, *handles)
 
 
 # Zeroed workspaces by (kernel, device, stream). A launch that completes
@@ -676,6 +708,10 @@ def softmax(x, dim=-1, safe=False):
     `safe`, a row that is entirely -inf (a fully masked attention row) gives
     zeros instead of NaN, as PyTorch's _safe_softmax."""
     check_input("softmax", x, dim)
+    name = "softmax_safe" if safe else "softmax"
+    y = _native_softmax(name, "softmax_backward", x)
+    if y is not None:
+        return y
     if safe:
         return softmax_safe_op(x)
     return softmax_op(x)
@@ -688,7 +724,20 @@ def log_softmax(x, dim=-1, safe=False):
     check_input("log_softmax", x, dim)
     if safe:
         return log_softmax_safe_op(x)
+    y = _native_softmax("log_softmax", "log_softmax_backward", x)
+    if y is not None:
+        return y
     return log_softmax_op(x)
+
+
+def _native_softmax(forward, backward, x):
+    """y of the pack op `forward` with the gradient of `backward` on the
+    native op, where it applies (native_call) and x's rows are contiguous
+    or evenly strided 2-D rows that do not overlap; else None."""
+    if not x.is_contiguous() and (
+            x.dim() != 2 or (x.size(0) > 1 and x.stride(0) < x.size(1))):
+        return None
+    return native_call("softmax", (forward, backward), (x,))
 
 
 _default_packs()

@@ -14,6 +14,7 @@ torch.compile(fullgraph=True), CUDA graph capture and replay, two streams
 at once, strided and empty inputs, and the errors a user sees. Exits 77
 (skipped) without a GPU or PyTorch.
 """
+import contextlib
 import os
 import sys
 import unittest
@@ -702,6 +703,140 @@ class Integration(unittest.TestCase):
         for i in range(2):
             torch.testing.assert_close(outs[i].double(), ref("softmax", xs[i]),
                                        atol=2e-6, rtol=1e-5)
+
+
+class Native(unittest.TestCase):
+    """The native ops (librowred_torch.so, rowred._native) against the
+    same kernels run from Python: the same bits forward and backward."""
+
+    def setUp(self):
+        runtime = rowred._runtime.library_path()
+        path = os.path.join(os.path.dirname(runtime), rowred._native.LIBRARY)
+        if not os.path.isfile(path):
+            self.skipTest(f"no {path}: the native ops are not built")
+        self.assertIsNotNone(rowred._native.op("rms_norm"),
+                             f"{path} did not load")
+
+    STEPS = {
+        "softmax": lambda x, w, b, r: rowred.softmax(x),
+        "softmax_safe": lambda x, w, b, r: rowred.softmax(x, safe=True),
+        "log_softmax": lambda x, w, b, r: rowred.log_softmax(x),
+        "rms_norm": lambda x, w, b, r: rowred.rms_norm(x, (x.size(-1),), w,
+                                                       1e-5),
+        "rms_norm_residual": lambda x, w, b, r: rowred.rms_norm(
+            x, (x.size(-1),), w, 1e-6, residual=r),
+        "layer_norm": lambda x, w, b, r: rowred.layer_norm(
+            x, (x.size(-1),), w, b, 1e-5),
+    }
+
+    def run_step(self, name, leaves, grads, native):
+        """(outputs, the leaves' gradients) of STEPS[name], on the native
+        ops or with the autograd in Python."""
+        xs = [t if t is None else t.clone().requires_grad_()
+              for t in leaves]
+        with contextlib.nullcontext() if native else rowred._native.python_autograd():
+            out = self.STEPS[name](*xs)
+            outs = out if isinstance(out, tuple) else (out,)
+            if native and leaves[0].dim() == 2:
+                self.assertIn("CppNode", outs[0].grad_fn.name(), name)
+            torch.autograd.backward(
+                [o for o, g in zip(outs, grads) if g is not None],
+                [g for g in grads if g is not None])
+        return [o.detach() for o in outs], [t.grad for t in xs]
+
+    def inputs(self, shape, dtype):
+        n = shape[-1]
+
+        def randn(*s):
+            return torch.randn(s, device="cuda", dtype=dtype)
+        return [randn(*shape) + 1, torch.rand(n, device="cuda", dtype=dtype)
+                + 0.5, randn(n), randn(*shape)]
+
+    def test_same_bits_as_the_python_autograd(self):
+        # M = 1, odd row counts, leading dimensions, a non-contiguous
+        # incoming gradient; the residual form with gradients of y and h,
+        # of y alone and of h alone.
+        for dtype in (torch.float32, torch.bfloat16):
+            for shape in ((1, 4096), (37, 1024), (3, 11, 4096)):
+                leaves = self.inputs(shape, dtype)
+                dy = torch.randn(shape[::-1], device="cuda",
+                                 dtype=dtype).transpose(0, -1)
+                for name in self.STEPS:
+                    grad_sets = [(dy, dy)]
+                    if name == "rms_norm_residual":
+                        grad_sets += [(dy, None), (None, dy)]
+                    for grads in grad_sets:
+                        what = f"{name} {shape} {dtype} {grads[1] is None}"
+                        got = self.run_step(name, leaves, grads, True)
+                        want = self.run_step(name, leaves, grads, False)
+                        for g, w in zip(got[0] + got[1], want[0] + want[1]):
+                            self.assertEqual(g is None, w is None, what)
+                            if g is not None:
+                                self.assertTrue(torch.equal(g, w), what)
+
+    def test_strided_softmax_rows(self):
+        base = torch.randn(300, 5000, device="cuda")
+        g = torch.randn(300, 4096, device="cuda")
+        for name in ("softmax", "log_softmax"):
+            results = []
+            for native in (True, False):
+                wide = base.clone().requires_grad_()
+                with contextlib.nullcontext() if native else \
+                        rowred._native.python_autograd():
+                    y = getattr(rowred, name)(wide[:, :4096])
+                    y.backward(g)
+                if native:
+                    self.assertIn("CppNode", y.grad_fn.name(), name)
+                results.append((y.detach(), wide.grad))
+            for got, want in zip(*results):
+                self.assertTrue(torch.equal(got, want), name)
+
+    def test_without_grad(self):
+        x, w, b, _ = self.inputs((64, 4096), torch.bfloat16)
+        for mode in (torch.no_grad, torch.inference_mode):
+            with mode():
+                y = rowred.layer_norm(x, (4096,), w, b, 1e-5)
+                with rowred._native.python_autograd():
+                    want = rowred.layer_norm(x, (4096,), w, b, 1e-5)
+            self.assertTrue(torch.equal(y, want), mode.__name__)
+
+    def test_cuda_graph_of_a_step(self):
+        """Forward and backward captured (the backward's workspace a buffer
+        of the graph's own) against the eager step."""
+        x, w, _, _ = self.inputs((512, 4096), torch.bfloat16)
+        dy = torch.randn_like(x)
+        xs = [t.clone().requires_grad_() for t in (x, w)]
+
+        def step():
+            for t in xs:
+                t.grad = None
+            rowred.rms_norm(xs[0], (4096,), xs[1], 1e-5).backward(dy)
+
+        step()
+        want = [t.grad.clone() for t in xs]
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            step()
+        torch.cuda.current_stream().wait_stream(stream)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            step()
+        captured = [t.grad for t in xs]
+        for _ in range(3):
+            graph.replay()
+            step()  # an eager step between replays, on the cached workspace
+            torch.cuda.synchronize()
+            for t, c, g in zip(xs, captured, want):
+                self.assertTrue(torch.equal(c, g))
+                self.assertTrue(torch.equal(t.grad, g))
+
+    def test_second_order_gradient_refused(self):
+        x, w, _, _ = self.inputs((8, 4096), torch.float32)
+        x.requires_grad_()
+        y = rowred.rms_norm(x, (4096,), w, 1e-5)
+        with self.assertRaisesRegex(RuntimeError, "create_graph"):
+            torch.autograd.grad(y.sum(), x, create_graph=True)
 
 
 class Errors(unittest.TestCase):

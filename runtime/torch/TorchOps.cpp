@@ -1,0 +1,368 @@
+//===- TorchOps.cpp - The package's eager ops with C++ autograd -----------===//
+//
+// Part of the softmax kernel compiler.
+//
+//===----------------------------------------------------------------------===//
+//
+// The operator library librowred_torch.so: rowred_native::softmax,
+// ::rms_norm, ::rms_norm_residual and ::layer_norm, the rowred package's
+// eager path where its kernels cover an op's forward and backward. Each is
+// a torch::autograd::Function whose forward allocates the outputs and
+// launches the forward kernel, and whose backward node launches the
+// backward kernel, in C++: an eager step calls one op from Python for the
+// forward and none for the backward, where a torch.autograd.Function costs
+// the host a trip through Python layers each way (docs/performance.md, The
+// host's time per call).
+//
+// The package looks the kernels up in its packs, keeps them loaded and
+// passes their rowred_runtime handles; the launches go through the
+// runtime's C API on PyTorch's current stream. The package keeps the
+// checks of a user's arguments, the fallbacks to PyTorch's ops, and the
+// dispatcher path (torch.compile, fake tensors, subclasses).
+//
+//===----------------------------------------------------------------------===//
+
+#include "rowred_runtime.h"
+
+#include <ATen/ATen.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <torch/csrc/autograd/custom_function.h>
+#include <torch/library.h>
+
+#include <map>
+#include <mutex>
+#include <tuple>
+#include <vector>
+
+using at::Tensor;
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+namespace {
+
+/// The kernel whose rowred_runtime handle the package passed as `handle`.
+const rowred_kernel *kernelOf(int64_t handle) {
+  return reinterpret_cast<const rowred_kernel *>(static_cast<intptr_t>(handle));
+}
+
+[[noreturn]] void fail(const char *what) {
+  TORCH_CHECK(false, "rowred: ", what, ": ", rowred_last_error());
+}
+
+/// Zeroed workspaces by (kernel, device, stream). A launch that completes
+/// leaves its kernel's workspace as the kernel needs it next (docs/abi.md),
+/// so one buffer serves a kernel's launches on a stream in turn; a launch
+/// captured into a CUDA graph gets a zeroed buffer of its own (a cached one
+/// could be replaced while the graph still reads it). The package's Python
+/// launches keep buffers of their own.
+class Workspaces {
+public:
+  /// The workspace of a launch of `kernel` over rows x cols on `stream`, or
+  /// an undefined tensor where the kernel takes none.
+  Tensor get(const rowred_kernel *kernel, int64_t rows, int64_t cols,
+             c10::Device device, cudaStream_t stream) {
+    uint64_t bytes = 0;
+    if (rowred_kernel_workspace_bytes(kernel, rows, cols, &bytes))
+      fail("workspace");
+    if (!bytes)
+      return Tensor();
+    int capturing = 0;
+    if (rowred_stream_capturing(stream, &capturing))
+      fail("stream");
+    auto zeros = [&] {
+      return at::zeros({static_cast<int64_t>(bytes)},
+                       at::TensorOptions().dtype(at::kByte).device(device));
+    };
+    if (capturing)
+      return zeros();
+    std::lock_guard<std::mutex> lock(mutex);
+    Tensor &cached = buffers[{kernel, device.index(), stream}];
+    if (!cached.defined() || static_cast<uint64_t>(cached.numel()) < bytes)
+      cached = zeros();
+    return cached;
+  }
+
+private:
+  std::mutex mutex;
+  std::map<std::tuple<const rowred_kernel *, int, cudaStream_t>, Tensor>
+      buffers;
+};
+
+Workspaces &workspaces() {
+  static auto *instance = new Workspaces; // Outlives PyTorch's allocator use.
+  return *instance;
+}
+
+/// Launches kernel `handle` over `rows` rows of `cols` elements on the
+/// current stream of `like`'s device, with the device address of each of
+/// `operands` (the kernel's order, docs/abi.md) and the row stride of each
+/// input and output, `rowStrides`.
+void launch(int64_t handle, const Tensor &like, int64_t rows, int64_t cols,
+            c10::ArrayRef<const Tensor *> operands,
+            c10::ArrayRef<int64_t> rowStrides) {
+  if (rows == 0)
+    return;
+  const rowred_kernel *kernel = kernelOf(handle);
+  c10::Device device = like.device();
+  // The runtime makes the kernel's context current: PyTorch's current
+  // device is set for the launch and back.
+  c10::cuda::CUDAGuard guard(device);
+  cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device.index());
+  Tensor workspace = workspaces().get(kernel, rows, cols, device, stream);
+  c10::SmallVector<uint64_t, 12> pointers;
+  for (const Tensor *t : operands)
+    pointers.push_back(reinterpret_cast<uintptr_t>(t->data_ptr()));
+  uint64_t workspaceAddress =
+      workspace.defined() ? reinterpret_cast<uintptr_t>(workspace.data_ptr())
+                          : 0;
+  if (rowred_kernel_launch_operands(
+          kernel, stream, pointers.data(), static_cast<int>(pointers.size()),
+          rowStrides.data(), static_cast<int>(rowStrides.size()), rows, cols,
+          workspaceAddress, /*grid=*/0))
+    fail("launch");
+}
+
+/// Refuses a backward that would be differentiated again (create_graph
+/// with an input that requires grad): the kernels' gradients are not
+/// themselves differentiable.
+void checkOnceDifferentiable(const char *op, const variable_list &tensors) {
+  if (!at::GradMode::is_enabled())
+    return;
+  for (const Tensor &t : tensors)
+    TORCH_CHECK(!t.defined() || !t.requires_grad(), "rowred.", op,
+                ": the gradient of its gradient (create_graph=True) is not "
+                "implemented");
+}
+
+/// The incoming gradient as the backward kernels read it: contiguous rows
+/// of the forward input's dtype.
+Tensor asRows(const Tensor &grad, const Tensor &like) {
+  return grad.contiguous().to(like.scalar_type());
+}
+
+//===----------------------------------------------------------------------===//
+// softmax, log_softmax: dx from the output y and dy.
+//===----------------------------------------------------------------------===//
+
+struct SoftmaxFunction : public torch::autograd::Function<SoftmaxFunction> {
+  /// y = the forward kernel over the rows of x (contiguous, or 2-D with
+  /// rows at least N apart), contiguous in x's shape.
+  static Tensor forward(AutogradContext *ctx, const Tensor &x,
+                        int64_t forwardKernel, int64_t backwardKernel) {
+    TORCH_CHECK(x.dim() > 0 && (x.is_contiguous() || x.dim() == 2),
+                "rowred_native::softmax: expected contiguous or 2-D rows");
+    int64_t n = x.size(-1);
+    Tensor y = at::empty_like(x, at::MemoryFormat::Contiguous);
+    int64_t rows = n ? x.numel() / n : 0;
+    int64_t stride = x.dim() == 2 && rows > 1 ? x.stride(0) : n;
+    launch(forwardKernel, x, rows, n, {&x, &y}, {stride, n});
+    ctx->saved_data["backward"] = backwardKernel;
+    ctx->save_for_backward({y});
+    return y;
+  }
+
+  static variable_list backward(AutogradContext *ctx, variable_list grads) {
+    Tensor y = ctx->get_saved_variables()[0];
+    checkOnceDifferentiable("softmax", {y, grads[0]});
+    Tensor dy = asRows(grads[0], y);
+    Tensor dx = at::empty_like(y);
+    int64_t n = y.size(-1);
+    launch(ctx->saved_data["backward"].toInt(), y, n ? y.numel() / n : 0, n,
+           {&y, &dy, &dx}, {n, n, n});
+    return {dx, Tensor(), Tensor()};
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// The norms: y = norm(x) over rows of N (2-D, contiguous) with per-column
+// operands, f32 statistics per row saved for the backward, whose kernel
+// reads x and dy once and sums the columns' gradients in a fixed order.
+//===----------------------------------------------------------------------===//
+
+/// The forward kernel's outputs over `rowInputs` (x; the residual form's
+/// x and residual) and `columns` (the weight; layer_norm's weight and
+/// bias): one row output per row input (y; h = x + residual), then
+/// `statistics` f32 values per row (rstd; layer_norm's mean and rstd).
+std::vector<Tensor> normForward(int64_t kernel, c10::ArrayRef<Tensor> rowInputs,
+                                c10::ArrayRef<Tensor> columns, int statistics) {
+  const Tensor &x = rowInputs[0];
+  int64_t rows = x.size(0), n = x.size(1);
+  std::vector<Tensor> results;
+  for (const Tensor &input : rowInputs)
+    results.push_back(at::empty_like(input));
+  for (int i = 0; i < statistics; ++i)
+    results.push_back(at::empty({rows}, x.options().dtype(at::kFloat)));
+  // docs/abi.md: the inputs, the outputs, the columns, the per-row outputs.
+  c10::SmallVector<const Tensor *, 8> operands;
+  for (const Tensor &t : rowInputs)
+    operands.push_back(&t);
+  for (size_t i = 0; i < rowInputs.size(); ++i)
+    operands.push_back(&results[i]);
+  for (const Tensor &t : columns)
+    operands.push_back(&t);
+  for (size_t i = rowInputs.size(); i < results.size(); ++i)
+    operands.push_back(&results[i]);
+  c10::SmallVector<int64_t, 4> strides(2 * rowInputs.size(), n);
+  launch(kernel, x, rows, n, operands, strides);
+  return results;
+}
+
+/// (dx, the columns' gradients) of a norm from its backward kernel: x (the
+/// residual form's h), dy and `extra` (the gradient h itself got, where
+/// defined) in, dx out, the weight and the forward's `statistics`, then
+/// one gradient like the weight per forward column (`columnGradients`).
+std::pair<Tensor, std::vector<Tensor>>
+normBackward(int64_t kernel, const Tensor &x, const Tensor &grad,
+             const Tensor &extra, const Tensor &weight,
+             c10::ArrayRef<Tensor> statistics, int columnGradients) {
+  int64_t rows = x.size(0), n = x.size(1);
+  Tensor dy = asRows(grad, x);
+  Tensor added = extra.defined() ? asRows(extra, x) : Tensor();
+  Tensor dx = at::empty_like(x);
+  std::vector<Tensor> columns;
+  for (int i = 0; i < columnGradients; ++i)
+    columns.push_back(at::empty_like(weight));
+  // docs/abi.md: the row inputs, dx, the weight, the statistics, then the
+  // columns' gradients; a row stride per row input and output.
+  c10::SmallVector<const Tensor *, 10> operands = {&x, &dy};
+  if (added.defined())
+    operands.push_back(&added);
+  operands.push_back(&dx);
+  c10::SmallVector<int64_t, 4> strides(operands.size(), n);
+  operands.push_back(&weight);
+  for (const Tensor &t : statistics)
+    operands.push_back(&t);
+  for (const Tensor &t : columns)
+    operands.push_back(&t);
+  launch(kernel, x, rows, n, operands, strides);
+  return {dx, columns};
+}
+
+/// A gradient the caller asked for, else undefined.
+Tensor ifNeeded(AutogradContext *ctx, size_t input, const Tensor &grad) {
+  return ctx->needs_input_grad(input) ? grad : Tensor();
+}
+
+struct RmsNormFunction : public torch::autograd::Function<RmsNormFunction> {
+  static Tensor forward(AutogradContext *ctx, const Tensor &x,
+                        const Tensor &weight, int64_t forwardKernel,
+                        int64_t backwardKernel) {
+    std::vector<Tensor> out = normForward(forwardKernel, {x}, {weight}, 1);
+    ctx->saved_data["backward"] = backwardKernel;
+    ctx->save_for_backward({x, weight, out[1]});
+    return out[0];
+  }
+
+  static variable_list backward(AutogradContext *ctx, variable_list grads) {
+    variable_list saved = ctx->get_saved_variables();
+    checkOnceDifferentiable("rms_norm", {saved[0], saved[1], grads[0]});
+    auto [dx, columns] =
+        normBackward(ctx->saved_data["backward"].toInt(), saved[0], grads[0],
+                     Tensor(), saved[1], {saved[2]}, 1);
+    return {dx, ifNeeded(ctx, 1, columns[0]), Tensor(), Tensor()};
+  }
+};
+
+/// The residual form: h = x + residual, y = rms_norm(h); returns (y, h).
+/// x and the residual both get the gradient of h: y's through the backward
+/// kernel plus the gradient h itself got, added in that kernel (the plain
+/// backward's where h got none).
+struct RmsNormResidualFunction
+    : public torch::autograd::Function<RmsNormResidualFunction> {
+  static variable_list forward(AutogradContext *ctx, const Tensor &x,
+                               const Tensor &residual, const Tensor &weight,
+                               int64_t forwardKernel, int64_t backwardKernel,
+                               int64_t plainBackwardKernel) {
+    std::vector<Tensor> out =
+        normForward(forwardKernel, {x, residual}, {weight}, 1);
+    ctx->set_materialize_grads(false);
+    ctx->saved_data["backward"] = backwardKernel;
+    ctx->saved_data["plain_backward"] = plainBackwardKernel;
+    ctx->save_for_backward({out[1], weight, out[2]});
+    return {out[0], out[1]};
+  }
+
+  static variable_list backward(AutogradContext *ctx, variable_list grads) {
+    const Tensor &gradY = grads[0], &gradH = grads[1];
+    if (!gradY.defined())
+      return {gradH, gradH, Tensor(), Tensor(), Tensor(), Tensor()};
+    variable_list saved = ctx->get_saved_variables();
+    checkOnceDifferentiable("rms_norm", {saved[0], saved[1], gradY, gradH});
+    int64_t kernel =
+        ctx->saved_data[gradH.defined() ? "backward" : "plain_backward"]
+            .toInt();
+    auto [dh, columns] =
+        normBackward(kernel, saved[0], gradY, gradH, saved[1], {saved[2]}, 1);
+    return {dh, dh, ifNeeded(ctx, 2, columns[0]), Tensor(), Tensor(), Tensor()};
+  }
+};
+
+struct LayerNormFunction : public torch::autograd::Function<LayerNormFunction> {
+  static Tensor forward(AutogradContext *ctx, const Tensor &x,
+                        const Tensor &weight, const Tensor &bias,
+                        int64_t forwardKernel, int64_t backwardKernel) {
+    std::vector<Tensor> out =
+        normForward(forwardKernel, {x}, {weight, bias}, 2);
+    ctx->saved_data["backward"] = backwardKernel;
+    ctx->save_for_backward({x, weight, out[1], out[2]});
+    return out[0];
+  }
+
+  static variable_list backward(AutogradContext *ctx, variable_list grads) {
+    variable_list saved = ctx->get_saved_variables();
+    checkOnceDifferentiable("layer_norm", {saved[0], saved[1], grads[0]});
+    auto [dx, columns] =
+        normBackward(ctx->saved_data["backward"].toInt(), saved[0], grads[0],
+                     Tensor(), saved[1], {saved[2], saved[3]}, 2);
+    return {dx, ifNeeded(ctx, 1, columns[0]), ifNeeded(ctx, 2, columns[1]),
+            Tensor(), Tensor()};
+  }
+};
+
+Tensor softmax(const Tensor &x, int64_t forwardKernel, int64_t backwardKernel) {
+  return SoftmaxFunction::apply(x, forwardKernel, backwardKernel);
+}
+
+Tensor rmsNorm(const Tensor &x, const Tensor &weight, int64_t forwardKernel,
+               int64_t backwardKernel) {
+  return RmsNormFunction::apply(x, weight, forwardKernel, backwardKernel);
+}
+
+std::tuple<Tensor, Tensor>
+rmsNormResidual(const Tensor &x, const Tensor &residual, const Tensor &weight,
+                int64_t forwardKernel, int64_t backwardKernel,
+                int64_t plainBackwardKernel) {
+  variable_list out = RmsNormResidualFunction::apply(
+      x, residual, weight, forwardKernel, backwardKernel, plainBackwardKernel);
+  return {out[0], out[1]};
+}
+
+Tensor layerNorm(const Tensor &x, const Tensor &weight, const Tensor &bias,
+                 int64_t forwardKernel, int64_t backwardKernel) {
+  return LayerNormFunction::apply(x, weight, bias, forwardKernel,
+                                  backwardKernel);
+}
+
+} // namespace
+
+// The kernels are rowred_runtime handles (int) the package looked up for
+// the input's dtype, row length and device (and the norms' epsilon).
+TORCH_LIBRARY(rowred_native, m) {
+  m.def("softmax(Tensor x, int forward, int backward) -> Tensor");
+  m.def("rms_norm(Tensor x, Tensor weight, int forward, int backward) -> "
+        "Tensor");
+  m.def("rms_norm_residual(Tensor x, Tensor residual, Tensor weight, "
+        "int forward, int backward, int plain_backward) -> (Tensor, Tensor)");
+  m.def("layer_norm(Tensor x, Tensor weight, Tensor bias, int forward, "
+        "int backward) -> Tensor");
+}
+
+// Each op is its autograd Function, on every dispatch key: the package
+// calls them on CUDA tensors in eager mode only.
+TORCH_LIBRARY_IMPL(rowred_native, CompositeImplicitAutograd, m) {
+  m.impl("softmax", &softmax);
+  m.impl("rms_norm", &rmsNorm);
+  m.impl("rms_norm_residual", &rmsNormResidual);
+  m.impl("layer_norm", &layerNorm);
+}
