@@ -7,8 +7,8 @@ compiler and the CUDA toolkit's cuda.h, found through $CUDA_PATH or
 /usr/local/cuda), is copied into the package, where rowred._runtime finds
 it; and the extension module rowred._launch, the package's launch call
 (optional: without Python's headers the package launches through ctypes);
-and, where the Python that runs the build imports torch, the operator
-library librowred_torch.so, the package's eager ops with their autograd in
+and, where the Python that runs the build imports torch, the extension
+module rowred._native_ops, the package's eager ops with their autograd in
 C++ (runtime/torch/TorchOps.cpp; without it their autograd runs in
 Python).
 With ROWRED_BUNDLE_PACK=DIR the pack in DIR is copied into the package
@@ -19,13 +19,13 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 
 from setuptools import Extension, setup
 from setuptools.command.build_py import build_py
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 LIBRARY = "librowred_runtime.so"
-TORCH_LIBRARY = "librowred_torch.so"
 
 
 class BuildPyWithRuntime(build_py):
@@ -40,17 +40,17 @@ class BuildPyWithRuntime(build_py):
                  "-DSOFTMAX_RUNNER_ONLY=ON", "-DCMAKE_BUILD_TYPE=Release",
                  f"-DPython3_EXECUTABLE={sys.executable}"]
         subprocess.run(cmake, check=True)
-        libraries = [LIBRARY]
         # The native ops where this Python imports torch (pip install
         # --no-build-isolation: an isolated build has no torch).
+        targets = {"rowred_runtime": LIBRARY}
         if importlib.util.find_spec("torch") is not None:
-            libraries.append(TORCH_LIBRARY)
-        for library in libraries:
-            subprocess.run(["cmake", "--build", build_temp, "--target",
-                            library[3:-3], "--parallel"], check=True)
+            targets["rowred_native_ops"] = "_native_ops" + \
+                sysconfig.get_config_var("EXT_SUFFIX")
+        subprocess.run(["cmake", "--build", build_temp, "--parallel",
+                        "--target", *targets], check=True)
         package = os.path.join(self.build_lib, "rowred")
-        for library in libraries:
-            shutil.copy2(os.path.join(build_temp, "lib", library), package)
+        for built in targets.values():
+            shutil.copy2(os.path.join(build_temp, "lib", built), package)
         pack = os.environ.get("ROWRED_BUNDLE_PACK")
         if pack:
             if not os.path.isfile(os.path.join(pack, "manifest.json")):

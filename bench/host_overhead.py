@@ -116,8 +116,8 @@ def main():
           f"{torch.__version__}; {args.rows} x {args.cols}; us per call, "
           f"median of {args.reps}")
     native = rowred._native.op("softmax") is not None
-    print("ours: " + ("the native ops (librowred_torch.so)" if native else
-                      "no native ops: librowred_torch.so not built") +
+    print("ours: " + ("the native ops (rowred._native_ops)" if native else
+                      "no native ops: rowred._native_ops not built") +
           "; py: ours with the autograd in Python")
     print(f"{'op':18s} {'dtype':9s} {'ours':>7s} {'py':>7s} {'torch':>7s} "
           f"{'ours / torch':>12s} {'py / torch':>10s}")

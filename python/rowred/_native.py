@@ -1,29 +1,32 @@
-"""The package's native eager ops: librowred_torch.so
-(runtime/torch/TorchOps.cpp), rowred_native::softmax, ::rms_norm,
-::rms_norm_residual and ::layer_norm, each an autograd Function in C++
-over the forward and backward kernels the package passes.
+"""The package's native eager ops: the extension module rowred._native_ops
+(runtime/torch/TorchOps.cpp), softmax, rms_norm, rms_norm_residual and
+layer_norm, each an autograd Function in C++ over the forward and backward
+kernels the package passes, and cross_entropy_loss, cross-entropy's
+reduced loss without a gradient.
 
 An eager call that may skip the dispatcher (_oplib) and whose kernels the
 packs hold runs there: one call into C++ for the forward, none into Python
-for the backward. The library is loaded from beside the runtime library
-(so that it launches through the same one), where `pip install .` or the
-CMake build put it when PyTorch was importable; where it is absent, or
-with ROWRED_NATIVE=0, the ops' autograd runs in Python (rowred._oplib).
+for the backward. The module is loaded from beside the runtime library (so
+that it launches through the same one), where `pip install .` or the CMake
+build put it when PyTorch was importable; where it is absent, or with
+ROWRED_NATIVE=0, the ops' autograd runs in Python (rowred._oplib).
 """
 import contextlib
+import importlib.util
 import os
+import sysconfig
 import threading
 import warnings
-
-import torch
 
 from . import _runtime
 
 _lock = threading.Lock()
-# torch.ops.rowred_native's functions by name once loaded; {} where the
-# library is absent or disabled; None until first asked.
+# The module's functions by name once loaded; {} where it is absent or
+# disabled; None until first asked.
 _ops = None
-LIBRARY = "librowred_torch.so"
+MODULE = "_native_ops" + sysconfig.get_config_var("EXT_SUFFIX")
+NAMES = ("softmax", "rms_norm", "rms_norm_residual", "layer_norm",
+         "cross_entropy_loss")
 
 
 def _load():
@@ -32,22 +35,19 @@ def _load():
     runtime = _runtime.library_path()
     if not os.path.isabs(runtime):
         return {}
-    path = os.path.join(os.path.dirname(runtime), LIBRARY)
+    path = os.path.join(os.path.dirname(runtime), MODULE)
     if not os.path.isfile(path):
         return {}
     try:
-        torch.ops.load_library(path)
-    except (OSError, RuntimeError) as e:
+        spec = importlib.util.spec_from_file_location("rowred._native_ops",
+                                                      path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    except ImportError as e:
         warnings.warn(f"rowred: cannot load {path} ({e}); the ops' autograd "
                       "runs in Python")
         return {}
-    namespace = torch.ops.rowred_native
-    ops = {}
-    for name in ("softmax", "rms_norm", "rms_norm_residual", "layer_norm"):
-        overload = getattr(namespace, name).default
-        # The overload's C++ callable, less OpOverload.__call__'s frame.
-        ops[name] = getattr(overload, "_op", overload)
-    return ops
+    return {name: getattr(module, name) for name in NAMES}
 
 
 def op(name):

@@ -201,12 +201,12 @@ def _exact_kernel(op, x, n, eps=None):
 _native_kernels = {}
 
 
-def native_call(name, kernel_ops, tensors, eps=None):
-    """rowred_native::<name> (rowred._native) of `tensors`, with the kernels
-    of the pack ops `kernel_ops` (the forward's, then the backward's) for
-    rows of tensors[0]'s dtype, length and device, the forward's with the
-    epsilon `eps` for packs.EPS_OPS; None where it does not apply: the
-    native library absent, a call the dispatcher must see
+def native_call(name, kernel_ops, tensors, eps=None, args=()):
+    """rowred._native_ops.<name> (rowred._native) of `tensors` and `args`, with
+    the kernels of the pack ops `kernel_ops` (the forward's, then the
+    backward's) for rows of tensors[0]'s dtype, length and device, the
+    forward's with the epsilon `eps` for packs.EPS_OPS; None where it does
+    not apply: the native library absent, a call the dispatcher must see
     (_oplib.direct), or a kernel missing."""
     native = _native.op(name)
     if native is None or not direct(tensors):
@@ -224,7 +224,7 @@ def native_call(name, kernel_ops, tensors, eps=None):
         _native_kernels[key] = handles
     if handles is None:
         return None
-    return native(*tensors, *handles)
+    return native(*tensors, *args, *handles)
 
 
 # Zeroed workspaces by (kernel, device, stream). A launch that completes
@@ -661,6 +661,12 @@ def cross_entropy(logits, labels, ignore_index=-100, label_smoothing=0.0,
     if logits.requires_grad and torch.is_grad_enabled():
         return _cross_entropy_training(logits, labels.contiguous(), reduction,
                                        inplace_backward).to(loss_dtype)
+    loss = native_call("cross_entropy_loss", ("cross_entropy",),
+                       (logits, labels),
+                       args=(_REDUCTIONS.index(reduction),
+                             loss_dtype == logits.dtype))
+    if loss is not None:
+        return loss if loss.dtype == loss_dtype else loss.to(loss_dtype)
     loss, _ = cross_entropy_op(logits, labels)
     if reduction == "sum":
         loss = loss.sum()

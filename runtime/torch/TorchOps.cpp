@@ -4,15 +4,20 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The operator library librowred_torch.so: rowred_native::softmax,
-// ::rms_norm, ::rms_norm_residual and ::layer_norm, the rowred package's
+// The extension module rowred._native_ops: softmax, rms_norm,
+// rms_norm_residual and layer_norm, the rowred package's
 // eager path where its kernels cover an op's forward and backward. Each is
 // a torch::autograd::Function whose forward allocates the outputs and
 // launches the forward kernel, and whose backward node launches the
 // backward kernel, in C++: an eager step calls one op from Python for the
 // forward and none for the backward, where a torch.autograd.Function costs
 // the host a trip through Python layers each way (docs/performance.md, The
-// host's time per call).
+// host's time per call). cross_entropy_loss is cross-entropy's reduced
+// loss without a gradient, whose reduction would cost the host several
+// PyTorch calls from Python. The functions are bound with pybind11 (as
+// PyTorch's own extensions are), not registered as torch.ops: the package
+// calls them in eager mode only, and a torch.ops call costs the host more
+// than the rest of a launch (its arguments parsed against the schema).
 //
 // The package looks the kernels up in its packs, keeps them loaded and
 // passes their rowred_runtime handles; the launches go through the
@@ -28,7 +33,7 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <torch/csrc/autograd/custom_function.h>
-#include <torch/library.h>
+#include <torch/csrc/utils/pybind.h>
 
 #include <map>
 #include <mutex>
@@ -151,7 +156,7 @@ struct SoftmaxFunction : public torch::autograd::Function<SoftmaxFunction> {
   static Tensor forward(AutogradContext *ctx, const Tensor &x,
                         int64_t forwardKernel, int64_t backwardKernel) {
     TORCH_CHECK(x.dim() > 0 && (x.is_contiguous() || x.dim() == 2),
-                "rowred_native::softmax: expected contiguous or 2-D rows");
+                "rowred._native_ops.softmax: expected contiguous or 2-D rows");
     int64_t n = x.size(-1);
     Tensor y = at::empty_like(x, at::MemoryFormat::Contiguous);
     int64_t rows = n ? x.numel() / n : 0;
@@ -320,6 +325,32 @@ struct LayerNormFunction : public torch::autograd::Function<LayerNormFunction> {
   }
 };
 
+//===----------------------------------------------------------------------===//
+// cross-entropy without a gradient: the per-row losses of the kernel,
+// reduced.
+//===----------------------------------------------------------------------===//
+
+/// The label whose row has no loss (packs.IGNORE_INDEX).
+constexpr int64_t kIgnoreIndex = -100;
+
+/// The loss of logits (2-D) and int64 labels for the reduction
+/// `reduction` (0: none, 1: mean over the rows not ignored, 2: sum), from
+/// the cross_entropy kernel's f32 per-row losses: f32, or in the logits'
+/// dtype with `inLogitsDtype`.
+Tensor crossEntropyLoss(const Tensor &logits, const Tensor &labels,
+                        int64_t reduction, bool inLogitsDtype, int64_t kernel) {
+  Tensor x = logits.contiguous(), target = labels.contiguous();
+  int64_t rows = x.size(0), n = x.size(1);
+  Tensor loss = at::empty({rows}, x.options().dtype(at::kFloat));
+  Tensor lse = at::empty_like(loss);
+  launch(kernel, x, rows, n, {&x, &target, &loss, &lse}, {n});
+  if (reduction == 1)
+    loss = loss.sum() / target.ne(kIgnoreIndex).sum();
+  else if (reduction == 2)
+    loss = loss.sum();
+  return inLogitsDtype ? loss.to(logits.scalar_type()) : loss;
+}
+
 Tensor softmax(const Tensor &x, int64_t forwardKernel, int64_t backwardKernel) {
   return SoftmaxFunction::apply(x, forwardKernel, backwardKernel);
 }
@@ -348,21 +379,22 @@ Tensor layerNorm(const Tensor &x, const Tensor &weight, const Tensor &bias,
 
 // The kernels are rowred_runtime handles (int) the package looked up for
 // the input's dtype, row length and device (and the norms' epsilon).
-TORCH_LIBRARY(rowred_native, m) {
-  m.def("softmax(Tensor x, int forward, int backward) -> Tensor");
-  m.def("rms_norm(Tensor x, Tensor weight, int forward, int backward) -> "
-        "Tensor");
-  m.def("rms_norm_residual(Tensor x, Tensor residual, Tensor weight, "
-        "int forward, int backward, int plain_backward) -> (Tensor, Tensor)");
-  m.def("layer_norm(Tensor x, Tensor weight, Tensor bias, int forward, "
-        "int backward) -> Tensor");
-}
-
-// Each op is its autograd Function, on every dispatch key: the package
-// calls them on CUDA tensors in eager mode only.
-TORCH_LIBRARY_IMPL(rowred_native, CompositeImplicitAutograd, m) {
-  m.impl("softmax", &softmax);
-  m.impl("rms_norm", &rmsNorm);
-  m.impl("rms_norm_residual", &rmsNormResidual);
-  m.impl("layer_norm", &layerNorm);
+PYBIND11_MODULE(_native_ops, m) {
+  m.doc() = "The rowred package's eager ops with their autograd in C++ "
+            "(runtime/torch/TorchOps.cpp); called by rowred._native.";
+  m.def("softmax", &softmax,
+        "softmax(x, forward, backward) -> y: the rows of x (contiguous, or "
+        "2-D rows that do not overlap), y's gradient by `backward` from y "
+        "and dy");
+  m.def("rms_norm", &rmsNorm,
+        "rms_norm(x, weight, forward, backward) -> y, x 2-D contiguous");
+  m.def("rms_norm_residual", &rmsNormResidual,
+        "rms_norm_residual(x, residual, weight, forward, backward, "
+        "plain_backward) -> (y, h)");
+  m.def("layer_norm", &layerNorm,
+        "layer_norm(x, weight, bias, forward, backward) -> y");
+  m.def("cross_entropy_loss", &crossEntropyLoss,
+        "cross_entropy_loss(logits, labels, reduction, in_logits_dtype, "
+        "kernel) -> loss (reduction 0: none, 1: mean, 2: sum; f32, or the "
+        "logits' dtype)");
 }

@@ -706,12 +706,12 @@ class Integration(unittest.TestCase):
 
 
 class Native(unittest.TestCase):
-    """The native ops (librowred_torch.so, rowred._native) against the
+    """The native ops (rowred._native_ops, rowred._native) against the
     same kernels run from Python: the same bits forward and backward."""
 
     def setUp(self):
         runtime = rowred._runtime.library_path()
-        path = os.path.join(os.path.dirname(runtime), rowred._native.LIBRARY)
+        path = os.path.join(os.path.dirname(runtime), rowred._native.MODULE)
         if not os.path.isfile(path):
             self.skipTest(f"no {path}: the native ops are not built")
         self.assertIsNotNone(rowred._native.op("rms_norm"),
@@ -799,6 +799,28 @@ class Native(unittest.TestCase):
                 with rowred._native.python_autograd():
                     want = rowred.layer_norm(x, (4096,), w, b, 1e-5)
             self.assertTrue(torch.equal(y, want), mode.__name__)
+
+    def test_cross_entropy_loss_without_grad(self):
+        # Every reduction, ignored rows, an exact (32000) and an any-length
+        # (5000) kernel, f32 losses and the logits' dtype; no rows at all.
+        for dtype in (torch.float32, torch.bfloat16):
+            for rows, n in ((64, 32000), (7, 5000), (0, 32000)):
+                x = torch.randn(rows, n, device="cuda", dtype=dtype) * 3
+                labels = torch.randint(0, n, (rows,), device="cuda")
+                labels[::3] = -100
+                for reduction in ("none", "mean", "sum"):
+                    for loss_dtype in (None, torch.float32):
+                        what = f"{rows}x{n} {dtype} {reduction} {loss_dtype}"
+                        got = rowred.cross_entropy(x, labels,
+                                                   reduction=reduction,
+                                                   loss_dtype=loss_dtype)
+                        with rowred._native.python_autograd():
+                            want = rowred.cross_entropy(
+                                x, labels, reduction=reduction,
+                                loss_dtype=loss_dtype)
+                        self.assertEqual(got.dtype, want.dtype, what)
+                        self.assertTrue(torch.equal(got, want) or (
+                            got.isnan().all() and want.isnan().all()), what)
 
     def test_cuda_graph_of_a_step(self):
         """Forward and backward captured (the backward's workspace a buffer
