@@ -10,7 +10,10 @@ plain tensors, with nothing tracing it, does not need it: `Op` runs the
 implementation directly there, through a torch.autograd.Function of the
 same formula where an input requires grad, and through the dispatcher
 everywhere else (torch.compile, fake tensors, tensor subclasses, dispatch
-modes, torch.library.opcheck on the overload).
+modes, torch.library.opcheck on the overload). Where the package's native
+ops are built (rowred._native), the public functions of the norms,
+softmax and log_softmax take them first on such calls: the same formula
+with its autograd in C++.
 """
 import torch
 

@@ -150,6 +150,8 @@ Tensor asRows(const Tensor &grad, const Tensor &like) {
 // softmax, log_softmax: dx from the output y and dy.
 //===----------------------------------------------------------------------===//
 
+/// y = softmax or log-softmax of the rows of x (the forward kernel's op);
+/// dx from y and dy (the backward kernel's).
 struct SoftmaxFunction : public torch::autograd::Function<SoftmaxFunction> {
   /// y = the forward kernel over the rows of x (contiguous, or 2-D with
   /// rows at least N apart), contiguous in x's shape.
@@ -226,8 +228,9 @@ normBackward(int64_t kernel, const Tensor &x, const Tensor &grad,
   Tensor added = extra.defined() ? asRows(extra, x) : Tensor();
   Tensor dx = at::empty_like(x);
   std::vector<Tensor> columns;
+  // Over no rows the kernel does not run: the columns' sums are zeros.
   for (int i = 0; i < columnGradients; ++i)
-    columns.push_back(at::empty_like(weight));
+    columns.push_back(rows ? at::empty_like(weight) : at::zeros_like(weight));
   // docs/abi.md: the row inputs, dx, the weight, the statistics, then the
   // columns' gradients; a row stride per row input and output.
   c10::SmallVector<const Tensor *, 10> operands = {&x, &dy};
@@ -249,6 +252,8 @@ Tensor ifNeeded(AutogradContext *ctx, size_t input, const Tensor &grad) {
   return ctx->needs_input_grad(input) ? grad : Tensor();
 }
 
+/// y = rms_norm(x) with the weight; dx and dw from x, dy, the weight and
+/// the saved rstd.
 struct RmsNormFunction : public torch::autograd::Function<RmsNormFunction> {
   static Tensor forward(AutogradContext *ctx, const Tensor &x,
                         const Tensor &weight, int64_t forwardKernel,
@@ -303,6 +308,8 @@ struct RmsNormResidualFunction
   }
 };
 
+/// y = layer_norm(x) with the weight and bias; dx, dw and db from x, dy,
+/// the weight and the saved mean and rstd.
 struct LayerNormFunction : public torch::autograd::Function<LayerNormFunction> {
   static Tensor forward(AutogradContext *ctx, const Tensor &x,
                         const Tensor &weight, const Tensor &bias,

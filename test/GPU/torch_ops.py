@@ -753,11 +753,12 @@ class Native(unittest.TestCase):
                 + 0.5, randn(n), randn(*shape)]
 
     def test_same_bits_as_the_python_autograd(self):
-        # M = 1, odd row counts, leading dimensions, a non-contiguous
-        # incoming gradient; the residual form with gradients of y and h,
-        # of y alone and of h alone.
+        # M = 1, odd row counts, no rows (the weight's gradient zeros),
+        # leading dimensions, a non-contiguous incoming gradient; the
+        # residual form with gradients of y and h, of y alone and of h
+        # alone.
         for dtype in (torch.float32, torch.bfloat16):
-            for shape in ((1, 4096), (37, 1024), (3, 11, 4096)):
+            for shape in ((1, 4096), (37, 1024), (0, 4096), (3, 11, 4096)):
                 leaves = self.inputs(shape, dtype)
                 dy = torch.randn(shape[::-1], device="cuda",
                                  dtype=dtype).transpose(0, -1)
