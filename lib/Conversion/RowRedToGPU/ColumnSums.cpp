@@ -82,7 +82,7 @@ Value ColumnSums::accumulatorAt(unsigned k, Value col) {
 void ColumnSums::add(unsigned k, Value col, Value value, Value valid,
                      std::optional<int64_t> slot) {
   if (!registers.empty() && slot) {
-    Value &sum = registers[k * (registers.size() / outputs.size()) + *slot];
+    Value &sum = registers[k * registerSlots + *slot];
     Value zero =
         arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(0.0f));
     sum = arith::AddFOp::create(b, sum,
@@ -100,15 +100,20 @@ void ColumnSums::add(unsigned k, Value col, Value value, Value valid,
 
 SmallVector<Value> ColumnSums::registerInits(int64_t slots) {
   Value zero = arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(0.0f));
+  registerSlots = slots;
   return SmallVector<Value>(slots * outputs.size(), zero);
 }
 
 void ColumnSums::holdInRegisters(ValueRange carried) {
+  assert(carried.size() == registerSlots * outputs.size() &&
+         "the registers registerInits made");
   registers.assign(carried.begin(), carried.end());
 }
 
 void ColumnSums::storeRegisters(ValueRange sums,
                                 ArrayRef<std::pair<Value, Value>> columns) {
+  assert(columns.size() == static_cast<size_t>(registerSlots) &&
+         "a column per register slot");
   registers.clear();
   for (unsigned k = 0; k < outputs.size(); ++k) {
     for (auto [slot, column] : llvm::enumerate(columns)) {

@@ -112,8 +112,10 @@ private:
   SmallVector<Type> types;
   Value accumulators;
   PartialRows rows;
-  /// The registers of the row loop being emitted (sum-major), if any.
+  /// The registers of the row loop being emitted (sum-major), if any, and
+  /// the columns each thread holds there (registerInits' slots).
   SmallVector<Value> registers;
+  int64_t registerSlots = 0;
   Value workspace, cols, tid;
   int64_t blockElements, numThreads;
 };

@@ -63,9 +63,8 @@ FailureOr<KernelPlan> Planner::run() {
   fitOperandRegisters();
   // A row of several operands that auto gave a block or a cluster but
   // that does not fit its registers there streams instead (not with sums
-  // down the columns, which the online kernel cannot take: refused).
-  if (opts.strategy == "auto" && plan.strategy != Strategy::online &&
-      !group.hasColumnSums() && !operandsFit()) {
+  // down the columns: refused).
+  if (autoMayStream() && plan.strategy != Strategy::online && !operandsFit()) {
     plan = unshaped;
     plan.strategy = Strategy::online;
     if (failed(shapeOnline()))
@@ -180,8 +179,7 @@ LogicalResult Planner::checkShapeOptions() {
                           group.rowInputs.empty() && group.gathers.empty() &&
                           stageSlots(group) > 0;
   const RowLengthRow *staged =
-      opts.strategy == "auto" && !group.hasColumnSums() &&
-              (canOnline || mayStageStreamed)
+      autoMayStream() && (canOnline || mayStageStreamed)
           ? autoStagedRow(opts, plan, rowLengthKey(), sm,
                           group.hasOneRowOperand() && group.rowInputs.empty())
           : nullptr;
@@ -224,10 +222,10 @@ FailureOr<bool> Planner::chooseStrategy() {
                 "earlier levels' results; a row's chunks meet once per "
                 "level)";
     return true;
-  } else if (opts.strategy == "auto" && sm >= 90 && group.outputs.empty() &&
-             !group.hasColumnSums() && opts.blockSize == 0 &&
-             opts.numWarps == 0 && opts.clusterSize == 0 &&
-             opts.rowsPerBlock == 0 && opts.vectorWidth == 0 &&
+  } else if (autoMayStream() && sm >= 90 && group.outputs.empty() &&
+             opts.blockSize == 0 && opts.numWarps == 0 &&
+             opts.clusterSize == 0 && opts.rowsPerBlock == 0 &&
+             opts.vectorWidth == 0 &&
              PlanTable::get().takesRowLength(Strategy::online,
                                              rowLengthKey())) {
     // Rows only reduced (logsumexp, the cross-entropy loss), with the
@@ -235,8 +233,7 @@ FailureOr<bool> Planner::chooseStrategy() {
     // by the online kernel (measured on sm_90).
     plan.strategy = Strategy::online;
     reducedOnly = true;
-  } else if (opts.strategy == "auto" && canChunk && !stagedRow &&
-             !group.hasColumnSums() &&
+  } else if (autoMayStream() && canChunk && !stagedRow &&
              autoChunks(opts, plan, rowLengthKey(), sm,
                         group.hasOneRowOperand())) {
     return true;

@@ -78,6 +78,13 @@ private:
   /// (operandRegisters); always for a kernel of one row operand.
   bool operandsFit() const;
 
+  /// Whether auto may choose a kernel that streams the row (the online
+  /// kernel, a staged row, chunks): not for sums down the columns, whose
+  /// kernels hold the row (a block, or a cluster's slices: ColumnSums).
+  bool autoMayStream() const {
+    return opts.strategy == "auto" && !group.hasColumnSums();
+  }
+
   /// The operands of a block of `clusterSize`: inputs and per-column ones,
   /// and in a fused block each 2-D output beyond the first, whose values the
   /// map computes beside the first's (rms_norm's residual form, bf16 x 8192
