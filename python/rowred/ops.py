@@ -202,11 +202,11 @@ _native_kernels = {}
 
 
 def native_call(name, kernel_ops, tensors, eps=None, args=()):
-    """rowred._native_ops.<name> (rowred._native) of `tensors` and `args`, with
+    """The native op `name` (rowred._native) of `tensors` and `args`, with
     the kernels of the pack ops `kernel_ops` (the forward's, then the
     backward's) for rows of tensors[0]'s dtype, length and device, the
     forward's with the epsilon `eps` for packs.EPS_OPS; None where it does
-    not apply: the native library absent, a call the dispatcher must see
+    not apply: the native module absent, a call the dispatcher must see
     (_oplib.direct), or a kernel missing."""
     native = _native.op(name)
     if native is None or not direct(tensors):

@@ -734,7 +734,8 @@ class Native(unittest.TestCase):
         ops or with the autograd in Python."""
         xs = [t if t is None else t.clone().requires_grad_()
               for t in leaves]
-        with contextlib.nullcontext() if native else rowred._native.python_autograd():
+        with contextlib.nullcontext() if native else \
+                rowred._native.python_autograd():
             out = self.STEPS[name](*xs)
             outs = out if isinstance(out, tuple) else (out,)
             if native and leaves[0].dim() == 2:
@@ -811,7 +812,8 @@ class Native(unittest.TestCase):
                 labels[::3] = -100
                 for reduction in ("none", "mean", "sum"):
                     for loss_dtype in (None, torch.float32):
-                        what = f"{rows}x{n} {dtype} {reduction} {loss_dtype}"
+                        what = f"{rows}x{n} {dtype} {reduction} " \
+                            f"{loss_dtype}"
                         got = rowred.cross_entropy(x, labels,
                                                    reduction=reduction,
                                                    loss_dtype=loss_dtype)
