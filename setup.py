@@ -40,17 +40,25 @@ class BuildPyWithRuntime(build_py):
                  "-DSOFTMAX_RUNNER_ONLY=ON", "-DCMAKE_BUILD_TYPE=Release",
                  f"-DPython3_EXECUTABLE={sys.executable}"]
         subprocess.run(cmake, check=True)
+        built = [LIBRARY]
+        self._cmake_build(build_temp, "rowred_runtime", check=True)
         # The native ops where this Python imports torch (pip install
-        # --no-build-isolation: an isolated build has no torch).
-        targets = {"rowred_runtime": LIBRARY}
+        # --no-build-isolation: an isolated build has no torch); optional,
+        # as the launch module is.
+        native = "_native_ops" + sysconfig.get_config_var("EXT_SUFFIX")
         if importlib.util.find_spec("torch") is not None:
-            targets["rowred_native_ops"] = "_native_ops" + \
-                sysconfig.get_config_var("EXT_SUFFIX")
-        subprocess.run(["cmake", "--build", build_temp, "--parallel",
-                        "--target", *targets], check=True)
+            if self._cmake_build(build_temp, "rowred_native_ops"):
+                built.append(native)
+            else:
+                print("rowred: the native ops (rowred._native_ops) were not "
+                      "built (see above); the ops' autograd runs in Python")
         package = os.path.join(self.build_lib, "rowred")
-        for built in targets.values():
-            shutil.copy2(os.path.join(build_temp, "lib", built), package)
+        if native not in built and os.path.exists(
+                os.path.join(package, native)):
+            # An earlier build's, for another torch.
+            os.remove(os.path.join(package, native))
+        for name in built:
+            shutil.copy2(os.path.join(build_temp, "lib", name), package)
         pack = os.environ.get("ROWRED_BUNDLE_PACK")
         if pack:
             if not os.path.isfile(os.path.join(pack, "manifest.json")):
@@ -58,6 +66,13 @@ class BuildPyWithRuntime(build_py):
                                  "manifest.json there")
             shutil.copytree(pack, os.path.join(package, "pack"),
                             dirs_exist_ok=True)
+
+    @staticmethod
+    def _cmake_build(build_temp, target, check=False):
+        """Builds CMake `target`; whether it was built."""
+        return subprocess.run(["cmake", "--build", build_temp, "--parallel",
+                               "--target", target],
+                              check=check).returncode == 0
 
 
 # build-pip, not setuptools' default build/, which is the CMake build's.
