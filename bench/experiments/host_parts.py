@@ -9,8 +9,10 @@ checks, the kernel lookup, the stream and device queries, the ctypes
 arrays and the ctypes call into the runtime (a trivial one, and the launch
 itself with its arrays made once), the launch through the package's
 extension module (rowred._launch) instead, then the package's layers on
-top of it up to the whole call, beside PyTorch's own softmax, rms_norm, layer_norm
-and cross-entropy and the package's; then a training step's pieces (a
+top of it up to the whole call, beside PyTorch's own softmax, rms_norm,
+layer_norm and cross-entropy and the package's; the native ops' call
+alone, with the package's lookup and the norms' checks before it
+(rowred._native_ops, where it is built); then a training step's pieces (a
 Python autograd node that does nothing against a C++ one, rms_norm's
 forward with inputs that require grad, its backward op alone, the whole
 step), ours and PyTorch's. With --profile, cProfile's
@@ -143,6 +145,40 @@ def backward_pieces(m, n):
     return pieces
 
 
+def native_pieces(x, w, m, n):
+    """The native ops' path (rowred._native_ops) piece by piece: the
+    module's call alone on kernels looked up once, the package's lookup and
+    call (ops.native_call), and the norms' argument checks before it; none
+    where the module is not built."""
+    from rowred import norms
+    softmax = rowred._native.op("softmax")
+    if softmax is None:
+        print("no native ops (rowred._native_ops not built): their pieces "
+              "left out")
+        return {}
+
+    def handles(kernel_ops, eps=None):
+        found = [ops._exact_kernel(k, x, n, eps if k in rowred.packs.EPS_OPS
+                                   else None) for k in kernel_ops]
+        return None if None in found else [k.handle for k in found]
+
+    kernels = ("softmax", "softmax_backward")
+    rms = rowred._native.op("rms_norm")
+    rms_kernels = ("rms_norm", "rms_norm_backward")
+    pieces = {}
+    found = handles(kernels)
+    if found is not None:
+        pieces["native softmax call alone"] = lambda: softmax(x, *found)
+        pieces["ops.native_call(softmax)"] = lambda: ops.native_call(
+            "softmax", kernels, (x,))
+    found_rms = handles(rms_kernels, 1e-6)
+    if found_rms is not None:
+        pieces["native rms_norm call alone"] = lambda: rms(x, w, *found_rms)
+    pieces["norms._check_norm"] = lambda: norms._check_norm(
+        "rms_norm", x, (n,), {"weight": w})
+    return pieces
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("pack_dir")
@@ -221,6 +257,7 @@ def main():
     }
     if launcher is None:
         del pieces["the launch through rowred._launch"]
+    pieces.update(native_pieces(x, w, m, n))
     pieces.update(backward_pieces(m, n))
     print(f"device: {torch.cuda.get_device_name()}; PyTorch "
           f"{torch.__version__}; {m} x {n} f32; us per call, best of 3")

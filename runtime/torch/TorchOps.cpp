@@ -51,6 +51,7 @@ const rowred_kernel *kernelOf(int64_t handle) {
   return reinterpret_cast<const rowred_kernel *>(static_cast<intptr_t>(handle));
 }
 
+/// Raises the runtime's last failure, in `what`, as a RuntimeError.
 [[noreturn]] void fail(const char *what) {
   TORCH_CHECK(false, "rowred: ", what, ": ", rowred_last_error());
 }
