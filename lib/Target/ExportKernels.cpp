@@ -59,7 +59,8 @@ static llvm::json::Value toJSON(Attribute attr) {
 
 /// The kernel parameters, in order (docs/abi.md), from its `operands`: a
 /// pointer per operand, rows, cols, a row stride per 2-D input and output,
-/// and for chunks kernels their workspace.
+/// and for chunks kernels and those with column sums or totals their
+/// workspace.
 static llvm::json::Array abiParams(ArrayAttr operands, bool chunks) {
   // json::Value keeps StringRefs unowned: pass owned strings.
   auto param = [](std::string name, std::string type, std::string meaning) {
@@ -68,6 +69,7 @@ static llvm::json::Array abiParams(ArrayAttr operands, bool chunks) {
                               {"meaning", std::move(meaning)}};
   };
   llvm::json::Array params, strides;
+  bool sums = false;
   for (auto operand : operands.getAsRange<DictionaryAttr>()) {
     std::string name = operand.getAs<StringAttr>("name").str();
     std::string type = operand.getAs<StringAttr>("type").str();
@@ -76,6 +78,16 @@ static llvm::json::Array abiParams(ArrayAttr operands, bool chunks) {
       params.push_back(param(name, "const " + type + " *",
                              "per-column operand, global memory, cols "
                              "contiguous elements"));
+      continue;
+    }
+    if (role == "column_sum" || role == "total") {
+      sums = true;
+      params.push_back(
+          param(name, type + " *",
+                role == "total"
+                    ? "total over the rows, global memory, one element"
+                    : "sums down the columns, global memory, cols contiguous "
+                      "elements"));
       continue;
     }
     if (role == "row" || role == "row_output") {
@@ -106,6 +118,12 @@ static llvm::json::Array abiParams(ArrayAttr operands, bool chunks) {
         "global memory of 128 + rows * (128 + alignTo(8 * ceil(cols / "
         "chunk_elements), 128)) bytes, zero before the first launch; each "
         "launch leaves it zero"));
+  if (sums)
+    params.push_back(param(
+        "workspace", "uint8 *",
+        "global memory of 128 + grid * 4 * (cols * column sums + totals) "
+        "bytes, zero before the first launch; each launch leaves its first "
+        "128 bytes zero"));
   return params;
 }
 

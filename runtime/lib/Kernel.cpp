@@ -311,7 +311,7 @@ int64_t Kernel::workspaceBytes(int64_t rows, int64_t cols) const {
   // The kernel the launch takes: a variant of smaller chunks needs more.
   const Kernel &kernel = forShape(rows, cols);
   const KernelSpec &taken = kernel.kernelSpec;
-  if (taken.count(KernelOperand::Role::ColumnSum) > 0)
+  if (taken.hasColumnSums())
     return taken.columnSumsWorkspaceBytes(
         columnSumsGrid(kernel.residentBlocks(), rows), cols);
   return taken.chunkElements > 0 ? taken.chunkWorkspaceBytes(rows, cols) : 0;
@@ -350,7 +350,7 @@ int64_t rowred::runtime::chooseGrid(const KernelSpec &spec,
             " exceeds the blocks that can be resident at once (" +
             std::to_string(resident) + "), which a " + spec.strategy +
             " kernel's launch needs";
-  else if (spec.count(KernelOperand::Role::ColumnSum) > 0 &&
+  else if (spec.hasColumnSums() &&
            requested / spec.clusterBlocks > columnSumsGrid(resident, rows))
     error = "a grid of " + std::to_string(requested) +
             " is larger than the kernel's workspace holds partial sums for "

@@ -309,6 +309,8 @@ const char *rowred::runtime::roleName(KernelOperand::Role role) {
     return "row_output";
   case KernelOperand::Role::ColumnSum:
     return "column_sum";
+  case KernelOperand::Role::Total:
+    return "total";
   }
   return "?";
 }
@@ -395,14 +397,17 @@ static bool readOperands(const Json &json, KernelSpec &spec,
       operand.role = Role::RowOutput;
     else if (role->string == "column_sum")
       operand.role = Role::ColumnSum;
+    else if (role->string == "total")
+      operand.role = Role::Total;
     else if (role->string != "input") {
       error = "has an operand of unknown role '" + role->string +
-              "' (input, output, column, row, row_output or column_sum)";
+              "' (input, output, column, row, row_output, column_sum or "
+              "total)";
       return false;
     }
     if (!spec.operands.empty() && operand.role < spec.operands.back().role) {
       error = "lists its operands out of order: inputs, outputs, columns, "
-              "rows, row outputs, then column sums";
+              "rows, row outputs, column sums, then totals";
       return false;
     }
     bool rowType = operand.type == DType::I32 || operand.type == DType::I64 ||
@@ -418,7 +423,9 @@ static bool readOperands(const Json &json, KernelSpec &spec,
   }
   int64_t outputs = spec.count(Role::Output);
   if (spec.count(Role::Input) == 0 ||
-      outputs + spec.count(Role::RowOutput) == 0 ||
+      outputs + spec.count(Role::RowOutput) + spec.count(Role::ColumnSum) +
+              spec.count(Role::Total) ==
+          0 ||
       spec.operands.front().type != spec.inputType ||
       (outputs > 0 &&
        spec.operands[spec.count(Role::Input)].type != spec.outputType)) {

@@ -149,6 +149,10 @@ HostOperands softmax_run::makeOperands(const KernelSpec &spec, const Matrix &x,
       ops.rowOutputs.emplace_back(operand.type, 1, x.rows, x.rows);
       ops.rowOutputs.back().fill(poison);
       break;
+    case KernelOperand::Role::Total:
+      ops.totals.emplace_back(operand.type, 1, 1, 1);
+      ops.totals.back().fill(poison);
+      break;
     }
   }
   return ops;
@@ -330,7 +334,31 @@ CheckedReference softmax_run::checkedReference(const KernelSpec &spec,
     ref.values = normBackwardReference(spec, ops, &ref.magnitudes);
   else
     ref.values = referenceOf(spec, ops);
+  // A total, summed in the kernel's order, may be off by a fraction of its
+  // terms' magnitudes.
+  if (ops.outputs.empty() && ops.rowOutputs.empty() && !ops.totals.empty())
+    ref.magnitudes = totalReferences(spec, ops).front().magnitudes;
   return ref;
+}
+
+std::vector<ColumnSumReference>
+softmax_run::totalReferences(const KernelSpec &spec, const HostOperands &ops) {
+  std::vector<ColumnSumReference> refs;
+  if (ops.totals.empty())
+    return refs;
+  ColumnSumReference loss{{0.0}, {0.0}}, count{{0.0}, {0.0}};
+  std::vector<double> losses = rowReference(spec, ops);
+  for (size_t r = 0; r < losses.size(); ++r) {
+    loss.sums[0] += losses[r];
+    loss.magnitudes[0] += std::fabs(losses[r]);
+    bool kept = ops.rows[0].get(0, r) != double(*spec.ignoreIndex);
+    count.sums[0] += kept;
+    count.magnitudes[0] += kept;
+  }
+  refs.push_back(std::move(loss));
+  if (ops.totals.size() > 1)
+    refs.push_back(std::move(count));
+  return refs;
 }
 
 std::vector<double>
@@ -393,6 +421,9 @@ std::vector<double> softmax_run::referenceOf(const KernelSpec &spec,
                               std::exp(x.get(r, c) - ops.rows[0].get(0, r));
     return out;
   }
+  if (spec.op == "cross_entropy" && ops.rowOutputs.empty() &&
+      !ops.totals.empty())
+    return {totalReferences(spec, ops).front().sums.front()};
   if (spec.op == "logsumexp" || spec.op == "cross_entropy")
     return rowReference(spec, ops);
   if (spec.op == "rms_norm" && ops.inputs.size() == 2)

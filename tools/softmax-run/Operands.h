@@ -21,12 +21,16 @@ namespace softmax_run {
 /// column sums are 1 x N matrices, per-row inputs (labels, statistics) and
 /// outputs 1 x M.
 struct HostOperands {
-  std::vector<Matrix> inputs, outputs, columns, rows, rowOutputs, columnSums;
+  std::vector<Matrix> inputs, outputs, columns, rows, rowOutputs, columnSums,
+      totals;
 
   /// The output --check compares: the first 2-D output, else the first
-  /// per-row output (the loss, the logsumexp).
+  /// per-row output (the loss, the logsumexp), else the first total (the
+  /// loss summed over the rows).
   const Matrix &checked() const {
-    return outputs.empty() ? rowOutputs.front() : outputs.front();
+    if (!outputs.empty())
+      return outputs.front();
+    return rowOutputs.empty() ? totals.front() : rowOutputs.front();
   }
 };
 
@@ -84,6 +88,12 @@ struct ColumnSumReference {
 /// (HostOperands::columnSums).
 std::vector<ColumnSumReference>
 columnSumReferences(const KernelSpec &spec, const HostOperands &operands);
+
+/// The references of `spec`'s totals over the rows (HostOperands::totals),
+/// one element each: cross-entropy's loss summed over the rows (with the
+/// sum of the losses' magnitudes) and the count of rows not ignored.
+std::vector<ColumnSumReference> totalReferences(const KernelSpec &spec,
+                                                const HostOperands &operands);
 
 } // namespace softmax_run
 

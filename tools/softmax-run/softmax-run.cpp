@@ -431,14 +431,20 @@ bool checkOutput(const Gpu &gpu, const KernelSpec &spec, const Options &opts,
   CheckedReference ref = checkedReference(spec, operands);
   CheckResult c = check(operands.checked(), ref.values, spec.op, kPoison,
                         sumSlack(std::move(ref.magnitudes)));
-  std::vector<ColumnSumReference> sums = columnSumReferences(spec, operands);
-  for (size_t k = 0; k < sums.size(); ++k) {
-    CheckResult s = check(operands.columnSums[k], sums[k].sums, "column_sum",
-                          kPoison, sumSlack(sums[k].magnitudes));
-    for (const std::string &p : s.problems)
-      c.problems.push_back("column sum " + std::to_string(k) + ": " + p);
-    c.passed &= s.passed;
-  }
+  auto checkSums = [&](const std::vector<Matrix> &results,
+                       const std::vector<ColumnSumReference> &sums,
+                       const std::string &what) {
+    for (size_t k = 0; k < sums.size(); ++k) {
+      CheckResult s = check(results[k], sums[k].sums, "column_sum", kPoison,
+                            sumSlack(sums[k].magnitudes));
+      for (const std::string &p : s.problems)
+        c.problems.push_back(what + " " + std::to_string(k) + ": " + p);
+      c.passed &= s.passed;
+    }
+  };
+  checkSums(operands.columnSums, columnSumReferences(spec, operands),
+            "column sum");
+  checkSums(operands.totals, totalReferences(spec, operands), "total");
   json.field("check_passed", c.passed);
   json.field("rel_l2", c.relL2);
   json.field("max_abs_err", c.maxAbsError);
@@ -498,7 +504,8 @@ void benchmark(Gpu &gpu, const KernelSpec &spec, const Options &opts,
     bool perRow = operand.role == KernelOperand::Role::Row ||
                   operand.role == KernelOperand::Role::RowOutput;
     if (operand.role != KernelOperand::Role::Column &&
-        operand.role != KernelOperand::Role::ColumnSum)
+        operand.role != KernelOperand::Role::ColumnSum &&
+        operand.role != KernelOperand::Role::Total)
       bytes += double(opts.rows) * (perRow ? 1 : opts.cols) *
                dtypeBytes(operand.type);
   }
@@ -597,11 +604,11 @@ bool runOnGpu(Gpu &gpu, const Options &opts, Request &req) {
   std::vector<Matrix *> matrices, written;
   for (std::vector<Matrix> *group :
        {&host.inputs, &host.outputs, &host.columns, &host.rows,
-        &host.rowOutputs, &host.columnSums})
+        &host.rowOutputs, &host.columnSums, &host.totals})
     for (Matrix &m : *group) {
       matrices.push_back(&m);
       if (group == &host.outputs || group == &host.rowOutputs ||
-          group == &host.columnSums)
+          group == &host.columnSums || group == &host.totals)
         written.push_back(&m);
     }
   size_t need = opts.bench ? kFlushBytes + 2 * kCopyBytes : 0;

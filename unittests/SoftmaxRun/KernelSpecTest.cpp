@@ -325,10 +325,31 @@ TEST(KernelSpec, ReadsOperands) {
   EXPECT_EQ(grad->count(KernelOperand::Role::Row), 2);
   EXPECT_EQ(grad->operands[3].type, DType::F32);
 
+  // Cross-entropy's loss summed over the rows, and the count of rows not
+  // ignored: totals only, whose blocks meet in a workspace of the grid
+  // barrier's 128 bytes and an f32 per block and total.
+  auto sum =
+      KernelSpec::load(writeKernel(withOperands(
+                           R"([{"name": "x", "role": "input", "type": "bf16"},
+              {"name": "r", "role": "row", "type": "i64"},
+              {"name": "t", "role": "total", "type": "f32"},
+              {"name": "t1", "role": "total", "type": "f32"}])")),
+                       error);
+  ASSERT_TRUE(sum) << error;
+  EXPECT_EQ(sum->count(KernelOperand::Role::Total), 2);
+  EXPECT_STREQ(roleName(sum->operands[3].role), "total");
+  EXPECT_TRUE(sum->hasColumnSums());
+  EXPECT_TRUE(sum->blocksWait());
+  EXPECT_EQ(sum->columnSumsWorkspaceBytes(132, 32000), 128 + 132 * 4 * 2);
+
   // Operand lists the reader refuses, and what its message names.
   const std::pair<const char *, const char *> refused[] = {
       {R"([{"name": "y", "role": "output", "type": "bf16"},
            {"name": "x", "role": "input", "type": "bf16"}])",
+       "out of order"},
+      {R"([{"name": "x", "role": "input", "type": "bf16"},
+           {"name": "t", "role": "total", "type": "f32"},
+           {"name": "s", "role": "column_sum", "type": "f32"}])",
        "out of order"},
       {R"([{"name": "x", "role": "input", "type": "bf16"},
            {"name": "y", "role": "weight", "type": "bf16"}])",

@@ -126,6 +126,26 @@ TEST(Operands, NormBackwardsReadTheRowsStatistics) {
   EXPECT_NEAR(ops.rows[0].get(0, 1), 1 / std::sqrt(50.0 / 3 + 1e-5), 1e-7);
 }
 
+TEST(Reference, CrossEntropyTotals) {
+  KernelSpec spec = specOf("cross_entropy",
+                           {Role::Input, Role::Row, Role::Total, Role::Total});
+  spec.ignoreIndex = -100;
+  Matrix x = matrixOf({{0, 0}, {0, std::log(3.0)}, {5, 1}});
+  HostOperands ops = makeOperands(spec, x, 2, Distribution::Normal, 0, kPoison);
+  ASSERT_EQ(ops.totals.size(), 2u);
+  EXPECT_EQ(ops.totals[1].get(0, 0), kPoison);
+  EXPECT_EQ(&ops.checked(), &ops.totals[0]);
+  // Labels 0, 1 and row 2 ignored: losses log 2, log(4 / 3) and 0.
+  ops.rows = {matrixOf({{0, 1, -100}})};
+  std::vector<ColumnSumReference> refs = totalReferences(spec, ops);
+  ASSERT_EQ(refs.size(), 2u);
+  EXPECT_NEAR(refs[0].sums[0], std::log(2.0) + std::log(4.0 / 3), 1e-6);
+  EXPECT_DOUBLE_EQ(refs[1].sums[0], 2.0);
+  EXPECT_NEAR(referenceOf(spec, ops).at(0), refs[0].sums[0], 1e-12);
+  EXPECT_NEAR(checkedReference(spec, ops).magnitudes.at(0), refs[0].sums[0],
+              1e-12);
+}
+
 TEST(Reference, NormBackwards) {
   KernelSpec ln = specOf("layer_norm_backward",
                          {Role::Input, Role::Input, Role::Output, Role::Column,

@@ -24,12 +24,16 @@ static constexpr int64_t kPartialsInFlight = 4;
 static constexpr int64_t kGridBarrierPollNanoseconds = 64;
 
 ColumnSums::ColumnSums(ImplicitLocOpBuilder &b, ArrayRef<Value> outputs,
-                       ArrayRef<Type> types, Value accumulators,
-                       int64_t blockElements, PartialRows rows, Value workspace,
-                       Value cols, Value tid, int64_t numThreads)
+                       ArrayRef<Type> types, unsigned numTotals,
+                       Value accumulators, int64_t blockElements,
+                       PartialRows rows, Value workspace, Value cols, Value tid,
+                       int64_t numThreads)
     : b(b), outputs(outputs), types(types), accumulators(accumulators),
       rows(rows), workspace(workspace), cols(cols), tid(tid),
-      blockElements(blockElements), numThreads(numThreads) {}
+      numTotals(numTotals), blockElements(blockElements),
+      numThreads(numThreads) {
+  assert(numTotals <= outputs.size() && "the totals are among the sums");
+}
 
 Value ColumnSums::constI32(int64_t v) {
   return arith::ConstantIntOp::create(b, v, 32);
@@ -40,8 +44,32 @@ Value ColumnSums::f32At(Value base, Value index) {
                              ValueRange{index}, LLVM::GEPNoWrapFlags::inbounds);
 }
 
+Value ColumnSums::widthOf(unsigned k) {
+  return k < numColumnSums() ? cols : constI32(1);
+}
+
+int64_t ColumnSums::accumulatorStart(unsigned k) const {
+  unsigned sums = std::min(k, numColumnSums());
+  return sums * blockElements + (k - sums);
+}
+
 Value ColumnSums::partialRow(unsigned k, Value partial) {
   Type i64 = b.getI64Type();
+  if (k >= numColumnSums()) {
+    // The totals' one f32 per partial row, after the column sums' rows.
+    Value cols64 = arith::ExtUIOp::create(b, i64, cols);
+    Value sumRows = arith::MulIOp::create(
+        b, arith::ConstantIntOp::create(b, numColumnSums(), 64), cols64);
+    Value total = arith::ConstantIntOp::create(b, k - numColumnSums(), 64);
+    Value before = arith::AddIOp::create(b, sumRows, total);
+    Value numPartials64 = arith::ExtUIOp::create(b, i64, rows.numPartials);
+    Value offset = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, before, numPartials64),
+        arith::ExtUIOp::create(b, i64, partial));
+    Value header =
+        arith::ConstantIntOp::create(b, kColumnSumsHeaderBytes / 4, 64);
+    return f32At(workspace, arith::AddIOp::create(b, offset, header));
+  }
   Value sumRow = arith::MulIOp::create(b, constI32(k), rows.numPartials);
   Value row = arith::AddIOp::create(b, sumRow, partial);
   Value row64 = arith::ExtUIOp::create(b, i64, row);
@@ -65,7 +93,7 @@ static void forEach(ImplicitLocOpBuilder &b, Value lower, Value upper,
 void ColumnSums::zero() {
   Value zero = arith::ConstantFloatOp::create(b, b.getF32Type(),
                                               APFloat(0.0f));
-  Value total = constI32(blockElements * outputs.size());
+  Value total = constI32(accumulatorStart(outputs.size()));
   forEach(b, tid, total, constI32(numThreads), [&](Value i) {
     LLVM::StoreOp::create(b, zero, f32At(accumulators, i), 4);
   });
@@ -75,8 +103,19 @@ void ColumnSums::zero() {
 Value ColumnSums::accumulatorAt(unsigned k, Value col) {
   if (rows.sliceStart)
     col = arith::SubIOp::create(b, col, rows.sliceStart);
-  Value index = arith::AddIOp::create(b, col, constI32(k * blockElements));
+  Value index = arith::AddIOp::create(b, col, constI32(accumulatorStart(k)));
   return f32At(accumulators, index);
+}
+
+void ColumnSums::addTotal(unsigned t, Value value, Value valid) {
+  auto ifOp = scf::IfOp::create(b, valid, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  Value ptr =
+      f32At(accumulators, constI32(accumulatorStart(numColumnSums() + t)));
+  Value old = LLVM::LoadOp::create(b, b.getF32Type(), ptr, 4);
+  Value sum = arith::AddFOp::create(b, old, value);
+  LLVM::StoreOp::create(b, sum, ptr, 4);
 }
 
 void ColumnSums::add(unsigned k, Value col, Value value, Value valid,
@@ -101,11 +140,11 @@ void ColumnSums::add(unsigned k, Value col, Value value, Value valid,
 SmallVector<Value> ColumnSums::registerInits(int64_t slots) {
   Value zero = arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(0.0f));
   registerSlots = slots;
-  return SmallVector<Value>(slots * outputs.size(), zero);
+  return SmallVector<Value>(slots * numColumnSums(), zero);
 }
 
 void ColumnSums::holdInRegisters(ValueRange carried) {
-  assert(carried.size() == registerSlots * outputs.size() &&
+  assert(carried.size() == registerSlots * numColumnSums() &&
          "the registers registerInits made");
   registers.assign(carried.begin(), carried.end());
 }
@@ -115,7 +154,7 @@ void ColumnSums::storeRegisters(ValueRange sums,
   assert(columns.size() == static_cast<size_t>(registerSlots) &&
          "a column per register slot");
   registers.clear();
-  for (unsigned k = 0; k < outputs.size(); ++k) {
+  for (unsigned k = 0; k < numColumnSums(); ++k) {
     for (auto [slot, column] : llvm::enumerate(columns)) {
       auto [col, valid] = column;
       auto ifOp = scf::IfOp::create(b, valid, /*withElseRegion=*/false);
@@ -131,16 +170,21 @@ void ColumnSums::storeRegisters(ValueRange sums,
 void ColumnSums::finish() {
   gpu::BarrierOp::create(b);
   Type i32 = b.getI32Type();
-  // The slice's columns within the row: [start, start + width).
+  // The slice's columns within the row: [start, start + width) (a total's
+  // one column is the first block's of a cluster).
   Value start = rows.sliceStart ? rows.sliceStart : constI32(0);
-  Value width = arith::MinSIOp::create(
-      b, constI32(blockElements),
-      arith::MaxSIOp::create(b, arith::SubIOp::create(b, cols, start),
-                             constI32(0)));
+  auto sliceWidth = [&](Value columns) -> Value {
+    return arith::MinSIOp::create(
+        b, constI32(blockElements),
+        arith::MaxSIOp::create(b, arith::SubIOp::create(b, columns, start),
+                               constI32(0)));
+  };
+  Value sumWidth = sliceWidth(cols);
   for (unsigned k = 0; k < outputs.size(); ++k) {
+    Value width = k < numColumnSums() ? sumWidth : sliceWidth(widthOf(k));
     Value row = f32At(partialRow(k, rows.partial), start);
     forEach(b, tid, width, constI32(numThreads), [&](Value j) {
-      Value index = arith::AddIOp::create(b, j, constI32(k * blockElements));
+      Value index = arith::AddIOp::create(b, j, constI32(accumulatorStart(k)));
       Value v = LLVM::LoadOp::create(b, b.getF32Type(),
                                      f32At(accumulators, index), 4);
       LLVM::StoreOp::create(b, v, f32At(row, j), 4);
@@ -227,14 +271,15 @@ void ColumnSums::sumPartials(unsigned k, Value grid, Value blockId) {
   Value lo = arith::MulIOp::create(b, warp, perWarp);
   Value loEnd = arith::AddIOp::create(b, lo, perWarp);
   Value hi = arith::MinUIOp::create(b, loEnd, partials);
-  Value tiles = arith::CeilDivUIOp::create(b, cols, constI32(32));
+  Value width = widthOf(k);
+  Value tiles = arith::CeilDivUIOp::create(b, width, constI32(32));
   Value zero = arith::ConstantFloatOp::create(b, f32, APFloat(0.0f));
-  Value lastCol = arith::SubIOp::create(b, cols, constI32(1));
+  Value lastCol = arith::SubIOp::create(b, width, constI32(1));
   forEach(b, blockId, tiles, grid, [&](Value tile) {
     Value tileStart = arith::MulIOp::create(b, tile, constI32(32));
     Value col = arith::AddIOp::create(b, tileStart, lane);
     Value inside =
-        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, col, cols);
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, col, width);
     // Lanes past the row's end read its last column and store nothing.
     Value at = arith::MinUIOp::create(b, col, lastCol);
     auto loadPartial = [&](Value p) {

@@ -13,6 +13,10 @@
 // row. A row loop whose threads hold the same columns of every row keeps
 // each thread's sums in registers instead (one per column it holds, carried
 // by the loop) and stores them into the accumulators after its last row.
+// A total over the rows (a rank-0 column_sums: a reduced loss, a count) is
+// a sum of one column: the thread that writes the row's per-row results
+// adds the row's value into its one accumulator, and its partial rows are
+// one f32 each.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +29,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <algorithm>
 #include <optional>
 
 namespace mlir {
@@ -33,7 +38,8 @@ namespace rowred {
 /// The workspace of a kernel with column sums (docs/abi.md): a 128-byte
 /// header (the grid barrier's arrival counter and generation, u32 at bytes
 /// 0 and 4), then, per sum, one partial row of `cols` f32 per block of the
-/// grid (per cluster: its blocks write their slices of one row).
+/// grid (per cluster: its blocks write their slices of one row), then, per
+/// total, one f32 per block (or cluster).
 inline constexpr int64_t kColumnSumsHeaderBytes = 128;
 
 /// Where a block's accumulators land (i32 values): its partial row
@@ -44,19 +50,28 @@ struct PartialRows {
   Value partial, numPartials, sliceStart;
 };
 
+/// f32 accumulators in shared memory of a kernel's `numSums` column sums
+/// and `numTotals` totals: `blockElements` per column sum, one per total,
+/// and at least one per thread (sumPartials' scratch).
+inline int64_t columnAccumulators(int64_t numSums, int64_t numTotals,
+                                  int64_t blockElements, int64_t numThreads) {
+  return std::max(numSums * blockElements + numTotals, numThreads);
+}
+
 /// Emits the column sums of one kernel. All values are of the kernel's
-/// function: `outputs` the sums' pointers (of `types`), `accumulators` the
-/// start of the block's accumulators in shared memory (`!llvm.ptr<3>`,
-/// `blockElements` f32 per sum, one after another, one per column of the
-/// block's slice), `rows` where they go, `workspace` the workspace
-/// (`!llvm.ptr<1>`), `cols` the row length and `tid` the thread (i32) of a
-/// block of `numThreads` threads.
+/// function: `outputs` the sums' pointers (of `types`), the column sums'
+/// first, then the last `numTotals`, the totals'; `accumulators` the start
+/// of the block's accumulators in shared memory (`!llvm.ptr<3>`,
+/// `blockElements` f32 per column sum, one after another, one per column of
+/// the block's slice, then one f32 per total: columnAccumulators), `rows`
+/// where they go, `workspace` the workspace (`!llvm.ptr<1>`), `cols` the row
+/// length and `tid` the thread (i32) of a block of `numThreads` threads.
 class ColumnSums {
 public:
   ColumnSums(ImplicitLocOpBuilder &b, ArrayRef<Value> outputs,
-             ArrayRef<Type> types, Value accumulators, int64_t blockElements,
-             PartialRows rows, Value workspace, Value cols, Value tid,
-             int64_t numThreads);
+             ArrayRef<Type> types, unsigned numTotals, Value accumulators,
+             int64_t blockElements, PartialRows rows, Value workspace,
+             Value cols, Value tid, int64_t numThreads);
 
   /// Zeroes the block's accumulators, then one block barrier.
   void zero();
@@ -68,6 +83,10 @@ public:
   /// add to the same accumulator at once.
   void add(unsigned k, Value col, Value value, Value valid,
            std::optional<int64_t> slot = std::nullopt);
+
+  /// Adds `value` (f32, the row's) to total `t`'s accumulator when `valid`
+  /// (i1): one thread of the block (of the cluster's first block) per row.
+  void addTotal(unsigned t, Value value, Value valid);
 
   /// The initial values (zeros) of the registers of a row loop whose
   /// threads hold `slots` columns each, the same in every row: one per sum
@@ -94,6 +113,10 @@ private:
   /// last block, which resets the counter for the next launch and starts a
   /// new generation; block barrier.
   void gridBarrier();
+  /// The number of column sums (before the totals).
+  unsigned numColumnSums() const { return outputs.size() - numTotals; }
+  /// Sum `k`'s columns: `cols`, or 1 for a total.
+  Value widthOf(unsigned k);
   /// Sums the partial rows for sum `k`, 32 columns per tile, the tiles
   /// shared out over the `grid` blocks (this one `blockId`), each of a
   /// block's warps over a contiguous range of the partial rows, the warps'
@@ -101,8 +124,11 @@ private:
   void sumPartials(unsigned k, Value grid, Value blockId);
   /// The address of element `index` (i32) of the f32 array at `base`.
   Value f32At(Value base, Value index);
-  /// The address of sum `k`'s accumulator of column `col` of the row.
+  /// The address of sum `k`'s accumulator of column `col` of the row (of
+  /// the block's slice; 0 for a total).
   Value accumulatorAt(unsigned k, Value col);
+  /// The index of sum `k`'s first accumulator.
+  int64_t accumulatorStart(unsigned k) const;
   /// The start of partial row `partial` of sum `k` (i32 values).
   Value partialRow(unsigned k, Value partial);
   Value constI32(int64_t v);
@@ -117,6 +143,7 @@ private:
   SmallVector<Value> registers;
   int64_t registerSlots = 0;
   Value workspace, cols, tid;
+  unsigned numTotals;
   int64_t blockElements, numThreads;
 };
 

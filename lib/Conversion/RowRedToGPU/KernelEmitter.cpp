@@ -27,7 +27,7 @@ KernelEmitter::KernelEmitter(ImplicitLocOpBuilder &b, Group group,
   take(columnPtrs, group.columns.size());
   take(rowInputPtrs, group.rowInputs.size());
   take(rowOutputPtrs, group.rowOutputs.size());
-  take(columnSumPtrs, group.columnSums.size());
+  take(columnSumPtrs, group.columnSums.size() + group.totals.size());
   if (group.hasColumnSums())
     columnWorkspace = func.getBody().front().getArgument(
         func.getFunctionType().getNumInputs() - 1);
@@ -117,7 +117,7 @@ void KernelEmitter::startColumnSums() {
       ArrayRef<LLVM::GEPArg>{
           static_cast<int32_t>(columnAccumulatorsOffset(plan))});
   SmallVector<Type> types;
-  for (Value sums : group.columnSums)
+  for (Value sums : llvm::concat<Value>(group.columnSums, group.totals))
     types.push_back(getElementTypeOrSelf(sums));
   // A cluster's blocks write their slices into the cluster's partial row.
   PartialRows partials;
@@ -130,8 +130,9 @@ void KernelEmitter::startColumnSums() {
     partials = {index(gpu::BlockIdOp::create(b, gpu::Dimension::x)),
                 index(gpu::GridDimOp::create(b, gpu::Dimension::x)), Value()};
   }
-  columnSums.emplace(b, columnSumPtrs, types, accumulators, plan.blockElements,
-                     partials, columnWorkspace, cols, tid, plan.numThreads());
+  columnSums.emplace(b, columnSumPtrs, types, group.totals.size(), accumulators,
+                     plan.blockElements, partials, columnWorkspace, cols, tid,
+                     plan.numThreads());
   columnSums->zero();
 }
 

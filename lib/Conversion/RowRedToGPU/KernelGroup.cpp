@@ -133,8 +133,10 @@ static void collectOutputs(Group &group, MapOp map) {
   }
   unsigned numOutputs = map.getOutputs().size();
   for (auto [index, sums] : llvm::enumerate(map.getColumnSums())) {
-    group.columnSums.push_back(sums);
-    group.columnSumResults.push_back(numOutputs + index);
+    bool total = MapOp::isTotal(sums);
+    (total ? group.totals : group.columnSums).push_back(sums);
+    (total ? group.totalResults : group.columnSumResults)
+        .push_back(numOutputs + index);
   }
 }
 

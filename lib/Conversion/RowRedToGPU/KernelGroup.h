@@ -10,6 +10,8 @@
 #ifndef ROWRED_CONVERSION_ROWREDTOGPU_KERNELGROUP_H
 #define ROWRED_CONVERSION_ROWREDTOGPU_KERNELGROUP_H
 
+#include "ColumnSums.h"
+
 #include "rowred/Dialect/RowRed/IR/KernelPlan.h"
 #include "rowred/Dialect/RowRed/IR/RowRedOps.h"
 
@@ -35,10 +37,11 @@ struct Group {
   /// positions of their values in the map's yield.
   SmallVector<Value> outputs, rowOutputs;
   SmallVector<unsigned> outputResults, rowOutputResults;
-  /// The map's sums down the columns (column_sums) and the positions of
-  /// their values in the map's yield.
-  SmallVector<Value> columnSums;
-  SmallVector<unsigned> columnSumResults;
+  /// The map's sums down the columns (rank-1 column_sums) and its totals
+  /// over the rows (rank 0), and the positions of their values in the map's
+  /// yield.
+  SmallVector<Value> columnSums, totals;
+  SmallVector<unsigned> columnSumResults, totalResults;
   /// The rank-1 `rows` operands that no op of the group writes (labels),
   /// which the kernel reads once per row.
   SmallVector<Value> rowInputs;
@@ -59,8 +62,14 @@ struct Group {
   bool hasSeveralOperands() const {
     return !hasOneRowOperand() || outputs.empty() || hasColumnSums();
   }
-  /// Whether the map also sums down the columns (ColumnSums).
-  bool hasColumnSums() const { return !columnSums.empty(); }
+  /// Whether the map also sums down the columns or over the rows
+  /// (ColumnSums): its blocks meet at a grid barrier.
+  bool hasColumnSums() const { return !columnSums.empty() || !totals.empty(); }
+  /// What the map sums, for diagnostics: "sums down the columns" (or
+  /// "sums over the rows", for totals alone).
+  StringRef sumsName() const {
+    return columnSums.empty() ? "sums over the rows" : "sums down the columns";
+  }
   /// Whether the kernel reads or writes anything once per row: per-row
   /// inputs, gathers or per-row outputs.
   bool hasRowOperands() const {
@@ -195,13 +204,16 @@ inline int64_t columnAccumulatorsOffset(const KernelPlan &plan) {
 }
 
 /// Bytes of dynamic shared memory a kernel of `group` takes: the plan's
-/// stage, then a block's f32 accumulator per column of each column sum.
+/// stage, then a block's f32 accumulator per column of each column sum and
+/// one per total (columnAccumulators).
 inline int64_t kernelDynamicSharedBytes(const Group &group,
                                         const KernelPlan &plan) {
   if (!group.hasColumnSums())
     return plan.hasStage() ? plan.dynamicSharedBytes() : 0;
   return columnAccumulatorsOffset(plan) +
-         static_cast<int64_t>(group.columnSums.size()) * plan.blockElements * 4;
+         columnAccumulators(group.columnSums.size(), group.totals.size(),
+                            plan.blockElements, plan.numThreads()) *
+             4;
 }
 
 /// Returns true when the group's map is `exp(x - m) / s` over the online

@@ -29,8 +29,9 @@ static StringRef gridKind(const KernelPlan &plan) {
 
 /// The kernel's operands in parameter order (docs/abi.md): the inputs (x,
 /// x1, ...), the outputs (y, y1, ...), the per-column operands (w, w1, ...),
-/// the per-row inputs (r, r1, ...) and the per-row outputs (z, z1, ...),
-/// each with its role and element type.
+/// the per-row inputs (r, r1, ...), the per-row outputs (z, z1, ...), the
+/// column sums (s, s1, ...) and the totals (t, t1, ...), each with its role
+/// and element type.
 static ArrayAttr operandList(Builder &b, Group &group) {
   SmallVector<Attribute> operands;
   auto add = [&](ValueRange values, StringRef prefix, StringRef role) {
@@ -52,6 +53,7 @@ static ArrayAttr operandList(Builder &b, Group &group) {
   add(group.rowInputs, "r", "row");
   add(group.rowOutputs, "z", "row_output");
   add(group.columnSums, "s", "column_sum");
+  add(group.totals, "t", "total");
   return b.getArrayAttr(operands);
 }
 

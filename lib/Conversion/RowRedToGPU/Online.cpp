@@ -179,7 +179,7 @@ SmallVector<Value> KernelEmitter::emitOnlineRow(Value xRow, Value yRow,
     copyNextRowKeptTiles();
   auto [rowMax, rowSum] = reducePairAcrossBlocks(m, d);
   DenseMap<Value, Value> scalars = onlineScalars(inputs, rowMax, rowSum);
-  if (!group.rowOutputs.empty()) {
+  if (!group.rowOutputs.empty() || !group.totals.empty()) {
     RowContext ctx = prepareMap(scalars);
     storeRowOutputs(ctx);
   }

@@ -30,7 +30,7 @@ static RowLengthKey tableKey(const Group &group, Type type, int64_t cols,
           group.numHeldOperands(),
           static_cast<int64_t>(group.reduces.size()),
           !group.outputs.empty(),
-          group.hasColumnSums()};
+          !group.columnSums.empty()};
 }
 
 /// What the map of `group` holds beyond softmax's (MapLoad), for rows of
@@ -224,16 +224,19 @@ FailureOr<bool> Planner::chooseStrategy() {
     return true;
   } else if (autoMayStream() && sm >= 90 && group.outputs.empty() &&
              opts.blockSize == 0 && opts.numWarps == 0 &&
-             opts.clusterSize == 0 && opts.rowsPerBlock == 0 &&
+             opts.clusterSize == 0 &&
+             (opts.rowsPerBlock == 0 || group.hasColumnSums()) &&
              opts.vectorWidth == 0 &&
              PlanTable::get().takesRowLength(Strategy::online,
                                              rowLengthKey())) {
-    // Rows only reduced (logsumexp, the cross-entropy loss), with the
-    // request's fields that shape the kernel left to auto: streamed once
-    // by the online kernel (measured on sm_90).
+    // Rows only reduced (logsumexp, the cross-entropy loss, summed over the
+    // rows or not), with the request's fields that shape the kernel left to
+    // auto (totals take one row per block): streamed once by the online
+    // kernel (measured on sm_90).
     plan.strategy = Strategy::online;
     reducedOnly = true;
   } else if (autoMayStream() && canChunk && !stagedRow &&
+             !group.hasColumnSums() &&
              autoChunks(opts, plan, rowLengthKey(), sm,
                         group.hasOneRowOperand())) {
     return true;
@@ -273,8 +276,12 @@ FailureOr<bool> Planner::chooseStrategy() {
       }
     }
     // Sums down the columns: the table's clusters, else the block holding
-    // the row (which the registers refuse where it does not fit).
-    if (group.hasColumnSums())
+    // the row (which the registers refuse where it does not fit). Totals
+    // alone (an accumulator per block, not per column) keep the cluster of
+    // a row that fits a cluster and not a block.
+    bool totalsOnCluster =
+        group.columnSums.empty() && plan.strategy == Strategy::cluster;
+    if (group.hasColumnSums() && !totalsOnCluster)
       plan.strategy = clusterByLength ? Strategy::cluster : Strategy::fused;
   } else {
     return map.emitOpError() << "unknown strategy '" << opts.strategy
@@ -288,21 +295,24 @@ FailureOr<bool> Planner::chooseStrategy() {
 /// holding it (fused), or a cluster holding it in slices (auto's where the
 /// table's row_lengths say so), on the persistent grid, which the kernel's
 /// grid barrier and partial rows need; a diagnostic where the request asks
-/// for another shape.
+/// for another shape. Totals over the rows alone may also stream the row
+/// (online).
 static FailureOr<PlanOptions> columnSumsOptions(const Group &group,
                                                 PlanOptions opts) {
   MapOp map = group.map;
   bool cluster = opts.strategy == "cluster";
-  if (opts.strategy != "auto" && opts.strategy != "fused" && !cluster)
+  bool online = opts.strategy == "online" && group.columnSums.empty();
+  if (opts.strategy != "auto" && opts.strategy != "fused" && !cluster &&
+      !online)
     return map.emitOpError()
-           << "sums down the columns, which needs strategy = fused or "
-              "cluster, not "
-           << opts.strategy;
+           << group.sumsName() << ", which needs strategy = fused"
+           << (group.columnSums.empty() ? ", cluster or online" : " or cluster")
+           << ", not " << opts.strategy;
   if (opts.rowsPerBlock > 1 || (!cluster && opts.clusterSize > 1) ||
       opts.grid == Grid::rows)
-    return map.emitOpError()
-           << "sums down the columns, which needs one row per block (or "
-              "cluster) and the persistent grid";
+    return map.emitOpError() << group.sumsName()
+                             << ", which needs one row per block (or "
+                                "cluster) and the persistent grid";
   if (opts.strategy == "fused")
     opts.clusterSize = 1;
   opts.rowsPerBlock = 1;

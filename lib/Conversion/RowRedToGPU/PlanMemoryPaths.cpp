@@ -249,10 +249,10 @@ LogicalResult Planner::planMapLoads() {
 }
 
 LogicalResult Planner::planColumnSums() {
-  if (opts.sumsInRegisters == true && !group.hasColumnSums())
+  if (opts.sumsInRegisters == true && group.columnSums.empty())
     return map.emitOpError() << "sums_in_registers applies to kernels that "
                                 "sum down the columns only";
-  plan.sumsInRegisters = group.hasColumnSums() &&
+  plan.sumsInRegisters = !group.columnSums.empty() &&
                          opts.sumsInRegisters.value_or(lengthSumsInRegisters);
   return success();
 }

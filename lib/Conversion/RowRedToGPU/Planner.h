@@ -81,8 +81,9 @@ private:
   /// Whether auto may choose a kernel that streams the row (the online
   /// kernel, a staged row, chunks): not for sums down the columns, whose
   /// kernels hold the row (a block, or a cluster's slices: ColumnSums).
+  /// Totals over the rows take what per-row results take (not chunks).
   bool autoMayStream() const {
-    return opts.strategy == "auto" && !group.hasColumnSums();
+    return opts.strategy == "auto" && group.columnSums.empty();
   }
 
   /// The operands of a block of `clusterSize`: inputs and per-column ones,

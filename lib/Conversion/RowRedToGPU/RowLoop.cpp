@@ -288,12 +288,17 @@ DenseMap<Value, Value> KernelEmitter::rowInputScalars() {
 }
 
 void KernelEmitter::storeRowOutputs(RowContext &ctx, Value writes) {
-  if (group.rowOutputs.empty())
+  if (group.rowOutputs.empty() && group.totals.empty())
     return;
   auto yield = cast<YieldOp>(group.map.getBody().front().back());
-  SmallVector<Value> values;
-  for (unsigned result : group.rowOutputResults)
-    values.push_back(lookupOrClone(yield.getValues()[result], ctx.uniform));
+  auto valuesOf = [&](ArrayRef<unsigned> results) {
+    SmallVector<Value> values;
+    for (unsigned result : results)
+      values.push_back(lookupOrClone(yield.getValues()[result], ctx.uniform));
+    return values;
+  };
+  SmallVector<Value> values = valuesOf(group.rowOutputResults);
+  SmallVector<Value> totals = valuesOf(group.totalResults);
   // One thread per row: the first of the row (of the cluster's first block).
   Value first =
       arith::CmpIOp::create(b, arith::CmpIPredicate::eq, rowTid, constI32(0));
@@ -310,6 +315,9 @@ void KernelEmitter::storeRowOutputs(RowContext &ctx, Value writes) {
   for (auto [ptr, value, output] :
        llvm::zip_equal(rowOutputPtrs, values, group.rowOutputs))
     storeChunk(ptr, currentRow, first, value, getElementTypeOrSelf(output));
+  // The same thread adds the row's values into the block's totals.
+  for (auto [t, value] : llvm::enumerate(totals))
+    columnSums->addTotal(t, value, first);
 }
 
 Value KernelEmitter::isWarp0() {
@@ -355,7 +363,7 @@ void KernelEmitter::emitMap(Value yRow, ArrayRef<Chunk> chunks,
     }
     return;
   }
-  if ((group.outputs.empty() && !group.hasColumnSums()) || chunks.empty())
+  if ((group.outputs.empty() && group.columnSums.empty()) || chunks.empty())
     return;
   // A chunks kernel loads the operands only the map reads (the norms'
   // weight and bias) of a batch of chunks (mapBatch) before it writes any

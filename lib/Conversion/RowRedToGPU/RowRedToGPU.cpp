@@ -204,24 +204,28 @@ struct ConvertRowRedToGPUPass
                                     StringRef attrName) {
     MapOp map = group.map;
     if (attrName != kPlanAttrName)
-      return map.emitOpError()
-             << "sums down the columns in one kernel, which has no second "
-                "kernel for a few rows ('"
-             << attrName << "')";
+      return map.emitOpError() << group.sumsName()
+                               << " in one kernel, which has no second "
+                                  "kernel for a few rows ('"
+                               << attrName << "')";
+    bool online =
+        plan.strategy == Strategy::online && group.columnSums.empty();
     if ((plan.strategy != Strategy::fused &&
-         plan.strategy != Strategy::cluster) ||
+         plan.strategy != Strategy::cluster && !online) ||
         plan.rowsPerBlock != 1 || plan.gridPerRowGroup)
       return map.emitOpError()
-             << "sums down the columns, which needs #rowred.plan's strategy "
-                "= fused or cluster with rows_per_block = 1 on the "
-                "persistent grid (rows that fit one block or cluster)";
+             << group.sumsName()
+             << ", which needs #rowred.plan's strategy = fused or cluster "
+                "(or online, for totals alone) with rows_per_block = 1 on "
+                "the persistent grid";
     int64_t bytes = kernelDynamicSharedBytes(group, plan);
     if (bytes > maxDynamicSharedBytes(plan.sm()))
       return map.emitOpError()
-             << "sums down the columns with an accumulator per column in "
+             << group.sumsName()
+             << " with accumulators in "
                 "shared memory: "
-             << bytes << " bytes, of at most " << maxDynamicSharedBytes(plan.sm())
-             << " a block may take";
+             << bytes << " bytes, of at most "
+             << maxDynamicSharedBytes(plan.sm()) << " a block may take";
     return success();
   }
 
@@ -307,7 +311,7 @@ struct ConvertRowRedToGPUPass
     SmallVector<Type> params(numMatrices + group.columns.size() +
                                  group.rowInputs.size() +
                                  group.rowOutputs.size() +
-                                 group.columnSums.size(),
+                                 group.columnSums.size() + group.totals.size(),
                              ptr);
     params.append(2 + numMatrices, i64);
     // Chunks kernels and those with column sums also take their workspace.
@@ -395,7 +399,7 @@ struct ConvertRowRedToGPUPass
     SmallVector<Value> args;
     for (Value operand :
          llvm::concat<Value>(matrices, group.columns, group.rowInputs,
-                             group.rowOutputs, group.columnSums))
+                             group.rowOutputs, group.columnSums, group.totals))
       args.push_back(hostPointer(b, operand));
     args.push_back(arith::IndexCastOp::create(b, i64, rowsIdx));
     args.push_back(arith::IndexCastOp::create(b, i64, colsIdx));
@@ -447,7 +451,8 @@ struct ConvertRowRedToGPUPass
           arith::ConstantIndexOp::create(b, group.columnSums.size()));
       Value words = arith::AddIOp::create(
           b, partials,
-          arith::ConstantIndexOp::create(b, kColumnSumsHeaderBytes / 4));
+          arith::ConstantIndexOp::create(b, kColumnSumsHeaderBytes / 4 +
+                                                group.totals.size()));
       workspace = zeroedWorkspace(b, words);
       args.push_back(hostPointer(b, workspace));
     }

@@ -167,7 +167,9 @@ func.func @several_operands(%x: memref<?x?xf16>, %r: memref<?x?xf32>,
 // CHECK-LABEL: func.func @per_row_results
 func.func @per_row_results(%x: memref<?x?xbf16>, %labels: memref<?xi64>,
                            %l32: memref<?xi32>, %loss: memref<?xbf16>,
-                           %lse: memref<?xf32>, %g: memref<?xf32>) {
+                           %lse: memref<?xf32>, %g: memref<?xf32>,
+                           %sum: memref<f32>, %n: memref<f32>,
+                           %half: memref<bf16>) {
   // CHECK: rowred.logsumexp ins(%{{.*}} : memref<?x?xbf16>) outs(%{{.*}} : memref<?xf32>)
   rowred.logsumexp ins(%x : memref<?x?xbf16>) outs(%lse : memref<?xf32>)
   // CHECK: rowred.logsumexp_backward ins(%[[X:.*]] : memref<?x?xbf16>) lse(%{{.*}} : memref<?xf32>) grad(%{{.*}} : memref<?xf32>) outs(%[[X]] : memref<?x?xbf16>)
@@ -179,6 +181,16 @@ func.func @per_row_results(%x: memref<?x?xbf16>, %labels: memref<?xi64>,
   // The gradient, scaled per row and in place over the logits.
   // CHECK: rowred.cross_entropy ignore_index(-100) ins(%[[X:.*]] : memref<?x?xbf16>) labels(%{{.*}} : memref<?xi64>) grad_scale(%{{.*}} : memref<?xf32>) outs(%{{.*}} : memref<?xbf16>) grad(%[[X]] : memref<?x?xbf16>)
   rowred.cross_entropy ignore_index(-100) ins(%x : memref<?x?xbf16>) labels(%labels : memref<?xi64>) grad_scale(%g : memref<?xf32>) outs(%loss : memref<?xbf16>) grad(%x : memref<?x?xbf16>)
+  // The loss summed over the rows (rank 0) and the count of rows kept.
+  // CHECK: rowred.cross_entropy ignore_index(-100) ins(%{{.*}} : memref<?x?xbf16>) labels(%{{.*}} : memref<?xi64>) outs(%{{.*}} : memref<f32>) count(%{{.*}} : memref<f32>) lse(%{{.*}} : memref<?xf32>)
+  rowred.cross_entropy ignore_index(-100) ins(%x : memref<?x?xbf16>) labels(%labels : memref<?xi64>) outs(%sum : memref<f32>) count(%n : memref<f32>) lse(%lse : memref<?xf32>)
+  // A map of totals only: no outs, rank-0 column_sums of row scalars.
+  // CHECK: rowred.map ins(%{{.*}} : memref<?x?xbf16>) rows(%{{.*}} : memref<?xf32>) column_sums(%{{.*}}, %{{.*}} : memref<f32>, memref<bf16>) {
+  rowred.map ins(%x : memref<?x?xbf16>) rows(%g : memref<?xf32>) column_sums(%sum, %half : memref<f32>, memref<bf16>) {
+  ^bb0(%xj: f32, %gi: f32):
+    %one = arith.constant 1.0 : f32
+    rowred.yield %gi, %one : f32, f32
+  }
   // CHECK: rowred.gather ins(%{{.*}} : memref<?x?xbf16>) indices(%{{.*}} : memref<?xi64>) outs(%{{.*}} : memref<?xf32>)
   rowred.gather ins(%x : memref<?x?xbf16>) indices(%labels : memref<?xi64>) outs(%g : memref<?xf32>)
   // CHECK: rowred.map ins(%{{.*}} : memref<?x?xbf16>) rows(%{{.*}}, %{{.*}} : memref<?xf32>, memref<?xi64>) outs(%{{.*}} : memref<?xbf16>) {

@@ -503,3 +503,19 @@ func.func @safe_softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   rowred.softmax dimension(1) safe ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>)
   return
 }
+
+// -----
+
+// cross_entropy of a rank-0 loss: the map's totals over the rows (rank-0
+// column_sums), no outputs: the loss (0 where ignored) and the count of
+// rows kept (1, 0 where ignored).
+// CHECK-LABEL: func.func @cross_entropy_sum
+// CHECK: rowred.map ins(%{{.*}} : memref<?x?xbf16>) rows(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : memref<?xf32>, memref<?xf32>, memref<?xf32>, memref<?xi64>) column_sums(%[[SUM:.*]], %[[N:.*]] : memref<f32>, memref<f32>) {
+// CHECK: %[[IGN:.*]] = arith.cmpi eq, %{{.*}}, %{{.*}} : i64
+// CHECK: %[[LOSS:.*]] = arith.select %[[IGN]], %{{.*}}, %{{.*}} : f32
+// CHECK: %[[KEPT:.*]] = arith.select %[[IGN]], %{{.*}}, %{{.*}} : f32
+// CHECK: rowred.yield %[[LOSS]], %[[KEPT]] : f32, f32
+func.func @cross_entropy_sum(%x: memref<?x?xbf16>, %y: memref<?xi64>, %sum: memref<f32>, %n: memref<f32>) {
+  rowred.cross_entropy ignore_index(-100) ins(%x : memref<?x?xbf16>) labels(%y : memref<?xi64>) outs(%sum : memref<f32>) count(%n : memref<f32>)
+  return
+}

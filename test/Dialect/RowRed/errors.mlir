@@ -711,3 +711,60 @@ func.func @map_outputs_alias(%x: memref<4x8xf32>, %y: memref<4x8xf32>) {
   }
   return
 }
+
+// -----
+
+func.func @total_reads_elements(%x: memref<4x8xf32>, %t: memref<f32>) {
+  // expected-error @+1 {{'rowred.map' op column_sums #0 is a total over the rows, but the value yielded for it depends on the row's elements (body argument #0): it may use only row scalars}}
+  rowred.map ins(%x : memref<4x8xf32>) column_sums(%t : memref<f32>) {
+  ^bb0(%xj: f32):
+    rowred.yield %xj : f32
+  }
+  return
+}
+
+// -----
+
+func.func @map_writes_nothing(%x: memref<4x8xf32>) {
+  // expected-error @+1 {{'rowred.map' op needs at least one input and one output or column sum}}
+  rowred.map ins(%x : memref<4x8xf32>) {
+  ^bb0(%xj: f32):
+    rowred.yield %xj : f32
+  }
+  return
+}
+
+// -----
+
+func.func @total_of_integers(%x: memref<4x8xf32>, %s: memref<4xf32>, %t: memref<i32>) {
+  // expected-error @+1 {{'rowred.map' op column_sums must be a rank-0 memref of f32, f16 or bf16, got 'memref<i32>'}}
+  rowred.map ins(%x : memref<4x8xf32>) rows(%s : memref<4xf32>) column_sums(%t : memref<i32>) {
+  ^bb0(%xj: f32, %si: f32):
+    rowred.yield %si : f32
+  }
+  return
+}
+
+// -----
+
+func.func @count_without_sum(%x: memref<4x8xf32>, %y: memref<4xi64>, %loss: memref<4xf32>, %n: memref<f32>) {
+  // expected-error @+1 {{'rowred.cross_entropy' op has a count, which needs a rank-0 loss (the sum of the rows' losses)}}
+  rowred.cross_entropy ignore_index(-100) ins(%x : memref<4x8xf32>) labels(%y : memref<4xi64>) outs(%loss : memref<4xf32>) count(%n : memref<f32>)
+  return
+}
+
+// -----
+
+func.func @count_of_bf16(%x: memref<4x8xf32>, %y: memref<4xi64>, %loss: memref<f32>, %n: memref<bf16>) {
+  // expected-error @+1 {{'rowred.cross_entropy' op count must be a rank-0 memref of f32, got 'memref<bf16>'}}
+  rowred.cross_entropy ignore_index(-100) ins(%x : memref<4x8xf32>) labels(%y : memref<4xi64>) outs(%loss : memref<f32>) count(%n : memref<bf16>)
+  return
+}
+
+// -----
+
+func.func @count_is_loss(%x: memref<4x8xf32>, %y: memref<4xi64>, %loss: memref<f32>) {
+  // expected-error @+1 {{'rowred.cross_entropy' op loss and count must be different buffers}}
+  rowred.cross_entropy ignore_index(-100) ins(%x : memref<4x8xf32>) labels(%y : memref<4xi64>) outs(%loss : memref<f32>) count(%loss : memref<f32>)
+  return
+}

@@ -158,6 +158,24 @@ static LogicalResult verifyRowScalars(Operation *op, Value value,
 
 /// Checks that `value` is a rank-1 memref of f32, f16 or bf16 with one
 /// contiguous element per column of `matrix`.
+/// Whether `value` is a rank-0 memref: a total over the rows.
+static bool isTotal(Value value) {
+  auto type = dyn_cast<MemRefType>(value.getType());
+  return type && type.getRank() == 0;
+}
+
+/// Checks that `value` is a rank-0 memref of f32, f16 or bf16 in global
+/// memory: one value for the whole launch (a total over the rows).
+static LogicalResult verifyTotal(Operation *op, Value value, StringRef name) {
+  auto type = dyn_cast<MemRefType>(value.getType());
+  if (!type || type.getRank() != 0 || !isRowElementType(type.getElementType()))
+    return op->emitOpError() << name
+                             << " must be a rank-0 memref of f32, f16 or bf16, "
+                                "got "
+                             << value.getType();
+  return verifyGlobalMemory(op, type, name);
+}
+
 static LogicalResult verifyColumnVector(Operation *op, Value value,
                                         MemRefType matrix, StringRef name) {
   auto type = dyn_cast<MemRefType>(value.getType());
@@ -397,9 +415,12 @@ bool MapOp::isRowOutput(Value output) {
   return cast<MemRefType>(output.getType()).getRank() == 1;
 }
 
+bool MapOp::isTotal(Value sums) { return ::isTotal(sums); }
+
 LogicalResult MapOp::verify() {
-  if (getInputs().empty() || getOutputs().empty())
-    return emitOpError() << "needs at least one input and one output";
+  if (getInputs().empty() || (getOutputs().empty() && getColumnSums().empty()))
+    return emitOpError()
+           << "needs at least one input and one output or column sum";
   if (failed(verifyMatrix(*this, getInput(), "input")))
     return failure();
   auto inType = cast<MemRefType>(getInput().getType());
@@ -422,7 +443,10 @@ LogicalResult MapOp::verify() {
     std::string label = getColumnSums().size() == 1
                             ? std::string("column_sums")
                             : ("column_sums #" + Twine(index)).str();
-    if (failed(verifyColumnVector(*this, sums, inType, label)))
+    LogicalResult valid = isTotal(sums)
+                              ? verifyTotal(*this, sums, label)
+                              : verifyColumnVector(*this, sums, inType, label);
+    if (failed(valid))
       return failure();
   }
   SmallVector<Value> written(getOutputs());
@@ -444,12 +468,21 @@ LogicalResult MapOp::verifyRegions() {
   if (failed(verifyBody(*this, getBody(), numElements, getRows(),
                         getOutputs().size() + getColumnSums().size())))
     return failure();
-  // A per-row result is computed once per row: from the row scalars only.
+  // A per-row result, and a total over the rows, is computed once per row:
+  // from the row scalars only.
   Block &block = getBody().front();
   auto yield = cast<YieldOp>(block.back());
-  for (auto [index, output] : llvm::enumerate(getOutputs())) {
-    if (!isRowOutput(output))
+  unsigned numOutputs = getOutputs().size();
+  for (auto [index, written] :
+       llvm::enumerate(llvm::concat<Value>(getOutputs(), getColumnSums()))) {
+    bool perRow = index < numOutputs ? isRowOutput(written) : isTotal(written);
+    if (!perRow)
       continue;
+    std::string what =
+        index < numOutputs
+            ? "output #" + std::to_string(index) + " has one element per row"
+            : "column_sums #" + std::to_string(index - numOutputs) +
+                  " is a total over the rows";
     SmallVector<Value> worklist = {yield.getValues()[index]};
     DenseSet<Value> seen;
     while (!worklist.empty()) {
@@ -459,19 +492,18 @@ LogicalResult MapOp::verifyRegions() {
       if (auto arg = dyn_cast<BlockArgument>(v)) {
         if (arg.getOwner() == &block && arg.getArgNumber() < numElements)
           return emitOpError()
-                 << "output #" << index
-                 << " has one element per row, but the value yielded for it "
-                    "depends on the row's elements (body argument #"
+                 << what
+                 << ", but the value yielded for it depends on the row's "
+                    "elements (body argument #"
                  << arg.getArgNumber() << "): it may use only row scalars";
         continue;
       }
       Operation *def = v.getDefiningOp();
       if (isa_and_nonnull<ColumnIndexOp>(def))
         return emitOpError()
-               << "output #" << index
-               << " has one element per row, but the value yielded for it "
-                  "depends on the element's column (rowred.column_index): "
-                  "it may use only row scalars";
+               << what
+               << ", but the value yielded for it depends on the element's "
+                  "column (rowred.column_index): it may use only row scalars";
       if (def && def->getBlock() == &block)
         llvm::append_range(worklist, def->getOperands());
     }
@@ -665,8 +697,10 @@ LogicalResult CrossEntropyOp::verify() {
   auto type = cast<MemRefType>(getLogits().getType());
   if (failed(verifyRowScalars(*this, getLabels(), type, "labels",
                               RowElements::Integers)) ||
-      failed(verifyRowScalars(*this, getLoss(), type, "loss",
-                              RowElements::Results)) ||
+      failed(isTotal(getLoss())
+                 ? verifyTotal(*this, getLoss(), "loss")
+                 : verifyRowScalars(*this, getLoss(), type, "loss",
+                                    RowElements::Results)) ||
       (getLse() && failed(verifyRowScalars(*this, getLse(), type, "lse",
                                            RowElements::Results))) ||
       (getGrad() && failed(verifyMatrices(*this, getGrad(), type, "grad"))) ||
@@ -675,8 +709,17 @@ LogicalResult CrossEntropyOp::verify() {
     return failure();
   if (getGradScale() && !getGrad())
     return emitOpError() << "has a grad_scale but no grad to scale";
-  if (failed(verifyDistinctOutputs(*this, {getLoss(), getLse()},
-                                   {"loss", "lse"})))
+  if (Value count = getCount()) {
+    if (!isTotal(getLoss()))
+      return emitOpError() << "has a count, which needs a rank-0 loss (the "
+                              "sum of the rows' losses)";
+    if (getElementTypeOrSelf(count) != Float32Type::get(getContext()) ||
+        failed(verifyTotal(*this, count, "count")))
+      return emitOpError() << "count must be a rank-0 memref of f32, got "
+                           << count.getType();
+  }
+  if (failed(verifyDistinctOutputs(*this, {getLoss(), getCount(), getLse()},
+                                   {"loss", "count", "lse"})))
     return failure();
   unsigned labelBits = getElementTypeOrSelf(getLabels()).getIntOrFloatBitWidth();
   if (!llvm::isIntN(labelBits, getIgnoreIndex()))
@@ -697,7 +740,8 @@ void CrossEntropyOp::getEffects(
       effects,
       operandList({&getLogitsMutable(), &getLabelsMutable()},
                   {getGradScaleMutable()}),
-      operandList({&getLossMutable()}, {getLseMutable(), getGradMutable()}));
+      operandList({&getLossMutable()},
+                  {getCountMutable(), getLseMutable(), getGradMutable()}));
 }
 
 /// `ignore_index(N)`: N an integer of 64 bits (a larger literal is an error,

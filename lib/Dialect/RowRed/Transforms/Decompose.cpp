@@ -552,7 +552,9 @@ struct DecomposeLogSumExpBackward : OpRewritePattern<LogSumExpBackwardOp> {
 /// ignored rows, and the logsumexp as rowred.logsumexp's. With a gradient,
 /// the map writes `scale * (exp(x - m) / s - target)` as well, the target
 /// `(1 - e) + e / N` at the label's column (rowred.column_index) and `e / N`
-/// elsewhere, the scale 0 for ignored rows.
+/// elsewhere, the scale 0 for ignored rows. A rank-0 loss, and the count of
+/// rows not ignored, are the map's totals over the rows (its rank-0
+/// column_sums).
 struct DecomposeCrossEntropy : OpRewritePattern<CrossEntropyOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -567,36 +569,52 @@ struct DecomposeCrossEntropy : OpRewritePattern<CrossEntropyOp> {
     // Row scalars: a[1..4], then the total and the gradient's scale.
     SmallVector<Value> rows = {sums.max, sums.exp, g, labels};
     llvm::append_range(rows, present({sums.total, op.getGradScale()}));
+    // A rank-0 loss (and the count) are totals over the rows.
+    bool total = MapOp::isTotal(op.getLoss());
     SmallVector<Value> outputs =
-        present({op.getLoss(), op.getLse(), op.getGrad()});
-    d.map(x, {}, rows, outputs, [&](BodyBuilder &bb, ValueRange a) {
-      Value lse = bb.logSumExp(a[1], a[2]);
-      Value loss = bb.sub(lse, a[3]);
-      Value infinite = bb.isInf(a[1]);
-      if (smoothing != 0.0f) {
-        Value mean = bb.div(a[5], bb.rowLength());
-        Value uniform = bb.sub(lse, mean);
-        Value smoothed = bb.mul(uniform, bb.constant(APFloat(smoothing)));
-        Value kept = bb.mul(loss, bb.constant(APFloat(1.0f - smoothing)));
-        loss = bb.add(kept, smoothed);
-      }
-      loss = bb.select(
-          infinite, bb.constant(APFloat::getNaN(APFloat::IEEEsingle())), loss);
-      Value ignored = bb.equals(a[4], ignoreIndex);
-      Value zero = bb.constant(APFloat(0.0f));
-      loss = bb.select(ignored, zero, loss);
-      SmallVector<Value> results = {loss};
-      if (op.getLse())
-        results.push_back(bb.select(infinite, a[1], lse));
-      if (op.getGrad()) {
-        Value scale = op.getGradScale() ? a.back() : bb.constant(APFloat(1.0f));
-        scale = bb.select(ignored, zero, scale);
-        Value p = bb.div(bb.shiftedExp(a[0], a[1]), a[2]);
-        results.push_back(
-            bb.mul(bb.sub(p, gradTarget(bb, a[4], smoothing)), scale));
-      }
-      return results;
-    });
+        present({total ? Value() : op.getLoss(), op.getLse(), op.getGrad()});
+    SmallVector<Value> totals =
+        total ? present({op.getLoss(), op.getCount()}) : SmallVector<Value>();
+    d.map(
+        x, {}, rows, outputs,
+        [&](BodyBuilder &bb, ValueRange a) {
+          Value lse = bb.logSumExp(a[1], a[2]);
+          Value loss = bb.sub(lse, a[3]);
+          Value infinite = bb.isInf(a[1]);
+          if (smoothing != 0.0f) {
+            Value mean = bb.div(a[5], bb.rowLength());
+            Value uniform = bb.sub(lse, mean);
+            Value smoothed = bb.mul(uniform, bb.constant(APFloat(smoothing)));
+            Value kept = bb.mul(loss, bb.constant(APFloat(1.0f - smoothing)));
+            loss = bb.add(kept, smoothed);
+          }
+          loss = bb.select(infinite,
+                           bb.constant(APFloat::getNaN(APFloat::IEEEsingle())),
+                           loss);
+          Value ignored = bb.equals(a[4], ignoreIndex);
+          Value zero = bb.constant(APFloat(0.0f));
+          loss = bb.select(ignored, zero, loss);
+          SmallVector<Value> results;
+          if (!total)
+            results.push_back(loss);
+          if (op.getLse())
+            results.push_back(bb.select(infinite, a[1], lse));
+          if (op.getGrad()) {
+            Value scale =
+                op.getGradScale() ? a.back() : bb.constant(APFloat(1.0f));
+            scale = bb.select(ignored, zero, scale);
+            Value p = bb.div(bb.shiftedExp(a[0], a[1]), a[2]);
+            results.push_back(
+                bb.mul(bb.sub(p, gradTarget(bb, a[4], smoothing)), scale));
+          }
+          if (total)
+            results.push_back(loss);
+          if (op.getCount())
+            results.push_back(
+                bb.select(ignored, zero, bb.constant(APFloat(1.0f))));
+          return results;
+        },
+        totals);
     return success();
   }
 

@@ -57,7 +57,7 @@ struct KernelOperand {
   /// reads one element per column, reads one element per row (labels),
   /// writes one element per row (a loss, a logsumexp), or writes one
   /// element per column, a sum over the rows (a weight's gradient).
-  enum class Role { Input, Output, Column, Row, RowOutput, ColumnSum };
+  enum class Role { Input, Output, Column, Row, RowOutput, ColumnSum, Total };
   std::string name;
   Role role = Role::Input;
   DType type = DType::F32;
@@ -149,15 +149,23 @@ struct KernelSpec {
   /// Whether blocks of the kernel wait for each other (a row's chunks), so
   /// that a launch must make them resident together: a cooperative launch
   /// of at most the resident blocks.
-  bool blocksWait() const {
-    return chunkElements > 0 || count(KernelOperand::Role::ColumnSum) > 0;
+  bool blocksWait() const { return chunkElements > 0 || hasColumnSums(); }
+
+  /// Whether the kernel sums down the columns or over the rows (column
+  /// sums, totals): its blocks meet at a grid barrier in its workspace.
+  bool hasColumnSums() const {
+    return count(KernelOperand::Role::ColumnSum) +
+               count(KernelOperand::Role::Total) >
+           0;
   }
 
   /// Bytes of the workspace of a kernel with column sums (docs/abi.md) on
   /// a grid of `grid` blocks over rows of `cols` elements: the grid
-  /// barrier's 128 bytes, then a partial row of f32 per block and sum.
+  /// barrier's 128 bytes, then a partial row of f32 per block and sum, then
+  /// an f32 per block and total.
   int64_t columnSumsWorkspaceBytes(int64_t grid, int64_t cols) const {
-    return 128 + grid * cols * 4 * count(KernelOperand::Role::ColumnSum);
+    return 128 + grid * cols * 4 * count(KernelOperand::Role::ColumnSum) +
+           grid * 4 * count(KernelOperand::Role::Total);
   }
 
   /// Bytes of a chunks kernel's workspace for `rows` rows of `cols`

@@ -599,10 +599,18 @@ def RowRed_CrossEntropyOp : RowRed_Op<"cross_entropy", [
     logits-sized buffer (each element is read before it is overwritten).
     Rows of NaN losses get NaN gradients.
 
+    A rank-0 `loss` receives the sum of the rows' losses instead (ignored
+    rows add 0: `reduction="sum"`), and `count`, rank-0 f32, the number of
+    rows whose label is not `ignore_index`, so that `loss / count` is
+    `reduction="mean"`; both are summed in the kernel, in a fixed order
+    (`rowred.map`'s totals). `grad_scale` is then the incoming gradient of
+    the sum, or of the mean divided by the count, for every row.
+
     `logits` is rank 2 (f32, f16 or bf16, rows contiguous); `labels` is
-    rank 1 of i32 or i64 with one element per row; `loss` and `lse` are
-    rank 1 with one element per row, of f32, f16 or bf16; `grad_scale` is
-    rank 1 of f32 with one element per row. Arithmetic is done in f32.
+    rank 1 of i32 or i64 with one element per row; `loss` (rank 1 with one
+    element per row, or rank 0) and `lse` (rank 1) are of f32, f16 or bf16;
+    `grad_scale` is rank 1 of f32 with one element per row. Arithmetic is
+    done in f32.
 
     Examples:
 
@@ -614,10 +622,14 @@ def RowRed_CrossEntropyOp : RowRed_Op<"cross_entropy", [
         ins(%logits : memref<?x128256xbf16>) labels(%y : memref<?xi64>)
         grad_scale(%g : memref<?xf32>) outs(%loss : memref<?xf32>)
         grad(%logits : memref<?x128256xbf16>)
+    rowred.cross_entropy ignore_index(-100)
+        ins(%logits : memref<?x32000xbf16>) labels(%y : memref<?xi64>)
+        outs(%sum : memref<f32>) count(%n : memref<f32>)
     ```
   }];
   let arguments = (ins AnyMemRef:$logits, AnyMemRef:$labels,
                        Optional<AnyMemRef>:$grad_scale, AnyMemRef:$loss,
+                       Optional<AnyMemRef>:$count,
                        Optional<AnyMemRef>:$lse, Optional<AnyMemRef>:$grad,
                        DefaultValuedAttr<I64Attr, "-100">:$ignore_index,
                        DefaultValuedAttr<F32Attr, "0.0f">:$label_smoothing);
@@ -628,6 +640,7 @@ def RowRed_CrossEntropyOp : RowRed_Op<"cross_entropy", [
     `labels` `(` $labels `:` type($labels) `)`
     (`grad_scale` `(` $grad_scale^ `:` type($grad_scale) `)`)?
     `outs` `(` $loss `:` type($loss) `)`
+    (`count` `(` $count^ `:` type($count) `)`)?
     (`lse` `(` $lse^ `:` type($lse) `)`)?
     (`grad` `(` $grad^ `:` type($grad) `)`)?
     attr-dict
@@ -739,8 +752,12 @@ def RowRed_MapOp : RowRed_Op<"map", [
     per column, the map also reduces down the columns: each receives, once
     all rows are done, the sum over every row `i` of the value yielded for
     it at `(i, j)`, taken in f32 and rounded once to its element type
-    (the norms' weight and bias gradients). The sum's order is fixed by the
-    kernel's plan: the same inputs give the same bits on every run.
+    (the norms' weight and bias gradients). A rank-0 `column_sums` buffer
+    is a total over the rows instead: it receives the sum over every row of
+    the value yielded for it, which, as a per-row output's, must depend only
+    on the row scalars (a reduced loss, a count of rows). The sum's order is
+    fixed by the kernel's plan: the same inputs give the same bits on every
+    run. A map may have only column sums.
 
     The region has one f32 block argument per input, then one per `cols`
     operand, then one per `rows` operand (f32, or the integer type of an
@@ -787,7 +804,7 @@ def RowRed_MapOp : RowRed_Op<"map", [
     `ins` `(` $inputs `:` type($inputs) `)`
     (`cols` `(` $columns^ `:` type($columns) `)`)?
     (`rows` `(` $rows^ `:` type($rows) `)`)?
-    `outs` `(` $outputs `:` type($outputs) `)`
+    (`outs` `(` $outputs^ `:` type($outputs) `)`)?
     (`column_sums` `(` $column_sums^ `:` type($column_sums) `)`)?
     $body attr-dict
   }];
@@ -801,6 +818,9 @@ def RowRed_MapOp : RowRed_Op<"map", [
     /// Whether `output` has one element per row (rank 1) rather than one
     /// per element.
     static bool isRowOutput(mlir::Value output);
+    /// Whether column sum `sums` is a total over the rows (rank 0) rather
+    /// than one sum per column.
+    static bool isTotal(mlir::Value sums);
   }];
 }
 
