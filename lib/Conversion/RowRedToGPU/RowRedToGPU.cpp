@@ -208,8 +208,7 @@ struct ConvertRowRedToGPUPass
                                << " in one kernel, which has no second "
                                   "kernel for a few rows ('"
                                << attrName << "')";
-    bool online =
-        plan.strategy == Strategy::online && group.columnSums.empty();
+    bool online = plan.strategy == Strategy::online && group.columnSums.empty();
     if ((plan.strategy != Strategy::fused &&
          plan.strategy != Strategy::cluster && !online) ||
         plan.rowsPerBlock != 1 || plan.gridPerRowGroup)
