@@ -1,8 +1,9 @@
 """The package's native eager ops: the extension module rowred._native_ops
 (runtime/torch/TorchOps.cpp), softmax, rms_norm, rms_norm_residual and
 layer_norm, each an autograd Function in C++ over the forward and backward
-kernels the package passes, and cross_entropy_loss, cross-entropy's
-reduced loss without a gradient.
+kernels the package passes, and cross-entropy's reduced loss without a
+gradient: cross_entropy_total (summed over the rows in the kernel) and
+cross_entropy_loss (the per-row kernel's loss reduced in C++).
 
 An eager call that may skip the dispatcher (_oplib) and whose kernels the
 packs hold runs there: one call into C++ for the forward, none into Python
@@ -26,7 +27,7 @@ _lock = threading.Lock()
 _ops = None
 MODULE = "_native_ops" + sysconfig.get_config_var("EXT_SUFFIX")
 NAMES = ("softmax", "rms_norm", "rms_norm_residual", "layer_norm",
-         "cross_entropy_loss")
+         "cross_entropy_total", "cross_entropy_loss")
 
 
 def _load():

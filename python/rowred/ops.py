@@ -629,7 +629,10 @@ def cross_entropy(logits, labels, ignore_index=-100, label_smoothing=0.0,
     such kernel for C, PyTorch's F.cross_entropy runs, forward and
     backward. The loss has the logits' dtype, as F.cross_entropy's, or
     `loss_dtype` (torch.float32: the kernels' f32 loss, not rounded to
-    bf16, with no f32 copy of the logits).
+    bf16, with no f32 copy of the logits). Without a gradient, the mean and
+    the sum are summed over the rows in the kernel where the pack has
+    cross_entropy_sum's (eager calls); elsewhere the per-row loss is
+    reduced with PyTorch's calls.
 
     A label outside [0, C) other than `ignore_index` gives its row a NaN
     loss and gradient; with `check_labels`, a ValueError naming the row
@@ -661,10 +664,18 @@ def cross_entropy(logits, labels, ignore_index=-100, label_smoothing=0.0,
     if logits.requires_grad and torch.is_grad_enabled():
         return _cross_entropy_training(logits, labels.contiguous(), reduction,
                                        inplace_backward).to(loss_dtype)
-    loss = native_call("cross_entropy_loss", ("cross_entropy",),
-                       (logits, labels),
-                       args=(_REDUCTIONS.index(reduction),
-                             loss_dtype == logits.dtype))
+    in_logits_dtype = loss_dtype == logits.dtype
+    loss = None
+    if reduction != "none" and logits.numel() <= _TOTAL_MAX_ELEMENTS:
+        # Summed over the rows in the kernel (packs' cross_entropy_sum).
+        loss = native_call("cross_entropy_total", ("cross_entropy_sum",),
+                           (logits, labels),
+                           args=(reduction == "mean", in_logits_dtype))
+    if loss is None:
+        loss = native_call("cross_entropy_loss", ("cross_entropy",),
+                           (logits, labels),
+                           args=(_REDUCTIONS.index(reduction),
+                                 in_logits_dtype))
     if loss is not None:
         return loss if loss.dtype == loss_dtype else loss.to(loss_dtype)
     loss, _ = cross_entropy_op(logits, labels)
@@ -673,6 +684,17 @@ def cross_entropy(logits, labels, ignore_index=-100, label_smoothing=0.0,
     elif reduction == "mean":
         loss = loss.sum() / (labels != ignore_index).sum()
     return loss.to(loss_dtype)
+
+
+# The most logits whose reduced loss the kernel summing it over the rows
+# (cross_entropy_sum) takes. H200, bench/experiments/ce_total_ab.py, the
+# mean against the per-row kernel and PyTorch's reduction: 19-41 against
+# 50-73 us per eager call from 8 x 1024 to 1024 x 32000 (the host's time),
+# level at 2048 x 32000; beyond, the per-row kernel's grid of one block
+# per row led (bf16 4096 x 32000: 84 against 88 us eager, 77 against 88
+# replayed in a CUDA graph), the totals' persistent grid leaving a tail of
+# blocks with one row more than the others.
+_TOTAL_MAX_ELEMENTS = 1 << 26
 
 
 def _check_labels(labels, classes, ignore_index):

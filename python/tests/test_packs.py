@@ -201,6 +201,27 @@ class BuildTest(unittest.TestCase):
                           ("row", "i64"), ("row", "f32"),
                           ("row_output", "f32")])
 
+    def test_cross_entropy_sum_kernels(self):
+        # The loss summed over the rows and the count of rows kept: totals,
+        # on the per-row loss's plan (online at 128256) on the persistent
+        # grid; 2^20 (chunks for the per-row loss) is skipped.
+        out = os.path.join(self.dir, "sum")
+        manifest = packs.build(SOFTMAX_OPT, out, ["cross_entropy_sum"],
+                               ["bf16"], [1000, 128256, 1 << 20])
+        self.assertEqual([(k["op"], k["cols"]) for k in manifest["kernels"]],
+                         [("cross_entropy_sum", 1000),
+                          ("cross_entropy_sum", 128256)])
+        self.assertEqual(manifest["skipped"],
+                         ["cross_entropy_sum_bf16_n1048576"])
+        path = packs.Pack(out).find("cross_entropy_sum", "bf16", 128256)
+        with open(path) as f:
+            meta = json.load(f)
+        self.assertEqual([(o["role"], o["type"]) for o in meta["operands"]],
+                         [("input", "bf16"), ("row", "i64"),
+                          ("total", "f32"), ("total", "f32")])
+        self.assertEqual(meta["strategy"], "online")
+        self.assertEqual(meta["grid"], "persistent")
+
     def test_command_line_gradients(self):
         out = os.path.join(self.dir, "cli-backward")
         self.assertEqual(packs.main(["build", "--softmax-opt", SOFTMAX_OPT,
@@ -328,9 +349,11 @@ class PresetTest(unittest.TestCase):
             self.assertNotIn((op, 128256), shapes)
         for n in (32000, 128256, 151936, 256000):
             self.assertIn(("cross_entropy_grad", n), shapes)
+            self.assertIn(("cross_entropy_sum", n), shapes)
         self.assertIn(("cross_entropy", 0), shapes)
         self.assertIn(("softmax", 0), shapes)
         self.assertNotIn(("cross_entropy_grad", 0), shapes)
+        self.assertNotIn(("cross_entropy_sum", 0), shapes)
         self.assertEqual(len(shapes), len(variants))
 
     def test_unknown_preset(self):

@@ -12,9 +12,11 @@
 // backward kernel, in C++: an eager step calls one op from Python for the
 // forward and none for the backward, where a torch.autograd.Function costs
 // the host a trip through Python layers each way (docs/performance.md, The
-// host's time per call). cross_entropy_loss is cross-entropy's reduced
-// loss without a gradient, whose reduction would cost the host several
-// PyTorch calls from Python. The functions are bound with pybind11 (as
+// host's time per call). cross_entropy_total is cross-entropy's reduced
+// loss without a gradient from a kernel that sums it over the rows (a
+// pack's cross_entropy_sum); cross_entropy_loss reduces the per-row loss of
+// the cross_entropy kernel with PyTorch's calls, where a pack has no such
+// kernel. The functions are bound with pybind11 (as
 // PyTorch's own extensions are), not registered as torch.ops: the package
 // calls them in eager mode only, and a torch.ops call costs the host more
 // than the rest of a launch (its arguments parsed against the schema).
@@ -101,12 +103,12 @@ Workspaces &workspaces() {
 }
 
 /// Launches kernel `handle` over `rows` rows of `cols` elements on the
-/// current stream of `like`'s device, with the device address of each of
-/// `operands` (the kernel's order, docs/abi.md) and the row stride of each
-/// input and output, `rowStrides`.
-void launch(int64_t handle, const Tensor &like, int64_t rows, int64_t cols,
-            c10::ArrayRef<const Tensor *> operands,
-            c10::ArrayRef<int64_t> rowStrides) {
+/// current stream of `like`'s device, with the device addresses of its
+/// operands, `pointers` (the kernel's order, docs/abi.md), and the row
+/// stride of each input and output, `rowStrides`.
+void launchAt(int64_t handle, const Tensor &like, int64_t rows, int64_t cols,
+              c10::ArrayRef<uint64_t> pointers,
+              c10::ArrayRef<int64_t> rowStrides) {
   if (rows == 0)
     return;
   const rowred_kernel *kernel = kernelOf(handle);
@@ -116,9 +118,6 @@ void launch(int64_t handle, const Tensor &like, int64_t rows, int64_t cols,
   c10::cuda::CUDAGuard guard(device);
   cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device.index());
   Tensor workspace = workspaces().get(kernel, rows, cols, device, stream);
-  c10::SmallVector<uint64_t, 12> pointers;
-  for (const Tensor *t : operands)
-    pointers.push_back(reinterpret_cast<uintptr_t>(t->data_ptr()));
   uint64_t workspaceAddress =
       workspace.defined() ? reinterpret_cast<uintptr_t>(workspace.data_ptr())
                           : 0;
@@ -127,6 +126,16 @@ void launch(int64_t handle, const Tensor &like, int64_t rows, int64_t cols,
           rowStrides.data(), static_cast<int>(rowStrides.size()), rows, cols,
           workspaceAddress, /*grid=*/0))
     fail("launch");
+}
+
+/// launchAt with the device address of each of `operands`.
+void launch(int64_t handle, const Tensor &like, int64_t rows, int64_t cols,
+            c10::ArrayRef<const Tensor *> operands,
+            c10::ArrayRef<int64_t> rowStrides) {
+  c10::SmallVector<uint64_t, 12> pointers;
+  for (const Tensor *t : operands)
+    pointers.push_back(reinterpret_cast<uintptr_t>(t->data_ptr()));
+  launchAt(handle, like, rows, cols, pointers, rowStrides);
 }
 
 /// Refuses a backward that would be differentiated again (create_graph
@@ -359,6 +368,30 @@ Tensor crossEntropyLoss(const Tensor &logits, const Tensor &labels,
   return inLogitsDtype ? loss.to(logits.scalar_type()) : loss;
 }
 
+Tensor crossEntropyTotal(const Tensor &logits, const Tensor &labels, bool mean,
+                         bool inLogitsDtype, int64_t kernel) {
+  Tensor x = logits.contiguous(), target = labels.contiguous();
+  int64_t rows = x.size(0), n = x.size(1);
+  // The kernel's totals (docs/abi.md): the loss summed over the rows and the
+  // count of rows not ignored, in one buffer; zeros over no rows.
+  Tensor totals = at::empty({2}, x.options().dtype(at::kFloat));
+  if (rows == 0)
+    totals.zero_();
+  auto *sums = static_cast<float *>(totals.data_ptr());
+  launchAt(kernel, x, rows, n,
+           {reinterpret_cast<uintptr_t>(x.data_ptr()),
+            reinterpret_cast<uintptr_t>(target.data_ptr()),
+            reinterpret_cast<uintptr_t>(sums),
+            reinterpret_cast<uintptr_t>(sums + 1)},
+           {n});
+  Tensor sum = totals[0];
+  at::ScalarType type = inLogitsDtype ? logits.scalar_type() : at::kFloat;
+  if (!mean)
+    return sum.to(type);
+  Tensor loss = at::empty({}, x.options().dtype(type));
+  return at::div_out(loss, sum, totals[1]);
+}
+
 Tensor softmax(const Tensor &x, int64_t forwardKernel, int64_t backwardKernel) {
   return SoftmaxFunction::apply(x, forwardKernel, backwardKernel);
 }
@@ -401,6 +434,10 @@ PYBIND11_MODULE(_native_ops, m) {
         "plain_backward) -> (y, h)");
   m.def("layer_norm", &layerNorm,
         "layer_norm(x, weight, bias, forward, backward) -> y");
+  m.def("cross_entropy_total", &crossEntropyTotal,
+        "cross_entropy_total(logits, labels, mean, in_logits_dtype, kernel) "
+        "-> loss (the mean, or the sum, over the rows summed in the kernel; "
+        "f32, or the logits' dtype)");
   m.def("cross_entropy_loss", &crossEntropyLoss,
         "cross_entropy_loss(logits, labels, reduction, in_logits_dtype, "
         "kernel) -> loss (reduction 0: none, 1: mean, 2: sum; f32, or the "

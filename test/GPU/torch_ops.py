@@ -805,6 +805,10 @@ class Native(unittest.TestCase):
     def test_cross_entropy_loss_without_grad(self):
         # Every reduction, ignored rows, an exact (32000) and an any-length
         # (5000) kernel, f32 losses and the logits' dtype; no rows at all.
+        # The mean and the sum at 32000 come from the pack's
+        # cross_entropy_sum (summed over the rows in the kernel): against
+        # float64 and the same bits on every call; the rest the same bits
+        # as the Python path.
         for dtype in (torch.float32, torch.bfloat16):
             for rows, n in ((64, 32000), (7, 5000), (0, 32000)):
                 x = torch.randn(rows, n, device="cuda", dtype=dtype) * 3
@@ -814,16 +818,51 @@ class Native(unittest.TestCase):
                     for loss_dtype in (None, torch.float32):
                         what = f"{rows}x{n} {dtype} {reduction} " \
                             f"{loss_dtype}"
-                        got = rowred.cross_entropy(x, labels,
-                                                   reduction=reduction,
-                                                   loss_dtype=loss_dtype)
-                        with rowred._native.python_autograd():
-                            want = rowred.cross_entropy(
+
+                        def call():
+                            return rowred.cross_entropy(
                                 x, labels, reduction=reduction,
                                 loss_dtype=loss_dtype)
+                        got = call()
+                        with rowred._native.python_autograd():
+                            want = call()
                         self.assertEqual(got.dtype, want.dtype, what)
-                        self.assertTrue(torch.equal(got, want) or (
-                            got.isnan().all() and want.isnan().all()), what)
+                        if reduction == "none" or rows == 0 or n != 32000:
+                            self.assertTrue(torch.equal(got, want) or (
+                                got.isnan().all() and want.isnan().all()),
+                                what)
+                            continue
+                        self.assertTrue(torch.equal(got, call()), what)
+                        ref = torch.nn.functional.cross_entropy(
+                            x.double(), labels, reduction=reduction)
+                        tol = 1e-5 if got.dtype == torch.float32 else 1e-2
+                        torch.testing.assert_close(got.double(), ref,
+                                                   rtol=tol, atol=tol,
+                                                   msg=what)
+        self.assertIn(("cross_entropy_sum",), {
+            key[0] for key, handles in rowred.ops._native_kernels.items()
+            if handles})
+
+    def test_cross_entropy_total_of_ignored_rows(self):
+        # Every row ignored: the sum 0 and the mean NaN (0 / 0), as
+        # F.cross_entropy's; a capture replays the kernel's totals.
+        x = torch.randn(16, 32000, device="cuda")
+        labels = torch.full((16,), -100, device="cuda")
+        self.assertEqual(rowred.cross_entropy(x, labels, reduction="sum")
+                         .item(), 0.0)
+        self.assertTrue(rowred.cross_entropy(x, labels).isnan().item())
+        labels[3] = 7
+        want = torch.nn.functional.cross_entropy(x, labels)
+        graph = torch.cuda.CUDAGraph()
+        rowred.cross_entropy(x, labels)  # the kernel loaded before capture
+        with torch.cuda.graph(graph):
+            loss = rowred.cross_entropy(x, labels)
+        graph.replay()
+        torch.testing.assert_close(loss, want)
+        labels[3] = 9
+        graph.replay()
+        torch.testing.assert_close(
+            loss, torch.nn.functional.cross_entropy(x, labels))
 
     def test_cuda_graph_of_a_step(self):
         """Forward and backward captured (the backward's workspace a buffer

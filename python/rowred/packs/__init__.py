@@ -56,7 +56,7 @@ FORMAT, VERSION = "rowred-pack", 1
 OPS = ("softmax", "log_softmax", "softmax_safe", "log_softmax_safe",
        "softmax_backward", "log_softmax_backward", "logsumexp",
        "logsumexp_backward", "cross_entropy", "cross_entropy_grad",
-       "rms_norm", "rms_norm_backward", "rms_norm_residual",
+       "cross_entropy_sum", "rms_norm", "rms_norm_backward", "rms_norm_residual",
        "rms_norm_residual_backward", "layer_norm", "layer_norm_backward")
 # `_safe`: softmax and log_softmax whose rows of -inf give zeros instead of
 # NaN (PyTorch's _safe_softmax, for fully masked attention rows).
@@ -75,7 +75,12 @@ OPS = ("softmax", "log_softmax", "softmax_safe", "log_softmax_safe",
 # PyTorch's backward (ROW_HELD_OPS). rms_norm_residual_backward is the
 # residual form's: dx plus the gradient h itself got (grad_residual), the
 # gradient of both of the form's inputs from one kernel.
+# cross_entropy_sum is cross-entropy's loss summed over the rows in the
+# kernel, with the count of rows not ignored (rowred.map's totals, for the
+# mean and the sum without a gradient): likewise exact lengths (and the
+# ladder's), and none for rows too long for a block or a cluster to hold.
 EXACT_OPS = ("softmax_backward", "log_softmax_backward", "cross_entropy_grad",
+             "cross_entropy_sum",
              "rms_norm", "rms_norm_backward", "rms_norm_residual",
              "rms_norm_residual_backward", "layer_norm",
              "layer_norm_backward")
@@ -88,7 +93,7 @@ EXACT_OPS = ("softmax_backward", "log_softmax_backward", "cross_entropy_grad",
 EPS_OPS = ("rms_norm", "rms_norm_residual", "layer_norm")
 DEFAULT_EPS = (1e-5, 1e-6)
 ROW_HELD_OPS = ("rms_norm_backward", "rms_norm_residual_backward",
-                "layer_norm_backward")
+                "layer_norm_backward", "cross_entropy_sum")
 # Cross-entropy kernels are PyTorch's defaults: ignore_index -100, no label
 # smoothing, int64 labels, the loss and the logsumexp in f32.
 IGNORE_INDEX = -100
@@ -124,7 +129,8 @@ PRESETS = {
         (("rms_norm", "rms_norm_residual", "rms_norm_backward",
           "rms_norm_residual_backward", "layer_norm", "layer_norm_backward"),
          HIDDEN_SIZES),
-        (("cross_entropy", "cross_entropy_grad", "logsumexp",
+        (("cross_entropy", "cross_entropy_grad", "cross_entropy_sum",
+          "logsumexp",
           "logsumexp_backward", "softmax", "log_softmax", "softmax_backward",
           "log_softmax_backward"), VOCABULARIES + LADDER + (0,)),
     ),
@@ -501,6 +507,14 @@ def _mlir_source(name, op, dtype, eps=None):
                 f"ins(%x : {t}) labels(%l : memref<?xi64>) "
                 f"outs(%loss : {r}) lse(%lse : {r})\n"
                 f"  return\n}}\n")
+    if op == "cross_entropy_sum":
+        # The loss summed over the rows, and the count of rows kept.
+        return (f"func.func @{name}(%x: {t}, %l: memref<?xi64>, "
+                f"%sum: memref<f32>, %n: memref<f32>) {{\n"
+                f"  rowred.cross_entropy ignore_index({IGNORE_INDEX}) "
+                f"ins(%x : {t}) labels(%l : memref<?xi64>) "
+                f"outs(%sum : memref<f32>) count(%n : memref<f32>)\n"
+                f"  return\n}}\n")
     if op == "cross_entropy_grad":
         # The loss, and the gradient scaled per row over the logits.
         return (f"func.func @{name}(%x: {t}, %l: memref<?xi64>, %g: {r}, "
@@ -655,6 +669,7 @@ def main(argv=None):
           f"{args.out}")
     if manifest.get("skipped"):
         print(f"no kernel for {', '.join(manifest['skipped'])}: rows too "
-              "long to hold in one block; PyTorch's backward runs there")
+              "long to hold in one block (or cluster); the package runs "
+              "PyTorch's backward, or cross_entropy's per-row kernel, there")
     return 0
 
