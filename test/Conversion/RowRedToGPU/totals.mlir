@@ -16,6 +16,7 @@
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=1024 chip=sm_90" --convert-rowred-to-gpu | FileCheck %s --check-prefix=GPU
 // RUN: rm -rf %t && softmax-opt %s --rowred-to-ptx="cols=1000 chip=sm_90 output-dir=%t" -o /dev/null
 // RUN: FileCheck %s --check-prefix=JSON --input-file=%t/ce_sum_kernel0.json
+// RUN: softmax-run %t/ce_sum_kernel0.json --rows 8 --cols 1000 --explain 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 // RUN: not softmax-opt %s --rowred-decompose --rowred-plan="cols=1024 chip=sm_90 strategy=chunks" 2>&1 | FileCheck %s --check-prefix=CHUNKS
 
 // PLAN: rowred.map
@@ -46,6 +47,13 @@
 // GPU: llvm.atomicrmw add
 // GPU: nvvm.nanosleep
 // GPU: gpu.barrier
+
+// The launcher reads the kernel (its totals, its workspace): a fused
+// block of 64 threads whose accumulators take 256 bytes (one f32 per
+// thread, the final sum's scratch), on the persistent grid.
+// EXPLAIN: strategy: fused
+// EXPLAIN: shared memory: 233472 / (16 + 256 dynamic
+// EXPLAIN: programs launched: min(8 rows,
 
 // JSON: "dynamic_shared_bytes": 256,
 // JSON: "grid": "persistent",
