@@ -356,7 +356,7 @@ fromJSON(const json::Value &value, RowLengthRow &out, json::Path path,
   // A row_lengths cluster row of a given size may name its blocks' warps.
   bool clusterWarps =
       !fusedWarps && out.strategy == Strategy::cluster && out.cluster;
-  if (out.warps && ((!warpsTaken || out.cluster) && !clusterWarps ||
+  if (out.warps && (((!warpsTaken || out.cluster) && !clusterWarps) ||
                     !isWarpCount(out.warps))) {
     if (fusedWarps)
       path.report("warps names the 1 to 32 warps (a power of two or three "
