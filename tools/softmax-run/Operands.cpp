@@ -330,14 +330,17 @@ std::vector<double> normBackwardReference(const KernelSpec &spec,
 CheckedReference softmax_run::checkedReference(const KernelSpec &spec,
                                                const HostOperands &ops) {
   CheckedReference ref;
-  if (isNormBackward(spec.op))
+  if (ops.outputs.empty() && ops.rowOutputs.empty() && !ops.totals.empty()) {
+    // A total, summed in the kernel's order, may be off by a fraction of
+    // its terms' magnitudes.
+    ColumnSumReference total = totalReferences(spec, ops).front();
+    ref.values = std::move(total.sums);
+    ref.magnitudes = std::move(total.magnitudes);
+  } else if (isNormBackward(spec.op)) {
     ref.values = normBackwardReference(spec, ops, &ref.magnitudes);
-  else
+  } else {
     ref.values = referenceOf(spec, ops);
-  // A total, summed in the kernel's order, may be off by a fraction of its
-  // terms' magnitudes.
-  if (ops.outputs.empty() && ops.rowOutputs.empty() && !ops.totals.empty())
-    ref.magnitudes = totalReferences(spec, ops).front().magnitudes;
+  }
   return ref;
 }
 
