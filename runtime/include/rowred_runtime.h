@@ -137,7 +137,9 @@ ROWRED_RUNTIME_API int rowred_kernel_launch_operands(
 /* Whether work submitted to `stream` (a CUstream; NULL: the legacy default
    stream) is being captured into a CUDA graph: *capturing is 1 while a
    capture is active or invalidated, else 0. Callers that keep a buffer
-   across launches (a workspace) give a captured launch one of its own. */
+   across launches (a workspace) give a captured launch one of its own. Like
+   any driver query, it needs a context current on the calling thread (a new
+   thread has none until a CUDA runtime call or cuCtxSetCurrent makes one). */
 ROWRED_RUNTIME_API int rowred_stream_capturing(void *stream, int *capturing);
 
 #ifdef __cplusplus

@@ -32,6 +32,7 @@
 #include "rowred_runtime.h"
 
 #include <ATen/ATen.h>
+#include <c10/cuda/CUDAGraphsC10Utils.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <torch/csrc/autograd/custom_function.h>
@@ -66,8 +67,9 @@ const rowred_kernel *kernelOf(int64_t handle) {
 /// launches keep buffers of their own.
 class Workspaces {
 public:
-  /// The workspace of a launch of `kernel` over rows x cols on `stream`, or
-  /// an undefined tensor where the kernel takes none.
+  /// The workspace of a launch of `kernel` over rows x cols on `stream`, the
+  /// current stream of `device` (the current device), or an undefined
+  /// tensor where the kernel takes none.
   Tensor get(const rowred_kernel *kernel, int64_t rows, int64_t cols,
              c10::Device device, cudaStream_t stream) {
     uint64_t bytes = 0;
@@ -75,9 +77,11 @@ public:
       fail("workspace");
     if (!bytes)
       return Tensor();
-    int capturing = 0;
-    if (rowred_stream_capturing(stream, &capturing))
-      fail("stream");
+    // PyTorch's query makes the device's context current first: an autograd
+    // thread has none before its first CUDA call, and the driver's query
+    // (rowred_stream_capturing) needs one.
+    bool capturing = c10::cuda::currentStreamCaptureStatusMayInitCtx() !=
+                     c10::cuda::CaptureStatus::None;
     auto zeros = [&] {
       return at::zeros({static_cast<int64_t>(bytes)},
                        at::TensorOptions().dtype(at::kByte).device(device));

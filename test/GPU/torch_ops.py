@@ -16,6 +16,7 @@ at once, strided and empty inputs, and the errors a user sees. Exits 77
 """
 import contextlib
 import os
+import subprocess
 import sys
 import unittest
 
@@ -903,6 +904,45 @@ class Native(unittest.TestCase):
             torch.autograd.grad(y.sum(), x, create_graph=True)
 
 
+# The first CUDA work of a fresh process's autograd thread: the native
+# backward of a norm (whose column sums take a workspace), with the weight's
+# gradient checked against float64. The thread has no current context until
+# something makes one current.
+FIRST_BACKWARD = """
+import sys, torch, rowred
+rowred.load_pack(sys.argv[1])
+op = sys.argv[2]
+x = torch.randn(8, 4096, device="cuda") + 1
+w = (torch.rand(4096, device="cuda") + 0.5).requires_grad_()
+b = torch.randn(4096, device="cuda").requires_grad_()
+dy = torch.randn(8, 4096, device="cuda")
+def f(x, w, b, lib):
+    if op == "rms_norm":
+        return lib.rms_norm(x, (4096,), w, 1e-5)
+    return lib.layer_norm(x, (4096,), w, b, 1e-5)
+f(x, w, b, rowred).backward(dy)
+x64, w64, b64 = (t.detach().double().requires_grad_() for t in (x, w, b))
+f(x64, w64, b64, torch.nn.functional).backward(dy.double())
+err = float((w.grad - w64.grad).norm() / w64.grad.norm())
+print(f"{op} dw relative L2 {err:.2e}")
+sys.exit(0 if err < 1e-5 else 1)
+"""
+
+
+class FreshProcess(unittest.TestCase):
+    """What a fresh process runs first."""
+
+    def test_norm_backward_first_on_the_autograd_thread(self):
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+            [os.path.dirname(os.path.dirname(rowred.__file__))] +
+            os.environ.get("PYTHONPATH", "").split(os.pathsep)))
+        for op in ("rms_norm", "layer_norm"):
+            run = subprocess.run(
+                [sys.executable, "-c", FIRST_BACKWARD, PACK_DIR, op],
+                env=env, capture_output=True, text=True, timeout=120)
+            self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+
+
 class Errors(unittest.TestCase):
     def test_last_dim_not_contiguous(self):
         x = torch.randn(1024, 64, device="cuda").t()
@@ -929,5 +969,6 @@ class Errors(unittest.TestCase):
 if __name__ == "__main__":
     if len(sys.argv) < 2:
         sys.exit(__doc__)
-    rowred.load_pack(sys.argv.pop(1))
+    PACK_DIR = sys.argv.pop(1)
+    rowred.load_pack(PACK_DIR)
     unittest.main(verbosity=2)
