@@ -176,6 +176,23 @@ def native_pieces(x, w, m, n):
         pieces["native rms_norm call alone"] = lambda: rms(x, w, *found_rms)
     pieces["norms._check_norm"] = lambda: norms._check_norm(
         "rms_norm", x, (n,), {"weight": w})
+    # The backward node alone (the graph kept): the native op's C++ node
+    # against PyTorch's own.
+    g = torch.randn_like(x)
+    xg, wg = x.clone().requires_grad_(), w.clone().requires_grad_()
+    backward_of = {
+        "native log_softmax": lambda: rowred.log_softmax(xg),
+        "torch.log_softmax": lambda: torch.log_softmax(xg, -1),
+        "native rms_norm": lambda: rowred.rms_norm(xg, (n,), wg, 1e-6),
+        "F.rms_norm": lambda: torch.nn.functional.rms_norm(xg, (n,), wg,
+                                                           1e-6),
+    }
+    for name, forward in backward_of.items():
+        out = forward()
+        leaves = (xg, wg) if "rms_norm" in name else (xg,)
+        pieces[name + " backward alone"] = \
+            lambda out=out, leaves=leaves: torch.autograd.grad(
+                out, leaves, g, retain_graph=True)
     return pieces
 
 
