@@ -121,6 +121,9 @@ def backward_pieces(m, n):
     w = torch.randn(n, device="cuda", requires_grad=True)
     g = torch.randn(m, n, device="cuda")
     xd, wd = x.detach(), w.detach()
+    x3 = torch.randn(2, m // 2, n, device="cuda", requires_grad=True)
+    g3 = torch.randn_like(x3)
+    b = torch.randn(n, device="cuda", requires_grad=True)
     rstd = torch.rsqrt(xd.square().mean(-1) + 1e-6)
     fused = getattr(torch.ops.aten, "_fused_rms_norm_backward", None)
     pieces = {
@@ -139,6 +142,15 @@ def backward_pieces(m, n):
             x, (n,), w, eps=1e-6).backward(g),
         "F.rms_norm fwd+bwd": lambda: F.rms_norm(x, (n,), w,
                                                  1e-6).backward(g),
+        # A model's activations: (batch, tokens, hidden).
+        "rowred.rms_norm fwd+bwd, 3-D": lambda: rowred.rms_norm(
+            x3, (n,), w, eps=1e-6).backward(g3),
+        "F.rms_norm fwd+bwd, 3-D": lambda: F.rms_norm(
+            x3, (n,), w, 1e-6).backward(g3),
+        "rowred.layer_norm fwd+bwd, 3-D": lambda: rowred.layer_norm(
+            x3, (n,), w, b).backward(g3),
+        "F.layer_norm fwd+bwd, 3-D": lambda: F.layer_norm(
+            x3, (n,), w, b).backward(g3),
     }
     if fused is None:
         del pieces["aten._fused_rms_norm_backward alone"]

@@ -305,9 +305,18 @@ def _as_rows(x, n):
     return x.reshape(-1, n).contiguous()
 
 
+def _rows_in_place(tensors, n):
+    """The row inputs as the native ops take them: as they are where all are
+    contiguous (any leading dimensions: no reshape, whose view would add an
+    autograd node to the forward and to the backward), else as 2-D rows."""
+    if all(t.is_contiguous() for t in tensors):
+        return tensors
+    return tuple(_as_rows(t, n) for t in tensors)
+
+
 def _shaped(y, x):
     """The rows y in x's shape."""
-    return y if x.dim() == 2 else y.view(x.shape)
+    return y if y.dim() == x.dim() else y.view(x.shape)
 
 
 def _column(c, x, fill):
@@ -332,16 +341,18 @@ def rms_norm(x, normalized_shape, weight=None, eps=None, residual=None):
         y = torch.nn.functional.rms_norm(h, normalized_shape, weight, eps)
         return y if residual is None else (y, h)
     eps = torch.finfo(torch.float32).eps if eps is None else float(eps)
-    rows = _as_rows(x, n)
     w = _column(weight, x, 1.0)
     if residual is None:
+        (rows,) = _rows_in_place((x,), n)
         y = native_call("rms_norm", _RMS_NORM_KERNELS, (rows, w), eps)
         if y is None:
-            y, _ = rms_norm_op(rows, w, eps)
+            y, _ = rms_norm_op(_as_rows(rows, n), w, eps)
         return _shaped(y, x)
-    inputs = (rows, _as_rows(residual, n), w)
-    out = native_call("rms_norm_residual", _RESIDUAL_KERNELS, inputs, eps)
-    y, h = out if out is not None else rms_norm_residual_op(*inputs, eps)[:2]
+    rows = _rows_in_place((x, residual), n)
+    out = native_call("rms_norm_residual", _RESIDUAL_KERNELS, (*rows, w), eps)
+    if out is None:
+        out = rms_norm_residual_op(*(_as_rows(t, n) for t in rows), w, eps)
+    y, h = out[:2]
     return _shaped(y, x), _shaped(h, x)
 
 
@@ -367,8 +378,9 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
         return torch.nn.functional.layer_norm(x, normalized_shape, weight,
                                               bias, eps)
     eps = float(eps)
-    inputs = (_as_rows(x, n), _column(weight, x, 1.0), _column(bias, x, 0.0))
-    y = native_call("layer_norm", _LAYER_NORM_KERNELS, inputs, eps)
+    (rows,) = _rows_in_place((x,), n)
+    columns = (_column(weight, x, 1.0), _column(bias, x, 0.0))
+    y = native_call("layer_norm", _LAYER_NORM_KERNELS, (rows, *columns), eps)
     if y is None:
-        y, _, _ = layer_norm_op(*inputs, eps)
+        y, _, _ = layer_norm_op(_as_rows(rows, n), *columns, eps)
     return _shaped(y, x)

@@ -196,10 +196,19 @@ struct SoftmaxFunction : public torch::autograd::Function<SoftmaxFunction> {
 };
 
 //===----------------------------------------------------------------------===//
-// The norms: y = norm(x) over rows of N (2-D, contiguous) with per-column
-// operands, f32 statistics per row saved for the backward, whose kernel
-// reads x and dy once and sums the columns' gradients in a fixed order.
+// The norms: y = norm(x) over the rows of N of a contiguous x (any leading
+// dimensions) with per-column operands, f32 statistics per row saved for
+// the backward, whose kernel reads x and dy once and sums the columns'
+// gradients in a fixed order.
 //===----------------------------------------------------------------------===//
+
+/// The rows of a contiguous tensor whose last dimension is the row.
+int64_t rowsOf(const Tensor &x) {
+  TORCH_CHECK(x.dim() > 0 && x.is_contiguous(),
+              "rowred._native_ops: the norms take contiguous rows");
+  int64_t n = x.size(-1);
+  return n ? x.numel() / n : 0;
+}
 
 /// The forward kernel's outputs over `rowInputs` (x; the residual form's
 /// x and residual) and `columns` (the weight; layer_norm's weight and
@@ -208,7 +217,10 @@ struct SoftmaxFunction : public torch::autograd::Function<SoftmaxFunction> {
 std::vector<Tensor> normForward(int64_t kernel, c10::ArrayRef<Tensor> rowInputs,
                                 c10::ArrayRef<Tensor> columns, int statistics) {
   const Tensor &x = rowInputs[0];
-  int64_t rows = x.size(0), n = x.size(1);
+  int64_t rows = rowsOf(x), n = x.size(-1);
+  for (const Tensor &input : rowInputs)
+    TORCH_CHECK(input.sizes() == x.sizes() && input.is_contiguous(),
+                "rowred._native_ops: the row inputs differ in shape");
   std::vector<Tensor> results;
   for (const Tensor &input : rowInputs)
     results.push_back(at::empty_like(input));
@@ -237,7 +249,7 @@ std::pair<Tensor, std::vector<Tensor>>
 normBackward(int64_t kernel, const Tensor &x, const Tensor &grad,
              const Tensor &extra, const Tensor &weight,
              c10::ArrayRef<Tensor> statistics, int columnGradients) {
-  int64_t rows = x.size(0), n = x.size(1);
+  int64_t rows = rowsOf(x), n = x.size(-1);
   Tensor dy = asRows(grad, x);
   Tensor added = extra.defined() ? asRows(extra, x) : Tensor();
   Tensor dx = at::empty_like(x);
@@ -432,7 +444,8 @@ PYBIND11_MODULE(_native_ops, m) {
         "2-D rows that do not overlap), y's gradient by `backward` from y "
         "and dy");
   m.def("rms_norm", &rmsNorm,
-        "rms_norm(x, weight, forward, backward) -> y, x 2-D contiguous");
+        "rms_norm(x, weight, forward, backward) -> y, over the rows of a "
+        "contiguous x");
   m.def("rms_norm_residual", &rmsNormResidual,
         "rms_norm_residual(x, residual, weight, forward, backward, "
         "plain_backward) -> (y, h)");
