@@ -966,6 +966,27 @@ class Errors(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "not evenly strided"):
             rowred.softmax(x)
 
+    def test_bad_incoming_gradients(self):
+        # The engine checks an incoming gradient against the output before
+        # any node runs (the native ops' C++ nodes as PyTorch's): a wrong
+        # shape or device is PyTorch's error naming it; another dtype is
+        # cast to the output's.
+        w = torch.rand(1024, device="cuda") + 0.5
+        ops = {"softmax": rowred.softmax,
+               "rms_norm": lambda x: rowred.rms_norm(x, (1024,), w, 1e-5)}
+        for name, op in ops.items():
+            x = torch.randn(2, 3, 1024, device="cuda", requires_grad=True)
+            g = torch.randn(2, 3, 1024, device="cuda")
+            with self.assertRaisesRegex(RuntimeError, "shape", msg=name):
+                op(x).backward(g[:, :2])
+            with self.assertRaisesRegex(RuntimeError, "device|cpu",
+                                        msg=name):
+                op(x).backward(g.cpu())
+            op(x).backward(g)
+            want, x.grad = x.grad, None
+            op(x).backward(g.double())
+            self.assertTrue(torch.equal(x.grad, want), name)
+
 
 if __name__ == "__main__":
     if len(sys.argv) < 2:
