@@ -220,7 +220,8 @@ std::vector<Tensor> normForward(int64_t kernel, c10::ArrayRef<Tensor> rowInputs,
   int64_t rows = rowsOf(x), n = x.size(-1);
   for (const Tensor &input : rowInputs)
     TORCH_CHECK(input.sizes() == x.sizes() && input.is_contiguous(),
-                "rowred._native_ops: the row inputs differ in shape");
+                "rowred._native_ops: the row inputs must be contiguous and "
+                "of one shape");
   std::vector<Tensor> results;
   for (const Tensor &input : rowInputs)
     results.push_back(at::empty_like(input));
