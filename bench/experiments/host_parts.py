@@ -64,6 +64,7 @@ def profile(m, n, iters, top=14):
     x = torch.randn(m, n, device="cuda", requires_grad=True)
     w = torch.randn(n, device="cuda", requires_grad=True)
     b = torch.randn(n, device="cuda", requires_grad=True)
+    wp = torch.nn.Parameter(w.detach().clone())
     g = torch.randn(m, n, device="cuda")
     labels = torch.randint(0, n, (m,), device="cuda")
     steps = {
@@ -124,6 +125,7 @@ def backward_pieces(m, n):
     x3 = torch.randn(2, m // 2, n, device="cuda", requires_grad=True)
     g3 = torch.randn_like(x3)
     b = torch.randn(n, device="cuda", requires_grad=True)
+    wp = torch.nn.Parameter(w.detach().clone())
     rstd = torch.rsqrt(xd.square().mean(-1) + 1e-6)
     fused = getattr(torch.ops.aten, "_fused_rms_norm_backward", None)
     pieces = {
@@ -151,6 +153,11 @@ def backward_pieces(m, n):
             x3, (n,), w, b).backward(g3),
         "F.layer_norm fwd+bwd, 3-D": lambda: F.layer_norm(
             x3, (n,), w, b).backward(g3),
+        # A module's weight.
+        "rowred.rms_norm fwd+bwd, 3-D, Parameter": lambda: rowred.rms_norm(
+            x3, (n,), wp, eps=1e-6).backward(g3),
+        "F.rms_norm fwd+bwd, 3-D, Parameter": lambda: F.rms_norm(
+            x3, (n,), wp, 1e-6).backward(g3),
     }
     if fused is None:
         del pieces["aten._fused_rms_norm_backward alone"]

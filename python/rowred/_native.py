@@ -25,6 +25,11 @@ _lock = threading.Lock()
 # The module's functions by name once loaded; {} where it is absent or
 # disabled; None until first asked.
 _ops = None
+# (native op, kernel handles) by the key of an eager call that reached them
+# (the public functions' argument types, dtypes, devices and shapes, which
+# the checks passed): later calls of the same key skip the checks and the
+# kernel lookup. Cleared when a pack is loaded (rowred.load_pack).
+fast_calls = {}
 MODULE = "_native_ops" + sysconfig.get_config_var("EXT_SUFFIX")
 NAMES = ("softmax", "rms_norm", "rms_norm_residual", "layer_norm",
          "cross_entropy_total", "cross_entropy_loss")
@@ -65,10 +70,11 @@ def op(name):
 def python_autograd():
     """The ops with their autograd in Python within the block, as without
     the library (for tests and benchmarks, one thread)."""
-    global _ops
+    global _ops, fast_calls
     op("softmax")
     saved, _ops = _ops, {}
+    saved_calls, fast_calls = fast_calls, {}
     try:
         yield
     finally:
-        _ops = saved
+        _ops, fast_calls = saved, saved_calls

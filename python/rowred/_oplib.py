@@ -24,13 +24,20 @@ _dispatch_modes = getattr(torch._C, "_len_torch_dispatch_stack",
 _compiling = torch.compiler.is_compiling
 
 
+# The tensor types a call may take without the dispatcher: a plain tensor,
+# and a module's parameter (whose __torch_function__ is PyTorch's own;
+# nn.Parameter of a tensor subclass has that subclass's type).
+PLAIN = (torch.Tensor, torch.nn.Parameter)
+
+
 def direct(args):
     """Whether a call with `args` may skip the dispatcher: eager, no
-    dispatch mode active, every tensor argument a plain torch.Tensor."""
+    dispatch mode active, every tensor argument a plain torch.Tensor or an
+    nn.Parameter."""
     if _compiling() or _dispatch_modes():
         return False
     for a in args:
-        if isinstance(a, torch.Tensor) and type(a) is not torch.Tensor:
+        if isinstance(a, torch.Tensor) and type(a) not in PLAIN:
             return False
     return True
 

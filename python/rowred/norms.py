@@ -20,8 +20,9 @@ from typing import Optional, Tuple
 
 import torch
 
-from ._oplib import Op
-from .ops import _exact_kernel, _launch_operands, check_input, native_call
+from ._oplib import PLAIN, Op
+from .ops import (_exact_kernel, _launch_operands, check_input, fast_call,
+                  fast_key_of, native_call)
 
 
 def _run_norm(op, inputs, columns, eps, statistics):
@@ -297,6 +298,25 @@ def _check_norm(name, x, normalized_shape, columns):
     return n
 
 
+def _norm_key(name, x, normalized_shape, columns, eps):
+    """The fast_key_of a norm's call whose per-column operands `columns` are
+    contiguous tensors and whose normalized_shape names x's last dimension
+    (their dtypes, devices and shapes, and eps, in the key); else None."""
+    key = fast_key_of(name, x)  # First: None on a traced call.
+    if key is None or (eps is not None and type(eps) is not float and
+                       type(eps) is not int):
+        return None
+    if type(normalized_shape) is int:
+        normalized_shape = (normalized_shape,)
+    if normalized_shape != key[3]:
+        return None
+    for c in columns:
+        if type(c) not in PLAIN or not c.is_contiguous():
+            return None
+        key += (c.dtype, c.get_device(), c.shape)
+    return key + (eps,)
+
+
 def _as_rows(x, n):
     """x as contiguous rows of n (x itself where it already is: a reshape
     and a contiguous() cost the host more than the checks)."""
@@ -333,6 +353,11 @@ def rms_norm(x, normalized_shape, weight=None, eps=None, residual=None):
     than x's runs on PyTorch's. With `residual` (x's shape, dtype and
     device), the row normalized is h = x + residual, a transformer block's
     residual stream, computed in the same kernel: returns (y, h)."""
+    key = None if residual is not None else \
+        _norm_key("rms_norm", x, normalized_shape, (weight,), eps)
+    y = fast_call(key, x, weight)
+    if y is not None:
+        return y
     n = _check_norm("rms_norm", x, normalized_shape, {"weight": weight})
     if residual is not None:
         _check_residual(x, residual)
@@ -344,7 +369,8 @@ def rms_norm(x, normalized_shape, weight=None, eps=None, residual=None):
     w = _column(weight, x, 1.0)
     if residual is None:
         (rows,) = _rows_in_place((x,), n)
-        y = native_call("rms_norm", _RMS_NORM_KERNELS, (rows, w), eps)
+        y = native_call("rms_norm", _RMS_NORM_KERNELS, (rows, w), eps,
+                        fast_key=key)
         if y is None:
             y, _ = rms_norm_op(_as_rows(rows, n), w, eps)
         return _shaped(y, x)
@@ -372,6 +398,10 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     """F.layer_norm(x, normalized_shape, weight, bias, eps) over the last
     dimension (normalized_shape: (N,)) on the compiled kernels. A weight or
     bias of another dtype than x's runs on PyTorch's."""
+    key = _norm_key("layer_norm", x, normalized_shape, (weight, bias), eps)
+    y = fast_call(key, x, weight, bias)
+    if y is not None:
+        return y
     n = _check_norm("layer_norm", x, normalized_shape,
                     {"weight": weight, "bias": bias})
     if n is None:
@@ -380,7 +410,8 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     eps = float(eps)
     (rows,) = _rows_in_place((x,), n)
     columns = (_column(weight, x, 1.0), _column(bias, x, 0.0))
-    y = native_call("layer_norm", _LAYER_NORM_KERNELS, (rows, *columns), eps)
+    y = native_call("layer_norm", _LAYER_NORM_KERNELS, (rows, *columns), eps,
+                    fast_key=key)
     if y is None:
         y, _, _ = layer_norm_op(_as_rows(rows, n), *columns, eps)
     return _shaped(y, x)

@@ -28,7 +28,7 @@ import torch
 
 from . import _native, _runtime, _scale, packs
 from ._oplib import LIB as _lib
-from ._oplib import Op, direct
+from ._oplib import PLAIN, Op, _compiling, _dispatch_modes, direct
 
 _DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
 
@@ -58,6 +58,7 @@ def load_pack(path):
         _kernels.clear()
         _no_kernel.clear()
         _native_kernels.clear()
+        _native.fast_calls.clear()
         _workspaces.clear()
     return pack
 
@@ -201,13 +202,16 @@ def _exact_kernel(op, x, n, eps=None):
 _native_kernels = {}
 
 
-def native_call(name, kernel_ops, tensors, eps=None, args=()):
+def native_call(name, kernel_ops, tensors, eps=None, args=(),
+                fast_key=None):
     """The native op `name` (rowred._native) of `tensors` and `args`, with
     the kernels of the pack ops `kernel_ops` (the forward's, then the
     backward's) for rows of tensors[0]'s dtype, length and device, the
     forward's with the epsilon `eps` for packs.EPS_OPS; None where it does
     not apply: the native module absent, a call the dispatcher must see
-    (_oplib.direct), or a kernel missing."""
+    (_oplib.direct), or a kernel missing. Where it applies, `fast_key` (a
+    fast_key_of) then maps to the op and its kernels in
+    _native.fast_calls."""
     native = _native.op(name)
     if native is None or not direct(tensors):
         return None
@@ -224,7 +228,37 @@ def native_call(name, kernel_ops, tensors, eps=None, args=()):
         _native_kernels[key] = handles
     if handles is None:
         return None
+    if fast_key is not None:
+        _native.fast_calls[fast_key] = (native, handles)
     return native(*tensors, *args, *handles)
+
+
+def fast_key_of(name, x):
+    """The key (rowred._native.fast_calls) of an eager call of the public
+    function `name` on x: (name, dtype, device index, x.shape[-1:]), to
+    which a caller adds the other arguments as they bear on the checks and
+    the kernels; None where the call must take the whole path: traced,
+    under a dispatch mode, a tensor subclass, or x not contiguous. A key
+    found in fast_calls is a call whose checks passed and whose kernels the
+    packs hold."""
+    if _compiling() or type(x) not in PLAIN or _dispatch_modes() \
+            or not x.is_contiguous():
+        return None
+    return (name, x.dtype, x.get_device(), x.shape[-1:])
+
+
+def fast_call(key, *tensors):
+    """The native op of `key` (fast_key_of) on `tensors`, or None where no
+    earlier call of the key reached it."""
+    # No dictionary read on a traced call (key None), which torch.compile
+    # would guard on.
+    if key is None:
+        return None
+    found = _native.fast_calls.get(key)
+    if found is None:
+        return None
+    native, handles = found
+    return native(*tensors, *handles)
 
 
 # Zeroed workspaces by (kernel, device, stream). A launch that completes
@@ -735,9 +769,13 @@ def softmax(x, dim=-1, safe=False):
     """torch.softmax(x, dim) on the compiled kernels (dim: the last). With
     `safe`, a row that is entirely -inf (a fully masked attention row) gives
     zeros instead of NaN, as PyTorch's _safe_softmax."""
-    check_input("softmax", x, dim)
     name = "softmax_safe" if safe else "softmax"
-    y = _native_softmax(name, "softmax_backward", x)
+    key = fast_key_of(name, x) if dim == -1 else None
+    y = fast_call(key, x)
+    if y is not None:
+        return y
+    check_input("softmax", x, dim)
+    y = _native_softmax(name, "softmax_backward", x, key)
     if y is not None:
         return y
     if safe:
@@ -749,23 +787,28 @@ def log_softmax(x, dim=-1, safe=False):
     """torch.log_softmax(x, dim) on the compiled kernels (dim: the last).
     With `safe`, a row that is entirely -inf gives zeros instead of NaN, and
     a zero gradient."""
+    key = fast_key_of("log_softmax", x) if dim == -1 and not safe else None
+    y = fast_call(key, x)
+    if y is not None:
+        return y
     check_input("log_softmax", x, dim)
     if safe:
         return log_softmax_safe_op(x)
-    y = _native_softmax("log_softmax", "log_softmax_backward", x)
+    y = _native_softmax("log_softmax", "log_softmax_backward", x, key)
     if y is not None:
         return y
     return log_softmax_op(x)
 
 
-def _native_softmax(forward, backward, x):
+def _native_softmax(forward, backward, x, fast_key=None):
     """y of the pack op `forward` with the gradient of `backward` on the
     native op, where it applies (native_call) and x's rows are contiguous
     or evenly strided 2-D rows that do not overlap; else None."""
     if not x.is_contiguous() and (
             x.dim() != 2 or (x.size(0) > 1 and x.stride(0) < x.size(1))):
         return None
-    return native_call("softmax", (forward, backward), (x,))
+    return native_call("softmax", (forward, backward), (x,),
+                       fast_key=fast_key)
 
 
 _default_packs()

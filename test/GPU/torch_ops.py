@@ -778,6 +778,45 @@ class Native(unittest.TestCase):
                             if g is not None:
                                 self.assertTrue(torch.equal(g, w), what)
 
+    def test_parameters_and_repeated_calls(self):
+        # A module's nn.Parameter weight takes the native op as a plain
+        # tensor does (the same bits); a call repeating an earlier one's
+        # argument types, dtypes, devices and shapes skips the checks and
+        # the lookup (rowred._native.fast_calls), and one that differs
+        # still gets them.
+        x0, w0, b0, dy = self.inputs((3, 5, 4096), torch.bfloat16)
+        calls = {
+            "rms_norm": lambda x, w, b: rowred.rms_norm(x, (4096,), w, 1e-5),
+            "layer_norm": lambda x, w, b: rowred.layer_norm(x, 4096, w, b),
+            "softmax": lambda x, w, b: rowred.softmax(x),
+            "log_softmax": lambda x, w, b: rowred.log_softmax(x),
+        }
+        for name, call in calls.items():
+            results = []
+            for make in (torch.Tensor.clone, torch.nn.Parameter,
+                         torch.nn.Parameter):
+                x = x0.clone().requires_grad_()
+                w, b = make(w0.clone()), make(b0.clone())
+                w.requires_grad_(), b.requires_grad_()
+                y = call(x, w, b)
+                self.assertIn("CppNode", y.grad_fn.name(), name)
+                y.backward(dy)
+                results.append([y.detach(), x.grad] + [
+                    t.grad for t in (w, b) if t.grad is not None])
+            self.assertTrue(len(rowred._native.fast_calls), name)
+            for got in results[1:]:
+                for g, want in zip(got, results[0]):
+                    self.assertTrue(torch.equal(g, want), name)
+        with self.assertRaisesRegex(ValueError, "normalized_shape"):
+            rowred.rms_norm(x0, (4095,), w0, 1e-5)
+        with self.assertRaisesRegex(ValueError, "weight on cpu"):
+            rowred.rms_norm(x0, (4096,), w0.cpu(), 1e-5)
+        with self.assertRaisesRegex(ValueError, "CUDA tensor"):
+            rowred.rms_norm(x0.cpu(), (4096,), w0, 1e-5)
+        torch.testing.assert_close(
+            rowred.rms_norm(x0, (4096,), w0.float(), 1e-5),
+            torch.nn.functional.rms_norm(x0, (4096,), w0.float(), 1e-5))
+
     def test_strided_softmax_rows(self):
         base = torch.randn(300, 5000, device="cuda")
         g = torch.randn(300, 4096, device="cuda")
