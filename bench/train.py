@@ -156,6 +156,17 @@ def make_step(op, forward, leaves, extra, dy, sink=True):
     return step
 
 
+def make_steps(op, fns, leaves, extra, dy):
+    """provider -> its training step (make_step) of each forward of `fns`.
+    The steps that write the gradient over their input (ours in place,
+    Liger's cross-entropy) get their own copy of it: its values drift from
+    step to step, its traffic does not."""
+    return {k: make_step(op, f, [t.clone() for t in leaves]
+                         if k in ("rowred_inplace", "liger") and
+                         op == "cross_entropy" else leaves, extra, dy)
+            for k, f in fns.items()}
+
+
 def reference_dx(op, forward, leaves, extra, dy):
     """The float64 gradient of the input."""
     xs = [t.double().requires_grad_() for t in leaves]
@@ -225,13 +236,7 @@ def run_shape(op, m, n, dname, args):
     dtype = DTYPES[dname]
     leaves, extra, dy = inputs(op, m, n, dtype)
     fns = forwards(op)
-    # The steps that write the gradient over their input (ours in place,
-    # Liger's cross-entropy) get their own copy of it: its values drift
-    # from step to step, its traffic does not.
-    steps = {k: make_step(op, f, [t.clone() for t in leaves]
-                          if k in ("rowred_inplace", "liger") and
-                          op == "cross_entropy" else leaves, extra, dy)
-             for k, f in fns.items()}
+    steps = make_steps(op, fns, leaves, extra, dy)
     ref = reference_dx(op, fns["torch"], leaves, extra, dy)
     row = {"op": op, "dtype": dname, "m": m, "n": n, "us": {}, "graph_us": {},
            "extra_mib": {}, "dx_rel_l2": {}, "failed": {}}

@@ -19,7 +19,6 @@ import argparse
 import collections
 import os
 import sys
-import time
 
 import torch
 from torch.profiler import ProfilerActivity, profile
@@ -27,6 +26,7 @@ from torch.profiler import ProfilerActivity, profile
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(_HERE, ".."))
 import decode  # noqa: E402
+from host_overhead import per_call_us  # noqa: E402
 import train  # noqa: E402
 
 
@@ -35,12 +35,8 @@ def calls(mode, op, m, n, dtype):
     (decode)."""
     if mode == "train":
         leaves, extra, dy = train.inputs(op, m, n, dtype)
-        fns = train.forwards(op)
-        return {k: train.make_step(op, f, [t.clone() for t in leaves]
-                                   if k in ("rowred_inplace", "liger") and
-                                   op == "cross_entropy" else leaves,
-                                   extra, dy)
-                for k, f in fns.items()}
+        return train.make_steps(op, train.forwards(op), leaves, extra,
+                                dy)
     fns, _ = decode.providers(op)
     args = decode.arguments(op, m, n, dtype)
     return {k: (lambda fn=fn: fn(*args)) for k, fn in fns.items()}
@@ -71,17 +67,6 @@ def profiled(fn, reps):
     return per_call(device), per_call(host)
 
 
-def host_us(fn, reps):
-    """Wall time per call, back to back, synchronized at the end."""
-    fn()
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    for _ in range(reps):
-        fn()
-    torch.cuda.synchronize()
-    return 1e6 * (time.perf_counter() - start) / reps
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("pack")
@@ -106,8 +91,9 @@ def main():
                         fn()
                     ks, hs = profiled(fn, 20)
                     gpu = sum(us for _, _, us in ks)
-                    print(f"  {k:15s} host {host_us(fn, args.calls):8.1f} us"
-                          f" per call; kernels {sum(c for _, c, _ in ks):.0f}"
+                    host = per_call_us(fn, args.calls)
+                    print(f"  {k:15s} host {host:8.1f} us per call; kernels "
+                          f"{sum(c for _, c, _ in ks):.0f}"
                           f", device {gpu:7.1f} us")
                     for name, c, us in ks:
                         print(f"      {c:4.1f} x {us:7.2f} us  {name[:90]}")
