@@ -95,6 +95,20 @@ static LogicalResult verifyMatrix(Operation *op, Value value, StringRef name) {
   return success();
 }
 
+/// Checks that the rank-1 memref `type` is in global memory with its
+/// elements one apart.
+static LogicalResult verifyContiguousVector(Operation *op, MemRefType type,
+                                            StringRef name) {
+  if (failed(verifyGlobalMemory(op, type, name)))
+    return failure();
+  SmallVector<int64_t> strides;
+  int64_t offset = 0;
+  if (failed(type.getStridesAndOffset(strides, offset)) || strides[0] != 1)
+    return op->emitOpError()
+           << name << " must be contiguous (stride 1), got " << type;
+  return success();
+}
+
 /// What a rank-1 buffer with one element per row may hold.
 enum class RowElements {
   /// f32 only: row scalars (a reduce's init, a gather's result).
@@ -141,13 +155,8 @@ static LogicalResult verifyRowScalars(Operation *op, Value value,
     return op->emitOpError()
            << name << " must be a rank-1 memref of " << expected
            << " (one per row), got " << value.getType();
-  if (failed(verifyGlobalMemory(op, type, name)))
+  if (failed(verifyContiguousVector(op, type, name)))
     return failure();
-  SmallVector<int64_t> strides;
-  int64_t offset = 0;
-  if (failed(type.getStridesAndOffset(strides, offset)) || strides[0] != 1)
-    return op->emitOpError()
-           << name << " must be contiguous (stride 1), got " << type;
   if (failed(verifyCompatibleShape(type.getShape(),
                                    matrix.getShape().take_front())))
     return op->emitOpError()
@@ -156,19 +165,27 @@ static LogicalResult verifyRowScalars(Operation *op, Value value,
   return success();
 }
 
-/// Checks that `value` is a rank-1 memref of f32, f16 or bf16 with one
-/// contiguous element per column of `matrix`.
 /// Whether `value` is a rank-0 memref: a total over the rows.
 static bool isTotal(Value value) {
   auto type = dyn_cast<MemRefType>(value.getType());
   return type && type.getRank() == 0;
 }
 
+/// `value`'s type where it is a memref of rank `rank` with elements of f32,
+/// f16 or bf16; else null.
+static MemRefType rowTypedMemRef(Value value, int64_t rank) {
+  auto type = dyn_cast<MemRefType>(value.getType());
+  if (!type || type.getRank() != rank ||
+      !isRowElementType(type.getElementType()))
+    return {};
+  return type;
+}
+
 /// Checks that `value` is a rank-0 memref of f32, f16 or bf16 in global
 /// memory: one value for the whole launch (a total over the rows).
 static LogicalResult verifyTotal(Operation *op, Value value, StringRef name) {
-  auto type = dyn_cast<MemRefType>(value.getType());
-  if (!type || type.getRank() != 0 || !isRowElementType(type.getElementType()))
+  MemRefType type = rowTypedMemRef(value, 0);
+  if (!type)
     return op->emitOpError() << name
                              << " must be a rank-0 memref of f32, f16 or bf16, "
                                 "got "
@@ -176,21 +193,18 @@ static LogicalResult verifyTotal(Operation *op, Value value, StringRef name) {
   return verifyGlobalMemory(op, type, name);
 }
 
+/// Checks that `value` is a rank-1 memref of f32, f16 or bf16 with one
+/// contiguous element per column of `matrix`.
 static LogicalResult verifyColumnVector(Operation *op, Value value,
                                         MemRefType matrix, StringRef name) {
-  auto type = dyn_cast<MemRefType>(value.getType());
-  if (!type || type.getRank() != 1 || !isRowElementType(type.getElementType()))
+  MemRefType type = rowTypedMemRef(value, 1);
+  if (!type)
     return op->emitOpError() << name
                              << " must be a rank-1 memref of f32, f16 or bf16 "
                                 "(one element per column), got "
                              << value.getType();
-  if (failed(verifyGlobalMemory(op, type, name)))
+  if (failed(verifyContiguousVector(op, type, name)))
     return failure();
-  SmallVector<int64_t> strides;
-  int64_t offset = 0;
-  if (failed(type.getStridesAndOffset(strides, offset)) || strides[0] != 1)
-    return op->emitOpError()
-           << name << " must be contiguous (stride 1), got " << type;
   if (failed(verifyCompatibleShape(type.getShape(),
                                    matrix.getShape().take_back())))
     return op->emitOpError() << name << " has " << type.getDimSize(0)
