@@ -126,9 +126,13 @@ def main():
     for op, dname, n in shapes:
         ks = {}
         for v in variants:
-            p = f"{root}/{v}/{op}_{dname}_n{n}_kernel0.json"
-            if os.path.exists(p):
-                ks[v] = _runtime.Kernel(p, 0)
+            # The decode-size kernel (max_rows = 64) where the plan has
+            # one: what the package launches at these rows.
+            for suffix in ("_rows64", ""):
+                p = f"{root}/{v}/{op}_{dname}_n{n}_kernel0{suffix}.json"
+                if os.path.exists(p):
+                    ks[v] = _runtime.Kernel(p, 0)
+                    break
         for m in (1, 4, 16, 64):
             args = arguments(op, m, n, dtypes[dname])
             ref, peer = reference_and_peers(op, args, n, liger)
