@@ -55,12 +55,19 @@ def load_pack(path):
     pack = packs.Pack(path)
     with _lock:
         _packs.append(pack)
-        _kernels.clear()
-        _no_kernel.clear()
-        _native_kernels.clear()
-        _native.fast_calls.clear()
-        _workspaces.clear()
+        _forget_lookups()
     return pack
+
+
+def _forget_lookups():
+    """Empties what earlier calls found in the packs (kernels, fallbacks,
+    native ops, repeated calls' keys, workspaces): the next call of each
+    looks it up again and records it."""
+    _kernels.clear()
+    _no_kernel.clear()
+    _native_kernels.clear()
+    _native.fast_calls.clear()
+    _workspaces.clear()
 
 
 def _default_packs():
