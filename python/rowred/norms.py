@@ -317,6 +317,19 @@ def _norm_key(name, x, normalized_shape, columns, eps):
     return key + (eps,)
 
 
+def _residual_key(x, residual, normalized_shape, weight, eps):
+    """The _norm_key of the residual form's call, None unless the residual
+    is a contiguous tensor of x's shape, dtype and device (a key holds x's
+    row length alone)."""
+    key = _norm_key("rms_norm_residual", x, normalized_shape, (weight,), eps)
+    if key is None or type(residual) not in PLAIN or \
+            not residual.is_contiguous() or residual.shape != x.shape or \
+            residual.dtype != x.dtype or \
+            residual.get_device() != x.get_device():
+        return None
+    return key
+
+
 def _as_rows(x, n):
     """x as contiguous rows of n (x itself where it already is: a reshape
     and a contiguous() cost the host more than the checks)."""
@@ -353,9 +366,12 @@ def rms_norm(x, normalized_shape, weight=None, eps=None, residual=None):
     than x's runs on PyTorch's. With `residual` (x's shape, dtype and
     device), the row normalized is h = x + residual, a transformer block's
     residual stream, computed in the same kernel: returns (y, h)."""
-    key = None if residual is not None else \
-        _norm_key("rms_norm", x, normalized_shape, (weight,), eps)
-    y = fast_call(key, x, weight)
+    if residual is None:
+        key = _norm_key("rms_norm", x, normalized_shape, (weight,), eps)
+        y = fast_call(key, x, weight)
+    else:
+        key = _residual_key(x, residual, normalized_shape, weight, eps)
+        y = fast_call(key, x, residual, weight)
     if y is not None:
         return y
     n = _check_norm("rms_norm", x, normalized_shape, {"weight": weight})
@@ -375,7 +391,8 @@ def rms_norm(x, normalized_shape, weight=None, eps=None, residual=None):
             y, _ = rms_norm_op(_as_rows(rows, n), w, eps)
         return _shaped(y, x)
     rows = _rows_in_place((x, residual), n)
-    out = native_call("rms_norm_residual", _RESIDUAL_KERNELS, (*rows, w), eps)
+    out = native_call("rms_norm_residual", _RESIDUAL_KERNELS, (*rows, w), eps,
+                      fast_key=key)
     if out is None:
         out = rms_norm_residual_op(*(_as_rows(t, n) for t in rows), w, eps)
     y, h = out[:2]

@@ -807,6 +807,26 @@ class Native(unittest.TestCase):
             for got in results[1:]:
                 for g, want in zip(got, results[0]):
                     self.assertTrue(torch.equal(g, want), name)
+        # The residual form: (y, h) and the gradients of x, the residual
+        # and the weight, the same bits on the repeated calls.
+        r0 = torch.randn_like(x0)
+        results = []
+        for make in (torch.Tensor.clone, torch.nn.Parameter,
+                     torch.nn.Parameter):
+            x, r = x0.clone().requires_grad_(), r0.clone().requires_grad_()
+            w = make(w0.clone()).requires_grad_()
+            y, h = rowred.rms_norm(x, (4096,), w, 1e-5, residual=r)
+            self.assertIn("CppNode", y.grad_fn.name())
+            torch.autograd.backward((y, h), (dy, dy))
+            results.append([y.detach(), h.detach(), x.grad, r.grad, w.grad])
+        self.assertIn("rms_norm_residual",
+                      [k[0] for k in rowred._native.fast_calls])
+        for got in results[1:]:
+            for g, want in zip(got, results[0]):
+                self.assertTrue(torch.equal(g, want), "residual")
+        for bad in (r0[:1], r0.float(), r0.transpose(0, 1).contiguous()):
+            with self.assertRaisesRegex(ValueError, "residual of the input"):
+                rowred.rms_norm(x0, (4096,), w0, 1e-5, residual=bad)
         with self.assertRaisesRegex(ValueError, "normalized_shape"):
             rowred.rms_norm(x0, (4095,), w0, 1e-5)
         with self.assertRaisesRegex(ValueError, "weight on cpu"):
