@@ -236,7 +236,7 @@ def native_call(name, kernel_ops, tensors, eps=None, args=(),
     if handles is None:
         return None
     if fast_key is not None:
-        _native.fast_calls[fast_key] = (native, handles)
+        _native.fast_calls[fast_key] = (native, (*args, *handles))
     return native(*tensors, *args, *handles)
 
 
@@ -264,8 +264,8 @@ def fast_call(key, *tensors):
     found = _native.fast_calls.get(key)
     if found is None:
         return None
-    native, handles = found
-    return native(*tensors, *handles)
+    native, trailing = found
+    return native(*tensors, *trailing)
 
 
 # Zeroed workspaces by (kernel, device, stream). A launch that completes
@@ -678,6 +678,11 @@ def cross_entropy(logits, labels, ignore_index=-100, label_smoothing=0.0,
     A label outside [0, C) other than `ignore_index` gives its row a NaN
     loss and gradient; with `check_labels`, a ValueError naming the row
     instead (which reads the labels back to the host: a synchronization)."""
+    key = _loss_key(logits, labels, ignore_index, label_smoothing, reduction,
+                    loss_dtype, check_labels)
+    loss = fast_call(key, logits, labels)
+    if loss is not None:
+        return loss if loss.dtype == key[-2] else loss.to(key[-2])
     check_input("cross_entropy", logits, -1)
     if logits.dim() != 2:
         raise ValueError("rowred.cross_entropy: expected logits of shape "
@@ -711,12 +716,14 @@ def cross_entropy(logits, labels, ignore_index=-100, label_smoothing=0.0,
         # Summed over the rows in the kernel (packs' cross_entropy_sum).
         loss = native_call("cross_entropy_total", ("cross_entropy_sum",),
                            (logits, labels),
-                           args=(reduction == "mean", in_logits_dtype))
+                           args=(reduction == "mean", in_logits_dtype),
+                           fast_key=key)
     if loss is None:
         loss = native_call("cross_entropy_loss", ("cross_entropy",),
                            (logits, labels),
                            args=(_REDUCTIONS.index(reduction),
-                                 in_logits_dtype))
+                                 in_logits_dtype),
+                           fast_key=key)
     if loss is not None:
         return loss if loss.dtype == loss_dtype else loss.to(loss_dtype)
     loss, _ = cross_entropy_op(logits, labels)
@@ -736,6 +743,25 @@ def cross_entropy(logits, labels, ignore_index=-100, label_smoothing=0.0,
 # replayed in a CUDA graph) over the totals' persistent grid, which their
 # grid barrier needs.
 _TOTAL_MAX_ELEMENTS = 1 << 26
+
+
+def _loss_key(logits, labels, ignore_index, label_smoothing, reduction,
+              loss_dtype, check_labels):
+    """The fast_key_of cross_entropy's call without a gradient on 2-D
+    logits and int64 labels of one per row on their device (the arguments,
+    the loss's dtype and whether the kernel sums the rows in the key, the
+    loss's dtype last but one); else None."""
+    key = fast_key_of("cross_entropy", logits)  # First: None when traced.
+    if key is None or check_labels or logits.dim() != 2 or \
+            type(labels) not in PLAIN or labels.dtype != torch.int64 or \
+            labels.shape != logits.shape[:1] or \
+            labels.get_device() != logits.get_device() or \
+            (logits.requires_grad and torch.is_grad_enabled()):
+        return None
+    return key + (ignore_index, label_smoothing, reduction,
+                  loss_dtype or logits.dtype,
+                  reduction != "none" and
+                  logits.numel() <= _TOTAL_MAX_ELEMENTS)
 
 
 def _check_labels(labels, classes, ignore_index):

@@ -885,6 +885,10 @@ class Native(unittest.TestCase):
                                 x, labels, reduction=reduction,
                                 loss_dtype=loss_dtype)
                         got = call()
+                        # A repeated call takes the repeated-call path.
+                        again = call()
+                        self.assertTrue(torch.equal(got, again) or (
+                            got.isnan().all() and again.isnan().all()), what)
                         with rowred._native.python_autograd():
                             want = call()
                         self.assertEqual(got.dtype, want.dtype, what)
@@ -903,6 +907,18 @@ class Native(unittest.TestCase):
         self.assertIn(("cross_entropy_sum",), {
             key[0] for key, handles in rowred.ops._native_kernels.items()
             if handles})
+        self.assertIn("cross_entropy",
+                      [key[0] for key in rowred._native.fast_calls])
+        # After a repeated call, calls that differ still get the checks.
+        x = torch.randn(8, 32000, device="cuda")
+        labels = torch.randint(0, 32000, (8,), device="cuda")
+        rowred.cross_entropy(x, labels), rowred.cross_entropy(x, labels)
+        for bad in (labels.int(), labels[:4], labels.cpu()):
+            with self.assertRaisesRegex(ValueError, "labels"):
+                rowred.cross_entropy(x, bad)
+        with self.assertRaisesRegex(ValueError, "label 32000 of row 0"):
+            rowred.cross_entropy(x, torch.full_like(labels, 32000),
+                                 check_labels=True)
 
     def test_cross_entropy_total_of_ignored_rows(self):
         # Every row ignored: the sum 0 and the mean NaN (0 / 0), as
