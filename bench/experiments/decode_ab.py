@@ -7,7 +7,13 @@ the norms and softmax) and a copy of the tensor. Each call is timed alone
 between CUDA events after an L2 flush (a 256 MiB memset, which also gives
 the host time to queue the call); variants take turns in 5 rounds of 15
 calls; the median of the rounds' medians. Every output is checked against
-float64 first (relative L2 printed as maxerr).
+float64 first (relative L2 printed as maxerr). Each variant times its
+decode-size kernel (<name>_rows64, max_rows = 64: what the package
+launches at these rows) where it has one. A plan request states the one
+kernel it asks for (rowred-plan plans the decode-size kernel beside
+auto's plans only): a variant that times its many-row kernel where auto
+has a decode-size one is labelled with a "*"; to compare a field at
+decode sizes, request the decode-size plan's fields with it.
 
 Caveat: a provider whose host path takes longer than the flush (Liger's
 Python launch, 20-100 us on the H200 machine) is timed with the GPU idle
@@ -125,13 +131,19 @@ def main():
     torch.set_grad_enabled(False)
     for op, dname, n in shapes:
         ks = {}
+        stem = f"{op}_{dname}_n{n}_kernel0"
+        auto_rows64 = os.path.exists(f"{root}/auto/{stem}_rows64.json")
         for v in variants:
             # The decode-size kernel (max_rows = 64) where the plan has
-            # one: what the package launches at these rows.
+            # one: what the package launches at these rows. A variant's plan
+            # request states its one kernel (rowred-plan adds the second
+            # only to auto's plans): where auto has a decode-size kernel and
+            # the variant does not, its label gets a "*".
             for suffix in ("_rows64", ""):
-                p = f"{root}/{v}/{op}_{dname}_n{n}_kernel0{suffix}.json"
+                p = f"{root}/{v}/{stem}{suffix}.json"
                 if os.path.exists(p):
-                    ks[v] = _runtime.Kernel(p, 0)
+                    label = v + ("*" if auto_rows64 and not suffix else "")
+                    ks[label] = _runtime.Kernel(p, 0)
                     break
         for m in (1, 4, 16, 64):
             args = arguments(op, m, n, dtypes[dname])
