@@ -33,7 +33,7 @@ ChunksEmitter::ChunksEmitter(ImplicitLocOpBuilder &b, Group group,
 
 void ChunksEmitter::emit() {
   if (plan.hasStage())
-    initBarriers(kStageBarriersName, 1);
+    initMbarriers(b, tid, kStageBarriersName, 1);
   Value count =
       arith::CeilDivUIOp::create(b, cols, constI32(plan.chunkElements()));
   Value total =
@@ -185,7 +185,8 @@ void ChunksEmitter::emitChunk(Value row, Value chunk, Value count,
   for (const Chunk &c : held)
     mt = max(mt, chunkMax(c));
   if (parts.staged)
-    waitForPhase(barrierAt(kStageBarriersName, constI32(0)), stageParity);
+    waitForPhase(b, mbarrierAt(b, kStageBarriersName, constI32(0)),
+                 stageParity);
   mt = forEachStaged({mt}, [&](ArrayRef<Chunk> chunks, ValueRange acc) {
          Value m = acc[0];
          for (const Chunk &c : chunks)
@@ -321,7 +322,8 @@ void ChunksEmitter::emitLevelChunk(Value row, Value chunk, Value count,
   auto partialsOf = [&](PreparedLevel &level) {
     SmallVector<Value> partials = levelPartials(level, held, {});
     if (parts.staged && !waited)
-      waitForPhase(barrierAt(kStageBarriersName, constI32(0)), stageParity);
+      waitForPhase(b, mbarrierAt(b, kStageBarriersName, constI32(0)),
+                   stageParity);
     waited = true;
     return forEachStaged(partials, [&](ArrayRef<Chunk> chunks, ValueRange acc) {
       return levelPartials(level, chunks, acc);
@@ -527,7 +529,7 @@ void ChunksEmitter::bulkCopyChunkStage(ArrayRef<Value> rowPtrs,
     if (rowPtr)
       slots.push_back(slot);
   bulkCopyToShared(
-      barrierAt(kStageBarriersName, constI32(0)), bytes,
+      b, mbarrierAt(b, kStageBarriersName, constI32(0)), bytes,
       [&](int64_t i) {
         Value rowPtr = rowPtrs[slots[i]];
         return LLVM::GEPOp::create(b, rowPtr.getType(), plan.inType, rowPtr,

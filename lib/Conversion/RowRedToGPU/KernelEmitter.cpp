@@ -93,7 +93,7 @@ void KernelEmitter::emit() {
     initStageBarriers();
   if (plan.clusterSize > 1) {
     initClusterBarriers();
-    emitClusterBarrier();
+    emitClusterBarrier(b);
   } else if (plan.bulkKeep) {
     gpu::BarrierOp::create(b);
   }
@@ -105,7 +105,7 @@ void KernelEmitter::emit() {
   // No block may exit while the others of its cluster can still read its
   // shared memory.
   if (plan.clusterSize > 1)
-    emitClusterBarrier();
+    emitClusterBarrier(b);
 }
 
 void KernelEmitter::startColumnSums() {

@@ -26,6 +26,7 @@
 #include "ColumnSums.h"
 #include "KernelGroup.h"
 #include "KernelValues.h"
+#include "Mbarriers.h"
 #include "rowred/Dialect/RowRed/IR/KernelPlan.h"
 
 #include "rowred/Dialect/RowRed/IR/RowRedOps.h"
@@ -350,15 +351,7 @@ protected:
   /// Thread 0 initializes the two mbarriers of keep_ahead = bulk's stage
   /// buffers (one arrival each: its own, which arms the copy's bytes). A
   /// block (or cluster) barrier before the row loop makes them visible.
-  void initStageBarriers() { initBarriers(kStageBarriersName, 2); }
-
-  /// Thread 0 initializes the `count` mbarriers of the shared array `name`
-  /// for one arrival each, then fences their initialization.
-  void initBarriers(StringRef name, int64_t count);
-
-  /// The mbarrier number `index` (i32) of the shared array `name`
-  /// (`!llvm.ptr<3>`).
-  Value barrierAt(StringRef name, Value index);
+  void initStageBarriers() { initMbarriers(b, tid, kStageBarriersName, 2); }
 
   /// The mbarrier (`!llvm.ptr<3>`) of keep_ahead = bulk's stage buffer
   /// `buffer` (i32, 0 or 1).
@@ -375,21 +368,6 @@ protected:
   /// here for its bytes. Nothing when the row does not exist, and then
   /// nobody waits for the phase.
   void bulkCopyKeptTiles(Value row, Value buffer, Value lo, Value hi);
-
-  /// From thread 0: arms `barrier` for `copies` times `bytes` (i32, at least
-  /// 0) and, when there are any, copies them from global memory at `src(i)`
-  /// to shared memory at `dst(i)` with one cp.async.bulk each, which
-  /// together complete the barrier's phase (with the L2 policy `l2Hint` when
-  /// given); with none, the arrival alone completes it. The addresses are
-  /// built where they are used.
-  void bulkCopyToShared(Value barrier, Value bytes,
-                        function_ref<Value(int64_t)> src,
-                        function_ref<Value(int64_t)> dst, Value l2Hint,
-                        int64_t copies = 1);
-
-  /// `barrier.cluster.arrive` (release) and `barrier.cluster.wait`
-  /// (acquire), executed by every thread of every block of the cluster.
-  void emitClusterBarrier();
 
   /// Publishes this block's `values` to every block of the cluster and
   /// returns, per value, the entry of block `lane % clusterSize` read back.
@@ -419,11 +397,6 @@ protected:
   /// thread has finished waiting on their previous phases, since a block
   /// barrier separates those waits from this row's first exchange.
   void armClusterBarriers();
-
-  /// Waits until the phase of parity `parity` of the mbarrier at `barrier`
-  /// has completed: a loop around `mbarrier.try_wait.parity`, which may
-  /// return early.
-  void waitForPhase(Value barrier, Value parity);
 
   /// Combines the block results `v` of every block of the cluster: one
   /// exchange in slot `slot`, then a butterfly over the cluster's entries.

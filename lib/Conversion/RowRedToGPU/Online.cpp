@@ -254,7 +254,7 @@ KernelEmitter::onlinePassOne(Value xRow, int64_t vec, const OnlineShare &share,
     from = keptEnd(lo, hi);
     firstLoads = loadOnlineTileAhead(xRow, from, hi, vec);
     if (bulkBuffer)
-      waitForPhase(stageBarrier(bulkBuffer), bulkParity);
+      waitForPhase(b, stageBarrier(bulkBuffer), bulkParity);
     else
       NVVM::CpAsyncWaitGroupOp::create(b, 0);
     auto kept = scf::ForOp::create(b, lo, from, tile, ValueRange{m0, d0});

@@ -105,13 +105,8 @@ SmallVector<Value> KernelEmitter::blockReduce(ValueRange values,
 }
 
 void KernelEmitter::initClusterBarriers() {
-  initBarriers(kClusterBarriersName,
-               plan.clusterBarriers(group.reduces.size()));
-}
-
-void KernelEmitter::emitClusterBarrier() {
-  NVVM::ClusterArriveOp::create(b, b.getUnitAttr());
-  NVVM::ClusterWaitOp::create(b, b.getUnitAttr());
+  initMbarriers(b, tid, kClusterBarriersName,
+                plan.clusterBarriers(group.reduces.size()));
 }
 
 SmallVector<Value> KernelEmitter::exchangeAcrossCluster(ArrayRef<Value> values,
@@ -158,7 +153,7 @@ SmallVector<Value> KernelEmitter::exchangeAcrossCluster(ArrayRef<Value> values,
           "[entry], $2, [bar];\n\t}",
           /*predicate=*/Value());
   }
-  waitForPhase(barrier, clusterParity);
+  waitForPhase(b, barrier, clusterParity);
   // With a single warp nothing else keeps thread 0 from arming this
   // mbarrier's next phase while other lanes still wait on this one.
   if (plan.numWarps == 1)
@@ -179,7 +174,7 @@ Value KernelEmitter::clusterExchangeIndex(int64_t exchange) {
 }
 
 Value KernelEmitter::clusterBarrier(Value index) {
-  return barrierAt(kClusterBarriersName, index);
+  return mbarrierAt(b, kClusterBarriersName, index);
 }
 
 void KernelEmitter::armClusterBarriers() {
@@ -190,20 +185,6 @@ void KernelEmitter::armClusterBarriers() {
     NVVM::MBarrierArriveExpectTxOp::create(
         b, Type(), clusterBarrier(clusterExchangeIndex(e)), constI32(bytes),
         NVVM::MemScopeKind::CTA, /*relaxed=*/false, /*predicate=*/Value());
-}
-
-void KernelEmitter::waitForPhase(Value barrier, Value parity) {
-  auto loop = scf::WhileOp::create(b, TypeRange(), ValueRange());
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(b.createBlock(&loop.getBefore()));
-  Value done = NVVM::MBarrierTryWaitOp::create(
-      b, b.getI1Type(), barrier, parity, /*ticks=*/Value(),
-      NVVM::MemScopeKind::CTA, /*relaxed=*/false);
-  scf::ConditionOp::create(
-      b, arith::XOrIOp::create(b, done, arith::ConstantIntOp::create(b, 1, 1)),
-      ValueRange());
-  b.setInsertionPointToStart(b.createBlock(&loop.getAfter()));
-  scf::YieldOp::create(b);
 }
 
 Value KernelEmitter::clusterReduce(Value v,

@@ -388,23 +388,8 @@ Value KernelEmitter::stageAddress(Value local) {
                              ValueRange{local}, LLVM::GEPNoWrapFlags::inbounds);
 }
 
-void KernelEmitter::initBarriers(StringRef name, int64_t count) {
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(emitIfFirstThread());
-  for (int64_t i = 0; i < count; ++i)
-    NVVM::MBarrierInitOp::create(b, barrierAt(name, constI32(i)), constI32(1),
-                                 /*predicate=*/Value());
-  NVVM::FenceMbarrierInitOp::create(b);
-}
-
-Value KernelEmitter::barrierAt(StringRef name, Value index) {
-  return LLVM::GEPOp::create(b, sharedPtr, i64,
-                             LLVM::AddressOfOp::create(b, sharedPtr, name),
-                             ValueRange{index});
-}
-
 Value KernelEmitter::stageBarrier(Value buffer) {
-  return barrierAt(kStageBarriersName, buffer);
+  return mbarrierAt(b, kStageBarriersName, buffer);
 }
 
 Value KernelEmitter::stageBuffer(Value buffer) {
@@ -425,7 +410,7 @@ void KernelEmitter::bulkCopyKeptTiles(Value row, Value buffer, Value lo,
       arith::MulIOp::create(b, arith::SubIOp::create(b, keptEnd(lo, hi), lo),
                             constI32(byteWidth(plan.inType)));
   bulkCopyToShared(
-      stageBarrier(buffer), bytes,
+      b, stageBarrier(buffer), bytes,
       [&](int64_t) {
         return LLVM::GEPOp::create(b, x.getType(), plan.inType,
                                    rowPointer(x, plan.inType, row, xStride),
@@ -433,30 +418,4 @@ void KernelEmitter::bulkCopyKeptTiles(Value row, Value buffer, Value lo,
                                    LLVM::GEPNoWrapFlags::inbounds);
       },
       [&](int64_t) { return stageBuffer(buffer); }, evictFirst);
-}
-
-void KernelEmitter::bulkCopyToShared(Value barrier, Value bytes,
-                                     function_ref<Value(int64_t)> src,
-                                     function_ref<Value(int64_t)> dst,
-                                     Value l2Hint, int64_t copies) {
-  OpBuilder::InsertionGuard guard(b);
-  NVVM::MBarrierArriveExpectTxOp::create(
-      b, Type(), barrier,
-      copies == 1
-          ? bytes
-          : arith::MulIOp::create(b, bytes, constI32(copies)).getResult(),
-      NVVM::MemScopeKind::CTA,
-      /*relaxed=*/false,
-      /*predicate=*/Value());
-  b.setInsertionPointToStart(emitIfThen(
-      arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, bytes, constI32(0))));
-  for (int64_t i = 0; i < copies; ++i) {
-    Value from = src(i);
-    // The shared::cluster form (PTX 8.0; the shared::cta one needs 8.6): a
-    // block's own shared addresses are valid shared::cluster addresses.
-    Value to = LLVM::AddrSpaceCastOp::create(
-        b, LLVM::LLVMPointerType::get(b.getContext(), 7), dst(i));
-    NVVM::CpAsyncBulkGlobalToSharedClusterOp::create(
-        b, to, from, barrier, bytes, /*multicastMask=*/Value(), l2Hint);
-  }
 }
