@@ -66,6 +66,7 @@ KernelEmitter::KernelEmitter(ImplicitLocOpBuilder &b, Group group,
         b, i32, gpu::ClusterBlockIdOp::create(b, gpu::Dimension::x));
     sliceStart =
         arith::MulIOp::create(b, clusterRank, constI32(plan.blockElements));
+    cluster.emplace(b, plan.clusterSize, plan.numWarps, tid, lane, clusterRank);
   }
 }
 
@@ -92,7 +93,7 @@ void KernelEmitter::emit() {
   if (plan.bulkKeep)
     initStageBarriers();
   if (plan.clusterSize > 1) {
-    initClusterBarriers();
+    cluster->initBarriers(plan.clusterBarriers(group.reduces.size()));
     emitClusterBarrier(b);
   } else if (plan.bulkKeep) {
     gpu::BarrierOp::create(b);

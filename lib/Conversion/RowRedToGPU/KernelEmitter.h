@@ -23,6 +23,7 @@
 #ifndef ROWRED_CONVERSION_ROWREDTOGPU_KERNELEMITTER_H
 #define ROWRED_CONVERSION_ROWREDTOGPU_KERNELEMITTER_H
 
+#include "ClusterExchange.h"
 #include "ColumnSums.h"
 #include "KernelGroup.h"
 #include "KernelValues.h"
@@ -343,11 +344,6 @@ protected:
   /// Emits `scf.if tid == 0` and returns its body.
   Block *emitIfFirstThread();
 
-  /// Thread 0 initializes the block's mbarriers for cluster exchanges (one
-  /// arrival each: its own, which arms the expected bytes) and makes them
-  /// visible to the cluster.
-  void initClusterBarriers();
-
   /// Thread 0 initializes the two mbarriers of keep_ahead = bulk's stage
   /// buffers (one arrival each: its own, which arms the copy's bytes). A
   /// block (or cluster) barrier before the row loop makes them visible.
@@ -368,35 +364,6 @@ protected:
   /// here for its bytes. Nothing when the row does not exist, and then
   /// nobody waits for the phase.
   void bulkCopyKeptTiles(Value row, Value buffer, Value lo, Value hi);
-
-  /// Publishes this block's `values` to every block of the cluster and
-  /// returns, per value, the entry of block `lane % clusterSize` read back.
-  ///
-  /// Each block owns, per exchange (and buffer), an mbarrier and a
-  /// `values x clusterSize` f32 array in shared memory. Thread `r` (r <
-  /// clusterSize) of block `q` writes value i into entry `[i][q]` of block
-  /// `r`'s array with `st.async`, which counts its 4 bytes on block `r`'s
-  /// mbarrier (complete_tx); thread 0 of every block arms its own mbarrier
-  /// for all of them, and every thread waits for the phase before it reads
-  /// entry `lane % clusterSize`. Unlike a cluster barrier, whose release
-  /// semantics would make every thread wait for its earlier global stores
-  /// and copies still in flight, only the exchanged values are ordered.
-  SmallVector<Value> exchangeAcrossCluster(ArrayRef<Value> values,
-                                           int64_t exchange);
-
-  /// Index (i32) of the mbarrier and entry array of exchange `exchange` in
-  /// the current row.
-  Value clusterExchangeIndex(int64_t exchange);
-
-  /// The block's own mbarrier number `index` (`!llvm.ptr<3>`).
-  Value clusterBarrier(Value index);
-
-  /// Thread 0 arms the mbarriers of the current row's cluster exchanges for
-  /// the bytes the blocks of the cluster will send (one f32 per value and
-  /// block). Done at the top of the row, where few registers are live: every
-  /// thread has finished waiting on their previous phases, since a block
-  /// barrier separates those waits from this row's first exchange.
-  void armClusterBarriers();
 
   /// Combines the block results `v` of every block of the cluster: one
   /// exchange in slot `slot`, then a butterfly over the cluster's entries.
@@ -782,15 +749,11 @@ protected:
   Value rowInBlock;
   /// Rank of this block in its cluster, and the first column of its slice.
   Value clusterRank, sliceStart;
-  /// In the row loop with clusters: the buffer (0 or 1, i32) of this row's
-  /// cluster exchanges when a row has only one, and the parity of the
-  /// mbarrier phase they complete.
-  Value clusterBuffer, clusterParity;
+  /// With clusters: the row's exchanges across them.
+  std::optional<ClusterExchange> cluster;
   /// In the row loop with KernelPlan::alternatesSlots: the first shared slot
   /// (index) of this row's block exchange of the pair; null otherwise.
   Value pairSlot;
-  /// The cluster exchanges of a row on the path being emitted.
-  KernelPlan::ClusterExchanges rowExchanges;
   /// L2 eviction policies (cache_hints): evict-last and evict-first, from
   /// createpolicy at the top of the kernel; null without the hints.
   Value evictLast, evictFirst;

@@ -104,93 +104,10 @@ SmallVector<Value> KernelEmitter::blockReduce(ValueRange values,
   return reduced;
 }
 
-void KernelEmitter::initClusterBarriers() {
-  initMbarriers(b, tid, kClusterBarriersName,
-                plan.clusterBarriers(group.reduces.size()));
-}
-
-SmallVector<Value> KernelEmitter::exchangeAcrossCluster(ArrayRef<Value> values,
-                                                        int64_t exchange) {
-  int64_t numValues = values.size();
-  assert(numValues == rowExchanges.values &&
-         exchange < rowExchanges.exchanges && "unplanned cluster exchange");
-  Value index = clusterExchangeIndex(exchange);
-  Value barrier = clusterBarrier(index);
-  Value offset =
-      arith::MulIOp::create(b, index, constI32(numValues * plan.clusterSize));
-  Value entries = LLVM::GEPOp::create(
-      b, sharedPtr, f32,
-      LLVM::AddressOfOp::create(b, sharedPtr, kClusterSlotsName),
-      ValueRange{offset});
-  auto entry = [&](int64_t i, Value block) {
-    Value row = LLVM::GEPOp::create(
-        b, sharedPtr, f32, entries,
-        ArrayRef<LLVM::GEPArg>{(int32_t)(i * plan.clusterSize)});
-    return LLVM::GEPOp::create(b, sharedPtr, f32, row, ValueRange{block});
-  };
-  {
-    Value isPusher = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid,
-                                           constI32(plan.clusterSize));
-    auto ifOp = scf::IfOp::create(b, isPusher, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    // No NVVM op spells st.async (PTX ISA 8.1, sm_90) in MLIR 22. The
-    // addresses stay 32-bit shared-window addresses, mapped to block
-    // `tid` with mapa inside the same asm so that they are not hoisted
-    // out of the row loop as 64-bit registers.
-    auto address = [&](Value ptr) {
-      return LLVM::PtrToIntOp::create(b, i32, ptr);
-    };
-    for (auto [i, v] : llvm::enumerate(values))
-      NVVM::InlinePtxOp::create(
-          b, TypeRange(),
-          ValueRange{address(entry(i, clusterRank)), address(barrier), v, tid},
-          ValueRange(),
-          "{\n\t.reg .b32 entry, bar;\n\t"
-          "mapa.shared::cluster.u32 entry, $0, $3;\n\t"
-          "mapa.shared::cluster.u32 bar, $1, $3;\n\t"
-          "st.async.shared::cluster.mbarrier::complete_tx::bytes.f32 "
-          "[entry], $2, [bar];\n\t}",
-          /*predicate=*/Value());
-  }
-  waitForPhase(b, barrier, clusterParity);
-  // With a single warp nothing else keeps thread 0 from arming this
-  // mbarrier's next phase while other lanes still wait on this one.
-  if (plan.numWarps == 1)
-    gpu::BarrierOp::create(b);
-  Value block = arith::RemUIOp::create(b, lane, constI32(plan.clusterSize));
-  SmallVector<Value> read;
-  for (int64_t i = 0; i < numValues; ++i)
-    read.push_back(LLVM::LoadOp::create(b, f32, entry(i, block)));
-  return read;
-}
-
-Value KernelEmitter::clusterExchangeIndex(int64_t exchange) {
-  int64_t buffers = rowExchanges.buffers();
-  Value index = constI32(exchange * buffers);
-  if (buffers > 1)
-    index = arith::AddIOp::create(b, index, clusterBuffer);
-  return index;
-}
-
-Value KernelEmitter::clusterBarrier(Value index) {
-  return mbarrierAt(b, kClusterBarriersName, index);
-}
-
-void KernelEmitter::armClusterBarriers() {
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(emitIfFirstThread());
-  int64_t bytes = rowExchanges.values * plan.clusterSize * 4;
-  for (int64_t e = 0; e < rowExchanges.exchanges; ++e)
-    NVVM::MBarrierArriveExpectTxOp::create(
-        b, Type(), clusterBarrier(clusterExchangeIndex(e)), constI32(bytes),
-        NVVM::MemScopeKind::CTA, /*relaxed=*/false, /*predicate=*/Value());
-}
-
 Value KernelEmitter::clusterReduce(Value v,
                                    function_ref<Value(Value, Value)> fn,
                                    int64_t slot) {
-  return butterfly(exchangeAcrossCluster({v}, slot)[0], plan.clusterSize, fn);
+  return butterfly(cluster->exchange({v}, slot)[0], plan.clusterSize, fn);
 }
 
 Value KernelEmitter::rescale(Value m, Value d, Value mAll) {
@@ -210,7 +127,7 @@ std::pair<Value, Value> KernelEmitter::butterflyPair(Value m, Value d,
 }
 
 std::pair<Value, Value> KernelEmitter::clusterReducePair(Value m, Value d) {
-  SmallVector<Value> entries = exchangeAcrossCluster({m, d}, 0);
+  SmallVector<Value> entries = cluster->exchange({m, d}, 0);
   return butterflyPair(entries[0], entries[1], plan.clusterSize);
 }
 

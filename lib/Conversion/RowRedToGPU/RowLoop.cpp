@@ -54,13 +54,14 @@ void KernelEmitter::setRowTurns(Value k, bool bulkRow) {
   if (plan.clusterSize > 1) {
     // Each of two buffers completes a phase every other row; a single
     // buffer completes one every row, so its parity is the turn.
-    if (rowExchanges.buffers() > 1) {
-      clusterBuffer = rowTurn();
-      clusterParity = rowTurnParity();
+    Value buffer, parity;
+    if (cluster->buffers() > 1) {
+      buffer = rowTurn();
+      parity = rowTurnParity();
     } else {
-      clusterParity = rowTurn();
+      parity = rowTurn();
     }
-    armClusterBarriers();
+    cluster->startRow(buffer, parity);
     if (plan.alternatesSlots())
       pairSlot = arith::IndexCastOp::create(
           b, b.getIndexType(),
@@ -105,8 +106,9 @@ void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
       plan.streamsLevels() || (plan.strategy != Strategy::online && vec == 1 &&
                                plan.vectorWidth > 1 && plan.rereadFallback);
   pairRow = plan.pairReduce && !(peeled && plan.peeledWithoutPair());
-  rowExchanges = plan.clusterExchanges(
-      group.reduces.size(), rereads || (plan.pairReduce && !pairRow));
+  if (cluster)
+    cluster->setRowExchanges(plan.clusterExchanges(
+        group.reduces.size(), rereads || (plan.pairReduce && !pairRow)));
   // keep_ahead = bulk's rows take the stage buffers by turns.
   bool bulkRow = keepAheadRow && plan.bulkKeep;
   bool countRows = plan.clusterSize > 1 || bulkRow;
