@@ -48,10 +48,13 @@ void ClusterExchange::startRow(Value buffer, Value parity) {
            .getThenRegion()
            .front());
   int64_t bytes = rowExchanges.values * clusterSize * 4;
-  for (int64_t e = 0; e < rowExchanges.exchanges; ++e)
+  for (int64_t e = 0; e < rowExchanges.exchanges; ++e) {
+    Value mbarrier = barrier(indexOf(e));
+    Value expected = constI32(bytes);
     NVVM::MBarrierArriveExpectTxOp::create(
-        b, Type(), barrier(indexOf(e)), constI32(bytes),
-        NVVM::MemScopeKind::CTA, /*relaxed=*/false, /*predicate=*/Value());
+        b, Type(), mbarrier, expected, NVVM::MemScopeKind::CTA,
+        /*relaxed=*/false, /*predicate=*/Value());
+  }
 }
 
 SmallVector<Value> ClusterExchange::exchange(ArrayRef<Value> values,

@@ -39,10 +39,11 @@ void mlir::rowred::initMbarriers(ImplicitLocOpBuilder &b, Value tid,
   b.setInsertionPointToStart(
       ifThen(b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid,
                                       constI32(b, 0))));
-  for (int64_t i = 0; i < count; ++i)
-    NVVM::MBarrierInitOp::create(b, mbarrierAt(b, name, constI32(b, i)),
-                                 constI32(b, 1),
-                                 /*predicate=*/Value());
+  for (int64_t i = 0; i < count; ++i) {
+    Value barrier = mbarrierAt(b, name, constI32(b, i));
+    Value arrivals = constI32(b, 1);
+    NVVM::MBarrierInitOp::create(b, barrier, arrivals, /*predicate=*/Value());
+  }
   NVVM::FenceMbarrierInitOp::create(b);
 }
 
