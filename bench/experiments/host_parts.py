@@ -64,7 +64,6 @@ def profile(m, n, iters, top=14):
     x = torch.randn(m, n, device="cuda", requires_grad=True)
     w = torch.randn(n, device="cuda", requires_grad=True)
     b = torch.randn(n, device="cuda", requires_grad=True)
-    wp = torch.nn.Parameter(w.detach().clone())
     g = torch.randn(m, n, device="cuda")
     labels = torch.randint(0, n, (m,), device="cuda")
     steps = {

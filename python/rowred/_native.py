@@ -25,10 +25,11 @@ _lock = threading.Lock()
 # The module's functions by name once loaded; {} where it is absent or
 # disabled; None until first asked.
 _ops = None
-# (native op, kernel handles) by the key of an eager call that reached them
-# (the public functions' argument types, dtypes, devices and shapes, which
-# the checks passed): later calls of the same key skip the checks and the
-# kernel lookup. Cleared when a pack is loaded (rowred.load_pack).
+# (native op, its arguments after the tensors: the call's own, then the
+# kernel handles) by the key of an eager call that reached them (the public
+# functions' argument types, dtypes, devices and shapes, which the checks
+# passed): later calls of the same key skip the checks and the kernel
+# lookup. Cleared when a pack is loaded (rowred.load_pack).
 fast_calls = {}
 MODULE = "_native_ops" + sysconfig.get_config_var("EXT_SUFFIX")
 NAMES = ("softmax", "rms_norm", "rms_norm_residual", "layer_norm",

@@ -323,9 +323,7 @@ def _residual_key(x, residual, normalized_shape, weight, eps):
     row length alone)."""
     key = _norm_key("rms_norm_residual", x, normalized_shape, (weight,), eps)
     if key is None or type(residual) not in PLAIN or \
-            not residual.is_contiguous() or residual.shape != x.shape or \
-            residual.dtype != x.dtype or \
-            residual.get_device() != x.get_device():
+            not residual.is_contiguous() or _residual_error(x, residual):
         return None
     return key
 
@@ -399,16 +397,24 @@ def rms_norm(x, normalized_shape, weight=None, eps=None, residual=None):
     return _shaped(y, x), _shaped(h, x)
 
 
-def _check_residual(x, residual):
-    if not isinstance(residual, torch.Tensor) or residual.shape != x.shape \
-            or residual.dtype != x.dtype or \
-            residual.get_device() != x.get_device():
-        raise ValueError(
-            "rowred.rms_norm: expected a residual of the input's shape "
+def _residual_error(x, residual):
+    """The ValueError's message for a residual that is not a tensor of x's
+    shape, dtype and device; else None."""
+    if isinstance(residual, torch.Tensor) and residual.shape == x.shape \
+            and residual.dtype == x.dtype and \
+            residual.get_device() == x.get_device():
+        return None
+    return ("rowred.rms_norm: expected a residual of the input's shape "
             f"{tuple(x.shape)}, dtype {x.dtype} and device {x.device}, got "
             + (f"{tuple(residual.shape)}, {residual.dtype}, "
                f"{residual.device}" if isinstance(residual, torch.Tensor)
                else type(residual).__name__))
+
+
+def _check_residual(x, residual):
+    error = _residual_error(x, residual)
+    if error:
+        raise ValueError(error)
 
 
 def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):

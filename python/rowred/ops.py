@@ -687,15 +687,9 @@ def cross_entropy(logits, labels, ignore_index=-100, label_smoothing=0.0,
     if logits.dim() != 2:
         raise ValueError("rowred.cross_entropy: expected logits of shape "
                          f"(N, C), got {tuple(logits.shape)}")
-    if not isinstance(labels, torch.Tensor) or \
-            labels.shape != logits.shape[:1] or labels.dtype != torch.int64:
-        raise ValueError("rowred.cross_entropy: expected int64 labels of "
-                         f"shape ({logits.size(0)},), got "
-                         f"{getattr(labels, 'dtype', type(labels).__name__)}"
-                         f" {tuple(getattr(labels, 'shape', ()))}")
-    if labels.get_device() != logits.get_device():
-        raise ValueError("rowred.cross_entropy: labels on "
-                         f"{labels.device}, logits on {logits.device}")
+    error = _labels_error(logits, labels)
+    if error:
+        raise ValueError(error)
     if reduction not in _REDUCTIONS:
         raise ValueError("rowred.cross_entropy: reduction must be 'none', "
                          f"'mean' or 'sum', got '{reduction}'")
@@ -753,15 +747,28 @@ def _loss_key(logits, labels, ignore_index, label_smoothing, reduction,
     loss's dtype last but one); else None."""
     key = fast_key_of("cross_entropy", logits)  # First: None when traced.
     if key is None or check_labels or logits.dim() != 2 or \
-            type(labels) not in PLAIN or labels.dtype != torch.int64 or \
-            labels.shape != logits.shape[:1] or \
-            labels.get_device() != logits.get_device() or \
+            type(labels) not in PLAIN or _labels_error(logits, labels) or \
             (logits.requires_grad and torch.is_grad_enabled()):
         return None
     return key + (ignore_index, label_smoothing, reduction,
                   loss_dtype or logits.dtype,
                   reduction != "none" and
                   logits.numel() <= _TOTAL_MAX_ELEMENTS)
+
+
+def _labels_error(logits, labels):
+    """The ValueError's message for labels that are not int64, one per row
+    of the 2-D logits, on the logits' device; else None."""
+    if not isinstance(labels, torch.Tensor) or \
+            labels.shape != logits.shape[:1] or labels.dtype != torch.int64:
+        return ("rowred.cross_entropy: expected int64 labels of "
+                f"shape ({logits.size(0)},), got "
+                f"{getattr(labels, 'dtype', type(labels).__name__)}"
+                f" {tuple(getattr(labels, 'shape', ()))}")
+    if labels.get_device() != logits.get_device():
+        return ("rowred.cross_entropy: labels on "
+                f"{labels.device}, logits on {logits.device}")
+    return None
 
 
 def _check_labels(labels, classes, ignore_index):
