@@ -10,10 +10,10 @@ a training step (forward, backward and AdamW) and the peak memory of each.
 usage: python3 examples/torch/patch_model.py [--model llama] [--steps 10]
            [--pack DIR]
 
---model: llama, mistral, qwen2, qwen3, gemma or gpt2. The pack (or
-$ROWRED_PACKS) needs bf16 kernels for the model's hidden size and
-vocabulary, and for its head size where the model normalizes heads (Qwen3);
-the LLM preset has them all:
+--model: llama, mistral, qwen2, qwen3, gemma, gemma3, olmo2, granite or
+gpt2. The pack (or $ROWRED_PACKS) needs bf16 kernels for the model's
+hidden size and vocabulary, and for its head size where the model
+normalizes heads (Qwen3, Gemma 3); the LLM preset has them all:
 
     python3 -m rowred.packs build --softmax-opt build/bin/softmax-opt \\
         --out packs/llm --preset llm --dtype bf16
@@ -42,6 +42,9 @@ MODELS = {
     "qwen2": ("Qwen2Config", dict(DECODER, vocab_size=151936)),
     "qwen3": ("Qwen3Config", dict(DECODER, vocab_size=151936)),
     "gemma": ("GemmaConfig", dict(DECODER, vocab_size=256000)),
+    "gemma3": ("Gemma3TextConfig", dict(DECODER, vocab_size=256000)),
+    "olmo2": ("Olmo2Config", dict(DECODER, vocab_size=32000)),
+    "granite": ("GraniteConfig", dict(DECODER, vocab_size=32000)),
     "gpt2": ("GPT2Config", dict(n_embd=HIDDEN, n_layer=LAYERS, n_head=HEADS,
                                 n_positions=2 * SEQ, vocab_size=50257)),
 }

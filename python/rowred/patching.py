@@ -7,15 +7,20 @@
     rowred.unpatch(model)      # the model's own forwards again
 
 patch() walks the model's modules and rebinds, on each instance, the
-forward of the norms it knows to rowred.rms_norm or rowred.layer_norm, and
-sets a Hugging Face causal LM's loss_function to rowred.cross_entropy
-(whose kernel writes the gradient in the forward, and which reads the
-bf16 logits as they are instead of an f32 copy). The modules themselves,
-their parameters and state_dict keys stay: optimizers, checkpoints and
-torch.compile see the same model. A call whose tensors the kernels do not
-take (a CPU tensor, a weight of another dtype than the input) runs the
-module's own forward. What patch() does not know (another RMSNorm class,
-another loss) it leaves alone and names in one warning.
+forward of the norms that compute what rowred's kernels do to
+rowred.rms_norm or rowred.layer_norm, and sets a Hugging Face causal LM's
+loss_function to rowred.cross_entropy (whose kernel writes the gradient in
+the forward, and which reads the bf16 logits as they are instead of an f32
+copy). torch.nn.LayerNorm and torch.nn.RMSNorm are taken by type; a class
+named like an RMSNorm (transformers has some 170: Llama's, Gemma's
+1 + weight, T5's LayerNorm, ...) by what its own forward computes on a
+probe (_rms_offset). The modules themselves, their parameters and
+state_dict keys stay: optimizers, checkpoints and torch.compile see the
+same model. A call whose tensors the kernels do not take (a CPU tensor, a
+weight of another dtype than the input, more arguments than the input)
+runs the module's own forward. The norms patch() leaves alone (another
+formula, a gate, no weight) and a loss it does not know it names in one
+warning.
 """
 import warnings
 
@@ -24,15 +29,11 @@ import torch
 from .norms import layer_norm, rms_norm
 from .ops import cross_entropy
 
-# Hugging Face transformers' RMSNorm classes, by name, that compute
-# x * rsqrt(mean(x^2) + eps) * (offset + weight) over the last dimension:
-# the offset is 1 for Gemma's, whose weight starts at zero.
-RMS_NORMS = {
-    "LlamaRMSNorm": 0.0, "MistralRMSNorm": 0.0, "MixtralRMSNorm": 0.0,
-    "Qwen2RMSNorm": 0.0, "Qwen3RMSNorm": 0.0, "Qwen3MoeRMSNorm": 0.0,
-    "Phi3RMSNorm": 0.0, "GemmaRMSNorm": 1.0, "Gemma2RMSNorm": 1.0,
-    "Gemma3RMSNorm": 1.0,
-}
+# Relative error per probe row within which a module's forward computes
+# x * rsqrt(mean(x^2) + eps) * (offset + weight) (_rms_offset): bf16's
+# rounding (2^-8, a few times) passes; the other offset (below weights of
+# about 50), another eps or a LayerNorm misses by 20% or more.
+_PROBE_TOLERANCE = 2e-2
 # The loss functions of transformers.loss.loss_utils that patch() replaces.
 CAUSAL_LM_LOSS = "ForCausalLMLoss"
 _PATCHED = "_rowred_patched"
@@ -45,9 +46,11 @@ def _takes(module, x):
     return x.is_cuda and (weight is None or weight.dtype == x.dtype)
 
 
-def _rms_norm_forward(self, x):
-    if not _takes(self, x):
-        return type(self).forward(self, x)
+def _rms_norm_forward(self, x, *args, **kwargs):
+    # More arguments (a gate, a residual) than the probe passed: the
+    # module's own code, which knows them.
+    if args or kwargs or not _takes(self, x):
+        return type(self).forward(self, x, *args, **kwargs)
     offset, eps = self.__dict__[_PATCHED]
     weight = self.weight + offset if offset else self.weight
     return rms_norm(x, (x.size(-1),), weight, eps)
@@ -87,22 +90,71 @@ def causal_lm_loss(logits, labels, vocab_size, num_items_in_batch=None,
     return loss
 
 
+def _rms_named(module):
+    """Whether `module`'s class is named like an RMSNorm: ...RMSNorm, or a
+    ...LayerNorm without a bias (T5's and its kin normalize by the root
+    mean square alone)."""
+    name = type(module).__name__
+    return name.endswith("RMSNorm") or (
+        name.endswith("LayerNorm") and
+        not isinstance(getattr(module, "bias", None), torch.Tensor))
+
+
+def _rms_offset(module, eps):
+    """The offset (0.0, or 1.0 for Gemma's 1 + weight) with which the
+    module's own forward computes x * rsqrt(mean(x^2) + eps) * (offset +
+    weight) over the last dimension, or None where it computes something
+    else or cannot run on a probe of its weight's device (the meta device,
+    a sharded weight, a forward that needs more arguments). The probe's
+    rows have a mean far from zero (a LayerNorm's differs), and a mean
+    square of eps (another eps differs); the module's weight as it is,
+    in f32 or its own dtype, so the tolerance is bf16's."""
+    weight = module.weight.detach()
+    n = weight.numel()
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 2, n, generator=generator) + 1.0
+    if eps > 0:
+        x[1] *= eps ** 0.5 / x[1].pow(2).mean(-1, keepdim=True).sqrt()
+    try:
+        x = x.to(weight.device)
+        with torch.no_grad():
+            y = type(module).forward(module, x)
+        if not isinstance(y, torch.Tensor) or y.shape != x.shape:
+            return None
+        x, y, w = x.double(), y.double(), weight.double()
+        normed = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)
+        for offset in (0.0, 1.0):
+            want = normed * (offset + w)
+            # Against the rows' scale with either offset: the other
+            # offset's result differs by `normed` itself.
+            error = (y - want).norm(dim=-1) / (want.norm(dim=-1) +
+                                               normed.norm(dim=-1))
+            if bool((error <= _PROBE_TOLERANCE).all()):
+                return offset
+    except Exception:  # noqa: BLE001 - a module the probe cannot run
+        return None
+    return None
+
+
 def _norm_patch(module):
     """(forward, what the forward reads) for a norm patch() replaces, or
     None."""
-    name = type(module).__name__
-    if name in RMS_NORMS and isinstance(
-            getattr(module, "weight", None), torch.Tensor):
-        eps = getattr(module, "variance_epsilon", getattr(module, "eps", None))
-        if isinstance(eps, float) and module.weight.dim() == 1:
-            return _rms_norm_forward, (RMS_NORMS[name], eps)
-    elif type(module) is torch.nn.LayerNorm:
-        if len(module.normalized_shape) == 1:
+    if type(module) in (torch.nn.LayerNorm, torch.nn.RMSNorm):
+        if len(module.normalized_shape) != 1:
+            return None
+        if type(module) is torch.nn.LayerNorm:
             return _layer_norm_forward, True
-    elif type(module) is torch.nn.RMSNorm:
-        if len(module.normalized_shape) == 1:
-            return _torch_rms_norm_forward, True
-    return None
+        return _torch_rms_norm_forward, True
+    if not _rms_named(module):
+        return None
+    weight = getattr(module, "weight", None)
+    eps = getattr(module, "variance_epsilon", getattr(module, "eps", None))
+    if not isinstance(weight, torch.Tensor) or weight.dim() != 1 or \
+            weight.numel() == 0 or type(eps) not in (float, int) or eps < 0:
+        return None
+    offset = _rms_offset(module, float(eps))
+    return None if offset is None else (_rms_norm_forward,
+                                        (offset, float(eps)))
 
 
 def _loss_setter(model):
@@ -143,8 +195,8 @@ def patch(model):
         elif getattr(loss, "__name__", "") != causal_lm_loss.__name__:
             left.add(f"loss {getattr(loss, '__name__', type(loss).__name__)}")
     if left:
-        warnings.warn("rowred.patch: left on their own code (rowred does "
-                      "not know them): " + ", ".join(sorted(left)),
+        warnings.warn("rowred.patch: left on their own code (not a norm "
+                      "or loss rowred computes): " + ", ".join(sorted(left)),
                       stacklevel=2)
     return model
 

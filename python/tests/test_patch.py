@@ -5,6 +5,7 @@ restores the model. The kernels' results are checked on the GPU
 import os
 import sys
 import unittest
+import unittest.mock
 import warnings
 
 # The checkout's package, unless the tests run against an installed copy
@@ -32,7 +33,57 @@ if torch is not None:
             return self.weight * (x.float() * rstd).to(x.dtype)
 
     class FooRMSNorm(LlamaRMSNorm):
-        pass
+        """A class patch() has no name for, computing Llama's formula."""
+
+    class GemmaRMSNorm(LlamaRMSNorm):
+        """Gemma's: 1 + weight, the weight starting at zero."""
+
+        def __init__(self, n, eps=1e-6):
+            super().__init__(n, eps)
+            self.weight.data.zero_()
+            self.eps = self.__dict__.pop("variance_epsilon")
+
+        def forward(self, x):
+            rstd = torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) +
+                               self.eps)
+            return (x.float() * rstd * (1.0 + self.weight.float())).to(x.dtype)
+
+    class T5LayerNorm(LlamaRMSNorm):
+        """T5's: an RMSNorm named LayerNorm, no bias; its result in a
+        half-precision weight's dtype."""
+
+        def forward(self, x):
+            rstd = torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) +
+                               self.variance_epsilon)
+            x = x.float() * rstd
+            if self.weight.dtype in (torch.float16, torch.bfloat16):
+                x = x.to(self.weight.dtype)
+            return self.weight * x
+
+    class ResidualRMSNorm(LlamaRMSNorm):
+        """Llama's formula with an optional residual its callers may pass."""
+
+        def forward(self, x, residual=None):
+            return super().forward(x if residual is None else x + residual)
+
+    class OtherEpsRMSNorm(LlamaRMSNorm):
+        """Reads an eps of its own, not variance_epsilon."""
+
+        def forward(self, x):
+            rstd = torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + 1e-3)
+            return self.weight * (x.float() * rstd).to(x.dtype)
+
+    class CenteredRMSNorm(LlamaRMSNorm):
+        """Subtracts the mean: a LayerNorm without a bias."""
+
+        def forward(self, x):
+            return super().forward(x - x.mean(-1, keepdim=True))
+
+    class GatedRMSNorm(LlamaRMSNorm):
+        """Needs a gate with every call."""
+
+        def forward(self, x, gate):
+            return super().forward(x) * torch.sigmoid(gate)
 
     def ForCausalLMLoss(logits, labels, vocab_size, **kwargs):  # noqa: N802
         return torch.nn.functional.cross_entropy(
@@ -48,6 +99,9 @@ if torch is not None:
             self.other = FooRMSNorm(8)
             self.ln = torch.nn.LayerNorm(8)
             self.head = torch.nn.Linear(8, 16)
+            self.probed = torch.nn.ModuleList([
+                GemmaRMSNorm(8), T5LayerNorm(8), ResidualRMSNorm(8),
+                OtherEpsRMSNorm(8), CenteredRMSNorm(8), GatedRMSNorm(8)])
 
         @property
         def loss_function(self):
@@ -80,16 +134,53 @@ class PatchTest(unittest.TestCase):
             self.rowred.patch(self.model)
         return [str(w.message) for w in caught]
 
-    def test_patches_known_norms_and_the_loss(self):
+    def test_patches_the_norms_and_the_loss(self):
         messages = self.patch()
-        self.assertIn("forward", self.model.norm.__dict__)
-        self.assertIn("forward", self.model.ln.__dict__)
-        self.assertNotIn("forward", self.model.other.__dict__)
+        for module in (self.model.norm, self.model.other, self.model.ln):
+            self.assertIn("forward", module.__dict__)
         self.assertIs(self.model.loss_function,
                       self.patching.causal_lm_loss)
         self.assertEqual(messages, [
-            "rowred.patch: left on their own code (rowred does not know "
-            "them): FooRMSNorm"])
+            "rowred.patch: left on their own code (not a norm or loss "
+            "rowred computes): CenteredRMSNorm, GatedRMSNorm, "
+            "OtherEpsRMSNorm"])
+
+    def test_the_probe_finds_the_offset_and_eps(self):
+        self.patch()
+        state = {type(m).__name__: m.__dict__.get(self.patching._PATCHED)
+                 for m in self.model.probed}
+        self.assertEqual(state, {
+            "GemmaRMSNorm": (1.0, 1e-6), "T5LayerNorm": (0.0, 1e-6),
+            "ResidualRMSNorm": (0.0, 1e-6), "OtherEpsRMSNorm": None,
+            "CenteredRMSNorm": None, "GatedRMSNorm": None})
+        # Within bf16's rounding: a bf16 module that rounds its result.
+        t5 = T5LayerNorm(4096).to(torch.bfloat16)
+        with torch.no_grad():
+            t5.weight.normal_()
+        self.assertEqual(self.patching._norm_patch(t5)[1], (0.0, 1e-6))
+        # A weight on the meta device cannot be probed: left alone.
+        with torch.device("meta"):
+            self.assertIsNone(self.patching._norm_patch(LlamaRMSNorm(8)))
+
+    def test_calls_the_kernels_take_go_to_rms_norm(self):
+        self.patch()
+        calls = []
+
+        def fake(x, shape, w, eps):
+            calls.append((shape, w, eps))
+            return x
+        gemma, _, residual = self.model.probed[:3]
+        with unittest.mock.patch.object(self.patching, "_takes",
+                                        lambda m, x: True), \
+                unittest.mock.patch.object(self.patching, "rms_norm", fake):
+            gemma(self.x)
+            residual(self.x)
+            # More arguments than the input: the module's own code.
+            own = residual(self.x, self.x)
+        self.assertEqual([(c[0], c[2]) for c in calls], [((8,), 1e-6)] * 2)
+        self.assertTrue(torch.equal(calls[0][1], gemma.weight + 1.0))
+        self.assertTrue(torch.equal(
+            own, ResidualRMSNorm.forward(residual, self.x, self.x)))
 
     def test_cpu_tensors_run_the_modules_own_code(self):
         before = self.model.norm(self.x), self.model.ln(self.x)

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """GPU tests of rowred.patch on small Hugging Face models built from their
 configs (no download): Llama, Mistral, Qwen2, Qwen3, Gemma (its 1 + weight
-norms) and GPT-2 (LayerNorm), each trained ten AdamW steps as it is and
-patched, from the same weights (examples/torch/patch_model.py).
+norms), Gemma 3, OLMo 2, Granite and GPT-2 (LayerNorm), each trained ten
+AdamW steps as it is and patched, from the same weights
+(examples/torch/patch_model.py).
 
 usage: patch_models.py PACK_DIR...
 
@@ -77,6 +78,20 @@ class PatchedModelTest(unittest.TestCase):
     def test_gemma(self):
         self.check("gemma")
 
+    def test_gemma3(self):
+        # Gemma 3's norms (1 + weight, and the heads' q and k norms) and
+        # OLMo 2's and Granite's: classes patch() has no name for, taken
+        # by what they compute (patching._rms_offset).
+        self.check("gemma3")
+        self.assertIn(("rms_norm", torch.bfloat16, 128),
+                      {key[:3] for key in ops._kernels})
+
+    def test_olmo2(self):
+        self.check("olmo2")
+
+    def test_granite(self):
+        self.check("granite")
+
     def test_gpt2(self):
         self.check("gpt2")
 
@@ -92,6 +107,76 @@ class PatchedModelTest(unittest.TestCase):
         self.assertTrue(torch.equal(before.logits, after.logits))
         self.assertEqual(before.loss.item(), after.loss.item())
         self.assertFalse(torch.equal(before.logits, patched.logits))
+
+
+def transformers_norms():
+    """Every class of the installed transformers' modeling modules named
+    ...RMSNorm or ...LayerNorm: name -> class."""
+    import importlib
+    import inspect
+    import pkgutil
+    import transformers.models
+    found = {}
+    for info in pkgutil.iter_modules(transformers.models.__path__):
+        try:
+            module = importlib.import_module(
+                f"transformers.models.{info.name}.modeling_{info.name}")
+        except Exception:  # noqa: BLE001 - a model whose extras are absent
+            continue
+        for name, cls in vars(module).items():
+            if inspect.isclass(cls) and issubclass(cls, torch.nn.Module) \
+                    and cls.__module__ == module.__name__ \
+                    and name.endswith(("RMSNorm", "LayerNorm")):
+                found[name] = cls
+    return found
+
+
+def built(cls, n, eps):
+    """An instance of the norm class `cls` over rows of `n`, or None where
+    none of the usual constructor arguments build it."""
+    for kwargs in ({"hidden_size": n, "eps": eps}, {"dim": n, "eps": eps},
+                   {"normalized_shape": n, "eps": eps}):
+        try:
+            return cls(**kwargs)
+        except Exception:  # noqa: BLE001 - another signature
+            continue
+    return None
+
+
+class TransformersNormsTest(unittest.TestCase):
+    def test_every_class_patch_takes_computes_its_forward(self):
+        """Each ...RMSNorm/...LayerNorm class of transformers that patch()
+        takes (by its probe) gives, on the kernels, what its own forward
+        gives, bf16 on the GPU, with a random weight."""
+        from rowred import patching
+        ops._forget_lookups()
+        n, eps = 2048, 1e-6
+        x = torch.randn(2, 8, n, device="cuda", dtype=torch.bfloat16) + 0.5
+        taken, left = [], []
+        for name, cls in sorted(transformers_norms().items()):
+            module = built(cls, n, eps)
+            if module is None:
+                continue
+            module = module.to("cuda", torch.bfloat16)
+            with torch.no_grad():
+                for p in module.parameters():
+                    p.normal_(0.3, 0.5)
+                found = patching._norm_patch(module)
+                if found is None:
+                    left.append(name)
+                    continue
+                want = type(module).forward(module, x).float()
+                forward, module.__dict__[patching._PATCHED] = found
+                got = forward(module, x).float()
+            with self.subTest(name):
+                self.assertLess(((got - want).norm() / want.norm()).item(),
+                                LOGITS_TOL)
+            taken.append(name)
+        self.assertEqual(ops._no_kernel, set(), "PyTorch fallbacks ran")
+        print(f"\ntransformers {transformers.__version__}: patch() takes "
+              f"{len(taken)} norm classes, leaves {len(left)}: "
+              f"{', '.join(left)}")
+        self.assertGreater(len(taken), 0)
 
 
 if __name__ == "__main__":
