@@ -33,7 +33,7 @@ ChunksEmitter::ChunksEmitter(ImplicitLocOpBuilder &b, Group group,
 
 void ChunksEmitter::emit() {
   if (plan.hasStage())
-    initMbarriers(b, tid, kStageBarriersName, 1);
+    stage->initBarriers(tid, 1);
   Value count =
       arith::CeilDivUIOp::create(b, cols, constI32(plan.chunkElements()));
   Value total =
@@ -185,8 +185,7 @@ void ChunksEmitter::emitChunk(Value row, Value chunk, Value count,
   for (const Chunk &c : held)
     mt = max(mt, chunkMax(c));
   if (parts.staged)
-    waitForPhase(b, mbarrierAt(b, kStageBarriersName, constI32(0)),
-                 stageParity);
+    waitForPhase(b, stage->barrier(constI32(0)), stageParity);
   mt = forEachStaged({mt}, [&](ArrayRef<Chunk> chunks, ValueRange acc) {
          Value m = acc[0];
          for (const Chunk &c : chunks)
@@ -322,8 +321,7 @@ void ChunksEmitter::emitLevelChunk(Value row, Value chunk, Value count,
   auto partialsOf = [&](PreparedLevel &level) {
     SmallVector<Value> partials = levelPartials(level, held, {});
     if (parts.staged && !waited)
-      waitForPhase(b, mbarrierAt(b, kStageBarriersName, constI32(0)),
-                   stageParity);
+      waitForPhase(b, stage->barrier(constI32(0)), stageParity);
     waited = true;
     return forEachStaged(partials, [&](ArrayRef<Chunk> chunks, ValueRange acc) {
       return levelPartials(level, chunks, acc);
@@ -501,8 +499,9 @@ SmallVector<Value> ChunksEmitter::forEachStreamed(Value xRow, Value start,
                       : arith::CmpIOp::create(b, arith::CmpIPredicate::slt, col,
                                               vectorEnd())
                             .getResult();
-    loaded.push_back(staged ? loadChunk(stage, col, valid, vec, local)
-                            : loadChunk(xRow, col, valid, vec));
+    loaded.push_back(staged
+                         ? loadChunk(stage->current(), col, valid, vec, local)
+                         : loadChunk(xRow, col, valid, vec));
     if (!together)
       acc = body(loaded.pop_back_val(), acc);
   }
@@ -529,7 +528,7 @@ void ChunksEmitter::bulkCopyChunkStage(ArrayRef<Value> rowPtrs,
     if (rowPtr)
       slots.push_back(slot);
   bulkCopyToShared(
-      b, mbarrierAt(b, kStageBarriersName, constI32(0)), bytes,
+      b, stage->barrier(constI32(0)), bytes,
       [&](int64_t i) {
         Value rowPtr = rowPtrs[slots[i]];
         return LLVM::GEPOp::create(b, rowPtr.getType(), plan.inType, rowPtr,
@@ -538,9 +537,9 @@ void ChunksEmitter::bulkCopyChunkStage(ArrayRef<Value> rowPtrs,
       },
       [&](int64_t i) -> Value {
         if (slots[i] == 0)
-          return stage;
+          return stage->current();
         return LLVM::GEPOp::create(
-            b, sharedPtr, plan.inType, stage,
+            b, sharedPtr, plan.inType, stage->current(),
             ValueRange{constI32(slots[i] * plan.chunkStaged)},
             LLVM::GEPNoWrapFlags::inbounds);
       },

@@ -46,7 +46,7 @@ KernelEmitter::KernelEmitter(ImplicitLocOpBuilder &b, Group group,
     shared = func.getWorkgroupAttributions().front();
   sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
   if (plan.hasStage())
-    stage = stageBase = LLVM::AddressOfOp::create(b, sharedPtr, kStageName);
+    stage.emplace(b, plan);
   f32 = b.getF32Type();
   i32 = b.getI32Type();
   i64 = b.getI64Type();
@@ -91,7 +91,7 @@ void KernelEmitter::emit() {
   // barrier before the first exchange (compute-sanitizer's racecheck
   // reports the writes otherwise).
   if (plan.bulkKeep)
-    initStageBarriers();
+    stage->initBarriers(tid, 2);
   if (plan.clusterSize > 1) {
     cluster->initBarriers(plan.clusterBarriers(group.reduces.size()));
     emitClusterBarrier(b);

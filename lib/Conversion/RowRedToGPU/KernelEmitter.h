@@ -4,12 +4,12 @@
 //
 // KernelEmitter writes one gpu.func kernel body from a Group and its
 // KernelPlan. Its members are defined by concern: KernelEmitter.cpp (the
-// kernel, its paths and bodies), RowAccess.cpp (loads, stores, stages and
-// copies), Reductions.cpp (warp, block and cluster reductions of values and
-// of (max, sum) pairs), RowLoop.cpp (the row loop and fused rows) and
-// Online.cpp (the online kernel's passes); the values they share are in
-// KernelValues.h. ChunksEmitter (ChunksEmitter.h) builds the chunks kernel
-// on it.
+// kernel, its paths and bodies), RowAccess.cpp (loads, stores, and what
+// goes into the stage, Stage.h), Reductions.cpp (warp, block and cluster
+// reductions of values and of (max, sum) pairs), RowLoop.cpp (the row loop
+// and fused rows) and Online.cpp (the online kernel's passes); the values
+// they share are in KernelValues.h. ChunksEmitter (ChunksEmitter.h) builds
+// the chunks kernel on it.
 //
 // Every op is created in a statement of its own, never as an argument of
 // another call (`AndIOp::create(b, CmpIOp::create(...), CmpIOp::create(...))`):
@@ -28,6 +28,7 @@
 #include "KernelGroup.h"
 #include "KernelValues.h"
 #include "Mbarriers.h"
+#include "Stage.h"
 #include "rowred/Dialect/RowRed/IR/KernelPlan.h"
 
 #include "rowred/Dialect/RowRed/IR/RowRedOps.h"
@@ -237,7 +238,7 @@ protected:
   /// Emits `body(xRow)` under `row < rows`, with the input's row `row`.
   void ifRowExists(Value row, function_ref<void(Value)> body);
 
-  /// copyChunksToStage for each tile of [from, to), without a commit.
+  /// Stage::copyChunks for each tile of [from, to), without a commit.
   void copyTilesToStage(ArrayRef<Value> rowPtrs, Value from, Value to,
                         Value stageStart, Value end);
 
@@ -248,21 +249,9 @@ protected:
   /// when given (else at the row's end).
   void copyToStage(Value row, Value start, Value stageStart, Value end = {});
 
-  /// copyToStage's copies from the rows at `rowPtrs`, the i-th into slot i
-  /// of the stage (stageSlotElements apart; null: none), without the
-  /// group's commit.
-  void copyChunksToStage(ArrayRef<Value> rowPtrs, Value start, Value stageStart,
-                         Value end);
-
   /// The current row's 2-D inputs by slot of the stage (null: one only the
   /// map reads, but the first, which every kernel loads).
   SmallVector<Value> stagedRowPointers(Value xRow);
-
-  /// Elements of an input's slot: a chunk's staged part, or a share.
-  int64_t stageSlotElements() const;
-
-  /// The address of input element `local` (i32) of the stage.
-  Value stageAddress(Value local);
 
   //===--------------------------------------------------------------------===//
   // Bodies
@@ -343,19 +332,6 @@ protected:
 
   /// Emits `scf.if tid == 0` and returns its body.
   Block *emitIfFirstThread();
-
-  /// Thread 0 initializes the two mbarriers of keep_ahead = bulk's stage
-  /// buffers (one arrival each: its own, which arms the copy's bytes). A
-  /// block (or cluster) barrier before the row loop makes them visible.
-  void initStageBarriers() { initMbarriers(b, tid, kStageBarriersName, 2); }
-
-  /// The mbarrier (`!llvm.ptr<3>`) of keep_ahead = bulk's stage buffer
-  /// `buffer` (i32, 0 or 1).
-  Value stageBarrier(Value buffer);
-
-  /// keep_ahead = bulk's stage buffer `buffer` (i32, 0 or 1): the stage's
-  /// first or second half.
-  Value stageBuffer(Value buffer);
 
   /// keep_ahead = bulk: thread 0 starts copying the kept tiles of row `row`
   /// (i64) of the input, columns [lo, keptEnd), into stage buffer `buffer`
@@ -642,7 +618,7 @@ protected:
   OnlineShare onlineRowShare(Value xRow, int64_t vec, bool peeled, bool staged);
 
   /// Starts copying this thread's chunks of columns [lo, hi) of the rows at
-  /// `rowPtrs` into their slots of the stage (see copyChunksToStage) from
+  /// `rowPtrs` into their slots of the stage (see Stage::copyChunks) from
   /// their start, as one cp.async group.
   void stageShare(ArrayRef<Value> rowPtrs, Value lo, Value hi);
 
@@ -733,15 +709,10 @@ protected:
   /// each input but the first, then each per-column operand (loadExtra
   /// reads them), and the current row of each output.
   SmallVector<Value> extraRows, outputRows;
-  /// The prefetch stage (`!llvm.ptr<3>`), with prefetch or kept tiles; in
-  /// the row loop with keep_ahead = bulk, the row's buffer of it.
-  Value stage;
-  /// The start of the stage, with a stage.
-  Value stageBase;
-  /// In the row loop with keep_ahead = bulk: the row's stage buffer (0 or 1,
-  /// i32) and the parity of the phase of its mbarrier that the row's copy
-  /// completes.
-  Value bulkBuffer, bulkParity;
+  /// The prefetch stage, with prefetch, kept tiles or a chunk stage
+  /// (KernelPlan::hasStage); in the row loop with keep_ahead = bulk, on the
+  /// row's buffer.
+  std::optional<Stage> stage;
   Value tid, lane, warp;
   /// Thread index among the threads of its row (tid with one row per block).
   Value rowTid;

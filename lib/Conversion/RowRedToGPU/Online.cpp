@@ -16,7 +16,8 @@ void KernelEmitter::copyNextRowKeptTiles() {
     gpu::BarrierOp::create(b);
   auto [lo, hi] = onlineShare();
   bulkCopyKeptTiles(keepAheadNextRow,
-                    arith::XOrIOp::create(b, bulkBuffer, constI32(1)), lo, hi);
+                    arith::XOrIOp::create(b, stage->rowBuffer(), constI32(1)),
+                    lo, hi);
 }
 
 std::pair<Value, Value> KernelEmitter::onlineShare() {
@@ -98,7 +99,8 @@ SmallVector<Value> KernelEmitter::loadShareTile(Value xRow, Value start,
   for (const ChunkPlace &place : chunkPlaces(start, vec, 0, end)) {
     Value stageCol = arith::SubIOp::create(b, place.col, lo);
     Value valid = arith::AndIOp::create(b, place.valid, exists);
-    fromStage.push_back(loadRaw(stage, place.col, valid, vec, stageCol));
+    fromStage.push_back(
+        loadRaw(stage->current(), place.col, valid, vec, stageCol));
   }
   scf::YieldOp::create(b, fromStage);
   b.setInsertionPointToStart(&ifOp.getElseRegion().front());
@@ -117,9 +119,9 @@ void KernelEmitter::keepTile(Value start, Value lo, Value end, int64_t vec,
     auto store = scf::IfOp::create(b, place.valid, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard inner(b);
     b.setInsertionPointToStart(&store.getThenRegion().front());
-    LLVM::StoreOp::create(b, loaded,
-                          stageAddress(arith::SubIOp::create(b, place.col, lo)),
-                          vec * byteWidth(plan.inType));
+    LLVM::StoreOp::create(
+        b, loaded, stage->address(arith::SubIOp::create(b, place.col, lo)),
+        vec * byteWidth(plan.inType));
   }
 }
 
@@ -153,10 +155,10 @@ SmallVector<Chunk> KernelEmitter::loadOnlineTile(Value xRow, Value start,
                                                  bool fromStage, Value end) {
   SmallVector<Chunk> chunks;
   for (const ChunkPlace &place : chunkPlaces(start, vec, 0, end))
-    chunks.push_back(fromStage
-                         ? loadChunk(stage, place.col, place.valid, vec,
-                                     arith::SubIOp::create(b, place.col, lo))
-                         : loadChunk(xRow, place.col, place.valid, vec));
+    chunks.push_back(
+        fromStage ? loadChunk(stage->current(), place.col, place.valid, vec,
+                              arith::SubIOp::create(b, place.col, lo))
+                  : loadChunk(xRow, place.col, place.valid, vec));
   return chunks;
 }
 
@@ -175,7 +177,7 @@ SmallVector<Value> KernelEmitter::emitOnlineRow(Value xRow, Value yRow,
   auto [m, d] =
       onlinePassOne(xRow, vec, share, firstTile, chain ? &lastTile : nullptr);
   std::tie(m, d) = reducePairInBlock(m, d);
-  if (bulkBuffer)
+  if (stage && stage->rowBuffer())
     copyNextRowKeptTiles();
   auto [rowMax, rowSum] = reducePairAcrossBlocks(m, d);
   DenseMap<Value, Value> scalars = onlineScalars(inputs, rowMax, rowSum);
@@ -253,8 +255,8 @@ KernelEmitter::onlinePassOne(Value xRow, int64_t vec, const OnlineShare &share,
            "keep_ahead chains its streamed tiles");
     from = keptEnd(lo, hi);
     firstLoads = loadOnlineTileAhead(xRow, from, hi, vec);
-    if (bulkBuffer)
-      waitForPhase(b, stageBarrier(bulkBuffer), bulkParity);
+    if (stage && stage->rowBuffer())
+      waitForPhase(b, stage->barrier(stage->rowBuffer()), stage->rowParity());
     else
       NVVM::CpAsyncWaitGroupOp::create(b, 0);
     auto kept = scf::ForOp::create(b, lo, from, tile, ValueRange{m0, d0});
@@ -346,7 +348,7 @@ KernelEmitter::onlinePassTwo(Value xRow, Value yRow, int64_t vec,
       copyToStage(nextRow, start, lo);
     // With keep_ahead, the same for the kept tiles: the next row's copies
     // are in flight through the rest of this row.
-    if (keepAheadRow && !bulkBuffer) {
+    if (keepAheadRow && !(stage && stage->rowBuffer())) {
       auto ifOp = scf::IfOp::create(b, isKeptTile(start, lo, hi),
                                     /*withElseRegion=*/false);
       OpBuilder::InsertionGuard guard(b);

@@ -132,8 +132,9 @@ std::pair<Value, Value> KernelEmitter::clusterReducePair(Value m, Value d) {
 }
 
 std::pair<Value, Value> KernelEmitter::blockReducePair(Value m, Value d) {
-  assert(!bulkBuffer && "the online row copies its next kept tiles between "
-                        "the two halves");
+  assert(!(stage && stage->rowBuffer()) &&
+         "the online row copies its next kept tiles between "
+         "the two halves");
   std::tie(m, d) = reducePairInBlock(m, d);
   return reducePairAcrossBlocks(m, d);
 }

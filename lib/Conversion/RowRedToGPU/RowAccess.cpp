@@ -17,10 +17,11 @@ Chunk KernelEmitter::loadChunk(Value rowPtr, Value col, Value valid,
   Chunk chunk =
       unpackChunk(col, valid, loadRaw(rowPtr, col, valid, vec, addrCol));
   if (!extraRows.empty()) {
-    assert((rowPtr != stage || plan.strategy == Strategy::chunks ||
+    bool fromStage = stage && rowPtr == stage->current();
+    assert((!fromStage || plan.strategy == Strategy::chunks ||
             plan.streamsLevels()) &&
            "only chunks and staged streamed rows stage several operands");
-    loadExtra(chunk, valid, vec, rowPtr == stage ? addrCol : Value());
+    loadExtra(chunk, valid, vec, fromStage ? addrCol : Value());
   }
   return chunk;
 }
@@ -37,9 +38,9 @@ void KernelEmitter::loadExtra(Chunk &chunk, Value valid, int64_t vec,
     } else if (stageCol && index < group.inputs.size()) {
       // Another input, staged in its own slot of the stage.
       Value local = arith::AddIOp::create(
-          b, stageCol, constI32(int64_t(index) * stageSlotElements()));
+          b, stageCol, constI32(int64_t(index) * stage->slotElements()));
       chunk.extra.push_back(
-          unpack(loadRaw(stage, chunk.col, valid, vec, local,
+          unpack(loadRaw(stage->current(), chunk.col, valid, vec, local,
                          getElementTypeOrSelf(group.operandAt(index)))));
     } else {
       chunk.extra.push_back(loadOperand(index, chunk.col, valid, vec));
@@ -96,7 +97,8 @@ Value KernelEmitter::loadRaw(Value rowPtr, Value col, Value valid, int64_t vec,
                                     ValueRange{addrCol ? addrCol : col},
                                     LLVM::GEPNoWrapFlags::inbounds);
     Value loaded;
-    if (loadPolicy && rowPtr != stage && vec * byteWidth(elem) == 16)
+    if (loadPolicy && !(stage && rowPtr == stage->current()) &&
+        vec * byteWidth(elem) == 16)
       loaded = loadWithPolicy(loadType, ptr, loadPolicy);
     else
       loaded = LLVM::LoadOp::create(b, loadType, ptr, vec * byteWidth(elem));
@@ -213,9 +215,10 @@ SmallVector<Chunk> KernelEmitter::loadBlock(Value rowPtr, Value start,
                                             bool fromStage, Value end) {
   SmallVector<Chunk> chunks;
   for (const ChunkPlace &place : chunkPlaces(start, vec, numChunks, end))
-    chunks.push_back(
-        fromStage ? loadChunk(stage, place.col, place.valid, vec, place.local)
-                  : loadChunk(rowPtr, place.col, place.valid, vec));
+    chunks.push_back(fromStage
+                         ? loadChunk(stage->current(), place.col, place.valid,
+                                     vec, place.local)
+                         : loadChunk(rowPtr, place.col, place.valid, vec));
   return chunks;
 }
 
@@ -314,7 +317,8 @@ void KernelEmitter::prefetchRow(Value row) {
 void KernelEmitter::copyToStage(Value row, Value start, Value stageStart,
                                 Value end) {
   ifRowExists(row, [&](Value xRow) {
-    copyChunksToStage(xRow, start, stageStart, end);
+    stage->copyChunks(xRow, chunkPlaces(start, plan.vectorWidth, 0, end),
+                      stageStart);
   });
   NVVM::CpAsyncCommitGroupOp::create(b);
 }
@@ -333,37 +337,9 @@ void KernelEmitter::copyTilesToStage(ArrayRef<Value> rowPtrs, Value from,
   auto loop = scf::ForOp::create(b, from, to, constI32(plan.blockElements));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(loop.getBody()->getTerminator());
-  copyChunksToStage(rowPtrs, loop.getInductionVar(), stageStart, end);
-}
-
-void KernelEmitter::copyChunksToStage(ArrayRef<Value> rowPtrs, Value start,
-                                      Value stageStart, Value end) {
-  int64_t vec = plan.vectorWidth;
-  int64_t bytes = vec * byteWidth(plan.inType);
-  for (const ChunkPlace &place : chunkPlaces(start, vec, 0, end)) {
-    auto copy = scf::IfOp::create(b, place.valid, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&copy.getThenRegion().front());
-    Value local = stageStart ? arith::SubIOp::create(b, place.col, stageStart)
-                             : place.local;
-    for (auto [slot, rowPtr] : llvm::enumerate(rowPtrs)) {
-      if (!rowPtr)
-        continue;
-      Value src = LLVM::GEPOp::create(b, rowPtr.getType(), plan.inType, rowPtr,
-                                      ValueRange{place.col},
-                                      LLVM::GEPNoWrapFlags::inbounds);
-      Value dst = stageAddress(
-          slot == 0
-              ? local
-              : arith::AddIOp::create(
-                    b, local, constI32(int64_t(slot) * stageSlotElements())));
-      // 16-byte copies bypass L1 (.cg); narrower ones must go through it.
-      NVVM::CpAsyncOp::create(b, dst, src, bytes,
-                              bytes == 16 ? NVVM::LoadCacheModifierKind::CG
-                                          : NVVM::LoadCacheModifierKind::CA,
-                              /*cpSize=*/Value());
-    }
-  }
+  stage->copyChunks(
+      rowPtrs, chunkPlaces(loop.getInductionVar(), plan.vectorWidth, 0, end),
+      stageStart);
 }
 
 void KernelEmitter::stageShare(ArrayRef<Value> rowPtrs, Value lo, Value hi) {
@@ -378,28 +354,6 @@ SmallVector<Value> KernelEmitter::stagedRowPointers(Value xRow) {
   return rowPtrs;
 }
 
-int64_t KernelEmitter::stageSlotElements() const {
-  return plan.strategy == Strategy::chunks ? plan.chunkStaged
-                                           : plan.stageElements;
-}
-
-Value KernelEmitter::stageAddress(Value local) {
-  return LLVM::GEPOp::create(b, stage.getType(), plan.inType, stage,
-                             ValueRange{local}, LLVM::GEPNoWrapFlags::inbounds);
-}
-
-Value KernelEmitter::stageBarrier(Value buffer) {
-  return mbarrierAt(b, kStageBarriersName, buffer);
-}
-
-Value KernelEmitter::stageBuffer(Value buffer) {
-  Value offset = arith::MulIOp::create(
-      b, buffer, constI32(plan.keptElements * byteWidth(plan.inType)));
-  return LLVM::GEPOp::create(b, sharedPtr, b.getI8Type(), stageBase,
-                             ValueRange{offset},
-                             LLVM::GEPNoWrapFlags::inbounds);
-}
-
 void KernelEmitter::bulkCopyKeptTiles(Value row, Value buffer, Value lo,
                                       Value hi) {
   OpBuilder::InsertionGuard guard(b);
@@ -410,12 +364,12 @@ void KernelEmitter::bulkCopyKeptTiles(Value row, Value buffer, Value lo,
       arith::MulIOp::create(b, arith::SubIOp::create(b, keptEnd(lo, hi), lo),
                             constI32(byteWidth(plan.inType)));
   bulkCopyToShared(
-      b, stageBarrier(buffer), bytes,
+      b, stage->barrier(buffer), bytes,
       [&](int64_t) {
         return LLVM::GEPOp::create(b, x.getType(), plan.inType,
                                    rowPointer(x, plan.inType, row, xStride),
                                    ValueRange{lo},
                                    LLVM::GEPNoWrapFlags::inbounds);
       },
-      [&](int64_t) { return stageBuffer(buffer); }, evictFirst);
+      [&](int64_t) { return stage->buffer(buffer); }, evictFirst);
 }

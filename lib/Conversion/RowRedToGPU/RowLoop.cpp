@@ -47,9 +47,9 @@ void KernelEmitter::setRowTurns(Value k, bool bulkRow) {
     return turnParity;
   };
   if (bulkRow) {
-    bulkBuffer = rowTurn();
-    bulkParity = rowTurnParity();
-    stage = stageBuffer(bulkBuffer);
+    Value buffer = rowTurn();
+    Value parity = rowTurnParity();
+    stage->enterBulkRow(buffer, parity);
   }
   if (plan.clusterSize > 1) {
     // Each of two buffers completes a phase every other row; a single
@@ -228,8 +228,8 @@ void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
   extraRows.clear();
   outputRows.clear();
   pairSlot = Value();
-  stage = stageBase;
-  bulkBuffer = bulkParity = Value();
+  if (stage)
+    stage->leaveRow();
   keepAheadRow = false;
   keepAheadNextRow = Value();
 }
@@ -417,7 +417,8 @@ void KernelEmitter::emitFusedRow(Value xRow, Value yRow, int64_t vec,
       chunks.push_back(unpackChunk(place.col, inOwnRow(place.valid), raw));
   } else if (nextRow) {
     NVVM::CpAsyncWaitGroupOp::create(b, 0);
-    chunks = loadBlock(stage, sliceStart, vec, 0, /*fromStage=*/true);
+    chunks = loadBlock(stage->current(), sliceStart, vec, 0,
+                       /*fromStage=*/true);
   } else {
     chunks = loadOwnRow(xRow, vec, /*peeled=*/false);
   }
