@@ -175,8 +175,8 @@ void ChunksEmitter::emitChunk(Value row, Value chunk, Value count,
   // sum of exponentials of each chunk, or the identity. Two selects per
   // element cost bf16 rows of 1048576 2.5% and f32 ones 1.2% (H200; the
   // bf16 kernel is near issue-bound, with up to 1.75 ex2 per element).
-  auto max = [&](Value l, Value r) { return combine(Combiner::max, l, r); };
-  auto sum = [&](Value l, Value r) { return combine(Combiner::sum, l, r); };
+  auto max = [&](Value l, Value r) { return combine(b, Combiner::max, l, r); };
+  auto sum = [&](Value l, Value r) { return combine(b, Combiner::sum, l, r); };
   auto chunkMax = [&](const Chunk &c) -> Value {
     return arith::SelectOp::create(b, c.valid, treeReduce<Value>(c.values, max),
                                    negInf());
@@ -202,7 +202,7 @@ void ChunksEmitter::emitChunk(Value row, Value chunk, Value count,
   auto chunkExps = [&](const Chunk &c) {
     SmallVector<Value> exps;
     for (Value v : c.values)
-      exps.push_back(emitExp(arith::SubFOp::create(b, v, shift)));
+      exps.push_back(emitExp(b, plan, arith::SubFOp::create(b, v, shift)));
     return exps;
   };
   auto chunkSum = [&](const Chunk &c, ArrayRef<Value> exps) -> Value {
@@ -226,16 +226,16 @@ void ChunksEmitter::emitChunk(Value row, Value chunk, Value count,
   Value pm = mt, pd = dt;
   if (SmallVector<Chunk> edgeChunks = edges(); !edgeChunks.empty())
     std::tie(pm, pd) = onlineFold(mt, dt, edgeChunks);
-  auto [m, d] = reducePairInBlock(pm, pd);
+  auto [m, d] = reduction->reducePairInBlock(pm, pd, pairSlot);
   auto pairStep = [&](ValueRange acc, ValueRange entry) {
-    Value mAll = combine(Combiner::max, acc[0], entry[0]);
-    Value entrySum = rescale(entry[0], entry[1], mAll);
-    Value accSum = rescale(acc[0], acc[1], mAll);
+    Value mAll = combine(b, Combiner::max, acc[0], entry[0]);
+    Value entrySum = reduction->rescale(entry[0], entry[1], mAll);
+    Value accSum = reduction->rescale(acc[0], acc[1], mAll);
     return SmallVector<Value, 4>{mAll,
                                  arith::AddFOp::create(b, accSum, entrySum)};
   };
   auto pairAcrossLanes = [&](ValueRange acc) {
-    auto [lm, ld] = butterflyPair(acc[0], acc[1], 32);
+    auto [lm, ld] = reduction->butterflyPair(acc[0], acc[1], 32);
     return SmallVector<Value, 4>{lm, ld};
   };
   SmallVector<Value, 4> rowPair = exchangeChunk(row, chunk, count, {m, d},
@@ -259,7 +259,7 @@ void ChunksEmitter::emitChunk(Value row, Value chunk, Value count,
     // scale must not blow up), NaN when the whole row is -inf (m = -inf,
     // s = 0), as torch's result.
     Value scale = arith::DivFOp::create(
-        b, emitExp(arith::SubFOp::create(b, mt, rowMax)), rowSum);
+        b, emitExp(b, plan, arith::SubFOp::create(b, mt, rowMax)), rowSum);
     for (auto [c, values] : llvm::zip(held, exps)) {
       SmallVector<Value> outs;
       for (Value e : values)
@@ -337,7 +337,8 @@ void ChunksEmitter::emitLevelChunk(Value row, Value chunk, Value count,
       PreparedLevel level = prepareLevel(bounds.first, bounds.second, scalars);
       SmallVector<Value, 4> rowValues = exchangeChunk(
           row, chunk, count,
-          blockReduce(partialsOf(level), level.combiners, bounds.first),
+          reduction->blockReduce(partialsOf(level), level.combiners,
+                                 bounds.first),
           reduceFold(level.reduces), bounds.first, phase + 1 == levels.size());
       for (auto [reduce, value] : llvm::zip_equal(level.reduces, rowValues))
         scalars[ReduceOp(reduce).getInit()] = value;
@@ -372,14 +373,14 @@ void ChunksEmitter::exchangeMoments(
   sums.counts = true;
   sums.combiners.push_back(Combiner::sum);
   SmallVector<Value> chunkSums =
-      blockReduce(partialsOf(sums), sums.combiners, 0);
+      reduction->blockReduce(partialsOf(sums), sums.combiners, 0);
   Value sumInit = group.reduces[0].getInit();
   scalars[sumInit] = chunkSums[0];
   rowLengthValue = chunkSums[1];
   PreparedLevel shifted = prepareLevel(1, 3, scalars);
   rowLengthValue = Value();
   SmallVector<Value> chunkShifted =
-      blockReduce(partialsOf(shifted), shifted.combiners, 2);
+      reduction->blockReduce(partialsOf(shifted), shifted.combiners, 2);
   SmallVector<Value, 4> rowValues = exchangeChunk(
       row, chunk, count,
       {chunkSums[0], chunkShifted[0], chunkShifted[1], chunkSums[1]},
@@ -415,16 +416,16 @@ ChunkFold ChunksEmitter::momentsFold() {
   // bodies compute it (s / N, N the row length), then their sums.
   fold.acrossLanes = [this, mean](ValueRange acc) {
     auto sum = [this](Value l, Value r) {
-      return combine(Combiner::sum, l, r);
+      return combine(b, Combiner::sum, l, r);
     };
-    Value s = butterfly(acc[0], 32, sum);
+    Value s = reduction->butterfly(acc[0], 32, sum);
     Value rowMean =
         arith::DivFOp::create(b, s, arith::UIToFPOp::create(b, f32, cols));
     auto [c, q] =
         moveMoments(b, acc[1], acc[2], acc[3], mean(acc[0], acc[3]), rowMean);
-    return SmallVector<Value, 4>{s, butterfly(c, 32, sum),
-                                 butterfly(q, 32, sum),
-                                 butterfly(acc[3], 32, sum)};
+    return SmallVector<Value, 4>{s, reduction->butterfly(c, 32, sum),
+                                 reduction->butterfly(q, 32, sum),
+                                 reduction->butterfly(acc[3], 32, sum)};
   };
   return fold;
 }
@@ -440,14 +441,16 @@ ChunkFold ChunksEmitter::reduceFold(ArrayRef<ReduceOp> reduces) {
   fold.step = [this, combiners](ValueRange acc, ValueRange entry) {
     SmallVector<Value, 4> next;
     for (auto [c, l, r] : llvm::zip_equal(combiners, acc, entry))
-      next.push_back(combine(c, l, r));
+      next.push_back(combine(b, c, l, r));
     return next;
   };
   fold.acrossLanes = [this, combiners](ValueRange acc) {
     SmallVector<Value, 4> all;
     for (auto [c, v] : llvm::zip_equal(combiners, acc))
-      all.push_back(butterfly(
-          v, 32, [this, c = c](Value l, Value r) { return combine(c, l, r); }));
+      all.push_back(
+          reduction->butterfly(v, 32, [this, c = c](Value l, Value r) {
+            return combine(b, c, l, r);
+          }));
     return all;
   };
   return fold;

@@ -68,6 +68,7 @@ KernelEmitter::KernelEmitter(ImplicitLocOpBuilder &b, Group group,
         arith::MulIOp::create(b, clusterRank, constI32(plan.blockElements));
     cluster.emplace(b, plan.clusterSize, plan.numWarps, tid, lane, clusterRank);
   }
+  reduction.emplace(b, plan, lane, warp, shared, cluster ? &*cluster : nullptr);
 }
 
 void KernelEmitter::emit() {
@@ -249,12 +250,15 @@ Value KernelEmitter::misalignedAlike(int64_t vec) {
   return alike;
 }
 
-Value KernelEmitter::emitExp(Value v) {
+Value mlir::rowred::emitExp(ImplicitLocOpBuilder &b, const KernelPlan &plan,
+                            Value v) {
   if (!plan.fastExp)
     return math::ExpOp::create(b, v);
-  Value scaled = arith::MulFOp::create(b, v, constF32(M_LOG2E));
+  Value log2e = arith::ConstantFloatOp::create(b, b.getF32Type(),
+                                               APFloat((float)M_LOG2E));
+  Value scaled = arith::MulFOp::create(b, v, log2e);
   return LLVM::CallIntrinsicOp::create(
-             b, f32, b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"),
+             b, b.getF32Type(), b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"),
              ValueRange{scaled})
       .getResult(0);
 }
@@ -266,7 +270,8 @@ Value KernelEmitter::emitLog(Value v) {
   return arith::MulFOp::create(b, l2, constF32(M_LN2));
 }
 
-Value KernelEmitter::combine(Combiner c, Value lhs, Value rhs) {
+Value mlir::rowred::combine(ImplicitLocOpBuilder &b, Combiner c, Value lhs,
+                            Value rhs) {
   if (c == Combiner::max)
     return arith::MaximumFOp::create(b, lhs, rhs);
   return arith::AddFOp::create(b, lhs, rhs);
@@ -363,7 +368,7 @@ void KernelEmitter::emitOp(Operation &op, IRMapping &mapping, RowContext &ctx) {
                  : arith::ExtUIOp::create(b, index.getType(), ctx.column)
                        .getResult();
   } else if (auto exp = dyn_cast<math::ExpOp>(op); exp && plan.fastExp)
-    result = emitExp(mapping.lookup(exp.getOperand()));
+    result = emitExp(b, plan, mapping.lookup(exp.getOperand()));
   else if (auto log = dyn_cast<math::LogOp>(op); log && plan.fastExp)
     result = emitLog(mapping.lookup(log.getOperand()));
   else if (auto div = dyn_cast<arith::DivFOp>(op);

@@ -5,11 +5,12 @@
 // KernelEmitter writes one gpu.func kernel body from a Group and its
 // KernelPlan. Its members are defined by concern: KernelEmitter.cpp (the
 // kernel, its paths and bodies), RowAccess.cpp (loads, stores, and what
-// goes into the stage, Stage.h), Reductions.cpp (warp, block and cluster
-// reductions of values and of (max, sum) pairs), RowLoop.cpp (the row loop
-// and fused rows) and Online.cpp (the online kernel's passes); the values
-// they share are in KernelValues.h. ChunksEmitter (ChunksEmitter.h) builds
-// the chunks kernel on it.
+// goes into the stage, Stage.h), RowLoop.cpp (the row loop and fused rows)
+// and Online.cpp (the online kernel's passes); the values they share are in
+// KernelValues.h. Its building blocks are classes of their own: the stage
+// (Stage.h), the reductions across threads (RowReduction.h), the cluster's
+// exchanges (ClusterExchange.h), the column sums (ColumnSums.h).
+// ChunksEmitter (ChunksEmitter.h) builds the chunks kernel on it.
 //
 // Every op is created in a statement of its own, never as an argument of
 // another call (`AndIOp::create(b, CmpIOp::create(...), CmpIOp::create(...))`):
@@ -28,6 +29,7 @@
 #include "KernelGroup.h"
 #include "KernelValues.h"
 #include "Mbarriers.h"
+#include "RowReduction.h"
 #include "Stage.h"
 #include "rowred/Dialect/RowRed/IR/KernelPlan.h"
 
@@ -114,18 +116,8 @@ protected:
   /// rows alone.
   Value misalignedAlike(int64_t vec);
 
-  /// `exp(v)`, as `exp2(v * log2(e))` on `ex2.approx.ftz.f32` with
-  /// fast_exp. The flush-to-zero form is one MUFU.EX2; the plain
-  /// `ex2.approx.f32` that `math.exp2 {afn}` becomes also produces subnormal
-  /// results, which takes a compare and two predicated multiplies around it.
-  /// Only results below 2^-126 differ (they become 0), and no subnormal input
-  /// reaches it with a different result (2^x = 1 for |x| < 2^-126).
-  Value emitExp(Value v);
-
   /// `log(v)`, as `log2(v) * ln(2)` on lg2.approx with fast_exp.
   Value emitLog(Value v);
-
-  Value combine(Combiner c, Value lhs, Value rhs);
 
   /// Loads the `vec`-wide chunk at column `col` of the row at `rowPtr` (at
   /// `addrCol` of `rowPtr` when given: the stage holds a block's slice from
@@ -285,48 +277,6 @@ protected:
   /// their fast forms.
   void emitOp(Operation &op, IRMapping &mapping, RowContext &ctx);
 
-  //===--------------------------------------------------------------------===//
-  // Cross-thread reductions
-  //===--------------------------------------------------------------------===//
-
-  /// Butterfly over the warp, or over the lanes of one row when a row has
-  /// fewer threads than a warp: every lane ends with the result.
-  Value warpReduce(Value v, function_ref<Value(Value, Value)> fn);
-
-  /// `gpu.shuffle xor` butterfly over aligned groups of `lanes` lanes (a
-  /// power of two up to 32): every lane ends with its group's result.
-  Value butterfly(Value v, int32_t lanes, function_ref<Value(Value, Value)> fn);
-
-  /// Lane 0 of each warp stores the warp's `values` in shared memory slots
-  /// `firstSlot...` (column: the warp), then one barrier unless `barrier` is
-  /// false.
-  void publishPerWarp(ArrayRef<Value> values, int64_t firstSlot,
-                      bool barrier = true);
-  /// Shared slot `base + i` (index): `base` itself for i = 0, a constant
-  /// for a constant `base`.
-  Value slotAt(Value base, int64_t i);
-
-  /// The same from slot `firstSlot` (index).
-  void publishPerWarp(ArrayRef<Value> values, Value firstSlot,
-                      bool barrier = true);
-
-  /// Publishes each warp's `values` (lane 0) in shared memory slots
-  /// `firstSlot...`, waits at one barrier, and returns, per value, the
-  /// per-warp partials every thread reads back.
-  SmallVector<SmallVector<Value>> exchangeAcrossWarps(ArrayRef<Value> values,
-                                                      int64_t firstSlot);
-
-  /// Reduces `v` over the row's threads with `c`: warp shuffles, then one
-  /// shared-memory step in slot `slot` when the row spans several warps,
-  /// then one exchange across the cluster. Every thread gets the result.
-  Value blockReduce(Value v, Combiner c, int64_t slot);
-  /// blockReduce of several values at once (one reduce level), each with
-  /// its combiner, through one shared-memory exchange in the slots from
-  /// `firstSlot`. Over a cluster, one value only.
-  SmallVector<Value> blockReduce(ValueRange values,
-                                 ArrayRef<Combiner> combiners,
-                                 int64_t firstSlot);
-
   /// Emits `scf.if cond` without an else region and returns its body.
   Block *emitIfThen(Value cond);
 
@@ -341,45 +291,12 @@ protected:
   /// nobody waits for the phase.
   void bulkCopyKeptTiles(Value row, Value buffer, Value lo, Value hi);
 
-  /// Combines the block results `v` of every block of the cluster: one
-  /// exchange in slot `slot`, then a butterfly over the cluster's entries.
-  Value clusterReduce(Value v, function_ref<Value(Value, Value)> fn,
-                      int64_t slot);
-
-  /// `d * e^(m - mAll)`: a partial sum rescaled to the combined max `mAll`;
-  /// 0 when `m` is -inf (its sum is 0 and the exponent may be NaN).
-  Value rescale(Value m, Value d, Value mAll);
-
-  /// Combines the (max, sum) pairs of aligned groups of `lanes` lanes with
-  /// the online combiner, (m_a, d_a) + (m_b, d_b) = (m, d_a e^(m_a - m) +
-  /// d_b e^(m_b - m)), in the order max butterfly, one rescale per lane, sum
-  /// butterfly: one exp per lane instead of two per step.
-  std::pair<Value, Value> butterflyPair(Value m, Value d, int32_t lanes);
-
-  /// Combines the block pairs (m, d) of every block of the cluster (the max
-  /// in slot 0, the sum in slot 1).
-  std::pair<Value, Value> clusterReducePair(Value m, Value d);
-
-  /// Reduces a (max, sum) pair over the row's threads with the online
-  /// combiner, then over the cluster (blockReducePair's two halves,
-  /// reducePairInBlock and reducePairAcrossBlocks).
-  std::pair<Value, Value> blockReducePair(Value m, Value d);
-
-  /// Reduces a (max, sum) pair over the row's threads of this block with the
-  /// online combiner: lanes, then one shared-memory step across warps whose
-  /// pairs lane w of every warp reads back and combines by butterfly.
-  std::pair<Value, Value> reducePairInBlock(Value m, Value d);
-
   /// keep_ahead = bulk, right after the row's block reduction: every thread of
   /// the block has passed the reduction's barrier (or, with a single warp per
   /// row, one emitted here), so it is done with the previous row and its
   /// stage buffer, into which the next row's kept tiles go now, in flight
   /// through the cluster's exchange and pass 2.
   void copyNextRowKeptTiles();
-
-  /// Combines the block's (max, sum) pair with the other blocks of the row's
-  /// cluster.
-  std::pair<Value, Value> reducePairAcrossBlocks(Value m, Value d);
 
   //===--------------------------------------------------------------------===//
   // Rows
@@ -466,8 +383,8 @@ protected:
 
   /// The row scalars of the reduces over `chunks`, added to `scalars`, one
   /// level at a time: each level's partials over the thread's chunks, then
-  /// over the block (and cluster: blockReduce). The stage's copy of
-  /// `nextRow` starts after the first level's partials.
+  /// over the block (and cluster: RowReduction::blockReduce). The stage's copy
+  /// of `nextRow` starts after the first level's partials.
   void reduceRowLevels(ArrayRef<Chunk> chunks, DenseMap<Value, Value> &scalars,
                        Value nextRow);
 
@@ -722,6 +639,8 @@ protected:
   Value clusterRank, sliceStart;
   /// With clusters: the row's exchanges across them.
   std::optional<ClusterExchange> cluster;
+  /// The row's reductions across its threads, blocks and cluster.
+  std::optional<RowReduction> reduction;
   /// In the row loop with KernelPlan::alternatesSlots: the first shared slot
   /// (index) of this row's block exchange of the pair; null otherwise.
   Value pairSlot;

@@ -5,16 +5,20 @@
 // The values a thread holds for an access of a row (Chunk), where its
 // chunks and a peeled row's vectors lie (ChunkPlace, PeeledRow), a row's
 // prepared body (RowContext), a level of reduces (PreparedLevel), what a
-// chunks kernel's exchange carries (ChunkParts, ChunkFold), the pairwise tree
-// of reductions (treeReduce), and the names of the shared-memory globals that
-// the kernels and convert-rowred-to-gpu agree on.
+// chunks kernel's exchange carries (ChunkParts, ChunkFold), the combiners
+// and the exponential (combine, emitExp), the pairwise tree of reductions
+// (treeReduce), and the names of the shared-memory globals that the kernels
+// and convert-rowred-to-gpu agree on.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef ROWRED_CONVERSION_ROWREDTOGPU_KERNELVALUES_H
 #define ROWRED_CONVERSION_ROWREDTOGPU_KERNELVALUES_H
 
+#include "rowred/Dialect/RowRed/IR/KernelPlan.h"
 #include "rowred/Dialect/RowRed/IR/RowRedOps.h"
+
+#include "mlir/IR/ImplicitLocOpBuilder.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Region.h"
@@ -169,6 +173,17 @@ struct OnlineShare {
   /// Whether both passes read the share from the stage.
   bool staged = false;
 };
+
+/// `lhs c rhs`: arith.maximumf for max, arith.addf for sum.
+Value combine(ImplicitLocOpBuilder &b, Combiner c, Value lhs, Value rhs);
+
+/// `exp(v)`, as `exp2(v * log2(e))` on `ex2.approx.ftz.f32` with `plan`'s
+/// fast_exp. The flush-to-zero form is one MUFU.EX2; the plain
+/// `ex2.approx.f32` that `math.exp2 {afn}` becomes also produces subnormal
+/// results, which takes a compare and two predicated multiplies around it.
+/// Only results below 2^-126 differ (they become 0), and no subnormal input
+/// reaches it with a different result (2^x = 1 for |x| < 2^-126).
+Value emitExp(ImplicitLocOpBuilder &b, const KernelPlan &plan, Value v);
 
 /// Pairwise tree over `input`, for instruction-level parallelism.
 template <typename T>

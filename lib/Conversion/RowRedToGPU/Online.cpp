@@ -176,10 +176,10 @@ SmallVector<Value> KernelEmitter::emitOnlineRow(Value xRow, Value yRow,
   bool chain = onlineChainsTiles(share.staged, vec);
   auto [m, d] =
       onlinePassOne(xRow, vec, share, firstTile, chain ? &lastTile : nullptr);
-  std::tie(m, d) = reducePairInBlock(m, d);
+  std::tie(m, d) = reduction->reducePairInBlock(m, d, pairSlot);
   if (stage && stage->rowBuffer())
     copyNextRowKeptTiles();
-  auto [rowMax, rowSum] = reducePairAcrossBlocks(m, d);
+  auto [rowMax, rowSum] = reduction->reducePairAcrossBlocks(m, d);
   DenseMap<Value, Value> scalars = onlineScalars(inputs, rowMax, rowSum);
   if (!group.rowOutputs.empty() || !group.totals.empty()) {
     RowContext ctx = prepareMap(scalars);
@@ -416,16 +416,16 @@ std::pair<Value, Value> KernelEmitter::onlineFold(Value m, Value d,
       arith::CmpFOp::create(b, arith::CmpFPredicate::ONE, mNew, negInf());
   Value zero = constF32(0.0);
   Value scale = arith::SelectOp::create(
-      b, finite, emitExp(arith::SubFOp::create(b, m, mNew)), zero);
+      b, finite, emitExp(b, plan, arith::SubFOp::create(b, m, mNew)), zero);
   SmallVector<Value> terms;
   for (const Chunk &chunk : chunks) {
     Value use = arith::AndIOp::create(b, chunk.valid, finite);
     for (Value v : chunk.values)
       terms.push_back(arith::SelectOp::create(
-          b, use, emitExp(arith::SubFOp::create(b, v, mNew)), zero));
+          b, use, emitExp(b, plan, arith::SubFOp::create(b, v, mNew)), zero));
   }
   Value tileSum = treeReduce<Value>(
-      terms, [&](Value l, Value r) { return combine(Combiner::sum, l, r); });
+      terms, [&](Value l, Value r) { return combine(b, Combiner::sum, l, r); });
   Value dNew =
       arith::AddFOp::create(b, arith::MulFOp::create(b, d, scale), tileSum);
   return {mNew, dNew};

@@ -453,8 +453,8 @@ void KernelEmitter::reduceRowLevels(ArrayRef<Chunk> chunks,
     SmallVector<Value> partials = levelPartials(level, chunks, {});
     if (nextRow && begin == 0)
       prefetchRow(nextRow);
-    for (auto [slot, reduced] :
-         llvm::enumerate(blockReduce(partials, level.combiners, begin)))
+    for (auto [slot, reduced] : llvm::enumerate(
+             reduction->blockReduce(partials, level.combiners, begin)))
       scalars[group.reduces[begin + slot].getInit()] = reduced;
   }
 }
@@ -492,7 +492,7 @@ SmallVector<Value> KernelEmitter::levelPartials(PreparedLevel &level,
             identity));
     Combiner c = level.combiners[i];
     partials.push_back(treeReduce<Value>(
-        values, [&](Value l, Value r) { return combine(c, l, r); }));
+        values, [&](Value l, Value r) { return combine(b, c, l, r); }));
   }
   if (level.counts) {
     SmallVector<Value> counts = {acc.empty() ? constF32(0.0) : acc.back()};
@@ -500,7 +500,7 @@ SmallVector<Value> KernelEmitter::levelPartials(PreparedLevel &level,
       counts.push_back(arith::SelectOp::create(
           b, chunk.valid, constF32(chunk.values.size()), constF32(0.0)));
     partials.push_back(treeReduce<Value>(counts, [&](Value l, Value r) {
-      return combine(Combiner::sum, l, r);
+      return combine(b, Combiner::sum, l, r);
     }));
   }
   return partials;
@@ -511,8 +511,9 @@ Value KernelEmitter::maxOfChunks(ArrayRef<Chunk> chunks) {
   for (const Chunk &chunk : chunks)
     for (Value v : chunk.values)
       masked.push_back(arith::SelectOp::create(b, chunk.valid, v, negInf()));
-  return treeReduce<Value>(
-      masked, [&](Value l, Value r) { return combine(Combiner::max, l, r); });
+  return treeReduce<Value>(masked, [&](Value l, Value r) {
+    return combine(b, Combiner::max, l, r);
+  });
 }
 
 void KernelEmitter::emitPairRow(Value yRow, ArrayRef<Chunk> chunks,
@@ -535,13 +536,16 @@ void KernelEmitter::emitPairRow(Value yRow, ArrayRef<Chunk> chunks,
     exps.emplace_back();
     for (Value v : chunk.values) {
       exps.back().push_back(arith::SelectOp::create(
-          b, use, emitExp(arith::SubFOp::create(b, v, mt)), zero));
+          b, use, emitExp(b, plan, arith::SubFOp::create(b, v, mt)), zero));
       terms.push_back(exps.back().back());
     }
   }
   Value dt = treeReduce<Value>(
-      terms, [&](Value l, Value r) { return combine(Combiner::sum, l, r); });
-  auto [m, s] = blockReducePair(mt, dt);
+      terms, [&](Value l, Value r) { return combine(b, Combiner::sum, l, r); });
+  assert(!(stage && stage->rowBuffer()) &&
+         "the online row copies its next kept tiles between the pair's "
+         "reductions in and across blocks");
+  auto [m, s] = reduction->blockReducePair(mt, dt, pairSlot);
   if (!isSoftmaxMap(group)) {
     DenseMap<Value, Value> scalars = onlineScalars(inputs, m, s);
     RowContext ctx = prepareMap(scalars);
@@ -552,8 +556,8 @@ void KernelEmitter::emitPairRow(Value yRow, ArrayRef<Chunk> chunks,
   // exp(x_i - m) / s = e_i * exp(m_t - m) / s. When every element of the
   // row is -inf, m_t = m = -inf and s = 0: the scale is NaN, as torch's
   // result.
-  Value scale =
-      arith::DivFOp::create(b, emitExp(arith::SubFOp::create(b, mt, m)), s);
+  Value scale = arith::DivFOp::create(
+      b, emitExp(b, plan, arith::SubFOp::create(b, mt, m)), s);
   for (auto [chunk, values] : llvm::zip(chunks, exps)) {
     SmallVector<Value> outs;
     for (Value e : values)
@@ -629,8 +633,8 @@ void KernelEmitter::emitRowPasses(Value xRow, Value yRow, int64_t vec) {
           walk, level.identities, [&](Value start, ValueRange acc) {
             return levelPartials(level, loadTile(start), acc);
           });
-      for (auto [slot, reduced] : llvm::enumerate(
-               blockReduce(loop.getResults(), level.combiners, begin)))
+      for (auto [slot, reduced] : llvm::enumerate(reduction->blockReduce(
+               loop.getResults(), level.combiners, begin)))
         scalars[group.reduces[begin + slot].getInit()] = reduced;
     }
   }

@@ -1,20 +1,47 @@
-//===- Reductions.cpp - Warp, block and cluster reductions ----------------===//
+//===- RowReduction.cpp - A row's values reduced across its threads -------===//
 //
 // Part of the softmax kernel compiler.
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelEmitter.h"
+#include "RowReduction.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::rowred;
 
-Value KernelEmitter::warpReduce(Value v, function_ref<Value(Value, Value)> fn) {
+RowReduction::RowReduction(ImplicitLocOpBuilder &b, const KernelPlan &plan,
+                           Value lane, Value warp, Value shared,
+                           ClusterExchange *cluster)
+    : b(b), plan(plan), lane(lane), warp(warp), shared(shared),
+      cluster(cluster) {}
+
+Value RowReduction::constI32(int64_t v) {
+  return arith::ConstantIntOp::create(b, v, 32);
+}
+
+Value RowReduction::constF32(double v) {
+  return arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat((float)v));
+}
+
+Value RowReduction::negInf() {
+  return arith::ConstantFloatOp::create(
+      b, b.getF32Type(),
+      APFloat::getInf(APFloat::IEEEsingle(), /*Negative=*/true));
+}
+
+Value RowReduction::warpReduce(Value v, function_ref<Value(Value, Value)> fn) {
   return butterfly(v, std::min<int64_t>(plan.threadsPerRow(), 32), fn);
 }
 
-Value KernelEmitter::butterfly(Value v, int32_t lanes,
-                               function_ref<Value(Value, Value)> fn) {
+Value RowReduction::butterfly(Value v, int32_t lanes,
+                              function_ref<Value(Value, Value)> fn) {
   for (int32_t offset = lanes / 2; offset >= 1; offset /= 2) {
     Value other =
         gpu::ShuffleOp::create(b, v, offset, 32, gpu::ShuffleMode::XOR)
@@ -24,12 +51,12 @@ Value KernelEmitter::butterfly(Value v, int32_t lanes,
   return v;
 }
 
-void KernelEmitter::publishPerWarp(ArrayRef<Value> values, int64_t firstSlot,
-                                   bool barrier) {
+void RowReduction::publishPerWarp(ArrayRef<Value> values, int64_t firstSlot,
+                                  bool barrier) {
   publishPerWarp(values, arith::ConstantIndexOp::create(b, firstSlot), barrier);
 }
 
-Value KernelEmitter::slotAt(Value base, int64_t i) {
+Value RowReduction::slotAt(Value base, int64_t i) {
   if (i == 0)
     return base;
   if (std::optional<int64_t> c = getConstantIntValue(base))
@@ -37,8 +64,8 @@ Value KernelEmitter::slotAt(Value base, int64_t i) {
   return arith::AddIOp::create(b, base, arith::ConstantIndexOp::create(b, i));
 }
 
-void KernelEmitter::publishPerWarp(ArrayRef<Value> values, Value firstSlot,
-                                   bool barrier) {
+void RowReduction::publishPerWarp(ArrayRef<Value> values, Value firstSlot,
+                                  bool barrier) {
   Value isLane0 =
       arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, constI32(0));
   auto ifOp = scf::IfOp::create(b, isLane0, /*withElseRegion=*/false);
@@ -54,7 +81,7 @@ void KernelEmitter::publishPerWarp(ArrayRef<Value> values, Value firstSlot,
 }
 
 SmallVector<SmallVector<Value>>
-KernelEmitter::exchangeAcrossWarps(ArrayRef<Value> values, int64_t firstSlot) {
+RowReduction::exchangeAcrossWarps(ArrayRef<Value> values, int64_t firstSlot) {
   publishPerWarp(values, firstSlot);
   SmallVector<SmallVector<Value>> partials(values.size());
   for (size_t i = 0; i < values.size(); ++i) {
@@ -66,16 +93,17 @@ KernelEmitter::exchangeAcrossWarps(ArrayRef<Value> values, int64_t firstSlot) {
   return partials;
 }
 
-Value KernelEmitter::blockReduce(Value v, Combiner c, int64_t slot) {
+Value RowReduction::blockReduce(Value v, Combiner c, int64_t slot) {
   return blockReduce(ValueRange{v}, {c}, slot).front();
 }
 
-SmallVector<Value> KernelEmitter::blockReduce(ValueRange values,
-                                              ArrayRef<Combiner> combiners,
-                                              int64_t firstSlot) {
+SmallVector<Value> RowReduction::blockReduce(ValueRange values,
+                                             ArrayRef<Combiner> combiners,
+                                             int64_t firstSlot) {
   auto fn = [&](size_t i) {
-    return
-        [this, c = combiners[i]](Value l, Value r) { return combine(c, l, r); };
+    return [this, c = combiners[i]](Value l, Value r) {
+      return combine(b, c, l, r);
+    };
   };
   SmallVector<Value> reduced;
   for (auto [i, v] : llvm::enumerate(values))
@@ -104,42 +132,40 @@ SmallVector<Value> KernelEmitter::blockReduce(ValueRange values,
   return reduced;
 }
 
-Value KernelEmitter::clusterReduce(Value v,
-                                   function_ref<Value(Value, Value)> fn,
-                                   int64_t slot) {
+Value RowReduction::clusterReduce(Value v, function_ref<Value(Value, Value)> fn,
+                                  int64_t slot) {
   return butterfly(cluster->exchange({v}, slot)[0], plan.clusterSize, fn);
 }
 
-Value KernelEmitter::rescale(Value m, Value d, Value mAll) {
+Value RowReduction::rescale(Value m, Value d, Value mAll) {
   Value isNegInf =
       arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, m, negInf());
-  Value scaled =
-      arith::MulFOp::create(b, d, emitExp(arith::SubFOp::create(b, m, mAll)));
+  Value scaled = arith::MulFOp::create(
+      b, d, emitExp(b, plan, arith::SubFOp::create(b, m, mAll)));
   return arith::SelectOp::create(b, isNegInf, constF32(0.0), scaled);
 }
 
-std::pair<Value, Value> KernelEmitter::butterflyPair(Value m, Value d,
-                                                     int32_t lanes) {
-  auto max = [&](Value l, Value r) { return combine(Combiner::max, l, r); };
-  auto sum = [&](Value l, Value r) { return combine(Combiner::sum, l, r); };
+std::pair<Value, Value> RowReduction::butterflyPair(Value m, Value d,
+                                                    int32_t lanes) {
+  auto max = [&](Value l, Value r) { return combine(b, Combiner::max, l, r); };
+  auto sum = [&](Value l, Value r) { return combine(b, Combiner::sum, l, r); };
   Value mAll = butterfly(m, lanes, max);
   return {mAll, butterfly(rescale(m, d, mAll), lanes, sum)};
 }
 
-std::pair<Value, Value> KernelEmitter::clusterReducePair(Value m, Value d) {
+std::pair<Value, Value> RowReduction::clusterReducePair(Value m, Value d) {
   SmallVector<Value> entries = cluster->exchange({m, d}, 0);
   return butterflyPair(entries[0], entries[1], plan.clusterSize);
 }
 
-std::pair<Value, Value> KernelEmitter::blockReducePair(Value m, Value d) {
-  assert(!(stage && stage->rowBuffer()) &&
-         "the online row copies its next kept tiles between "
-         "the two halves");
-  std::tie(m, d) = reducePairInBlock(m, d);
+std::pair<Value, Value> RowReduction::blockReducePair(Value m, Value d,
+                                                      Value pairSlot) {
+  std::tie(m, d) = reducePairInBlock(m, d, pairSlot);
   return reducePairAcrossBlocks(m, d);
 }
 
-std::pair<Value, Value> KernelEmitter::reducePairInBlock(Value m, Value d) {
+std::pair<Value, Value> RowReduction::reducePairInBlock(Value m, Value d,
+                                                        Value pairSlot) {
   std::tie(m, d) =
       butterflyPair(m, d, std::min<int64_t>(plan.threadsPerRow(), 32));
   if (plan.threadsPerRow() > 32) {
@@ -169,8 +195,7 @@ std::pair<Value, Value> KernelEmitter::reducePairInBlock(Value m, Value d) {
   return {m, d};
 }
 
-std::pair<Value, Value> KernelEmitter::reducePairAcrossBlocks(Value m,
-                                                              Value d) {
+std::pair<Value, Value> RowReduction::reducePairAcrossBlocks(Value m, Value d) {
   if (plan.clusterSize > 1)
     std::tie(m, d) = clusterReducePair(m, d);
   return {m, d};
