@@ -376,9 +376,9 @@ void ChunksEmitter::exchangeMoments(
       reduction->blockReduce(partialsOf(sums), sums.combiners, 0);
   Value sumInit = group.reduces[0].getInit();
   scalars[sumInit] = chunkSums[0];
-  rowLengthValue = chunkSums[1];
+  bodies->rowLength = chunkSums[1];
   PreparedLevel shifted = prepareLevel(1, 3, scalars);
-  rowLengthValue = Value();
+  bodies->rowLength = Value();
   SmallVector<Value> chunkShifted =
       reduction->blockReduce(partialsOf(shifted), shifted.combiners, 2);
   SmallVector<Value, 4> rowValues = exchangeChunk(

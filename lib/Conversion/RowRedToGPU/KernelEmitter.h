@@ -8,8 +8,9 @@
 // goes into the stage, Stage.h), RowLoop.cpp (the row loop and fused rows)
 // and Online.cpp (the online kernel's passes); the values they share are in
 // KernelValues.h. Its building blocks are classes of their own: the stage
-// (Stage.h), the reductions across threads (RowReduction.h), the cluster's
-// exchanges (ClusterExchange.h), the column sums (ColumnSums.h).
+// (Stage.h), the bodies (RowBody.h), the reductions across threads
+// (RowReduction.h), the cluster's exchanges (ClusterExchange.h), the column
+// sums (ColumnSums.h).
 // ChunksEmitter (ChunksEmitter.h) builds the chunks kernel on it.
 //
 // Every op is created in a statement of its own, never as an argument of
@@ -29,6 +30,7 @@
 #include "KernelGroup.h"
 #include "KernelValues.h"
 #include "Mbarriers.h"
+#include "RowBody.h"
 #include "RowReduction.h"
 #include "Stage.h"
 #include "rowred/Dialect/RowRed/IR/KernelPlan.h"
@@ -115,9 +117,6 @@ protected:
   /// (loadPeeledRow) whatever their alignment. True with the one input of
   /// rows alone.
   Value misalignedAlike(int64_t vec);
-
-  /// `log(v)`, as `log2(v) * ln(2)` on lg2.approx with fast_exp.
-  Value emitLog(Value v);
 
   /// Loads the `vec`-wide chunk at column `col` of the row at `rowPtr` (at
   /// `addrCol` of `rowPtr` when given: the stage holds a block's slice from
@@ -249,17 +248,6 @@ protected:
   // Bodies
   //===--------------------------------------------------------------------===//
 
-  /// Clones the element-independent part of `body`, whose element arguments
-  /// are those of `operands` (inputs, then per-column operands), for the
-  /// current row, with the row-scalar arguments bound to `scalars`.
-  RowContext prepareBody(Region &body, ValueRange operands, ValueRange scalars);
-
-  /// Evaluates `ctx`'s body on one element of each of the group's operands
-  /// (Group::elementIndex's order), at `column` (i32; a map's bodies need
-  /// it): the values it yields.
-  SmallVector<Value> emitElements(RowContext &ctx, ArrayRef<Value> elements,
-                                  Value column = {});
-
   /// Element `k` of `chunk` of each of the group's operands.
   SmallVector<Value> elementsAt(const Chunk &chunk, int64_t k);
 
@@ -269,13 +257,6 @@ protected:
       return ctx.usesColumn ? chunk.col : Value();
     return arith::AddIOp::create(b, chunk.col, constI32(k));
   }
-
-  /// Maps `v` through `mapping`, cloning constants captured from above.
-  Value lookupOrClone(Value v, IRMapping &mapping);
-
-  /// Clones one body op, rewriting exp, log and divisions by row scalars into
-  /// their fast forms.
-  void emitOp(Operation &op, IRMapping &mapping, RowContext &ctx);
 
   /// Emits `scf.if cond` without an else region and returns its body.
   Block *emitIfThen(Value cond);
@@ -641,6 +622,8 @@ protected:
   std::optional<ClusterExchange> cluster;
   /// The row's reductions across its threads, blocks and cluster.
   std::optional<RowReduction> reduction;
+  /// The group's bodies, emitted per row and element.
+  std::optional<RowBody> bodies;
   /// In the row loop with KernelPlan::alternatesSlots: the first shared slot
   /// (index) of this row's block exchange of the pair; null otherwise.
   Value pairSlot;
@@ -669,9 +652,6 @@ protected:
   bool wholeChunk = false;
   /// Chunks: the peeled row whose chunk is being emitted (emitVectorChunk).
   std::optional<PeeledRow> peeledChunk;
-  /// The value of `rowred.row_length` in the bodies being prepared (f32),
-  /// instead of the row's: a chunk's count of elements (exchangeMoments).
-  Value rowLengthValue;
   FloatType f32;
   Type i32, i64;
   /// `!llvm.ptr<3>`: shared memory.

@@ -296,7 +296,8 @@ void KernelEmitter::storeRowOutputs(RowContext &ctx, Value writes) {
   auto valuesOf = [&](ArrayRef<unsigned> results) {
     SmallVector<Value> values;
     for (unsigned result : results)
-      values.push_back(lookupOrClone(yield.getValues()[result], ctx.uniform));
+      values.push_back(
+          bodies->lookupOrClone(yield.getValues()[result], ctx.uniform));
     return values;
   };
   SmallVector<Value> values = valuesOf(group.rowOutputResults);
@@ -340,7 +341,7 @@ RowContext KernelEmitter::prepareMap(DenseMap<Value, Value> &scalars) {
     mapScalars.push_back(scalars.lookup(row));
   SmallVector<Value> operands(group.map.getInputs());
   llvm::append_range(operands, group.map.getColumns());
-  return prepareBody(group.map.getBody(), operands, mapScalars);
+  return bodies->prepareBody(group.map.getBody(), operands, mapScalars);
 }
 
 RowContext KernelEmitter::prepareReduce(ReduceOp reduce,
@@ -350,7 +351,7 @@ RowContext KernelEmitter::prepareReduce(ReduceOp reduce,
     rowScalars.push_back(scalars.lookup(row));
   SmallVector<Value> operands(reduce.getInputs());
   llvm::append_range(operands, reduce.getColumns());
-  return prepareBody(reduce.getBody(), operands, rowScalars);
+  return bodies->prepareBody(reduce.getBody(), operands, rowScalars);
 }
 
 void KernelEmitter::emitMap(Value yRow, ArrayRef<Chunk> chunks,
@@ -360,7 +361,8 @@ void KernelEmitter::emitMap(Value yRow, ArrayRef<Chunk> chunks,
     for (const Chunk &chunk : chunks) {
       SmallVector<Value> outs;
       for (auto [k, v] : llvm::enumerate(chunk.values))
-        outs.push_back(emitElements(ctx, v, columnOf(ctx, chunk, k))[result]);
+        outs.push_back(
+            bodies->emitElements(ctx, v, columnOf(ctx, chunk, k))[result]);
       storeChunk(yRow, chunk.col, chunk.valid, outs);
     }
     return;
@@ -386,8 +388,8 @@ void KernelEmitter::emitMap(Value yRow, ArrayRef<Chunk> chunks,
     const Chunk &chunk = loaded[index % batch];
     SmallVector<SmallVector<Value>> outs(outputRows.size());
     for (int64_t k = 0, e = chunk.values.size(); k < e; ++k) {
-      SmallVector<Value> results =
-          emitElements(ctx, elementsAt(chunk, k), columnOf(ctx, chunk, k));
+      SmallVector<Value> results = bodies->emitElements(
+          ctx, elementsAt(chunk, k), columnOf(ctx, chunk, k));
       for (auto [out, result] : llvm::zip_equal(outs, group.outputResults))
         out.push_back(results[result]);
       if (columnSums) {
@@ -487,7 +489,9 @@ SmallVector<Value> KernelEmitter::levelPartials(PreparedLevel &level,
       for (int64_t k = 0, e = chunk.values.size(); k < e; ++k)
         values.push_back(arith::SelectOp::create(
             b, chunk.valid,
-            emitElements(ctx, elementsAt(chunk, k), columnOf(ctx, chunk, k))
+            bodies
+                ->emitElements(ctx, elementsAt(chunk, k),
+                               columnOf(ctx, chunk, k))
                 .front(),
             identity));
     Combiner c = level.combiners[i];
