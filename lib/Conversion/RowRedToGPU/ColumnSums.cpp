@@ -63,9 +63,9 @@ Value ColumnSums::partialRow(unsigned k, Value partial) {
     Value total = arith::ConstantIntOp::create(b, k - numColumnSums(), 64);
     Value before = arith::AddIOp::create(b, sumRows, total);
     Value numPartials64 = arith::ExtUIOp::create(b, i64, rows.numPartials);
-    Value offset = arith::AddIOp::create(
-        b, arith::MulIOp::create(b, before, numPartials64),
-        arith::ExtUIOp::create(b, i64, partial));
+    Value partialRows = arith::MulIOp::create(b, before, numPartials64);
+    Value partial64 = arith::ExtUIOp::create(b, i64, partial);
+    Value offset = arith::AddIOp::create(b, partialRows, partial64);
     Value header =
         arith::ConstantIntOp::create(b, kColumnSumsHeaderBytes / 4, 64);
     return f32At(workspace, arith::AddIOp::create(b, offset, header));
