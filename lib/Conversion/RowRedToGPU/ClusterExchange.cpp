@@ -17,17 +17,13 @@
 using namespace mlir;
 using namespace mlir::rowred;
 
-Value ClusterExchange::constI32(int64_t v) {
-  return arith::ConstantIntOp::create(b, v, 32);
-}
-
 void ClusterExchange::initBarriers(int64_t count) {
   initMbarriers(b, tid, kClusterBarriersName, count);
 }
 
 Value ClusterExchange::indexOf(int64_t exchange) {
   int64_t buffers = rowExchanges.buffers();
-  Value index = constI32(exchange * buffers);
+  Value index = constI32(b, exchange * buffers);
   if (buffers > 1)
     index = arith::AddIOp::create(b, index, rowBuffer);
   return index;
@@ -42,7 +38,7 @@ void ClusterExchange::startRow(Value buffer, Value parity) {
   rowParity = parity;
   OpBuilder::InsertionGuard guard(b);
   Value first =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, constI32(0));
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, constI32(b, 0));
   b.setInsertionPointToStart(
       &scf::IfOp::create(b, first, /*withElseRegion=*/false)
            .getThenRegion()
@@ -50,7 +46,7 @@ void ClusterExchange::startRow(Value buffer, Value parity) {
   int64_t bytes = rowExchanges.values * clusterSize * 4;
   for (int64_t e = 0; e < rowExchanges.exchanges; ++e) {
     Value mbarrier = barrier(indexOf(e));
-    Value expected = constI32(bytes);
+    Value expected = constI32(b, bytes);
     NVVM::MBarrierArriveExpectTxOp::create(
         b, Type(), mbarrier, expected, NVVM::MemScopeKind::CTA,
         /*relaxed=*/false, /*predicate=*/Value());
@@ -67,7 +63,7 @@ SmallVector<Value> ClusterExchange::exchange(ArrayRef<Value> values,
   Value index = indexOf(exchange);
   Value mbarrier = barrier(index);
   Value offset =
-      arith::MulIOp::create(b, index, constI32(numValues * clusterSize));
+      arith::MulIOp::create(b, index, constI32(b, numValues * clusterSize));
   Value entries = LLVM::GEPOp::create(
       b, sharedPtr, f32,
       LLVM::AddressOfOp::create(b, sharedPtr, kClusterSlotsName),
@@ -80,7 +76,7 @@ SmallVector<Value> ClusterExchange::exchange(ArrayRef<Value> values,
   };
   {
     Value isPusher = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid,
-                                           constI32(clusterSize));
+                                           constI32(b, clusterSize));
     auto ifOp = scf::IfOp::create(b, isPusher, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
@@ -108,7 +104,7 @@ SmallVector<Value> ClusterExchange::exchange(ArrayRef<Value> values,
   // mbarrier's next phase while other lanes still wait on this one.
   if (numWarps == 1)
     gpu::BarrierOp::create(b);
-  Value block = arith::RemUIOp::create(b, lane, constI32(clusterSize));
+  Value block = arith::RemUIOp::create(b, lane, constI32(b, clusterSize));
   SmallVector<Value> read;
   for (int64_t i = 0; i < numValues; ++i)
     read.push_back(LLVM::LoadOp::create(b, f32, entry(i, block)));

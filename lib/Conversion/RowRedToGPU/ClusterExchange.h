@@ -73,7 +73,6 @@ private:
   Value indexOf(int64_t exchange);
   /// The block's own mbarrier number `index` (`!llvm.ptr<3>`).
   Value barrier(Value index);
-  Value constI32(int64_t v);
 
   ImplicitLocOpBuilder &b;
   int64_t clusterSize, numWarps;

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ColumnSums.h"
+#include "KernelValues.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -35,17 +36,13 @@ ColumnSums::ColumnSums(ImplicitLocOpBuilder &b, ArrayRef<Value> outputs,
   assert(numTotals <= outputs.size() && "the totals are among the sums");
 }
 
-Value ColumnSums::constI32(int64_t v) {
-  return arith::ConstantIntOp::create(b, v, 32);
-}
-
 Value ColumnSums::f32At(Value base, Value index) {
   return LLVM::GEPOp::create(b, base.getType(), b.getF32Type(), base,
                              ValueRange{index}, LLVM::GEPNoWrapFlags::inbounds);
 }
 
 Value ColumnSums::widthOf(unsigned k) {
-  return k < numColumnSums() ? cols : constI32(1);
+  return k < numColumnSums() ? cols : constI32(b, 1);
 }
 
 int64_t ColumnSums::accumulatorStart(unsigned k) const {
@@ -70,7 +67,7 @@ Value ColumnSums::partialRow(unsigned k, Value partial) {
         arith::ConstantIntOp::create(b, kColumnSumsHeaderBytes / 4, 64);
     return f32At(workspace, arith::AddIOp::create(b, offset, header));
   }
-  Value sumRow = arith::MulIOp::create(b, constI32(k), rows.numPartials);
+  Value sumRow = arith::MulIOp::create(b, constI32(b, k), rows.numPartials);
   Value row = arith::AddIOp::create(b, sumRow, partial);
   Value row64 = arith::ExtUIOp::create(b, i64, row);
   Value cols64 = arith::ExtUIOp::create(b, i64, cols);
@@ -93,8 +90,8 @@ static void forEach(ImplicitLocOpBuilder &b, Value lower, Value upper,
 void ColumnSums::zero() {
   Value zero = arith::ConstantFloatOp::create(b, b.getF32Type(),
                                               APFloat(0.0f));
-  Value total = constI32(accumulatorStart(outputs.size()));
-  forEach(b, tid, total, constI32(numThreads), [&](Value i) {
+  Value total = constI32(b, accumulatorStart(outputs.size()));
+  forEach(b, tid, total, constI32(b, numThreads), [&](Value i) {
     LLVM::StoreOp::create(b, zero, f32At(accumulators, i), 4);
   });
   gpu::BarrierOp::create(b);
@@ -103,7 +100,7 @@ void ColumnSums::zero() {
 Value ColumnSums::accumulatorAt(unsigned k, Value col) {
   if (rows.sliceStart)
     col = arith::SubIOp::create(b, col, rows.sliceStart);
-  Value index = arith::AddIOp::create(b, col, constI32(accumulatorStart(k)));
+  Value index = arith::AddIOp::create(b, col, constI32(b, accumulatorStart(k)));
   return f32At(accumulators, index);
 }
 
@@ -112,7 +109,7 @@ void ColumnSums::addTotal(unsigned t, Value value, Value valid) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
   Value ptr =
-      f32At(accumulators, constI32(accumulatorStart(numColumnSums() + t)));
+      f32At(accumulators, constI32(b, accumulatorStart(numColumnSums() + t)));
   Value old = LLVM::LoadOp::create(b, b.getF32Type(), ptr, 4);
   Value sum = arith::AddFOp::create(b, old, value);
   LLVM::StoreOp::create(b, sum, ptr, 4);
@@ -172,19 +169,20 @@ void ColumnSums::finish() {
   Type i32 = b.getI32Type();
   // The slice's columns within the row: [start, start + width) (a total's
   // one column is the first block's of a cluster).
-  Value start = rows.sliceStart ? rows.sliceStart : constI32(0);
+  Value start = rows.sliceStart ? rows.sliceStart : constI32(b, 0);
   auto sliceWidth = [&](Value columns) -> Value {
     return arith::MinSIOp::create(
-        b, constI32(blockElements),
+        b, constI32(b, blockElements),
         arith::MaxSIOp::create(b, arith::SubIOp::create(b, columns, start),
-                               constI32(0)));
+                               constI32(b, 0)));
   };
   Value sumWidth = sliceWidth(cols);
   for (unsigned k = 0; k < outputs.size(); ++k) {
     Value width = k < numColumnSums() ? sumWidth : sliceWidth(widthOf(k));
     Value row = f32At(partialRow(k, rows.partial), start);
-    forEach(b, tid, width, constI32(numThreads), [&](Value j) {
-      Value index = arith::AddIOp::create(b, j, constI32(accumulatorStart(k)));
+    forEach(b, tid, width, constI32(b, numThreads), [&](Value j) {
+      Value index =
+          arith::AddIOp::create(b, j, constI32(b, accumulatorStart(k)));
       Value v = LLVM::LoadOp::create(b, b.getF32Type(),
                                      f32At(accumulators, index), 4);
       LLVM::StoreOp::create(b, v, f32At(row, j), 4);
@@ -203,7 +201,7 @@ void ColumnSums::gridBarrier() {
   gpu::BarrierOp::create(b);
   Type i32 = b.getI32Type();
   Value isFirst =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, constI32(0));
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, constI32(b, 0));
   auto first = scf::IfOp::create(b, isFirst, /*withElseRegion=*/false);
   {
     OpBuilder::InsertionGuard guard(b);
@@ -220,7 +218,7 @@ void ColumnSums::gridBarrier() {
         b, i32, generation, 4, /*isVolatile=*/false, /*isNonTemporal=*/false,
         /*isInvariant=*/false, /*isInvariantGroup=*/false,
         LLVM::AtomicOrdering::monotonic, "device");
-    Value one = constI32(1);
+    Value one = constI32(b, 1);
     Value arrived = LLVM::AtomicRMWOp::create(
         b, LLVM::AtomicBinOp::add, counter, one,
         LLVM::AtomicOrdering::acq_rel, "device");
@@ -234,7 +232,7 @@ void ColumnSums::gridBarrier() {
       b.setInsertionPointToStart(&last.getThenRegion().front());
       // The counter is 0 again for the next launch (a workspace needs
       // zeroing once), then the new generation releases the others.
-      LLVM::StoreOp::create(b, constI32(0), counter, 4, /*isVolatile=*/false,
+      LLVM::StoreOp::create(b, constI32(b, 0), counter, 4, /*isVolatile=*/false,
                             /*isNonTemporal=*/false,
                             /*isInvariantGroup=*/false,
                             LLVM::AtomicOrdering::monotonic, "device");
@@ -252,7 +250,7 @@ void ColumnSums::gridBarrier() {
           arith::CmpIOp::create(b, arith::CmpIPredicate::eq, now, before);
       scf::ConditionOp::create(b, same, ValueRange{});
       b.createBlock(&wait.getAfter());
-      NVVM::NanosleepOp::create(b, constI32(kGridBarrierPollNanoseconds));
+      NVVM::NanosleepOp::create(b, constI32(b, kGridBarrierPollNanoseconds));
       scf::YieldOp::create(b);
     }
     LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acquire, "device");
@@ -263,20 +261,20 @@ void ColumnSums::gridBarrier() {
 void ColumnSums::sumPartials(unsigned k, Value grid, Value blockId) {
   FloatType f32 = b.getF32Type();
   int64_t warps = numThreads / 32;
-  Value lane = arith::RemUIOp::create(b, tid, constI32(32));
-  Value warp = arith::DivUIOp::create(b, tid, constI32(32));
+  Value lane = arith::RemUIOp::create(b, tid, constI32(b, 32));
+  Value warp = arith::DivUIOp::create(b, tid, constI32(b, 32));
   // This warp's partial rows: [lo, hi), ceil(partials / warps) of them.
   Value partials = rows.numPartials;
-  Value perWarp = arith::CeilDivUIOp::create(b, partials, constI32(warps));
+  Value perWarp = arith::CeilDivUIOp::create(b, partials, constI32(b, warps));
   Value lo = arith::MulIOp::create(b, warp, perWarp);
   Value loEnd = arith::AddIOp::create(b, lo, perWarp);
   Value hi = arith::MinUIOp::create(b, loEnd, partials);
   Value width = widthOf(k);
-  Value tiles = arith::CeilDivUIOp::create(b, width, constI32(32));
+  Value tiles = arith::CeilDivUIOp::create(b, width, constI32(b, 32));
   Value zero = arith::ConstantFloatOp::create(b, f32, APFloat(0.0f));
-  Value lastCol = arith::SubIOp::create(b, width, constI32(1));
+  Value lastCol = arith::SubIOp::create(b, width, constI32(b, 1));
   forEach(b, blockId, tiles, grid, [&](Value tile) {
-    Value tileStart = arith::MulIOp::create(b, tile, constI32(32));
+    Value tileStart = arith::MulIOp::create(b, tile, constI32(b, 32));
     Value col = arith::AddIOp::create(b, tileStart, lane);
     Value inside =
         arith::CmpIOp::create(b, arith::CmpIPredicate::ult, col, width);
@@ -288,20 +286,20 @@ void ColumnSums::sumPartials(unsigned k, Value grid, Value blockId) {
     };
     // kPartialsInFlight rows at a time, added in order, then the rest.
     Value span = arith::SubIOp::create(b, hi, lo);
-    Value spanOrZero = arith::MaxSIOp::create(b, span, constI32(0));
-    Value whole = arith::RemUIOp::create(b, spanOrZero,
-                                         constI32(kPartialsInFlight));
+    Value spanOrZero = arith::MaxSIOp::create(b, span, constI32(b, 0));
+    Value whole =
+        arith::RemUIOp::create(b, spanOrZero, constI32(b, kPartialsInFlight));
     Value unrolledEnd = arith::SubIOp::create(b, spanOrZero, whole);
     Value unrolledHi = arith::AddIOp::create(b, lo, unrolledEnd);
     auto unrolled = scf::ForOp::create(b, lo, unrolledHi,
-                                       constI32(kPartialsInFlight), zero);
+                                       constI32(b, kPartialsInFlight), zero);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(unrolled.getBody());
       Value p = unrolled.getInductionVar();
       SmallVector<Value> loaded;
       for (int64_t i = 0; i < kPartialsInFlight; ++i) {
-        Value row = arith::AddIOp::create(b, p, constI32(i));
+        Value row = arith::AddIOp::create(b, p, constI32(b, i));
         loaded.push_back(loadPartial(row));
       }
       Value acc = unrolled.getRegionIterArgs().front();
@@ -309,7 +307,7 @@ void ColumnSums::sumPartials(unsigned k, Value grid, Value blockId) {
         acc = arith::AddFOp::create(b, acc, v);
       scf::YieldOp::create(b, acc);
     }
-    auto rest = scf::ForOp::create(b, unrolledHi, hi, constI32(1),
+    auto rest = scf::ForOp::create(b, unrolledHi, hi, constI32(b, 1),
                                    unrolled.getResults());
     {
       OpBuilder::InsertionGuard guard(b);
@@ -321,11 +319,11 @@ void ColumnSums::sumPartials(unsigned k, Value grid, Value blockId) {
     // The warps' sums meet in shared memory (the accumulators, free once
     // the partial rows are written), added in warp order by warp 0.
     Value slot = arith::AddIOp::create(
-        b, arith::MulIOp::create(b, warp, constI32(32)), lane);
+        b, arith::MulIOp::create(b, warp, constI32(b, 32)), lane);
     LLVM::StoreOp::create(b, rest.getResult(0), f32At(accumulators, slot), 4);
     gpu::BarrierOp::create(b);
-    Value isWarp0 =
-        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, warp, constI32(0));
+    Value isWarp0 = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, warp,
+                                          constI32(b, 0));
     Value writes = arith::AndIOp::create(b, isWarp0, inside);
     auto ifOp = scf::IfOp::create(b, writes, /*withElseRegion=*/false);
     {
@@ -333,7 +331,7 @@ void ColumnSums::sumPartials(unsigned k, Value grid, Value blockId) {
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
       Value total = zero;
       for (int64_t w = 0; w < warps; ++w) {
-        Value index = arith::AddIOp::create(b, lane, constI32(w * 32));
+        Value index = arith::AddIOp::create(b, lane, constI32(b, w * 32));
         Value v = LLVM::LoadOp::create(b, f32, f32At(accumulators, index), 4);
         total = arith::AddFOp::create(b, total, v);
       }

@@ -131,7 +131,6 @@ private:
   int64_t accumulatorStart(unsigned k) const;
   /// The start of partial row `partial` of sum `k` (i32 values).
   Value partialRow(unsigned k, Value partial);
-  Value constI32(int64_t v);
 
   ImplicitLocOpBuilder &b;
   SmallVector<Value> outputs;

@@ -182,15 +182,6 @@ Value KernelEmitter::vectorPathAllowed(int64_t vec) {
   return arith::AndIOp::create(b, ok, colsOk);
 }
 
-Value KernelEmitter::constF32(double v) {
-  return arith::ConstantFloatOp::create(b, f32, APFloat((float)v));
-}
-
-Value KernelEmitter::negInf() {
-  return arith::ConstantFloatOp::create(
-      b, f32, APFloat::getInf(APFloat::IEEEsingle(), /*Negative=*/true));
-}
-
 Value KernelEmitter::rowPointer(Value base, Type elem, Value row,
                                 Value stride) {
   return LLVM::GEPOp::create(b, base.getType(), elem, base,

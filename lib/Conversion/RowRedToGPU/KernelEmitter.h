@@ -97,10 +97,10 @@ protected:
   /// allow `vec`-element accesses.
   Value vectorPathAllowed(int64_t vec);
 
-  Value constI32(int64_t v) { return arith::ConstantIntOp::create(b, v, 32); }
+  Value constI32(int64_t v) { return rowred::constI32(b, v); }
   Value constI64(int64_t v) { return arith::ConstantIntOp::create(b, v, 64); }
-  Value constF32(double v);
-  Value negInf();
+  Value constF32(double v) { return rowred::constF32(b, v); }
+  Value negInf() { return rowred::negInf(b); }
 
   /// The start of row `row` (i64) of the matrix at `base` with `stride`
   /// elements of type `elem` between rows.
@@ -243,6 +243,15 @@ protected:
   /// The current row's 2-D inputs by slot of the stage (null: one only the
   /// map reads, but the first, which every kernel loads).
   SmallVector<Value> stagedRowPointers(Value xRow);
+
+  /// Whether `rowPtr` is the stage: loads read it like a row, at stage
+  /// columns.
+  bool isStage(Value rowPtr) const {
+    return stage && rowPtr == stage->current();
+  }
+
+  /// In a row of keep_ahead = bulk, its stage buffer (i32); null otherwise.
+  Value bulkRowBuffer() const { return stage ? stage->rowBuffer() : Value(); }
 
   //===--------------------------------------------------------------------===//
   // Bodies

@@ -5,10 +5,10 @@
 // The values a thread holds for an access of a row (Chunk), where its
 // chunks and a peeled row's vectors lie (ChunkPlace, PeeledRow), a row's
 // prepared body (RowContext), a level of reduces (PreparedLevel), what a
-// chunks kernel's exchange carries (ChunkParts, ChunkFold), the combiners
-// and the exponential (combine, emitExp), the pairwise tree of reductions
-// (treeReduce), and the names of the shared-memory globals that the kernels
-// and convert-rowred-to-gpu agree on.
+// chunks kernel's exchange carries (ChunkParts, ChunkFold), constants, the
+// combiners and the exponential (combine, emitExp), the pairwise tree of
+// reductions (treeReduce), and the names of the shared-memory globals that the
+// kernels and convert-rowred-to-gpu agree on.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +18,7 @@
 #include "rowred/Dialect/RowRed/IR/KernelPlan.h"
 #include "rowred/Dialect/RowRed/IR/RowRedOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -173,6 +174,23 @@ struct OnlineShare {
   /// Whether both passes read the share from the stage.
   bool staged = false;
 };
+
+/// An i32 constant.
+inline Value constI32(ImplicitLocOpBuilder &b, int64_t v) {
+  return arith::ConstantIntOp::create(b, v, 32);
+}
+
+/// An f32 constant.
+inline Value constF32(ImplicitLocOpBuilder &b, double v) {
+  return arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat((float)v));
+}
+
+/// The f32 constant -inf.
+inline Value negInf(ImplicitLocOpBuilder &b) {
+  return arith::ConstantFloatOp::create(
+      b, b.getF32Type(),
+      APFloat::getInf(APFloat::IEEEsingle(), /*Negative=*/true));
+}
 
 /// `lhs c rhs`: arith.maximumf for max, arith.addf for sum.
 Value combine(ImplicitLocOpBuilder &b, Combiner c, Value lhs, Value rhs);

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Mbarriers.h"
+#include "KernelValues.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -13,10 +14,6 @@
 
 using namespace mlir;
 using namespace mlir::rowred;
-
-static Value constI32(ImplicitLocOpBuilder &b, int64_t v) {
-  return arith::ConstantIntOp::create(b, v, 32);
-}
 
 /// The body of `scf.if cond` without an else region.
 static Block *ifThen(ImplicitLocOpBuilder &b, Value cond) {

@@ -177,7 +177,7 @@ SmallVector<Value> KernelEmitter::emitOnlineRow(Value xRow, Value yRow,
   auto [m, d] =
       onlinePassOne(xRow, vec, share, firstTile, chain ? &lastTile : nullptr);
   std::tie(m, d) = reduction->reducePairInBlock(m, d, pairSlot);
-  if (stage && stage->rowBuffer())
+  if (bulkRowBuffer())
     copyNextRowKeptTiles();
   auto [rowMax, rowSum] = reduction->reducePairAcrossBlocks(m, d);
   DenseMap<Value, Value> scalars = onlineScalars(inputs, rowMax, rowSum);
@@ -255,8 +255,8 @@ KernelEmitter::onlinePassOne(Value xRow, int64_t vec, const OnlineShare &share,
            "keep_ahead chains its streamed tiles");
     from = keptEnd(lo, hi);
     firstLoads = loadOnlineTileAhead(xRow, from, hi, vec);
-    if (stage && stage->rowBuffer())
-      waitForPhase(b, stage->barrier(stage->rowBuffer()), stage->rowParity());
+    if (bulkRowBuffer())
+      waitForPhase(b, stage->barrier(bulkRowBuffer()), stage->rowParity());
     else
       NVVM::CpAsyncWaitGroupOp::create(b, 0);
     auto kept = scf::ForOp::create(b, lo, from, tile, ValueRange{m0, d0});
@@ -348,7 +348,7 @@ KernelEmitter::onlinePassTwo(Value xRow, Value yRow, int64_t vec,
       copyToStage(nextRow, start, lo);
     // With keep_ahead, the same for the kept tiles: the next row's copies
     // are in flight through the rest of this row.
-    if (keepAheadRow && !(stage && stage->rowBuffer())) {
+    if (keepAheadRow && !bulkRowBuffer()) {
       auto ifOp = scf::IfOp::create(b, isKeptTile(start, lo, hi),
                                     /*withElseRegion=*/false);
       OpBuilder::InsertionGuard guard(b);

@@ -17,7 +17,7 @@ Chunk KernelEmitter::loadChunk(Value rowPtr, Value col, Value valid,
   Chunk chunk =
       unpackChunk(col, valid, loadRaw(rowPtr, col, valid, vec, addrCol));
   if (!extraRows.empty()) {
-    bool fromStage = stage && rowPtr == stage->current();
+    bool fromStage = isStage(rowPtr);
     assert((!fromStage || plan.strategy == Strategy::chunks ||
             plan.streamsLevels()) &&
            "only chunks and staged streamed rows stage several operands");
@@ -97,8 +97,7 @@ Value KernelEmitter::loadRaw(Value rowPtr, Value col, Value valid, int64_t vec,
                                     ValueRange{addrCol ? addrCol : col},
                                     LLVM::GEPNoWrapFlags::inbounds);
     Value loaded;
-    if (loadPolicy && !(stage && rowPtr == stage->current()) &&
-        vec * byteWidth(elem) == 16)
+    if (loadPolicy && !isStage(rowPtr) && vec * byteWidth(elem) == 16)
       loaded = loadWithPolicy(loadType, ptr, loadPolicy);
     else
       loaded = LLVM::LoadOp::create(b, loadType, ptr, vec * byteWidth(elem));

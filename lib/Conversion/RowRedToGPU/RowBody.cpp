@@ -19,10 +19,6 @@ RowBody::RowBody(ImplicitLocOpBuilder &b, const Group &group,
                  const KernelPlan &plan, Value cols)
     : b(b), group(group), plan(plan), cols(cols) {}
 
-Value RowBody::constF32(double v) {
-  return arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat((float)v));
-}
-
 RowContext RowBody::prepareBody(Region &body, ValueRange operands,
                                 ValueRange scalars) {
   RowContext ctx;
@@ -55,7 +51,7 @@ RowContext RowBody::prepareBody(Region &body, ValueRange operands,
         !ctx.reciprocals.count(div.getRhs())) {
       Value rhs = lookupOrClone(div.getRhs(), ctx.uniform);
       ctx.reciprocals[div.getRhs()] =
-          arith::DivFOp::create(b, constF32(1.0), rhs);
+          arith::DivFOp::create(b, constF32(b, 1.0), rhs);
     }
   }
   return ctx;
@@ -123,5 +119,5 @@ Value RowBody::emitLog(Value v) {
   if (!plan.fastExp)
     return math::LogOp::create(b, v);
   Value l2 = math::Log2Op::create(b, v, arith::FastMathFlags::afn);
-  return arith::MulFOp::create(b, l2, constF32(M_LN2));
+  return arith::MulFOp::create(b, l2, constF32(b, M_LN2));
 }

@@ -57,8 +57,6 @@ private:
   /// `log(v)`, as `log2(v) * ln(2)` on lg2.approx with fast_exp.
   Value emitLog(Value v);
 
-  Value constF32(double v);
-
   ImplicitLocOpBuilder &b;
   const Group &group;
   const KernelPlan &plan;

@@ -546,7 +546,7 @@ void KernelEmitter::emitPairRow(Value yRow, ArrayRef<Chunk> chunks,
   }
   Value dt = treeReduce<Value>(
       terms, [&](Value l, Value r) { return combine(b, Combiner::sum, l, r); });
-  assert(!(stage && stage->rowBuffer()) &&
+  assert(!bulkRowBuffer() &&
          "the online row copies its next kept tiles between the pair's "
          "reductions in and across blocks");
   auto [m, s] = reduction->blockReducePair(mt, dt, pairSlot);

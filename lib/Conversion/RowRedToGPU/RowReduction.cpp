@@ -22,20 +22,6 @@ RowReduction::RowReduction(ImplicitLocOpBuilder &b, const KernelPlan &plan,
     : b(b), plan(plan), lane(lane), warp(warp), shared(shared),
       cluster(cluster) {}
 
-Value RowReduction::constI32(int64_t v) {
-  return arith::ConstantIntOp::create(b, v, 32);
-}
-
-Value RowReduction::constF32(double v) {
-  return arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat((float)v));
-}
-
-Value RowReduction::negInf() {
-  return arith::ConstantFloatOp::create(
-      b, b.getF32Type(),
-      APFloat::getInf(APFloat::IEEEsingle(), /*Negative=*/true));
-}
-
 Value RowReduction::warpReduce(Value v, function_ref<Value(Value, Value)> fn) {
   return butterfly(v, std::min<int64_t>(plan.threadsPerRow(), 32), fn);
 }
@@ -67,7 +53,7 @@ Value RowReduction::slotAt(Value base, int64_t i) {
 void RowReduction::publishPerWarp(ArrayRef<Value> values, Value firstSlot,
                                   bool barrier) {
   Value isLane0 =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, constI32(0));
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, constI32(b, 0));
   auto ifOp = scf::IfOp::create(b, isLane0, /*withElseRegion=*/false);
   {
     OpBuilder::InsertionGuard guard(b);
@@ -139,10 +125,10 @@ Value RowReduction::clusterReduce(Value v, function_ref<Value(Value, Value)> fn,
 
 Value RowReduction::rescale(Value m, Value d, Value mAll) {
   Value isNegInf =
-      arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, m, negInf());
+      arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, m, negInf(b));
   Value scaled = arith::MulFOp::create(
       b, d, emitExp(b, plan, arith::SubFOp::create(b, m, mAll)));
-  return arith::SelectOp::create(b, isNegInf, constF32(0.0), scaled);
+  return arith::SelectOp::create(b, isNegInf, constF32(b, 0.0), scaled);
 }
 
 std::pair<Value, Value> RowReduction::butterflyPair(Value m, Value d,
@@ -176,20 +162,20 @@ std::pair<Value, Value> RowReduction::reducePairInBlock(Value m, Value d,
     // a power of two) reads warp l's pair, so that every lane ends with the
     // result; lanes past the last warp hold the identity (-inf, 0).
     int64_t groupLanes = llvm::PowerOf2Ceil(plan.numWarps);
-    Value slotWarp = arith::RemUIOp::create(b, lane, constI32(groupLanes));
+    Value slotWarp = arith::RemUIOp::create(b, lane, constI32(b, groupLanes));
     Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
-                                          slotWarp, constI32(plan.numWarps));
+                                          slotWarp, constI32(b, plan.numWarps));
     Value index = arith::IndexCastOp::create(
         b, b.getIndexType(),
-        arith::SelectOp::create(b, inRange, slotWarp, constI32(0)));
+        arith::SelectOp::create(b, inRange, slotWarp, constI32(b, 0)));
     Value wm =
         memref::LoadOp::create(b, shared, ValueRange{slotAt(base, 0), index});
     Value wd =
         memref::LoadOp::create(b, shared, ValueRange{slotAt(base, 1), index});
     // Created one by one: the order of the ops must not depend on the order
     // in which the host compiler evaluates arguments.
-    Value sum = arith::SelectOp::create(b, inRange, wd, constF32(0.0));
-    Value max = arith::SelectOp::create(b, inRange, wm, negInf());
+    Value sum = arith::SelectOp::create(b, inRange, wd, constF32(b, 0.0));
+    Value max = arith::SelectOp::create(b, inRange, wm, negInf(b));
     std::tie(m, d) = butterflyPair(max, sum, groupLanes);
   }
   return {m, d};

@@ -113,10 +113,6 @@ private:
   /// in slot 0, the sum in slot 1).
   std::pair<Value, Value> clusterReducePair(Value m, Value d);
 
-  Value constI32(int64_t v);
-  Value constF32(double v);
-  Value negInf();
-
   ImplicitLocOpBuilder &b;
   const KernelPlan &plan;
   Value lane, warp, shared;
