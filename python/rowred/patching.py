@@ -11,16 +11,16 @@ forward of the norms that compute what rowred's kernels do to
 rowred.rms_norm or rowred.layer_norm, and sets a Hugging Face causal LM's
 loss_function to rowred.cross_entropy (whose kernel writes the gradient in
 the forward, and which reads the bf16 logits as they are instead of an f32
-copy). torch.nn.LayerNorm and torch.nn.RMSNorm are taken by type; a class
-named like an RMSNorm (transformers has some 170: Llama's, Gemma's
-1 + weight, T5's LayerNorm, ...) by what its own forward computes on a
-probe (_rms_offset). The modules themselves, their parameters and
+copy). torch.nn.LayerNorm and torch.nn.RMSNorm are taken by type; another
+class named ...RMSNorm or ...LayerNorm (transformers has some 200: Llama's,
+Gemma's 1 + weight, T5's LayerNorm that is an RMSNorm, Cohere's without a
+bias, ...) by what its own forward computes on a probe (_probe). The modules themselves, their parameters and
 state_dict keys stay: optimizers, checkpoints and torch.compile see the
 same model. A call whose tensors the kernels do not take (a CPU tensor, a
 weight of another dtype than the input, more arguments than the input)
 runs the module's own forward. The norms patch() leaves alone (another
-formula, a gate, no weight) and a loss it does not know it names in one
-warning.
+formula, over channels, a gate, no weight) and a loss it does not know it
+names in one warning.
 """
 import warnings
 
@@ -29,10 +29,10 @@ import torch
 from .norms import layer_norm, rms_norm
 from .ops import cross_entropy
 
-# Relative error per probe row within which a module's forward computes
-# x * rsqrt(mean(x^2) + eps) * (offset + weight) (_rms_offset): bf16's
-# rounding (2^-8, a few times) passes; the other offset (below weights of
-# about 50), another eps or a LayerNorm misses by 20% or more.
+# Relative error per probe row within which a module's forward computes an
+# RMSNorm's or a LayerNorm's formula (_close): bf16's rounding (2^-8, a few
+# times) passes; the other offset (below weights of about 50), another eps
+# or the other formula misses by 20% or more.
 _PROBE_TOLERANCE = 2e-2
 # The loss functions of transformers.loss.loss_utils that patch() replaces.
 CAUSAL_LM_LOSS = "ForCausalLMLoss"
@@ -63,6 +63,13 @@ def _layer_norm_forward(self, x):
                       self.eps)
 
 
+def _probed_layer_norm_forward(self, x, *args, **kwargs):
+    if args or kwargs or not _takes(self, x):
+        return type(self).forward(self, x, *args, **kwargs)
+    return layer_norm(x, (x.size(-1),), self.weight,
+                      getattr(self, "bias", None), self.__dict__[_PATCHED])
+
+
 def _torch_rms_norm_forward(self, x):
     if not _takes(self, x):
         return type(self).forward(self, x)
@@ -90,29 +97,18 @@ def causal_lm_loss(logits, labels, vocab_size, num_items_in_batch=None,
     return loss
 
 
-def _rms_named(module):
-    """Whether `module`'s class is named like an RMSNorm: ...RMSNorm, or a
-    ...LayerNorm without a bias (T5's and its kin normalize by the root
-    mean square alone)."""
-    name = type(module).__name__
-    return name.endswith("RMSNorm") or (
-        name.endswith("LayerNorm") and
-        not isinstance(getattr(module, "bias", None), torch.Tensor))
-
-
-def _rms_offset(module, eps):
-    """The offset (0.0, or 1.0 for Gemma's 1 + weight) with which the
-    module's own forward computes x * rsqrt(mean(x^2) + eps) * (offset +
-    weight) over the last dimension, or None where it computes something
-    else or cannot run on a probe of its weight's device (the meta device,
-    a sharded weight, a forward that needs more arguments). The probe's
-    rows have a mean far from zero (a LayerNorm's differs), and a mean
-    square of eps (another eps differs); the module's weight as it is,
-    in f32 or its own dtype, so the tolerance is bf16's."""
+def _probe(module, eps, check):
+    """check(x, y) on a probe over the last dimension of `module`'s weight,
+    x, and its own forward's result on it, y, both in f64; None where the
+    forward cannot run on it (the meta device, a sharded weight, a forward
+    that needs more arguments), gives something of another shape, or the
+    check cannot run. The rows have a mean far from zero (an RMSNorm and a
+    LayerNorm differ there), and some a mean square of eps (another eps
+    differs there); the weight is the module's as it is, in f32 or its own
+    dtype."""
     weight = module.weight.detach()
-    n = weight.numel()
     generator = torch.Generator().manual_seed(0)
-    x = torch.randn(2, 2, n, generator=generator) + 1.0
+    x = torch.randn(2, 2, weight.numel(), generator=generator) + 1.0
     if eps > 0:
         x[1] *= eps ** 0.5 / x[1].pow(2).mean(-1, keepdim=True).sqrt()
     try:
@@ -121,19 +117,48 @@ def _rms_offset(module, eps):
             y = type(module).forward(module, x)
         if not isinstance(y, torch.Tensor) or y.shape != x.shape:
             return None
-        x, y, w = x.double(), y.double(), weight.double()
-        normed = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)
-        for offset in (0.0, 1.0):
-            want = normed * (offset + w)
-            # Against the rows' scale with either offset: the other
-            # offset's result differs by `normed` itself.
-            error = (y - want).norm(dim=-1) / (want.norm(dim=-1) +
-                                               normed.norm(dim=-1))
-            if bool((error <= _PROBE_TOLERANCE).all()):
-                return offset
+        return check(x.double(), y.double())
     except Exception:  # noqa: BLE001 - a module the probe cannot run
         return None
-    return None
+
+
+def _close(y, want, normed):
+    """Whether `y` is `want` within _PROBE_TOLERANCE on every row, against
+    the rows' scale with or without the weight (`normed`: the rows
+    normalized), so that Gemma's offset of 1 shows at any weight."""
+    error = (y - want).norm(dim=-1) / (want.norm(dim=-1) +
+                                       normed.norm(dim=-1))
+    return bool((error <= _PROBE_TOLERANCE).all())
+
+
+def _rms_offset(module, eps):
+    """The offset (0.0, or 1.0 for Gemma's 1 + weight) with which the
+    module's own forward computes x * rsqrt(mean(x^2) + eps) * (offset +
+    weight) over the last dimension on a probe (_probe), or None."""
+    def check(x, y):
+        w = module.weight.detach().double()
+        normed = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)
+        for offset in (0.0, 1.0):
+            if _close(y, normed * (offset + w), normed):
+                return offset
+        return None
+    return _probe(module, eps, check)
+
+
+def _computes_layer_norm(module, eps):
+    """Whether the module's own forward computes F.layer_norm over the last
+    dimension with its weight, its bias (where it has one) and eps on a
+    probe (_probe)."""
+    def check(x, y):
+        centered = x - x.mean(-1, keepdim=True)
+        normed = centered * torch.rsqrt(
+            centered.pow(2).mean(-1, keepdim=True) + eps)
+        want = normed * module.weight.detach().double()
+        bias = getattr(module, "bias", None)
+        if bias is not None:
+            want = want + bias.detach().double()
+        return _close(y, want, normed)
+    return bool(_probe(module, eps, check))
 
 
 def _norm_patch(module):
@@ -145,16 +170,27 @@ def _norm_patch(module):
         if type(module) is torch.nn.LayerNorm:
             return _layer_norm_forward, True
         return _torch_rms_norm_forward, True
-    if not _rms_named(module):
+    name = type(module).__name__
+    if not name.endswith(("RMSNorm", "LayerNorm")):
         return None
     weight = getattr(module, "weight", None)
+    bias = getattr(module, "bias", None)
     eps = getattr(module, "variance_epsilon", getattr(module, "eps", None))
     if not isinstance(weight, torch.Tensor) or weight.dim() != 1 or \
             weight.numel() == 0 or type(eps) not in (float, int) or eps < 0:
         return None
-    offset = _rms_offset(module, float(eps))
-    return None if offset is None else (_rms_norm_forward,
-                                        (offset, float(eps)))
+    if bias is not None and (not isinstance(bias, torch.Tensor) or
+                             bias.shape != weight.shape):
+        return None
+    eps = float(eps)
+    # T5's RMSNorm is named LayerNorm: without a bias, either formula.
+    if bias is None:
+        offset = _rms_offset(module, eps)
+        if offset is not None:
+            return _rms_norm_forward, (offset, eps)
+    if name.endswith("LayerNorm") and _computes_layer_norm(module, eps):
+        return _probed_layer_norm_forward, eps
+    return None
 
 
 def _loss_setter(model):

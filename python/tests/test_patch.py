@@ -85,6 +85,33 @@ if torch is not None:
         def forward(self, x, gate):
             return super().forward(x) * torch.sigmoid(gate)
 
+    class CohereLayerNorm(torch.nn.Module):
+        """Cohere's: a LayerNorm without a bias, computed in f32."""
+
+        def __init__(self, n, eps=1e-5):
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.ones(n))
+            self.variance_epsilon = eps
+
+        def forward(self, x):
+            h = x.float()
+            h = h - h.mean(-1, keepdim=True)
+            h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) +
+                                self.variance_epsilon)
+            return (self.weight.float() * h).to(x.dtype)
+
+    class ViTLayerNorm(torch.nn.LayerNorm):
+        """A subclass of torch.nn.LayerNorm over the last dimension."""
+
+        def forward(self, x):
+            return super().forward(x)
+
+    class ChannelsFirstLayerNorm(torch.nn.LayerNorm):
+        """Normalizes (batch, channels, ...) over the channels."""
+
+        def forward(self, x):
+            return super().forward(x.movedim(1, -1)).movedim(-1, 1)
+
     def ForCausalLMLoss(logits, labels, vocab_size, **kwargs):  # noqa: N802
         return torch.nn.functional.cross_entropy(
             logits[:, :-1].reshape(-1, vocab_size),
@@ -101,7 +128,9 @@ if torch is not None:
             self.head = torch.nn.Linear(8, 16)
             self.probed = torch.nn.ModuleList([
                 GemmaRMSNorm(8), T5LayerNorm(8), ResidualRMSNorm(8),
-                OtherEpsRMSNorm(8), CenteredRMSNorm(8), GatedRMSNorm(8)])
+                OtherEpsRMSNorm(8), CenteredRMSNorm(8), GatedRMSNorm(8),
+                CohereLayerNorm(8), ViTLayerNorm(8),
+                ChannelsFirstLayerNorm(8)])
 
         @property
         def loss_function(self):
@@ -142,8 +171,8 @@ class PatchTest(unittest.TestCase):
                       self.patching.causal_lm_loss)
         self.assertEqual(messages, [
             "rowred.patch: left on their own code (not a norm or loss "
-            "rowred computes): CenteredRMSNorm, GatedRMSNorm, "
-            "OtherEpsRMSNorm"])
+            "rowred computes): CenteredRMSNorm, ChannelsFirstLayerNorm, "
+            "GatedRMSNorm, OtherEpsRMSNorm"])
 
     def test_the_probe_finds_the_offset_and_eps(self):
         self.patch()
@@ -152,7 +181,9 @@ class PatchTest(unittest.TestCase):
         self.assertEqual(state, {
             "GemmaRMSNorm": (1.0, 1e-6), "T5LayerNorm": (0.0, 1e-6),
             "ResidualRMSNorm": (0.0, 1e-6), "OtherEpsRMSNorm": None,
-            "CenteredRMSNorm": None, "GatedRMSNorm": None})
+            "CenteredRMSNorm": None, "GatedRMSNorm": None,
+            "CohereLayerNorm": 1e-5, "ViTLayerNorm": 1e-5,
+            "ChannelsFirstLayerNorm": None})
         # Within bf16's rounding: a bf16 module that rounds its result.
         t5 = T5LayerNorm(4096).to(torch.bfloat16)
         with torch.no_grad():
@@ -169,16 +200,29 @@ class PatchTest(unittest.TestCase):
         def fake(x, shape, w, eps):
             calls.append((shape, w, eps))
             return x
+
+        def fake_layer_norm(x, shape, w, bias, eps):
+            calls.append((shape, w, bias, eps))
+            return x
         gemma, _, residual = self.model.probed[:3]
         with unittest.mock.patch.object(self.patching, "_takes",
                                         lambda m, x: True), \
-                unittest.mock.patch.object(self.patching, "rms_norm", fake):
+                unittest.mock.patch.object(self.patching, "rms_norm", fake), \
+                unittest.mock.patch.object(self.patching, "layer_norm",
+                                           fake_layer_norm):
             gemma(self.x)
             residual(self.x)
             # More arguments than the input: the module's own code.
             own = residual(self.x, self.x)
-        self.assertEqual([(c[0], c[2]) for c in calls], [((8,), 1e-6)] * 2)
+            cohere, vit = self.model.probed[6:8]
+            cohere(self.x)
+            vit(self.x)
+        self.assertEqual([(c[0], c[-1]) for c in calls],
+                         [((8,), 1e-6)] * 2 + [((8,), 1e-5)] * 2)
         self.assertTrue(torch.equal(calls[0][1], gemma.weight + 1.0))
+        self.assertIsNone(calls[2][2])  # Cohere's: no bias
+        self.assertIs(calls[3][1], vit.weight)
+        self.assertIs(calls[3][2], vit.bias)
         self.assertTrue(torch.equal(
             own, ResidualRMSNorm.forward(residual, self.x, self.x)))
 

@@ -16,6 +16,7 @@ bf16 rounding, that the kernels ran (no PyTorch fallback), and that
 unpatch restores the model; prints step time and peak memory both ways.
 Exits 77 (skipped) without a GPU, PyTorch or transformers.
 """
+import collections
 import os
 import sys
 import unittest
@@ -171,11 +172,12 @@ class TransformersNormsTest(unittest.TestCase):
             with self.subTest(name):
                 self.assertLess(((got - want).norm() / want.norm()).item(),
                                 LOGITS_TOL)
-            taken.append(name)
+            taken.append((name, forward.__name__))
         self.assertEqual(ops._no_kernel, set(), "PyTorch fallbacks ran")
+        kinds = collections.Counter(kind for _, kind in taken)
         print(f"\ntransformers {transformers.__version__}: patch() takes "
-              f"{len(taken)} norm classes, leaves {len(left)}: "
-              f"{', '.join(left)}")
+              f"{len(taken)} norm classes ({dict(kinds)}), leaves "
+              f"{len(left)}: {', '.join(left)}")
         self.assertGreater(len(taken), 0)
 
 
