@@ -819,11 +819,15 @@ std::string KernelSpec::describe() const {
     os << ", " << rowsPerBlock << " rows per block";
   if (clusterBlocks > 1)
     os << ", rows split over clusters of " << clusterBlocks << " blocks";
-  if (chunkElements > 0)
+  if (chunkElements > blockElements)
     os << ", rows cut into chunks of " << chunkElements << " (" << blockElements
        << " in registers, " << chunkElements - blockElements
-       << " bulk-copied into shared memory), taken by ticket by blocks "
-          "resident together and combining through global memory";
+       << " bulk-copied into shared memory)";
+  else if (chunkElements > 0)
+    os << ", rows cut into chunks of " << chunkElements << " in registers";
+  if (chunkElements > 0)
+    os << ", taken by ticket by blocks resident together and combining "
+          "through global memory";
   if (pairReduce)
     os << ", one (max, sum) exchange per row";
   // The online kernel loads ahead into registers tile by tile (with the
