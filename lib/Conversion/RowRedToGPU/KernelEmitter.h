@@ -32,6 +32,7 @@
 #include "Mbarriers.h"
 #include "RowBody.h"
 #include "RowReduction.h"
+#include "ShareTiles.h"
 #include "Stage.h"
 #include "rowred/Dialect/RowRed/IR/KernelPlan.h"
 
@@ -426,14 +427,11 @@ protected:
   /// streamsLevels), which takes any chain of reduces at any row length.
   void emitRowPasses(Value xRow, Value yRow, int64_t vec);
 
-  /// The columns [lo, hi) of this block's share of a row in the online
-  /// kernel: the whole row, or with clusters the rank's share,
-  /// ceil(ceil(N / C) / g) * g columns each, in units g of whole vectors, or
-  /// of whole tiles with the stage, whose tiles it copies (computed in i64:
-  /// N may be close to 2^31). Units of vectors keep the ranks' shares even:
-  /// in whole tiles, N = 131075 over eight ranks of 16384-element tiles
-  /// gave four ranks two tiles each and three none.
-  std::pair<Value, Value> onlineShare();
+  /// This block's share [lo, hi) of a row in the online kernel
+  /// (rowred::onlineShare of the kernel's row length and cluster rank).
+  std::pair<Value, Value> onlineShare() {
+    return rowred::onlineShare(b, plan, cols, clusterRank);
+  }
 
   /// This thread's loads (loadRaw) of the online tile at column `start` of
   /// the row at `xRow`, masked at column `end` and, when given, by `exists`:
@@ -447,12 +445,6 @@ protected:
   /// 1 loads its tiles. The tile a chained pass 1 starts from
   /// (onlineChainsTiles).
   SmallVector<Value> loadFirstTile(Value row, Value lo, Value hi, int64_t vec);
-
-  /// The number of tiles (i32) of the share [lo, hi).
-  Value shareTiles(Value lo, Value hi);
-
-  /// `n - min(n, 1)` (i32): the tiles before the last of `n`, 0 for none.
-  Value tilesBeforeLast(Value n);
 
   /// The chunks of the online tile at column `start` from `raw`, its loads
   /// issued ahead by loadOnlineTileAhead (masked at column `end`).
@@ -469,15 +461,6 @@ protected:
   /// Pass 1's copy of the tile at column `start` (`raw`, as loaded) into the
   /// stage when it is one of the tiles kept for pass 2 (kept_elements).
   void keepTile(Value start, Value lo, Value end, int64_t vec, ValueRange raw);
-
-  /// Whether the online tile at column `start` of the share [lo, hi) is one
-  /// of those kept in the stage (kept_elements): before keptEnd.
-  Value isKeptTile(Value start, Value lo, Value hi);
-
-  /// With keep_ahead, the end of the kept tiles of the share [lo, hi): its
-  /// first tiles, at most keptElements of them and never its last, which
-  /// pass 1 loads into registers and pass 2 starts on.
-  Value keptEnd(Value lo, Value hi);
 
   /// With keep_ahead, starts copying this thread's chunks of the kept tiles
   /// of row `row` (i64) into the stage, a cp.async group per tile: the

@@ -20,32 +20,6 @@ void KernelEmitter::copyNextRowKeptTiles() {
                     lo, hi);
 }
 
-std::pair<Value, Value> KernelEmitter::onlineShare() {
-  Value lo = constI32(0), hi = cols;
-  if (plan.clusterSize > 1) {
-    Value cols64 = arith::ExtUIOp::create(b, i64, cols);
-    Value tile64 =
-        constI64(plan.prefetch ? plan.blockElements : plan.vectorWidth);
-    Value span = arith::MulIOp::create(
-        b,
-        arith::CeilDivUIOp::create(
-            b,
-            arith::CeilDivUIOp::create(b, cols64, constI64(plan.clusterSize)),
-            tile64),
-        tile64);
-    Value lo64 = arith::MinUIOp::create(
-        b,
-        arith::MulIOp::create(b, arith::ExtUIOp::create(b, i64, clusterRank),
-                              span),
-        cols64);
-    Value hi64 =
-        arith::MinUIOp::create(b, arith::AddIOp::create(b, lo64, span), cols64);
-    lo = arith::TruncIOp::create(b, i32, lo64);
-    hi = arith::TruncIOp::create(b, i32, hi64);
-  }
-  return {lo, hi};
-}
-
 SmallVector<Value> KernelEmitter::loadOnlineTileAhead(Value xRow, Value start,
                                                       Value end, int64_t vec,
                                                       Value exists) {
@@ -66,15 +40,6 @@ SmallVector<Value> KernelEmitter::loadFirstTile(Value row, Value lo, Value hi,
                              vec, exists);
 }
 
-Value KernelEmitter::shareTiles(Value lo, Value hi) {
-  return arith::CeilDivUIOp::create(b, arith::SubIOp::create(b, hi, lo),
-                                    constI32(plan.blockElements));
-}
-
-Value KernelEmitter::tilesBeforeLast(Value n) {
-  return arith::SubIOp::create(b, n, arith::MinUIOp::create(b, n, constI32(1)));
-}
-
 SmallVector<Chunk> KernelEmitter::unpackOnlineTile(Value start, Value end,
                                                    int64_t vec,
                                                    ValueRange raw) {
@@ -90,7 +55,7 @@ SmallVector<Value> KernelEmitter::loadShareTile(Value xRow, Value start,
                                                 int64_t vec, Value exists) {
   if (!readsKeptTiles())
     return loadOnlineTileAhead(xRow, start, end, vec, exists);
-  Value kept = isKeptTile(start, lo, end);
+  Value kept = isKeptTile(b, plan, start, lo, end, keepAheadRow);
   SmallVector<Type> types(plan.elementsPerThread() / vec, rawType(vec));
   auto ifOp = scf::IfOp::create(b, types, kept, /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
@@ -110,8 +75,9 @@ SmallVector<Value> KernelEmitter::loadShareTile(Value xRow, Value start,
 
 void KernelEmitter::keepTile(Value start, Value lo, Value end, int64_t vec,
                              ValueRange raw) {
-  auto ifOp = scf::IfOp::create(b, isKeptTile(start, lo, end),
-                                /*withElseRegion=*/false);
+  auto ifOp =
+      scf::IfOp::create(b, isKeptTile(b, plan, start, lo, end, keepAheadRow),
+                        /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
   for (auto [place, loaded] :
@@ -125,26 +91,9 @@ void KernelEmitter::keepTile(Value start, Value lo, Value end, int64_t vec,
   }
 }
 
-Value KernelEmitter::isKeptTile(Value start, Value lo, Value hi) {
-  if (keepAheadRow)
-    return arith::CmpIOp::create(b, arith::CmpIPredicate::slt, start,
-                                 keptEnd(lo, hi));
-  return arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
-                               arith::SubIOp::create(b, start, lo),
-                               constI32(plan.keptElements));
-}
-
-Value KernelEmitter::keptEnd(Value lo, Value hi) {
-  Value beforeLast = arith::MulIOp::create(
-      b, tilesBeforeLast(shareTiles(lo, hi)), constI32(plan.blockElements));
-  return arith::AddIOp::create(
-      b, lo,
-      arith::MinUIOp::create(b, beforeLast, constI32(plan.keptElements)));
-}
-
 void KernelEmitter::copyKeptTiles(Value row, Value lo, Value hi) {
-  auto loop =
-      scf::ForOp::create(b, lo, keptEnd(lo, hi), constI32(plan.blockElements));
+  auto loop = scf::ForOp::create(b, lo, keptEnd(b, plan, lo, hi),
+                                 constI32(plan.blockElements));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(loop.getBody()->getTerminator());
   copyToStage(row, loop.getInductionVar(), lo, hi);
@@ -253,7 +202,7 @@ KernelEmitter::onlinePassOne(Value xRow, int64_t vec, const OnlineShare &share,
   if (keepAheadRow) {
     assert(ahead && lastTile && firstTile.empty() &&
            "keep_ahead chains its streamed tiles");
-    from = keptEnd(lo, hi);
+    from = keptEnd(b, plan, lo, hi);
     firstLoads = loadOnlineTileAhead(xRow, from, hi, vec);
     if (bulkRowBuffer())
       waitForPhase(b, stage->barrier(bulkRowBuffer()), stage->rowParity());
@@ -284,7 +233,8 @@ KernelEmitter::onlinePassOne(Value xRow, int64_t vec, const OnlineShare &share,
   if (lastTile)
     end = arith::AddIOp::create(
         b, from,
-        arith::MulIOp::create(b, tilesBeforeLast(shareTiles(from, hi)), tile));
+        arith::MulIOp::create(
+            b, tilesBeforeLast(b, shareTiles(b, plan, from, hi)), tile));
   auto pass1 = scf::ForOp::create(b, from, end, tile, inits);
   {
     OpBuilder::InsertionGuard guard(b);
@@ -326,7 +276,7 @@ KernelEmitter::onlinePassTwo(Value xRow, Value yRow, int64_t vec,
          "pass 1's last tile is pass 2's first only in reverse");
   assert((!nextTile || (ahead && !keep && plan.reverseSecondPass)) &&
          "the next row's first tile follows a reversed pass 2");
-  Value numTiles = shareTiles(lo, hi);
+  Value numTiles = shareTiles(b, plan, lo, hi);
   llvm::SaveAndRestore<Value> loads(loadPolicy, evictFirst),
       stores(storePolicy, evictFirst);
   // The first column of the tile of pass 2's iteration `i`.
@@ -349,8 +299,9 @@ KernelEmitter::onlinePassTwo(Value xRow, Value yRow, int64_t vec,
     // With keep_ahead, the same for the kept tiles: the next row's copies
     // are in flight through the rest of this row.
     if (keepAheadRow && !bulkRowBuffer()) {
-      auto ifOp = scf::IfOp::create(b, isKeptTile(start, lo, hi),
-                                    /*withElseRegion=*/false);
+      auto ifOp =
+          scf::IfOp::create(b, isKeptTile(b, plan, start, lo, hi, keepAheadRow),
+                            /*withElseRegion=*/false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
       copyToStage(keepAheadNextRow, start, lo, hi);
@@ -364,7 +315,7 @@ KernelEmitter::onlinePassTwo(Value xRow, Value yRow, int64_t vec,
   }
   // With `nextTile`, the loop leaves out the last iteration (none for an
   // empty share).
-  Value loopTiles = nextTile ? tilesBeforeLast(numTiles) : numTiles;
+  Value loopTiles = nextTile ? tilesBeforeLast(b, numTiles) : numTiles;
   auto pass2 =
       scf::ForOp::create(b, constI32(0), loopTiles, constI32(1), inits2);
   {

@@ -359,9 +359,9 @@ void KernelEmitter::bulkCopyKeptTiles(Value row, Value buffer, Value lo,
   b.setInsertionPointToStart(emitIfFirstThread());
   b.setInsertionPointToStart(emitIfThen(
       arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, rows)));
-  Value bytes =
-      arith::MulIOp::create(b, arith::SubIOp::create(b, keptEnd(lo, hi), lo),
-                            constI32(byteWidth(plan.inType)));
+  Value bytes = arith::MulIOp::create(
+      b, arith::SubIOp::create(b, keptEnd(b, plan, lo, hi), lo),
+      constI32(byteWidth(plan.inType)));
   bulkCopyToShared(
       b, stage->barrier(buffer), bytes,
       [&](int64_t) {
