@@ -10,11 +10,11 @@ calls; the median of the rounds' medians. Every output is checked against
 float64 first (relative L2 printed as maxerr). Each variant times the
 kernel the package launches at these rows: of a shape's kernels
 (<name>.json and the few-rows <name>_rows<K>.json, max_rows = K), the one
-of the fewest max_rows that admits them. A plan request states the one kernel it asks
-for (rowred-plan plans the few-rows kernels beside auto's plans only): a
-variant that times its many-row kernel where auto has a few-rows one is
-labelled with a "*"; to compare a field at decode sizes, request the
-few-rows plan's fields with it.
+of the fewest max_rows that admits them. A plan request states the one
+kernel it asks for (rowred-plan plans the few-rows kernels beside auto's
+plans only): a variant that times its many-row kernel where auto has a
+few-rows one is labelled with a "*"; to compare a field at decode sizes,
+request the few-rows plan's fields with it.
 
 Caveat: a provider whose host path takes longer than the flush (Liger's
 Python launch, 20-100 us on the H200 machine) is timed with the GPU idle

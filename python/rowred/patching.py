@@ -14,9 +14,9 @@ the forward, and which reads the bf16 logits as they are instead of an f32
 copy). torch.nn.LayerNorm and torch.nn.RMSNorm are taken by type; another
 class named ...RMSNorm or ...LayerNorm (transformers has some 200: Llama's,
 Gemma's 1 + weight, T5's LayerNorm that is an RMSNorm, Cohere's without a
-bias, ...) by what its own forward computes on a probe (_probe). The modules themselves, their parameters and
-state_dict keys stay: optimizers, checkpoints and torch.compile see the
-same model. A call whose tensors the kernels do not take (a CPU tensor, a
+bias, ...) by what its own forward computes on a probe (_probe). The
+modules themselves, their parameters and state_dict keys stay: optimizers,
+checkpoints and torch.compile see the same model. A call whose tensors the kernels do not take (a CPU tensor, a
 weight of another dtype than the input, more arguments than the input)
 runs the module's own forward. The norms patch() leaves alone (another
 formula, over channels, a gate, no weight) and a loss it does not know it
