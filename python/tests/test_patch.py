@@ -85,13 +85,12 @@ if torch is not None:
         def forward(self, x, gate):
             return super().forward(x) * torch.sigmoid(gate)
 
-    class CohereLayerNorm(torch.nn.Module):
-        """Cohere's: a LayerNorm without a bias, computed in f32."""
+    class CohereLayerNorm(LlamaRMSNorm):
+        """Cohere's: a LayerNorm without a bias, computed in f32 (its
+        weight and eps as Llama's, its forward its own)."""
 
         def __init__(self, n, eps=1e-5):
-            super().__init__()
-            self.weight = torch.nn.Parameter(torch.ones(n))
-            self.variance_epsilon = eps
+            super().__init__(n, eps)
 
         def forward(self, x):
             h = x.float()
