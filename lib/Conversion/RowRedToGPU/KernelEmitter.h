@@ -512,29 +512,6 @@ protected:
   /// their start, as one cp.async group.
   void stageShare(ArrayRef<Value> rowPtrs, Value lo, Value hi);
 
-  /// Whether the online passes load each tile one ahead into registers
-  /// (prefetch = registers): its loads are carried by the loop, so that a
-  /// thread's next loads are in flight while it folds or writes the current
-  /// tile. The load ahead of the last tile reads nothing: it starts at or
-  /// past hi.
-  bool onlineTilesAhead(bool staged, int64_t vec) const;
-
-  /// Whether the tiles loaded ahead also cross the passes' boundaries: pass
-  /// 1's last tile is folded after its loop, and a reversed pass 2, which
-  /// starts on that tile, takes its loads from registers instead of reading
-  /// it again. Each thread uses only what it loaded itself.
-  bool onlineChainsTiles(bool staged, int64_t vec) const;
-
-  /// Whether pass 1 also stores the share's first tiles, as loaded, into
-  /// the stage for pass 2 (kept_elements). A thread reads back only what it
-  /// stored itself: no barrier.
-  bool onlineKeeps(bool staged, int64_t vec) const;
-
-  /// Whether this row path reads kept tiles from the stage: pass 1 stores
-  /// them there (onlineKeeps), or keep_ahead copies them in (keepAheadRow).
-  /// A keep_ahead kernel's other paths keep nothing.
-  bool readsKeptTiles() const;
-
   /// Pass 1 of the online kernel over `share`: this thread's running (max,
   /// sum) pair, the edges of a peeled row included. With cache_hints it
   /// reads its tiles evict-last, so that they stay in L2 for pass 2.

@@ -53,7 +53,7 @@ SmallVector<Chunk> KernelEmitter::unpackOnlineTile(Value start, Value end,
 SmallVector<Value> KernelEmitter::loadShareTile(Value xRow, Value start,
                                                 Value lo, Value end,
                                                 int64_t vec, Value exists) {
-  if (!readsKeptTiles())
+  if (!readsKeptTiles(plan, keepAheadRow))
     return loadOnlineTileAhead(xRow, start, end, vec, exists);
   Value kept = isKeptTile(b, plan, start, lo, end, keepAheadRow);
   SmallVector<Type> types(plan.elementsPerThread() / vec, rawType(vec));
@@ -122,7 +122,7 @@ SmallVector<Value> KernelEmitter::emitOnlineRow(Value xRow, Value yRow,
   if (share.staged)
     NVVM::CpAsyncWaitGroupOp::create(b, 0);
   SmallVector<Value> lastTile;
-  bool chain = onlineChainsTiles(share.staged, vec);
+  bool chain = onlineChainsTiles(plan, share.staged, vec);
   auto [m, d] =
       onlinePassOne(xRow, vec, share, firstTile, chain ? &lastTile : nullptr);
   std::tie(m, d) = reduction->reducePairInBlock(m, d, pairSlot);
@@ -161,22 +161,6 @@ OnlineShare KernelEmitter::onlineRowShare(Value xRow, int64_t vec, bool peeled,
   return share;
 }
 
-bool KernelEmitter::onlineTilesAhead(bool staged, int64_t vec) const {
-  return plan.prefetchRegisters && !staged && vec > 1;
-}
-
-bool KernelEmitter::onlineChainsTiles(bool staged, int64_t vec) const {
-  return onlineTilesAhead(staged, vec) && plan.reverseSecondPass;
-}
-
-bool KernelEmitter::onlineKeeps(bool staged, int64_t vec) const {
-  return plan.keptElements > 0 && !staged && vec > 1 && !plan.keepAhead;
-}
-
-bool KernelEmitter::readsKeptTiles() const {
-  return plan.keptElements > 0 && (!plan.keepAhead || keepAheadRow);
-}
-
 std::pair<Value, Value>
 KernelEmitter::onlinePassOne(Value xRow, int64_t vec, const OnlineShare &share,
                              ValueRange firstTile,
@@ -187,8 +171,8 @@ KernelEmitter::onlinePassOne(Value xRow, int64_t vec, const OnlineShare &share,
   Value m0 = negInf(), d0 = constF32(0.0);
   if (!share.edges.empty())
     std::tie(m0, d0) = onlineFold(m0, d0, share.edges);
-  bool ahead = onlineTilesAhead(staged, vec);
-  bool keep = onlineKeeps(staged, vec);
+  bool ahead = onlineTilesAhead(plan, staged, vec);
+  bool keep = onlineKeeps(plan, staged, vec);
   llvm::SaveAndRestore<Value> policy(loadPolicy, evictLast);
   // Folds the tile at column `start`, loaded as `raw`, into (m, d).
   auto foldTile = [&](Value start, Value m, Value d, ValueRange raw) {
@@ -270,8 +254,8 @@ KernelEmitter::onlinePassTwo(Value xRow, Value yRow, int64_t vec,
   Value tile = constI32(plan.blockElements);
   Value lo = share.lo, hi = share.hi;
   bool staged = share.staged;
-  bool ahead = onlineTilesAhead(staged, vec);
-  bool keep = onlineKeeps(staged, vec);
+  bool ahead = onlineTilesAhead(plan, staged, vec);
+  bool keep = onlineKeeps(plan, staged, vec);
   assert((lastTile.empty() || (ahead && plan.reverseSecondPass)) &&
          "pass 1's last tile is pass 2's first only in reverse");
   assert((!nextTile || (ahead && !keep && plan.reverseSecondPass)) &&

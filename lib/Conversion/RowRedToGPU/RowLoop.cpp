@@ -119,8 +119,8 @@ void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
   // (emitOnlineRow), loaded evict-last as pass 1 loads it.
   // Not with keep_ahead, whose pass 2 ends on a kept tile.
   bool tileAhead = plan.strategy == Strategy::online && !peeled &&
-                   onlineChainsTiles(staged, vec) &&
-                   !onlineKeeps(staged, vec) && !keepAheadRow;
+                   onlineChainsTiles(plan, staged, vec) &&
+                   !onlineKeeps(plan, staged, vec) && !keepAheadRow;
   SmallVector<Value> inits;
   if (countRows)
     inits.push_back(constI32(0));

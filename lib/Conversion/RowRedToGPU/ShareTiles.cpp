@@ -73,3 +73,22 @@ Value mlir::rowred::isKeptTile(ImplicitLocOpBuilder &b, const KernelPlan &plan,
   Value column = arith::SubIOp::create(b, start, lo);
   return arith::CmpIOp::create(b, arith::CmpIPredicate::slt, column, kept);
 }
+
+bool mlir::rowred::onlineTilesAhead(const KernelPlan &plan, bool staged,
+                                    int64_t vec) {
+  return plan.prefetchRegisters && !staged && vec > 1;
+}
+
+bool mlir::rowred::onlineChainsTiles(const KernelPlan &plan, bool staged,
+                                     int64_t vec) {
+  return onlineTilesAhead(plan, staged, vec) && plan.reverseSecondPass;
+}
+
+bool mlir::rowred::onlineKeeps(const KernelPlan &plan, bool staged,
+                               int64_t vec) {
+  return plan.keptElements > 0 && !staged && vec > 1 && !plan.keepAhead;
+}
+
+bool mlir::rowred::readsKeptTiles(const KernelPlan &plan, bool keepAheadRow) {
+  return plan.keptElements > 0 && (!plan.keepAhead || keepAheadRow);
+}

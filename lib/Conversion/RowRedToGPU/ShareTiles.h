@@ -5,9 +5,11 @@
 // The online kernel walks a block's share of a row in tiles of the plan's
 // block: the share's columns (the whole row, or a cluster rank's part), how
 // many tiles it has, and, with kept_elements, which of its first tiles pass 1
-// keeps in the stage for pass 2 (or keep_ahead copies in). Index arithmetic
-// over i32 values, emitted at the builder's insertion point; the passes
-// (Online.cpp), the row loop and the stage's copies compose it.
+// keeps in the stage for pass 2 (or keep_ahead copies in): index arithmetic
+// over i32 values, emitted at the builder's insertion point; and which of
+// the tile walk's forms (tiles loaded ahead, chained across the passes,
+// kept) a row path takes. The passes (Online.cpp), the row loop and the
+// stage's copies compose it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,6 +56,29 @@ Value keptEnd(ImplicitLocOpBuilder &b, const KernelPlan &plan, Value lo,
 /// keptElements columns.
 Value isKeptTile(ImplicitLocOpBuilder &b, const KernelPlan &plan, Value start,
                  Value lo, Value hi, bool keepAheadRow);
+
+/// Whether the online passes load each tile one ahead into registers
+/// (prefetch = registers) on a row path of vector width `vec` whose share
+/// is not `staged`: its loads are carried by the loop, so that a thread's
+/// next loads are in flight while it folds or writes the current tile. The
+/// load ahead of the last tile reads nothing: it starts at or past hi.
+bool onlineTilesAhead(const KernelPlan &plan, bool staged, int64_t vec);
+
+/// Whether the tiles loaded ahead also cross the passes' boundaries: pass
+/// 1's last tile is folded after its loop, and a reversed pass 2, which
+/// starts on that tile, takes its loads from registers instead of reading
+/// it again. Each thread uses only what it loaded itself.
+bool onlineChainsTiles(const KernelPlan &plan, bool staged, int64_t vec);
+
+/// Whether pass 1 also stores the share's first tiles, as loaded, into the
+/// stage for pass 2 (kept_elements). A thread reads back only what it
+/// stored itself: no barrier.
+bool onlineKeeps(const KernelPlan &plan, bool staged, int64_t vec);
+
+/// Whether a row path reads kept tiles from the stage: pass 1 stores them
+/// there (onlineKeeps), or keep_ahead copies them in (`keepAheadRow`). A
+/// keep_ahead kernel's other paths keep nothing.
+bool readsKeptTiles(const KernelPlan &plan, bool keepAheadRow);
 
 } // namespace rowred
 } // namespace mlir
