@@ -55,16 +55,15 @@ Value ColumnSums::partialRow(unsigned k, Value partial) {
   if (k >= numColumnSums()) {
     // The totals' one f32 per partial row, after the column sums' rows.
     Value cols64 = arith::ExtUIOp::create(b, i64, cols);
-    Value sumRows = arith::MulIOp::create(
-        b, arith::ConstantIntOp::create(b, numColumnSums(), 64), cols64);
-    Value total = arith::ConstantIntOp::create(b, k - numColumnSums(), 64);
+    Value sumRows =
+        arith::MulIOp::create(b, constI64(b, numColumnSums()), cols64);
+    Value total = constI64(b, k - numColumnSums());
     Value before = arith::AddIOp::create(b, sumRows, total);
     Value numPartials64 = arith::ExtUIOp::create(b, i64, rows.numPartials);
     Value partialRows = arith::MulIOp::create(b, before, numPartials64);
     Value partial64 = arith::ExtUIOp::create(b, i64, partial);
     Value offset = arith::AddIOp::create(b, partialRows, partial64);
-    Value header =
-        arith::ConstantIntOp::create(b, kColumnSumsHeaderBytes / 4, 64);
+    Value header = constI64(b, kColumnSumsHeaderBytes / 4);
     return f32At(workspace, arith::AddIOp::create(b, offset, header));
   }
   Value sumRow = arith::MulIOp::create(b, constI32(b, k), rows.numPartials);
@@ -72,8 +71,7 @@ Value ColumnSums::partialRow(unsigned k, Value partial) {
   Value row64 = arith::ExtUIOp::create(b, i64, row);
   Value cols64 = arith::ExtUIOp::create(b, i64, cols);
   Value offset = arith::MulIOp::create(b, row64, cols64);
-  Value header = arith::ConstantIntOp::create(
-      b, kColumnSumsHeaderBytes / 4, 64);
+  Value header = constI64(b, kColumnSumsHeaderBytes / 4);
   Value start = arith::AddIOp::create(b, offset, header);
   return f32At(workspace, start);
 }

@@ -99,7 +99,7 @@ protected:
   Value vectorPathAllowed(int64_t vec);
 
   Value constI32(int64_t v) { return rowred::constI32(b, v); }
-  Value constI64(int64_t v) { return arith::ConstantIntOp::create(b, v, 64); }
+  Value constI64(int64_t v) { return rowred::constI64(b, v); }
   Value constF32(double v) { return rowred::constF32(b, v); }
   Value negInf() { return rowred::negInf(b); }
 

@@ -180,6 +180,11 @@ inline Value constI32(ImplicitLocOpBuilder &b, int64_t v) {
   return arith::ConstantIntOp::create(b, v, 32);
 }
 
+/// An i64 constant.
+inline Value constI64(ImplicitLocOpBuilder &b, int64_t v) {
+  return arith::ConstantIntOp::create(b, v, 64);
+}
+
 /// An f32 constant.
 inline Value constF32(ImplicitLocOpBuilder &b, double v) {
   return arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat((float)v));

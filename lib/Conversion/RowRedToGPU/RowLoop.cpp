@@ -78,9 +78,7 @@ elementColumns(ImplicitLocOpBuilder &b, ArrayRef<ChunkPlace> places,
   for (const ChunkPlace &place : places)
     for (int64_t e = 0; e < vec; ++e)
       columns.push_back(
-          {e ? arith::AddIOp::create(b, place.col,
-                                     arith::ConstantIntOp::create(b, e, 32))
-                   .getResult()
+          {e ? arith::AddIOp::create(b, place.col, constI32(b, e)).getResult()
              : place.col,
            place.valid});
   return columns;

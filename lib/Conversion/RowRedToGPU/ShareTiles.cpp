@@ -20,9 +20,9 @@ std::pair<Value, Value> mlir::rowred::onlineShare(ImplicitLocOpBuilder &b,
   if (plan.clusterSize > 1) {
     Type i32 = b.getI32Type(), i64 = b.getI64Type();
     Value cols64 = arith::ExtUIOp::create(b, i64, cols);
-    Value tile64 = arith::ConstantIntOp::create(
-        b, plan.prefetch ? plan.blockElements : plan.vectorWidth, 64);
-    Value clusterSize = arith::ConstantIntOp::create(b, plan.clusterSize, 64);
+    Value tile64 =
+        constI64(b, plan.prefetch ? plan.blockElements : plan.vectorWidth);
+    Value clusterSize = constI64(b, plan.clusterSize);
     Value span = arith::MulIOp::create(
         b,
         arith::CeilDivUIOp::create(

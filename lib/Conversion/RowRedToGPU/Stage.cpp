@@ -40,8 +40,7 @@ Value Stage::barrier(Value index) {
 }
 
 Value Stage::buffer(Value index) {
-  Value bytes = arith::ConstantIntOp::create(
-      b, plan.keptElements * byteWidth(plan.inType), 32);
+  Value bytes = constI32(b, plan.keptElements * byteWidth(plan.inType));
   Value offset = arith::MulIOp::create(b, index, bytes);
   return LLVM::GEPOp::create(b, base.getType(), b.getI8Type(), base,
                              ValueRange{offset},
@@ -76,8 +75,7 @@ void Stage::copyChunks(ArrayRef<Value> rowPtrs, ArrayRef<ChunkPlace> places,
                                       LLVM::GEPNoWrapFlags::inbounds);
       Value slotLocal = local;
       if (slot > 0) {
-        Value offset =
-            arith::ConstantIntOp::create(b, int64_t(slot) * slotElements(), 32);
+        Value offset = constI32(b, int64_t(slot) * slotElements());
         slotLocal = arith::AddIOp::create(b, local, offset);
       }
       Value dst = address(slotLocal);
