@@ -25,6 +25,7 @@ replay.
 usage: decode_ab.py DIR
 """
 import json
+import math
 import os
 import re
 import sys
@@ -143,7 +144,7 @@ def main():
                 if re.fullmatch(re.escape(stem) + r"(_rows\d+)?\.json", f):
                     path = f"{root}/{v}/{f}"
                     with open(path) as meta:
-                        rows = json.load(meta).get("max_rows") or 2**62
+                        rows = json.load(meta).get("max_rows") or math.inf
                     found.append((rows, _runtime.Kernel(path, 0)))
             if found:
                 kernels[v] = sorted(found, key=lambda e: e[0])
@@ -154,11 +155,11 @@ def main():
             # auto's plans only): where auto takes a few-rows kernel and
             # the variant has none, its label gets a "*".
             ks = {}
-            auto_few = kernels["auto"][0][0] < 2**62 and \
+            auto_few = kernels["auto"][0][0] < math.inf and \
                 kernels["auto"][0][0] >= m
             for v, found in kernels.items():
                 rows, k = next(e for e in found if e[0] >= m)
-                ks[v + ("*" if auto_few and rows == 2**62 else "")] = k
+                ks[v + ("*" if auto_few and rows == math.inf else "")] = k
             args = arguments(op, m, n, dtypes[dname])
             ref, peer = reference_and_peers(op, args, n, liger)
             fns, errs = {}, {}
