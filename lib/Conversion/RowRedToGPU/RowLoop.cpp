@@ -84,12 +84,65 @@ elementColumns(ImplicitLocOpBuilder &b, ArrayRef<ChunkPlace> places,
   return columns;
 }
 
+namespace {
+/// The form of the row loop on one path (accesses of `vec` elements, or
+/// the peeled rows): what the loop carries from row to row and which body
+/// a row takes, from the plan alone.
+struct RowLoopForm {
+  /// prefetch: the next row's copy into the stage starts before this row.
+  bool staged;
+  /// keep_ahead: the next row's kept tiles go into the stage during this
+  /// row (the first row's before the loop).
+  bool keepsAhead;
+  /// keep_ahead = bulk: the rows take the stage's buffers by turns.
+  bool bulkRow;
+  /// Each level of reduces reads the row again (streamed levels, or the
+  /// scalar fallback of a block that re-reads its row).
+  bool rereads;
+  /// softmax's (max, sum) pair meets in one exchange on this path.
+  bool pairRow;
+  /// The loop counts its iterations (i32): each cluster exchange's
+  /// mbarrier completes one phase per row, or every other row with two
+  /// buffers, and keep_ahead = bulk's buffers alternate.
+  bool countRows;
+  /// prefetch = registers: the loop carries the next row's loads.
+  bool ahead;
+  /// The online kernel's chained tiles: the loop carries the next row's
+  /// first tile (emitOnlineRow), loaded evict-last as pass 1 loads it; not
+  /// with keep_ahead, whose pass 2 ends on a kept tile.
+  bool tileAhead;
+  /// A block (or slice) holds its whole row in registers (emitFusedRow).
+  bool fusedRow;
+};
+} // namespace
+
+static RowLoopForm rowLoopForm(const KernelPlan &plan, int64_t vec,
+                               bool peeled) {
+  RowLoopForm form;
+  bool vectors = vec > 1 && !peeled;
+  bool online = plan.strategy == Strategy::online;
+  form.staged = plan.prefetch && vectors && !plan.streamsLevels();
+  form.keepsAhead = plan.keepAhead && vectors;
+  form.bulkRow = form.keepsAhead && plan.bulkKeep;
+  form.rereads =
+      plan.streamsLevels() ||
+      (!online && vec == 1 && plan.vectorWidth > 1 && plan.rereadFallback);
+  form.pairRow = plan.pairReduce && !(peeled && plan.peeledWithoutPair());
+  form.countRows = plan.clusterSize > 1 || form.bulkRow;
+  form.ahead = plan.prefetchRegisters && vectors && !online;
+  form.tileAhead = online && !peeled &&
+                   onlineChainsTiles(plan, form.staged, vec) &&
+                   !onlineKeeps(plan, form.staged, vec) && !form.keepsAhead;
+  form.fusedRow = !online && !plan.streamsLevels() && !peeled && !form.rereads;
+  return form;
+}
+
 void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
+  RowLoopForm form = rowLoopForm(plan, vec, peeled);
   auto [first, step] = rowLoopBounds();
-  bool staged = plan.prefetch && vec > 1 && !peeled && !plan.streamsLevels();
-  if (staged)
+  if (form.staged)
     prefetchRow(first);
-  keepAheadRow = plan.keepAhead && vec > 1 && !peeled;
+  keepAheadRow = form.keepsAhead;
   if (keepAheadRow) {
     auto [lo, hi] = onlineShare();
     if (plan.bulkKeep)
@@ -97,46 +150,26 @@ void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
     else
       copyKeptTiles(first, lo, hi);
   }
-  // With clusters the loop also counts its iterations (i32): each cluster
-  // exchange's mbarrier completes one phase per row, or every other row
-  // with two buffers.
-  bool rereads =
-      plan.streamsLevels() || (plan.strategy != Strategy::online && vec == 1 &&
-                               plan.vectorWidth > 1 && plan.rereadFallback);
-  pairRow = plan.pairReduce && !(peeled && plan.peeledWithoutPair());
+  pairRow = form.pairRow;
   if (cluster)
     cluster->setRowExchanges(plan.clusterExchanges(
-        group.reduces.size(), rereads || (plan.pairReduce && !pairRow)));
-  // keep_ahead = bulk's rows take the stage buffers by turns.
-  bool bulkRow = keepAheadRow && plan.bulkKeep;
-  bool countRows = plan.clusterSize > 1 || bulkRow;
-  // With prefetch = registers the loop also carries the next row's loads.
-  bool ahead = plan.prefetchRegisters && vec > 1 && !peeled &&
-               plan.strategy != Strategy::online;
-  // The online kernel's chained tiles carry the next row's first tile
-  // (emitOnlineRow), loaded evict-last as pass 1 loads it.
-  // Not with keep_ahead, whose pass 2 ends on a kept tile.
-  bool tileAhead = plan.strategy == Strategy::online && !peeled &&
-                   onlineChainsTiles(plan, staged, vec) &&
-                   !onlineKeeps(plan, staged, vec) && !keepAheadRow;
+        group.reduces.size(), form.rereads || (plan.pairReduce && !pairRow)));
   SmallVector<Value> inits;
-  if (countRows)
+  if (form.countRows)
     inits.push_back(constI32(0));
-  if (ahead)
+  if (form.ahead)
     llvm::append_range(inits, loadRowAhead(first, vec));
-  if (tileAhead) {
+  if (form.tileAhead) {
     auto [lo, hi] = onlineShare();
     llvm::append_range(inits, loadFirstTile(first, lo, hi, vec));
   }
-  // A block (or slice) holding its whole row in registers (emitFusedRow)
-  // takes the same columns on every thread in every row: with
-  // sums_in_registers the sums down the columns stay in registers the loop
-  // carries, one per column a thread holds (ColumnSums).
-  bool fusedRow = plan.strategy != Strategy::online && !plan.streamsLevels() &&
-                  !peeled && !rereads;
-  size_t numLoaded = inits.size() - countRows;
+  // A block (or slice) holding its whole row in registers takes the same
+  // columns on every thread in every row: with sums_in_registers the sums
+  // down the columns stay in registers the loop carries, one per column a
+  // thread holds (ColumnSums).
+  size_t numLoaded = inits.size() - form.countRows;
   SmallVector<std::pair<Value, Value>> sumColumns;
-  if (columnSums && plan.sumsInRegisters && fusedRow) {
+  if (columnSums && plan.sumsInRegisters && form.fusedRow) {
     sumColumns = elementColumns(b, chunkPlaces(sliceStart, vec), vec);
     llvm::append_range(inits, columnSums->registerInits(sumColumns.size()));
   }
@@ -149,28 +182,28 @@ void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
   b.setInsertionPoint(loop.getBody()->getTerminator());
   Value row = loop.getInductionVar();
   SmallVector<Value> loaded;
-  if (ahead || tileAhead)
-    llvm::append_range(loaded,
-                       loop.getRegionIterArgs().slice(countRows, numLoaded));
-  size_t sumsStart = countRows + numLoaded;
+  if (form.ahead || form.tileAhead)
+    llvm::append_range(
+        loaded, loop.getRegionIterArgs().slice(form.countRows, numLoaded));
+  size_t sumsStart = form.countRows + numLoaded;
   if (!sumColumns.empty())
     columnSums->holdInRegisters(loop.getRegionIterArgs().drop_front(sumsStart));
-  if (ahead) {
+  if (form.ahead) {
     // The next row's loads go first: nothing of this row waits for them.
     SmallVector<Value> next =
         loadRowAhead(arith::AddIOp::create(b, row, step), vec);
-    loop.getBody()->getTerminator()->setOperands(countRows ? 1 : 0, next.size(),
-                                                 next);
+    loop.getBody()->getTerminator()->setOperands(form.countRows ? 1 : 0,
+                                                 next.size(), next);
   }
   if (plan.rowsPerBlock > 1) {
     row = ownRow(row);
     rowValid = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, rows);
   }
-  if (countRows) {
+  if (form.countRows) {
     Value k = loop.getRegionIterArgs().front();
     loop.getBody()->getTerminator()->setOperand(
         0, arith::AddIOp::create(b, k, constI32(1)));
-    setRowTurns(k, bulkRow);
+    setRowTurns(k, form.bulkRow);
   }
   Value xRow = rowPointer(x, plan.inType, row, xStride);
   Value yRow = y ? rowPointer(y, plan.outType, row, yStride) : Value();
@@ -183,21 +216,21 @@ void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
                           : row;
   if (keepAheadRow)
     keepAheadNextRow = arith::AddIOp::create(b, row, step);
-  if (fusedRow) {
+  if (form.fusedRow) {
     emitFusedRow(xRow, yRow, vec,
-                 staged ? arith::AddIOp::create(b, row, step) : Value(),
+                 form.staged ? arith::AddIOp::create(b, row, step) : Value(),
                  loaded);
-  } else if (tileAhead) {
+  } else if (form.tileAhead) {
     NextTile next{row, step};
     SmallVector<Value> nextLoads =
         emitOnlineRow(xRow, yRow, vec, Value(), peeled, loaded, &next);
-    loop.getBody()->getTerminator()->setOperands(countRows ? 1 : 0,
+    loop.getBody()->getTerminator()->setOperands(form.countRows ? 1 : 0,
                                                  nextLoads.size(), nextLoads);
   } else if (plan.streamsLevels()) {
     emitRowPasses(xRow, yRow, vec);
   } else if (plan.strategy == Strategy::online) {
     emitOnlineRow(xRow, yRow, vec,
-                  staged ? arith::AddIOp::create(b, row, step) : Value(),
+                  form.staged ? arith::AddIOp::create(b, row, step) : Value(),
                   peeled);
   } else if (peeled) {
     emitFusedChunks(yRow, loadOwnRow(xRow, vec, /*peeled=*/true), Value());
