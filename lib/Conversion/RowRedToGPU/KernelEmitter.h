@@ -5,13 +5,14 @@
 // KernelEmitter writes one gpu.func kernel body from a Group and its
 // KernelPlan. Its members are defined by concern: KernelEmitter.cpp (the
 // kernel, its paths and bodies), RowAccess.cpp (loads, stores, and what
-// goes into the stage, Stage.h), RowLoop.cpp (the row loop and fused rows)
-// and Online.cpp (the online kernel's passes); the values they share are in
-// KernelValues.h. Its building blocks are classes of their own: the stage
-// (Stage.h), the bodies (RowBody.h), the reductions across threads
-// (RowReduction.h), the cluster's exchanges (ClusterExchange.h), the column
-// sums (ColumnSums.h).
-// ChunksEmitter (ChunksEmitter.h) builds the chunks kernel on it.
+// goes into the stage, Stage.h) and RowLoop.cpp (the row loop, fused rows
+// and rows read again); the values they share are in KernelValues.h. Its
+// building blocks are classes of their own: the stage (Stage.h), the bodies
+// (RowBody.h), the reductions across threads (RowReduction.h), the
+// cluster's exchanges (ClusterExchange.h), the column sums (ColumnSums.h).
+// ChunksEmitter (ChunksEmitter.h) builds the chunks kernel on it and
+// OnlineEmitter (OnlineEmitter.h) the online kernel's two passes, through
+// the row loop's hooks (startRowLoop, emitLoopRow).
 //
 // Every op is created in a statement of its own, never as an argument of
 // another call (`AndIOp::create(b, CmpIOp::create(...), CmpIOp::create(...))`):
@@ -62,6 +63,36 @@ namespace rowred {
 //===----------------------------------------------------------------------===//
 // Kernel emission
 //===----------------------------------------------------------------------===//
+
+/// The form of the row loop on one path (accesses of `vec` elements, or
+/// the peeled rows): what the loop carries from row to row and which body
+/// a row takes, from the plan alone.
+struct RowLoopForm {
+  /// prefetch: the next row's copy into the stage starts before this row.
+  bool staged;
+  /// keep_ahead: the next row's kept tiles go into the stage during this
+  /// row (the first row's before the loop).
+  bool keepsAhead;
+  /// keep_ahead = bulk: the rows take the stage's buffers by turns.
+  bool bulkRow;
+  /// Each level of reduces reads the row again (streamed levels, or the
+  /// scalar fallback of a block that re-reads its row).
+  bool rereads;
+  /// softmax's (max, sum) pair meets in one exchange on this path.
+  bool pairRow;
+  /// The loop counts its iterations (i32): each cluster exchange's
+  /// mbarrier completes one phase per row, or every other row with two
+  /// buffers, and keep_ahead = bulk's buffers alternate.
+  bool countRows;
+  /// prefetch = registers: the loop carries the next row's loads.
+  bool ahead;
+  /// The online kernel's chained tiles: the loop carries the next row's
+  /// first tile (emitOnlineRow), loaded evict-last as pass 1 loads it; not
+  /// with keep_ahead, whose pass 2 ends on a kept tile.
+  bool tileAhead;
+  /// A block (or slice) holds its whole row in registers (emitFusedRow).
+  bool fusedRow;
+};
 
 /// Emits the body of one kernel. The kernel handles every row
 /// `blockIdx.x + k * gridDim.x` with `numThreads` threads (with several rows
@@ -222,10 +253,10 @@ protected:
 
   /// Starts copying this thread's chunks of row `row` (i64) of the input
   /// into the stage when the row exists, as one cp.async group (the online
-  /// kernel copies its whole share of the row). Each thread copies exactly
-  /// the chunks it later reads back, so a cp.async.wait_group of its own is
-  /// all the synchronization the stage needs.
-  void prefetchRow(Value row);
+  /// kernel copies its whole share of the row: OnlineEmitter). Each thread
+  /// copies exactly the chunks it later reads back, so a cp.async.wait_group
+  /// of its own is all the synchronization the stage needs.
+  virtual void prefetchRow(Value row);
 
   /// Emits `body(xRow)` under `row < rows`, with the input's row `row`.
   void ifRowExists(Value row, function_ref<void(Value)> body);
@@ -274,21 +305,6 @@ protected:
   /// Emits `scf.if tid == 0` and returns its body.
   Block *emitIfFirstThread();
 
-  /// keep_ahead = bulk: thread 0 starts copying the kept tiles of row `row`
-  /// (i64) of the input, columns [lo, keptEnd), into stage buffer `buffer`
-  /// with one cp.async.bulk (evict-first with cache_hints: nothing reads
-  /// them from L2 again), which completes the buffer's mbarrier phase, armed
-  /// here for its bytes. Nothing when the row does not exist, and then
-  /// nobody waits for the phase.
-  void bulkCopyKeptTiles(Value row, Value buffer, Value lo, Value hi);
-
-  /// keep_ahead = bulk, right after the row's block reduction: every thread of
-  /// the block has passed the reduction's barrier (or, with a single warp per
-  /// row, one emitted here), so it is done with the previous row and its
-  /// stage buffer, into which the next row's kept tiles go now, in flight
-  /// through the cluster's exchange and pass 2.
-  void copyNextRowKeptTiles();
-
   //===--------------------------------------------------------------------===//
   // Rows
   //===--------------------------------------------------------------------===//
@@ -309,6 +325,28 @@ protected:
   /// a group past the last row masks its accesses. `peeled` rows (vector
   /// path only) start anywhere: see peelRow.
   void emitRowLoop(int64_t vec, bool peeled = false);
+
+  /// Before the row loop on a path of form `form`, whose first row is
+  /// `first` (i64): what a strategy starts for that row ahead of the loop,
+  /// and the values it carries from row to row (emitLoopRow returns the next
+  /// row's). None here; the online kernel's kept and chained tiles
+  /// (OnlineEmitter).
+  virtual SmallVector<Value> startRowLoop(const RowLoopForm &form, Value first,
+                                          int64_t vec) {
+    return {};
+  }
+
+  /// The body of one iteration of the row loop: the row `row` (i64; the
+  /// loop's `step` apart from the next) at `xRow` and `yRow`, with `carried`
+  /// the values startRowLoop or the previous iteration's body left for it.
+  /// Returns the values for the next iteration (none here: prefetch =
+  /// registers carries its loads in emitRowLoop). A block holding its row
+  /// (emitFusedRow), re-reading it (emitRowPasses), or the peeled path's
+  /// chunks.
+  virtual SmallVector<Value> emitLoopRow(const RowLoopForm &form, Value row,
+                                         Value step, Value xRow, Value yRow,
+                                         int64_t vec, bool peeled,
+                                         ValueRange carried);
 
   Value constIndex(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
 
@@ -433,119 +471,16 @@ protected:
     return rowred::onlineShare(b, plan, cols, clusterRank);
   }
 
-  /// This thread's loads (loadRaw) of the online tile at column `start` of
-  /// the row at `xRow`, masked at column `end` and, when given, by `exists`:
-  /// the tile the pipelined passes of emitOnlineRow load ahead.
-  SmallVector<Value> loadOnlineTileAhead(Value xRow, Value start, Value end,
-                                         int64_t vec, Value exists = {});
-
-  /// This thread's loads of the first tile, at column `lo` (masked at `hi`:
-  /// none for an empty share), of the block's share of row `row` (i64), or
-  /// none when the row does not exist; evict-last with cache_hints, as pass
-  /// 1 loads its tiles. The tile a chained pass 1 starts from
-  /// (onlineChainsTiles).
-  SmallVector<Value> loadFirstTile(Value row, Value lo, Value hi, int64_t vec);
-
-  /// The chunks of the online tile at column `start` from `raw`, its loads
-  /// issued ahead by loadOnlineTileAhead (masked at column `end`).
-  SmallVector<Chunk> unpackOnlineTile(Value start, Value end, int64_t vec,
-                                      ValueRange raw);
-
-  /// This thread's loads of the online tile at column `start` (masked at
-  /// `end` and, when given, by `exists`) of the block's share from column
-  /// `lo`: from the stage when the tile is one of those kept there
-  /// (kept_elements), else from the row at `xRow`.
-  SmallVector<Value> loadShareTile(Value xRow, Value start, Value lo, Value end,
-                                   int64_t vec, Value exists);
-
-  /// Pass 1's copy of the tile at column `start` (`raw`, as loaded) into the
-  /// stage when it is one of the tiles kept for pass 2 (kept_elements).
-  void keepTile(Value start, Value lo, Value end, int64_t vec, ValueRange raw);
-
-  /// With keep_ahead, starts copying this thread's chunks of the kept tiles
-  /// of row `row` (i64) into the stage, a cp.async group per tile: the
-  /// first row's, before the row loop (as one group, bf16 1024 x 131072 on
-  /// one block per row ran 2.5% slower on the H200).
-  void copyKeptTiles(Value row, Value lo, Value hi);
-
   /// The online kernel's tile at column `start` of the row at `xRow`, or
   /// of the stage, which holds the block's share from its column `lo`;
   /// chunks from column `end` on are masked.
   SmallVector<Chunk> loadOnlineTile(Value xRow, Value start, Value lo,
                                     int64_t vec, bool fromStage, Value end);
 
-  /// Online: pass 1 walks the block's share of the row tile by tile keeping
-  /// a running (max, sum) per thread (onlineFold); pass 2 reads the share
-  /// again and writes the map.
-  ///
-  /// With the stage (prefetch = stage, a known row length), the share was
-  /// copied into shared memory ahead (prefetchRow) and both passes read it
-  /// there: one DRAM read per element. The second pass starts copying
-  /// `nextRow`'s share into each tile of the stage as soon as it has written
-  /// that tile. A peeled row's share starts at its own head, so it is copied
-  /// by the row itself, before pass 1 (onlineRowShare).
-  ///
-  /// With the tiles loaded ahead (onlineTilesAhead), the passes hand loads
-  /// on across their boundaries (onlineChainsTiles): a reversed pass 2
-  /// starts on pass 1's last tile, still in registers, and, given `next`,
-  /// its last iteration loads the next row's first tile, which this returns
-  /// for the next call's `firstTile`.
-  ///
-  /// The per-row inputs are loaded before pass 1 (a gather's element may be
-  /// written over by another block's pass 2), the per-row results stored
-  /// after the row's exchange; a group without 2-D outputs (logsumexp,
-  /// cross-entropy's loss) has no pass 2: one read.
-  SmallVector<Value> emitOnlineRow(Value xRow, Value yRow, int64_t vec,
-                                   Value nextRow = {}, bool peeled = false,
-                                   ValueRange firstTile = {},
-                                   const NextTile *next = nullptr);
-
-  /// The share of the row at `xRow`, read from the stage when `staged` (the
-  /// previous row copied it in). A `peeled` row (see peelRow) shifts every
-  /// share by its head h and clips it at the end of the vectors; its edges
-  /// are loaded here, and with prefetch = stage its vectors are copied into
-  /// the stage here, from column h on (stageShare).
-  OnlineShare onlineRowShare(Value xRow, int64_t vec, bool peeled, bool staged);
-
   /// Starts copying this thread's chunks of columns [lo, hi) of the rows at
   /// `rowPtrs` into their slots of the stage (see Stage::copyChunks) from
   /// their start, as one cp.async group.
   void stageShare(ArrayRef<Value> rowPtrs, Value lo, Value hi);
-
-  /// Pass 1 of the online kernel over `share`: this thread's running (max,
-  /// sum) pair, the edges of a peeled row included. With cache_hints it
-  /// reads its tiles evict-last, so that they stay in L2 for pass 2.
-  ///
-  /// With the tiles loaded ahead, `firstTile` holds the first tile's loads
-  /// when the previous row issued them, and with `lastTile` the last tile is
-  /// folded after the loop and its loads returned there, for pass 2.
-  ///
-  /// With keep_ahead, pass 1 first issues the loads of the first tile after
-  /// the kept ones, then waits for this thread's copies into the stage and
-  /// folds the kept tiles from there while those loads are in flight; the
-  /// loop walks the rest of the share.
-  std::pair<Value, Value> onlinePassOne(Value xRow, int64_t vec,
-                                        const OnlineShare &share,
-                                        ValueRange firstTile = {},
-                                        SmallVector<Value> *lastTile = nullptr);
-
-  /// Pass 2 of the online kernel over `share`, forwards or from the last
-  /// tile back to the first: reads the share again (from the stage when it
-  /// is staged, copying `nextRow`'s share in tile by tile when given) and
-  /// writes the map of the row's (rowMax, rowSum). With cache_hints its
-  /// loads and stores are evict-first.
-  ///
-  /// With the tiles loaded ahead, `lastTile` holds the loads of pass 1's
-  /// last tile (onlineChainsTiles), where a reversed pass 2 starts. With
-  /// `next` (reversed as well), the last iteration, on the share's first
-  /// tile, runs after the loop and first loads the next row's first tile
-  /// (evict-last with cache_hints, as pass 1 loads it); those loads are
-  /// returned.
-  SmallVector<Value> onlinePassTwo(Value xRow, Value yRow, int64_t vec,
-                                   const OnlineShare &share,
-                                   DenseMap<Value, Value> &scalars,
-                                   Value nextRow, ValueRange lastTile = {},
-                                   const NextTile *nextTile = nullptr);
 
   /// One step of the online pass: the running pair (m, d) of this thread
   /// with the valid values of `chunks` folded in, d = sum exp(x - m).
@@ -607,12 +542,6 @@ protected:
   /// (KernelPlan::pairReduce, except on the peeled path of
   /// peeledWithoutPair).
   bool pairRow = false;
-  /// Whether the row path being emitted copies the kept tiles in ahead
-  /// (KernelPlan::keepAhead, on the aligned vector path only).
-  bool keepAheadRow = false;
-  /// With keepAheadRow, the next row of the block (i64), whose kept tiles
-  /// pass 2 copies into the stage.
-  Value keepAheadNextRow;
   /// Whether this thread's row exists, in the row loop with several rows per
   /// block; null otherwise.
   Value rowValid;

@@ -304,13 +304,7 @@ SmallVector<Value> KernelEmitter::loadRowAhead(Value row, int64_t vec) {
 }
 
 void KernelEmitter::prefetchRow(Value row) {
-  if (plan.strategy != Strategy::online)
-    return copyToStage(row, sliceStart, Value());
-  // Not a structured binding: a lambda capturing one is C++20.
-  Value lo, hi;
-  std::tie(lo, hi) = onlineShare();
-  ifRowExists(row, [&](Value xRow) { copyTilesToStage(xRow, lo, hi, lo, hi); });
-  NVVM::CpAsyncCommitGroupOp::create(b);
+  copyToStage(row, sliceStart, Value());
 }
 
 void KernelEmitter::copyToStage(Value row, Value start, Value stageStart,
@@ -353,22 +347,14 @@ SmallVector<Value> KernelEmitter::stagedRowPointers(Value xRow) {
   return rowPtrs;
 }
 
-void KernelEmitter::bulkCopyKeptTiles(Value row, Value buffer, Value lo,
-                                      Value hi) {
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(emitIfFirstThread());
-  b.setInsertionPointToStart(emitIfThen(
-      arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, rows)));
-  Value bytes = arith::MulIOp::create(
-      b, arith::SubIOp::create(b, keptEnd(b, plan, lo, hi), lo),
-      constI32(byteWidth(plan.inType)));
-  bulkCopyToShared(
-      b, stage->barrier(buffer), bytes,
-      [&](int64_t) {
-        return LLVM::GEPOp::create(b, x.getType(), plan.inType,
-                                   rowPointer(x, plan.inType, row, xStride),
-                                   ValueRange{lo},
-                                   LLVM::GEPNoWrapFlags::inbounds);
-      },
-      [&](int64_t) { return stage->buffer(buffer); }, evictFirst);
+SmallVector<Chunk> KernelEmitter::loadOnlineTile(Value xRow, Value start,
+                                                 Value lo, int64_t vec,
+                                                 bool fromStage, Value end) {
+  SmallVector<Chunk> chunks;
+  for (const ChunkPlace &place : chunkPlaces(start, vec, 0, end))
+    chunks.push_back(
+        fromStage ? loadChunk(stage->current(), place.col, place.valid, vec,
+                              arith::SubIOp::create(b, place.col, lo))
+                  : loadChunk(xRow, place.col, place.valid, vec));
+  return chunks;
 }

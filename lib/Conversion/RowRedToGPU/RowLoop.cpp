@@ -84,38 +84,6 @@ elementColumns(ImplicitLocOpBuilder &b, ArrayRef<ChunkPlace> places,
   return columns;
 }
 
-namespace {
-/// The form of the row loop on one path (accesses of `vec` elements, or
-/// the peeled rows): what the loop carries from row to row and which body
-/// a row takes, from the plan alone.
-struct RowLoopForm {
-  /// prefetch: the next row's copy into the stage starts before this row.
-  bool staged;
-  /// keep_ahead: the next row's kept tiles go into the stage during this
-  /// row (the first row's before the loop).
-  bool keepsAhead;
-  /// keep_ahead = bulk: the rows take the stage's buffers by turns.
-  bool bulkRow;
-  /// Each level of reduces reads the row again (streamed levels, or the
-  /// scalar fallback of a block that re-reads its row).
-  bool rereads;
-  /// softmax's (max, sum) pair meets in one exchange on this path.
-  bool pairRow;
-  /// The loop counts its iterations (i32): each cluster exchange's
-  /// mbarrier completes one phase per row, or every other row with two
-  /// buffers, and keep_ahead = bulk's buffers alternate.
-  bool countRows;
-  /// prefetch = registers: the loop carries the next row's loads.
-  bool ahead;
-  /// The online kernel's chained tiles: the loop carries the next row's
-  /// first tile (emitOnlineRow), loaded evict-last as pass 1 loads it; not
-  /// with keep_ahead, whose pass 2 ends on a kept tile.
-  bool tileAhead;
-  /// A block (or slice) holds its whole row in registers (emitFusedRow).
-  bool fusedRow;
-};
-} // namespace
-
 static RowLoopForm rowLoopForm(const KernelPlan &plan, int64_t vec,
                                bool peeled) {
   RowLoopForm form;
@@ -142,14 +110,6 @@ void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
   auto [first, step] = rowLoopBounds();
   if (form.staged)
     prefetchRow(first);
-  keepAheadRow = form.keepsAhead;
-  if (keepAheadRow) {
-    auto [lo, hi] = onlineShare();
-    if (plan.bulkKeep)
-      bulkCopyKeptTiles(first, constI32(0), lo, hi);
-    else
-      copyKeptTiles(first, lo, hi);
-  }
   pairRow = form.pairRow;
   if (cluster)
     cluster->setRowExchanges(plan.clusterExchanges(
@@ -159,10 +119,7 @@ void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
     inits.push_back(constI32(0));
   if (form.ahead)
     llvm::append_range(inits, loadRowAhead(first, vec));
-  if (form.tileAhead) {
-    auto [lo, hi] = onlineShare();
-    llvm::append_range(inits, loadFirstTile(first, lo, hi, vec));
-  }
+  llvm::append_range(inits, startRowLoop(form, first, vec));
   // A block (or slice) holding its whole row in registers takes the same
   // columns on every thread in every row: with sums_in_registers the sums
   // down the columns stay in registers the loop carries, one per column a
@@ -181,10 +138,7 @@ void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
   }
   b.setInsertionPoint(loop.getBody()->getTerminator());
   Value row = loop.getInductionVar();
-  SmallVector<Value> loaded;
-  if (form.ahead || form.tileAhead)
-    llvm::append_range(
-        loaded, loop.getRegionIterArgs().slice(form.countRows, numLoaded));
+  ValueRange loaded = loop.getRegionIterArgs().slice(form.countRows, numLoaded);
   size_t sumsStart = form.countRows + numLoaded;
   if (!sumColumns.empty())
     columnSums->holdInRegisters(loop.getRegionIterArgs().drop_front(sumsStart));
@@ -214,30 +168,11 @@ void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
                                 b, rowValid, row,
                                 arith::SubIOp::create(b, rows, constI64(1)))
                           : row;
-  if (keepAheadRow)
-    keepAheadNextRow = arith::AddIOp::create(b, row, step);
-  if (form.fusedRow) {
-    emitFusedRow(xRow, yRow, vec,
-                 form.staged ? arith::AddIOp::create(b, row, step) : Value(),
-                 loaded);
-  } else if (form.tileAhead) {
-    NextTile next{row, step};
-    SmallVector<Value> nextLoads =
-        emitOnlineRow(xRow, yRow, vec, Value(), peeled, loaded, &next);
+  SmallVector<Value> carriedOn =
+      emitLoopRow(form, row, step, xRow, yRow, vec, peeled, loaded);
+  if (!carriedOn.empty())
     loop.getBody()->getTerminator()->setOperands(form.countRows ? 1 : 0,
-                                                 nextLoads.size(), nextLoads);
-  } else if (plan.streamsLevels()) {
-    emitRowPasses(xRow, yRow, vec);
-  } else if (plan.strategy == Strategy::online) {
-    emitOnlineRow(xRow, yRow, vec,
-                  form.staged ? arith::AddIOp::create(b, row, step) : Value(),
-                  peeled);
-  } else if (peeled) {
-    emitFusedChunks(yRow, loadOwnRow(xRow, vec, /*peeled=*/true), Value());
-  } else {
-    // The scalar path of a block that re-reads its row.
-    emitRowPasses(xRow, yRow, 1);
-  }
+                                                 carriedOn.size(), carriedOn);
   // With a single exchange per row, the next row's write of the same shared
   // slots must wait until every thread has read this row's. (With two or
   // more, the barrier of the next exchange orders them. Cluster exchanges
@@ -261,8 +196,6 @@ void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
   pairSlot = Value();
   if (stage)
     stage->leaveRow();
-  keepAheadRow = false;
-  keepAheadNextRow = Value();
 }
 
 void KernelEmitter::setOperandRows(Value row, Value xRow, Value yRow) {
@@ -605,6 +538,24 @@ int64_t KernelEmitter::rereadChunks() const {
   return std::min<int64_t>(4, plan.elementsPerThread());
 }
 
+SmallVector<Value> KernelEmitter::emitLoopRow(const RowLoopForm &form,
+                                              Value row, Value step, Value xRow,
+                                              Value yRow, int64_t vec,
+                                              bool peeled, ValueRange carried) {
+  if (form.fusedRow)
+    emitFusedRow(xRow, yRow, vec,
+                 form.staged ? arith::AddIOp::create(b, row, step) : Value(),
+                 carried);
+  else if (plan.streamsLevels())
+    emitRowPasses(xRow, yRow, vec);
+  else if (peeled)
+    emitFusedChunks(yRow, loadOwnRow(xRow, vec, /*peeled=*/true), Value());
+  else
+    // The scalar path of a block that re-reads its row.
+    emitRowPasses(xRow, yRow, 1);
+  return {};
+}
+
 TileWalk KernelEmitter::rowPassWalk(int64_t vec) {
   if (plan.strategy == Strategy::online) {
     auto [lo, hi] = onlineShare();
@@ -701,4 +652,27 @@ void KernelEmitter::emitRowPasses(Value xRow, Value yRow, int64_t vec) {
 // (bf16 rms_norm).
 int64_t KernelEmitter::mapBatch(int64_t vec) const {
   return std::max<int64_t>(1, plan.elementsPerThread() / vec / 2);
+}
+
+std::pair<Value, Value> KernelEmitter::onlineFold(Value m, Value d,
+                                                  ArrayRef<Chunk> chunks) {
+  Value mNew = arith::MaximumFOp::create(b, m, maxOfChunks(chunks));
+  // While the running max is -inf every contribution so far is 0.
+  Value finite =
+      arith::CmpFOp::create(b, arith::CmpFPredicate::ONE, mNew, negInf());
+  Value zero = constF32(0.0);
+  Value scale = arith::SelectOp::create(
+      b, finite, emitExp(b, plan, arith::SubFOp::create(b, m, mNew)), zero);
+  SmallVector<Value> terms;
+  for (const Chunk &chunk : chunks) {
+    Value use = arith::AndIOp::create(b, chunk.valid, finite);
+    for (Value v : chunk.values)
+      terms.push_back(arith::SelectOp::create(
+          b, use, emitExp(b, plan, arith::SubFOp::create(b, v, mNew)), zero));
+  }
+  Value tileSum = treeReduce<Value>(
+      terms, [&](Value l, Value r) { return combine(b, Combiner::sum, l, r); });
+  Value dNew =
+      arith::AddFOp::create(b, arith::MulFOp::create(b, d, scale), tileSum);
+  return {mNew, dNew};
 }

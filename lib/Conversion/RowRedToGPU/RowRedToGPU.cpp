@@ -12,6 +12,7 @@
 #include "ChunksEmitter.h"
 #include "ColumnSums.h"
 #include "LaunchMetadata.h"
+#include "OnlineEmitter.h"
 
 #include "llvm/Support/Regex.h"
 
@@ -369,6 +370,8 @@ struct ConvertRowRedToGPUPass
     b.setInsertionPointToStart(&func.getBody().front());
     if (plan.strategy == Strategy::chunks)
       ChunksEmitter(b, group, plan, func).emit();
+    else if (plan.strategy == Strategy::online)
+      OnlineEmitter(b, group, plan, func).emit();
     else
       KernelEmitter(b, group, plan, func).emit();
     gpu::ReturnOp::create(b);

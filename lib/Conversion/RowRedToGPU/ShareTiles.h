@@ -8,7 +8,7 @@
 // keeps in the stage for pass 2 (or keep_ahead copies in): index arithmetic
 // over i32 values, emitted at the builder's insertion point; and which of
 // the tile walk's forms (tiles loaded ahead, chained across the passes,
-// kept) a row path takes. The passes (Online.cpp), the row loop and the
+// kept) a row path takes. The passes (OnlineEmitter), the row loop and the
 // stage's copies compose it.
 //
 //===----------------------------------------------------------------------===//

@@ -1,17 +1,80 @@
-//===- Online.cpp - The online kernel's two passes ------------------------===//
+//===- OnlineEmitter.cpp - The online kernel's two passes -----------------===//
 //
 // Part of the softmax kernel compiler.
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelEmitter.h"
+#include "OnlineEmitter.h"
 
 #include "llvm/Support/SaveAndRestore.h"
 
 using namespace mlir;
 using namespace mlir::rowred;
 
-void KernelEmitter::copyNextRowKeptTiles() {
+SmallVector<Value> OnlineEmitter::startRowLoop(const RowLoopForm &form,
+                                               Value first, int64_t vec) {
+  keepAheadRow = form.keepsAhead;
+  if (keepAheadRow) {
+    auto [lo, hi] = onlineShare();
+    if (plan.bulkKeep)
+      bulkCopyKeptTiles(first, constI32(0), lo, hi);
+    else
+      copyKeptTiles(first, lo, hi);
+  }
+  if (!form.tileAhead)
+    return {};
+  auto [lo, hi] = onlineShare();
+  return loadFirstTile(first, lo, hi, vec);
+}
+
+SmallVector<Value> OnlineEmitter::emitLoopRow(const RowLoopForm &form,
+                                              Value row, Value step, Value xRow,
+                                              Value yRow, int64_t vec,
+                                              bool peeled, ValueRange carried) {
+  if (keepAheadRow)
+    keepAheadNextRow = arith::AddIOp::create(b, row, step);
+  if (form.tileAhead) {
+    NextTile next{row, step};
+    return emitOnlineRow(xRow, yRow, vec, Value(), peeled, carried, &next);
+  }
+  if (plan.streamsLevels()) {
+    emitRowPasses(xRow, yRow, vec);
+    return {};
+  }
+  return emitOnlineRow(
+      xRow, yRow, vec,
+      form.staged ? arith::AddIOp::create(b, row, step) : Value(), peeled);
+}
+
+void OnlineEmitter::prefetchRow(Value row) {
+  // Not a structured binding: a lambda capturing one is C++20.
+  Value lo, hi;
+  std::tie(lo, hi) = onlineShare();
+  ifRowExists(row, [&](Value xRow) { copyTilesToStage(xRow, lo, hi, lo, hi); });
+  NVVM::CpAsyncCommitGroupOp::create(b);
+}
+
+void OnlineEmitter::bulkCopyKeptTiles(Value row, Value buffer, Value lo,
+                                      Value hi) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(emitIfFirstThread());
+  b.setInsertionPointToStart(emitIfThen(
+      arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, rows)));
+  Value bytes = arith::MulIOp::create(
+      b, arith::SubIOp::create(b, keptEnd(b, plan, lo, hi), lo),
+      constI32(byteWidth(plan.inType)));
+  bulkCopyToShared(
+      b, stage->barrier(buffer), bytes,
+      [&](int64_t) {
+        return LLVM::GEPOp::create(b, x.getType(), plan.inType,
+                                   rowPointer(x, plan.inType, row, xStride),
+                                   ValueRange{lo},
+                                   LLVM::GEPNoWrapFlags::inbounds);
+      },
+      [&](int64_t) { return stage->buffer(buffer); }, evictFirst);
+}
+
+void OnlineEmitter::copyNextRowKeptTiles() {
   if (plan.threadsPerRow() <= 32)
     gpu::BarrierOp::create(b);
   auto [lo, hi] = onlineShare();
@@ -20,7 +83,7 @@ void KernelEmitter::copyNextRowKeptTiles() {
                     lo, hi);
 }
 
-SmallVector<Value> KernelEmitter::loadOnlineTileAhead(Value xRow, Value start,
+SmallVector<Value> OnlineEmitter::loadOnlineTileAhead(Value xRow, Value start,
                                                       Value end, int64_t vec,
                                                       Value exists) {
   SmallVector<Value> raw;
@@ -32,7 +95,7 @@ SmallVector<Value> KernelEmitter::loadOnlineTileAhead(Value xRow, Value start,
   return raw;
 }
 
-SmallVector<Value> KernelEmitter::loadFirstTile(Value row, Value lo, Value hi,
+SmallVector<Value> OnlineEmitter::loadFirstTile(Value row, Value lo, Value hi,
                                                 int64_t vec) {
   llvm::SaveAndRestore<Value> policy(loadPolicy, evictLast);
   Value exists = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, rows);
@@ -40,7 +103,7 @@ SmallVector<Value> KernelEmitter::loadFirstTile(Value row, Value lo, Value hi,
                              vec, exists);
 }
 
-SmallVector<Chunk> KernelEmitter::unpackOnlineTile(Value start, Value end,
+SmallVector<Chunk> OnlineEmitter::unpackOnlineTile(Value start, Value end,
                                                    int64_t vec,
                                                    ValueRange raw) {
   SmallVector<Chunk> chunks;
@@ -50,7 +113,7 @@ SmallVector<Chunk> KernelEmitter::unpackOnlineTile(Value start, Value end,
   return chunks;
 }
 
-SmallVector<Value> KernelEmitter::loadShareTile(Value xRow, Value start,
+SmallVector<Value> OnlineEmitter::loadShareTile(Value xRow, Value start,
                                                 Value lo, Value end,
                                                 int64_t vec, Value exists) {
   if (!readsKeptTiles(plan, keepAheadRow))
@@ -73,7 +136,7 @@ SmallVector<Value> KernelEmitter::loadShareTile(Value xRow, Value start,
   return SmallVector<Value>(ifOp.getResults());
 }
 
-void KernelEmitter::keepTile(Value start, Value lo, Value end, int64_t vec,
+void OnlineEmitter::keepTile(Value start, Value lo, Value end, int64_t vec,
                              ValueRange raw) {
   auto ifOp =
       scf::IfOp::create(b, isKeptTile(b, plan, start, lo, end, keepAheadRow),
@@ -91,7 +154,7 @@ void KernelEmitter::keepTile(Value start, Value lo, Value end, int64_t vec,
   }
 }
 
-void KernelEmitter::copyKeptTiles(Value row, Value lo, Value hi) {
+void OnlineEmitter::copyKeptTiles(Value row, Value lo, Value hi) {
   auto loop = scf::ForOp::create(b, lo, keptEnd(b, plan, lo, hi),
                                  constI32(plan.blockElements));
   OpBuilder::InsertionGuard guard(b);
@@ -99,19 +162,7 @@ void KernelEmitter::copyKeptTiles(Value row, Value lo, Value hi) {
   copyToStage(row, loop.getInductionVar(), lo, hi);
 }
 
-SmallVector<Chunk> KernelEmitter::loadOnlineTile(Value xRow, Value start,
-                                                 Value lo, int64_t vec,
-                                                 bool fromStage, Value end) {
-  SmallVector<Chunk> chunks;
-  for (const ChunkPlace &place : chunkPlaces(start, vec, 0, end))
-    chunks.push_back(
-        fromStage ? loadChunk(stage->current(), place.col, place.valid, vec,
-                              arith::SubIOp::create(b, place.col, lo))
-                  : loadChunk(xRow, place.col, place.valid, vec));
-  return chunks;
-}
-
-SmallVector<Value> KernelEmitter::emitOnlineRow(Value xRow, Value yRow,
+SmallVector<Value> OnlineEmitter::emitOnlineRow(Value xRow, Value yRow,
                                                 int64_t vec, Value nextRow,
                                                 bool peeled,
                                                 ValueRange firstTile,
@@ -140,7 +191,7 @@ SmallVector<Value> KernelEmitter::emitOnlineRow(Value xRow, Value yRow,
                        next);
 }
 
-OnlineShare KernelEmitter::onlineRowShare(Value xRow, int64_t vec, bool peeled,
+OnlineShare OnlineEmitter::onlineRowShare(Value xRow, int64_t vec, bool peeled,
                                           bool staged) {
   OnlineShare share;
   share.staged = staged;
@@ -162,7 +213,7 @@ OnlineShare KernelEmitter::onlineRowShare(Value xRow, int64_t vec, bool peeled,
 }
 
 std::pair<Value, Value>
-KernelEmitter::onlinePassOne(Value xRow, int64_t vec, const OnlineShare &share,
+OnlineEmitter::onlinePassOne(Value xRow, int64_t vec, const OnlineShare &share,
                              ValueRange firstTile,
                              SmallVector<Value> *lastTile) {
   bool staged = share.staged;
@@ -247,7 +298,7 @@ KernelEmitter::onlinePassOne(Value xRow, int64_t vec, const OnlineShare &share,
 }
 
 SmallVector<Value>
-KernelEmitter::onlinePassTwo(Value xRow, Value yRow, int64_t vec,
+OnlineEmitter::onlinePassTwo(Value xRow, Value yRow, int64_t vec,
                              const OnlineShare &share,
                              DenseMap<Value, Value> &scalars, Value nextRow,
                              ValueRange lastTile, const NextTile *nextTile) {
@@ -341,27 +392,4 @@ KernelEmitter::onlinePassTwo(Value xRow, Value yRow, int64_t vec,
     emitMap(yRow, share.edges, ctx);
   }
   return nextLoads;
-}
-
-std::pair<Value, Value> KernelEmitter::onlineFold(Value m, Value d,
-                                                  ArrayRef<Chunk> chunks) {
-  Value mNew = arith::MaximumFOp::create(b, m, maxOfChunks(chunks));
-  // While the running max is -inf every contribution so far is 0.
-  Value finite =
-      arith::CmpFOp::create(b, arith::CmpFPredicate::ONE, mNew, negInf());
-  Value zero = constF32(0.0);
-  Value scale = arith::SelectOp::create(
-      b, finite, emitExp(b, plan, arith::SubFOp::create(b, m, mNew)), zero);
-  SmallVector<Value> terms;
-  for (const Chunk &chunk : chunks) {
-    Value use = arith::AndIOp::create(b, chunk.valid, finite);
-    for (Value v : chunk.values)
-      terms.push_back(arith::SelectOp::create(
-          b, use, emitExp(b, plan, arith::SubFOp::create(b, v, mNew)), zero));
-  }
-  Value tileSum = treeReduce<Value>(
-      terms, [&](Value l, Value r) { return combine(b, Combiner::sum, l, r); });
-  Value dNew =
-      arith::AddFOp::create(b, arith::MulFOp::create(b, d, scale), tileSum);
-  return {mNew, dNew};
 }
