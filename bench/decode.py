@@ -9,7 +9,11 @@ in a shuffled order, the median of --rounds rounds' medians): the host's
 time per call (docs/performance.md, The host's time per call) is left out,
 as it is for a model decoding under CUDA graphs. A copy of the input
 (Tensor.copy_) is the floor. Every provider's output is checked against
-float64 first (relative L2).
+float64 first (relative L2). With --chain K each graph calls the op K
+times, on K operand sets of its own (none in the L2 after the flush), and
+the copies are a graph of K copies: the time per call with the graph's
+launch shared by K kernels, as in a model's decode step, where a single
+call's replay is mostly the launch.
 
 Ops and shapes: rms_norm and layer_norm (eps 1e-5) at hidden sizes --hidden,
 softmax, logsumexp and cross-entropy (reduction "none") at vocabularies
@@ -22,7 +26,7 @@ host: a capture refuses it and leaves the device's generator unusable).
 usage: decode.py PACK_DIR [--ops rms_norm,...] [--dtypes f32,bf16]
                  [--rows 1,4,16,64] [--hidden 2048,4096,8192]
                  [--vocab 32000,128256,151936,256000] [--rounds R]
-                 [--json OUT]
+                 [--chain K] [--json OUT]
 """
 import argparse
 import statistics
@@ -93,8 +97,12 @@ def rel_l2(got, want):
             (float(torch.linalg.vector_norm(want)) or 1.0))
 
 
-def run_shape(op, m, n, dname, rounds):
+def run_shape(op, m, n, dname, rounds, chain=1):
     args = arguments(op, m, n, DTYPES[dname])
+    # With a chain, each replay calls the op on `chain` operand sets of
+    # their own: none is in the L2 after the flush.
+    sets = [args] + [arguments(op, m, n, DTYPES[dname])
+                     for _ in range(chain - 1)]
     fns, torch_fn = providers(op)
     ref = torch_fn(*[a.double() if a.is_floating_point() else a
                      for a in args])
@@ -104,14 +112,19 @@ def run_shape(op, m, n, dname, rounds):
     for name, fn in fns.items():
         try:
             row["rel_l2"][name] = rel_l2(fn(*args), ref)
-            replays[name] = graphed(lambda fn=fn: fn(*args))
+            replays[name] = graphed(
+                lambda fn=fn: [fn(*operands) for operands in sets])
         except Exception as e:  # noqa: BLE001 - reported in the table
             row["failed"][name] = f"{type(e).__name__}: {str(e)[:100]}"
-    out = torch.empty_like(args[0])
-    replays["copy"] = lambda: out.copy_(args[0])
+    outs = [torch.empty_like(operands[0]) for operands in sets]
+    copies = lambda: [out.copy_(operands[0])  # noqa: E731
+                      for out, operands in zip(outs, sets)]
+    replays["copy"] = graphed(copies) if chain > 1 else copies
     samples, failed = time_in_rounds(replays, rounds, rep_ms=30)
     row["failed"].update(failed)
-    row["us"] = {k: 1e3 * statistics.median(v) for k, v in samples.items()}
+    row["us"] = {k: 1e3 * statistics.median(v) / chain
+                 for k, v in samples.items()}
+    row["chain"] = chain
     return row
 
 
@@ -138,19 +151,26 @@ def main():
     parser.add_argument("--hidden", default="2048,4096,8192")
     parser.add_argument("--vocab", default="32000,128256,151936,256000")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--chain", type=int, default=1,
+                        help="calls of the op per CUDA graph, each on "
+                        "operands of its own, as a model's decode step "
+                        "runs its kernels back to back; us per call "
+                        "(the copies are then a graph too)")
     parser.add_argument("--json")
     args = parser.parse_args()
     start_package_run(args.pack_dir, args.rounds)
     print(f"{'op':13s} {'type':4s} {'M x N':>11s}{'rowred':>8s}{'torch':>8s}"
           f"{'compile':>8s}{'liger':>8s}{'copy':>8s} {'vs best':>7s} "
-          f"{'rel L2':>8s}   (us per call, CUDA graph replay)")
+          f"{'rel L2':>8s}   (us per call, CUDA graph replay"
+          + (f", {args.chain} calls a graph)" if args.chain > 1 else ")"))
     rows = []
     for op in args.ops.split(","):
         lengths = args.hidden if op in NORM_OPS else args.vocab
         for dname in args.dtypes.split(","):
             for n in map(int, lengths.split(",")):
                 for m in map(int, args.rows.split(",")):
-                    row = run_shape(op, m, n, dname, args.rounds)
+                    row = run_shape(op, m, n, dname, args.rounds,
+                                    args.chain)
                     rows.append(row)
                     print(summary(row), flush=True)
     if args.json:
