@@ -542,17 +542,18 @@ SmallVector<Value> KernelEmitter::emitLoopRow(const RowLoopForm &form,
                                               Value row, Value step, Value xRow,
                                               Value yRow, int64_t vec,
                                               bool peeled, ValueRange carried) {
-  if (form.fusedRow)
+  if (form.fusedRow) {
     emitFusedRow(xRow, yRow, vec,
                  form.staged ? arith::AddIOp::create(b, row, step) : Value(),
                  carried);
-  else if (plan.streamsLevels())
+  } else if (plan.streamsLevels()) {
     emitRowPasses(xRow, yRow, vec);
-  else if (peeled)
+  } else if (peeled) {
     emitFusedChunks(yRow, loadOwnRow(xRow, vec, /*peeled=*/true), Value());
-  else
+  } else {
     // The scalar path of a block that re-reads its row.
     emitRowPasses(xRow, yRow, 1);
+  }
   return {};
 }
 
