@@ -254,18 +254,7 @@ void ChunksEmitter::emitChunk(Value row, Value chunk, Value count,
   if (group.outputs.empty())
     return;
   if (isSoftmaxMap(group)) {
-    // exp(x_i - m) / s = e_i * exp(m_t - m) / s: 0 when the thread's
-    // elements are all -inf (e_i = 0 against the shift of 0, which the
-    // scale must not blow up), NaN when the whole row is -inf (m = -inf,
-    // s = 0), as torch's result.
-    Value scale = arith::DivFOp::create(
-        b, emitExp(b, plan, arith::SubFOp::create(b, mt, rowMax)), rowSum);
-    for (auto [c, values] : llvm::zip(held, exps)) {
-      SmallVector<Value> outs;
-      for (Value e : values)
-        outs.push_back(arith::MulFOp::create(b, e, scale));
-      storeChunk(yRow, c.col, c.valid, outs);
-    }
+    storeScaledExps(yRow, held, exps, mt, rowMax, rowSum);
   } else {
     emitMap(yRow, held, ctx);
   }

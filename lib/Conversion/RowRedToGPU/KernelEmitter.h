@@ -440,6 +440,16 @@ protected:
   /// (m, s) as usual.
   void emitPairRow(Value yRow, ArrayRef<Chunk> chunks, Value nextRow);
 
+  /// softmax's map from the exponentials e_i = exp(x_i - mt) this thread
+  /// holds for `chunks` (`exps`, one list per chunk), against its own max
+  /// `mt`: writes e_i * (exp(mt - m) / s) for the row's max `m` and sum `s`,
+  /// one exp per thread. 0 where the thread's elements are all -inf (e_i = 0
+  /// against a shift that the scale must not blow up), NaN when the whole
+  /// row is -inf (m = -inf, s = 0), as torch's result.
+  void storeScaledExps(Value yRow, ArrayRef<Chunk> chunks,
+                       ArrayRef<SmallVector<Value>> exps, Value mt, Value m,
+                       Value s);
+
   /// Elements per thread and tile of the re-reading fallback.
   int64_t rereadChunks() const;
 

@@ -521,12 +521,16 @@ void KernelEmitter::emitPairRow(Value yRow, ArrayRef<Chunk> chunks,
     emitMap(yRow, chunks, ctx);
     return;
   }
-  // exp(x_i - m) / s = e_i * exp(m_t - m) / s. When every element of the
-  // row is -inf, m_t = m = -inf and s = 0: the scale is NaN, as torch's
-  // result.
+  storeScaledExps(yRow, chunks, exps, mt, m, s);
+}
+
+void KernelEmitter::storeScaledExps(Value yRow, ArrayRef<Chunk> chunks,
+                                    ArrayRef<SmallVector<Value>> exps, Value mt,
+                                    Value m, Value s) {
+  // exp(x_i - m) / s = e_i * exp(mt - m) / s.
   Value scale = arith::DivFOp::create(
       b, emitExp(b, plan, arith::SubFOp::create(b, mt, m)), s);
-  for (auto [chunk, values] : llvm::zip(chunks, exps)) {
+  for (auto [chunk, values] : llvm::zip_equal(chunks, exps)) {
     SmallVector<Value> outs;
     for (Value e : values)
       outs.push_back(arith::MulFOp::create(b, e, scale));
