@@ -117,8 +117,10 @@ def run_shape(op, m, n, dname, rounds, chain=1):
         except Exception as e:  # noqa: BLE001 - reported in the table
             row["failed"][name] = f"{type(e).__name__}: {str(e)[:100]}"
     outs = [torch.empty_like(operands[0]) for operands in sets]
-    copies = lambda: [out.copy_(operands[0])  # noqa: E731
-                      for out, operands in zip(outs, sets)]
+
+    def copies():
+        for out, operands in zip(outs, sets):
+            out.copy_(operands[0])
     replays["copy"] = graphed(copies) if chain > 1 else copies
     samples, failed = time_in_rounds(replays, rounds, rep_ms=30)
     row["failed"].update(failed)

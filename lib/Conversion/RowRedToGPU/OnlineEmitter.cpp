@@ -14,17 +14,17 @@ using namespace mlir::rowred;
 SmallVector<Value> OnlineEmitter::startRowLoop(const RowLoopForm &form,
                                                Value first, int64_t vec) {
   keepAheadRow = form.keepsAhead;
-  if (keepAheadRow) {
-    auto [lo, hi] = onlineShare();
-    if (plan.bulkKeep)
-      bulkCopyKeptTiles(first, constI32(0), lo, hi);
-    else
-      copyKeptTiles(first, lo, hi);
-  }
-  if (!form.tileAhead)
+  // The two exclude each other (RowLoopForm::tileAhead).
+  if (!keepAheadRow && !form.tileAhead)
     return {};
   auto [lo, hi] = onlineShare();
-  return loadFirstTile(first, lo, hi, vec);
+  if (form.tileAhead)
+    return loadFirstTile(first, lo, hi, vec);
+  if (plan.bulkKeep)
+    bulkCopyKeptTiles(first, constI32(0), lo, hi);
+  else
+    copyKeptTiles(first, lo, hi);
+  return {};
 }
 
 SmallVector<Value> OnlineEmitter::emitLoopRow(const RowLoopForm &form,
