@@ -19,6 +19,7 @@ using namespace mlir::rowred;
 
 void ClusterExchange::initBarriers(int64_t count) {
   initMbarriers(b, tid, kClusterBarriersName, count);
+  NVVM::ClusterArriveOp::create(b, b.getUnitAttr());
 }
 
 Value ClusterExchange::indexOf(int64_t exchange) {
@@ -31,6 +32,15 @@ Value ClusterExchange::indexOf(int64_t exchange) {
 
 Value ClusterExchange::barrier(Value index) {
   return mbarrierAt(b, kClusterBarriersName, index);
+}
+
+void ClusterExchange::awaitCluster() {
+  NVVM::ClusterWaitOp::create(b, b.getUnitAttr());
+}
+
+void ClusterExchange::finish() {
+  NVVM::ClusterArriveRelaxedOp::create(b, b.getUnitAttr());
+  NVVM::ClusterWaitOp::create(b, b.getUnitAttr());
 }
 
 void ClusterExchange::startRow(Value buffer, Value parity) {

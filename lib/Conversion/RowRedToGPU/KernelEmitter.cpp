@@ -88,27 +88,19 @@ void KernelEmitter::emit() {
     if (plan.strategy != Strategy::fused)
       evictFirst = policy("evict_first");
   }
-  // Distributed shared memory of another block may only be accessed once
-  // that block has started and initialized its mbarriers: one cluster
-  // barrier before the first exchange (compute-sanitizer's racecheck
-  // reports the writes otherwise).
-  if (plan.bulkKeep)
+  if (plan.bulkKeep) {
     stage->initBarriers(tid, 2);
-  if (plan.clusterSize > 1) {
-    cluster->initBarriers(plan.clusterBarriers(group.reduces.size()));
-    emitClusterBarrier(b);
-  } else if (plan.bulkKeep) {
     gpu::BarrierOp::create(b);
   }
+  if (plan.clusterSize > 1)
+    cluster->initBarriers(plan.clusterBarriers(group.reduces.size()));
   if (group.hasColumnSums())
     startColumnSums();
   emitPaths([&](int64_t vec, bool peeled) { emitRowLoop(vec, peeled); });
   if (columnSums)
     columnSums->finish();
-  // No block may exit while the others of its cluster can still read its
-  // shared memory.
-  if (plan.clusterSize > 1)
-    emitClusterBarrier(b);
+  if (cluster)
+    cluster->finish();
 }
 
 void KernelEmitter::startColumnSums() {

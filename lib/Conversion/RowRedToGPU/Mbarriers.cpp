@@ -86,8 +86,3 @@ void mlir::rowred::bulkCopyToShared(ImplicitLocOpBuilder &b, Value barrier,
         b, to, from, barrier, bytes, /*multicastMask=*/Value(), l2Hint);
   }
 }
-
-void mlir::rowred::emitClusterBarrier(ImplicitLocOpBuilder &b) {
-  NVVM::ClusterArriveOp::create(b, b.getUnitAttr());
-  NVVM::ClusterWaitOp::create(b, b.getUnitAttr());
-}

@@ -51,10 +51,6 @@ void bulkCopyToShared(ImplicitLocOpBuilder &b, Value barrier, Value bytes,
                       function_ref<Value(int64_t)> dst, Value l2Hint,
                       int64_t copies = 1);
 
-/// `barrier.cluster.arrive` (release) and `barrier.cluster.wait`
-/// (acquire), executed by every thread of every block of the cluster.
-void emitClusterBarrier(ImplicitLocOpBuilder &b);
-
 } // namespace rowred
 } // namespace mlir
 

@@ -130,6 +130,10 @@ void KernelEmitter::emitRowLoop(int64_t vec, bool peeled) {
     sumColumns = elementColumns(b, chunkPlaces(sliceStart, vec), vec);
     llvm::append_range(inits, columnSums->registerInits(sumColumns.size()));
   }
+  // The first cluster barrier's wait, after the loads of the first row
+  // issued ahead of the loop, where there are any.
+  if (cluster)
+    cluster->awaitCluster();
   auto loop = scf::ForOp::create(b, first, rows, step, inits);
   OpBuilder::InsertionGuard guard(b);
   if (!inits.empty()) {

@@ -31,15 +31,19 @@
 // CHECK: %[[RANK32:.*]] = arith.index_cast %[[RANK]] : index to i32
 // CHECK: arith.muli %[[RANK32]], %c16384_i32
 // Thread 0 initializes the mbarriers (one arrival: its own), and every block
-// of the cluster has started before any writes to another's shared memory.
+// of the cluster has arrived after its own before any writes to another's
+// shared memory: the cluster barrier's wait comes just before the row loop
+// (after the first row's loads, where they are issued ahead of it).
 // CHECK: nvvm.mbarrier.init %{{.*}}, %c1_i32
 // CHECK: nvvm.mbarrier.init %{{.*}}, %c1_i32
 // CHECK: nvvm.fence.mbarrier.init
 // CHECK: nvvm.cluster.arrive {aligned}
-// CHECK-NEXT: nvvm.cluster.wait {aligned}
+// CHECK-NOT: nvvm.cluster.wait
 // CHECK: scf.if
 // CHECK: gpu.cluster_id x
 // CHECK: gpu.cluster_dim x
+// CHECK: nvvm.cluster.wait {aligned}
+// CHECK-NEXT: scf.for
 // Each row: its parity k & 1, and thread 0 arms both mbarriers for 4 x 4
 // bytes.
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[K:[^ ]*]] = %c0_i32{{[_0-9]*}}) -> (i32)
@@ -67,8 +71,9 @@
 // CHECK: arith.muli %c1_i32{{.*}}, %c4_i32
 // CHECK: nvvm.inline_ptx
 // CHECK: nvvm.mbarrier.try_wait %{{.*}}, %[[PARITY]]
-// No block leaves while others may still read its shared memory.
-// FINAL: nvvm.cluster.arrive {aligned}
+// The blocks meet once more before they leave, with a relaxed arrival: no
+// block waits for its stores to complete before it arrives.
+// FINAL: nvvm.cluster.arrive.relaxed {aligned}
 // FINAL-NEXT: nvvm.cluster.wait {aligned}
 // FINAL-NEXT: gpu.return
 
@@ -77,10 +82,12 @@
 // PTX: .explicitcluster
 // PTX-SAME: .reqnctapercluster 4, 1, 1
 // PTX-SAME: mbarrier.init.shared.b64
-// PTX-SAME: barrier.cluster.arrive.aligned;\0A\09barrier.cluster.wait.aligned;
+// PTX-SAME: barrier.cluster.arrive.aligned;
+// PTX-SAME: barrier.cluster.wait.aligned;
 // PTX-SAME: mbarrier.arrive.expect_tx.shared.b64
 // PTX-SAME: st.async.shared::cluster.mbarrier::complete_tx::bytes.f32
 // PTX-SAME: mbarrier.try_wait.parity.shared.b64
+// PTX-SAME: barrier.cluster.arrive.relaxed.aligned;\0A\09barrier.cluster.wait.aligned;
 
 // Clusters of 16 (non-portable): 512-thread slices of 16384 elements; the
 // lanes read the 16 partials and a four-step butterfly combines them.

@@ -18,7 +18,8 @@
 // CLUSTER: gpu.cluster_block_id  x
 // CLUSTER-COUNT-2: nvvm.mbarrier.init %{{.*}}, %c1_i32
 // CLUSTER: nvvm.fence.mbarrier.init
-// CLUSTER: nvvm.cluster.arrive
+// CLUSTER: nvvm.cluster.arrive {aligned}
+// CLUSTER: nvvm.cluster.wait {aligned}
 // The row loop counts its rows: buffer k & 1, phase parity (k >> 1) & 1;
 // thread 0 arms the row's mbarrier for 4 blocks x 2 values x 4 bytes.
 // CLUSTER: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[K:[^ ]*]] = %c0_i32{{[_0-9]*}}) -> (i32)
@@ -57,9 +58,10 @@
 // CLUSTER-COUNT-2: gpu.shuffle xor
 // CLUSTER-NOT: gpu.barrier
 // CLUSTER: scf.yield %{{[0-9]+}} : i32{{$}}
-// No cluster barrier inside the row loop; one before the kernel returns.
+// No cluster barrier inside the row loop; one before the kernel returns,
+// arrived at without waiting for the block's stores.
 // CLUSTER-NOT: nvvm.cluster.wait
-// CLUSTER: nvvm.cluster.arrive {aligned}
+// CLUSTER: nvvm.cluster.arrive.relaxed {aligned}
 // CLUSTER-NEXT: nvvm.cluster.wait {aligned}
 // CLUSTER-NEXT: gpu.return
 // CLUSTER-SM80: error: 'rowred.map' op an online kernel over clusters needs thread-block clusters (sm_90 or newer), not sm_80
