@@ -8,6 +8,7 @@
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='strategy = fused, cluster = 4'" --rowred-decompose --rowred-plan="cols=1024" 2>&1 | FileCheck %s --check-prefix=FUSED-CLUSTER
 // RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='cluster = 16'" --rowred-to-ptx="cols=262144 strategy=cluster" | FileCheck %s --check-prefix=SIXTEEN
 // RUN: not softmax-opt %S/Inputs/dynamic.mlir --rowred-decompose --rowred-plan="cols=1048576 strategy=cluster" --convert-rowred-to-gpu 2>&1 | FileCheck %s --check-prefix=LONG
+// RUN: softmax-opt %S/Inputs/dynamic.mlir --test-rowred-plan-request="fields='prefetch = registers'" --rowred-decompose --rowred-plan="cols=65536 strategy=cluster" --convert-rowred-to-gpu | FileCheck %s --check-prefix=AHEAD
 
 // A 65536-column f32 softmax split over a cluster of 4 blocks, each holding
 // a 16384-element slice in registers (512 threads x 32). The host launches
@@ -88,6 +89,14 @@
 // PTX-SAME: st.async.shared::cluster.mbarrier::complete_tx::bytes.f32
 // PTX-SAME: mbarrier.try_wait.parity.shared.b64
 // PTX-SAME: barrier.cluster.arrive.relaxed.aligned;\0A\09barrier.cluster.wait.aligned;
+
+// Where the loop loads each row ahead, the first row's loads are issued
+// before the wait at the first cluster barrier, and the loop carries them.
+// AHEAD: nvvm.cluster.arrive {aligned}
+// AHEAD-NOT: nvvm.cluster.wait
+// AHEAD-COUNT-8: llvm.load %{{.*}} : !llvm.ptr<1> -> vector<4xf32>
+// AHEAD: nvvm.cluster.wait {aligned}
+// AHEAD-NEXT: scf.for {{.*}} -> (i32, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
 
 // Clusters of 16 (non-portable): 512-thread slices of 16384 elements; the
 // lanes read the 16 partials and a four-step butterfly combines them.
