@@ -4,10 +4,11 @@
 //
 // The mbarriers the kernels wait on (arrays of i64 in shared memory, each
 // named by a global of the kernel): their initialization by thread 0, the
-// wait for a phase, the bulk copies from global memory that complete one,
-// and the cluster barrier. Free functions over the builder and the values
-// they need; the strategies compose them (KernelEmitter's keep_ahead =
-// bulk stage and cluster exchanges, ChunksEmitter's chunk stage).
+// wait for a phase and the bulk copies from global memory that complete
+// one (ClusterExchange has the cluster barriers). Free functions over the
+// builder and the values they need; the strategies compose them
+// (KernelEmitter's keep_ahead = bulk stage and cluster exchanges,
+// ChunksEmitter's chunk stage).
 //
 //===----------------------------------------------------------------------===//
 
