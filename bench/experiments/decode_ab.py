@@ -22,8 +22,10 @@ waiting for it: its times here are the host's, not its kernel's. Compare
 the variants with each other and with torch's op; time Liger by CUDA graph
 replay.
 
-usage: decode_ab.py DIR
+usage: decode_ab.py DIR [--rows 1,4,16,64] [--match RE]
+  (--match: only the kernels whose <op>_<dtype>_n<N> name matches RE)
 """
+import argparse
 import json
 import math
 import os
@@ -111,7 +113,13 @@ def launcher(kernel, args, m, n):
 
 
 def main():
-    root = sys.argv[1]
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("dir")
+    parser.add_argument("--rows", default="1,4,16,64")
+    parser.add_argument("--match", help="only the shapes whose kernel name "
+                        "(<op>_<dtype>_n<N>) matches this regular expression")
+    args = parser.parse_args()
+    root = args.dir
     variants = sorted(os.listdir(root), key=lambda v: (v != "auto", v))
     try:
         from liger_kernel.ops.layer_norm import LigerLayerNormFunction
@@ -129,7 +137,9 @@ def main():
         (m["op"], m["dtype"], int(m["n"])) for m in (
             re.match(r"(?P<op>[a-z_]+)_(?P<dtype>f32|bf16)_n(?P<n>\d+)"
                      r"_kernel0\.json$", f)
-            for f in os.listdir(os.path.join(root, "auto"))) if m)
+            for f in os.listdir(os.path.join(root, "auto"))) if m and (
+                not args.match or re.search(
+                    args.match, f"{m['op']}_{m['dtype']}_n{m['n']}")))
 
     torch.set_grad_enabled(False)
     for op, dname, n in shapes:
@@ -148,7 +158,7 @@ def main():
                     found.append((rows, _runtime.Kernel(path, 0)))
             if found:
                 kernels[v] = sorted(found, key=lambda e: e[0])
-        for m in (1, 4, 16, 64):
+        for m in map(int, args.rows.split(",")):
             # What the runtime launches at m rows: the kernel of the fewest
             # max_rows that admits them. A variant's plan request states its
             # one kernel (rowred-plan plans the few-rows kernels beside
