@@ -57,7 +57,8 @@ public:
   /// its own, which arms the expected bytes) and makes them visible to the
   /// cluster; then every thread arrives at the first cluster barrier.
   void initBarriers(int64_t count);
-  /// Waits at the first cluster barrier: once, before the row loop.
+  /// Waits at the first cluster barrier: once, before the row loop (of
+  /// each of the kernel's exclusive paths).
   void awaitCluster();
   /// The last cluster barrier, before the blocks leave.
   void finish();

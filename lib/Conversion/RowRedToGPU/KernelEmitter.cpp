@@ -92,7 +92,7 @@ void KernelEmitter::emit() {
     stage->initBarriers(tid, 2);
     gpu::BarrierOp::create(b);
   }
-  if (plan.clusterSize > 1)
+  if (cluster)
     cluster->initBarriers(plan.clusterBarriers(group.reduces.size()));
   if (group.hasColumnSums())
     startColumnSums();
