@@ -170,17 +170,17 @@ def main():
             for v, found in kernels.items():
                 rows, k = next(e for e in found if e[0] >= m)
                 ks[v + ("*" if auto_few and rows == math.inf else "")] = k
-            args = arguments(op, m, n, dtypes[dname])
-            ref, peer = reference_and_peers(op, args, n, liger)
+            operands = arguments(op, m, n, dtypes[dname])
+            ref, peer = reference_and_peers(op, operands, n, liger)
             fns, errs = {}, {}
             for v, k in ks.items():
-                fns[v], out = launcher(k, args, m, n)
+                fns[v], out = launcher(k, operands, m, n)
                 fns[v]()
                 torch.cuda.synchronize()
                 errs[v] = float((out.double() - ref).norm() / ref.norm())
-            y2 = torch.empty_like(args[0])
+            y2 = torch.empty_like(operands[0])
             fns.update(peer)
-            fns["copy"] = lambda: y2.copy_(args[0])
+            fns["copy"] = lambda: y2.copy_(operands[0])
             for name, f in list(peer.items()):
                 try:
                     errs[name] = float((f().double() - ref).norm()
