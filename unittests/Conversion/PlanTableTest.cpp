@@ -536,7 +536,8 @@ TEST(PlanTableTest, CompiledTableGivesFewRowsTheirKernel) {
   ASSERT_TRUE(table.fewRowsOf({bf16, 40960, /*aligned=*/true}));
   EXPECT_EQ(table.fewRowsOf({bf16, 40960, /*aligned=*/true})->maxRows, 64);
   EXPECT_EQ(table.fewRowsOf({bf16, 40961, /*aligned=*/false})->maxRows, 32);
-  EXPECT_EQ(table.fewRowsOf({bf16, 32000, /*aligned=*/true})->maxRows, 16);
+  EXPECT_EQ(table.fewRowsOf({bf16, 32000, /*aligned=*/true})->maxRows, 64);
+  EXPECT_EQ(table.fewRowsOf({bf16, 20480, /*aligned=*/true})->maxRows, 16);
   EXPECT_EQ(table.fewRowsOf({bf16, 32000, /*aligned=*/true, /*held=*/1,
                              /*reduces=*/2, /*writesRows=*/false})
                 ->maxRows,

@@ -2,7 +2,8 @@
 // launch of at most 64 rows of 24577-32768 elements takes a second kernel
 // over a cluster of 8 blocks, and one of 120000-160000 keeps the cluster
 // of 16 blocks to 64 rows (the plan table's few_rows). Softmax, which
-// writes its rows, keeps its own rows: 16 rows at 32000, 48 at 128256.
+// writes its rows, keeps its own rows: 64 rows at 32000 (a cluster
+// that pairs its reductions), 48 at 128256.
 // Short rows take one kernel.
 
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=32000 chip=sm_90" | FileCheck %s --check-prefix=N32000
@@ -15,7 +16,7 @@
 // N32000-LABEL: func.func @cross_entropy_f32
 // N32000: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 4096, warps = 4, cluster = 8,{{.*}}max_rows = 64>
 // N32000-LABEL: func.func @softmax_bf16
-// N32000: rowred.few_rows_plan = #rowred.plan<strategy = cluster,{{.*}}cluster = 8,{{.*}}max_rows = 16>
+// N32000: rowred.few_rows_plan = #rowred.plan<strategy = cluster,{{.*}}cluster = 8,{{.*}}pair_reduce = true,{{.*}}max_rows = 64>
 
 // N128256-LABEL: func.func @logsumexp_bf16
 // N128256: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 8192, warps = 16, cluster = 16,{{.*}}max_rows = 64>

@@ -15,6 +15,7 @@
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=262144 chip=sm_90" | FileCheck %s --check-prefix=N262144
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=32001 chip=sm_90" | FileCheck %s --check-prefix=N32001
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=32768 chip=sm_90" | FileCheck %s --check-prefix=BLOCK
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=20480 chip=sm_90" | FileCheck %s --check-prefix=N20480
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=16411 chip=sm_90" | FileCheck %s --check-prefix=N16411
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=16384 chip=sm_90" | FileCheck %s --check-prefix=NONE
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=128256 chip=sm_80" | FileCheck %s --check-prefix=NONE
@@ -95,18 +96,21 @@
 
 // Rows a block per row holds, for softmax's pair: f32's fused block of
 // 32768 and bf16's staged row (the online kernel, a block per row) take a
-// cluster of 8 for at most 1024 and 16 rows, whose bf16 slices of 32
-// elements per thread pair their reductions beside the path that re-reads
-// the row. The norms' clusters take none.
+// cluster of 8 for at most 1024 and 64 rows (16 up to 24576), whose bf16
+// slices of 32 elements per thread pair their reductions beside the path
+// that re-reads the row. The norms' clusters take none.
 // BLOCK-LABEL: func.func @softmax_f32
 // BLOCK: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 4096, warps = 4, cluster = 8, {{.*}}max_rows = 1024>
 // BLOCK-SAME: rowred.plan = #rowred.plan<strategy = fused, block = 32768,
 // BLOCK-LABEL: func.func @softmax_bf16
-// BLOCK: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 4096, warps = 4, cluster = 8, vector = 8, reread = true, {{.*}}pair_reduce = true, {{.*}}max_rows = 16>
+// BLOCK: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 4096, warps = 4, cluster = 8, vector = 8, reread = true, {{.*}}pair_reduce = true, {{.*}}max_rows = 64>
 // BLOCK-SAME: rowred.plan = #rowred.plan<strategy = online, {{.*}}prefetch = stage,
 // BLOCK-LABEL: func.func @rms_norm_f32
 // BLOCK-NOT: few_rows_plan
 // BLOCK: return
+// N20480-LABEL: func.func @softmax_bf16
+// N20480: rowred.few_rows_plan = #rowred.plan<strategy = cluster, {{.*}}cluster = 8, {{.*}}pair_reduce = true, {{.*}}max_rows = 16>
+// N20480-SAME: rowred.plan = #rowred.plan<strategy = online,
 
 // Odd bf16 rows of 16385 to 57344 are staged (a block per row) and keep
 // their cluster of 8 for at most 64 rows (32 beyond 32768); f32's rows of
