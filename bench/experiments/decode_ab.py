@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Decode-size A/B: the kernels of several plans (DIR/<variant>/, from
-gen_plan_variants.py decode or vocab: every <op>_<dtype>_n<N> kernel of
-DIR/auto, rms_norm, layer_norm, softmax, logsumexp or cross_entropy) at 1,
-4, 16 and 64 rows, beside torch's op, Liger-Kernel's (where importable;
+gen_plan_variants.py decode or vocab, or packs of rowred.packs build from
+two compilers: every <op>_<dtype>_n<N> kernel of DIR/auto, rms_norm,
+layer_norm, softmax, logsumexp or cross_entropy, f32, f16 or bf16) at 1,
+4, 16 and 64 rows (--rows), beside torch's op, Liger-Kernel's (where importable;
 the norms and softmax) and a copy of the tensor. Each call is timed alone
 between CUDA events after an L2 flush (a 256 MiB memset, which also gives
 the host time to queue the call); variants take turns in 5 rounds of 15
@@ -132,10 +133,11 @@ def main():
         print("liger not importable:", e)
         liger = None
     flush = torch.empty(256 * 2**20, dtype=torch.int8, device="cuda")
-    dtypes = {"f32": torch.float32, "bf16": torch.bfloat16}
+    dtypes = {"f32": torch.float32, "f16": torch.float16,
+              "bf16": torch.bfloat16}
     shapes = sorted(
         (m["op"], m["dtype"], int(m["n"])) for m in (
-            re.match(r"(?P<op>[a-z_]+)_(?P<dtype>f32|bf16)_n(?P<n>\d+)"
+            re.match(r"(?P<op>[a-z_]+)_(?P<dtype>f32|f16|bf16)_n(?P<n>\d+)"
                      r"_kernel0\.json$", f)
             for f in os.listdir(os.path.join(root, "auto"))) if m and (
                 not args.match or re.search(
