@@ -538,6 +538,15 @@ TEST(PlanTableTest, CompiledTableGivesFewRowsTheirKernel) {
   EXPECT_EQ(table.fewRowsOf({bf16, 40961, /*aligned=*/false})->maxRows, 32);
   EXPECT_EQ(table.fewRowsOf({bf16, 32000, /*aligned=*/true})->maxRows, 64);
   EXPECT_EQ(table.fewRowsOf({bf16, 20480, /*aligned=*/true})->maxRows, 16);
+  // f16 staged rows take the same clusters as bf16's (the same bytes).
+  for (auto [cols, aligned, maxRows] :
+       {std::tuple{20480, true, 16}, {32000, true, 64}, {40960, true, 64},
+        {32001, false, 64}}) {
+    const FewRowsRow *half = table.fewRowsOf({f16, cols, aligned});
+    ASSERT_TRUE(half) << cols;
+    EXPECT_EQ(half->lengths.cluster, 8) << cols;
+    EXPECT_EQ(half->maxRows, maxRows) << cols;
+  }
   EXPECT_EQ(table.fewRowsOf({bf16, 32000, /*aligned=*/true, /*held=*/1,
                              /*reduces=*/2, /*writesRows=*/false})
                 ->maxRows,
@@ -561,15 +570,14 @@ TEST(PlanTableTest, CompiledTableGivesFewRowsTheirKernel) {
                             /*reduces=*/2})
                 ->lengths.strategy,
             Strategy::cluster);
-  // f16 takes bf16's rows from 50000 columns.
+  // f16 takes bf16's rows (from 16385 columns: above).
   EXPECT_EQ(table.fewRowsOf({f16, 128256, /*aligned=*/true})->lengths.cluster,
             16);
   EXPECT_EQ(table.fewRowsOf({f16, 65536, /*aligned=*/true})->maxRows, 64);
-  // Not measured: other kernels' chunks there, and f16's shorter rows.
+  // Not measured: other kernels' chunks there.
   EXPECT_FALSE(table.fewRowsOf({f32, 256000, /*aligned=*/true}));
   EXPECT_FALSE(table.fewRowsOf(
       {f32, 1048576, /*aligned=*/true, /*held=*/2, /*reduces=*/1}));
-  EXPECT_FALSE(table.fewRowsOf({f16, 32768, /*aligned=*/true}));
   EXPECT_FALSE(table.fewRowsOf({f32, 16411, /*aligned=*/false}));
 }
 
