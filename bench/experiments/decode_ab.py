@@ -1,21 +1,22 @@
 #!/usr/bin/env python3
 """Decode-size A/B: the kernels of several plans (DIR/<variant>/, from
-gen_plan_variants.py decode or vocab, or packs of rowred.packs build from
-two compilers: every <op>_<dtype>_n<N> kernel of DIR/auto, rms_norm,
-layer_norm, softmax, logsumexp or cross_entropy, f32, f16 or bf16) at 1,
-4, 16 and 64 rows (--rows), beside torch's op, Liger-Kernel's (where importable;
-the norms and softmax) and a copy of the tensor. Each call is timed alone
-between CUDA events after an L2 flush (a 256 MiB memset, which also gives
-the host time to queue the call); variants take turns in 5 rounds of 15
-calls; the median of the rounds' medians. Every output is checked against
-float64 first (relative L2 printed as maxerr). Each variant times the
-kernel the package launches at these rows: of a shape's kernels
-(<name>.json and the few-rows <name>_rows<K>.json, max_rows = K), the one
-of the fewest max_rows that admits them. A plan request states the one
-kernel it asks for (rowred-plan plans the few-rows kernels beside auto's
-plans only): a variant that times its many-row kernel where auto has a
-few-rows one is labelled with a "*"; to compare a field at decode sizes,
-request the few-rows plan's fields with it.
+gen_plan_variants.py decode or vocab, or packs of rowred.packs build
+from two compilers: every <op>_<dtype>_n<N> kernel of DIR/auto,
+rms_norm, layer_norm, softmax, logsumexp or cross_entropy, f32, f16 or
+bf16) at 1, 4, 16 and 64 rows (--rows), beside torch's op,
+Liger-Kernel's (where importable; the norms and softmax) and a copy of
+the tensor. Each call is timed alone between CUDA events after an L2
+flush (a 256 MiB memset, which also gives the host time to queue the
+call); variants take turns in 5 rounds of 15 calls; the median of the
+rounds' medians. Every output is checked against float64 first (relative
+L2 printed as maxerr). Each variant times the kernel the package
+launches at these rows: of a shape's kernels (<name>.json and the
+few-rows <name>_rows<K>.json, max_rows = K), the one of the fewest
+max_rows that admits them. A plan request states the one kernel it asks
+for (rowred-plan plans the few-rows kernels beside auto's plans only): a
+variant that times its many-row kernel where auto has a few-rows one is
+labelled with a "*"; to compare a field at decode sizes, request the
+few-rows plan's fields with it.
 
 Caveat: a provider whose host path takes longer than the flush (Liger's
 Python launch, 20-100 us on the H200 machine) is timed with the GPU idle

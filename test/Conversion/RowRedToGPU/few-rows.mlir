@@ -95,10 +95,10 @@
 // JSON-CHUNKS-FEW-NOT: "variants"
 
 // Rows a block per row holds, for softmax's pair: f32's fused block of
-// 32768 and bf16's staged row (the online kernel, a block per row) take a
-// cluster of 8 for at most 1024 and 64 rows (16 up to 24576), whose bf16
-// slices of 32 elements per thread pair their reductions beside the path
-// that re-reads the row. The norms' clusters take none.
+// 32768 and the 16-bit staged row (the online kernel, a block per row)
+// take a cluster of 8 for at most 1024 and 64 rows (16 up to 24576), whose
+// 16-bit slices of 32 elements per thread pair their reductions beside the
+// path that re-reads the row. The norms' clusters take none.
 // BLOCK-LABEL: func.func @softmax_f32
 // BLOCK: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 4096, warps = 4, cluster = 8, {{.*}}max_rows = 1024>
 // BLOCK-SAME: rowred.plan = #rowred.plan<strategy = fused, block = 32768,
@@ -112,7 +112,7 @@
 // N20480: rowred.few_rows_plan = #rowred.plan<strategy = cluster, {{.*}}cluster = 8, {{.*}}pair_reduce = true, {{.*}}max_rows = 16>
 // N20480-SAME: rowred.plan = #rowred.plan<strategy = online,
 
-// Odd bf16 rows of 16385 to 57344 are staged (a block per row) and keep
+// Odd 16-bit rows of 16385 to 57344 are staged (a block per row) and keep
 // their cluster of 8 for at most 64 rows (32 beyond 32768); f32's rows of
 // 16385 to 24576 are
 // over a cluster of 8 (the table's row_lengths) at every row count: one
