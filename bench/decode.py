@@ -17,11 +17,12 @@ call's replay is mostly the launch.
 
 Ops and shapes: rms_norm and layer_norm (eps 1e-5) at hidden sizes --hidden,
 softmax, logsumexp and cross-entropy (reduction "none") at vocabularies
---vocab; M in --rows; f32 and bf16. Providers: rowred (the package on
-PACK_DIR, e.g. a `--preset llm` pack), torch, compile (torch.compile of the
-torch call, every shape compiled), liger (liger_kernel's functional ops
-where importable, but for cross-entropy, whose loss reads a value on the
-host: a capture refuses it and leaves the device's generator unusable).
+--vocab; M in --rows; --dtypes of f32, bf16 and f16. Providers: rowred
+(the package on PACK_DIR, e.g. a `--preset llm` pack), torch, compile
+(torch.compile of the torch call, every shape compiled), liger
+(liger_kernel's functional ops where importable, but for cross-entropy,
+whose loss reads a value on the host: a capture refuses it and leaves the
+device's generator unusable).
 
 usage: decode.py PACK_DIR [--ops rms_norm,...] [--dtypes f32,bf16]
                  [--rows 1,4,16,64] [--hidden 2048,4096,8192]

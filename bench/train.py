@@ -70,7 +70,7 @@ SHAPES = {
     "softmax": ((4096, 4096), (4096, 32000)),
     "log_softmax": ((4096, 4096), (4096, 32000)),
 }
-DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16}
+DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
 
 
 def _rms(x, w):
