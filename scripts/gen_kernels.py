@@ -285,6 +285,7 @@ FAMILY = [
     ("cross_entropy", "bf16", "auto", "cols=32000"),
     ("cross_entropy", "f32", "auto", "cols=50257"),
     ("cross_entropy", "f16", "auto", "cols=781"),
+    ("cross_entropy", "f16", "auto", "cols=32000"),
     ("cross_entropy_smoothed", "bf16", "auto", "cols=128256"),
     # Safe softmax and log_softmax (rows of -inf give zeros): fused, chunks.
     ("softmax_safe", "f32", "auto", "cols=4096"),

@@ -515,7 +515,7 @@ TEST(PlanTableTest, CompiledTableGivesFewRowsTheirKernel) {
   // 32768 at most 1024 rows (shorter ones are over clusters of 8 at every
   // row count), even bf16 at most 16 up to 32768 and 64 beyond (staged
   // rows; odd ones 64 up to 32768 and 32 to 57344, above). Rows only
-  // reduced: a cluster of 8 for at most 64 rows, f32 and bf16, and the
+  // reduced: a cluster of 8 for at most 64 rows, f32 and 16-bit, and the
   // cluster of 16 to 64 rows of 120000-160000.
   ASSERT_TRUE(table.fewRowsOf({f32, 32000, /*aligned=*/true}));
   EXPECT_EQ(table.fewRowsOf({f32, 32000, /*aligned=*/true})->maxRows, 1024);
@@ -547,10 +547,14 @@ TEST(PlanTableTest, CompiledTableGivesFewRowsTheirKernel) {
     EXPECT_EQ(half->lengths.cluster, 8) << cols;
     EXPECT_EQ(half->maxRows, maxRows) << cols;
   }
-  EXPECT_EQ(table.fewRowsOf({bf16, 32000, /*aligned=*/true, /*held=*/1,
-                             /*reduces=*/2, /*writesRows=*/false})
-                ->maxRows,
-            64);
+  for (Type type : {bf16, f16}) {
+    const FewRowsRow *sixteen = table.fewRowsOf(
+        {type, 32000, /*aligned=*/true, /*held=*/1, /*reduces=*/2,
+         /*writesRows=*/false});
+    ASSERT_TRUE(sixteen);
+    EXPECT_EQ(sixteen->lengths.cluster, 8);
+    EXPECT_EQ(sixteen->maxRows, 64);
+  }
   // Softmax's pair (one operand held, two reduces) beyond the clusters:
   // chunks of 8192, for at most 16 f32 rows and 8 bf16 ones.
   const FewRowsRow *smaller = table.fewRowsOf(

@@ -1,6 +1,6 @@
 // Rows only reduced (logsumexp, cross-entropy) at vocabulary lengths: a
-// launch of at most 64 rows of 24577-32768 elements takes a second kernel
-// over a cluster of 8 blocks, and one of 120000-160000 keeps the cluster
+// launch of at most 64 rows of 24577-32768 elements (f32, bf16 and f16)
+// takes a second kernel over a cluster of 8 blocks, and one of 120000-160000 keeps the cluster
 // of 16 blocks to 64 rows (the plan table's few_rows). Softmax, which
 // writes its rows, keeps its own rows: 64 rows at 32000 (a cluster
 // that pairs its reductions), 48 at 128256.
@@ -15,12 +15,17 @@
 // N32000-SAME: rowred.plan = #rowred.plan<strategy = online,
 // N32000-LABEL: func.func @cross_entropy_f32
 // N32000: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 4096, warps = 4, cluster = 8,{{.*}}max_rows = 64>
+// N32000-LABEL: func.func @cross_entropy_f16
+// N32000: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 4096, warps = 4, cluster = 8,{{.*}}max_rows = 64>
+// N32000-SAME: rowred.plan = #rowred.plan<strategy = online,
 // N32000-LABEL: func.func @softmax_bf16
 // N32000: rowred.few_rows_plan = #rowred.plan<strategy = cluster,{{.*}}cluster = 8,{{.*}}pair_reduce = true,{{.*}}max_rows = 64>
 
 // N128256-LABEL: func.func @logsumexp_bf16
 // N128256: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 8192, warps = 16, cluster = 16,{{.*}}max_rows = 64>
 // N128256-LABEL: func.func @cross_entropy_f32
+// N128256: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 8192, warps = 16, cluster = 16,{{.*}}max_rows = 64>
+// N128256-LABEL: func.func @cross_entropy_f16
 // N128256: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 8192, warps = 16, cluster = 16,{{.*}}max_rows = 64>
 // N128256-LABEL: func.func @softmax_bf16
 // N128256: rowred.few_rows_plan = #rowred.plan<strategy = cluster,{{.*}}cluster = 16,{{.*}}max_rows = 48>
@@ -34,6 +39,11 @@ func.func @logsumexp_bf16(%x: memref<?x?xbf16>, %lse: memref<?xf32>) {
 
 func.func @cross_entropy_f32(%x: memref<?x?xf32>, %l: memref<?xi64>, %loss: memref<?xf32>) {
   rowred.cross_entropy ignore_index(-100) ins(%x : memref<?x?xf32>) labels(%l : memref<?xi64>) outs(%loss : memref<?xf32>)
+  return
+}
+
+func.func @cross_entropy_f16(%x: memref<?x?xf16>, %l: memref<?xi64>, %loss: memref<?xf32>) {
+  rowred.cross_entropy ignore_index(-100) ins(%x : memref<?x?xf16>) labels(%l : memref<?xi64>) outs(%loss : memref<?xf32>)
   return
 }
 
