@@ -3,7 +3,7 @@
 (from gen_plan_variants.py backward, or a pack) holding
 `<op>_<dtype>_n<N>_kernel0.json` for rms_norm_backward, its residual
 form's (rms_norm_residual_backward: h's own gradient a third input) and
-layer_norm_backward, f32 and bf16, is timed on the same operands at each
+layer_norm_backward, f32, f16 and bf16, is timed on the same operands at each
 shape of $BWD_SHAPES (MxN, comma-separated; default 16384x8192,
 8192x4096, 4096x5120, 32768x2048): each launch alone between CUDA events
 after an L2 flush, the directories taking turns in 5 rounds of 10; the
@@ -39,7 +39,8 @@ def main():
 
     for op in ("rms_norm_backward", "rms_norm_residual_backward",
                "layer_norm_backward"):
-        for dname, dt in (("f32", torch.float32), ("bf16", torch.bfloat16)):
+        for dname, dt in (("f32", torch.float32), ("f16", torch.float16),
+                          ("bf16", torch.bfloat16)):
             for m, n in shapes:
                 ks = {os.path.basename(d.rstrip("/")):
                       kernel(d, f"{op}_{dname}_n{n}") for d in dirs}
