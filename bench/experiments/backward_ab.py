@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""The norms' backward kernels of several plans side by side: each DIR
-(from gen_plan_variants.py backward, or a pack) holding
+"""The backward kernels of several plans side by side: each DIR (from
+gen_plan_variants.py backward, or a pack) holding
 `<op>_<dtype>_n<N>_kernel0.json` for rms_norm_backward, its residual
-form's (rms_norm_residual_backward: h's own gradient a third input) and
-layer_norm_backward, f32, f16 and bf16, is timed on the same operands at each
+form's (rms_norm_residual_backward: h's own gradient a third input),
+layer_norm_backward, softmax_backward and log_softmax_backward (y and dy
+in, dx out), f32, f16 and bf16, is timed on the same operands at each
 shape of $BWD_SHAPES (MxN, comma-separated; default 16384x8192,
 8192x4096, 4096x5120, 32768x2048): each launch alone between CUDA events
 after an L2 flush, the directories taking turns in 5 rounds of 10; the
@@ -38,7 +39,8 @@ def main():
         return _runtime.Kernel(p, 0) if os.path.exists(p) else None
 
     for op in ("rms_norm_backward", "rms_norm_residual_backward",
-               "layer_norm_backward"):
+               "layer_norm_backward", "softmax_backward",
+               "log_softmax_backward"):
         for dname, dt in (("f32", torch.float32), ("f16", torch.float16),
                           ("bf16", torch.bfloat16)):
             for m, n in shapes:
@@ -60,9 +62,13 @@ def main():
                     dx, dw, db = (torch.empty_like(x), torch.empty_like(w),
                                   torch.empty_like(w))
                     rows_in = [x, dy] + ([dy_h] if residual else [])
-                    operands = rows_in + [dx, w] + (
-                        [mean, rstd, dw, db] if op.startswith("layer")
-                        else [rstd, dw])
+                    if op.endswith("softmax_backward"):
+                        # y (x stands for it) and dy in, dx out.
+                        operands, dw = rows_in + [dx], dx
+                    else:
+                        operands = rows_in + [dx, w] + (
+                            [mean, rstd, dw, db] if op.startswith("layer")
+                            else [rstd, dw])
                     ptrs = [t.data_ptr() for t in operands]
                     strides = [n] * (len(rows_in) + 1)
 
