@@ -262,14 +262,17 @@ FAMILY = [
     ("rms_norm_backward", "bf16", "auto", "cols=4096"),
     ("rms_norm_backward", "f16", "auto", "cols=8192"),
     # Its residual form's: the residual stream's gradient of h (a third
-    # input, which the map alone reads) added to dx; at 4096 on 8 elements
-    # per thread (512 f32 threads, 256 bf16), at 5120 on 16 (block 6144),
-    # at 16384 over a cluster of 8 slices of 2048 (256 f32 threads), each
-    # block summing its slice's columns into its cluster's partial row.
+    # input, which the map alone reads) added to dx; at 2048-4096 on 8
+    # elements per thread (at 4096 512 f32 threads, 256 bf16), at 5120 on 16
+    # (block 6144), at 16384 over a cluster of 8 slices of 2048 (256 f32
+    # threads), each block summing its slice's columns into its cluster's
+    # partial row.
     ("rms_norm_residual_backward", "f32", "auto", "cols=1000"),
     ("rms_norm_residual_backward", "bf16", "auto", "cols=4096"),
     ("rms_norm_residual_backward", "f32", "auto", "cols=4096"),
     ("rms_norm_residual_backward", "f32", "auto", "cols=5120"),
+    ("rms_norm_residual_backward", "f16", "auto", "cols=2048"),
+    ("rms_norm_residual_backward", "f16", "auto", "cols=5120"),
     ("rms_norm_residual_backward", "f32", "auto", "cols=16384"),
     # LayerNorm's backward: dx, and two sums down the columns; at 16384
     # over a cluster of 8 slices of 2048 with the sums in registers

@@ -430,6 +430,13 @@ TEST(PlanTableTest, CompiledTableShapesBlocksOfSeveralOperands) {
   EXPECT_EQ(shape(f32, 12288, 2, /*held=*/2), 12);
   EXPECT_EQ(shape(bf16, 12288, 2, /*held=*/2), 24);
   EXPECT_EQ(shape(bf16, 16384, 2, /*held=*/2), 32);
+  // The residual backward (four operands, three held): 16-bit on 8 per
+  // thread at 2048-4096, 16 at 6144.
+  for (Type type : {bf16, Type(Float16Type::get(&context))}) {
+    EXPECT_EQ(shape(type, 2048, 4, /*held=*/3), 8);
+    EXPECT_EQ(shape(type, 4096, 4, /*held=*/3), 8);
+    EXPECT_EQ(shape(type, 6144, 4, /*held=*/3), 16);
+  }
   // Cluster slices, with their warps.
   TableKey slices{Strategy::cluster, f32, 16384};
   slices.cluster = 4;

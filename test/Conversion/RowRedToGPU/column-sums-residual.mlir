@@ -2,7 +2,7 @@
 // reduction, h's own gradient read by the map alone: four operands, three
 // held) on the block shapes of the plan table's operand_shapes: 8 elements
 // per thread at 2048-4096, 16 on blocks of 6144 (rows of 5120) and, in
-// f32, 8192; 32 for bf16 at 8192. Rows of 12288 and 16384 go to the
+// f32, 8192 (f16 as bf16); 32 for bf16 at 8192. Rows of 12288 and 16384 go to the
 // table's clusters (row_lengths): 2 slices of 6144 on 512 threads, 8 of
 // 2048 on 128 (f32: on 256). The map loads h's gradient a vector at a time: the
 // registers count three operands, so that a block of 16384 (asked for)
@@ -12,7 +12,10 @@
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=4096 chip=sm_90" | FileCheck %s --check-prefix=BF16-4K
 // RUN: sed 's/bf16/f32/g' %s | softmax-opt --rowred-decompose --rowred-plan="cols=4096 chip=sm_90" | FileCheck %s --check-prefix=F32-4K
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=2048 chip=sm_90" | FileCheck %s --check-prefix=BF16-2K
+// RUN: sed 's/bf16/f16/g' %s | softmax-opt --rowred-decompose --rowred-plan="cols=2048 chip=sm_90" | FileCheck %s --check-prefix=BF16-2K
+// RUN: sed 's/bf16/f16/g' %s | softmax-opt --rowred-decompose --rowred-plan="cols=4096 chip=sm_90" | FileCheck %s --check-prefix=F16-4K
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=5120 chip=sm_90" | FileCheck %s --check-prefix=B6K
+// RUN: sed 's/bf16/f16/g' %s | softmax-opt --rowred-decompose --rowred-plan="cols=5120 chip=sm_90" | FileCheck %s --check-prefix=B6K
 // RUN: sed 's/bf16/f32/g' %s | softmax-opt --rowred-decompose --rowred-plan="cols=5120 chip=sm_90" | FileCheck %s --check-prefix=B6K
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=8192 chip=sm_90" | FileCheck %s --check-prefix=BF16-8K
 // RUN: sed 's/bf16/f32/g' %s | softmax-opt --rowred-decompose --rowred-plan="cols=8192 chip=sm_90" | FileCheck %s --check-prefix=F32-8K
@@ -25,6 +28,8 @@
 
 // BF16-4K: column_sums(%{{.*}} : memref<?xbf16>)
 // BF16-4K: rowred.plan = #rowred.plan<strategy = fused, block = 4096, warps = 16, vector = 8,
+// F16-4K: column_sums(%{{.*}} : memref<?xf16>)
+// F16-4K: rowred.plan = #rowred.plan<strategy = fused, block = 4096, warps = 16, vector = 8,
 // F32-4K: column_sums(%{{.*}} : memref<?xf32>)
 // F32-4K: rowred.plan = #rowred.plan<strategy = fused, block = 4096, warps = 16, vector = 4,
 // BF16-2K: rowred.plan = #rowred.plan<strategy = fused, block = 2048, warps = 8, vector = 8,
