@@ -57,14 +57,19 @@ def main():
                 b = torch.randn(n, device="cuda", dtype=dt)
                 mean = x.float().mean(-1)
                 rstd = torch.rsqrt(x.float().var(-1, correction=0) + 1e-5)
+                # The softmax backwards: y (the forward's output of x) and
+                # dy in, dx out.
+                softmax = op.endswith("softmax_backward")
+                if softmax:
+                    y = (torch.log_softmax if op.startswith("log")
+                         else torch.softmax)(x.float(), -1).to(dt)
                 outs, runs = {}, {}
                 for name, k in ks.items():
                     dx, dw, db = (torch.empty_like(x), torch.empty_like(w),
                                   torch.empty_like(w))
                     rows_in = [x, dy] + ([dy_h] if residual else [])
-                    if op.endswith("softmax_backward"):
-                        # y (x stands for it) and dy in, dx out.
-                        operands, dw = rows_in + [dx], dx
+                    if softmax:
+                        operands, dw = [y, dy, dx], dx
                     else:
                         operands = rows_in + [dx, w] + (
                             [mean, rstd, dw, db] if op.startswith("layer")
