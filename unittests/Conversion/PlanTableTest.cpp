@@ -394,7 +394,8 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
 
 TEST(PlanTableTest, CompiledTableShapesBlocksOfSeveralOperands) {
   MLIRContext context;
-  Type f32 = Float32Type::get(&context), bf16 = BFloat16Type::get(&context);
+  Type f32 = Float32Type::get(&context), bf16 = BFloat16Type::get(&context),
+       f16 = Float16Type::get(&context);
   const PlanTable &table = PlanTable::get();
   EXPECT_EQ(table.streamedTiles.values, 24);
   EXPECT_EQ(table.streamedTiles.warps, 16);
@@ -432,7 +433,7 @@ TEST(PlanTableTest, CompiledTableShapesBlocksOfSeveralOperands) {
   EXPECT_EQ(shape(bf16, 16384, 2, /*held=*/2), 32);
   // The residual backward (four operands, three held): 16-bit on 8 per
   // thread at 2048-4096, 16 at 6144.
-  for (Type type : {bf16, Type(Float16Type::get(&context))}) {
+  for (Type type : {bf16, f16}) {
     EXPECT_EQ(shape(type, 2048, 4, /*held=*/3), 8);
     EXPECT_EQ(shape(type, 4096, 4, /*held=*/3), 8);
     EXPECT_EQ(shape(type, 6144, 4, /*held=*/3), 16);

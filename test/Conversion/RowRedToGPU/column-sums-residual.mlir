@@ -2,10 +2,10 @@
 // reduction, h's own gradient read by the map alone: four operands, three
 // held) on the block shapes of the plan table's operand_shapes: 8 elements
 // per thread at 2048-4096, 16 on blocks of 6144 (rows of 5120) and, in
-// f32, 8192 (f16 as bf16); 32 for bf16 at 8192. Rows of 12288 and 16384 go to the
-// table's clusters (row_lengths): 2 slices of 6144 on 512 threads, 8 of
-// 2048 on 128 (f32: on 256). The map loads h's gradient a vector at a time: the
-// registers count three operands, so that a block of 16384 (asked for)
+// f32, 8192 (f16 as bf16); 32 for bf16 at 8192. Rows of 12288 and 16384
+// go to the table's clusters (row_lengths): 2 slices of 6144 on 512
+// threads, 8 of 2048 on 128 (f32: on 256). The map loads h's gradient a
+// vector at a time: the registers count three operands, so that a block of 16384 (asked for)
 // fits 256 threads of 64 elements, as rms_norm_backward's; with
 // hoist_map_loads it is loaded with the row and counted: refused.
 

@@ -1,9 +1,9 @@
 // Rows only reduced (logsumexp, cross-entropy) at vocabulary lengths: a
 // launch of at most 64 rows of 24577-32768 elements (f32, bf16 and f16)
-// takes a second kernel over a cluster of 8 blocks, and one of 120000-160000 keeps the cluster
-// of 16 blocks to 64 rows (the plan table's few_rows). Softmax, which
-// writes its rows, keeps its own rows: 64 rows at 32000 (a cluster
-// that pairs its reductions), 48 at 128256.
+// takes a second kernel over a cluster of 8 blocks, and one of
+// 120000-160000 keeps the cluster of 16 blocks to 64 rows (the plan
+// table's few_rows). Softmax, which writes its rows, keeps its own rows:
+// 64 rows at 32000 (a cluster that pairs its reductions), 48 at 128256.
 // Short rows take one kernel.
 
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=32000 chip=sm_90" | FileCheck %s --check-prefix=N32000
