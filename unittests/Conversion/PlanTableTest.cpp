@@ -721,8 +721,8 @@ TEST(PlanTableTest, TableErrors) {
                    "warps names the 1 to 32 warps (a power of two or three "
                    "times one) of a fused or online row's block, without "
                    "clusters at plan table.few_rows[0]");
-  // Whether a kernel writes rows is a key of online_warps and row_grid
-  // alone; a staged row's warps name nothing else.
+  // Whether a kernel writes rows is a key of online_warps, row_grid and
+  // cache_hints alone; a staged row's warps name nothing else.
   expectParseError(tableWith(R"([{"writes_rows": false, "warps": 8}])"),
                    "unknown field at plan table.block_shapes[0].writes_rows");
   EXPECT_EQ(
@@ -733,6 +733,11 @@ TEST(PlanTableTest, TableErrors) {
   expectParseError(tableReplacing(R"("cache_hints": [])",
                                   R"("cache_hints": [{"warps": 8}])"),
                    "unknown field at plan table.cache_hints[0].warps");
+  EXPECT_EQ(
+      parseError(tableReplacing(
+          R"("cache_hints": [])",
+          R"("cache_hints": [{"types": "16-bit", "writes_rows": true}])")),
+      "parsed");
   expectParseError(tableReplacing(R"("prefetch": [])",
                                   R"("prefetch": [{"writes_rows": false,
                                       "prefetch": "stage"}])"),

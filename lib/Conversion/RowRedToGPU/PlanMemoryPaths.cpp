@@ -268,15 +268,18 @@ LogicalResult Planner::planCacheHints() {
            << "cache_hints hints a fused block's loads of its own row: not "
               "with prefetch, which loads the next row; ask for prefetch = "
               "none";
+  bool writesRows = !group.outputs.empty();
   // A staged row's passes read shared memory.
   if (plan.streamsLevels())
     plan.cacheHints =
         opts.cacheHints.value_or(streamsRows() && !plan.prefetch &&
                                  PlanTable::get().streamedTiles.cacheHints);
   else if (plan.strategy == Strategy::fused)
-    plan.cacheHints = opts.cacheHints.value_or(autoCacheHints(plan, sm));
+    plan.cacheHints =
+        opts.cacheHints.value_or(autoCacheHints(plan, sm, writesRows));
   else
-    plan.cacheHints = plan.strategy == Strategy::online && canOnline &&
-                      opts.cacheHints.value_or(autoCacheHints(plan, sm));
+    plan.cacheHints =
+        plan.strategy == Strategy::online && canOnline &&
+        opts.cacheHints.value_or(autoCacheHints(plan, sm, writesRows));
   return success();
 }

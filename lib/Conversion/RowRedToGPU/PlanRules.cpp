@@ -313,12 +313,13 @@ bool autoBulkTiles(const PlanOptions &opts, Type type, int64_t clusterSize,
 ///
 /// A fused block that loads its own row (no prefetch) loads it evict-last
 /// where the table's cache_hints say so (rows of 16 KiB and more).
-bool autoCacheHints(const KernelPlan &plan, int64_t sm) {
+bool autoCacheHints(const KernelPlan &plan, int64_t sm, bool writesRows) {
   if (plan.strategy == Strategy::fused) {
     if (plan.prefetch || plan.prefetchRegisters)
       return false;
     TableKey key = tableKey(plan, plan.blockElements);
     key.sm = sm;
+    key.writesRows = writesRows;
     return PlanTable::get().takesCacheHints(key);
   }
   return plan.strategy == Strategy::online && !plan.prefetch &&

@@ -119,9 +119,10 @@ int64_t autoBulkKeptElements(const KernelPlan &plan);
 bool autoBulkTiles(const PlanOptions &opts, Type type, int64_t clusterSize,
                    int64_t cols);
 
-/// Whether auto gives the online or fused kernel of `plan` L2 eviction hints
-/// (cache_hints) on compute capability `sm`.
-bool autoCacheHints(const KernelPlan &plan, int64_t sm);
+/// Whether auto gives the online or fused kernel of `plan`, which writes rows
+/// or only per-row results, L2 eviction hints (cache_hints) on compute
+/// capability `sm`.
+bool autoCacheHints(const KernelPlan &plan, int64_t sm, bool writesRows);
 
 /// Whether auto launches one program per row group (grid = rows) instead of the
 /// persistent grid, for a kernel that writes rows or only per-row results.

@@ -207,6 +207,11 @@ static bool fromJSON(const json::Value &value, RowGridRow &out,
   return fromJSON(value, out.match, path, {"writes_rows"});
 }
 
+static bool fromJSON(const json::Value &value, CacheHintsRow &out,
+                     json::Path path) {
+  return fromJSON(value, out.match, path, {"writes_rows"});
+}
+
 static bool fromJSON(const json::Value &value, OnlineClusterRow &out,
                      json::Path path) {
   if (!onlyKeys(value, {"max_row_bytes", "cluster"}, path))
@@ -518,8 +523,9 @@ bool PlanTable::runsRowGrid(const TableKey &key) const {
 }
 
 bool PlanTable::takesCacheHints(const TableKey &key) const {
-  return llvm::any_of(cacheHints,
-                      [&](const TableMatch &row) { return row.matches(key); });
+  return llvm::any_of(cacheHints, [&](const CacheHintsRow &row) {
+    return row.match.matches(key);
+  });
 }
 
 const FewRowsRow *PlanTable::fewRowsOf(const RowLengthKey &key) const {

@@ -118,6 +118,12 @@ struct RowGridRow {
   TableMatch match;
 };
 
+/// A fused block whose row loads carry an L2 evict-last hint; also matched
+/// by whether the kernel writes rows.
+struct CacheHintsRow {
+  TableMatch match;
+};
+
 /// Blocks of the cluster of an online kernel over rows of at most
 /// `maxRowBytes`.
 struct OnlineClusterRow {
@@ -217,7 +223,7 @@ struct PlanTable {
   StreamedTileRule streamedTiles;
   std::vector<RowGridRow> rowGrid;
   /// Fused blocks whose row loads carry an L2 evict-last hint (cache_hints).
-  std::vector<TableMatch> cacheHints;
+  std::vector<CacheHintsRow> cacheHints;
   std::vector<PrefetchRow> prefetch;
   std::vector<OnlineClusterRow> onlineCluster;
   /// Warps of the online kernel (matched by type, cluster and chip), and of
