@@ -264,15 +264,16 @@ FAMILY = [
     # Its residual form's: the residual stream's gradient of h (a third
     # input, which the map alone reads) added to dx; at 2048-4096 on 8
     # elements per thread (at 4096 512 f32 threads, 256 bf16), at 5120 on 16
-    # (block 6144), at 16384 over a cluster of 8 slices of 2048 (256 f32
-    # threads), each block summing its slice's columns into its cluster's
-    # partial row.
+    # (block 6144), 16-bit at 8192 on 32 (loading its row evict-last), at
+    # 16384 over a cluster of 8 slices of 2048 (256 f32 threads), each block
+    # summing its slice's columns into its cluster's partial row.
     ("rms_norm_residual_backward", "f32", "auto", "cols=1000"),
     ("rms_norm_residual_backward", "bf16", "auto", "cols=4096"),
     ("rms_norm_residual_backward", "f32", "auto", "cols=4096"),
     ("rms_norm_residual_backward", "f32", "auto", "cols=5120"),
     ("rms_norm_residual_backward", "f16", "auto", "cols=2048"),
     ("rms_norm_residual_backward", "f16", "auto", "cols=5120"),
+    ("rms_norm_residual_backward", "f16", "auto", "cols=8192"),
     ("rms_norm_residual_backward", "f32", "auto", "cols=16384"),
     # LayerNorm's backward: dx, and two sums down the columns; at 16384
     # over a cluster of 8 slices of 2048 with the sums in registers
@@ -280,9 +281,10 @@ FAMILY = [
     ("layer_norm_backward", "bf16", "auto", "cols=781"),
     ("layer_norm_backward", "f32", "auto", "cols=4096"),
     ("layer_norm_backward", "bf16", "auto", "cols=16384"),
-    # The three at 12288: f32 and the bf16 residual form over a cluster of
-    # 2 slices of 6144, bf16 layer_norm on a block of 12288 (384 threads).
+    # The three at 12288: f32, f16 and the bf16 residual form over a cluster
+    # of 2 slices of 6144, bf16 layer_norm on a block of 12288 (384 threads).
     ("rms_norm_backward", "f32", "auto", "cols=12288"),
+    ("rms_norm_backward", "f16", "auto", "cols=12288"),
     ("rms_norm_residual_backward", "bf16", "auto", "cols=12288"),
     ("layer_norm_backward", "bf16", "auto", "cols=12288"),
     ("cross_entropy", "bf16", "auto", "cols=32000"),
@@ -308,11 +310,13 @@ FAMILY = [
     ("cross_entropy", "bf16", "auto", "cols=151936"),
     # Cross-entropy's gradient written beside the loss (scaled per row; in
     # place over the logits in check_family.py's inplace layout): a block
-    # per row, several rows per block, a cluster (odd rows) and chunks.
+    # per row, several rows per block, a cluster (odd rows) and chunks (odd
+    # 16-bit rows).
     ("cross_entropy_grad", "bf16", "auto", "cols=4096"),
     ("cross_entropy_grad", "f32", "auto", "cols=1000"),
     ("cross_entropy_grad_smoothed", "f16", "auto", "cols=32000"),
     ("cross_entropy_grad", "bf16", "auto", "cols=50257"),
+    ("cross_entropy_grad", "f16", "auto", "cols=50257"),
     ("cross_entropy_grad", "f32", "auto", "cols=131072"),
     # The online kernel's running pair with per-row results (one read for
     # logsumexp; cross-entropy's gradient in place over a cluster of 16,

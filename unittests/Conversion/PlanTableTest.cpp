@@ -54,7 +54,8 @@ void expectParseError(StringRef json, StringRef message) {
 
 TEST(PlanTableTest, CompiledTableHoldsTheMeasuredShapes) {
   MLIRContext context;
-  Type f32 = Float32Type::get(&context), bf16 = BFloat16Type::get(&context);
+  Type f32 = Float32Type::get(&context), bf16 = BFloat16Type::get(&context),
+       f16 = Float16Type::get(&context);
   const PlanTable &table = PlanTable::get();
   EXPECT_EQ(table.derivedElementsPerThread(1024), 16);
   EXPECT_EQ(table.derivedElementsPerThread(4096), 32);
@@ -98,20 +99,26 @@ TEST(PlanTableTest, CompiledTableHoldsTheMeasuredShapes) {
   EXPECT_FALSE(table.runsRowGrid(wider));
 
   // Row loads evict-last: fused blocks of one row of 16 KiB and more on
-  // sm_90+, f32 from 4096 and bf16 from 8192.
-  auto hinted = [&](Type type, int64_t block, int64_t rows, int64_t sm) {
+  // sm_90+, f32 from 4096; 16-bit from 8192 where the kernel writes rows.
+  auto hinted = [&](Type type, int64_t block, int64_t rows, int64_t sm,
+                    bool writesRows = true) {
     TableKey key{Strategy::fused, type, block, rows, 256};
     key.sm = sm;
+    key.writesRows = writesRows;
     return table.takesCacheHints(key);
   };
   EXPECT_TRUE(hinted(f32, 4096, 1, 90));
   EXPECT_TRUE(hinted(f32, 32768, 1, 100));
+  EXPECT_TRUE(hinted(f32, 4096, 1, 90, /*writesRows=*/false));
   EXPECT_FALSE(hinted(f32, 2048, 1, 90));
   EXPECT_FALSE(hinted(f32, 4096, 1, 80));
   EXPECT_FALSE(hinted(f32, 4096, 4, 90));
   EXPECT_TRUE(hinted(bf16, 8192, 1, 90));
+  EXPECT_TRUE(hinted(f16, 16384, 1, 90));
   EXPECT_FALSE(hinted(bf16, 4096, 1, 90));
-  EXPECT_FALSE(hinted(Float16Type::get(&context), 8192, 1, 90));
+  EXPECT_FALSE(hinted(f16, 4096, 1, 90));
+  EXPECT_FALSE(hinted(bf16, 8192, 1, 90, /*writesRows=*/false));
+  EXPECT_FALSE(hinted(f16, 16384, 1, 90, /*writesRows=*/false));
   TableKey online{Strategy::online, f32, 4096, 1, 512};
   EXPECT_FALSE(table.takesCacheHints(online));
 
@@ -140,7 +147,6 @@ TEST(PlanTableTest, CompiledTableHoldsTheMeasuredShapes) {
   auto onlineWarps = [&](Type type, int64_t cluster, int64_t sm) {
     return onlineShape(type, cluster, sm).warps;
   };
-  Type f16 = Float16Type::get(&context);
   // Rows only reduced, a block per row: 32 elements per thread, f32 on 8
   // warps and 16-bit rows on 4. Kernels writing rows and clusters keep their
   // warps and derived tiles (f16 over clusters on 16 warps).
@@ -192,8 +198,8 @@ TEST(PlanTableTest, CompiledTableCutsLongRowsIntoChunks) {
                                     {bf16, 2097152, /*aligned=*/true,
                                      /*held=*/1, /*reduces=*/2,
                                      /*writesRows=*/false}));
-  // Odd rows from 32769 (f32) and 20481 (bf16; shorter ones are staged, and
-  // so are those to 57344 of kernels the staged rows take: Plan.cpp).
+  // Odd rows from 32769 (f32) and 20481 (16-bit; shorter ones are staged,
+  // and so are those to 57344 of kernels the staged rows take: Plan.cpp).
   EXPECT_TRUE(chunks(f32, 32771, /*aligned=*/false));
   EXPECT_FALSE(chunks(f32, 32001, /*aligned=*/false));
   EXPECT_TRUE(chunks(bf16, 20483, /*aligned=*/false));
@@ -201,7 +207,9 @@ TEST(PlanTableTest, CompiledTableCutsLongRowsIntoChunks) {
   EXPECT_FALSE(chunks(bf16, 16411, /*aligned=*/false));
   EXPECT_TRUE(chunks(bf16, 1048579, /*aligned=*/false));
   EXPECT_FALSE(chunks(bf16, 4194307, /*aligned=*/false));
-  EXPECT_FALSE(chunks(f16, 1048584, /*aligned=*/false));
+  EXPECT_TRUE(chunks(f16, 50257, /*aligned=*/false));
+  EXPECT_TRUE(chunks(f16, 1048584, /*aligned=*/false));
+  EXPECT_FALSE(chunks(f16, 20479, /*aligned=*/false));
   // The generic chunks: rows of 131073 to 1048576 holding two operands
   // (f32 and bf16; f16 from 131072) with one reduce; one operand and one
   // reduce (rms_norm), bf16 from 65536 and f32 and f16 from 262144;
@@ -365,13 +373,14 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   EXPECT_EQ(shape(sums(f32, 12288, 2)), Shape(2, 16));
   EXPECT_EQ(shape(sums(f32, 8193, 1)), Shape(2, 16));
   EXPECT_EQ(shape(sums(bf16, 12288, 1)), Shape(2, 16));
+  EXPECT_EQ(shape(sums(f16, 10240, 1)), Shape(2, 16));
   EXPECT_EQ(sums(bf16, 12288, 2), nullptr);
   // layer_norm_backward's two reduces keep their sums in registers there.
   EXPECT_TRUE(sums(bf16, 16384, 2)->sumsInRegisters);
   EXPECT_TRUE(sums(f32, 12289, 2)->sumsInRegisters);
   EXPECT_FALSE(sums(bf16, 16384, 1)->sumsInRegisters);
   EXPECT_FALSE(sums(f32, 12288, 2)->sumsInRegisters);
-  EXPECT_EQ(sums(f16, 12288, 1), nullptr);
+  EXPECT_EQ(sums(f16, 12288, 2), nullptr);
   EXPECT_EQ(sums(f32, 8192, 1), nullptr);
   EXPECT_EQ(sums(f32, 16385, 1), nullptr);
   // Not the same kernels without the sums.
@@ -432,11 +441,15 @@ TEST(PlanTableTest, CompiledTableShapesBlocksOfSeveralOperands) {
   EXPECT_EQ(shape(bf16, 12288, 2, /*held=*/2), 24);
   EXPECT_EQ(shape(bf16, 16384, 2, /*held=*/2), 32);
   // The residual backward (four operands, three held): 16-bit on 8 per
-  // thread at 2048-4096, 16 at 6144.
+  // thread at 2048-4096, 16 at 6144, 32 at 8192; its forward (four, one
+  // held) on 16 at 2048-4096.
   for (Type type : {bf16, f16}) {
     EXPECT_EQ(shape(type, 2048, 4, /*held=*/3), 8);
     EXPECT_EQ(shape(type, 4096, 4, /*held=*/3), 8);
     EXPECT_EQ(shape(type, 6144, 4, /*held=*/3), 16);
+    EXPECT_EQ(shape(type, 8192, 4, /*held=*/3), 32);
+    EXPECT_EQ(shape(type, 2048, 4, /*held=*/1), 16);
+    EXPECT_EQ(shape(type, 4096, 4, /*held=*/1), 16);
   }
   // Cluster slices, with their warps.
   TableKey slices{Strategy::cluster, f32, 16384};

@@ -2,7 +2,7 @@
 // reduction, h's own gradient read by the map alone: four operands, three
 // held) on the block shapes of the plan table's operand_shapes: 8 elements
 // per thread at 2048-4096, 16 on blocks of 6144 (rows of 5120) and, in
-// f32, 8192 (f16 as bf16); 32 for bf16 at 8192. Rows of 12288 and 16384
+// f32, 8192 (f16 as bf16); 32 for 16-bit at 8192. Rows of 12288 and 16384
 // go to the table's clusters (row_lengths): 2 slices of 6144 on 512
 // threads, 8 of 2048 on 128 (f32: on 256). The map loads h's gradient a
 // vector at a time: the registers count three operands, so that a block of 16384 (asked for)
@@ -18,8 +18,10 @@
 // RUN: sed 's/bf16/f16/g' %s | softmax-opt --rowred-decompose --rowred-plan="cols=5120 chip=sm_90" | FileCheck %s --check-prefix=B6K
 // RUN: sed 's/bf16/f32/g' %s | softmax-opt --rowred-decompose --rowred-plan="cols=5120 chip=sm_90" | FileCheck %s --check-prefix=B6K
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=8192 chip=sm_90" | FileCheck %s --check-prefix=BF16-8K
+// RUN: sed 's/bf16/f16/g' %s | softmax-opt --rowred-decompose --rowred-plan="cols=8192 chip=sm_90" | FileCheck %s --check-prefix=BF16-8K
 // RUN: sed 's/bf16/f32/g' %s | softmax-opt --rowred-decompose --rowred-plan="cols=8192 chip=sm_90" | FileCheck %s --check-prefix=F32-8K
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=12288 chip=sm_90" | FileCheck %s --check-prefix=B12K
+// RUN: sed 's/bf16/f16/g' %s | softmax-opt --rowred-decompose --rowred-plan="cols=12288 chip=sm_90" | FileCheck %s --check-prefix=B12K
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=16384 chip=sm_90" | FileCheck %s --check-prefix=B16K
 // RUN: sed 's/bf16/f32/g' %s | softmax-opt --rowred-decompose --rowred-plan="cols=16384 chip=sm_90" | FileCheck %s --check-prefix=F32-16K
 // RUN: softmax-opt %s --test-rowred-plan-request="fields='strategy = fused'" --rowred-decompose --rowred-plan="cols=16384 chip=sm_90" | FileCheck %s --check-prefix=F16K

@@ -13,6 +13,8 @@
 // RUN: sed 's/bf16/f32/g' %s | softmax-opt --rowred-decompose --rowred-plan="cols=8192 chip=sm_90" | FileCheck %s --check-prefix=WIDE32
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=12288 chip=sm_90" | FileCheck %s --check-prefix=B12K
 // RUN: sed 's/bf16/f32/g' %s | softmax-opt --rowred-decompose --rowred-plan="cols=12288 chip=sm_90" | FileCheck %s --check-prefix=B12K
+// RUN: sed 's/bf16/f16/g' %s | softmax-opt --rowred-decompose --rowred-plan="cols=12288 chip=sm_90" | FileCheck %s --check-prefix=B12K
+// RUN: sed 's/bf16/f16/g' %s | softmax-opt --rowred-decompose --rowred-plan="cols=10240 chip=sm_90" | FileCheck %s --check-prefix=B12K
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=4096 chip=sm_90" --convert-rowred-to-gpu | FileCheck %s --check-prefix=GPU
 // RUN: rm -rf %t && softmax-opt %s --rowred-to-ptx="cols=1000 chip=sm_90 output-dir=%t" -o /dev/null
 // RUN: FileCheck %s --check-prefix=JSON --input-file=%t/rms_norm_backward_kernel0.json
@@ -31,8 +33,8 @@
 // leave two blocks per SM.
 // WIDE: rowred.plan = #rowred.plan<strategy = fused, block = 8192, warps = 8, vector = 8,
 // WIDE32: rowred.plan = #rowred.plan<strategy = fused, block = 8192, warps = 16, vector = 4,
-// Rows of 12288: a cluster of 2 slices of 6144 on 512 threads of either
-// type (the table's row_lengths), not a block of 12288.
+// Rows of 8193-12288: a cluster of 2 slices of 6144 on 512 threads of
+// every type (the table's row_lengths), not a block of 12288.
 // B12K: rowred.plan = #rowred.plan<strategy = cluster, block = 6144, warps = 16, cluster = 2,
 
 // GPU: gpu.alloc

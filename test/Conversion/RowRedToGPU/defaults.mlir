@@ -166,6 +166,8 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=151936 strategy=cluster" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF151936
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=50257 strategy=cluster" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF50257
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan=cols=262145 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF262145
+// RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --rowred-plan=cols=100277 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF262145
+// RUN: softmax-opt %S/Inputs/f16.mlir --rowred-decompose --rowred-plan=cols=1048583 --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF262145
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=240000 strategy=cluster" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF240000
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=200000 strategy=cluster" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF200000
 // RUN: softmax-opt %S/Inputs/bf16.mlir --rowred-decompose --rowred-plan="cols=393216 strategy=cluster" --convert-rowred-to-gpu | FileCheck %s --check-prefix=BF393216
@@ -276,7 +278,8 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // contiguous rows, which takes no pair: the pair is left off.
 // BF50257: cluster_blocks = 4 : i64
 // BF50257-SAME: pair_reduce = false, peeled_path = true, plan = {{.*}}, prefetch = "none"
-// Longer odd rows are cut into chunks, which take the peeled path.
+// Longer odd rows are cut into chunks, which take the peeled path; f16 rows
+// alike (here 100277 and, past 1 MiB, 1048583).
 // BF262145: block_elements = 4096 : i64, block_threads = 128 : i64, chunk_elements = 16384 : i64
 // BF262145-SAME: peeled_path = true
 // BF262145-SAME: strategy = "chunks"
