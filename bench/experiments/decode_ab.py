@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Decode-size A/B: the kernels of several plans (DIR/<variant>/, from
 gen_plan_variants.py decode or vocab, or packs of rowred.packs build
-from two compilers: every <op>_<dtype>_n<N> kernel of DIR/auto,
-rms_norm, layer_norm, softmax, logsumexp or cross_entropy, f32, f16 or
-bf16) at 1, 4, 16 and 64 rows (--rows), beside torch's op,
+from two compilers: every <op>_<dtype>_n<N>[_eps1p000em05] kernel of
+DIR/auto, rms_norm (eps 1e-5), its residual form (rms_norm_residual),
+layer_norm (eps 1e-5), softmax, log_softmax, logsumexp or cross_entropy,
+f32, f16 or bf16) at 1, 4, 16 and 64 rows (--rows), beside torch's op,
 Liger-Kernel's (where importable; the norms and softmax) and a copy of
 the tensor. Each call is timed alone between CUDA events after an L2
 flush (a 256 MiB memset, which also gives the host time to queue the
@@ -44,12 +45,21 @@ from rowred import _runtime, ops  # noqa: E402
 from flushed import flushed_medians  # noqa: E402
 
 
+OPS = ("rms_norm", "rms_norm_residual", "layer_norm", "softmax",
+       "log_softmax", "logsumexp", "cross_entropy")
+
+
 def reference_and_peers(op, args, n, liger):
     """(float64 reference of the first result, {peer: call}) of `op` on
     `args` (x, then the weight and bias of the norms or the labels)."""
     x = args[0]
     d = [a.double() if a.is_floating_point() else a for a in args]
-    if op == "rms_norm":
+    if op == "rms_norm_residual":
+        r, w = args[1:]
+        h = d[0] + d[1]
+        ref = h * torch.rsqrt(h.square().mean(-1, keepdim=True) + 1e-5) * d[2]
+        peer = {"torch": lambda: F.rms_norm(x + r, (n,), w, 1e-5)}
+    elif op == "rms_norm":
         w = args[1]
         ref = d[0] * torch.rsqrt(d[0].square().mean(-1, keepdim=True)
                                  + 1e-5) * d[1]
@@ -71,6 +81,9 @@ def reference_and_peers(op, args, n, liger):
         ref = F.cross_entropy(d[0], labels, reduction="none")
         peer = {"torch": lambda: F.cross_entropy(x, labels,
                                                  reduction="none")}
+    elif op == "log_softmax":
+        ref = torch.log_softmax(d[0], -1)
+        peer = {"torch": lambda: torch.log_softmax(x, -1)}
     else:
         ref = torch.softmax(d[0], -1)
         peer = {"torch": lambda: torch.softmax(x, -1)}
@@ -83,22 +96,29 @@ def arguments(op, m, n, dt):
     x = torch.randn(m, n, device="cuda", dtype=dt) * 2 + 0.5
     if op == "cross_entropy":
         return [x, torch.randint(0, n, (m,), device="cuda")]
-    if op in ("logsumexp", "softmax"):
+    if op in ("logsumexp", "softmax", "log_softmax"):
         return [x]
     w = torch.rand(n, device="cuda", dtype=dt) + 0.5
+    if op == "rms_norm_residual":
+        return [x, torch.randn(m, n, device="cuda", dtype=dt), w]
     return [x, w] + ([torch.randn(n, device="cuda", dtype=dt)]
                      if op == "layer_norm" else [])
 
 
 def launcher(kernel, args, m, n):
-    """A call of `kernel` on args (x, then per-column operands or labels,
-    in the kernel's order) into fresh outputs; returns (call, the first
-    result: the rows written, else the first per-row result)."""
-    x, rest = args[0], list(args[1:])
+    """A call of `kernel` on args (x, then the residual form's r, then
+    per-column operands or labels, in the kernel's order) into fresh
+    outputs; returns (call, the first result: the rows written, else the
+    first per-row result)."""
+    x = args[0]
+    inputs = [a for a in args if a.shape == x.shape]
+    rest = [a for a in args if a.shape != x.shape]
+    # A row stride for each input and output of rows.
+    strides = [n] * len(inputs)
     rows, per_row, operands = [], [], []
     for _, role, _ in kernel.operands:
         if role == "input":
-            operands.append(x)
+            operands.append(inputs.pop(0))
         elif role == "output":
             rows.append(torch.empty_like(x))
             operands.append(rows[-1])
@@ -108,9 +128,10 @@ def launcher(kernel, args, m, n):
         else:
             operands.append(rest.pop(0))
     ptrs = [t.data_ptr() for t in operands]
+    strides += [n] * len(rows)
 
     def go():
-        ops._launch_operands(kernel, 0, ptrs, [n] * (1 + len(rows)), m, n)
+        ops._launch_operands(kernel, 0, ptrs, strides, m, n)
     return go, (rows + per_row)[0]
 
 
@@ -137,16 +158,17 @@ def main():
     dtypes = {"f32": torch.float32, "f16": torch.float16,
               "bf16": torch.bfloat16}
     shapes = sorted(
-        (m["op"], m["dtype"], int(m["n"])) for m in (
+        (m["op"], m["dtype"], int(m["n"]), m["eps"] or "") for m in (
             re.match(r"(?P<op>[a-z_]+)_(?P<dtype>f32|f16|bf16)_n(?P<n>\d+)"
-                     r"_kernel0\.json$", f)
-            for f in os.listdir(os.path.join(root, "auto"))) if m and (
-                not args.match or re.search(
-                    args.match, f"{m['op']}_{m['dtype']}_n{m['n']}")))
+                     r"(?P<eps>_eps1p000em05)?_kernel0\.json$", f)
+            for f in os.listdir(os.path.join(root, "auto")))
+        if m and m["op"] in OPS and (
+            not args.match or re.search(
+                args.match, f"{m['op']}_{m['dtype']}_n{m['n']}")))
 
     torch.set_grad_enabled(False)
-    for op, dname, n in shapes:
-        stem = f"{op}_{dname}_n{n}_kernel0"
+    for op, dname, n, eps in shapes:
+        stem = f"{op}_{dname}_n{n}{eps}_kernel0"
         # Each variant's kernels of this shape: the main one and the
         # few-rows ones (<stem>_rows<K>.json, max_rows = K) rowred-plan
         # adds to auto's plans.
