@@ -49,11 +49,12 @@
 // ON: l2_hints = true
 // ON: createpolicy.fractional.L2::evict_last
 
-// A fused block of one row of 16 KiB and more (f32 from 4096, bf16 from
-// 8192, on sm_90 and newer: PlanTable.json's cache_hints) loads its row
-// evict-last, its one policy; the map's loads of the weight and bias and its
-// stores keep L2's default. Not for rows of 2048 f32 or 4096 bf16, nor on
-// sm_80; asked for, on any fused block that loads its own row.
+// A fused block of one row of 16 KiB and more (f32 from 4096, 16-bit from
+// 8192, on sm_90 and newer, in kernels that write rows: PlanTable.json's
+// cache_hints, cache-hints-writes-rows.mlir) loads its row evict-last, its
+// one policy; the map's loads of the weight and bias and its stores keep
+// L2's default. Not for rows of 2048 f32 or 4096 bf16, nor on sm_80; asked
+// for, on any fused block that loads its own row.
 // FUSED: l2_hints = true
 // FUSED-SAME: plan = "#rowred.plan<strategy = fused, block = 4096, {{.*}}cache_hints = true
 // FUSED: gpu.func @layer_norm_kernel0
