@@ -56,13 +56,11 @@ def reference_and_peers(op, args, n, liger):
     d = [a.double() if a.is_floating_point() else a for a in args]
     if op == "rms_norm_residual":
         r, w = args[1:]
-        h = d[0] + d[1]
-        ref = h * torch.rsqrt(h.square().mean(-1, keepdim=True) + 1e-5) * d[2]
+        ref = F.rms_norm(d[0] + d[1], (n,), d[2], 1e-5)
         peer = {"torch": lambda: F.rms_norm(x + r, (n,), w, 1e-5)}
     elif op == "rms_norm":
         w = args[1]
-        ref = d[0] * torch.rsqrt(d[0].square().mean(-1, keepdim=True)
-                                 + 1e-5) * d[1]
+        ref = F.rms_norm(d[0], (n,), d[1], 1e-5)
         peer = {"torch": lambda: F.rms_norm(x, (n,), w, 1e-5)}
         if liger:
             peer["liger"] = lambda: liger["rms_norm"].apply(

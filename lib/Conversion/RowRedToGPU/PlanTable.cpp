@@ -202,12 +202,7 @@ static bool fromJSON(const json::Value &value, WarpsRow &out, json::Path path) {
                      out.elementsPerThread, path, /*optional=*/true);
 }
 
-static bool fromJSON(const json::Value &value, RowGridRow &out,
-                     json::Path path) {
-  return fromJSON(value, out.match, path, {"writes_rows"});
-}
-
-static bool fromJSON(const json::Value &value, CacheHintsRow &out,
+static bool fromJSON(const json::Value &value, WritesRowsMatch &out,
                      json::Path path) {
   return fromJSON(value, out.match, path, {"writes_rows"});
 }
@@ -518,12 +513,13 @@ const OperandShapeRow *PlanTable::operandShape(const TableKey &key,
 }
 
 bool PlanTable::runsRowGrid(const TableKey &key) const {
-  return llvm::any_of(
-      rowGrid, [&](const RowGridRow &row) { return row.match.matches(key); });
+  return llvm::any_of(rowGrid, [&](const WritesRowsMatch &row) {
+    return row.match.matches(key);
+  });
 }
 
 bool PlanTable::takesCacheHints(const TableKey &key) const {
-  return llvm::any_of(cacheHints, [&](const CacheHintsRow &row) {
+  return llvm::any_of(cacheHints, [&](const WritesRowsMatch &row) {
     return row.match.matches(key);
   });
 }

@@ -112,15 +112,10 @@ struct WarpsRow {
   int64_t warps = 0, elementsPerThread = 0;
 };
 
-/// A kernel that runs one program per row group where the grid may be so;
-/// also matched by whether it writes rows (online kernels).
-struct RowGridRow {
-  TableMatch match;
-};
-
-/// A fused block whose row loads carry an L2 evict-last hint; also matched
-/// by whether the kernel writes rows.
-struct CacheHintsRow {
+/// A row of a section whose rows name nothing but what they match, which
+/// includes whether the kernel writes rows ("writes_rows"): row_grid and
+/// cache_hints.
+struct WritesRowsMatch {
   TableMatch match;
 };
 
@@ -221,9 +216,10 @@ struct PlanTable {
   std::vector<BlockShapeRow> blockShapes;
   std::vector<OperandShapeRow> operandShapes;
   StreamedTileRule streamedTiles;
-  std::vector<RowGridRow> rowGrid;
+  /// Kernels that run one program per row group where the grid may be so.
+  std::vector<WritesRowsMatch> rowGrid;
   /// Fused blocks whose row loads carry an L2 evict-last hint (cache_hints).
-  std::vector<CacheHintsRow> cacheHints;
+  std::vector<WritesRowsMatch> cacheHints;
   std::vector<PrefetchRow> prefetch;
   std::vector<OnlineClusterRow> onlineCluster;
   /// Warps of the online kernel (matched by type, cluster and chip), and of
