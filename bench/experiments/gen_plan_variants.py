@@ -29,6 +29,7 @@ limits them to some of their ops.
 usage: gen_plan_variants.py SOFTMAX_OPT OUT_DIR {decode,vocab,backward}
                             [--cols 2048,4096,...] [--ops OP,...]
                             [--variant LABEL=REQUEST ...]
+                            [--dtypes f32,bf16,f16]
 """
 import argparse
 import json
@@ -86,7 +87,9 @@ def main():
     parser.add_argument("--cols", default=None)
     parser.add_argument("--ops", default=None)
     parser.add_argument("--variant", action="append", default=[])
+    parser.add_argument("--dtypes", default="f32,bf16")
     args = parser.parse_args()
+    dtypes = args.dtypes.split(",")
     if args.set in ("decode", "vocab"):
         decode = args.set == "decode"
         cols = [int(c) for c in (args.cols or (
@@ -105,7 +108,7 @@ def main():
             out = os.path.join(args.out_dir, label)
             os.makedirs(out, exist_ok=True)
             for op in ops:
-                for dtype in ("f32", "bf16"):
+                for dtype in dtypes:
                     for n in cols:
                         error = compile_one(
                             args.softmax_opt, out, f"{op}_{dtype}_n{n}", op,
@@ -121,7 +124,7 @@ def main():
         "rms_norm_backward", "rms_norm_residual_backward",
         "layer_norm_backward"]
     shapes = [(op, dtype, n) for op in backward_ops
-              for dtype in ("f32", "bf16") for n in cols]
+              for dtype in dtypes for n in cols]
     for op, dtype, n in shapes:
         error = compile_one(args.softmax_opt, auto, f"{op}_{dtype}_n{n}", op,
                             dtype, n, None, "")
