@@ -729,11 +729,16 @@ TEST(PlanTableTest, TableErrors) {
                                    "max_rows": 8, "hoist_map_loads": true})"),
                    "a row of chunks batches its map's loads: no "
                    "hoist_map_loads at plan table.few_rows[0]");
-  expectParseError(withFewRows(R"({"strategy": "cluster", "cluster": 4,
-                                   "warps": 8, "max_rows": 64})"),
+  // ... or a cluster of blocks of its own warps.
+  EXPECT_EQ(parseError(withFewRows(R"({"strategy": "cluster", "cluster": 4,
+                                       "warps": 8, "max_rows": 64})")),
+            "parsed");
+  expectParseError(withFewRows(R"({"strategy": "cluster", "warps": 8,
+                                   "max_rows": 64})"),
                    "warps names the 1 to 32 warps (a power of two or three "
                    "times one) of a fused or online row's block, without "
-                   "clusters at plan table.few_rows[0]");
+                   "clusters, or of a cluster row's blocks with its cluster "
+                   "at plan table.few_rows[0]");
   // Whether a kernel writes rows is a key of online_warps, row_grid and
   // cache_hints alone; a staged row's warps name nothing else.
   expectParseError(tableWith(R"([{"writes_rows": false, "warps": 8}])"),

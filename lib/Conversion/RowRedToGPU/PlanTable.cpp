@@ -353,15 +353,14 @@ fromJSON(const json::Value &value, RowLengthRow &out, json::Path path,
     return false;
   bool warpsTaken = out.strategy == Strategy::online ||
                     (fusedWarps && out.strategy == Strategy::fused);
-  // A row_lengths cluster row of a given size may name its blocks' warps.
-  bool clusterWarps =
-      !fusedWarps && out.strategy == Strategy::cluster && out.cluster;
+  // A cluster row of a given size may name its blocks' warps.
+  bool clusterWarps = out.strategy == Strategy::cluster && out.cluster;
   if (out.warps && (((!warpsTaken || out.cluster) && !clusterWarps) ||
                     !isWarpCount(out.warps))) {
     if (fusedWarps)
       path.report("warps names the 1 to 32 warps (a power of two or three "
                   "times one) of a fused or online row's block, without "
-                  "clusters");
+                  "clusters, or of a cluster row's blocks with its cluster");
     else
       path.report("warps names the 1 to 32 warps (a power of two or three "
                   "times one) of an online row's block, without clusters, "
