@@ -341,9 +341,9 @@ FailureOr<KernelPlan> mlir::rowred::planKernel(const Group &group,
 /// Whether `main` leaves a launch of a few rows on too few blocks, or on
 /// blocks shaped for many: chunks, and a block per row of a known length:
 /// the online kernel of rows only reduced, softmax's pair on the block of a
-/// staged row or of a fused kernel, and the norms' fused blocks, whose
-/// weight (and bias) the map reads (the rows few_rows measured such blocks
-/// against).
+/// staged row or of a fused kernel, and the norms' fused or online blocks,
+/// whose weight (and bias) the map reads (the rows few_rows measured such
+/// blocks against).
 static bool fewRowsFewBlocks(const Group &group, const KernelPlan &main,
                              int64_t cols) {
   if (main.strategy == Strategy::chunks)
@@ -352,7 +352,9 @@ static bool fewRowsFewBlocks(const Group &group, const KernelPlan &main,
     return false;
   return (main.strategy == Strategy::online && group.outputs.empty()) ||
          isOnlineSoftmaxPair(group) ||
-         (main.strategy == Strategy::fused && group.hasMapOnlyOperands());
+         ((main.strategy == Strategy::fused ||
+           main.strategy == Strategy::online) &&
+          group.hasMapOnlyOperands());
 }
 
 std::optional<KernelPlan> mlir::rowred::planFewRows(const Group &group,
@@ -387,11 +389,15 @@ std::optional<KernelPlan> mlir::rowred::planFewRows(const Group &group,
     return std::nullopt;
   plan->maxRows = row->maxRows;
   // Hoisted loads hold the map's operands through the reductions. A launch
-  // of a few rows needs one block per SM, and asking for no more lets ptxas
-  // take the registers: left free, it holds a block of 512 threads to 64
-  // (two per SM), and bf16 layer_norm at 8192 spills 4 bytes there (92
-  // registers with the bound, ptxas -v, sm_90).
-  if (plan->hoistMapLoads && plan->minBlocksPerSM == 0)
+  // of a few rows on a block per row needs one block per SM, and asking for
+  // no more lets ptxas take the registers: left free, it holds a block of
+  // 512 threads to 64 (two per SM), and bf16 layer_norm at 8192 spills 4
+  // bytes there (92 registers with the bound, ptxas -v, sm_90). A cluster
+  // launches its size times as many blocks: the bound's registers (92-112
+  // against 64-80 for 16-bit layer_norm at 12288-16384 over clusters of 4)
+  // cost 12-19% at 64 rows (decode_ab.py, H200).
+  if (plan->hoistMapLoads && plan->minBlocksPerSM == 0 &&
+      plan->clusterSize == 1)
     plan->minBlocksPerSM = 1;
   return *plan;
 }

@@ -176,20 +176,21 @@ struct RowLengthRow {
   /// Warps of the block of a row the online strategy stages whole (0: the
   /// table's staged_row_warps, or streamed_tiles' for streamed passes), of
   /// each block of a cluster row's clusters of a given size (0: derived
-  /// from the slice), or of a few_rows row's fused block (0: derived as for
-  /// the main kernel).
+  /// from the slice), or of a few_rows row's fused block or its clusters'
+  /// blocks (0: derived as for the main kernel).
   int64_t warps = 0;
 
   /// Whether the kernel of `key` is among the row's.
   bool matches(const RowLengthKey &key) const;
 };
 
-/// Rows of the `lengths` whose chunks kernel also gets a second one for
-/// launches of at most `maxRows` rows, of `lengths.strategy` over clusters of
+/// Rows of the `lengths` whose main kernel (chunks, or a block per row:
+/// Plan.cpp's fewRowsFewBlocks) also gets a second one for launches of at
+/// most `maxRows` rows, of `lengths.strategy` over clusters of
 /// `lengths.cluster` blocks (0: derived), or of smaller chunks of `block`
 /// elements in registers and `chunkStage` staged: a few rows' chunks are too
-/// few blocks, each waiting for the row's exchange, to keep the memory system
-/// busy.
+/// few blocks, each waiting for the row's exchange, and a few blocks per row
+/// too few threads, to keep the memory system busy.
 struct FewRowsRow {
   RowLengthRow lengths;
   int64_t maxRows = 0;

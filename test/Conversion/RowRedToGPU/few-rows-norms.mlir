@@ -2,12 +2,21 @@
 // of 2048 to 8192 elements takes a second kernel, a fused block on 256
 // threads (512 for rms_norm beyond 4096) that loads the weight (and bias)
 // with the row, before the reduction (hoist_map_loads; the plan table's
-// few_rows), at one block per SM. Softmax at these lengths keeps one
+// few_rows), at one block per SM. Rows of 12288-16384 take a cluster of 4
+// blocks of 8 warps, also hoisting, whose blocks (four a row) keep ptxas'
+// register choice, whether the main kernel is a fused block (12288) or the
+// online one (f32 rms_norm at 16384); 16-bit rows from 16385 take the
+// clusters of the table's 16-bit rows. Softmax at these lengths keeps one
 // kernel.
 
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=4096 chip=sm_90" | FileCheck %s --check-prefix=N4096
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=8192 chip=sm_90" | FileCheck %s --check-prefix=N8192
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=1024 chip=sm_90" | FileCheck %s --check-prefix=N1024
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=12288 chip=sm_90" | FileCheck %s --check-prefix=N12288
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=16384 chip=sm_90" | FileCheck %s --check-prefix=N16384
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=20480 chip=sm_90" | FileCheck %s --check-prefix=N20480
+// RUN: rm -rf %t16 && softmax-opt %s --rowred-to-ptx="cols=16384 chip=sm_90 output-dir=%t16" -o /dev/null
+// RUN: FileCheck %s --check-prefix=PTX16-FEW --input-file=%t16/layer_norm_bf16_kernel1_rows64.ptx
 // RUN: rm -rf %t && softmax-opt %s --rowred-to-ptx="cols=4096 chip=sm_90 output-dir=%t" -o /dev/null
 // RUN: FileCheck %s --check-prefix=JSON --input-file=%t/rms_norm_f32_kernel0.json
 // RUN: FileCheck %s --check-prefix=JSON-FEW --input-file=%t/rms_norm_f32_kernel0_rows64.json
@@ -33,6 +42,33 @@
 // N8192: rowred.few_rows_plan = #rowred.plan<strategy = fused, block = 8192, warps = 8,{{.*}}max_rows = 64
 
 // N1024-NOT: few_rows_plan
+
+// N12288-LABEL: func.func @rms_norm_f32
+// N12288: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 3072, warps = 8, cluster = 4,{{.*}}max_rows = 64, hoist_map_loads = true>
+// N12288-SAME: rowred.plan = #rowred.plan<strategy = fused, block = 12288,
+// N12288-LABEL: func.func @layer_norm_bf16
+// N12288: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 3072, warps = 8, cluster = 4,{{.*}}max_rows = 64, hoist_map_loads = true>
+// N12288-LABEL: func.func @softmax_f32
+// N12288-NOT: few_rows_plan
+
+// N16384-LABEL: func.func @rms_norm_f32
+// N16384: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 4096, warps = 8, cluster = 4,
+// N16384-NOT: min_blocks_per_sm
+// N16384-SAME: max_rows = 64, hoist_map_loads = true>
+// N16384-SAME: rowred.plan = #rowred.plan<strategy = online,
+// N16384-LABEL: func.func @layer_norm_bf16
+// N16384: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 4096, warps = 8, cluster = 4,{{.*}}max_rows = 64, hoist_map_loads = true>
+// N16384-LABEL: func.func @softmax_f32
+// N16384-NOT: few_rows_plan
+
+// N20480-LABEL: func.func @layer_norm_bf16
+// N20480: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 3072, warps = 3, cluster = 8,{{.*}}max_rows = 16>
+
+// The cluster's kernel: 256 threads, no bound on blocks per SM, its weight
+// and bias loaded before the row's cluster-wide reduction.
+// PTX16-FEW: .maxntid 256, 1, 1
+// PTX16-FEW-NOT: .minnctapersm
+// PTX16-FEW: barrier.cluster
 
 // JSON: "block_threads": 256,
 // JSON: "variants": [

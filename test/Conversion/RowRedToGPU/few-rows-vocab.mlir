@@ -1,12 +1,14 @@
 // Rows only reduced (logsumexp, cross-entropy) at vocabulary lengths: a
 // launch of at most 64 rows of 24577-32768 elements (f32, bf16 and f16)
-// takes a second kernel over a cluster of 8 blocks, and one of
-// 120000-160000 keeps the cluster of 16 blocks to 64 rows (the plan
-// table's few_rows). Softmax, which writes its rows, keeps its own rows:
-// 64 rows at 32000 (a cluster that pairs its reductions), 48 at 128256.
+// takes a second kernel over a cluster of 8 blocks, as one of
+// 100000-119999 does, and one of 120000-160000 keeps the cluster of 16
+// blocks to 64 rows (the plan table's few_rows). Softmax, which writes its
+// rows, keeps its own rows: 64 rows at 32000 (a cluster that pairs its
+// reductions), 16 at 100277, 48 at 128256.
 // Short rows take one kernel.
 
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=32000 chip=sm_90" | FileCheck %s --check-prefix=N32000
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=100277 chip=sm_90" | FileCheck %s --check-prefix=N100277
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=128256 chip=sm_90" | FileCheck %s --check-prefix=N128256
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=8192 chip=sm_90" | FileCheck %s --check-prefix=N8192
 
@@ -20,6 +22,15 @@
 // N32000-SAME: rowred.plan = #rowred.plan<strategy = online,
 // N32000-LABEL: func.func @softmax_bf16
 // N32000: rowred.few_rows_plan = #rowred.plan<strategy = cluster,{{.*}}cluster = 8,{{.*}}pair_reduce = true,{{.*}}max_rows = 64>
+
+// N100277-LABEL: func.func @logsumexp_bf16
+// N100277: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 16384, warps = 16, cluster = 8,{{.*}}max_rows = 64>
+// N100277-LABEL: func.func @cross_entropy_f32
+// N100277: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 16384, warps = 16, cluster = 8,{{.*}}max_rows = 64>
+// N100277-LABEL: func.func @cross_entropy_f16
+// N100277: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 16384, warps = 16, cluster = 8,{{.*}}max_rows = 64>
+// N100277-LABEL: func.func @softmax_bf16
+// N100277: rowred.few_rows_plan = #rowred.plan<strategy = cluster,{{.*}}cluster = 16,{{.*}}max_rows = 16>
 
 // N128256-LABEL: func.func @logsumexp_bf16
 // N128256: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 8192, warps = 16, cluster = 16,{{.*}}max_rows = 64>

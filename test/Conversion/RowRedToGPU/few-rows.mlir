@@ -17,7 +17,7 @@
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=32768 chip=sm_90" | FileCheck %s --check-prefix=BLOCK
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=20480 chip=sm_90" | FileCheck %s --check-prefix=N20480
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=16411 chip=sm_90" | FileCheck %s --check-prefix=N16411
-// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=16384 chip=sm_90" | FileCheck %s --check-prefix=NONE
+// RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=16384 chip=sm_90" | FileCheck %s --check-prefix=N16384
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=128256 chip=sm_80" | FileCheck %s --check-prefix=NONE
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=128256 chip=sm_90" --convert-rowred-to-gpu | FileCheck %s --check-prefix=LAUNCH
 // RUN: rm -rf %t && softmax-opt %s --rowred-to-ptx="cols=128256 chip=sm_90 output-dir=%t" -o /dev/null
@@ -124,8 +124,13 @@
 // N16411: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 3072, {{.*}}cluster = 8, {{.*}}max_rows = 64>
 // N16411-SAME: rowred.plan = #rowred.plan<strategy = online, block = 8192, warps = 16, vector = 8, prefetch = stage, max_cols = 24576, stage_elements = 24576, grid = rows>
 
-// Rows of 16384 (f32 measured 0.92-0.99 on the cluster of 8 from 64 rows)
-// and chips without clusters: one kernel.
+// Softmax's rows of 16384 (f32 measured 0.92-0.99 on the cluster of 8 from
+// 64 rows): one kernel; the norms there take a cluster for a few rows
+// (few-rows-norms.mlir). Chips without clusters: one kernel.
+// N16384-LABEL: func.func @softmax_f32
+// N16384-NOT: few_rows_plan
+// N16384-LABEL: func.func @rms_norm_f32
+// N16384: few_rows_plan
 // NONE-NOT: few_rows_plan
 
 // LAUNCH-LABEL: func.func @softmax_f32
