@@ -584,41 +584,24 @@ static std::string gridProblem(const std::string &grid, int64_t abi,
   return "";
 }
 
-std::optional<KernelSpec> KernelSpec::parse(const std::string &text,
-                                            const std::string &jsonPath,
-                                            std::string &error) {
-  std::string parseError;
-  std::optional<Json> json = Json::parse(text, parseError);
-  if (!json || json->kind != Json::Kind::Object) {
-    error = "'" + jsonPath + "' is not kernel metadata: " +
-            (json ? "not a JSON object" : parseError);
-    return std::nullopt;
-  }
-  // The first numeric field that is not an integer of int64's range (its
-  // conversion would be undefined): refused once every field is read, or
-  // where it is required.
+namespace {
+/// Reads the fields of one kernel's metadata, remembering the first numeric
+/// field that is not an integer of int64's range (its conversion would be
+/// undefined): the parse refuses it once every field is read, or where the
+/// field is required.
+struct FieldReader {
+  const Json &json;
   std::string notInteger;
-  auto notAnInteger = [&]() {
-    error = "'" + jsonPath + "' has a field '" + notInteger +
-            "' that is not an integer";
-    return std::nullopt;
-  };
-  auto missing = [&](const char *field) {
-    if (notInteger == field)
-      return notAnInteger();
-    error =
-        "'" + jsonPath + "' lacks the field '" + field + "' (see docs/abi.md)";
-    return std::nullopt;
-  };
-  auto str = [&](const char *field, std::string &out) {
-    const Json *v = json->get(field);
+
+  bool str(const char *field, std::string &out) const {
+    const Json *v = json.get(field);
     if (!v || v->kind != Json::Kind::String)
       return false;
     out = v->string;
     return true;
-  };
-  auto num = [&](const char *field, int64_t &out) {
-    const Json *v = json->get(field);
+  }
+  bool num(const char *field, int64_t &out) {
+    const Json *v = json.get(field);
     if (!v || v->kind != Json::Kind::Number)
       return false;
     double value = v->number;
@@ -629,17 +612,85 @@ std::optional<KernelSpec> KernelSpec::parse(const std::string &text,
     }
     out = static_cast<int64_t>(value);
     return true;
-  };
-  auto flag = [&](const char *field, bool &out) {
-    const Json *v = json->get(field);
+  }
+  bool real(const char *field, double &out) const {
+    const Json *v = json.get(field);
+    if (!v || v->kind != Json::Kind::Number)
+      return false;
+    out = v->number;
+    return true;
+  }
+  bool flag(const char *field, bool &out) const {
+    const Json *v = json.get(field);
     if (!v || v->kind != Json::Kind::Bool)
       return false;
     out = v->boolean;
     return true;
+  }
+};
+} // namespace
+
+/// The fields every version may leave out, into `spec`.
+static void readOptionalFields(FieldReader &r, KernelSpec &spec) {
+  r.str("chip", spec.chip);
+  r.str("plan", spec.plan);
+  if (double epsilon; r.real("epsilon", epsilon))
+    spec.epsilon = epsilon;
+  if (int64_t ignoreIndex; r.num("ignore_index", ignoreIndex))
+    spec.ignoreIndex = ignoreIndex;
+  if (double smoothing; r.real("label_smoothing", smoothing))
+    spec.labelSmoothing = smoothing;
+  r.num("min_cols", spec.minCols);
+  r.num("vector_width", spec.vectorWidth);
+  r.num("shared_bytes", spec.sharedBytes);
+  r.num("dynamic_shared_bytes", spec.dynamicSharedBytes);
+  r.num("rows_per_block", spec.rowsPerBlock);
+  r.num("cluster_blocks", spec.clusterBlocks);
+  if (!r.str("prefetch", spec.prefetch))
+    spec.prefetch = spec.dynamicSharedBytes > 0 ? "shared" : "none";
+  r.flag("peeled_path", spec.peeledPath);
+  r.flag("pair_reduce", spec.pairReduce);
+  r.flag("safe", spec.safe);
+  r.flag("l2_hints", spec.cacheHints);
+  r.flag("keep_ahead", spec.keepAhead);
+  r.flag("keep_ahead_bulk", spec.keepAheadBulk);
+  r.num("chunk_elements", spec.chunkElements);
+  if (spec.chunkElements > 0)
+    r.num("chunk_entries", spec.chunkEntries);
+  r.num("max_rows", spec.maxRows);
+}
+
+std::optional<KernelSpec> KernelSpec::parse(const std::string &text,
+                                            const std::string &jsonPath,
+                                            std::string &error) {
+  std::string parseError;
+  std::optional<Json> json = Json::parse(text, parseError);
+  if (!json || json->kind != Json::Kind::Object) {
+    error = "'" + jsonPath + "' is not kernel metadata: " +
+            (json ? "not a JSON object" : parseError);
+    return std::nullopt;
+  }
+  FieldReader r{*json, {}};
+  auto notAnInteger = [&]() {
+    error = "'" + jsonPath + "' has a field '" + r.notInteger +
+            "' that is not an integer";
+    return std::nullopt;
+  };
+  auto missing = [&](const char *field) {
+    if (r.notInteger == field)
+      return notAnInteger();
+    error =
+        "'" + jsonPath + "' lacks the field '" + field + "' (see docs/abi.md)";
+    return std::nullopt;
+  };
+  // Refuses the metadata for `problem`, a sentence about it.
+  auto refuse = [&](const std::string &problem) {
+    error = "'" + jsonPath + "' " + problem;
+    return std::nullopt;
   };
   KernelSpec spec;
   int64_t abi = 0;
-  if (!num("abi_version", abi))
+  if (!r.num("abi_version", abi))
     return missing("abi_version");
   // Version 2 added dynamic_shared_bytes (absent, hence 0, in version 1),
   // version 3 row_split and the workspace (absent, hence none, before; a
@@ -648,94 +699,54 @@ std::optional<KernelSpec> KernelSpec::parse(const std::string &text,
   // loop over the chunks from version 5 on.
   // Version 6 added operands (absent before: the input x and the output y),
   // version 7 chunk_entries (absent before: one entry per chunk).
-  if (abi < 1 || abi > 7) {
-    error = "'" + jsonPath + "' has ABI version " + std::to_string(abi) +
-            "; this runner knows versions 1 to 7";
-    return std::nullopt;
-  }
+  if (abi < 1 || abi > 7)
+    return refuse("has ABI version " + std::to_string(abi) +
+                  "; this runner knows versions 1 to 7");
   std::string in, out, ptxName;
-  if (!str("kernel", spec.kernel))
+  if (!r.str("kernel", spec.kernel))
     return missing("kernel");
-  if (!str("ptx", ptxName))
+  if (!r.str("ptx", ptxName))
     return missing("ptx");
-  if (!str("op", spec.op))
+  if (!r.str("op", spec.op))
     return missing("op");
-  if (!str("strategy", spec.strategy))
+  if (!r.str("strategy", spec.strategy))
     return missing("strategy");
-  if (!str("input_type", in))
+  if (!r.str("input_type", in))
     return missing("input_type");
-  if (!str("output_type", out))
+  if (!r.str("output_type", out))
     return missing("output_type");
-  str("chip", spec.chip);
-  str("plan", spec.plan);
-  if (const Json *v = json->get("epsilon"); v && v->kind == Json::Kind::Number)
-    spec.epsilon = v->number;
-  if (int64_t ignoreIndex; num("ignore_index", ignoreIndex))
-    spec.ignoreIndex = ignoreIndex;
-  if (const Json *v = json->get("label_smoothing");
-      v && v->kind == Json::Kind::Number)
-    spec.labelSmoothing = v->number;
-  if (!num("block_threads", spec.blockThreads))
+  if (!r.num("block_threads", spec.blockThreads))
     return missing("block_threads");
-  if (!num("block_elements", spec.blockElements))
+  if (!r.num("block_elements", spec.blockElements))
     return missing("block_elements");
-  if (!num("max_cols", spec.maxCols))
+  if (!r.num("max_cols", spec.maxCols))
     return missing("max_cols");
-  num("min_cols", spec.minCols);
-  num("vector_width", spec.vectorWidth);
-  num("shared_bytes", spec.sharedBytes);
-  num("dynamic_shared_bytes", spec.dynamicSharedBytes);
-  num("rows_per_block", spec.rowsPerBlock);
-  num("cluster_blocks", spec.clusterBlocks);
-  if (!str("prefetch", spec.prefetch))
-    spec.prefetch = spec.dynamicSharedBytes > 0 ? "shared" : "none";
-  flag("peeled_path", spec.peeledPath);
-  flag("pair_reduce", spec.pairReduce);
-  flag("safe", spec.safe);
-  flag("l2_hints", spec.cacheHints);
-  flag("keep_ahead", spec.keepAhead);
-  flag("keep_ahead_bulk", spec.keepAheadBulk);
+  readOptionalFields(r, spec);
   // Versions 3 and 4 had row-split kernels (row_split > 1), which take a
   // workspace of their own and a cooperative launch in whole groups.
   int64_t rowSplit = 1;
-  num("row_split", rowSplit);
-  if (rowSplit != 1) {
-    error = "'" + jsonPath + "' is a row-split kernel (row_split " +
-            std::to_string(rowSplit) +
-            "), which this runner does not launch: compile it again";
-    return std::nullopt;
-  }
+  r.num("row_split", rowSplit);
+  if (rowSplit != 1)
+    return refuse("is a row-split kernel (row_split " +
+                  std::to_string(rowSplit) +
+                  "), which this runner does not launch: compile it again");
   std::string grid = "persistent";
-  str("grid", grid);
+  r.str("grid", grid);
   spec.gridPerRowGroup = grid == "rows";
-  num("chunk_elements", spec.chunkElements);
-  if (spec.chunkElements > 0)
-    num("chunk_entries", spec.chunkEntries);
-  num("max_rows", spec.maxRows);
-  if (!readVariants(*json, spec, error)) {
-    error = "'" + jsonPath + "' " + error;
-    return std::nullopt;
-  }
-  if (std::string problem = gridProblem(grid, abi, spec); !problem.empty()) {
-    error = "'" + jsonPath + "' " + problem;
-    return std::nullopt;
-  }
+  if (!readVariants(*json, spec, error))
+    return refuse(error);
+  if (std::string problem = gridProblem(grid, abi, spec); !problem.empty())
+    return refuse(problem);
   std::optional<DType> inType = parseDType(in), outType = parseDType(out);
-  if (!inType || !outType || !isFloatType(*inType) || !isFloatType(*outType)) {
-    error = "'" + jsonPath + "' names an unknown element type";
-    return std::nullopt;
-  }
+  if (!inType || !outType || !isFloatType(*inType) || !isFloatType(*outType))
+    return refuse("names an unknown element type");
   spec.inputType = *inType;
   spec.outputType = *outType;
-  if (!readOperands(*json, spec, error)) {
-    error = "'" + jsonPath + "' " + error;
-    return std::nullopt;
-  }
-  if (std::string problem = launchShapeProblem(spec); !problem.empty()) {
-    error = "'" + jsonPath + "' " + problem;
-    return std::nullopt;
-  }
-  if (!notInteger.empty())
+  if (!readOperands(*json, spec, error))
+    return refuse(error);
+  if (std::string problem = launchShapeProblem(spec); !problem.empty())
+    return refuse(problem);
+  if (!r.notInteger.empty())
     return notAnInteger();
   // The PTX file's name, next to the JSON (load reads it).
   spec.ptxPath = ptxName;

@@ -246,7 +246,7 @@ TEST(PlanTableTest, CompiledTableCutsLongRowsIntoChunks) {
   EXPECT_FALSE(levelChunks(f16, 32768, 1));
 }
 
-TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
+TEST(PlanTableTest, CompiledTableGivesStagedRowsTheOnlineKernel) {
   MLIRContext context;
   Type f32 = Float32Type::get(&context), bf16 = BFloat16Type::get(&context),
        f16 = Float16Type::get(&context);
@@ -320,6 +320,13 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   EXPECT_FALSE(streamed(f32, 10000, 1, 3));
   EXPECT_FALSE(streamed(f32, 32768, 1, 3));
   EXPECT_EQ(streamedWarps(bf16, 12288, 1), 0);
+}
+
+TEST(PlanTableTest, CompiledTableGivesRowsTheirClusters) {
+  MLIRContext context;
+  Type f32 = Float32Type::get(&context), bf16 = BFloat16Type::get(&context),
+       f16 = Float16Type::get(&context);
+  const PlanTable &table = PlanTable::get();
   // Clusters for f32 rows of 12289 to 16384 holding two operands through
   // their reductions (the backwards' y and dy), not one or an unknown number.
   auto cluster = [&](Type type, int64_t cols, int64_t held) {
@@ -350,6 +357,13 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
                              {f32, 16384, /*aligned=*/true, /*held=*/2})
                 ->cluster,
             0);
+}
+
+TEST(PlanTableTest, CompiledTableGivesColumnSumsTheirClusters) {
+  MLIRContext context;
+  Type f32 = Float32Type::get(&context), bf16 = BFloat16Type::get(&context),
+       f16 = Float16Type::get(&context);
+  const PlanTable &table = PlanTable::get();
   // Kernels that sum down the columns (the norms' backwards: three held):
   // clusters of 8 on 4 warps for rows of 12289 to 16384 of any type (on 8
   // for f32 of one reduce), of 2 on 16 for f32 rows of 8193 to 12288 and
@@ -386,6 +400,13 @@ TEST(PlanTableTest, CompiledTableGivesRowLengthsTheirStrategy) {
   // Not the same kernels without the sums.
   EXPECT_FALSE(table.takesRowLength(
       Strategy::cluster, {f32, 16384, /*aligned=*/true, /*held=*/3, 1}));
+}
+
+TEST(PlanTableTest, CompiledTableGivesRowsOnlyReducedTheOnlineKernel) {
+  MLIRContext context;
+  Type f32 = Float32Type::get(&context), bf16 = BFloat16Type::get(&context),
+       f16 = Float16Type::get(&context);
+  const PlanTable &table = PlanTable::get();
   // The online kernel for rows of 32000-151936 only reduced (no row
   // written), any type; a kernel writing rows keeps the staged 16-bit rows.
   auto reduced = [&](Type type, int64_t cols, bool writesRows) {
@@ -604,6 +625,46 @@ TEST(PlanTableTest, CompiledTableGivesFewRowsTheirKernel) {
   EXPECT_FALSE(table.fewRowsOf(
       {f32, 1048576, /*aligned=*/true, /*held=*/2, /*reduces=*/1}));
   EXPECT_FALSE(table.fewRowsOf({f32, 16411, /*aligned=*/false}));
+}
+
+TEST(PlanTableTest, CompiledTableGivesWideNormsAndReducedRowsClusters) {
+  MLIRContext context;
+  Type f32 = Float32Type::get(&context), bf16 = BFloat16Type::get(&context),
+       f16 = Float16Type::get(&context);
+  const PlanTable &table = PlanTable::get();
+  auto few = [&](Type type, int64_t cols, int64_t held, int64_t reduces,
+                 bool writesRows, bool aligned = true) {
+    return table.fewRowsOf({type, cols, aligned, held, reduces, writesRows});
+  };
+  // Decode-size norms of 12288-16384: a cluster of 4 blocks of 8 warps that
+  // load the weight (and bias) with the row, to 64 rows.
+  for (Type type : {f32, bf16, f16}) {
+    for (int64_t reduces : {1, 3}) {
+      const FewRowsRow *row = few(type, 16384, 1, reduces, true);
+      ASSERT_TRUE(row);
+      EXPECT_EQ(row->lengths.strategy, Strategy::cluster);
+      EXPECT_EQ(row->lengths.cluster, 4);
+      EXPECT_EQ(row->lengths.warps, 8);
+      EXPECT_EQ(row->maxRows, 64);
+      EXPECT_TRUE(row->hoistMapLoads);
+      EXPECT_EQ(few(type, 12288, 1, reduces, true), row);
+    }
+  }
+  EXPECT_EQ(few(f32, 16385, 1, 1, true), nullptr);
+  EXPECT_EQ(few(f32, 12288, 1, 1, true, /*aligned=*/false), nullptr);
+  // Rows only reduced of 100000-119999, any type: a cluster of 8 to 64
+  // rows; softmax's rows there keep the cluster of 16 to 16 rows.
+  for (Type type : {f32, bf16, f16}) {
+    const FewRowsRow *reduced = few(type, 100277, 1, 2, false, false);
+    ASSERT_TRUE(reduced);
+    EXPECT_EQ(reduced->lengths.cluster, 8);
+    EXPECT_EQ(reduced->maxRows, 64);
+    const FewRowsRow *written = few(type, 100277, 1, 2, true, false);
+    ASSERT_TRUE(written);
+    EXPECT_EQ(written->lengths.cluster, 16);
+    EXPECT_EQ(written->maxRows, 16);
+  }
+  EXPECT_EQ(few(bf16, 128256, 1, 2, false)->lengths.cluster, 16);
 }
 
 TEST(PlanTableTest, MinimalTableParses) {
