@@ -593,16 +593,20 @@ struct FieldReader {
   const Json &json;
   std::string notInteger;
 
-  bool str(const char *field, std::string &out) const {
+  /// `field`'s value where it is of `kind`, or null.
+  const Json *of(const char *field, Json::Kind kind) const {
     const Json *v = json.get(field);
-    if (!v || v->kind != Json::Kind::String)
-      return false;
-    out = v->string;
-    return true;
+    return v && v->kind == kind ? v : nullptr;
+  }
+  bool str(const char *field, std::string &out) const {
+    const Json *v = of(field, Json::Kind::String);
+    if (v)
+      out = v->string;
+    return v;
   }
   bool num(const char *field, int64_t &out) {
-    const Json *v = json.get(field);
-    if (!v || v->kind != Json::Kind::Number)
+    const Json *v = of(field, Json::Kind::Number);
+    if (!v)
       return false;
     double value = v->number;
     if (!(value >= -0x1p63 && value < 0x1p63) || value != std::trunc(value)) {
@@ -614,18 +618,16 @@ struct FieldReader {
     return true;
   }
   bool real(const char *field, double &out) const {
-    const Json *v = json.get(field);
-    if (!v || v->kind != Json::Kind::Number)
-      return false;
-    out = v->number;
-    return true;
+    const Json *v = of(field, Json::Kind::Number);
+    if (v)
+      out = v->number;
+    return v;
   }
   bool flag(const char *field, bool &out) const {
-    const Json *v = json.get(field);
-    if (!v || v->kind != Json::Kind::Bool)
-      return false;
-    out = v->boolean;
-    return true;
+    const Json *v = of(field, Json::Kind::Bool);
+    if (v)
+      out = v->boolean;
+    return v;
   }
 };
 } // namespace

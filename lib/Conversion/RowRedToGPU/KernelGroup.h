@@ -62,6 +62,9 @@ struct Group {
   bool hasSeveralOperands() const {
     return !hasOneRowOperand() || outputs.empty() || hasColumnSums();
   }
+  /// Whether the kernel writes rows (2-D outputs), not only per-row results
+  /// (logsumexp, the loss) or sums.
+  bool writesRows() const { return !outputs.empty(); }
   /// Whether the map also sums down the columns or over the rows
   /// (ColumnSums): its blocks meet at a grid barrier.
   bool hasColumnSums() const { return !columnSums.empty() || !totals.empty(); }

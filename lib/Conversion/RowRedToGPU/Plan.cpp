@@ -29,7 +29,7 @@ static RowLengthKey tableKey(const Group &group, Type type, int64_t cols,
           aligned,
           group.numHeldOperands(),
           static_cast<int64_t>(group.reduces.size()),
-          !group.outputs.empty(),
+          group.writesRows(),
           !group.columnSums.empty()};
 }
 
@@ -40,7 +40,7 @@ static MapLoad mapLoad(const Group &group, const PlanOptions &opts,
                        int64_t vectorWidth) {
   // A map of rows that reads per-row inputs per element: cross-entropy's
   // gradient, its labels compared with every element's column.
-  bool rowInputsPerElement = !group.rowInputs.empty() && !group.outputs.empty();
+  bool rowInputsPerElement = !group.rowInputs.empty() && group.writesRows();
   bool peeled =
       vectorWidth > 0 && opts.cols > 0 && opts.cols % vectorWidth != 0;
   return {!isSoftmaxMap(group), rowInputsPerElement, peeled,
@@ -175,7 +175,7 @@ LogicalResult Planner::checkShapeOptions() {
   // bytes there on bf16 50257 and keeps its chunks. Groups without the
   // running pair stage each 2-D input for their streamed passes, where
   // they write rows and read no per-row input or gather (not measured).
-  bool mayStageStreamed = !canPair && !group.outputs.empty() &&
+  bool mayStageStreamed = !canPair && group.writesRows() &&
                           group.rowInputs.empty() && group.gathers.empty() &&
                           stageSlots(group) > 0;
   const RowLengthRow *staged =
@@ -222,7 +222,7 @@ FailureOr<bool> Planner::chooseStrategy() {
                 "earlier levels' results; a row's chunks meet once per "
                 "level)";
     return true;
-  } else if (autoMayStream() && sm >= 90 && group.outputs.empty() &&
+  } else if (autoMayStream() && sm >= 90 && !group.writesRows() &&
              opts.blockSize == 0 && opts.numWarps == 0 &&
              opts.clusterSize == 0 &&
              (opts.rowsPerBlock == 0 || group.hasColumnSums()) &&
@@ -350,7 +350,7 @@ static bool fewRowsFewBlocks(const Group &group, const KernelPlan &main,
     return true;
   if (cols == 0 || main.clusterSize != 1 || main.rowsPerBlock != 1)
     return false;
-  return (main.strategy == Strategy::online && group.outputs.empty()) ||
+  return (main.strategy == Strategy::online && !group.writesRows()) ||
          isOnlineSoftmaxPair(group) ||
          ((main.strategy == Strategy::fused ||
            main.strategy == Strategy::online) &&

@@ -325,8 +325,8 @@ LogicalResult Planner::shapeOnline() {
     return map.emitOpError() << "an online tile (block) must be a "
                                 "power of two, got "
                              << opts.blockSize;
-  const WarpsRow &shape = defaultOnlineShape(plan.inType, plan.clusterSize, sm,
-                                             !group.outputs.empty());
+  const WarpsRow &shape =
+      defaultOnlineShape(plan.inType, plan.clusterSize, sm, group.writesRows());
   const StreamedTileRule &streamed = PlanTable::get().streamedTiles;
   plan.numWarps = opts.numWarps   ? opts.numWarps
                   : lengthWarps   ? lengthWarps

@@ -29,7 +29,7 @@ LogicalResult Planner::planPairAndGrid() {
 
   plan.gridPerRowGroup = mayGridPerRowGroup(opts, sm) &&
                          (opts.grid == Grid::rows || stagedRow ||
-                          autoGridPerRowGroup(plan, !group.outputs.empty()));
+                          autoGridPerRowGroup(plan, group.writesRows()));
   return success();
 }
 
@@ -268,7 +268,6 @@ LogicalResult Planner::planCacheHints() {
            << "cache_hints hints a fused block's loads of its own row: not "
               "with prefetch, which loads the next row; ask for prefetch = "
               "none";
-  bool writesRows = !group.outputs.empty();
   // A staged row's passes read shared memory.
   if (plan.streamsLevels())
     plan.cacheHints =
@@ -276,10 +275,10 @@ LogicalResult Planner::planCacheHints() {
                                  PlanTable::get().streamedTiles.cacheHints);
   else if (plan.strategy == Strategy::fused)
     plan.cacheHints =
-        opts.cacheHints.value_or(autoCacheHints(plan, sm, writesRows));
+        opts.cacheHints.value_or(autoCacheHints(plan, sm, group.writesRows()));
   else
     plan.cacheHints =
         plan.strategy == Strategy::online && canOnline &&
-        opts.cacheHints.value_or(autoCacheHints(plan, sm, writesRows));
+        opts.cacheHints.value_or(autoCacheHints(plan, sm, group.writesRows()));
   return success();
 }

@@ -137,8 +137,7 @@ private:
   /// reduced (the smoothed cross-entropy) and rows over clusters keep
   /// online_warps' shape, without hints.
   bool streamsRows() const {
-    return plan.streamsLevels() && plan.clusterSize == 1 &&
-           !group.outputs.empty();
+    return plan.streamsLevels() && plan.clusterSize == 1 && group.writesRows();
   }
 
   /// Whether the online kernel's streamed passes (reread) stage their share
