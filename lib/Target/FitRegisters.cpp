@@ -83,11 +83,13 @@ struct InputMap {
 
 /// What the pass changes in the plans of one map.
 struct Fit {
-  /// The `.minnctapersm` of the main kernel and of the kernel for a few
-  /// rows, instead of the planner's (0: the planner's).
-  int64_t minBlocksPerSM = 0, fewRowsMinBlocksPerSM = 0;
-  /// Whether the map keeps no kernel for a few rows.
-  bool dropFewRows = false;
+  /// The `.minnctapersm` of the main kernel instead of the planner's (0:
+  /// the planner's), and of each kernel for a few rows by its max_rows.
+  int64_t minBlocksPerSM = 0;
+  llvm::SmallDenseMap<int64_t, int64_t> fewRowsMinBlocksPerSM;
+  /// The kernels for a few rows the map does without, by their max_rows
+  /// (the next kernel up takes their launches).
+  llvm::SmallDenseSet<int64_t> droppedFewRows;
   /// Whether auto's shape spilled at one block per SM, and the plan
   /// requests of the smaller shapes left to try, the current one last.
   bool reshaped = false;
@@ -96,7 +98,8 @@ struct Fit {
 
 /// The plans one map had in a round, before the lowering.
 struct RoundPlans {
-  PlanAttr main, fewRows;
+  PlanAttr main;
+  SmallVector<PlanAttr> fewRows;
 };
 
 struct RowRedFitRegistersPass
@@ -167,8 +170,8 @@ private:
     for (auto [map, fit] : llvm::zip_equal(maps, fits)) {
       if (failed(planWithFit(map, fit)))
         return failure();
-      plans.push_back({map->getAttrOfType<PlanAttr>(kPlanAttrName),
-                       map->getAttrOfType<PlanAttr>(kFewRowsPlanAttrName)});
+      plans.push_back(
+          {map->getAttrOfType<PlanAttr>(kPlanAttrName), *fewRowsPlans(map)});
     }
     OpPassManager lowering(ModuleOp::getOperationName());
     buildRowRedLoweringPipeline(lowering, chip, cudaPath);
@@ -193,8 +196,13 @@ private:
       if (!report->spills())
         continue;
       const RoundPlans &round = plans[origin->mapIndex];
-      if (failed(step(binary.getSymName(), origin->mapIndex, origin->fewRows,
-                      origin->fewRows ? round.fewRows : round.main, *report)))
+      PlanAttr plan = round.main;
+      if (origin->fewRowsMax)
+        plan = *llvm::find_if(round.fewRows, [&](PlanAttr few) {
+          return few.getMaxRows() == origin->fewRowsMax;
+        });
+      if (failed(step(binary.getSymName(), origin->mapIndex, origin->fewRowsMax,
+                      plan, *report)))
         return failure();
       spilled = true;
     }
@@ -207,19 +215,27 @@ private:
                             : planMap(map, strategy, cols, chip)))
       return failure();
     MLIRContext *context = map.getContext();
-    auto withBound = [&](StringRef name, int64_t blocks) {
+    auto withBound = [&](PlanAttr attr, int64_t blocks) {
       if (blocks == 0)
-        return;
-      auto attr = map->getAttrOfType<PlanAttr>(name);
+        return attr;
       KernelPlan plan = KernelPlan::get(attr, Type(), Type());
       plan.minBlocksPerSM = blocks;
-      map->setAttr(name, plan.getAttr(context));
+      return plan.getAttr(context);
     };
-    withBound(kPlanAttrName, fit.minBlocksPerSM);
-    if (fit.dropFewRows)
-      map->removeAttr(kFewRowsPlanAttrName);
-    else if (map->hasAttr(kFewRowsPlanAttrName))
-      withBound(kFewRowsPlanAttrName, fit.fewRowsMinBlocksPerSM);
+    map->setAttr(kPlanAttrName,
+                 withBound(map->getAttrOfType<PlanAttr>(kPlanAttrName),
+                           fit.minBlocksPerSM));
+    FailureOr<SmallVector<PlanAttr>> planned = fewRowsPlans(map);
+    if (failed(planned))
+      return failure();
+    SmallVector<PlanAttr> fewRows;
+    for (PlanAttr few : *planned) {
+      int64_t maxRows = few.getMaxRows();
+      if (!fit.droppedFewRows.contains(maxRows))
+        fewRows.push_back(
+            withBound(few, fit.fewRowsMinBlocksPerSM.lookup(maxRows)));
+    }
+    setFewRowsPlans(map, fewRows);
     return success();
   }
 
@@ -259,10 +275,11 @@ private:
   }
 
   /// Moves the fit of map `index` on after its kernel `kernel` (`fewRows`:
-  /// its kernel for a few rows) of `plan` spilled as `report` says, or fails
-  /// with a diagnostic where no step is left.
-  LogicalResult step(StringRef kernel, unsigned index, bool fewRows,
-                     PlanAttr plan, const PtxasReport &report) {
+  /// its kernel for launches of at most that many rows) of `plan` spilled
+  /// as `report` says, or fails with a diagnostic where no step is left.
+  LogicalResult step(StringRef kernel, unsigned index,
+                     std::optional<int64_t> fewRows, PlanAttr plan,
+                     const PtxasReport &report) {
     const InputMap &input = inputs[index];
     Fit &fit = fits[index];
     auto refuse = [&](StringRef why) {
@@ -283,11 +300,12 @@ private:
                                                kernelPlan.numThreads())
                               : bound - 1;
     if (next >= 1) {
-      (fewRows ? fit.fewRowsMinBlocksPerSM : fit.minBlocksPerSM) = next;
+      (fewRows ? fit.fewRowsMinBlocksPerSM[*fewRows] : fit.minBlocksPerSM) =
+          next;
       return success();
     }
     if (fewRows) {
-      fit.dropFewRows = true;
+      fit.droppedFewRows.insert(*fewRows);
       return success();
     }
     if (input.requested)

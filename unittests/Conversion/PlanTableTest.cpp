@@ -46,6 +46,13 @@ std::string tableReplacing(StringRef from, StringRef to) {
   return json;
 }
 
+/// The row of the kernel for the fewest rows of `key`, or null.
+const FewRowsRow *firstFewRows(const PlanTable &table,
+                               const RowLengthKey &key) {
+  SmallVector<const FewRowsRow *> ladder = table.fewRowsOf(key);
+  return ladder.empty() ? nullptr : ladder.front();
+}
+
 /// Expects `json` to fail to parse with an error that contains `message`.
 void expectParseError(StringRef json, StringRef message) {
   std::string error = parseError(json);
@@ -491,140 +498,147 @@ TEST(PlanTableTest, CompiledTableGivesFewRowsTheirKernel) {
   Type f32 = Float32Type::get(&context), bf16 = BFloat16Type::get(&context),
        f16 = Float16Type::get(&context);
   const PlanTable &table = PlanTable::get();
-  const FewRowsRow *row = table.fewRowsOf({f32, 128256, /*aligned=*/true});
+  const FewRowsRow *row = firstFewRows(table, {f32, 128256, /*aligned=*/true});
   ASSERT_TRUE(row);
   EXPECT_EQ(row->lengths.strategy, Strategy::cluster);
   EXPECT_EQ(row->lengths.cluster, 16);
   EXPECT_EQ(row->maxRows, 16);
-  EXPECT_TRUE(table.fewRowsOf({f32, 100277, /*aligned=*/false}));
+  EXPECT_TRUE(firstFewRows(table, {f32, 100277, /*aligned=*/false}));
   // bf16 from 120000: at most 48 rows; 100277 at most 16.
-  const FewRowsRow *vocab = table.fewRowsOf({bf16, 256000, /*aligned=*/true});
+  const FewRowsRow *vocab =
+      firstFewRows(table, {bf16, 256000, /*aligned=*/true});
   ASSERT_TRUE(vocab);
   EXPECT_EQ(vocab->maxRows, 48);
-  ASSERT_TRUE(table.fewRowsOf({bf16, 100277, /*aligned=*/false}));
-  EXPECT_EQ(table.fewRowsOf({bf16, 100277, /*aligned=*/false})->maxRows, 16);
+  ASSERT_TRUE(firstFewRows(table, {bf16, 100277, /*aligned=*/false}));
+  EXPECT_EQ(firstFewRows(table, {bf16, 100277, /*aligned=*/false})->maxRows,
+            16);
   // Shorter rows over a cluster of 8: odd bf16 at most 64 rows up to 32768,
   // odd 16-bit at most 32 to 57344, longer ones at most 64.
   // Keyed by the kernel: f32 rms_norm (one operand held, one reduce) at
   // 262144 keeps its cluster for at most 8 rows, layer_norm (three
   // reduces) its chunks; softmax's pair (two reduces) takes smaller chunks
   // there (below).
-  const FewRowsRow *norm = table.fewRowsOf({f32, 262144, /*aligned=*/true,
-                                            /*held=*/1, /*reduces=*/1});
+  const FewRowsRow *norm = firstFewRows(table, {f32, 262144, /*aligned=*/true,
+                                                /*held=*/1, /*reduces=*/1});
   ASSERT_TRUE(norm);
   EXPECT_EQ(norm->lengths.strategy, Strategy::cluster);
   EXPECT_EQ(norm->maxRows, 8);
-  EXPECT_FALSE(table.fewRowsOf(
-      {f32, 262144, /*aligned=*/true, /*held=*/1, /*reduces=*/3}));
-  EXPECT_EQ(table
-                .fewRowsOf({f32, 262144, /*aligned=*/true, /*held=*/1,
-                            /*reduces=*/2})
+  EXPECT_FALSE(firstFewRows(
+      table, {f32, 262144, /*aligned=*/true, /*held=*/1, /*reduces=*/3}));
+  EXPECT_EQ(firstFewRows(table, {f32, 262144, /*aligned=*/true, /*held=*/1,
+                                 /*reduces=*/2})
                 ->lengths.strategy,
             Strategy::chunks);
-  EXPECT_FALSE(table.fewRowsOf({f32, 262144, /*aligned=*/true}));
+  EXPECT_FALSE(firstFewRows(table, {f32, 262144, /*aligned=*/true}));
   // Decode-size norms of 2048-8192 (rms_norm one reduce, layer_norm three)
   // take a fused block of 8 warps (16 for rms_norm beyond 4096) for at most
   // 64 rows, loading the weight (and bias) with the row; softmax's pair
   // (two reduces) none.
   for (int64_t reduces : {1, 3}) {
-    const FewRowsRow *decode = table.fewRowsOf(
-        {bf16, 4096, /*aligned=*/true, /*held=*/1, reduces});
+    const FewRowsRow *decode = firstFewRows(
+        table, {bf16, 4096, /*aligned=*/true, /*held=*/1, reduces});
     ASSERT_TRUE(decode);
     EXPECT_EQ(decode->lengths.strategy, Strategy::fused);
     EXPECT_EQ(decode->lengths.warps, 8);
     EXPECT_EQ(decode->maxRows, 64);
     EXPECT_TRUE(decode->hoistMapLoads);
   }
-  EXPECT_EQ(table.fewRowsOf({f32, 8192, /*aligned=*/true, /*held=*/1,
-                             /*reduces=*/1})->lengths.warps, 16);
-  EXPECT_EQ(table.fewRowsOf({f32, 8192, /*aligned=*/true, /*held=*/1,
-                             /*reduces=*/3})->lengths.warps, 8);
-  EXPECT_FALSE(table.fewRowsOf({bf16, 32001, /*aligned=*/false})->hoistMapLoads);
-  EXPECT_FALSE(table.fewRowsOf(
-      {f32, 4096, /*aligned=*/true, /*held=*/1, /*reduces=*/2}));
-  EXPECT_FALSE(table.fewRowsOf(
-      {f32, 1024, /*aligned=*/true, /*held=*/1, /*reduces=*/1}));
-  const FewRowsRow *shorter = table.fewRowsOf({bf16, 32001, /*aligned=*/false});
+  EXPECT_EQ(firstFewRows(table, {f32, 8192, /*aligned=*/true, /*held=*/1,
+                                 /*reduces=*/1})
+                ->lengths.warps,
+            16);
+  EXPECT_EQ(firstFewRows(table, {f32, 8192, /*aligned=*/true, /*held=*/1,
+                                 /*reduces=*/3})
+                ->lengths.warps,
+            8);
+  EXPECT_FALSE(
+      firstFewRows(table, {bf16, 32001, /*aligned=*/false})->hoistMapLoads);
+  EXPECT_FALSE(firstFewRows(
+      table, {f32, 4096, /*aligned=*/true, /*held=*/1, /*reduces=*/2}));
+  EXPECT_FALSE(firstFewRows(
+      table, {f32, 1024, /*aligned=*/true, /*held=*/1, /*reduces=*/1}));
+  const FewRowsRow *shorter =
+      firstFewRows(table, {bf16, 32001, /*aligned=*/false});
   ASSERT_TRUE(shorter);
   EXPECT_EQ(shorter->lengths.cluster, 8);
   EXPECT_EQ(shorter->maxRows, 64);
-  ASSERT_TRUE(table.fewRowsOf({bf16, 50257, /*aligned=*/false}));
-  EXPECT_EQ(table.fewRowsOf({bf16, 50257, /*aligned=*/false})->maxRows, 32);
-  EXPECT_EQ(table.fewRowsOf({f16, 50257, /*aligned=*/false})->maxRows, 32);
-  EXPECT_EQ(table.fewRowsOf({bf16, 57345, /*aligned=*/false})->maxRows, 64);
-  EXPECT_TRUE(table.fewRowsOf({f32, 65536, /*aligned=*/true}));
+  ASSERT_TRUE(firstFewRows(table, {bf16, 50257, /*aligned=*/false}));
+  EXPECT_EQ(firstFewRows(table, {bf16, 50257, /*aligned=*/false})->maxRows, 32);
+  EXPECT_EQ(firstFewRows(table, {f16, 50257, /*aligned=*/false})->maxRows, 32);
+  EXPECT_EQ(firstFewRows(table, {bf16, 57345, /*aligned=*/false})->maxRows, 64);
+  EXPECT_TRUE(firstFewRows(table, {f32, 65536, /*aligned=*/true}));
   // Rows a block per row holds, of kernels writing rows: f32 of 24577 to
   // 32768 at most 1024 rows (shorter ones are over clusters of 8 at every
   // row count), even bf16 at most 16 up to 32768 and 64 beyond (staged
   // rows; odd ones 64 up to 32768 and 32 to 57344, above). Rows only
   // reduced: a cluster of 8 for at most 64 rows, f32 and 16-bit, and the
   // cluster of 16 to 64 rows of 120000-160000.
-  ASSERT_TRUE(table.fewRowsOf({f32, 32000, /*aligned=*/true}));
-  EXPECT_EQ(table.fewRowsOf({f32, 32000, /*aligned=*/true})->maxRows, 1024);
-  EXPECT_FALSE(table.fewRowsOf({f32, 24576, /*aligned=*/true}));
-  const FewRowsRow *reduced = table.fewRowsOf(
-      {f32, 32000, /*aligned=*/true, /*held=*/1, /*reduces=*/2,
-       /*writesRows=*/false});
+  ASSERT_TRUE(firstFewRows(table, {f32, 32000, /*aligned=*/true}));
+  EXPECT_EQ(firstFewRows(table, {f32, 32000, /*aligned=*/true})->maxRows, 1024);
+  EXPECT_FALSE(firstFewRows(table, {f32, 24576, /*aligned=*/true}));
+  const FewRowsRow *reduced = firstFewRows(table, {f32, 32000, /*aligned=*/true,
+                                                   /*held=*/1, /*reduces=*/2,
+                                                   /*writesRows=*/false});
   ASSERT_TRUE(reduced);
   EXPECT_EQ(reduced->lengths.cluster, 8);
   EXPECT_EQ(reduced->maxRows, 64);
-  EXPECT_FALSE(table.fewRowsOf({f32, 24576, /*aligned=*/true, /*held=*/1,
-                                /*reduces=*/2, /*writesRows=*/false}));
-  EXPECT_EQ(table.fewRowsOf({bf16, 128256, /*aligned=*/true, /*held=*/1,
-                             /*reduces=*/2, /*writesRows=*/false})
+  EXPECT_FALSE(firstFewRows(table, {f32, 24576, /*aligned=*/true, /*held=*/1,
+                                    /*reduces=*/2, /*writesRows=*/false}));
+  EXPECT_EQ(firstFewRows(table, {bf16, 128256, /*aligned=*/true, /*held=*/1,
+                                 /*reduces=*/2, /*writesRows=*/false})
                 ->maxRows,
             64);
-  EXPECT_EQ(table.fewRowsOf({bf16, 128256, /*aligned=*/true})->maxRows, 48);
-  ASSERT_TRUE(table.fewRowsOf({bf16, 40960, /*aligned=*/true}));
-  EXPECT_EQ(table.fewRowsOf({bf16, 40960, /*aligned=*/true})->maxRows, 64);
-  EXPECT_EQ(table.fewRowsOf({bf16, 40961, /*aligned=*/false})->maxRows, 32);
-  EXPECT_EQ(table.fewRowsOf({bf16, 32000, /*aligned=*/true})->maxRows, 64);
-  EXPECT_EQ(table.fewRowsOf({bf16, 20480, /*aligned=*/true})->maxRows, 16);
+  EXPECT_EQ(firstFewRows(table, {bf16, 128256, /*aligned=*/true})->maxRows, 48);
+  ASSERT_TRUE(firstFewRows(table, {bf16, 40960, /*aligned=*/true}));
+  EXPECT_EQ(firstFewRows(table, {bf16, 40960, /*aligned=*/true})->maxRows, 64);
+  EXPECT_EQ(firstFewRows(table, {bf16, 40961, /*aligned=*/false})->maxRows, 32);
+  EXPECT_EQ(firstFewRows(table, {bf16, 32000, /*aligned=*/true})->maxRows, 64);
+  EXPECT_EQ(firstFewRows(table, {bf16, 20480, /*aligned=*/true})->maxRows, 16);
   // f16 staged rows take the same clusters as bf16's (the same bytes).
   for (auto [cols, aligned, maxRows] :
        {std::tuple{20480, true, 16}, {32000, true, 64}, {40960, true, 64},
         {32001, false, 64}}) {
-    const FewRowsRow *half = table.fewRowsOf({f16, cols, aligned});
+    const FewRowsRow *half = firstFewRows(table, {f16, cols, aligned});
     ASSERT_TRUE(half) << cols;
     EXPECT_EQ(half->lengths.cluster, 8) << cols;
     EXPECT_EQ(half->maxRows, maxRows) << cols;
   }
   for (Type type : {bf16, f16}) {
-    const FewRowsRow *sixteen = table.fewRowsOf(
-        {type, 32000, /*aligned=*/true, /*held=*/1, /*reduces=*/2,
-         /*writesRows=*/false});
+    const FewRowsRow *sixteen = firstFewRows(
+        table, {type, 32000, /*aligned=*/true, /*held=*/1, /*reduces=*/2,
+                /*writesRows=*/false});
     ASSERT_TRUE(sixteen);
     EXPECT_EQ(sixteen->lengths.cluster, 8);
     EXPECT_EQ(sixteen->maxRows, 64);
   }
   // Softmax's pair (one operand held, two reduces) beyond the clusters:
   // chunks of 8192, for at most 16 f32 rows and 8 bf16 ones.
-  const FewRowsRow *smaller = table.fewRowsOf(
-      {f32, 256000, /*aligned=*/true, /*held=*/1, /*reduces=*/2});
+  const FewRowsRow *smaller = firstFewRows(
+      table, {f32, 256000, /*aligned=*/true, /*held=*/1, /*reduces=*/2});
   ASSERT_TRUE(smaller);
   EXPECT_EQ(smaller->lengths.strategy, Strategy::chunks);
   EXPECT_EQ(smaller->block + smaller->chunkStage, 8192);
   EXPECT_EQ(smaller->maxRows, 16);
-  const FewRowsRow *smaller16 = table.fewRowsOf(
-      {bf16, 1048573, /*aligned=*/false, /*held=*/1, /*reduces=*/2});
+  const FewRowsRow *smaller16 = firstFewRows(
+      table, {bf16, 1048573, /*aligned=*/false, /*held=*/1, /*reduces=*/2});
   ASSERT_TRUE(smaller16);
   EXPECT_EQ(smaller16->lengths.strategy, Strategy::chunks);
   EXPECT_EQ(smaller16->maxRows, 8);
   // bf16 rows of 262144 keep their clusters.
-  EXPECT_EQ(table
-                .fewRowsOf({bf16, 262144, /*aligned=*/true, /*held=*/1,
-                            /*reduces=*/2})
+  EXPECT_EQ(firstFewRows(table, {bf16, 262144, /*aligned=*/true, /*held=*/1,
+                                 /*reduces=*/2})
                 ->lengths.strategy,
             Strategy::cluster);
   // f16 takes bf16's rows (from 16385 columns: above).
-  EXPECT_EQ(table.fewRowsOf({f16, 128256, /*aligned=*/true})->lengths.cluster,
-            16);
-  EXPECT_EQ(table.fewRowsOf({f16, 65536, /*aligned=*/true})->maxRows, 64);
+  EXPECT_EQ(
+      firstFewRows(table, {f16, 128256, /*aligned=*/true})->lengths.cluster,
+      16);
+  EXPECT_EQ(firstFewRows(table, {f16, 65536, /*aligned=*/true})->maxRows, 64);
   // Not measured: other kernels' chunks there.
-  EXPECT_FALSE(table.fewRowsOf({f32, 256000, /*aligned=*/true}));
-  EXPECT_FALSE(table.fewRowsOf(
-      {f32, 1048576, /*aligned=*/true, /*held=*/2, /*reduces=*/1}));
-  EXPECT_FALSE(table.fewRowsOf({f32, 16411, /*aligned=*/false}));
+  EXPECT_FALSE(firstFewRows(table, {f32, 256000, /*aligned=*/true}));
+  EXPECT_FALSE(firstFewRows(
+      table, {f32, 1048576, /*aligned=*/true, /*held=*/2, /*reduces=*/1}));
+  EXPECT_FALSE(firstFewRows(table, {f32, 16411, /*aligned=*/false}));
 }
 
 TEST(PlanTableTest, CompiledTableGivesWideNormsAndReducedRowsClusters) {
@@ -634,7 +648,8 @@ TEST(PlanTableTest, CompiledTableGivesWideNormsAndReducedRowsClusters) {
   const PlanTable &table = PlanTable::get();
   auto few = [&](Type type, int64_t cols, int64_t held, int64_t reduces,
                  bool writesRows, bool aligned = true) {
-    return table.fewRowsOf({type, cols, aligned, held, reduces, writesRows});
+    return firstFewRows(table,
+                        {type, cols, aligned, held, reduces, writesRows});
   };
   // Decode-size norms of 12288-16384: a cluster of 4 blocks of 8 warps that
   // load the weight (and bias) with the row, to 64 rows.
@@ -775,6 +790,40 @@ TEST(PlanTableTest, TableErrors) {
                           (R"("row_lengths": [], "few_rows": [)" + row + "]")
                               .str());
   };
+  // A ladder of few_rows rows: the first match, then each later match that
+  // starts where the last one ended; a row from more rows than a launch of
+  // one, where no match ended just before, takes no launch.
+  {
+    llvm::Expected<PlanTable> ladder =
+        PlanTable::parse(tableReplacing(R"("row_lengths": [])",
+                                        R"("row_lengths": [], "few_rows": [
+          {"strategy": "cluster", "cluster": 16, "min_cols": 1000,
+           "max_rows": 4},
+          {"strategy": "cluster", "cluster": 4, "min_cols": 1000,
+           "min_rows": 6, "max_rows": 32},
+          {"strategy": "cluster", "cluster": 8, "min_cols": 1000,
+           "min_rows": 5, "max_rows": 64},
+          {"strategy": "cluster", "cluster": 2, "types": "f32",
+           "min_rows": 65, "max_rows": 128}])"));
+    ASSERT_TRUE(static_cast<bool>(ladder)) << toString(ladder.takeError());
+    MLIRContext context;
+    Type f32 = Float32Type::get(&context), bf16 = BFloat16Type::get(&context);
+    SmallVector<const FewRowsRow *> rows = ladder->fewRowsOf({f32, 2048, true});
+    ASSERT_EQ(rows.size(), 3u);
+    EXPECT_EQ(rows[0]->lengths.cluster, 16);
+    EXPECT_EQ(rows[1]->lengths.cluster, 8);
+    EXPECT_EQ(rows[2]->lengths.cluster, 2);
+    EXPECT_EQ(ladder->fewRowsOf({bf16, 2048, true}).size(), 2u);
+    // f32 rows below the first row's columns: the last row, which matches
+    // them, continues no ladder.
+    EXPECT_TRUE(ladder->fewRowsOf({f32, 512, true}).empty());
+  }
+  expectParseError(withFewRows(R"({"strategy": "fused", "min_rows": 65,
+                                   "max_rows": 64})"),
+                   "exceeds max_rows at plan table.few_rows[0].min_rows");
+  expectParseError(withFewRows(R"({"strategy": "fused", "min_rows": 0,
+                                   "max_rows": 64})"),
+                   "expected a positive integer");
   EXPECT_EQ(parseError(withFewRows(R"({"strategy": "fused", "warps": 16,
                                        "max_rows": 64})")),
             "parsed");

@@ -125,13 +125,16 @@ DictionaryAttr mlir::rowred::kernelMetadata(Builder &b, Group &group,
   return b.getDictionaryAttr(attrs);
 }
 
-DictionaryAttr mlir::rowred::withVariant(Builder &b, DictionaryAttr metadata,
-                                         StringRef name, int64_t maxRows) {
-  NamedAttribute fields[] = {
-      b.getNamedAttr("kernel", b.getStringAttr(name)),
-      b.getNamedAttr("max_rows", b.getI64IntegerAttr(maxRows))};
+DictionaryAttr mlir::rowred::withVariants(Builder &b, DictionaryAttr metadata,
+                                          ArrayRef<KernelVariant> variants) {
+  SmallVector<Attribute> list;
+  for (const KernelVariant &variant : variants) {
+    NamedAttribute fields[] = {
+        b.getNamedAttr("kernel", b.getStringAttr(variant.name)),
+        b.getNamedAttr("max_rows", b.getI64IntegerAttr(variant.maxRows))};
+    list.push_back(b.getDictionaryAttr(fields));
+  }
   SmallVector<NamedAttribute> attrs(metadata.getValue());
-  attrs.push_back(b.getNamedAttr(
-      "variants", b.getArrayAttr({b.getDictionaryAttr(fields)})));
+  attrs.push_back(b.getNamedAttr("variants", b.getArrayAttr(list)));
   return b.getDictionaryAttr(attrs);
 }

@@ -18,10 +18,15 @@ namespace rowred {
 /// The launch metadata recorded for a kernel (docs/abi.md).
 DictionaryAttr kernelMetadata(Builder &b, Group &group, const KernelPlan &plan);
 
-/// `metadata` with `variants` listing the kernel `name`, which launches of
-/// at most `maxRows` rows take instead (docs/abi.md).
-DictionaryAttr withVariant(Builder &b, DictionaryAttr metadata, StringRef name,
-                           int64_t maxRows);
+/// A kernel a launch of at most `maxRows` rows takes instead of the main one.
+struct KernelVariant {
+  StringRef name;
+  int64_t maxRows;
+};
+
+/// `metadata` with `variants` listing `variants` (docs/abi.md).
+DictionaryAttr withVariants(Builder &b, DictionaryAttr metadata,
+                            ArrayRef<KernelVariant> variants);
 
 } // namespace rowred
 } // namespace mlir

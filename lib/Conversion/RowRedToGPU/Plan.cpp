@@ -357,37 +357,28 @@ static bool fewRowsFewBlocks(const Group &group, const KernelPlan &main,
           group.hasMapOnlyOperands());
 }
 
-std::optional<KernelPlan> mlir::rowred::planFewRows(const Group &group,
-                                                    const PlanOptions &opts,
-                                                    const KernelPlan &main) {
-  if (opts.strategy != "auto" || !fewRowsFewBlocks(group, main, opts.cols))
-    return std::nullopt;
-  const FewRowsRow *row = PlanTable::get().fewRowsOf(tableKey(
-      group, main.inType, opts.cols, opts.cols % main.vectorWidth == 0));
-  if (!row)
-    return std::nullopt;
+/// The plan of the kernel of few_rows' `row` for `group`, or failure where
+/// the strategy cannot take the group (its diagnostic is not the user's).
+static FailureOr<KernelPlan> planFewRowsRow(const Group &group,
+                                            const PlanOptions &opts,
+                                            const FewRowsRow &row) {
   PlanOptions fewOpts = opts;
-  fewOpts.strategy = stringifyStrategy(row->lengths.strategy).str();
-  fewOpts.clusterSize = row->lengths.cluster;
-  if (row->lengths.warps)
-    fewOpts.numWarps = row->lengths.warps;
-  if (row->block) {
-    fewOpts.blockSize = row->block;
-    fewOpts.chunkStage = row->chunkStage;
+  fewOpts.strategy = stringifyStrategy(row.lengths.strategy).str();
+  fewOpts.clusterSize = row.lengths.cluster;
+  if (row.lengths.warps)
+    fewOpts.numWarps = row.lengths.warps;
+  if (row.block) {
+    fewOpts.blockSize = row.block;
+    fewOpts.chunkStage = row.chunkStage;
   }
-  if (row->hoistMapLoads)
+  if (row.hoistMapLoads)
     fewOpts.hoistMapLoads = true;
-  // A row the strategy cannot take (too many operands for a cluster's
-  // registers) keeps one kernel: its diagnostic is not the user's.
   ScopedDiagnosticHandler quiet(group.map->getContext(),
                                 [](Diagnostic &) { return success(); });
   FailureOr<KernelPlan> plan = planKernel(group, fewOpts);
-  if (failed(plan) || (plan->strategy == main.strategy &&
-                       plan->chunkElements() == main.chunkElements() &&
-                       plan->numWarps == main.numWarps &&
-                       plan->hoistMapLoads == main.hoistMapLoads))
-    return std::nullopt;
-  plan->maxRows = row->maxRows;
+  if (failed(plan))
+    return failure();
+  plan->maxRows = row.maxRows;
   // Hoisted loads hold the map's operands through the reductions. A launch
   // of a few rows on a block per row needs one block per SM, and asking for
   // no more lets ptxas take the registers: left free, it holds a block of
@@ -399,5 +390,34 @@ std::optional<KernelPlan> mlir::rowred::planFewRows(const Group &group,
   if (plan->hoistMapLoads && plan->minBlocksPerSM == 0 &&
       plan->clusterSize == 1)
     plan->minBlocksPerSM = 1;
-  return *plan;
+  return plan;
+}
+
+/// Whether `a` and `b` build the same kernel but for the rows they take.
+static bool sameKernel(const KernelPlan &a, const KernelPlan &b) {
+  return a.strategy == b.strategy && a.chunkElements() == b.chunkElements() &&
+         a.numWarps == b.numWarps && a.clusterSize == b.clusterSize &&
+         a.hoistMapLoads == b.hoistMapLoads;
+}
+
+SmallVector<KernelPlan> mlir::rowred::planFewRows(const Group &group,
+                                                  const PlanOptions &opts,
+                                                  const KernelPlan &main) {
+  SmallVector<KernelPlan> plans;
+  if (opts.strategy != "auto" || !fewRowsFewBlocks(group, main, opts.cols))
+    return plans;
+  // The ladder stops at a row the strategy cannot take (too many operands
+  // for a cluster's registers) or that gives the main kernel: the next
+  // kernel up takes its launches.
+  for (const FewRowsRow *row : PlanTable::get().fewRowsOf(tableKey(
+           group, main.inType, opts.cols, opts.cols % main.vectorWidth == 0))) {
+    FailureOr<KernelPlan> plan = planFewRowsRow(group, opts, *row);
+    if (failed(plan) || sameKernel(*plan, main))
+      break;
+    if (!plans.empty() && sameKernel(*plan, plans.back()))
+      plans.back().maxRows = plan->maxRows;
+    else
+      plans.push_back(*plan);
+  }
+  return plans;
 }

@@ -46,14 +46,14 @@ struct PlanOptions {
 /// anything invalid.
 FailureOr<KernelPlan> planKernel(const Group &group, const PlanOptions &opts);
 
-/// The plan of the group's second kernel, for launches of at most its
-/// `maxRows` rows (the plan table's few_rows), or none: only where auto
-/// cut the rows into chunks (rows of a known length, sm_90+), for the
-/// lengths of a row of the table, where that plan is valid. `main` is the
-/// group's plan for `opts`.
-std::optional<KernelPlan> planFewRows(const Group &group,
-                                      const PlanOptions &opts,
-                                      const KernelPlan &main);
+/// The plans of the group's kernels for a few rows, by their `maxRows`
+/// (the plan table's few_rows: a launch of at most a kernel's maxRows rows
+/// takes the first such kernel), or none: only where `main`, the group's
+/// plan for `opts`, leaves a few rows on too few blocks (Plan.cpp's
+/// fewRowsFewBlocks), for the lengths of a row of the table, while its
+/// plan is valid and differs from `main`.
+SmallVector<KernelPlan> planFewRows(const Group &group, const PlanOptions &opts,
+                                    const KernelPlan &main);
 
 } // namespace rowred
 } // namespace mlir

@@ -390,18 +390,24 @@ fromJSON(const json::Value &value, RowLengthRow &out, json::Path path,
 static bool fromJSON(const json::Value &value, FewRowsRow &out,
                      json::Path path) {
   if (!fromJSON(value, out.lengths, path,
-                {"max_rows", "cluster", "warps", "held", "reduces",
+                {"min_rows", "max_rows", "cluster", "warps", "held", "reduces",
                  "writes_rows", "block", "chunk_stage", "hoist_map_loads"},
                 /*fusedWarps=*/true))
     return false;
   json::ObjectMapper mapper(value, path);
-  if (!mapPositive(mapper, value, "max_rows", out.maxRows, path) ||
+  if (!mapPositive(mapper, value, "min_rows", out.minRows, path,
+                   /*optional=*/true) ||
+      !mapPositive(mapper, value, "max_rows", out.maxRows, path) ||
       !mapPositive(mapper, value, "block", out.block, path,
                    /*optional=*/true) ||
       !mapPositive(mapper, value, "chunk_stage", out.chunkStage, path,
                    /*optional=*/true) ||
       !mapper.mapOptional("hoist_map_loads", out.hoistMapLoads))
     return false;
+  if (out.minRows > out.maxRows) {
+    path.field("min_rows").report("exceeds max_rows");
+    return false;
+  }
   // Smaller chunks are the one second kernel of the chunks' own strategy.
   bool chunks = out.lengths.strategy == Strategy::chunks;
   if (chunks != (out.block != 0)) {
@@ -523,11 +529,16 @@ bool PlanTable::takesCacheHints(const TableKey &key) const {
   });
 }
 
-const FewRowsRow *PlanTable::fewRowsOf(const RowLengthKey &key) const {
+SmallVector<const FewRowsRow *>
+PlanTable::fewRowsOf(const RowLengthKey &key) const {
+  SmallVector<const FewRowsRow *> ladder;
+  int64_t covered = 0;
   for (const FewRowsRow &row : fewRows)
-    if (row.lengths.matches(key))
-      return &row;
-  return nullptr;
+    if (row.minRows == covered + 1 && row.lengths.matches(key)) {
+      ladder.push_back(&row);
+      covered = row.maxRows;
+    }
+  return ladder;
 }
 
 int64_t PlanTable::onlineClusterSize(int64_t rowBytes) const {

@@ -185,15 +185,16 @@ struct RowLengthRow {
 };
 
 /// Rows of the `lengths` whose main kernel (chunks, or a block per row:
-/// Plan.cpp's fewRowsFewBlocks) also gets a second one for launches of at
-/// most `maxRows` rows, of `lengths.strategy` over clusters of
+/// Plan.cpp's fewRowsFewBlocks) also gets a second one for launches of
+/// `minRows` to `maxRows` rows, of `lengths.strategy` over clusters of
 /// `lengths.cluster` blocks (0: derived), or of smaller chunks of `block`
 /// elements in registers and `chunkStage` staged: a few rows' chunks are too
 /// few blocks, each waiting for the row's exchange, and a few blocks per row
-/// too few threads, to keep the memory system busy.
+/// too few threads, to keep the memory system busy. A row from `minRows`
+/// above 1 continues the ladder of the rows before it (PlanTable::fewRowsOf).
 struct FewRowsRow {
   RowLengthRow lengths;
-  int64_t maxRows = 0;
+  int64_t minRows = 1, maxRows = 0;
   int64_t block = 0, chunkStage = 0;
   /// Whether the second kernel loads the operands only the map reads with
   /// the row (hoist_map_loads).
@@ -261,8 +262,11 @@ struct PlanTable {
   /// The first row_lengths row of `strategy` that matches `key`, or null.
   const RowLengthRow *rowLengthOf(Strategy strategy,
                                   const RowLengthKey &key) const;
-  /// The first few_rows row that matches `key`, or null.
-  const FewRowsRow *fewRowsOf(const RowLengthKey &key) const;
+  /// The few_rows rows of the kernels for a few rows of `key`, by their
+  /// rows: the first row that matches from one row, then each later one
+  /// that matches from the row after the last one's maxRows (none: the
+  /// main kernel takes every launch).
+  SmallVector<const FewRowsRow *> fewRowsOf(const RowLengthKey &key) const;
   /// The first row of `rows` that matches `key` (the last matches every
   /// key).
   static const WarpsRow &warpsRowOf(ArrayRef<WarpsRow> rows,

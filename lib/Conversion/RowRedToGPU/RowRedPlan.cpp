@@ -68,11 +68,55 @@ LogicalResult mlir::rowred::planMap(MapOp map, StringRef strategy, int64_t cols,
     return failure();
   map->setAttr(kPlanAttrName, attr);
   // Only where the whole plan is auto's: a request states the kernel.
-  if (!request && !group->hasColumnSums())
-    if (std::optional<KernelPlan> few = planFewRows(*group, opts, *plan))
-      map->setAttr(kFewRowsPlanAttrName, few->getAttr(map.getContext()));
+  if (!request && !group->hasColumnSums()) {
+    SmallVector<PlanAttr> few;
+    for (const KernelPlan &fewPlan : planFewRows(*group, opts, *plan))
+      few.push_back(fewPlan.getAttr(map.getContext()));
+    setFewRowsPlans(map, few);
+  }
   map->removeAttr(kPlanRequestAttrName);
   return success();
+}
+
+FailureOr<SmallVector<PlanAttr>> mlir::rowred::fewRowsPlans(MapOp map) {
+  SmallVector<PlanAttr> plans;
+  Attribute attr = map->getAttr(kFewRowsPlanAttrName);
+  if (!attr)
+    return plans;
+  if (auto plan = dyn_cast<PlanAttr>(attr))
+    plans.push_back(plan);
+  else if (auto array = dyn_cast<ArrayAttr>(attr))
+    for (Attribute element : array)
+      if (auto plan = dyn_cast<PlanAttr>(element))
+        plans.push_back(plan);
+  auto maxRows = [](PlanAttr plan) { return plan.getMaxRows(); };
+  bool increasing = llvm::all_of(llvm::enumerate(plans), [&](auto it) {
+    return maxRows(it.value()) >
+           (it.index() ? maxRows(plans[it.index() - 1]) : 0);
+  });
+  if (plans.empty() ||
+      (isa<ArrayAttr>(attr) && cast<ArrayAttr>(attr).size() != plans.size()))
+    return map.emitOpError()
+           << "'" << kFewRowsPlanAttrName
+           << "' is neither a #rowred.plan nor an array of them";
+  if (!increasing || plans.size() > kMaxFewRowsKernels)
+    return map.emitOpError()
+           << "'" << kFewRowsPlanAttrName << "' needs at most "
+           << kMaxFewRowsKernels
+           << " plans, each with a max_rows above the one before";
+  return plans;
+}
+
+void mlir::rowred::setFewRowsPlans(MapOp map, ArrayRef<PlanAttr> plans) {
+  if (plans.empty())
+    map->removeAttr(kFewRowsPlanAttrName);
+  else if (plans.size() == 1)
+    map->setAttr(kFewRowsPlanAttrName, plans.front());
+  else
+    map->setAttr(
+        kFewRowsPlanAttrName,
+        ArrayAttr::get(map.getContext(),
+                       SmallVector<Attribute>(plans.begin(), plans.end())));
 }
 
 PlanOptions PlanOptions::get(StringRef strategy, int64_t cols, StringRef chip,

@@ -89,35 +89,42 @@ struct ConvertRowRedToGPUPass
       FailureOr<Group> group = collectGroup(map);
       if (failed(group))
         return signalPassFailure();
-      FailureOr<KernelPlan> plan = readPlan(*group, kPlanAttrName);
+      FailureOr<KernelPlan> plan = readPlan(*group);
       if (failed(plan))
         return signalPassFailure();
-      std::optional<KernelPlan> fewRows;
-      if (map->hasAttr(kFewRowsPlanAttrName)) {
-        FailureOr<KernelPlan> few = readPlan(*group, kFewRowsPlanAttrName);
-        if (failed(few))
-          return signalPassFailure();
-        fewRows = *few;
-      }
+      FailureOr<SmallVector<PlanAttr>> fewAttrs = fewRowsPlans(map);
+      if (failed(fewAttrs))
+        return signalPassFailure();
       FailureOr<std::string> name = kernelName(map);
       if (failed(name))
         return signalPassFailure();
-      std::string fewName =
-          fewRows ? *name + "_rows" + std::to_string(fewRows->maxRows) : "";
-      if (fewRows && symbols.lookup(fewName)) {
-        map.emitOpError() << "its kernel for a few rows, '" << fewName
-                          << "', would take the name of another symbol";
-        return signalPassFailure();
+      // A kernel for launches of at most max_rows rows each, by max_rows.
+      SmallVector<KernelPlan> fewRows;
+      SmallVector<std::string> fewNames;
+      for (PlanAttr attr : *fewAttrs) {
+        FailureOr<KernelPlan> few =
+            readPlan(*group, attr, kFewRowsPlanAttrName);
+        if (failed(few))
+          return signalPassFailure();
+        fewRows.push_back(*few);
+        fewNames.push_back(*name + "_rows" + std::to_string(few->maxRows));
+        if (symbols.lookup(fewNames.back())) {
+          map.emitOpError() << "its kernel for a few rows, '" << fewNames.back()
+                            << "', would take the name of another symbol";
+          return signalPassFailure();
+        }
       }
-      lowerGroup(*group, *plan, *name, fewRows ? &*fewRows : nullptr, fewName,
-                 symbols);
+      lowerGroup(*group, *plan, *name, fewRows, fewNames, symbols);
       Builder builder(&getContext());
       DictionaryAttr metadata = kernelMetadata(builder, *group, *plan);
-      if (fewRows) {
+      SmallVector<KernelVariant> variants;
+      for (auto [few, fewName] : llvm::zip_equal(fewRows, fewNames)) {
         kernels.push_back(builder.getNamedAttr(
-            fewName, kernelMetadata(builder, *group, *fewRows)));
-        metadata = withVariant(builder, metadata, fewName, fewRows->maxRows);
+            fewName, kernelMetadata(builder, *group, few)));
+        variants.push_back({fewName, few.maxRows});
       }
+      if (!variants.empty())
+        metadata = withVariants(builder, metadata, variants);
       kernels.push_back(builder.getNamedAttr(*name, metadata));
       eraseGroup(*group);
     }
@@ -137,17 +144,23 @@ struct ConvertRowRedToGPUPass
     }
   }
 
-  /// The plan in the group's map's attribute `attrName`, or a diagnostic
-  /// when it has none or the group cannot take it.
-  FailureOr<KernelPlan> readPlan(const Group &group, StringRef attrName) {
+  /// The plan in the group's map's rowred.plan, or a diagnostic when it
+  /// has none or the group cannot take it.
+  FailureOr<KernelPlan> readPlan(const Group &group) {
     MapOp map = group.map;
-    auto attr = map->getAttrOfType<PlanAttr>(attrName);
-    if (!attr && attrName != kPlanAttrName)
-      return map.emitOpError() << "'" << attrName << "' is not a #rowred.plan";
+    auto attr = map->getAttrOfType<PlanAttr>(kPlanAttrName);
     if (!attr)
       return map.emitOpError()
              << "has no #rowred.plan; run --rowred-plan before the GPU "
                 "lowering";
+    return readPlan(group, attr, kPlanAttrName);
+  }
+
+  /// The plan `attr`, from the map's attribute `attrName`, or a diagnostic
+  /// when the group cannot take it.
+  FailureOr<KernelPlan> readPlan(const Group &group, PlanAttr attr,
+                                 StringRef attrName) {
+    MapOp map = group.map;
     KernelPlan plan = KernelPlan::get(
         attr, cast<MemRefType>(map.getInput().getType()).getElementType(),
         group.outputType());
@@ -252,15 +265,16 @@ struct ConvertRowRedToGPUPass
     return prefix + std::to_string(counter++);
   }
 
-  /// Builds the kernels for `group` (of `plan`, and of `fewRows` for
-  /// launches of at most its maxRows rows) and launches them in place of
-  /// the group.
+  /// Builds the kernels for `group` (of `plan`, and of each of `fewRows`,
+  /// named `fewNames`, for launches of at most its maxRows rows) and
+  /// launches them in place of the group.
   void lowerGroup(Group &group, const KernelPlan &plan, StringRef name,
-                  const KernelPlan *fewRows, StringRef fewName,
+                  ArrayRef<KernelPlan> fewRows, ArrayRef<std::string> fewNames,
                   SymbolTable &symbols) {
     gpu::GPUFuncOp func = buildKernel(group, plan, name, symbols);
-    gpu::GPUFuncOp fewFunc =
-        fewRows ? buildKernel(group, *fewRows, fewName, symbols) : nullptr;
+    SmallVector<gpu::GPUFuncOp> fewFuncs;
+    for (auto [few, fewName] : llvm::zip_equal(fewRows, fewNames))
+      fewFuncs.push_back(buildKernel(group, few, fewName, symbols));
 
     // Host launch, guarded against empty inputs (a zero-sized grid is a
     // launch error).
@@ -277,16 +291,16 @@ struct ConvertRowRedToGPUPass
     Value nonEmpty = arith::AndIOp::create(b, hasRows, hasCols);
     auto ifOp = scf::IfOp::create(b, nonEmpty, /*withElseRegion=*/false);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    if (!fewRows)
-      return emitLaunch(b, group, plan, func, rowsIdx, colsIdx);
-    // A launch of a few rows takes the second kernel.
-    Value few = arith::CmpIOp::create(
-        b, arith::CmpIPredicate::ule, rowsIdx,
-        arith::ConstantIndexOp::create(b, fewRows->maxRows));
-    auto choice = scf::IfOp::create(b, few, /*withElseRegion=*/true);
-    b.setInsertionPointToStart(&choice.getThenRegion().front());
-    emitLaunch(b, group, *fewRows, fewFunc, rowsIdx, colsIdx);
-    b.setInsertionPointToStart(&choice.getElseRegion().front());
+    // A launch of a few rows takes the first kernel for at least as many.
+    for (auto [few, fewFunc] : llvm::zip_equal(fewRows, fewFuncs)) {
+      Value fits =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ule, rowsIdx,
+                                arith::ConstantIndexOp::create(b, few.maxRows));
+      auto choice = scf::IfOp::create(b, fits, /*withElseRegion=*/true);
+      b.setInsertionPointToStart(&choice.getThenRegion().front());
+      emitLaunch(b, group, few, fewFunc, rowsIdx, colsIdx);
+      b.setInsertionPointToStart(&choice.getElseRegion().front());
+    }
     emitLaunch(b, group, plan, func, rowsIdx, colsIdx);
   }
 
@@ -498,5 +512,10 @@ std::optional<KernelOrigin> mlir::rowred::kernelOrigin(StringRef kernel) {
   unsigned index;
   if (!name.match(kernel, &groups) || groups[1].getAsInteger(10, index))
     return std::nullopt;
-  return KernelOrigin{index, !groups[2].empty()};
+  int64_t maxRows;
+  if (groups[2].empty())
+    return KernelOrigin{index, std::nullopt};
+  if (groups[2].drop_front(strlen("_rows")).getAsInteger(10, maxRows))
+    return std::nullopt;
+  return KernelOrigin{index, maxRows};
 }

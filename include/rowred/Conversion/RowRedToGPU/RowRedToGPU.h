@@ -7,6 +7,8 @@
 #ifndef ROWRED_CONVERSION_ROWREDTOGPU_ROWREDTOGPU_H
 #define ROWRED_CONVERSION_ROWREDTOGPU_ROWREDTOGPU_H
 
+#include "rowred/Dialect/RowRed/IR/RowRedAttrs.h"
+
 #include "mlir/Pass/Pass.h"
 
 #include <optional>
@@ -37,12 +39,26 @@ LogicalResult verifyDecomposed(ModuleOp module, StringRef stage);
 LogicalResult planMap(MapOp map, StringRef strategy, int64_t cols,
                       StringRef chip);
 
+/// The most kernels for a few rows one map may have (the runtime's bound on
+/// a kernel's `variants`, docs/abi.md).
+inline constexpr unsigned kMaxFewRowsKernels = 8;
+
+/// The #rowred.plan of each of `map`'s kernels for a few rows, by their
+/// max_rows: its rowred.few_rows_plan, one plan or an array of plans of
+/// increasing max_rows (none without the attribute); a diagnostic on the map
+/// where the attribute is neither.
+FailureOr<SmallVector<PlanAttr>> fewRowsPlans(MapOp map);
+
+/// Sets `map`'s rowred.few_rows_plan to `plans` (fewRowsPlans' form: one
+/// plan alone, several in an array), or removes it where there are none.
+void setFewRowsPlans(MapOp map, ArrayRef<PlanAttr> plans);
+
 /// Where a kernel of convert-rowred-to-gpu comes from: the index of its
-/// rowred.map among the module's maps in walk order, and whether it is the
-/// group's second kernel, for launches of a few rows.
+/// rowred.map among the module's maps in walk order, and for one of the
+/// group's kernels for launches of a few rows, the most rows it takes.
 struct KernelOrigin {
   unsigned mapIndex;
-  bool fewRows;
+  std::optional<int64_t> fewRowsMax;
 };
 
 /// The origin of the kernel convert-rowred-to-gpu named `kernel`

@@ -112,7 +112,9 @@ def RowRed_PlanAttr : AttrDef<RowRed_Dialect, "Plan"> {
     * `min_blocks_per_sm` [0]: the `.minnctapersm` ptxas is asked for.
     * `max_rows` [0]: the most rows of a launch that takes this kernel (0:
       any). Set on the plan of a second kernel for launches of a few rows
-      (`rowred.few_rows_plan`); any kernel computes every launch alike.
+      (`rowred.few_rows_plan`: one plan, or an array of plans of increasing
+      `max_rows` that a launch tries in order); any kernel computes every
+      launch alike.
     * `hoist_map_loads` [false]: fused and cluster: the operands only the
       map reads (the norms' weight and bias) are loaded with the row, before
       its reductions, instead of where the map needs them: a row's last

@@ -44,8 +44,9 @@ inline constexpr llvm::StringLiteral kSafeAttrName = "rowred.safe";
 /// op it is decomposed from.
 inline constexpr llvm::StringLiteral kPlanAttrName = "rowred.plan";
 /// Discardable attribute on a `rowred.map` holding the #rowred.plan of a
-/// second kernel for launches of at most its `max_rows` rows (set by
-/// rowred-plan where its table has one).
+/// second kernel for launches of at most its `max_rows` rows, or an array
+/// of such plans of increasing `max_rows` (a launch takes the first that
+/// admits its rows), set by rowred-plan where its table has them.
 inline constexpr llvm::StringLiteral kFewRowsPlanAttrName =
     "rowred.few_rows_plan";
 /// Discardable attribute on a `rowred.map`, or on the high-level op it is
