@@ -667,13 +667,19 @@ TEST(PlanTableTest, CompiledTableGivesWideNormsAndReducedRowsClusters) {
   }
   EXPECT_EQ(few(f32, 16385, 1, 1, true), nullptr);
   EXPECT_EQ(few(f32, 12288, 1, 1, true, /*aligned=*/false), nullptr);
-  // Rows only reduced of 100000-119999, any type: a cluster of 8 to 64
-  // rows; softmax's rows there keep the cluster of 16 to 16 rows.
+  // Rows only reduced of 100000-119999, any type: a ladder of two kernels,
+  // a cluster of 16 to 4 rows, then a cluster of 8 to 64; softmax's rows
+  // there keep the cluster of 16 to 16 rows alone.
   for (Type type : {f32, bf16, f16}) {
-    const FewRowsRow *reduced = few(type, 100277, 1, 2, false, false);
-    ASSERT_TRUE(reduced);
-    EXPECT_EQ(reduced->lengths.cluster, 8);
-    EXPECT_EQ(reduced->maxRows, 64);
+    SmallVector<const FewRowsRow *> ladder =
+        table.fewRowsOf({type, 100277, false, 1, 2, false});
+    ASSERT_EQ(ladder.size(), 2u);
+    EXPECT_EQ(ladder[0]->lengths.cluster, 16);
+    EXPECT_EQ(ladder[0]->maxRows, 4);
+    EXPECT_EQ(ladder[1]->lengths.cluster, 8);
+    EXPECT_EQ(ladder[1]->minRows, 5);
+    EXPECT_EQ(ladder[1]->maxRows, 64);
+    EXPECT_EQ(table.fewRowsOf({type, 100277, false, 1, 2, true}).size(), 1u);
     const FewRowsRow *written = few(type, 100277, 1, 2, true, false);
     ASSERT_TRUE(written);
     EXPECT_EQ(written->lengths.cluster, 16);
