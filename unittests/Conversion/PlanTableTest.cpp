@@ -679,11 +679,28 @@ TEST(PlanTableTest, CompiledTableGivesWideNormsAndReducedRowsClusters) {
     EXPECT_EQ(ladder[1]->lengths.cluster, 8);
     EXPECT_EQ(ladder[1]->minRows, 5);
     EXPECT_EQ(ladder[1]->maxRows, 64);
-    EXPECT_EQ(table.fewRowsOf({type, 100277, false, 1, 2, true}).size(), 1u);
-    const FewRowsRow *written = few(type, 100277, 1, 2, true, false);
-    ASSERT_TRUE(written);
-    EXPECT_EQ(written->lengths.cluster, 16);
-    EXPECT_EQ(written->maxRows, 16);
+    // Softmax's pair (held 1, reduces 2, writing rows): the cluster of 16
+    // to 16 rows, then a cluster of 8 to 48 (16-bit) or 24 (f32).
+    SmallVector<const FewRowsRow *> written =
+        table.fewRowsOf({type, 100277, false, 1, 2, true});
+    ASSERT_EQ(written.size(), 2u);
+    EXPECT_EQ(written[0]->lengths.cluster, 16);
+    EXPECT_EQ(written[0]->maxRows, 16);
+    EXPECT_EQ(written[1]->lengths.cluster, 8);
+    EXPECT_EQ(written[1]->minRows, 17);
+    EXPECT_EQ(written[1]->maxRows, type == f32 ? 24 : 48);
+  }
+  // 128256 (to 131072): f32 a cluster of 8 from 17 to 24 rows, 16-bit from
+  // 49 to 64 after its cluster of 16 to 48; 151936 and the norms' rows
+  // keep one kernel.
+  for (Type type : {f32, bf16, f16}) {
+    SmallVector<const FewRowsRow *> ladder =
+        table.fewRowsOf({type, 128256, true, 1, 2, true});
+    ASSERT_EQ(ladder.size(), 2u);
+    EXPECT_EQ(ladder[1]->lengths.cluster, 8);
+    EXPECT_EQ(ladder[1]->maxRows, type == f32 ? 24 : 64);
+    EXPECT_EQ(table.fewRowsOf({type, 151936, true, 1, 2, true}).size(), 1u);
+    EXPECT_EQ(table.fewRowsOf({type, 128256, true, 1, 1, true}).size(), 1u);
   }
   EXPECT_EQ(few(bf16, 128256, 1, 2, false)->lengths.cluster, 16);
 }

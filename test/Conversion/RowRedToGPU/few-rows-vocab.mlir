@@ -5,7 +5,8 @@
 // 16), and one of 120000-160000 keeps the cluster of 16 blocks to 64 rows
 // (the plan table's few_rows). Softmax, which writes its
 // rows, keeps its own rows: 64 rows at 32000 (a cluster that pairs its
-// reductions), 16 at 100277, 48 at 128256.
+// reductions), 16 at 100277 and 48 at 128256 over a cluster of 16, then a
+// cluster of 8 to 48 and 64 rows.
 // Short rows take one kernel.
 
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=32000 chip=sm_90" | FileCheck %s --check-prefix=N32000
@@ -33,7 +34,7 @@
 // N100277-LABEL: func.func @cross_entropy_f16
 // N100277: rowred.few_rows_plan = [#rowred.plan<strategy = cluster, block = 8192, warps = 16, cluster = 16,{{.*}}max_rows = 4>, #rowred.plan<strategy = cluster, block = 16384, warps = 16, cluster = 8,{{.*}}max_rows = 64>]
 // N100277-LABEL: func.func @softmax_bf16
-// N100277: rowred.few_rows_plan = #rowred.plan<strategy = cluster,{{.*}}cluster = 16,{{.*}}max_rows = 16>
+// N100277: rowred.few_rows_plan = [#rowred.plan<strategy = cluster,{{.*}}cluster = 16,{{.*}}max_rows = 16>, #rowred.plan<strategy = cluster,{{.*}}cluster = 8,{{.*}}max_rows = 48>]
 
 // N128256-LABEL: func.func @logsumexp_bf16
 // N128256: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 8192, warps = 16, cluster = 16,{{.*}}max_rows = 64>
@@ -42,7 +43,7 @@
 // N128256-LABEL: func.func @cross_entropy_f16
 // N128256: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 8192, warps = 16, cluster = 16,{{.*}}max_rows = 64>
 // N128256-LABEL: func.func @softmax_bf16
-// N128256: rowred.few_rows_plan = #rowred.plan<strategy = cluster,{{.*}}cluster = 16,{{.*}}max_rows = 48>
+// N128256: rowred.few_rows_plan = [#rowred.plan<strategy = cluster,{{.*}}cluster = 16,{{.*}}max_rows = 48>, #rowred.plan<strategy = cluster,{{.*}}cluster = 8,{{.*}}max_rows = 64>]
 
 // N8192-NOT: few_rows_plan
 

@@ -1,7 +1,8 @@
 // Rows that auto cuts into chunks or runs a block per row, and that the plan
 // table's few_rows names, get a second kernel for launches of a few rows:
 // the row over a cluster of 16 blocks for at most 16 rows of 100000 to
-// 160000 (f32; bf16 from 120000: 48), of 8 for at most 64 shorter rows
+// 160000 (f32; bf16 from 120000: 48; softmax's pair of 100000-131072 then
+// over a cluster of 8 to 24 rows, bf16's to 64), of 8 for at most 64 shorter rows
 // (even bf16 staged rows up to 32768: 16; odd 16-bit rows of 32769 to
 // 57344: 32; f32 of 24577 to 32768 in a fused block: 1024); smaller chunks for
 // longer rows. The plan says so
@@ -29,11 +30,11 @@
 // RUN: FileCheck %s --check-prefix=JSON-CHUNKS-FEW --input-file=%t.long/softmax_f32_kernel0_rows16.json
 
 // PLAN-LABEL: func.func @softmax_f32
-// PLAN: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 8192, warps = 16, cluster = 16, {{.*}}max_cols = 131072, {{.*}}max_rows = 16>
+// PLAN: rowred.few_rows_plan = [#rowred.plan<strategy = cluster, block = 8192, warps = 16, cluster = 16, {{.*}}max_cols = 131072, {{.*}}max_rows = 16>, #rowred.plan<strategy = cluster, block = 16384, warps = 16, cluster = 8, {{.*}}max_rows = 24>]
 // PLAN-SAME: rowred.plan = #rowred.plan<strategy = chunks,
 // PLAN-NOT: max_rows
 // PLAN-LABEL: func.func @softmax_bf16
-// PLAN: rowred.few_rows_plan = #rowred.plan<strategy = cluster, {{.*}}cluster = 16, {{.*}}max_rows = 48>
+// PLAN: rowred.few_rows_plan = [#rowred.plan<strategy = cluster, {{.*}}cluster = 16, {{.*}}max_rows = 48>, #rowred.plan<strategy = cluster, {{.*}}cluster = 8, {{.*}}max_rows = 64>]
 // PLAN-SAME: rowred.plan = #rowred.plan<strategy = chunks,
 // PLAN-LABEL: func.func @softmax_given
 // PLAN-NOT: few_rows_plan
@@ -44,7 +45,7 @@
 // PLAN: return
 // The generic chunks' rows take the same second kernel.
 // PLAN-LABEL: func.func @rms_norm_bf16
-// PLAN: rowred.few_rows_plan = #rowred.plan<strategy = cluster, {{.*}}cluster = 16, {{.*}}max_rows = 48>
+// PLAN: rowred.few_rows_plan = #rowred.plan<strategy = cluster, {{.*}}cluster = 16, {{.*}}max_rows = 48>, rowred.origin
 // PLAN-SAME: rowred.plan = #rowred.plan<strategy = chunks,
 
 // f32 rms_norm's rows of 262144 are cut into chunks but for launches of at
@@ -139,6 +140,10 @@
 // LAUNCH: scf.if %[[FEW]] {
 // LAUNCH: gpu.launch_func @softmax_f32_kernel0_rows16::@softmax_f32_kernel0_rows16 clusters in (%c16
 // LAUNCH: } else {
+// LAUNCH: %[[LADDER:.*]] = arith.cmpi ule, %{{.*}}, %c24
+// LAUNCH: scf.if %[[LADDER]] {
+// LAUNCH: gpu.launch_func @softmax_f32_kernel0_rows24::@softmax_f32_kernel0_rows24 clusters in (%c8
+// LAUNCH: } else {
 // LAUNCH: gpu.launch_func @softmax_f32_kernel0::@softmax_f32_kernel0 blocks
 // LAUNCH: gpu.module @softmax_f32_kernel0
 // LAUNCH: gpu.module @softmax_f32_kernel0_rows16
@@ -150,6 +155,10 @@
 // JSON-NEXT: {
 // JSON-NEXT: "kernel": "softmax_f32_kernel0_rows16",
 // JSON-NEXT: "max_rows": 16
+// JSON-NEXT: },
+// JSON-NEXT: {
+// JSON-NEXT: "kernel": "softmax_f32_kernel0_rows24",
+// JSON-NEXT: "max_rows": 24
 // JSON-NEXT: }
 // JSON-NEXT: ]
 
