@@ -89,11 +89,12 @@ FailureOr<SmallVector<PlanAttr>> mlir::rowred::fewRowsPlans(MapOp map) {
     for (Attribute element : array)
       if (auto plan = dyn_cast<PlanAttr>(element))
         plans.push_back(plan);
-  auto maxRows = [](PlanAttr plan) { return plan.getMaxRows(); };
-  bool increasing = llvm::all_of(llvm::enumerate(plans), [&](auto it) {
-    return maxRows(it.value()) >
-           (it.index() ? maxRows(plans[it.index() - 1]) : 0);
-  });
+  bool increasing = true;
+  int64_t previous = 0;
+  for (PlanAttr plan : plans) {
+    increasing &= plan.getMaxRows() > previous;
+    previous = plan.getMaxRows();
+  }
   if (plans.empty() ||
       (isa<ArrayAttr>(attr) && cast<ArrayAttr>(attr).size() != plans.size()))
     return map.emitOpError()
