@@ -667,38 +667,32 @@ TEST(PlanTableTest, CompiledTableGivesWideNormsAndReducedRowsClusters) {
   }
   EXPECT_EQ(few(f32, 16385, 1, 1, true), nullptr);
   EXPECT_EQ(few(f32, 12288, 1, 1, true, /*aligned=*/false), nullptr);
-  // Rows only reduced of 100000-119999, any type: a ladder of two kernels,
-  // a cluster of 16 to 4 rows, then a cluster of 8 to 64; softmax's rows
-  // there keep the cluster of 16 to 16 rows alone.
+  // A ladder's kernels: (cluster, min_rows, max_rows) each.
+  using Rungs = SmallVector<std::tuple<int64_t, int64_t, int64_t>>;
+  auto expectLadder = [&](const RowLengthKey &key, const Rungs &rungs) {
+    SmallVector<const FewRowsRow *> ladder = table.fewRowsOf(key);
+    ASSERT_EQ(ladder.size(), rungs.size()) << key.cols;
+    for (auto [row, rung] : llvm::zip_equal(ladder, rungs)) {
+      EXPECT_EQ(row->lengths.cluster, std::get<0>(rung)) << key.cols;
+      EXPECT_EQ(row->minRows, std::get<1>(rung)) << key.cols;
+      EXPECT_EQ(row->maxRows, std::get<2>(rung)) << key.cols;
+    }
+  };
   for (Type type : {f32, bf16, f16}) {
-    SmallVector<const FewRowsRow *> ladder =
-        table.fewRowsOf({type, 100277, false, 1, 2, false});
-    ASSERT_EQ(ladder.size(), 2u);
-    EXPECT_EQ(ladder[0]->lengths.cluster, 16);
-    EXPECT_EQ(ladder[0]->maxRows, 4);
-    EXPECT_EQ(ladder[1]->lengths.cluster, 8);
-    EXPECT_EQ(ladder[1]->minRows, 5);
-    EXPECT_EQ(ladder[1]->maxRows, 64);
+    // Rows only reduced of 100000-119999, any type: a cluster of 16 to 4
+    // rows, then a cluster of 8 to 64.
+    expectLadder({type, 100277, false, 1, 2, false},
+                 Rungs{{16, 1, 4}, {8, 5, 64}});
     // Softmax's pair (held 1, reduces 2, writing rows): the cluster of 16
-    // to 16 rows, then a cluster of 8 to 48 (16-bit) or 24 (f32).
-    SmallVector<const FewRowsRow *> written =
-        table.fewRowsOf({type, 100277, false, 1, 2, true});
-    ASSERT_EQ(written.size(), 2u);
-    EXPECT_EQ(written[0]->lengths.cluster, 16);
-    EXPECT_EQ(written[0]->maxRows, 16);
-    EXPECT_EQ(written[1]->lengths.cluster, 8);
-    EXPECT_EQ(written[1]->minRows, 17);
-    EXPECT_EQ(written[1]->maxRows, type == f32 ? 24 : 48);
-  }
-  // 128256 (to 131072): f32 a cluster of 8 from 17 to 24 rows, 16-bit from
-  // 49 to 64 after its cluster of 16 to 48; 151936 and the norms' rows
-  // keep one kernel.
-  for (Type type : {f32, bf16, f16}) {
-    SmallVector<const FewRowsRow *> ladder =
-        table.fewRowsOf({type, 128256, true, 1, 2, true});
-    ASSERT_EQ(ladder.size(), 2u);
-    EXPECT_EQ(ladder[1]->lengths.cluster, 8);
-    EXPECT_EQ(ladder[1]->maxRows, type == f32 ? 24 : 64);
+    // to 16 rows, then a cluster of 8 to 48 (16-bit) or 24 (f32); at
+    // 128256 (to 131072) 16-bit's cluster of 16 to 48, then 8 to 64.
+    int64_t last = type == f32 ? 24 : 48;
+    expectLadder({type, 100277, false, 1, 2, true},
+                 Rungs{{16, 1, 16}, {8, 17, last}});
+    expectLadder({type, 128256, true, 1, 2, true},
+                 type == f32 ? Rungs{{16, 1, 16}, {8, 17, 24}}
+                             : Rungs{{16, 1, 48}, {8, 49, 64}});
+    // 151936 and the norms' rows keep one kernel.
     EXPECT_EQ(table.fewRowsOf({type, 151936, true, 1, 2, true}).size(), 1u);
     EXPECT_EQ(table.fewRowsOf({type, 128256, true, 1, 1, true}).size(), 1u);
   }
