@@ -801,6 +801,48 @@ TEST(PlanTableTest, TableErrors) {
   expectParseError(withRowLength(R"({"strategy": "online", "column_sums": true,
                                      "sums_in_registers": true})"),
                    "sums_in_registers names a cluster row");
+  // Whether a kernel writes rows is a key of online_warps, row_grid and
+  // cache_hints alone; a staged row's warps name nothing else.
+  expectParseError(tableWith(R"([{"writes_rows": false, "warps": 8}])"),
+                   "unknown field at plan table.block_shapes[0].writes_rows");
+  EXPECT_EQ(
+      parseError(tableReplacing(
+          R"("row_grid": [])",
+          R"("row_grid": [{"strategy": "online", "writes_rows": false}])")),
+      "parsed");
+  expectParseError(tableReplacing(R"("cache_hints": [])",
+                                  R"("cache_hints": [{"warps": 8}])"),
+                   "unknown field at plan table.cache_hints[0].warps");
+  EXPECT_EQ(
+      parseError(tableReplacing(
+          R"("cache_hints": [])",
+          R"("cache_hints": [{"types": "16-bit", "writes_rows": true}])")),
+      "parsed");
+  expectParseError(tableReplacing(R"("prefetch": [])",
+                                  R"("prefetch": [{"writes_rows": false,
+                                      "prefetch": "stage"}])"),
+                   "unknown field at plan table.prefetch[0].writes_rows");
+  expectParseError(tableReplacing(R"("online_warps": [{"warps": 16}])",
+                                  R"("online_warps": [{"writes_rows": false,
+                                       "warps": 8, "elements_per_thread": 0},
+                                      {"warps": 16}])"),
+                   "at plan table.online_warps[0].elements_per_thread");
+  EXPECT_EQ(parseError(tableReplacing(R"("online_warps": [{"warps": 16}])",
+                                      R"("online_warps": [{"writes_rows": false,
+                                           "warps": 8,
+                                           "elements_per_thread": 32},
+                                          {"warps": 16}])")),
+            "parsed");
+  expectParseError(
+      tableReplacing(R"("staged_row_warps": [{"warps": 4}])",
+                     R"("staged_row_warps": [{"max_block": 12288, "warps": 4,
+                                               "elements_per_thread": 32},
+                                              {"warps": 4}])"),
+      "a staged row's warps name no elements_per_thread nor writes_rows at "
+      "plan table.staged_row_warps[0]");
+}
+
+TEST(PlanTableTest, FewRowsRowsAndTheirLadders) {
   // A few_rows row's second kernel may be a fused block of its own warps.
   auto withFewRows = [](StringRef row) {
     return tableReplacing(R"("row_lengths": [])",
@@ -866,45 +908,6 @@ TEST(PlanTableTest, TableErrors) {
                    "times one) of a fused or online row's block, without "
                    "clusters, or of a cluster row's blocks with its cluster "
                    "at plan table.few_rows[0]");
-  // Whether a kernel writes rows is a key of online_warps, row_grid and
-  // cache_hints alone; a staged row's warps name nothing else.
-  expectParseError(tableWith(R"([{"writes_rows": false, "warps": 8}])"),
-                   "unknown field at plan table.block_shapes[0].writes_rows");
-  EXPECT_EQ(
-      parseError(tableReplacing(
-          R"("row_grid": [])",
-          R"("row_grid": [{"strategy": "online", "writes_rows": false}])")),
-      "parsed");
-  expectParseError(tableReplacing(R"("cache_hints": [])",
-                                  R"("cache_hints": [{"warps": 8}])"),
-                   "unknown field at plan table.cache_hints[0].warps");
-  EXPECT_EQ(
-      parseError(tableReplacing(
-          R"("cache_hints": [])",
-          R"("cache_hints": [{"types": "16-bit", "writes_rows": true}])")),
-      "parsed");
-  expectParseError(tableReplacing(R"("prefetch": [])",
-                                  R"("prefetch": [{"writes_rows": false,
-                                      "prefetch": "stage"}])"),
-                   "unknown field at plan table.prefetch[0].writes_rows");
-  expectParseError(tableReplacing(R"("online_warps": [{"warps": 16}])",
-                                  R"("online_warps": [{"writes_rows": false,
-                                       "warps": 8, "elements_per_thread": 0},
-                                      {"warps": 16}])"),
-                   "at plan table.online_warps[0].elements_per_thread");
-  EXPECT_EQ(parseError(tableReplacing(R"("online_warps": [{"warps": 16}])",
-                                      R"("online_warps": [{"writes_rows": false,
-                                           "warps": 8,
-                                           "elements_per_thread": 32},
-                                          {"warps": 16}])")),
-            "parsed");
-  expectParseError(
-      tableReplacing(R"("staged_row_warps": [{"warps": 4}])",
-                     R"("staged_row_warps": [{"max_block": 12288, "warps": 4,
-                                               "elements_per_thread": 32},
-                                              {"warps": 4}])"),
-      "a staged row's warps name no elements_per_thread nor writes_rows at "
-      "plan table.staged_row_warps[0]");
   // Smaller chunks name their block; a cluster has none.
   expectParseError(
       tableReplacing(R"("row_lengths": [])",
