@@ -6,8 +6,9 @@
 // blocks of 8 warps, also hoisting, whose blocks (four a row) keep ptxas'
 // register choice, whether the main kernel is a fused block (12288) or the
 // online one (f32 rms_norm at 16384); 16-bit rows from 16385 take the
-// clusters of the table's 16-bit rows. Softmax at these lengths keeps one
-// kernel.
+// clusters of the table's 16-bit rows. f32 layer_norm of 16384 keeps the
+// cluster of 4 to 56 rows, then takes a cluster of 2 blocks of 16 warps to
+// 64 (a ladder). Softmax at these lengths keeps one kernel.
 
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=4096 chip=sm_90" | FileCheck %s --check-prefix=N4096
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=8192 chip=sm_90" | FileCheck %s --check-prefix=N8192
@@ -32,6 +33,8 @@
 // N4096-LABEL: func.func @softmax_f32
 // N4096-NOT: few_rows_plan
 // N4096: return
+// N4096-LABEL: func.func @layer_norm_f32
+// N4096: rowred.few_rows_plan = #rowred.plan<strategy = fused,
 
 // f32 rms_norm at 8192: the main kernel already has 512 threads; the
 // second kernel differs by its hoisted loads.
@@ -50,6 +53,8 @@
 // N12288: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 3072, warps = 8, cluster = 4,{{.*}}max_rows = 64, hoist_map_loads = true>
 // N12288-LABEL: func.func @softmax_f32
 // N12288-NOT: few_rows_plan
+// N12288-LABEL: func.func @layer_norm_f32
+// N12288: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 3072, warps = 8, cluster = 4,{{.*}}max_rows = 64, hoist_map_loads = true>, rowred.origin
 
 // N16384-LABEL: func.func @rms_norm_f32
 // N16384: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 4096, warps = 8, cluster = 4,
@@ -60,6 +65,8 @@
 // N16384: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 4096, warps = 8, cluster = 4,{{.*}}max_rows = 64, hoist_map_loads = true>
 // N16384-LABEL: func.func @softmax_f32
 // N16384-NOT: few_rows_plan
+// N16384-LABEL: func.func @layer_norm_f32
+// N16384: rowred.few_rows_plan = [#rowred.plan<strategy = cluster, block = 4096, warps = 8, cluster = 4,{{.*}}max_rows = 56, hoist_map_loads = true>, #rowred.plan<strategy = cluster, block = 8192, warps = 16, cluster = 2,{{.*}}max_rows = 64, hoist_map_loads = true>]
 
 // N20480-LABEL: func.func @layer_norm_bf16
 // N20480: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 3072, warps = 3, cluster = 8,{{.*}}max_rows = 16>
@@ -106,5 +113,15 @@ func.func @layer_norm_bf16(%x: memref<?x?xbf16>, %w: memref<?xbf16>,
 func.func @softmax_f32(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   rowred.softmax dimension(1) ins(%x : memref<?x?xf32>)
       outs(%y : memref<?x?xf32>)
+  return
+}
+
+func.func @layer_norm_f32(%x: memref<?x?xf32>, %w: memref<?xf32>,
+                          %b: memref<?xf32>, %y: memref<?x?xf32>,
+                          %mean: memref<?xf32>, %rstd: memref<?xf32>) {
+  rowred.layer_norm epsilon(1.0e-05) ins(%x : memref<?x?xf32>)
+      weight(%w : memref<?xf32>) bias(%b : memref<?xf32>)
+      outs(%y : memref<?x?xf32>) mean(%mean : memref<?xf32>)
+      rstd(%rstd : memref<?xf32>)
   return
 }
