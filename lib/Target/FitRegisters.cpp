@@ -197,10 +197,14 @@ private:
         continue;
       const RoundPlans &round = plans[origin->mapIndex];
       PlanAttr plan = round.main;
-      if (origin->fewRowsMax)
-        plan = *llvm::find_if(round.fewRows, [&](PlanAttr few) {
+      if (origin->fewRowsMax) {
+        const PlanAttr *few = llvm::find_if(round.fewRows, [&](PlanAttr few) {
           return few.getMaxRows() == origin->fewRowsMax;
         });
+        if (few == round.fewRows.end())
+          continue;
+        plan = *few;
+      }
       if (failed(step(binary.getSymName(), origin->mapIndex, origin->fewRowsMax,
                       plan, *report)))
         return failure();
