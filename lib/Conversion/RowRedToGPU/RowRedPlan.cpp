@@ -5,8 +5,8 @@
 // The rowred-plan pass: every rowred.map without a #rowred.plan gets the one
 // planKernel chooses for its group, around the fields of its
 // #rowred.plan_request if it has one; a plan already there is kept. auto's
-// plans of rows that the table gives a second kernel for launches of a few
-// rows get that kernel's plan as well (rowred.few_rows_plan).
+// plans of rows that the table gives kernels for launches of a few rows get
+// those kernels' plans as well (rowred.few_rows_plan: one, or a ladder).
 //
 //===----------------------------------------------------------------------===//
 

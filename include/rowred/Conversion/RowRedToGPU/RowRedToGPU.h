@@ -34,8 +34,8 @@ LogicalResult verifyDecomposed(ModuleOp module, StringRef stage);
 /// Plans the group `map` ends, as rowred-plan does for each map: a plan
 /// already on the map is kept; otherwise the plan auto chooses for `strategy`,
 /// `cols` and `chip` around the map's #rowred.plan_request, and (only where
-/// the whole plan is auto's) the plan of a second kernel for launches of a few
-/// rows. Fails with a diagnostic on the map.
+/// the whole plan is auto's) the plans of its kernels for launches of a few
+/// rows (fewRowsPlans). Fails with a diagnostic on the map.
 LogicalResult planMap(MapOp map, StringRef strategy, int64_t cols,
                       StringRef chip);
 
