@@ -322,13 +322,6 @@ int64_t KernelSpec::count(KernelOperand::Role role) const {
   return n;
 }
 
-/// Reads `operands` into spec.operands (x and y of the spec's types when
-/// absent), checking that they come in role order (inputs, outputs,
-/// per-column operands, per-row inputs, per-row outputs), that there is at
-/// least one input and one output (of rows or per row), that the first input
-/// and output have the spec's input and output types, that rows, columns and
-/// per-row outputs are floating-point and per-row inputs integers. On
-/// failure sets `error` (to follow the file's name).
 /// The `variants` of `json` into `spec`, sorted by their rows; false with
 /// `error` when the list is not one of {kernel, max_rows}.
 static bool readVariants(const Json &json, KernelSpec &spec,
@@ -358,6 +351,13 @@ static bool readVariants(const Json &json, KernelSpec &spec,
   return true;
 }
 
+/// Reads `operands` into spec.operands (x and y of the spec's types when
+/// absent), checking that they come in role order (inputs, outputs,
+/// per-column operands, per-row inputs, per-row outputs), that there is at
+/// least one input and one output (of rows or per row), that the first input
+/// and output have the spec's input and output types, that rows, columns and
+/// per-row outputs are floating-point and per-row inputs integers. On
+/// failure sets `error` (to follow the file's name).
 static bool readOperands(const Json &json, KernelSpec &spec,
                          std::string &error) {
   using Role = KernelOperand::Role;

@@ -8,11 +8,11 @@
 // rows per block, the shapes measured per element type, the grid of one
 // block per row group, what a block fetches ahead, the online kernel's
 // clusters and warps and the tile of its kernel that streams the row per
-// level, the row lengths that decide a strategy, and those that
-// get kernels for launches of a few rows. Each section is a list of rows; a
-// lookup takes the first row that matches the block (its strategy, element
-// type, size, rows and threads; few_rows a ladder of rows by their rows). Each row's `note` says the
-// runs behind it.
+// level, the row lengths that decide a strategy, and those that get kernels
+// for launches of a few rows. Each section is a list of rows; a lookup takes
+// the first row that matches the block (its strategy, element type, size,
+// rows and threads; few_rows a ladder of rows by their rows). Each row's
+// `note` says the runs behind it.
 //
 //===----------------------------------------------------------------------===//
 
