@@ -653,30 +653,30 @@ TEST(PlanTableTest, CompiledTableGivesWideNormsAndReducedRowsClusters) {
   };
   // Decode-size norms of 12288-16384: a cluster of 4 blocks of 8 warps that
   // load the weight (and bias) with the row, to 64 rows; f32 layer_norm of
-  // 16384 to 56 rows, then a cluster of 2 blocks of 16 warps.
+  // 16384 to 56 rows, then a cluster of 2 blocks of 16 warps; 16-bit
+  // layer_norm a fused block of 8 warps.
   for (Type type : {f32, bf16, f16}) {
     for (int64_t reduces : {1, 3}) {
-      const FewRowsRow *row = few(type, 12288, 1, reduces, true);
-      ASSERT_TRUE(row);
-      EXPECT_EQ(row->lengths.strategy, Strategy::cluster);
-      EXPECT_EQ(row->lengths.cluster, 4);
-      EXPECT_EQ(row->lengths.warps, 8);
-      EXPECT_EQ(row->maxRows, 64);
-      EXPECT_TRUE(row->hoistMapLoads);
-      SmallVector<const FewRowsRow *> ladder =
-          table.fewRowsOf({type, 16384, true, 1, reduces, true});
-      bool twoRungs = type == f32 && reduces == 3;
-      ASSERT_EQ(ladder.size(), twoRungs ? 2u : 1u);
-      EXPECT_EQ(ladder[0]->lengths.cluster, 4);
-      EXPECT_EQ(ladder[0]->lengths.warps, 8);
-      EXPECT_EQ(ladder[0]->maxRows, twoRungs ? 56 : 64);
-      if (!twoRungs)
-        continue;
-      EXPECT_EQ(ladder[1]->lengths.cluster, 2);
-      EXPECT_EQ(ladder[1]->lengths.warps, 16);
-      EXPECT_EQ(ladder[1]->minRows, 57);
-      EXPECT_EQ(ladder[1]->maxRows, 64);
-      EXPECT_TRUE(ladder[1]->hoistMapLoads);
+      bool fused = type != f32 && reduces == 3;
+      for (int64_t cols : {12288, 14336, 16384}) {
+        SmallVector<const FewRowsRow *> ladder =
+            table.fewRowsOf({type, cols, true, 1, reduces, true});
+        bool twoRungs = type == f32 && reduces == 3 && cols == 16384;
+        ASSERT_EQ(ladder.size(), twoRungs ? 2u : 1u) << cols;
+        EXPECT_EQ(ladder[0]->lengths.strategy,
+                  fused ? Strategy::fused : Strategy::cluster);
+        EXPECT_EQ(ladder[0]->lengths.cluster, fused ? 0 : 4);
+        EXPECT_EQ(ladder[0]->lengths.warps, 8);
+        EXPECT_EQ(ladder[0]->maxRows, twoRungs ? 56 : 64);
+        EXPECT_TRUE(ladder[0]->hoistMapLoads);
+        if (!twoRungs)
+          continue;
+        EXPECT_EQ(ladder[1]->lengths.cluster, 2);
+        EXPECT_EQ(ladder[1]->lengths.warps, 16);
+        EXPECT_EQ(ladder[1]->minRows, 57);
+        EXPECT_EQ(ladder[1]->maxRows, 64);
+        EXPECT_TRUE(ladder[1]->hoistMapLoads);
+      }
     }
   }
   EXPECT_EQ(few(f32, 16385, 1, 1, true), nullptr);

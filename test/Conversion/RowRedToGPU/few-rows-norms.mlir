@@ -5,7 +5,8 @@
 // few_rows), at one block per SM. Rows of 12288-16384 take a cluster of 4
 // blocks of 8 warps, also hoisting, whose blocks (four a row) keep ptxas'
 // register choice, whether the main kernel is a fused block (12288) or the
-// online one (f32 rms_norm at 16384); 16-bit rows from 16385 take the
+// online one (f32 rms_norm at 16384); 16-bit layer_norm there a fused block
+// of 8 warps at one block per SM; 16-bit rows from 16385 take the
 // clusters of the table's 16-bit rows. f32 layer_norm of 16384 keeps the
 // cluster of 4 to 56 rows, then takes a cluster of 2 blocks of 16 warps to
 // 64 (a ladder). Softmax at these lengths keeps one kernel.
@@ -17,7 +18,8 @@
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=16384 chip=sm_90" | FileCheck %s --check-prefix=N16384
 // RUN: softmax-opt %s --rowred-decompose --rowred-plan="cols=20480 chip=sm_90" | FileCheck %s --check-prefix=N20480
 // RUN: rm -rf %t16 && softmax-opt %s --rowred-to-ptx="cols=16384 chip=sm_90 output-dir=%t16" -o /dev/null
-// RUN: FileCheck %s --check-prefix=PTX16-FEW --input-file=%t16/layer_norm_bf16_kernel1_rows64.ptx
+// RUN: FileCheck %s --check-prefix=PTX16-FEW --input-file=%t16/rms_norm_f32_kernel0_rows64.ptx
+// RUN: FileCheck %s --check-prefix=PTX16-FUSED --input-file=%t16/layer_norm_bf16_kernel1_rows64.ptx
 // RUN: rm -rf %t && softmax-opt %s --rowred-to-ptx="cols=4096 chip=sm_90 output-dir=%t" -o /dev/null
 // RUN: FileCheck %s --check-prefix=JSON --input-file=%t/rms_norm_f32_kernel0.json
 // RUN: FileCheck %s --check-prefix=JSON-FEW --input-file=%t/rms_norm_f32_kernel0_rows64.json
@@ -50,7 +52,7 @@
 // N12288: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 3072, warps = 8, cluster = 4,{{.*}}max_rows = 64, hoist_map_loads = true>
 // N12288-SAME: rowred.plan = #rowred.plan<strategy = fused, block = 12288,
 // N12288-LABEL: func.func @layer_norm_bf16
-// N12288: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 3072, warps = 8, cluster = 4,{{.*}}max_rows = 64, hoist_map_loads = true>
+// N12288: rowred.few_rows_plan = #rowred.plan<strategy = fused, block = 12288, warps = 8,{{.*}}min_blocks_per_sm = 1, max_rows = 64, hoist_map_loads = true>
 // N12288-LABEL: func.func @softmax_f32
 // N12288-NOT: few_rows_plan
 // N12288-LABEL: func.func @layer_norm_f32
@@ -62,7 +64,7 @@
 // N16384-SAME: max_rows = 64, hoist_map_loads = true>
 // N16384-SAME: rowred.plan = #rowred.plan<strategy = online,
 // N16384-LABEL: func.func @layer_norm_bf16
-// N16384: rowred.few_rows_plan = #rowred.plan<strategy = cluster, block = 4096, warps = 8, cluster = 4,{{.*}}max_rows = 64, hoist_map_loads = true>
+// N16384: rowred.few_rows_plan = #rowred.plan<strategy = fused, block = 16384, warps = 8,{{.*}}min_blocks_per_sm = 1, max_rows = 64, hoist_map_loads = true>
 // N16384-LABEL: func.func @softmax_f32
 // N16384-NOT: few_rows_plan
 // N16384-LABEL: func.func @layer_norm_f32
@@ -76,6 +78,11 @@
 // PTX16-FEW: .maxntid 256, 1, 1
 // PTX16-FEW-NOT: .minnctapersm
 // PTX16-FEW: barrier.cluster
+// The fused block of 16-bit layer_norm: 256 threads, one block per SM, no
+// cluster.
+// PTX16-FUSED: .maxntid 256, 1, 1
+// PTX16-FUSED: .minnctapersm 1
+// PTX16-FUSED-NOT: barrier.cluster
 
 // JSON: "block_threads": 256,
 // JSON: "variants": [
