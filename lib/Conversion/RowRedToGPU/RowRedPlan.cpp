@@ -83,23 +83,23 @@ FailureOr<SmallVector<PlanAttr>> mlir::rowred::fewRowsPlans(MapOp map) {
   Attribute attr = map->getAttr(kFewRowsPlanAttrName);
   if (!attr)
     return plans;
-  if (auto plan = dyn_cast<PlanAttr>(attr))
+  auto array = dyn_cast<ArrayAttr>(attr);
+  for (Attribute element : array ? array.getValue() : ArrayRef(attr)) {
+    auto plan = dyn_cast<PlanAttr>(element);
+    if (!plan)
+      break;
     plans.push_back(plan);
-  else if (auto array = dyn_cast<ArrayAttr>(attr))
-    for (Attribute element : array)
-      if (auto plan = dyn_cast<PlanAttr>(element))
-        plans.push_back(plan);
+  }
+  if (plans.empty() || (array && array.size() != plans.size()))
+    return map.emitOpError()
+           << "'" << kFewRowsPlanAttrName
+           << "' is neither a #rowred.plan nor an array of them";
   bool increasing = true;
   int64_t previous = 0;
   for (PlanAttr plan : plans) {
     increasing &= plan.getMaxRows() > previous;
     previous = plan.getMaxRows();
   }
-  if (plans.empty() ||
-      (isa<ArrayAttr>(attr) && cast<ArrayAttr>(attr).size() != plans.size()))
-    return map.emitOpError()
-           << "'" << kFewRowsPlanAttrName
-           << "' is neither a #rowred.plan nor an array of them";
   if (!increasing || plans.size() > kMaxFewRowsKernels)
     return map.emitOpError()
            << "'" << kFewRowsPlanAttrName << "' needs at most "
