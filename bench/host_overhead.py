@@ -11,7 +11,8 @@ turns --reps times and each reports its median (the host's time moves by
 tens of percent between runs). Ops: softmax (forward, and
 forward and backward on an input that requires grad), rms_norm (and its
 residual form) and layer_norm (forward, and forward and backward with a
-weight and bias that require grad), logsumexp and cross-entropy (reduction mean),
+weight and bias that require grad), logsumexp and cross-entropy (reduction
+mean; forward, and forward and backward on logits that require grad),
 against torch.softmax, F.rms_norm (x + r first for the residual form),
 F.layer_norm, torch.logsumexp and F.cross_entropy; f32 and bf16. "py" is
 the package with its native ops off (their autograd in Python,
@@ -100,6 +101,9 @@ def cases(m, n, dtype):
          lambda: torch.logsumexp(x, -1)),
         ("cross_entropy", lambda: rowred.cross_entropy(x, labels),
          lambda: F.cross_entropy(x, labels)),
+        ("cross_entropy fwd+bwd",
+         lambda: rowred.cross_entropy(xg, labels).backward(),
+         lambda: F.cross_entropy(xg, labels).backward()),
     ]
 
 

@@ -1,9 +1,12 @@
 """The package's native eager ops: the extension module rowred._native_ops
 (runtime/torch/TorchOps.cpp), softmax, rms_norm, rms_norm_residual and
 layer_norm, each an autograd Function in C++ over the forward and backward
-kernels the package passes, and cross-entropy's reduced loss without a
-gradient: cross_entropy_total (summed over the rows in the kernel) and
-cross_entropy_loss (the per-row kernel's loss reduced in C++).
+kernels the package passes; cross_entropy_train, whose forward's kernel
+writes the gradient and whose backward scales it (through
+rowred._scale.scale_rows_ for the mean and the sum); and cross-entropy's
+reduced loss without a gradient: cross_entropy_total (summed over the rows
+in the kernel) and cross_entropy_loss (the per-row kernel's loss reduced in
+C++).
 
 An eager call that may skip the dispatcher (_oplib) and whose kernels the
 packs hold runs there: one call into C++ for the forward, none into Python
@@ -19,7 +22,7 @@ import sysconfig
 import threading
 import warnings
 
-from . import _runtime
+from . import _runtime, _scale
 
 _lock = threading.Lock()
 # The module's functions by name once loaded; {} where it is absent or
@@ -33,7 +36,7 @@ _ops = None
 fast_calls = {}
 MODULE = "_native_ops" + sysconfig.get_config_var("EXT_SUFFIX")
 NAMES = ("softmax", "rms_norm", "rms_norm_residual", "layer_norm",
-         "cross_entropy_total", "cross_entropy_loss")
+         "cross_entropy_train", "cross_entropy_total", "cross_entropy_loss")
 
 
 def _load():
@@ -54,6 +57,7 @@ def _load():
         warnings.warn(f"rowred: cannot load {path} ({e}); the ops' autograd "
                       "runs in Python")
         return {}
+    module.set_scale_rows(_scale.scale_rows_)
     return {name: getattr(module, name) for name in NAMES}
 
 

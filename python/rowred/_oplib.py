@@ -12,8 +12,8 @@ same formula where an input requires grad, and through the dispatcher
 everywhere else (torch.compile, fake tensors, tensor subclasses, dispatch
 modes, torch.library.opcheck on the overload). Where the package's native
 ops are built (rowred._native), the public functions of the norms,
-softmax and log_softmax take them first on such calls: the same formula
-with its autograd in C++.
+softmax, log_softmax and cross-entropy take them first on such calls: the
+same formula with its autograd in C++.
 """
 import torch
 
@@ -22,6 +22,10 @@ LIB = torch.library.Library("rowred", "DEF")
 _dispatch_modes = getattr(torch._C, "_len_torch_dispatch_stack",
                           lambda: 0)
 _compiling = torch.compiler.is_compiling
+# The current device's index (torch.cuda.current_device less its Python
+# wrapper's lazy-init check: the ops run on CUDA tensors, so CUDA is up).
+current_device = getattr(torch._C, "_cuda_getDevice", None) or \
+    torch.cuda.current_device
 
 
 # The tensor types a call may take without the dispatcher: a plain tensor,

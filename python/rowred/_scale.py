@@ -13,7 +13,11 @@ otherwise stream the rows at the copy's bandwidth. Where Triton is not
 installed (PyTorch ships it with its CUDA builds), it falls back to reading
 the factor.
 """
+import contextlib
+
 import torch
+
+from ._oplib import current_device
 
 try:
     import triton
@@ -23,6 +27,8 @@ except ImportError:  # pragma: no cover - depends on the installation
 
 _BLOCK = 4096
 _PROGRAMS_PER_SM = 4
+# The SMs of each device by index.
+_sms = {}
 
 if triton is not None:
 
@@ -55,10 +61,16 @@ def scale_rows_(x, factor):
         if factor.item() != 1.0:
             x.mul_(factor.to(x.dtype))
         return x
-    factor = factor.detach().to(torch.float32).contiguous()
-    sms = torch.cuda.get_device_properties(x.device).multi_processor_count
+    # The kernel reads the factor in its own dtype (a 0-d tensor is
+    # contiguous) and takes the product in f32.
+    device = x.get_device()
+    sms = _sms.get(device)
+    if sms is None:
+        sms = _sms.setdefault(device, torch.cuda.get_device_properties(
+            device).multi_processor_count)
     grid = (min(rows, sms * _PROGRAMS_PER_SM),)
-    with torch.cuda.device(x.device):
+    with contextlib.nullcontext() if device == current_device() else \
+            torch.cuda.device(device):
         _scale_rows_kernel[grid](x, factor, rows, cols, x.stride(0),
                                  BLOCK=_BLOCK, num_warps=8)
     return x

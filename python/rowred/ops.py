@@ -17,8 +17,10 @@ cross_entropy run on their compiled kernels likewise, for the exact length
 or any length (PyTorch's where a pack has neither). logsumexp's gradient,
 rowred::logsumexp_backward, is one kernel over the saved input and
 logsumexp (packs' logsumexp_backward); cross-entropy of logits that
-require grad runs rowred::cross_entropy_train, whose kernel writes the
-gradient in the forward (over the logits for inplace_backward=True).
+require grad runs rowred::cross_entropy_train (eager calls of contiguous
+logits: rowred._native's op of that name, its autograd in C++), whose
+kernel writes the gradient in the forward (over the logits for
+inplace_backward=True).
 """
 import os
 import threading
@@ -28,7 +30,8 @@ import torch
 
 from . import _native, _runtime, _scale, packs
 from ._oplib import LIB as _lib
-from ._oplib import PLAIN, Op, _compiling, _dispatch_modes, direct
+from ._oplib import (PLAIN, Op, _compiling, _dispatch_modes, current_device,
+                     direct)
 
 _DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
 
@@ -289,12 +292,6 @@ def _workspace(kernel, device, stream, nbytes):
     return workspace
 
 
-# The current device's index (torch.cuda.current_device less its Python
-# wrapper's lazy-init check: the ops run on CUDA tensors, so CUDA is up).
-_current_device = getattr(torch._C, "_cuda_getDevice", None) or \
-    torch.cuda.current_device
-
-
 def _launch_operands(kernel, device, pointers, strides, rows, n):
     """Launches `kernel` on the current stream of `device` (an index) with
     the device address of each operand (the kernel's order) and the row
@@ -304,7 +301,7 @@ def _launch_operands(kernel, device, pointers, strides, rows, n):
     nbytes = kernel.workspace_bytes(rows, n)
     workspace = _workspace(kernel, device, stream, nbytes).data_ptr() \
         if nbytes else 0
-    if device == _current_device():
+    if device == current_device():
         kernel.launch_operands(stream, pointers, strides, rows, n, workspace)
         return
     # The runtime makes the kernel's context current: from another
@@ -679,7 +676,7 @@ def cross_entropy(logits, labels, ignore_index=-100, label_smoothing=0.0,
     loss and gradient; with `check_labels`, a ValueError naming the row
     instead (which reads the labels back to the host: a synchronization)."""
     key = _loss_key(logits, labels, ignore_index, label_smoothing, reduction,
-                    loss_dtype, check_labels)
+                    inplace_backward, loss_dtype, check_labels)
     loss = fast_call(key, logits, labels)
     if loss is not None:
         return loss if loss.dtype == key[-2] else loss.to(key[-2])
@@ -701,10 +698,11 @@ def cross_entropy(logits, labels, ignore_index=-100, label_smoothing=0.0,
             logits, labels, ignore_index=ignore_index,
             label_smoothing=label_smoothing, reduction=reduction).to(
                 loss_dtype)
-    if logits.requires_grad and torch.is_grad_enabled():
-        return _cross_entropy_training(logits, labels.contiguous(), reduction,
-                                       inplace_backward).to(loss_dtype)
     in_logits_dtype = loss_dtype == logits.dtype
+    if logits.requires_grad and torch.is_grad_enabled():
+        loss = _cross_entropy_training(logits, labels.contiguous(), reduction,
+                                       inplace_backward, in_logits_dtype, key)
+        return loss if loss.dtype == loss_dtype else loss.to(loss_dtype)
     loss = None
     if reduction != "none" and logits.numel() <= _TOTAL_MAX_ELEMENTS:
         # Summed over the rows in the kernel (packs' cross_entropy_sum).
@@ -740,19 +738,19 @@ _TOTAL_MAX_ELEMENTS = 1 << 26
 
 
 def _loss_key(logits, labels, ignore_index, label_smoothing, reduction,
-              loss_dtype, check_labels):
-    """The fast_key_of cross_entropy's call without a gradient on 2-D
-    logits and int64 labels of one per row on their device (the arguments,
-    the loss's dtype and whether the kernel sums the rows in the key, the
-    loss's dtype last but one); else None."""
+              inplace_backward, loss_dtype, check_labels):
+    """The fast_key_of cross_entropy's call on 2-D logits and int64 labels
+    of one per row on their device (the arguments, whether the call
+    computes a gradient, the loss's dtype and whether the kernel sums the
+    rows in the key, the loss's dtype last but one); else None."""
     key = fast_key_of("cross_entropy", logits)  # First: None when traced.
     if key is None or check_labels or logits.dim() != 2 or \
-            type(labels) not in PLAIN or _labels_error(logits, labels) or \
-            (logits.requires_grad and torch.is_grad_enabled()):
+            type(labels) not in PLAIN or _labels_error(logits, labels):
         return None
-    return key + (ignore_index, label_smoothing, reduction,
-                  loss_dtype or logits.dtype,
-                  reduction != "none" and
+    training = logits.requires_grad and torch.is_grad_enabled()
+    return key + (ignore_index, label_smoothing, reduction, training,
+                  training and inplace_backward, loss_dtype or logits.dtype,
+                  not training and reduction != "none" and
                   logits.numel() <= _TOTAL_MAX_ELEMENTS)
 
 
@@ -784,13 +782,24 @@ def _check_labels(labels, classes, ignore_index):
                          "such rows)")
 
 
-def _cross_entropy_training(logits, labels, reduction, inplace):
-    """The loss (f32 from the kernels) of logits that require grad, whose
+def _cross_entropy_training(logits, labels, reduction, inplace,
+                            in_logits_dtype, fast_key=None):
+    """The loss of logits that require grad (f32 from the kernels; the
+    native op's in the logits' dtype with `in_logits_dtype`), whose
     gradient the forward's kernel writes (over the logits with `inplace`),
-    so that the backward only scales it. Eager calls without that kernel
-    run PyTorch's fused forward and backward; under torch.compile the op
-    decides when it runs."""
+    so that the backward only scales it. Eager calls of contiguous logits
+    run on the native op (its autograd in C++; `fast_key` maps to it
+    then); eager calls without the kernel run PyTorch's fused forward and
+    backward; under torch.compile the op decides when it runs."""
     n = logits.size(1)
+    if logits.is_contiguous():
+        loss = native_call("cross_entropy_train", ("cross_entropy_grad",),
+                           (logits, labels),
+                           args=(_REDUCTIONS.index(reduction),
+                                 in_logits_dtype, inplace),
+                           fast_key=fast_key)
+        if loss is not None:
+            return loss
     if not torch.compiler.is_compiling():
         kernel = _exact_kernel("cross_entropy_grad", logits, n) \
             if logits.numel() else None

@@ -12,7 +12,11 @@
 // backward kernel, in C++: an eager step calls one op from Python for the
 // forward and none for the backward, where a torch.autograd.Function costs
 // the host a trip through Python layers each way (docs/performance.md, The
-// host's time per call). cross_entropy_total is cross-entropy's reduced
+// host's time per call). cross_entropy_train is cross-entropy of logits
+// that require grad: its forward's kernel writes the gradient, its backward
+// scales it (through the package's Triton kernel for a mean or a sum,
+// which leaves it alone on the GPU when the factor is 1).
+// cross_entropy_total is cross-entropy's reduced
 // loss without a gradient from a kernel that sums it over the rows (a
 // pack's cross_entropy_sum); cross_entropy_loss reduces the per-row loss of
 // the cross_entropy kernel with PyTorch's calls, where a pack has no such
@@ -142,6 +146,13 @@ void launch(int64_t handle, const Tensor &like, int64_t rows, int64_t cols,
   launchAt(handle, like, rows, cols, pointers, rowStrides);
 }
 
+/// Raises the refusal of a backward that would be differentiated again.
+[[noreturn]] void refuseSecondOrder(const char *op) {
+  TORCH_CHECK(false, "rowred.", op,
+              ": the gradient of its gradient (create_graph=True) is not "
+              "implemented");
+}
+
 /// Refuses a backward that would be differentiated again (create_graph
 /// with an input that requires grad): the kernels' gradients are not
 /// themselves differentiable.
@@ -149,9 +160,8 @@ void checkOnceDifferentiable(const char *op, const variable_list &tensors) {
   if (!at::GradMode::is_enabled())
     return;
   for (const Tensor &t : tensors)
-    TORCH_CHECK(!t.defined() || !t.requires_grad(), "rowred.", op,
-                ": the gradient of its gradient (create_graph=True) is not "
-                "implemented");
+    if (t.defined() && t.requires_grad())
+      refuseSecondOrder(op);
 }
 
 /// The incoming gradient as the backward kernels read it: contiguous rows
@@ -367,10 +377,27 @@ struct LayerNormFunction : public torch::autograd::Function<LayerNormFunction> {
 /// The label whose row has no loss (packs.IGNORE_INDEX).
 constexpr int64_t kIgnoreIndex = -100;
 
+/// The count of the rows not ignored, f32 (exact to 2^24 rows), on the GPU.
+Tensor countRows(const Tensor &target) {
+  return target.ne(kIgnoreIndex).sum(at::kFloat);
+}
+
+/// The loss for the reduction `reduction` (0: none, 1: mean over the `count`
+/// rows not ignored, 2: sum) of the f32 per-row losses `loss`, in `type`
+/// (rounded once, from f32).
+Tensor reduceLoss(const Tensor &loss, int64_t reduction, const Tensor &count,
+                  at::ScalarType type) {
+  if (reduction == 0)
+    return loss.to(type);
+  if (reduction == 2)
+    return loss.sum().to(type);
+  Tensor mean = at::empty({}, loss.options().dtype(type));
+  return at::div_out(mean, loss.sum(), count);
+}
+
 /// The loss of logits (2-D) and int64 labels for the reduction
-/// `reduction` (0: none, 1: mean over the rows not ignored, 2: sum), from
-/// the cross_entropy kernel's f32 per-row losses: f32, or in the logits'
-/// dtype with `inLogitsDtype`.
+/// `reduction` (reduceLoss), from the cross_entropy kernel's f32 per-row
+/// losses: f32, or in the logits' dtype with `inLogitsDtype`.
 Tensor crossEntropyLoss(const Tensor &logits, const Tensor &labels,
                         int64_t reduction, bool inLogitsDtype, int64_t kernel) {
   Tensor x = logits.contiguous(), target = labels.contiguous();
@@ -378,11 +405,89 @@ Tensor crossEntropyLoss(const Tensor &logits, const Tensor &labels,
   Tensor loss = at::empty({rows}, x.options().dtype(at::kFloat));
   Tensor lse = at::empty_like(loss);
   launch(kernel, x, rows, n, {&x, &target, &loss, &lse}, {n});
-  if (reduction == 1)
-    loss = loss.sum() / target.ne(kIgnoreIndex).sum();
-  else if (reduction == 2)
-    loss = loss.sum();
-  return inLogitsDtype ? loss.to(logits.scalar_type()) : loss;
+  return reduceLoss(loss, reduction,
+                    reduction == 1 ? countRows(target) : Tensor(),
+                    inLogitsDtype ? logits.scalar_type() : at::kFloat);
+}
+
+//===----------------------------------------------------------------------===//
+// cross-entropy of logits that require grad: the forward's kernel writes the
+// gradient, the backward scales it.
+//===----------------------------------------------------------------------===//
+
+/// x *= factor in place for a 2-D x and a 0-d factor on x's device, left
+/// out on the GPU where the factor is 1 (rowred._scale.scale_rows_, a Triton
+/// kernel: the package sets it when it loads the module). Leaked: it must
+/// not be released at exit without the GIL.
+py::object *scaleRows = nullptr;
+
+void setScaleRows(py::object fn) { scaleRows = new py::object(std::move(fn)); }
+
+/// The loss of contiguous logits (2-D) and int64 labels whose gradient the
+/// cross_entropy_grad kernel writes in the forward, into a new buffer or,
+/// with `inPlace`, over the logits (their values are gone after the call);
+/// the backward scales that gradient by the incoming one. A launch scales
+/// each row's gradient by the reduction's factor: 1 / count for the mean,
+/// else 1.
+struct CrossEntropyTrainFunction
+    : public torch::autograd::Function<CrossEntropyTrainFunction> {
+  static Tensor forward(AutogradContext *ctx, const Tensor &logits,
+                        const Tensor &labels, int64_t reduction,
+                        bool inLogitsDtype, bool inPlace, int64_t kernel) {
+    TORCH_CHECK(logits.dim() == 2 && logits.is_contiguous(),
+                "rowred._native_ops.cross_entropy_train: expected contiguous "
+                "2-D logits");
+    Tensor target = labels.contiguous();
+    int64_t rows = logits.size(0), n = logits.size(1);
+    Tensor grad = inPlace ? logits : at::empty_like(logits);
+    at::TensorOptions f32 = logits.options().dtype(at::kFloat);
+    Tensor scale = at::empty({rows}, f32), count;
+    if (reduction == 1) {
+      count = countRows(target);
+      at::reciprocal_out(scale, count.expand({rows}));
+    } else {
+      scale.fill_(1);
+    }
+    Tensor loss = at::empty({rows}, f32);
+    // docs/abi.md: the logits, the gradient, the labels, the rows' scale,
+    // the rows' loss; a row stride per row input and output.
+    launch(kernel, logits, rows, n, {&logits, &grad, &target, &scale, &loss},
+           {n, n});
+    ctx->saved_data["reduction"] = reduction;
+    ctx->saved_data["in_place"] = inPlace;
+    ctx->save_for_backward({grad});
+    return reduceLoss(loss, reduction, count,
+                      inLogitsDtype ? logits.scalar_type() : at::kFloat);
+  }
+
+  static variable_list backward(AutogradContext *ctx, variable_list grads) {
+    Tensor dx = ctx->get_saved_variables()[0];
+    const Tensor &factor = grads[0];
+    // The gradient depends on the logits, which required grad: under
+    // create_graph (the grad mode on) it would need differentiating.
+    if (at::GradMode::is_enabled())
+      refuseSecondOrder("cross_entropy");
+    if (ctx->saved_data["reduction"].toInt() == 0) {
+      // One factor per row. The new buffer as the Python path leaves it
+      // (a kept graph's second backward scales it afresh); over the logits
+      // in place, where no second buffer may be held.
+      Tensor perRow = factor.unsqueeze(-1).to(dx.scalar_type());
+      dx = ctx->saved_data["in_place"].toBool() ? dx.mul_(perRow) : dx * perRow;
+    } else {
+      TORCH_CHECK(scaleRows, "rowred._native_ops: set_scale_rows was not "
+                             "called");
+      py::gil_scoped_acquire gil;
+      (*scaleRows)(dx, factor);
+    }
+    return {dx, Tensor(), Tensor(), Tensor(), Tensor(), Tensor()};
+  }
+};
+
+Tensor crossEntropyTrain(const Tensor &logits, const Tensor &labels,
+                         int64_t reduction, bool inLogitsDtype, bool inPlace,
+                         int64_t kernel) {
+  return CrossEntropyTrainFunction::apply(logits, labels, reduction,
+                                          inLogitsDtype, inPlace, kernel);
 }
 
 Tensor crossEntropyTotal(const Tensor &logits, const Tensor &labels, bool mean,
@@ -456,6 +561,14 @@ PYBIND11_MODULE(_native_ops, m) {
         "cross_entropy_total(logits, labels, mean, in_logits_dtype, kernel) "
         "-> loss (the mean, or the sum, over the rows summed in the kernel; "
         "f32, or the logits' dtype)");
+  m.def("cross_entropy_train", &crossEntropyTrain,
+        "cross_entropy_train(logits, labels, reduction, in_logits_dtype, "
+        "in_place, kernel) -> loss, differentiable: the cross_entropy_grad "
+        "kernel writes the gradient in the forward (over the logits with "
+        "in_place), the backward scales it");
+  m.def("set_scale_rows", &setScaleRows,
+        "set_scale_rows(fn): fn(x, factor) scales x in place by a 0-d factor "
+        "(the backward of cross_entropy_train's mean and sum)");
   m.def("cross_entropy_loss", &crossEntropyLoss,
         "cross_entropy_loss(logits, labels, reduction, in_logits_dtype, "
         "kernel) -> loss (reduction 0: none, 1: mean, 2: sum; f32, or the "

@@ -4,6 +4,7 @@ Python, forward and backward. test/GPU/torch_ops.py runs them with its own
 tests over its pack (its usage); this module holds no test runner.
 """
 import contextlib
+import itertools
 import os
 import unittest
 
@@ -225,6 +226,53 @@ class Native(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "label 32000 of row 0"):
             rowred.cross_entropy(x, torch.full_like(labels, 32000),
                                  check_labels=True)
+
+    def test_cross_entropy_training(self):
+        # The loss and the logits' gradient of every reduction, into a new
+        # buffer and over the logits, the loss in the logits' dtype and in
+        # f32, an incoming gradient of 1 and of 2.5, M = 1 and ignored rows:
+        # the same bits as the Python path, on the first call and on the
+        # repeated call's path (rowred._native.fast_calls).
+        for dtype in (torch.float32, torch.bfloat16):
+            for rows in (1, 37):
+                x = torch.randn(rows, 32000, device="cuda", dtype=dtype) * 3
+                labels = torch.randint(0, 32000, (rows,), device="cuda")
+                labels[1::3] = -100
+                for reduction, inplace, loss_dtype, factor in \
+                        itertools.product(("none", "mean", "sum"),
+                                          (False, True),
+                                          (None, torch.float32),
+                                          (1.0, 2.5)):
+                    what = f"{rows} {dtype} {reduction} inplace {inplace} " \
+                        f"{loss_dtype} {factor}"
+                    results = []
+                    for native in (True, True, False):
+                        xo = x.clone().requires_grad_()
+                        with contextlib.nullcontext() if native else \
+                                rowred._native.python_autograd():
+                            loss = rowred.cross_entropy(
+                                xo, labels, reduction=reduction,
+                                inplace_backward=inplace,
+                                loss_dtype=loss_dtype)
+                            if native:
+                                self.assertIn("CppNode", loss.grad_fn.name(),
+                                              what)
+                            loss.backward(None if factor == 1.0 and
+                                          reduction != "none" else
+                                          torch.full_like(loss, factor))
+                        results.append((loss.detach(), xo.grad))
+                    self.assertEqual(results[0][0].dtype,
+                                     loss_dtype or dtype, what)
+                    for got in results[1:]:
+                        for g, want in zip(got, results[0]):
+                            self.assertTrue(torch.equal(g, want), what)
+        self.assertIn(True, [key[7] for key in rowred._native.fast_calls
+                             if key[0] == "cross_entropy"])
+        x = torch.randn(8, 32000, device="cuda", requires_grad=True)
+        loss = rowred.cross_entropy(x, torch.zeros(8, dtype=torch.int64,
+                                                   device="cuda"))
+        with self.assertRaisesRegex(RuntimeError, "create_graph"):
+            torch.autograd.grad(loss, x, create_graph=True)
 
     def test_cross_entropy_total_of_ignored_rows(self):
         # Every row ignored: the sum 0 and the mean NaN (0 / 0), as
