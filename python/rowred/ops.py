@@ -539,7 +539,7 @@ def _launch_cross_entropy_grad(kernel, logits, labels, grad, reduction):
     return _reduce_loss(loss, reduction, count)
 
 
-def _scale_gradient(dx, reduction, grad):
+def _scale_gradient(ctx, dx, reduction, grad):
     """The gradient of the logits, `dx` as the forward's kernel wrote it,
     for the incoming gradient of the loss: per row for 'none'; for a mean
     or sum a 0-d factor, applied in place on the GPU and skipped there when
@@ -551,8 +551,18 @@ def _scale_gradient(dx, reduction, grad):
         # tensor), where a mutation of the forward's saved output is not
         # allowed: the product, which Inductor emits as one kernel.
         return dx * grad.to(dx.dtype)
-    scale_rows_op(dx, grad)
+    scale_rows_op(dx, _factor_since_earlier(ctx, grad))
     return dx
+
+
+def _factor_since_earlier(ctx, grad):
+    """The factor by which to scale in place a gradient that an earlier
+    backward of the same kept graph (retain_graph) scaled by its own
+    incoming gradient: the quotient of the two (in f32); on the first
+    backward, `grad` itself."""
+    earlier = getattr(ctx, "factor", None)
+    ctx.factor = grad
+    return grad if earlier is None else grad.float() / earlier.float()
 
 
 def _scale_rows(x: torch.Tensor, factor: torch.Tensor) -> None:
@@ -616,7 +626,7 @@ def _save_train_gradient(ctx, inputs, output):
 
 def _cross_entropy_train_backward(ctx, grad, unused):
     (dx,) = ctx.saved_tensors
-    return _scale_gradient(dx, ctx.reduction, grad), None, None
+    return _scale_gradient(ctx, dx, ctx.reduction, grad), None, None
 
 
 cross_entropy_train_op.register_autograd(_cross_entropy_train_backward,
@@ -643,10 +653,13 @@ class _CrossEntropyInPlace(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad):
         (dx,) = ctx.saved_tensors
+        factor = _factor_since_earlier(ctx, grad)
         if ctx.reduction == "none":
-            dx.mul_(grad.unsqueeze(-1).to(dx.dtype))
+            # Through .data, as the kernels write: the logits, saved, stay
+            # at their saved version for a kept graph's later backward.
+            dx.data.mul_(factor.unsqueeze(-1).to(dx.dtype))
         else:
-            _scale.scale_rows_(dx, grad)
+            _scale.scale_rows_(dx, factor)
         return dx, None, None, None
 
 

@@ -462,17 +462,33 @@ struct CrossEntropyTrainFunction
 
   static variable_list backward(AutogradContext *ctx, variable_list grads) {
     Tensor dx = ctx->get_saved_variables()[0];
-    const Tensor &factor = grads[0];
     // The gradient depends on the logits, which required grad: under
     // create_graph (the grad mode on) it would need differentiating.
     if (at::GradMode::is_enabled())
       refuseSecondOrder("cross_entropy");
-    if (ctx->saved_data["reduction"].toInt() == 0) {
-      // One factor per row. The new buffer as the Python path leaves it
-      // (a kept graph's second backward scales it afresh); over the logits
-      // in place, where no second buffer may be held.
-      Tensor perRow = factor.unsqueeze(-1).to(dx.scalar_type());
-      dx = ctx->saved_data["in_place"].toBool() ? dx.mul_(perRow) : dx * perRow;
+    bool inPlace = ctx->saved_data["in_place"].toBool();
+    bool perRow = ctx->saved_data["reduction"].toInt() == 0;
+    Tensor factor = grads[0];
+    if (inPlace || !perRow) {
+      // The gradient is scaled in place: a kept graph's later backward
+      // (retain_graph) finds it scaled by the earlier one's factor.
+      auto earlier = ctx->saved_data.find("factor");
+      Tensor incoming = factor;
+      if (earlier != ctx->saved_data.end())
+        factor =
+            factor.to(at::kFloat) / earlier->second.toTensor().to(at::kFloat);
+      ctx->saved_data["factor"] = incoming;
+    }
+    if (perRow) {
+      // One factor per row: over the logits in place, where no second
+      // buffer may be held (through a tensor of its own version counter, as
+      // the kernels write: a kept graph's logits stay at their saved
+      // version); else into a new buffer, as the Python path.
+      Tensor rowFactor = factor.unsqueeze(-1).to(dx.scalar_type());
+      if (inPlace)
+        dx.variable_data().mul_(rowFactor);
+      else
+        dx = dx * rowFactor;
     } else {
       TORCH_CHECK(scaleRows, "rowred._native_ops: set_scale_rows was not "
                              "called");

@@ -268,6 +268,31 @@ class Native(unittest.TestCase):
                             self.assertTrue(torch.equal(g, want), what)
         self.assertIn(True, [key[7] for key in rowred._native.fast_calls
                              if key[0] == "cross_entropy"])
+        # A kept graph's second backward (retain_graph) scales the gradient
+        # the first one scaled in place by its own factor, not on top of
+        # the first's: native and Python paths against float64.
+        for dtype, reduction, inplace, native in itertools.product(
+                (torch.float32, torch.bfloat16), ("none", "mean", "sum"),
+                (False, True), (True, False)):
+            what = f"retain_graph {dtype} {reduction} {inplace} {native}"
+            x = torch.randn(37, 32000, device="cuda", dtype=dtype) * 3
+            labels = torch.randint(0, 32000, (37,), device="cuda")
+            labels[1::3] = -100
+            xr = x.double().requires_grad_()
+            want = torch.nn.functional.cross_entropy(xr, labels,
+                                                     reduction=reduction)
+            xo = x.clone().requires_grad_()
+            with contextlib.nullcontext() if native else \
+                    rowred._native.python_autograd():
+                got = rowred.cross_entropy(xo, labels, reduction=reduction,
+                                           inplace_backward=inplace)
+                for factor, keep in ((2.5, True), (0.5, False)):
+                    g = torch.full_like(want, factor)
+                    want.backward(g, retain_graph=keep)
+                    got.backward(g.to(got.dtype), retain_graph=keep)
+            tol = 1e-6 if dtype == torch.float32 else 4e-3
+            torch.testing.assert_close(xo.grad.double(), xr.grad, atol=tol,
+                                       rtol=2e-2, msg=lambda m: f"{what}: {m}")
         x = torch.randn(8, 32000, device="cuda", requires_grad=True)
         loss = rowred.cross_entropy(x, torch.zeros(8, dtype=torch.int64,
                                                    device="cuda"))
