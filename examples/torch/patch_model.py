@@ -8,7 +8,7 @@ loss on rowred's kernels. The script prints both loss curves, the time of
 a training step (forward, backward and AdamW) and the peak memory of each.
 
 usage: python3 examples/torch/patch_model.py [--model llama] [--steps 10]
-           [--pack DIR]
+           [--batch 8] [--seq 1024] [--pack DIR]
 
 --model: llama, mistral, qwen2, qwen3, gemma, gemma3, olmo2, granite or
 gpt2. The pack (or $ROWRED_PACKS) needs bf16 kernels for the model's
@@ -84,13 +84,13 @@ def train(model, tokens, steps):
             torch.cuda.max_memory_allocated() - base)
 
 
-def compare(name, steps=10):
+def compare(name, steps=10, batch=BATCH, seq=SEQ):
     """The model `name` trained as it is and patched, from the same weights
-    and tokens: a dict of the logits' relative difference at the start (of
-    the first sequence),
-    both loss curves, step times and peak memories."""
+    and `batch` sequences of `seq` tokens: a dict of the logits' relative
+    difference at the start (of the first sequence), both loss curves, step
+    times and peak memories."""
     torch.manual_seed(1)
-    tokens = torch.randint(0, MODELS[name][1]["vocab_size"], (BATCH, SEQ),
+    tokens = torch.randint(0, MODELS[name][1]["vocab_size"], (batch, seq),
                            device="cuda")
     results = {}
     logits = {}
@@ -114,13 +114,18 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", choices=sorted(MODELS), default="llama")
     parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--batch", type=int, default=BATCH)
+    parser.add_argument("--seq", type=int, default=SEQ,
+                        help=f"tokens a sequence, at most {2 * SEQ}")
     parser.add_argument("--pack", help="a rowred pack directory")
     args = parser.parse_args()
     if args.pack:
         rowred.load_pack(args.pack)
-    r = compare(args.model, max(args.steps, 3))
-    print(f"{args.model}: batch {BATCH} x {SEQ} tokens, bf16, AdamW; "
-          f"logits differ by {r['logits_rel_diff']:.2e} (relative)")
+    if not 0 < args.seq <= 2 * SEQ or args.batch < 1:
+        parser.error(f"--seq must be 1 to {2 * SEQ} and --batch at least 1")
+    r = compare(args.model, max(args.steps, 3), args.batch, args.seq)
+    print(f"{args.model}: batch {args.batch} x {args.seq} tokens, bf16, "
+          f"AdamW; logits differ by {r['logits_rel_diff']:.2e} (relative)")
     print("step  loss (PyTorch)  loss (rowred)")
     for i, (a, b) in enumerate(zip(*r["losses"])):
         print(f"{i:4d}  {a:14.4f}  {b:13.4f}")
