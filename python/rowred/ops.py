@@ -540,18 +540,25 @@ def _launch_cross_entropy_grad(kernel, logits, labels, grad, reduction):
 
 
 def _scale_gradient(ctx, dx, reduction, grad):
-    """The gradient of the logits, `dx` as the forward's kernel wrote it,
-    for the incoming gradient of the loss: per row for 'none'; for a mean
-    or sum a 0-d factor, applied in place on the GPU and skipped there when
-    it is 1 (the common loss.backward())."""
+    """The gradient of the logits, `dx` as the forward's kernel wrote it
+    (a buffer of the op's own, or the logits), for the incoming gradient of
+    the loss, applied to dx in place: per row for 'none'; for a mean or sum
+    a 0-d factor, skipped on the GPU when it is 1 (the common
+    loss.backward())."""
     if reduction == "none":
-        return dx * grad.unsqueeze(-1).to(dx.dtype)
+        grad = grad.unsqueeze(-1)
     if type(dx) is not torch.Tensor:
         # Traced (torch.compile's AOT autograd: a functional or fake
         # tensor), where a mutation of the forward's saved output is not
         # allowed: the product, which Inductor emits as one kernel.
         return dx * grad.to(dx.dtype)
-    scale_rows_op(dx, _factor_since_earlier(ctx, grad))
+    factor = _factor_since_earlier(ctx, grad)
+    if reduction == "none":
+        # Through .data, as the kernels write: what a kept graph saved (the
+        # logits, or the buffer) stays at its saved version.
+        dx.data.mul_(factor.to(dx.dtype))
+    else:
+        scale_rows_op(dx, factor)
     return dx
 
 
@@ -653,14 +660,8 @@ class _CrossEntropyInPlace(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad):
         (dx,) = ctx.saved_tensors
-        factor = _factor_since_earlier(ctx, grad)
-        if ctx.reduction == "none":
-            # Through .data, as the kernels write: the logits, saved, stay
-            # at their saved version for a kept graph's later backward.
-            dx.data.mul_(factor.unsqueeze(-1).to(dx.dtype))
-        else:
-            _scale.scale_rows_(dx, factor)
-        return dx, None, None, None
+        return _scale_gradient(ctx, dx, ctx.reduction, grad), None, None, \
+            None
 
 
 def cross_entropy(logits, labels, ignore_index=-100, label_smoothing=0.0,

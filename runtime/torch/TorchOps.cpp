@@ -454,7 +454,6 @@ struct CrossEntropyTrainFunction
     launch(kernel, logits, rows, n, {&logits, &grad, &target, &scale, &loss},
            {n, n});
     ctx->saved_data["reduction"] = reduction;
-    ctx->saved_data["in_place"] = inPlace;
     ctx->save_for_backward({grad});
     return reduceLoss(loss, reduction, count,
                       inLogitsDtype ? logits.scalar_type() : at::kFloat);
@@ -466,29 +465,19 @@ struct CrossEntropyTrainFunction
     // create_graph (the grad mode on) it would need differentiating.
     if (at::GradMode::is_enabled())
       refuseSecondOrder("cross_entropy");
-    bool inPlace = ctx->saved_data["in_place"].toBool();
-    bool perRow = ctx->saved_data["reduction"].toInt() == 0;
+    // The gradient is scaled in place (a buffer of the op's own, or the
+    // logits): a kept graph's later backward (retain_graph) finds it scaled
+    // by the earlier one's factor, and scales by the quotient.
     Tensor factor = grads[0];
-    if (inPlace || !perRow) {
-      // The gradient is scaled in place: a kept graph's later backward
-      // (retain_graph) finds it scaled by the earlier one's factor.
-      auto earlier = ctx->saved_data.find("factor");
-      Tensor incoming = factor;
-      if (earlier != ctx->saved_data.end())
-        factor =
-            factor.to(at::kFloat) / earlier->second.toTensor().to(at::kFloat);
-      ctx->saved_data["factor"] = incoming;
-    }
-    if (perRow) {
-      // One factor per row: over the logits in place, where no second
-      // buffer may be held (through a tensor of its own version counter, as
-      // the kernels write: a kept graph's logits stay at their saved
-      // version); else into a new buffer, as the Python path.
-      Tensor rowFactor = factor.unsqueeze(-1).to(dx.scalar_type());
-      if (inPlace)
-        dx.variable_data().mul_(rowFactor);
-      else
-        dx = dx * rowFactor;
+    auto earlier = ctx->saved_data.find("factor");
+    if (earlier != ctx->saved_data.end())
+      factor =
+          grads[0].to(at::kFloat) / earlier->second.toTensor().to(at::kFloat);
+    ctx->saved_data["factor"] = grads[0];
+    if (ctx->saved_data["reduction"].toInt() == 0) {
+      // One factor per row, through a tensor of its own version counter, as
+      // the kernels write: what a kept graph saved stays at its version.
+      dx.variable_data().mul_(factor.unsqueeze(-1).to(dx.scalar_type()));
     } else {
       TORCH_CHECK(scaleRows, "rowred._native_ops: set_scale_rows was not "
                              "called");

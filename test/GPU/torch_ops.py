@@ -573,16 +573,22 @@ class InPlaceCrossEntropy(unittest.TestCase):
         self.assertGreater(extra["torch"], 1.0, extra)
 
     @staticmethod
-    def extra_logits(inplace_backward):
+    def extra_logits(inplace_backward, reduction="mean"):
         """Memory beyond the logits of ours and PyTorch's loss, forward and
-        backward, on bf16 logits of 2048 x 32000, in logits."""
+        backward, on bf16 logits of 2048 x 32000, in logits; 'none' summed
+        with a weight per row."""
         m, n = 2048, 32000
         labels = torch.randint(0, n, (m,), device="cuda")
+        weights = torch.rand(m, device="cuda", dtype=torch.bfloat16)
+
+        def total(loss):
+            return loss if reduction != "none" else (loss * weights).sum()
         extra = {}
-        for name, fn in (("ours", lambda z: rowred.cross_entropy(
-                             z, labels, inplace_backward=inplace_backward)),
-                         ("torch", lambda z: torch.nn.functional.
-                          cross_entropy(z, labels))):
+        for name, fn in (("ours", lambda z: total(rowred.cross_entropy(
+                             z, labels, reduction=reduction,
+                             inplace_backward=inplace_backward))),
+                         ("torch", lambda z: total(torch.nn.functional.
+                          cross_entropy(z, labels, reduction=reduction)))):
             logits = torch.randn(m, n, device="cuda", dtype=torch.bfloat16,
                                  requires_grad=True)
             extra[name] = extra_memory(fn, logits) / (m * n * 2)
@@ -590,10 +596,14 @@ class InPlaceCrossEntropy(unittest.TestCase):
 
     def test_memory_of_the_default_path(self):
         """Without inplace_backward the step holds the gradient and nothing
-        else logits-sized beyond the logits; PyTorch's more than that."""
-        extra = self.extra_logits(inplace_backward=False)
-        self.assertLess(extra["ours"], 1.01, extra)
-        self.assertLess(extra["ours"], extra["torch"], extra)
+        else logits-sized beyond the logits (per row too: the backward
+        scales that gradient in place); PyTorch's more than that."""
+        for reduction in ("mean", "none"):
+            extra = self.extra_logits(False, reduction)
+            self.assertLess(extra["ours"], 1.01, (reduction, extra))
+            self.assertLess(extra["ours"], extra["torch"], (reduction, extra))
+        extra = self.extra_logits(True, "none")
+        self.assertLess(extra["ours"], 0.01, extra)
 
     def test_falls_back(self):
         # No gradient asked for: the usual path, the logits untouched.
