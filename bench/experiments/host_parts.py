@@ -12,7 +12,9 @@ extension module (rowred._launch) instead, then the package's layers on
 top of it up to the whole call, beside PyTorch's own softmax, rms_norm,
 layer_norm and cross-entropy and the package's; the native ops' call
 alone, with the package's lookup and the norms' checks before it
-(rowred._native_ops, where it is built); then a training step's pieces (a
+(rowred._native_ops, where it is built), each native backward node alone,
+cross-entropy's forward on logits that require grad and the Triton kernel
+its backward calls; then a training step's pieces (a
 Python autograd node that does nothing against a C++ one, rms_norm's
 forward with inputs that require grad, its backward op alone, the whole
 step), ours and PyTorch's. With --profile, cProfile's
@@ -24,7 +26,8 @@ shows.
 
 usage: host_parts.py PACK_DIR [--rows M] [--cols N] [--iters K] [--profile]
 PACK_DIR holds softmax, rms_norm, layer_norm and cross_entropy kernels
-(f32) for rows of N, with their backward kernels for --profile.
+(f32) for rows of N, with their backward kernels (and cross_entropy_grad)
+for the native pieces and --profile.
 """
 import argparse
 import cProfile
@@ -196,21 +199,36 @@ def native_pieces(x, w, m, n):
         "rms_norm", x, (n,), {"weight": w})
     # The backward node alone (the graph kept): the native op's C++ node
     # against PyTorch's own.
+    # Cross-entropy's mean: its forward alone, logits requiring grad; its
+    # backward alone (ours then scales by the quotient of the incoming
+    # gradients, an extra division on the kept graph); the Triton kernel
+    # its backward calls, alone, for a factor of 1.
     g = torch.randn_like(x)
     xg, wg = x.clone().requires_grad_(), w.clone().requires_grad_()
+    labels = torch.randint(0, n, (m,), device="cuda")
+    one = torch.ones((), device="cuda")
+    pieces["rowred.cross_entropy fwd, grad required"] = \
+        lambda: rowred.cross_entropy(xg, labels)
+    pieces["F.cross_entropy fwd, grad required"] = \
+        lambda: F.cross_entropy(xg, labels)
+    pieces["rowred._scale.scale_rows_ alone"] = \
+        lambda: rowred._scale.scale_rows_(x, one)
     backward_of = {
         "native log_softmax": lambda: rowred.log_softmax(xg),
         "torch.log_softmax": lambda: torch.log_softmax(xg, -1),
         "native rms_norm": lambda: rowred.rms_norm(xg, (n,), wg, 1e-6),
         "F.rms_norm": lambda: torch.nn.functional.rms_norm(xg, (n,), wg,
                                                            1e-6),
+        "native cross_entropy": lambda: rowred.cross_entropy(xg, labels),
+        "F.cross_entropy": lambda: F.cross_entropy(xg, labels),
     }
     for name, forward in backward_of.items():
         out = forward()
         leaves = (xg, wg) if "rms_norm" in name else (xg,)
+        grad = one if "cross_entropy" in name else g
         pieces[name + " backward alone"] = \
-            lambda out=out, leaves=leaves: torch.autograd.grad(
-                out, leaves, g, retain_graph=True)
+            lambda out=out, leaves=leaves, grad=grad: torch.autograd.grad(
+                out, leaves, grad, retain_graph=True)
     return pieces
 
 
@@ -261,7 +279,7 @@ def main():
         "ops.check_input": lambda: ops.check_input("softmax", x, -1),
         "x.get_device()": lambda: x.get_device(),
         "the raw stream": lambda: ops._raw_stream(0),
-        "the current device": lambda: ops._current_device(),
+        "the current device": lambda: ops.current_device(),
         "the kernel lookup": lambda: ops._kernel("softmax", x, n),
         "kernel.workspace_bytes": lambda: kernel.workspace_bytes(m, n),
         "two ctypes arrays": lambda: (
