@@ -167,7 +167,7 @@ LogicalResult Planner::checkShapeOptions() {
   // The block a whole row needs (0: row length unknown).
   rowBlock = opts.blockSize;
   if (rowBlock == 0 && cols != 0)
-    rowBlock = autoRowBlock(cols);
+    rowBlock = autoRowBlock(opts.planTable(), cols);
   // A row that auto stages whole in shared memory on a block of its own
   // (autoStagedRow): the online kernel's shape, decided here once. Not a
   // row off the vector width whose map reads per-row inputs: cross-entropy's
@@ -227,7 +227,7 @@ FailureOr<bool> Planner::chooseStrategy() {
              opts.clusterSize == 0 &&
              (opts.rowsPerBlock == 0 || group.hasColumnSums()) &&
              opts.vectorWidth == 0 &&
-             PlanTable::get().takesRowLength(Strategy::online,
+             opts.planTable().takesRowLength(Strategy::online,
                                              rowLengthKey())) {
     // Rows only reduced (logsumexp, the cross-entropy loss, summed over the
     // rows or not), with the request's fields that shape the kernel left to
@@ -249,8 +249,9 @@ FailureOr<bool> Planner::chooseStrategy() {
     plan.strategy = Strategy::online;
     const RowLengthRow *clusterByLength = nullptr;
     if (rowBlock != 0 && !stagedRow) {
-      int64_t warps =
-          opts.numWarps ? opts.numWarps : defaultFusedWarps(rowBlock);
+      int64_t warps = opts.numWarps
+                          ? opts.numWarps
+                          : defaultFusedWarps(opts.planTable(), rowBlock);
       bool fitsBlock = std::max<int64_t>(rowBlock / (warps * 32), 1) <=
                            opts.maxElementsPerThread() &&
                        (opts.blockSize != 0 ||
@@ -264,7 +265,7 @@ FailureOr<bool> Planner::chooseStrategy() {
           fitsAutoCluster(rowBlock, elementBytes, cols, maxBlockThreads);
       if (fitsCluster)
         clusterByLength =
-            PlanTable::get().rowLengthOf(Strategy::cluster, rowLengthKey());
+            opts.planTable().rowLengthOf(Strategy::cluster, rowLengthKey());
       if (fitsBlock && !clusterByLength)
         plan.strategy = Strategy::fused;
       else if (fitsCluster)
@@ -318,6 +319,10 @@ static FailureOr<PlanOptions> columnSumsOptions(const Group &group,
   opts.rowsPerBlock = 1;
   opts.grid = Grid::persistent;
   return opts;
+}
+
+const PlanTable &PlanOptions::planTable() const {
+  return table ? *table : PlanTable::get();
 }
 
 FailureOr<KernelPlan> mlir::rowred::planKernel(const Group &group,
@@ -409,7 +414,7 @@ SmallVector<KernelPlan> mlir::rowred::planFewRows(const Group &group,
   // The ladder stops at a row the strategy cannot take (too many operands
   // for a cluster's registers) or that gives the main kernel: the next
   // kernel up takes its launches.
-  for (const FewRowsRow *row : PlanTable::get().fewRowsOf(tableKey(
+  for (const FewRowsRow *row : opts.planTable().fewRowsOf(tableKey(
            group, main.inType, opts.cols, opts.cols % main.vectorWidth == 0))) {
     FailureOr<KernelPlan> plan = planFewRowsRow(group, opts, *row);
     if (failed(plan) || sameKernel(*plan, main))

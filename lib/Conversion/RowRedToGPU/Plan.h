@@ -13,13 +13,17 @@
 namespace mlir {
 namespace rowred {
 
-/// What the planner is asked for: the pass's strategy, row length and chip,
-/// and the fields of the map's #rowred.plan_request. A field left out (0 or
-/// absent) is derived.
+struct PlanTable;
+
+/// What the planner is asked for: the pass's strategy, row length, chip and
+/// plan table, and the fields of the map's #rowred.plan_request. A field
+/// left out (0 or absent) is derived.
 struct PlanOptions {
   std::string strategy = "auto";
   int64_t cols = 0;
   std::string chip = "sm_90";
+  /// The table auto's rules read; null: the one compiled in.
+  const PlanTable *table = nullptr;
   int64_t blockSize = 0, numWarps = 0, rowsPerBlock = 0, clusterSize = 0,
           vectorWidth = 0;
   bool reverseSecondPass = true, fastExp = true;
@@ -33,6 +37,9 @@ struct PlanOptions {
   /// The options of the pass, with the fields of `request` (may be null).
   static PlanOptions get(StringRef strategy, int64_t cols, StringRef chip,
                          PlanRequestAttr request);
+
+  /// The plan table: `table`, or the one compiled in (PlanTable::get).
+  const PlanTable &planTable() const;
 
   /// Elements per thread a block may hold in registers: 32 where the warps
   /// are derived (auto's exceptions aside), the plan's limit where they are

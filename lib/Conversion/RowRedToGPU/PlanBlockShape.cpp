@@ -138,7 +138,7 @@ LogicalResult Planner::shapeRowBlock() {
   plan.rowsPerBlock = opts.rowsPerBlock ? opts.rowsPerBlock : 1;
   // A block per row where the stage is asked for: only such blocks hold
   // one.
-  const RowsPerBlockRule &several = PlanTable::get().rowsPerBlock;
+  const RowsPerBlockRule &several = opts.planTable().rowsPerBlock;
   if (!opts.rowsPerBlock && !opts.numWarps &&
       plan.strategy == Strategy::fused && opts.prefetch != Prefetch::stage &&
       rowBlock <= several.maxBlock)
@@ -158,7 +158,7 @@ LogicalResult Planner::shapeRowBlock() {
     // The warps of the table's cluster of this row length (row_lengths).
     plan.numWarps = lengthWarps;
   } else {
-    plan.numWarps = defaultFusedWarps(slice);
+    plan.numWarps = defaultFusedWarps(opts.planTable(), slice);
   }
   // A shape measured for this block: it may hold more elements per
   // thread than derived warps do.
@@ -218,7 +218,7 @@ void Planner::fitOperandRegisters() {
     // each taking half, until they are; not where no cluster gets there.
     TableKey key = tableKey(fitted, fitted.blockElements);
     key.cluster = fitted.clusterSize;
-    if (const OperandShapeRow *shape = PlanTable::get().operandShape(
+    if (const OperandShapeRow *shape = opts.planTable().operandShape(
             key, numOperands(fitted.clusterSize), held)) {
       KernelPlan shaped = fitted;
       if (shape->warps && !opts.numWarps)
@@ -263,7 +263,7 @@ void Planner::fitOperandRegisters() {
   // 16-bit layer_norm at 6144: 32).
   const OperandShapeRow *shape =
       fitted.clusterSize == 1
-          ? PlanTable::get().operandShape(
+          ? opts.planTable().operandShape(
                 tableKey(fitted, fitted.blockElements), numOperands(), held)
           : nullptr;
   if (!opts.numWarps && shape) {
@@ -319,19 +319,20 @@ LogicalResult Planner::shapeOnline() {
     plan.clusterSize = opts.clusterSize;
   } else if (opts.clusterSize == 0 && opts.strategy == "auto" &&
              clustersAvailable && cols != 0 && !stagedRow && !reducedOnly) {
-    plan.clusterSize = autoOnlineClusterSize(cols, elementBytes);
+    plan.clusterSize =
+        autoOnlineClusterSize(opts.planTable(), cols, elementBytes);
   }
   if (opts.blockSize != 0 && !llvm::isPowerOf2_64(opts.blockSize))
     return map.emitOpError() << "an online tile (block) must be a "
                                 "power of two, got "
                              << opts.blockSize;
-  const WarpsRow &shape =
-      defaultOnlineShape(plan.inType, plan.clusterSize, sm, group.writesRows());
-  const StreamedTileRule &streamed = PlanTable::get().streamedTiles;
+  const WarpsRow &shape = defaultOnlineShape(
+      opts.planTable(), plan.inType, plan.clusterSize, sm, group.writesRows());
+  const StreamedTileRule &streamed = opts.planTable().streamedTiles;
   plan.numWarps = opts.numWarps   ? opts.numWarps
                   : lengthWarps   ? lengthWarps
                   : streamsRows() ? streamed.warps
-                  : stagedRow     ? stagedRowWarps(cols)
+                  : stagedRow     ? stagedRowWarps(opts.planTable(), cols)
                                   : shape.warps;
   // Tiles of the elements per thread that the table's online_warps row
   // names (rows only reduced), else 4 vectors per thread; 2 for f16,

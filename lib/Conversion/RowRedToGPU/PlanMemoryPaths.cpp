@@ -27,9 +27,10 @@ LogicalResult Planner::planPairAndGrid() {
       byteWidth(plan.inType) == 2 && plan.elementsPerThread() >= 32)
     plan.rereadFallback = true;
 
-  plan.gridPerRowGroup = mayGridPerRowGroup(opts, sm) &&
-                         (opts.grid == Grid::rows || stagedRow ||
-                          autoGridPerRowGroup(plan, group.writesRows()));
+  plan.gridPerRowGroup =
+      mayGridPerRowGroup(opts, sm) &&
+      (opts.grid == Grid::rows || stagedRow ||
+       autoGridPerRowGroup(opts.planTable(), plan, group.writesRows()));
   return success();
 }
 
@@ -94,7 +95,7 @@ LogicalResult Planner::planPrefetch() {
              !(opts.cacheHints == true && plan.strategy == Strategy::fused)) {
     // Auto's fetch ahead; none for a fused block asked for cache_hints,
     // which hint the loads of its own row.
-    Prefetch ahead = autoFetchAhead(plan);
+    Prefetch ahead = autoFetchAhead(opts.planTable(), plan);
     plan.prefetch = prefetchObstacle(plan, true, sm).empty() &&
                     (stagedRow || ahead == Prefetch::stage);
     plan.prefetchRegisters = !plan.prefetch &&
@@ -272,13 +273,13 @@ LogicalResult Planner::planCacheHints() {
   if (plan.streamsLevels())
     plan.cacheHints =
         opts.cacheHints.value_or(streamsRows() && !plan.prefetch &&
-                                 PlanTable::get().streamedTiles.cacheHints);
+                                 opts.planTable().streamedTiles.cacheHints);
   else if (plan.strategy == Strategy::fused)
-    plan.cacheHints =
-        opts.cacheHints.value_or(autoCacheHints(plan, sm, group.writesRows()));
+    plan.cacheHints = opts.cacheHints.value_or(
+        autoCacheHints(opts.planTable(), plan, sm, group.writesRows()));
   else
-    plan.cacheHints =
-        plan.strategy == Strategy::online && canOnline &&
-        opts.cacheHints.value_or(autoCacheHints(plan, sm, group.writesRows()));
+    plan.cacheHints = plan.strategy == Strategy::online && canOnline &&
+                      opts.cacheHints.value_or(autoCacheHints(
+                          opts.planTable(), plan, sm, group.writesRows()));
   return success();
 }

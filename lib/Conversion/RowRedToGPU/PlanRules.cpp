@@ -22,9 +22,9 @@ namespace rules {
 /// elements instead of leaving two of the eight chunks of 512 x 32 masked:
 /// the same registers per thread, a quarter fewer threads per row, so more
 /// rows resident per SM.
-int64_t autoRowBlock(int64_t cols) {
+int64_t autoRowBlock(const PlanTable &table, int64_t cols) {
   int64_t pow2 = llvm::PowerOf2Ceil(cols);
-  if (pow2 >= PlanTable::get().threeQuarterBlocksFrom && cols <= pow2 / 4 * 3)
+  if (pow2 >= table.threeQuarterBlocksFrom && cols <= pow2 / 4 * 3)
     return pow2 / 4 * 3;
   return pow2;
 }
@@ -34,11 +34,10 @@ int64_t autoRowBlock(int64_t cols) {
 /// least a warp and at most 1024 threads. A block of three times a power of
 /// two (see autoRowBlock) gets three quarters of the warps of the next
 /// power of two: the same elements per thread.
-int64_t defaultFusedWarps(int64_t blockElements) {
-  const PlanTable &table = PlanTable::get();
+int64_t defaultFusedWarps(const PlanTable &table, int64_t blockElements) {
   int64_t pow2 = llvm::PowerOf2Ceil(blockElements);
   if (pow2 != blockElements && pow2 >= table.threeQuarterBlocksFrom)
-    return defaultFusedWarps(pow2) / 4 * 3;
+    return defaultFusedWarps(table, pow2) / 4 * 3;
   int64_t perThread = table.derivedElementsPerThread(pow2);
   return std::clamp<int64_t>(blockElements / perThread, 32, 1024) / 32;
 }
@@ -52,7 +51,7 @@ int64_t measuredBlockWarps(const KernelPlan &plan, int64_t slice,
                            const PlanOptions &opts, int64_t sm) {
   if (opts.numWarps)
     return 0;
-  const BlockShapeRow *row = PlanTable::get().blockShape(
+  const BlockShapeRow *row = opts.planTable().blockShape(
       tableKey(plan, slice), mayGridPerRowGroup(opts, sm),
       opts.prefetch == Prefetch::registers || opts.pairReduce == true);
   return row ? row->warps : 0;
@@ -134,13 +133,14 @@ bool fitsAutoCluster(int64_t rowBlock, int64_t elementBytes, int64_t cols,
 /// The online kernel's shape for `type` over clusters of `clusterSize` on
 /// compute capability `sm`, writing rows or only per-row results: the
 /// table's online_warps.
-const WarpsRow &defaultOnlineShape(Type type, int64_t clusterSize, int64_t sm,
+const WarpsRow &defaultOnlineShape(const PlanTable &table, Type type,
+                                   int64_t clusterSize, int64_t sm,
                                    bool writesRows) {
   TableKey key{Strategy::online, type};
   key.cluster = clusterSize;
   key.sm = sm;
   key.writesRows = writesRows;
-  return PlanTable::warpsRowOf(PlanTable::get().onlineWarps, key);
+  return PlanTable::warpsRowOf(table.onlineWarps, key);
 }
 
 /// 32-bit registers of one SM (sm_75 to sm_90).
@@ -313,14 +313,15 @@ bool autoBulkTiles(const PlanOptions &opts, Type type, int64_t clusterSize,
 ///
 /// A fused block that loads its own row (no prefetch) loads it evict-last
 /// where the table's cache_hints say so (rows of 16 KiB and more).
-bool autoCacheHints(const KernelPlan &plan, int64_t sm, bool writesRows) {
+bool autoCacheHints(const PlanTable &table, const KernelPlan &plan, int64_t sm,
+                    bool writesRows) {
   if (plan.strategy == Strategy::fused) {
     if (plan.prefetch || plan.prefetchRegisters)
       return false;
     TableKey key = tableKey(plan, plan.blockElements);
     key.sm = sm;
     key.writesRows = writesRows;
-    return PlanTable::get().takesCacheHints(key);
+    return table.takesCacheHints(key);
   }
   return plan.strategy == Strategy::online && !plan.prefetch &&
          (plan.keptElements == 0 || plan.keepAhead) &&
@@ -332,20 +333,21 @@ bool autoCacheHints(const KernelPlan &plan, int64_t sm, bool writesRows) {
 /// tile (within the row) into registers unless it keeps tiles in shared
 /// memory (H200, alternating runs: f32 1048576 +8.7%, 262144 +4.2%, bf16
 /// +2.2-2.4%).
-Prefetch autoFetchAhead(const KernelPlan &plan) {
+Prefetch autoFetchAhead(const PlanTable &table, const KernelPlan &plan) {
   if (plan.strategy == Strategy::online)
     return plan.keptElements == 0 ? Prefetch::registers : Prefetch::none;
-  return PlanTable::get().prefetchOf(tableKey(plan, plan.blockElements));
+  return table.prefetchOf(tableKey(plan, plan.blockElements));
 }
 
 /// Whether auto launches one program per row group (grid = rows) instead of
 /// the persistent grid: the table's row_grid blocks, for a kernel that writes
 /// rows or only per-row results.
-bool autoGridPerRowGroup(const KernelPlan &plan, bool writesRows) {
+bool autoGridPerRowGroup(const PlanTable &table, const KernelPlan &plan,
+                         bool writesRows) {
   TableKey key = tableKey(plan, plan.blockElements);
   key.cluster = plan.clusterSize;
   key.writesRows = writesRows;
-  return PlanTable::get().runsRowGrid(key);
+  return table.runsRowGrid(key);
 }
 
 /// Whether the options let the kernel run one program per row group: asked
@@ -381,17 +383,17 @@ const RowLengthRow *autoStagedRow(const PlanOptions &opts,
                 opts.clusterSize == 0 && !opts.keptElements &&
                 (!opts.keepAhead || opts.keepAhead == KeepAhead::none) &&
                 opts.pairReduce != true;
-  return staged ? PlanTable::get().rowLengthOf(Strategy::online, key) : nullptr;
+  return staged ? opts.planTable().rowLengthOf(Strategy::online, key) : nullptr;
 }
 
 /// Warps auto gives a staged row (autoStagedRow) of `cols` elements: the
 /// table's staged_row_warps, by the block a fused kernel would hold the row
 /// in.
-int64_t stagedRowWarps(int64_t cols) {
+int64_t stagedRowWarps(const PlanTable &table, int64_t cols) {
   TableKey key;
   key.strategy = Strategy::online;
-  key.block = autoRowBlock(cols);
-  return PlanTable::warpsOf(PlanTable::get().stagedRowWarps, key);
+  key.block = autoRowBlock(table, cols);
+  return PlanTable::warpsOf(table.stagedRowWarps, key);
 }
 
 /// Why the kernel of `plan` cannot fetch its next row ahead, into the stage
@@ -579,8 +581,9 @@ bool fitsOperandRegisters(int64_t elements, int64_t operands) {
 
 /// Blocks of the cluster auto gives an online kernel for rows of `cols`
 /// elements of `elementBytes`: the table's online_cluster.
-int64_t autoOnlineClusterSize(int64_t cols, int64_t elementBytes) {
-  return PlanTable::get().onlineClusterSize(cols * elementBytes);
+int64_t autoOnlineClusterSize(const PlanTable &table, int64_t cols,
+                              int64_t elementBytes) {
+  return table.onlineClusterSize(cols * elementBytes);
 }
 
 /// Whether auto cuts rows of `cols` into chunks (Strategy::chunks): rows
@@ -592,7 +595,7 @@ int64_t autoOnlineClusterSize(int64_t cols, int64_t elementBytes) {
 bool autoChunks(const PlanOptions &opts, const KernelPlan &plan,
                 const RowLengthKey &key, int64_t sm, bool peelable) {
   return plan.inType == plan.outType && (key.aligned || peelable) && sm >= 90 &&
-         PlanTable::get().takesRowLength(Strategy::chunks, key) &&
+         opts.planTable().takesRowLength(Strategy::chunks, key) &&
          opts.blockSize == 0 && opts.numWarps == 0 && opts.vectorWidth == 0 &&
          opts.rowsPerBlock == 0 && opts.clusterSize == 0 &&
          !opts.keptElements && !opts.keepAhead && !opts.cacheHints &&

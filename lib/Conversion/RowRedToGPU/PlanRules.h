@@ -35,12 +35,13 @@ inline constexpr int64_t kMaxClusterSize = 16;
 /// (docs/abi.md).
 inline constexpr int64_t kMaxNonPortableClusterSize = 16;
 
-/// The block auto gives a row of `cols` elements.
-int64_t autoRowBlock(int64_t cols);
+/// The block auto gives a row of `cols` elements (`table`: the plan table
+/// the rules read, here and below).
+int64_t autoRowBlock(const PlanTable &table, int64_t cols);
 
 /// Default warps for a fused block (or cluster slice) of `blockElements`
 /// elements, from sweeps of warps per row length on an H200.
-int64_t defaultFusedWarps(int64_t blockElements);
+int64_t defaultFusedWarps(const PlanTable &table, int64_t blockElements);
 
 /// The table's key for a block of `block` elements of `plan`.
 TableKey tableKey(const KernelPlan &plan, int64_t block);
@@ -93,7 +94,8 @@ bool fitsAutoCluster(int64_t rowBlock, int64_t elementBytes, int64_t cols,
 /// tile where the table names them) for `type` over clusters of
 /// `clusterSize` on compute capability `sm`, writing rows or only per-row
 /// results.
-const WarpsRow &defaultOnlineShape(Type type, int64_t clusterSize, int64_t sm,
+const WarpsRow &defaultOnlineShape(const PlanTable &table, Type type,
+                                   int64_t clusterSize, int64_t sm,
                                    bool writesRows);
 
 /// Whether auto gives a kernel the pair reduction.
@@ -103,7 +105,7 @@ bool autoPairReduce(const KernelPlan &plan, const PlanOptions &opts,
 /// What auto fetches ahead for the kernel of `plan` where it can: the next
 /// row staged in shared memory, the next row (or tile) in registers, or
 /// nothing.
-Prefetch autoFetchAhead(const KernelPlan &plan);
+Prefetch autoFetchAhead(const PlanTable &table, const KernelPlan &plan);
 
 /// Elements of each block's share that auto keeps in shared memory, copied in
 /// ahead (keep_ahead), or 0.
@@ -122,11 +124,13 @@ bool autoBulkTiles(const PlanOptions &opts, Type type, int64_t clusterSize,
 /// Whether auto gives the online or fused kernel of `plan`, which writes rows
 /// or only per-row results, L2 eviction hints (cache_hints) on compute
 /// capability `sm`.
-bool autoCacheHints(const KernelPlan &plan, int64_t sm, bool writesRows);
+bool autoCacheHints(const PlanTable &table, const KernelPlan &plan, int64_t sm,
+                    bool writesRows);
 
 /// Whether auto launches one program per row group (grid = rows) instead of the
 /// persistent grid, for a kernel that writes rows or only per-row results.
-bool autoGridPerRowGroup(const KernelPlan &plan, bool writesRows);
+bool autoGridPerRowGroup(const PlanTable &table, const KernelPlan &plan,
+                         bool writesRows);
 
 /// Whether the options let the kernel run one program per row group.
 bool mayGridPerRowGroup(const PlanOptions &opts, int64_t sm);
@@ -141,7 +145,7 @@ const RowLengthRow *autoStagedRow(const PlanOptions &opts,
                                   bool peelable);
 
 /// Warps auto gives a staged row (autoStagedRow) of `cols` elements.
-int64_t stagedRowWarps(int64_t cols);
+int64_t stagedRowWarps(const PlanTable &table, int64_t cols);
 
 /// Why the kernel of `plan` cannot fetch its next row ahead, into the stage
 /// (`stage`) or into registers, on compute capability `sm`; empty when it can.
@@ -176,7 +180,8 @@ bool fitsOperandRegisters(int64_t elements, int64_t operands);
 
 /// Blocks of the cluster auto gives an online kernel for rows of `cols`
 /// elements of `elementBytes`.
-int64_t autoOnlineClusterSize(int64_t cols, int64_t elementBytes);
+int64_t autoOnlineClusterSize(const PlanTable &table, int64_t cols,
+                              int64_t elementBytes);
 
 /// Whether auto cuts the rows of the kernel of `key` into chunks
 /// (Strategy::chunks); rows that are not a multiple of the vector width
