@@ -24,11 +24,15 @@ With --variant LABEL=REQUEST (repeated), every set compiles those plan
 requests (fields of #rowred.plan_request) beside auto instead of its own
 (`backward`: the clusters of slices of the rows of 12288-16384 came from
 `c4w8="strategy = cluster, cluster = 4, warps = 8"` and the like); --ops
-limits them to some of their ops.
+limits them to some of their ops. With --table LABEL=PATH (repeated), auto
+plans them by the plan table at PATH into LABEL/ (the A/B of an edit of
+lib/Conversion/RowRedToGPU/PlanTable.json, few_rows' ladders included,
+which no request states).
 
 usage: gen_plan_variants.py SOFTMAX_OPT OUT_DIR {decode,vocab,backward}
                             [--cols 2048,4096,...] [--ops OP,...]
                             [--variant LABEL=REQUEST ...]
+                            [--table LABEL=PATH ...]
                             [--dtypes f32,bf16,f16]
 """
 import argparse
@@ -55,9 +59,11 @@ VOCAB = {"auto": "", "c2": "strategy = cluster, cluster = 2",
          "chunks": "strategy = chunks"}
 
 
-def compile_one(softmax_opt, out, name, op, dtype, cols, eps, request):
+def compile_one(softmax_opt, out, name, op, dtype, cols, eps, request,
+                table=None):
     """Compiles `op` for rows of `cols` with the plan request `request`
-    (fields of #rowred.plan_request, or "" for auto) into `out`; returns
+    (fields of #rowred.plan_request, or "" for auto), planned by the plan
+    table at `table` (None: the compiler's own), into `out`; returns
     softmax-opt's error, or None."""
     src = packs._mlir_source(name, op, dtype, eps)
     if request:
@@ -71,7 +77,9 @@ def compile_one(softmax_opt, out, name, op, dtype, cols, eps, request):
             f.write(src)
         result = subprocess.run(
             [softmax_opt, path,
-             f"--rowred-to-ptx=cols={cols} chip=sm_90 output-dir={out}",
+             f"--rowred-to-ptx=cols={cols} chip=sm_90 output-dir={out}"
+             + (f" plan-table={packs._quoted(table, '--table')}"
+                if table else ""),
              "-o", os.devnull], capture_output=True, text=True)
     if not result.returncode:
         return None
@@ -87,9 +95,18 @@ def main():
     parser.add_argument("--cols", default=None)
     parser.add_argument("--ops", default=None)
     parser.add_argument("--variant", action="append", default=[])
+    parser.add_argument("--table", action="append", default=[])
     parser.add_argument("--dtypes", default="f32,bf16")
     args = parser.parse_args()
     dtypes = args.dtypes.split(",")
+    # LABEL -> (plan request, plan table) of --variant and --table.
+    asked = {}
+    for spec in args.variant:
+        label, _, request = spec.partition("=")
+        asked[label] = (request, None)
+    for spec in args.table:
+        label, _, path = spec.partition("=")
+        asked[label] = ("", os.path.abspath(path))
     if args.set in ("decode", "vocab"):
         decode = args.set == "decode"
         cols = [int(c) for c in (args.cols or (
@@ -98,13 +115,11 @@ def main():
         ops = (args.ops.split(",") if args.ops else
                ("rms_norm", "layer_norm", "softmax") if decode
                else ("logsumexp", "cross_entropy"))
-        variants = DECODE if decode else VOCAB
-        if args.variant:
-            variants = {"auto": ""}
-            for spec in args.variant:
-                label, _, request = spec.partition("=")
-                variants[label] = request
-        for label, request in variants.items():
+        variants = {label: (request, None) for label, request in
+                    (DECODE if decode else VOCAB).items()}
+        if asked:
+            variants = {"auto": ("", None), **asked}
+        for label, (request, table) in variants.items():
             out = os.path.join(args.out_dir, label)
             os.makedirs(out, exist_ok=True)
             for op in ops:
@@ -113,7 +128,7 @@ def main():
                         error = compile_one(
                             args.softmax_opt, out, f"{op}_{dtype}_n{n}", op,
                             dtype, n, 1e-5 if "norm" in op else None,
-                            request)
+                            request, table)
                         if error:
                             print(f"{label} {op} {dtype} {n}: {error}")
         return
@@ -131,17 +146,17 @@ def main():
         if error:
             print(f"auto {op} {dtype} {n}: {error}")
     # Requests of --variant (LABEL=FIELDS, e.g. c4w8="strategy = cluster,
-    # cluster = 4, warps = 8") instead of the elements per thread.
-    for spec in args.variant:
-        label, _, request = spec.partition("=")
+    # cluster = 4, warps = 8") and tables of --table instead of the
+    # elements per thread.
+    for label, (request, table) in asked.items():
         out = os.path.join(args.out_dir, label)
         os.makedirs(out, exist_ok=True)
         for op, dtype, n in shapes:
             error = compile_one(args.softmax_opt, out, f"{op}_{dtype}_n{n}",
-                                op, dtype, n, None, request)
+                                op, dtype, n, None, request, table)
             if error:
                 print(f"{label} {op} {dtype} {n}: {error}")
-    for per_thread in () if args.variant else (8, 16, 32, 64):
+    for per_thread in () if asked else (8, 16, 32, 64):
         out = os.path.join(args.out_dir, f"e{per_thread}")
         os.makedirs(out, exist_ok=True)
         for op, dtype, n in shapes:

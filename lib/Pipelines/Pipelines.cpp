@@ -28,6 +28,7 @@ void mlir::rowred::buildRowRedToPTXPipeline(OpPassManager &pm,
     fit.strategy = options.strategy;
     fit.cols = options.cols;
     fit.chip = options.chip;
+    fit.planTable = options.planTable;
     fit.cudaPath = options.cudaPath;
     fit.ptxas = ptxas;
     pm.addPass(createRowRedFitRegisters(fit));
@@ -36,6 +37,7 @@ void mlir::rowred::buildRowRedToPTXPipeline(OpPassManager &pm,
     plan.strategy = options.strategy;
     plan.cols = options.cols;
     plan.chip = options.chip;
+    plan.planTable = options.planTable;
     pm.addPass(createRowRedPlan(plan));
     buildRowRedLoweringPipeline(pm, options.chip, options.cudaPath);
   }

@@ -116,6 +116,14 @@ struct RowRedFitRegistersPass
     ModuleOp module = getOperation();
     if (failed(verifyDecomposed(module, "planning")))
       return signalPassFailure();
+    if (!planTable.empty()) {
+      std::string error;
+      table = loadPlanTable(planTable, error);
+      if (!table) {
+        mlir::emitError(module.getLoc()) << error;
+        return signalPassFailure();
+      }
+    }
     ptxasPath = findPtxas(ptxas, cudaPath);
     if (ptxasPath.empty()) {
       module.emitError() << "no ptxas to assemble the kernels with: none in '"
@@ -216,7 +224,7 @@ private:
   /// Plans `map` as rowred-plan would, with `fit`'s changes.
   LogicalResult planWithFit(MapOp map, Fit &fit) {
     if (failed(fit.reshaped ? planSmallerShape(map, fit)
-                            : planMap(map, strategy, cols, chip)))
+                            : planMap(map, strategy, cols, chip, table.get())))
       return failure();
     MLIRContext *context = map.getContext();
     auto withBound = [&](PlanAttr attr, int64_t blocks) {
@@ -250,11 +258,11 @@ private:
       map->setAttr(kPlanRequestAttrName, fit.shapes.back());
       ScopedDiagnosticHandler quiet(map.getContext(),
                                     [](Diagnostic &) { return success(); });
-      if (succeeded(planMap(map, strategy, cols, chip)))
+      if (succeeded(planMap(map, strategy, cols, chip, table.get())))
         return success();
     }
     map->setAttr(kPlanRequestAttrName, fit.shapes.back());
-    return planMap(map, strategy, cols, chip);
+    return planMap(map, strategy, cols, chip, table.get());
   }
 
   /// The plan requests of the shapes to try after auto's `plan` spilled at
@@ -332,6 +340,8 @@ private:
   }
 
   std::string ptxasPath;
+  /// The plan-table option's table; null: the one compiled in.
+  std::shared_ptr<const PlanTable> table;
   llvm::StringSet<> inputKernels;
   SmallVector<InputMap> inputs;
   SmallVector<Fit> fits;

@@ -316,6 +316,40 @@ class BuildTest(unittest.TestCase):
                         chip="sm_90 ptxas=/bin/false")
         self.assertIn("names no chip", str(e.exception))
 
+    def test_plan_table(self):
+        # The compiler's own table with a first few_rows row for f32 softmax
+        # rows of 32000 (a fused block of 8 warps to 8 rows), at a path with
+        # a space and an option in it: the kernel's variants are that
+        # table's (the compiled-in one gives a cluster of 8 to 1024 rows).
+        with open(os.path.join(PYTHON_DIR, "..", "lib", "Conversion",
+                               "RowRedToGPU", "PlanTable.json")) as f:
+            table = json.load(f)
+        table["few_rows"].insert(0, {
+            "strategy": "fused", "warps": 8, "types": "f32",
+            "writes_rows": True, "min_cols": 32000, "max_cols": 32000,
+            "max_rows": 8})
+        path = os.path.join(self.dir, "a table ptxas=none.json")
+        with open(path, "w") as f:
+            json.dump(table, f)
+
+        def variants(out, **kwargs):
+            packs.build(SOFTMAX_OPT, out, ["softmax"], ["f32"], [32000],
+                        **kwargs)
+            with open(os.path.join(out, "softmax_f32_n32000_kernel0.json")) \
+                    as f:
+                return [v["max_rows"] for v in json.load(f)["variants"]]
+        self.assertEqual(variants(os.path.join(self.dir, "table"),
+                                  plan_table=path), [8])
+        self.assertEqual(variants(os.path.join(self.dir, "builtin")), [1024])
+        out = os.path.join(self.dir, "none")
+        with self.assertRaisesRegex(packs.PackError, "no such file"):
+            packs.build(SOFTMAX_OPT, out, ["softmax"], ["f32"], [64],
+                        plan_table=path + ".missing")
+        self.assertEqual(packs.main(["build", "--softmax-opt", SOFTMAX_OPT,
+                                     "--out", out, "--op", "softmax",
+                                     "--dtype", "f32", "--cols", "64",
+                                     "--plan-table", SOFTMAX_OPT]), 1)
+
     def test_unsupported_chip_is_softmax_opts_diagnostic(self):
         with self.assertRaises(packs.PackError) as e:
             packs.build(SOFTMAX_OPT, self.dir, ["softmax"], ["f32"], [64],

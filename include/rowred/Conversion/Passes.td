@@ -44,7 +44,11 @@ def RowRedPlan : Pass<"rowred-plan", "::mlir::ModuleOp"> {
            "type does not say it (0: unknown)">,
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
            "Target chip (sm_80, sm_89, sm_90, sm_100, sm_120, ...); auto "
-           "picks clusters and bulk copies only on sm_90 and newer">
+           "picks clusters and bulk copies only on sm_90 and newer">,
+    Option<"planTable", "plan-table", "std::string", /*default=*/"\"\"",
+           "A plan table (JSON in the format of the one compiled in, "
+           "lib/Conversion/RowRedToGPU/PlanTable.json) whose rules auto "
+           "plans by instead (empty: the one compiled in)">
   ];
 }
 

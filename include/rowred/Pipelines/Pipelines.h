@@ -15,7 +15,8 @@ class OpPassManager;
 namespace rowred {
 
 /// Options of the `rowred-to-ptx` pipeline: those of rowred-plan (the
-/// strategy, the row length, the target chip), the ptxas that checks the
+/// strategy, the row length, the target chip, the plan table), the ptxas
+/// that checks the
 /// kernels' registers, and where to write the PTX and metadata. A kernel is
 /// tuned by a #rowred.plan_request in the input.
 struct RowRedToPTXOptions : public PassPipelineOptions<RowRedToPTXOptions> {
@@ -30,6 +31,11 @@ struct RowRedToPTXOptions : public PassPipelineOptions<RowRedToPTXOptions> {
   PassOptions::Option<std::string> chip{
       *this, "chip", llvm::cl::desc("Target chip (sm_80, sm_90, ...)"),
       llvm::cl::init("sm_90")};
+  PassOptions::Option<std::string> planTable{
+      *this, "plan-table",
+      llvm::cl::desc("A plan table (JSON, PlanTable.json's format) auto plans "
+                     "by instead of the one compiled in (empty: that one)"),
+      llvm::cl::init("")};
   PassOptions::Option<std::string> cudaPath{
       *this, "cuda-path",
       llvm::cl::desc("CUDA toolkit, for libdevice when fast_exp = false"),

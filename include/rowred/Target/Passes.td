@@ -65,6 +65,8 @@ def RowRedFitRegisters : Pass<"rowred-fit-registers", "::mlir::ModuleOp"> {
     Option<"cols", "cols", "int64_t", /*default=*/"0", "As rowred-plan's">,
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
            "As rowred-plan's; the kernels are assembled for it">,
+    Option<"planTable", "plan-table", "std::string", /*default=*/"\"\"",
+           "As rowred-plan's">,
     Option<"cudaPath", "cuda-path", "std::string",
            /*default=*/"\"/usr/local/cuda\"",
            "CUDA toolkit, for libdevice (fast_exp = false) and, with no "

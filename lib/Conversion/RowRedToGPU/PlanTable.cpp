@@ -5,10 +5,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "PlanTable.h"
+#include "rowred/Conversion/RowRedToGPU/RowRedToGPU.h"
 
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 using namespace mlir;
 using namespace mlir::rowred;
@@ -485,6 +487,26 @@ const PlanTable &PlanTable::get() {
     return std::move(*parsed);
   }();
   return table;
+}
+
+std::shared_ptr<const PlanTable>
+mlir::rowred::loadPlanTable(StringRef path, std::string &error) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!file) {
+    error = ("cannot read the plan table '" + path +
+             "': " + file.getError().message())
+                .str();
+    return nullptr;
+  }
+  llvm::Expected<PlanTable> table = PlanTable::parse((*file)->getBuffer());
+  if (!table) {
+    error = ("'" + path +
+             "' is not a plan table: " + llvm::toString(table.takeError()))
+                .str();
+    return nullptr;
+  }
+  return std::make_shared<const PlanTable>(std::move(*table));
 }
 
 //===----------------------------------------------------------------------===//

@@ -32,8 +32,17 @@ struct RowRedPlanPass : rowred::impl::RowRedPlanBase<RowRedPlanPass> {
     ModuleOp module = getOperation();
     if (failed(verifyDecomposed(module, "planning")))
       return signalPassFailure();
+    std::shared_ptr<const PlanTable> table;
+    if (!planTable.empty()) {
+      std::string error;
+      table = loadPlanTable(planTable, error);
+      if (!table) {
+        mlir::emitError(module.getLoc()) << error;
+        return signalPassFailure();
+      }
+    }
     WalkResult result = module.walk([&](MapOp map) {
-      return failed(planMap(map, strategy, cols, chip))
+      return failed(planMap(map, strategy, cols, chip, table.get()))
                  ? WalkResult::interrupt()
                  : WalkResult::advance();
     });
@@ -45,7 +54,7 @@ struct RowRedPlanPass : rowred::impl::RowRedPlanBase<RowRedPlanPass> {
 } // namespace
 
 LogicalResult mlir::rowred::planMap(MapOp map, StringRef strategy, int64_t cols,
-                                    StringRef chip) {
+                                    StringRef chip, const PlanTable *table) {
   if (map->hasAttr(kPlanAttrName)) {
     // A request beside a whole plan would be ignored.
     if (map->hasAttr(kPlanRequestAttrName))
@@ -59,6 +68,7 @@ LogicalResult mlir::rowred::planMap(MapOp map, StringRef strategy, int64_t cols,
     return failure();
   auto request = map->getAttrOfType<PlanRequestAttr>(kPlanRequestAttrName);
   PlanOptions opts = PlanOptions::get(strategy, cols, chip, request);
+  opts.table = table;
   FailureOr<KernelPlan> plan = planKernel(*group, opts);
   if (failed(plan))
     return failure();

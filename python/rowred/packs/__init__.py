@@ -432,13 +432,13 @@ def _parse_eps(text):
     return values
 
 
-def _quoted(path):
-    """`path` as one value of a pass option: between the quotes it has
-    none of."""
+def _quoted(path, flag="--out"):
+    """`path` (the value of `flag`) as one value of a pass option: between
+    the quotes it has none of."""
     for quote in ('"', "'"):
         if quote not in path:
             return quote + path + quote
-    raise PackError(f"--out '{path}': a directory named with both kinds of "
+    raise PackError(f"{flag} '{path}': a path named with both kinds of "
                     "quote cannot be passed to softmax-opt")
 
 
@@ -560,14 +560,20 @@ def preset_variants(preset, dtypes, eps_values=DEFAULT_EPS):
 
 
 def build(softmax_opt, out, ops, dtypes, cols, chip="sm_90",
-          eps_values=DEFAULT_EPS, variants=None):
+          eps_values=DEFAULT_EPS, variants=None, plan_table=None):
     """Compiles a kernel per (op, dtype, N), and per eps of `eps_values` for
     EPS_OPS, into `out` and writes its manifest; returns the manifest.
     EXACT_OPS get kernels for the exact lengths of `cols` only (0, any
     length, is skipped for them); ROW_HELD_OPS none for rows too long to
     hold, listed in the manifest's "skipped". `variants` (preset_variants)
-    replaces what ops, dtypes, cols and eps_values give."""
+    replaces what ops, dtypes, cols and eps_values give. `plan_table`: a
+    plan table (JSON) the compiler plans by instead of its own."""
     _chip_number(chip)
+    table = ""
+    if plan_table is not None:
+        if not os.path.isfile(plan_table):
+            raise PackError(f"--plan-table '{plan_table}': no such file")
+        table = " plan-table=" + _quoted(plan_table, "--plan-table")
     if variants is None:
         variants = list(_variants(ops, dtypes, cols, eps_values))
     if not variants:
@@ -584,7 +590,8 @@ def build(softmax_opt, out, ops, dtypes, cols, chip="sm_90",
                 f.write(_mlir_source(name, op, dtype, eps))
             # The directory quoted, as the pass options take any text
             # between quotes (a space, an '='): nothing of it is an option.
-            pipeline = f"cols={n} chip={chip} output-dir={_quoted(out)}"
+            pipeline = (f"cols={n} chip={chip} output-dir={_quoted(out)}"
+                        + table)
             result = subprocess.run(
                 [softmax_opt, src, f"--rowred-to-ptx={pipeline}",
                  "-o", os.devnull], capture_output=True, text=True)
@@ -643,6 +650,10 @@ def main(argv=None):
                    "half padded (LADDER), and the streamed kernel where "
                    "the op has one; 'streamed' for that kernel alone")
     b.add_argument("--chip", default="sm_90")
+    b.add_argument("--plan-table", metavar="JSON",
+                   help="a plan table the compiler plans by instead of its "
+                   "own (the format of lib/Conversion/RowRedToGPU/"
+                   "PlanTable.json: rows measured on another GPU)")
     b.add_argument("--eps", default=",".join(map(str, DEFAULT_EPS)),
                    help="epsilons of the " + ", ".join(EPS_OPS) +
                    " kernels, comma-separated (a kernel each)")
@@ -661,7 +672,7 @@ def main(argv=None):
         manifest = build(args.softmax_opt, args.out,
                          _parse_list(args.op, OPS, "op"), dtypes,
                          _parse_cols(args.cols), args.chip, eps_values,
-                         variants)
+                         variants, args.plan_table)
     except (PackError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

@@ -11,12 +11,14 @@
 
 #include "mlir/Pass/Pass.h"
 
+#include <memory>
 #include <optional>
 
 namespace mlir {
 class ModuleOp;
 namespace rowred {
 class MapOp;
+struct PlanTable;
 
 #define GEN_PASS_DECL_CONVERTROWREDTOGPU
 #define GEN_PASS_DECL_ROWREDPLAN
@@ -31,13 +33,21 @@ inline constexpr llvm::StringLiteral kKernelsAttrName = "rowred.kernels";
 /// rowred-decompose.
 LogicalResult verifyDecomposed(ModuleOp module, StringRef stage);
 
+/// The plan table in the file at `path` (the format of the one compiled in,
+/// lib/Conversion/RowRedToGPU/PlanTable.json), for the passes' `plan-table`
+/// option; null, with `error` saying why, where the file cannot be read or
+/// is not such a table.
+std::shared_ptr<const PlanTable> loadPlanTable(StringRef path,
+                                               std::string &error);
+
 /// Plans the group `map` ends, as rowred-plan does for each map: a plan
 /// already on the map is kept; otherwise the plan auto chooses for `strategy`,
 /// `cols` and `chip` around the map's #rowred.plan_request, and (only where
 /// the whole plan is auto's) the plans of its kernels for launches of a few
-/// rows (fewRowsPlans). Fails with a diagnostic on the map.
+/// rows (fewRowsPlans), by the rules of `table` (null: the table compiled
+/// in). Fails with a diagnostic on the map.
 LogicalResult planMap(MapOp map, StringRef strategy, int64_t cols,
-                      StringRef chip);
+                      StringRef chip, const PlanTable *table = nullptr);
 
 /// The most kernels for a few rows one map may have (the runtime's bound on
 /// a kernel's `variants`, docs/abi.md).
