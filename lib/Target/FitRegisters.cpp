@@ -116,14 +116,11 @@ struct RowRedFitRegistersPass
     ModuleOp module = getOperation();
     if (failed(verifyDecomposed(module, "planning")))
       return signalPassFailure();
-    if (!planTable.empty()) {
-      std::string error;
-      table = loadPlanTable(planTable, error);
-      if (!table) {
-        mlir::emitError(module.getLoc()) << error;
-        return signalPassFailure();
-      }
-    }
+    FailureOr<std::shared_ptr<const PlanTable>> loaded =
+        loadPlanTable(planTable, module.getLoc());
+    if (failed(loaded))
+      return signalPassFailure();
+    table = *loaded;
     ptxasPath = findPtxas(ptxas, cudaPath);
     if (ptxasPath.empty()) {
       module.emitError() << "no ptxas to assemble the kernels with: none in '"

@@ -489,23 +489,19 @@ const PlanTable &PlanTable::get() {
   return table;
 }
 
-std::shared_ptr<const PlanTable>
-mlir::rowred::loadPlanTable(StringRef path, std::string &error) {
+FailureOr<std::shared_ptr<const PlanTable>>
+mlir::rowred::loadPlanTable(StringRef path, Location loc) {
+  if (path.empty())
+    return std::shared_ptr<const PlanTable>();
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
       llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
-  if (!file) {
-    error = ("cannot read the plan table '" + path +
-             "': " + file.getError().message())
-                .str();
-    return nullptr;
-  }
+  if (!file)
+    return emitError(loc) << "cannot read the plan table '" << path
+                          << "': " << file.getError().message();
   llvm::Expected<PlanTable> table = PlanTable::parse((*file)->getBuffer());
-  if (!table) {
-    error = ("'" + path +
-             "' is not a plan table: " + llvm::toString(table.takeError()))
-                .str();
-    return nullptr;
-  }
+  if (!table)
+    return emitError(loc) << "'" << path << "' is not a plan table: "
+                          << llvm::toString(table.takeError());
   return std::make_shared<const PlanTable>(std::move(*table));
 }
 

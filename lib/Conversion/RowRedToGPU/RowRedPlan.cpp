@@ -32,17 +32,12 @@ struct RowRedPlanPass : rowred::impl::RowRedPlanBase<RowRedPlanPass> {
     ModuleOp module = getOperation();
     if (failed(verifyDecomposed(module, "planning")))
       return signalPassFailure();
-    std::shared_ptr<const PlanTable> table;
-    if (!planTable.empty()) {
-      std::string error;
-      table = loadPlanTable(planTable, error);
-      if (!table) {
-        mlir::emitError(module.getLoc()) << error;
-        return signalPassFailure();
-      }
-    }
+    FailureOr<std::shared_ptr<const PlanTable>> table =
+        loadPlanTable(planTable, module.getLoc());
+    if (failed(table))
+      return signalPassFailure();
     WalkResult result = module.walk([&](MapOp map) {
-      return failed(planMap(map, strategy, cols, chip, table.get()))
+      return failed(planMap(map, strategy, cols, chip, table->get()))
                  ? WalkResult::interrupt()
                  : WalkResult::advance();
     });

@@ -33,12 +33,13 @@ inline constexpr llvm::StringLiteral kKernelsAttrName = "rowred.kernels";
 /// rowred-decompose.
 LogicalResult verifyDecomposed(ModuleOp module, StringRef stage);
 
-/// The plan table in the file at `path` (the format of the one compiled in,
-/// lib/Conversion/RowRedToGPU/PlanTable.json), for the passes' `plan-table`
-/// option; null, with `error` saying why, where the file cannot be read or
-/// is not such a table.
-std::shared_ptr<const PlanTable> loadPlanTable(StringRef path,
-                                               std::string &error);
+/// The table of the passes' `plan-table` option: the plan table in the file
+/// at `path` (the format of the one compiled in,
+/// lib/Conversion/RowRedToGPU/PlanTable.json), or null for an empty path
+/// (the one compiled in); a diagnostic at `loc` where the file cannot be
+/// read or is not such a table.
+FailureOr<std::shared_ptr<const PlanTable>> loadPlanTable(StringRef path,
+                                                          Location loc);
 
 /// Plans the group `map` ends, as rowred-plan does for each map: a plan
 /// already on the map is kept; otherwise the plan auto chooses for `strategy`,
