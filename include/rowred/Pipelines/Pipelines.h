@@ -16,9 +16,8 @@ namespace rowred {
 
 /// Options of the `rowred-to-ptx` pipeline: those of rowred-plan (the
 /// strategy, the row length, the target chip, the plan table), the ptxas
-/// that checks the
-/// kernels' registers, and where to write the PTX and metadata. A kernel is
-/// tuned by a #rowred.plan_request in the input.
+/// that checks the kernels' registers, and where to write the PTX and
+/// metadata. A kernel is tuned by a #rowred.plan_request in the input.
 struct RowRedToPTXOptions : public PassPipelineOptions<RowRedToPTXOptions> {
   PassOptions::Option<std::string> strategy{
       *this, "strategy",
