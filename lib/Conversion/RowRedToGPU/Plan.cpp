@@ -409,13 +409,17 @@ SmallVector<KernelPlan> mlir::rowred::planFewRows(const Group &group,
                                                   const PlanOptions &opts,
                                                   const KernelPlan &main) {
   SmallVector<KernelPlan> plans;
-  if (opts.strategy != "auto" || !fewRowsFewBlocks(group, main, opts.cols))
+  // The row length: the input type's where it has one (as planKernel's),
+  // else the option's.
+  auto inType = cast<MemRefType>(MapOp(group.map).getInput().getType());
+  int64_t cols = inType.isDynamicDim(1) ? opts.cols : inType.getDimSize(1);
+  if (opts.strategy != "auto" || !fewRowsFewBlocks(group, main, cols))
     return plans;
   // The ladder stops at a row the strategy cannot take (too many operands
   // for a cluster's registers) or that gives the main kernel: the next
   // kernel up takes its launches.
-  for (const FewRowsRow *row : opts.planTable().fewRowsOf(tableKey(
-           group, main.inType, opts.cols, opts.cols % main.vectorWidth == 0))) {
+  for (const FewRowsRow *row : opts.planTable().fewRowsOf(
+           tableKey(group, main.inType, cols, cols % main.vectorWidth == 0))) {
     FailureOr<KernelPlan> plan = planFewRowsRow(group, opts, *row);
     if (failed(plan) || sameKernel(*plan, main))
       break;
