@@ -33,16 +33,23 @@ static RowLengthKey tableKey(const Group &group, Type type, int64_t cols,
           !group.columnSums.empty()};
 }
 
+/// The length of `group`'s rows: the input type's where it has one, else
+/// the cols option's (0: not known).
+static int64_t rowLength(const Group &group, const PlanOptions &opts) {
+  auto inType = cast<MemRefType>(MapOp(group.map).getInput().getType());
+  return inType.isDynamicDim(1) ? opts.cols : inType.getDimSize(1);
+}
+
 /// What the map of `group` holds beyond softmax's (MapLoad), for rows of
-/// `opts.cols` on vectors of `vectorWidth` (0: not known yet, no peeled
+/// rowLength on vectors of `vectorWidth` (0: not known yet, no peeled
 /// path).
 static MapLoad mapLoad(const Group &group, const PlanOptions &opts,
                        int64_t vectorWidth) {
   // A map of rows that reads per-row inputs per element: cross-entropy's
   // gradient, its labels compared with every element's column.
   bool rowInputsPerElement = !group.rowInputs.empty() && group.writesRows();
-  bool peeled =
-      vectorWidth > 0 && opts.cols > 0 && opts.cols % vectorWidth != 0;
+  int64_t cols = rowLength(group, opts);
+  bool peeled = vectorWidth > 0 && cols > 0 && cols % vectorWidth != 0;
   return {!isSoftmaxMap(group), rowInputsPerElement, peeled,
           !group.hasOneRowOperand(), group.numMapOnlyOperands()};
 }
@@ -409,10 +416,7 @@ SmallVector<KernelPlan> mlir::rowred::planFewRows(const Group &group,
                                                   const PlanOptions &opts,
                                                   const KernelPlan &main) {
   SmallVector<KernelPlan> plans;
-  // The row length: the input type's where it has one (as planKernel's),
-  // else the option's.
-  auto inType = cast<MemRefType>(MapOp(group.map).getInput().getType());
-  int64_t cols = inType.isDynamicDim(1) ? opts.cols : inType.getDimSize(1);
+  int64_t cols = rowLength(group, opts);
   if (opts.strategy != "auto" || !fewRowsFewBlocks(group, main, cols))
     return plans;
   // The ladder stops at a row the strategy cannot take (too many operands
