@@ -117,16 +117,14 @@ LogicalResult Planner::resolveInputs() {
   maxBlockThreads = group.hasOneRowOperand()
                         ? autoMaxBlockThreads(sm, mapLoad(group, opts, 0))
                         : 1024;
-  cols = opts.cols;
-  if (cols < 0)
-    return map.emitOpError() << "cols must be positive, got " << cols;
-  if (!inType.isDynamicDim(1)) {
-    if (cols != 0 && cols != inType.getDimSize(1))
-      return map.emitOpError()
-             << "cols=" << cols << " contradicts the input type, which has "
-             << inType.getDimSize(1) << " columns";
-    cols = inType.getDimSize(1);
-  }
+  if (opts.cols < 0)
+    return map.emitOpError() << "cols must be positive, got " << opts.cols;
+  if (!inType.isDynamicDim(1) && opts.cols != 0 &&
+      opts.cols != inType.getDimSize(1))
+    return map.emitOpError()
+           << "cols=" << opts.cols << " contradicts the input type, which has "
+           << inType.getDimSize(1) << " columns";
+  cols = rowLength(group, opts);
   // The kernels index columns in 32 bits (docs/abi.md: N < 2^31).
   if (cols >= (int64_t(1) << 31))
     return map.emitOpError()
