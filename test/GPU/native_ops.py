@@ -299,6 +299,43 @@ class Native(unittest.TestCase):
         with self.assertRaisesRegex(RuntimeError, "create_graph"):
             torch.autograd.grad(loss, x, create_graph=True)
 
+    def test_cross_entropy_training_of_odd_labels(self):
+        # Every row ignored (the mean 0 / 0: NaN, as F.cross_entropy's, and
+        # a zero gradient, not 0 * inf) and labels strided in memory, each
+        # reduction, into a new buffer and over the logits, the native op
+        # and the Python path, against F.cross_entropy on f32 logits.
+        for dtype in (torch.float32, torch.bfloat16):
+            x = torch.randn(16, 32000, device="cuda", dtype=dtype) * 3
+            for kind, labels in (
+                    ("all ignored", torch.full((16,), -100, device="cuda")),
+                    ("strided", torch.randint(0, 32000, (32,),
+                                              device="cuda")[::2])):
+                for reduction, inplace, native in itertools.product(
+                        ("none", "mean", "sum"), (False, True),
+                        (True, False)):
+                    what = f"{kind} {dtype} {reduction} inplace {inplace} " \
+                        f"native {native}"
+                    xr = x.detach().clone().float().requires_grad_()
+                    want = torch.nn.functional.cross_entropy(
+                        xr, labels, reduction=reduction)
+                    want.sum().backward()
+                    xo = x.clone().requires_grad_()
+                    with contextlib.nullcontext() if native else \
+                            rowred._native.python_autograd():
+                        got = rowred.cross_entropy(xo, labels,
+                                                   reduction=reduction,
+                                                   inplace_backward=inplace)
+                        got.sum().backward()
+                    tol = 1e-5 if dtype == torch.float32 else 2e-2
+                    torch.testing.assert_close(
+                        got.float(), want.detach(), atol=tol, rtol=tol,
+                        equal_nan=True, msg=lambda m: f"{what}: {m}")
+                    self.assertFalse(xo.grad.isnan().any().item(), what)
+                    torch.testing.assert_close(
+                        xo.grad.float(), xr.grad, atol=1e-6 if dtype ==
+                        torch.float32 else 4e-3, rtol=2e-2,
+                        msg=lambda m: f"{what}: {m}")
+
     def test_cross_entropy_total_of_ignored_rows(self):
         # Every row ignored: the sum 0 and the mean NaN (0 / 0), as
         # F.cross_entropy's; a capture replays the kernel's totals.
