@@ -8,17 +8,23 @@ loss on rowred's kernels. The script prints both loss curves, the time of
 a training step (forward, backward and AdamW) and the peak memory of each.
 
 usage: python3 examples/torch/patch_model.py [--model llama] [--steps 10]
-           [--batch 8] [--seq 1024] [--pack DIR]
+           [--batch 8] [--seq 1024] [--amp] [--pack DIR]
 
 --model: llama, mistral, qwen2, qwen3, gemma, gemma3, olmo2, granite or
-gpt2. The pack (or $ROWRED_PACKS) needs bf16 kernels for the model's
-hidden size and vocabulary, and for its head size where the model
-normalizes heads (Qwen3, Gemma 3); the LLM preset has them all:
+gpt2. The model is in bf16; with --amp its weights are f32 and each step
+runs under torch.autocast to bf16 (mixed precision, as transformers'
+Trainer with bf16=True): the norms then see the f32 residual stream and
+the loss the bf16 logits. The pack (or $ROWRED_PACKS) needs kernels of
+those dtypes for the model's hidden size and vocabulary, and for its head
+size where the model normalizes heads (Qwen3, Gemma 3); the LLM preset has
+them all:
 
     python3 -m rowred.packs build --softmax-opt build/bin/softmax-opt \\
-        --out packs/llm --preset llm --dtype bf16
+        --out packs/llm --preset llm --dtype f32,bf16
 
-A norm or loss with no kernel in the pack runs on PyTorch's.
+A norm or loss with no kernel in the pack runs on PyTorch's, as does a
+norm whose input is not of its weight's dtype (under --amp, the bf16 heads
+that Qwen3's and Gemma 3's f32 query/key norms normalize).
 """
 import argparse
 import time
@@ -50,20 +56,28 @@ MODELS = {
 }
 
 
-def build(name, seed=0):
-    """The model `name` in bf16 on the GPU, its weights drawn from `seed`."""
+def build(name, seed=0, amp=False):
+    """The model `name` on the GPU, its weights drawn from `seed`: in bf16,
+    or in f32 for mixed precision (`amp`)."""
     config_class, fields = MODELS[name]
     config = getattr(transformers, config_class)(**fields)
     torch.manual_seed(seed)
     with torch.device("cuda"):
         return transformers.AutoModelForCausalLM.from_config(
-            config, dtype=torch.bfloat16, attn_implementation="sdpa")
+            config, dtype=torch.float32 if amp else torch.bfloat16,
+            attn_implementation="sdpa")
 
 
-def train(model, tokens, steps):
+def autocast(amp):
+    """The context of a step: bf16 autocast with `amp`, else none."""
+    return torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp)
+
+
+def train(model, tokens, steps, amp=False):
     """Trains `model` on `tokens` (labels: the tokens) for `steps` AdamW
-    steps: (losses, seconds per step after the first two, peak bytes above
-    the memory held before)."""
+    steps, each forward under bf16 autocast with `amp`: (losses, seconds
+    per step after the first two, peak bytes above the memory held
+    before)."""
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
     torch.cuda.synchronize()
     base = torch.cuda.memory_allocated()
@@ -73,7 +87,8 @@ def train(model, tokens, steps):
         if step == 2:
             torch.cuda.synchronize()
             start = time.perf_counter()
-        loss = model(input_ids=tokens, labels=tokens).loss
+        with autocast(amp):
+            loss = model(input_ids=tokens, labels=tokens).loss
         loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
@@ -84,23 +99,23 @@ def train(model, tokens, steps):
             torch.cuda.max_memory_allocated() - base)
 
 
-def compare(name, steps=10, batch=BATCH, seq=SEQ):
+def compare(name, steps=10, batch=BATCH, seq=SEQ, amp=False):
     """The model `name` trained as it is and patched, from the same weights
-    and `batch` sequences of `seq` tokens: a dict of the logits' relative
-    difference at the start (of the first sequence), both loss curves, step
-    times and peak memories."""
+    and `batch` sequences of `seq` tokens, in bf16 or mixed precision
+    (`amp`): a dict of the logits' relative difference at the start (of the
+    first sequence), both loss curves, step times and peak memories."""
     torch.manual_seed(1)
     tokens = torch.randint(0, MODELS[name][1]["vocab_size"], (batch, seq),
                            device="cuda")
     results = {}
     logits = {}
     for patched in (False, True):
-        model = build(name)
+        model = build(name, amp=amp)
         if patched:
             rowred.patch(model)
-        with torch.no_grad():
+        with torch.no_grad(), autocast(amp):
             logits[patched] = model(input_ids=tokens[:1]).logits.float()
-        results[patched] = train(model, tokens, steps)
+        results[patched] = train(model, tokens, steps, amp)
         del model
         torch.cuda.empty_cache()
     diff = (logits[True] - logits[False]).norm() / logits[False].norm()
@@ -117,15 +132,20 @@ def main():
     parser.add_argument("--batch", type=int, default=BATCH)
     parser.add_argument("--seq", type=int, default=SEQ,
                         help=f"tokens a sequence, at most {2 * SEQ}")
+    parser.add_argument("--amp", action="store_true",
+                        help="f32 weights, steps under bf16 autocast")
     parser.add_argument("--pack", help="a rowred pack directory")
     args = parser.parse_args()
     if args.pack:
         rowred.load_pack(args.pack)
     if not 0 < args.seq <= 2 * SEQ or args.batch < 1:
         parser.error(f"--seq must be 1 to {2 * SEQ} and --batch at least 1")
-    r = compare(args.model, max(args.steps, 3), args.batch, args.seq)
-    print(f"{args.model}: batch {args.batch} x {args.seq} tokens, bf16, "
-          f"AdamW; logits differ by {r['logits_rel_diff']:.2e} (relative)")
+    r = compare(args.model, max(args.steps, 3), args.batch, args.seq,
+                args.amp)
+    precision = "f32 under bf16 autocast" if args.amp else "bf16"
+    print(f"{args.model}: batch {args.batch} x {args.seq} tokens, "
+          f"{precision}, AdamW; logits differ by "
+          f"{r['logits_rel_diff']:.2e} (relative)")
     print("step  loss (PyTorch)  loss (rowred)")
     for i, (a, b) in enumerate(zip(*r["losses"])):
         print(f"{i:4d}  {a:14.4f}  {b:13.4f}")

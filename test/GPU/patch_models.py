@@ -3,14 +3,16 @@
 configs (no download): Llama, Mistral, Qwen2, Qwen3, Gemma (its 1 + weight
 norms), Gemma 3, OLMo 2, Granite and GPT-2 (LayerNorm), each trained ten
 AdamW steps as it is and patched, from the same weights
-(examples/torch/patch_model.py).
+(examples/torch/patch_model.py); Llama, Qwen3, Gemma and GPT-2 also in
+mixed precision (f32 weights, steps under bf16 autocast).
 
 usage: patch_models.py PACK_DIR...
 
 The packs hold bf16 rms_norm, layer_norm, their backwards (eps 1e-5 and
 1e-6) and cross-entropy kernels for rows of 128 and 2048 and the models'
-vocabularies (32000, 50257, 151936, 256000): `python3 -m rowred.packs
-build --preset llm --dtype bf16` has them. Checks that the
+vocabularies (32000, 50257, 151936, 256000), and the norms' f32 kernels
+for rows of 2048 (mixed precision): `python3 -m rowred.packs build
+--preset llm --dtype f32,bf16` has them. Checks that the
 patched model's logits and loss curve match the unpatched model's within
 bf16 rounding, that the kernels ran (no PyTorch fallback), and that
 unpatch restores the model; prints step time and peak memory both ways.
@@ -38,7 +40,8 @@ import patch_model  # noqa: E402
 import rowred  # noqa: E402
 from rowred import ops  # noqa: E402
 
-# The kernels each model's patched training step must run.
+# The kernels each model's patched training step must run, of bf16 (of
+# f32 in mixed precision but for the loss, which reads the bf16 logits).
 EXPECTED = {
     "llama": {"rms_norm", "rms_norm_backward", "cross_entropy_grad"},
     "gpt2": {"layer_norm", "layer_norm_backward", "cross_entropy_grad"},
@@ -49,18 +52,21 @@ RESULTS = []
 
 
 class PatchedModelTest(unittest.TestCase):
-    def check(self, name):
+    def check(self, name, amp=False):
         # Every lookup again, so that ops._kernels records what this
         # model's calls ran (a repeated call skips the lookup).
         ops._forget_lookups()
-        r = patch_model.compare(name, steps=10)
-        ran = {key[0] for key in ops._kernels}
+        r = patch_model.compare(name, steps=10, amp=amp)
+        ran = {key[:2] for key in ops._kernels}
+        norms = torch.float32 if amp else torch.bfloat16
         self.assertEqual(ops._no_kernel, set(), "PyTorch fallbacks ran")
-        self.assertLessEqual(EXPECTED.get(name, EXPECTED["llama"]), ran)
+        self.assertLessEqual(
+            {(op, torch.bfloat16 if op.startswith("cross") else norms)
+             for op in EXPECTED.get(name, EXPECTED["llama"])}, ran)
         self.assertLess(r["logits_rel_diff"], LOGITS_TOL)
         for step, (a, b) in enumerate(zip(*r["losses"])):
             self.assertLess(abs(a - b), LOSS_TOL * abs(a), f"step {step}")
-        RESULTS.append((name, r))
+        RESULTS.append((f"{name} amp" if amp else name, r))
 
     def test_llama(self):
         self.check("llama")
@@ -95,6 +101,14 @@ class PatchedModelTest(unittest.TestCase):
 
     def test_gpt2(self):
         self.check("gpt2")
+
+    def test_mixed_precision(self):
+        # f32 norms on the f32 residual stream, the loss on bf16 logits;
+        # Qwen3's query/key norms get bf16 heads and keep their f32
+        # weights' own forward.
+        for name in ("llama", "qwen3", "gemma", "gpt2"):
+            with self.subTest(name):
+                self.check(name, amp=True)
 
     def test_unpatch(self):
         model = patch_model.build("llama")
@@ -187,9 +201,9 @@ if __name__ == "__main__":
     while len(sys.argv) > 1 and not sys.argv[1].startswith("-"):
         rowred.load_pack(sys.argv.pop(1))
     result = unittest.main(exit=False, verbosity=2).result
-    print("model    step as is  patched  speedup  peak as is  patched")
+    print("model        step as is  patched  speedup  peak as is  patched")
     for name, r in RESULTS:
         (t0, t1), (m0, m1) = r["step_s"], r["peak_bytes"]
-        print(f"{name:8s} {t0 * 1e3:7.2f} ms {t1 * 1e3:6.2f} ms "
+        print(f"{name:12s} {t0 * 1e3:7.2f} ms {t1 * 1e3:6.2f} ms "
               f"{t0 / t1:6.2f}x {m0 / 2**20:7.0f} MiB {m1 / 2**20:5.0f} MiB")
     sys.exit(0 if result.wasSuccessful() else 1)
