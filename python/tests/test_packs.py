@@ -237,8 +237,8 @@ class BuildTest(unittest.TestCase):
     def test_streamed_kernels_of_the_ops_that_have_one(self):
         # Rows of any length (0) get a streamed kernel of the ops that are
         # not EXACT_OPS only.
-        streamed = sorted(op for _, op, _, n, _ in packs._variants(
-            packs.OPS, ["f32"], [0], [1e-5]) if n == 0)
+        streamed = sorted(v.op for v in packs._variants(
+            packs.OPS, ["f32"], [0], [1e-5]) if v.cols == 0)
         self.assertEqual(streamed, [
             "cross_entropy", "log_softmax", "log_softmax_safe", "logsumexp",
             "logsumexp_backward", "softmax", "softmax_safe"])
@@ -298,6 +298,52 @@ class BuildTest(unittest.TestCase):
             packs.find_kernel([pack], "rms_norm", "bf16", 4096, 90, 1e-6)
         self.assertIn("with eps 1e-06 on sm_90", str(e.exception))
         self.assertIn("--cols 4096 --eps 1e-06", str(e.exception))
+
+    def test_norm_kernels_of_an_f32_weight(self):
+        # Mixed precision: 16-bit rows with an f32 weight (and bias), a
+        # kernel beside the one whose weight is of the rows' dtype; f32 rows
+        # get one kernel either way.
+        out = os.path.join(self.dir, "mixed")
+        manifest = packs.build(
+            SOFTMAX_OPT, out, ["rms_norm", "layer_norm_backward"],
+            ["f32", "bf16"], [1024], eps_values=[1e-6],
+            weight_dtypes=packs.WEIGHT_DTYPES)
+        self.assertEqual(sorted((k["op"], k["dtype"],
+                                 k.get("weight_dtype", k["dtype"]))
+                                for k in manifest["kernels"]),
+                         [("layer_norm_backward", "bf16", "bf16"),
+                          ("layer_norm_backward", "bf16", "f32"),
+                          ("layer_norm_backward", "f32", "f32"),
+                          ("rms_norm", "bf16", "bf16"),
+                          ("rms_norm", "bf16", "f32"),
+                          ("rms_norm", "f32", "f32")])
+        pack = packs.Pack(out)
+        for op, eps, columns in (("rms_norm", 1e-6, ["w"]),
+                                 ("layer_norm_backward", None,
+                                  ["w", "s", "s1"])):
+            for weight in ("bf16", "f32"):
+                with open(pack.find(op, "bf16", 1024, eps, weight)) as f:
+                    meta = json.load(f)
+                types = {o["name"]: o["type"] for o in meta["operands"]}
+                self.assertEqual([types[c] for c in columns],
+                                 [weight] * len(columns))
+                self.assertEqual(types["x"], "bf16")
+            self.assertEqual(pack.find(op, "bf16", 1024, eps),
+                             pack.find(op, "bf16", 1024, eps, "bf16"))
+            self.assertEqual(pack.find(op, "f32", 1024, eps),
+                             pack.find(op, "f32", 1024, eps, "f32"))
+        self.assertIsNone(pack.find("rms_norm", "bf16", 1024, 1e-6, "f16"))
+        with self.assertRaises(packs.PackError) as e:
+            packs.find_kernel([pack], "rms_norm", "f16", 1024, 90, 1e-6,
+                              "f32")
+        self.assertIn("and a weight of f32 on sm_90", str(e.exception))
+        self.assertIn("--eps 1e-06 --weight-dtype f32", str(e.exception))
+        # Only the rows' own weight where asked.
+        manifest = packs.build(SOFTMAX_OPT, out, ["rms_norm"], ["bf16"],
+                               [1024], eps_values=[1e-6],
+                               weight_dtypes=["rows"])
+        self.assertEqual([k.get("weight_dtype") for k in
+                          manifest["kernels"]], [None])
 
     def test_user_text_never_reaches_the_pipeline(self):
         # A directory whose name holds a space and an option, made by the
@@ -375,7 +421,7 @@ class BuildTest(unittest.TestCase):
 class PresetTest(unittest.TestCase):
     def test_llm_preset(self):
         variants = packs.preset_variants("llm", ["bf16"], [1e-6])
-        shapes = {(op, n) for _, op, _, n, _ in variants}
+        shapes = {(v.op, v.cols) for v in variants}
         for op in ("rms_norm", "rms_norm_backward",
                    "rms_norm_residual_backward", "layer_norm_backward"):
             self.assertLessEqual({(op, n) for n in (128, 4096, 8192)},
@@ -388,7 +434,14 @@ class PresetTest(unittest.TestCase):
         self.assertIn(("softmax", 0), shapes)
         self.assertNotIn(("cross_entropy_grad", 0), shapes)
         self.assertNotIn(("cross_entropy_sum", 0), shapes)
-        self.assertEqual(len(shapes), len(variants))
+        # The norms also with an f32 weight (mixed precision), the rest
+        # once.
+        kernels = {(v.op, v.cols, v.weight_dtype) for v in variants}
+        self.assertEqual(len(kernels), len(variants))
+        for op in packs.WEIGHT_OPS:
+            self.assertIn((op, 4096, "f32"), kernels)
+        self.assertEqual({v.weight_dtype for v in variants
+                          if v.op not in packs.WEIGHT_OPS}, {None})
 
     def test_unknown_preset(self):
         with self.assertRaisesRegex(packs.PackError, "unknown preset 'gpt'"):
@@ -511,6 +564,13 @@ class ManifestErrorTest(unittest.TestCase):
         bad["kernels"][0]["op"] = "rms_norm"
         self.write(bad)
         self.assertIn("(for rms_norm, rms_norm_residual, layer_norm) eps",
+                      self.error())
+
+    def test_weight_of_no_dtype(self):
+        bad = self.valid()
+        bad["kernels"][0]["weight_dtype"] = "f64"
+        self.write(bad)
+        self.assertIn("has a weight_dtype that is none of f32, f16, bf16",
                       self.error())
 
     def test_metadata_outside_the_pack(self):

@@ -33,7 +33,9 @@ these that launches on its GPU. Never a kernel outside its
 fast range: one compiled for rows of 2^20 admits rows of 8192 but would
 run them on a long-row grid. The norms' entries also carry `eps`, the
 epsilon compiled into the kernel (`--eps`), and a lookup matches it as an
-f32.
+f32; those whose weight (and bias) are f32 beside 16-bit rows
+(`--weight-dtype f32`, mixed precision) carry `"weight_dtype": "f32"`
+(absent: the rows' dtype).
 
 Where the compiler is at hand (the full build, or $ROWRED_SOFTMAX_OPT), a
 shape no pack covers is compiled once into an on-disk cache
@@ -49,6 +51,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+from typing import NamedTuple, Optional
 
 from .._runtime import ABI_VERSION
 
@@ -94,6 +97,16 @@ EPS_OPS = ("rms_norm", "rms_norm_residual", "layer_norm")
 DEFAULT_EPS = (1e-5, 1e-6)
 ROW_HELD_OPS = ("rms_norm_backward", "rms_norm_residual_backward",
                 "layer_norm_backward", "cross_entropy_sum")
+# The norms, whose per-column operands (the weight, layer_norm's bias and
+# their gradients) may be of another dtype than the rows: f32 beside f16
+# or bf16 rows (`--weight-dtype f32`), as mixed precision keeps a model's
+# weights in f32 while its activations are 16-bit. The rows and y keep
+# their dtype, as F.rms_norm's and F.layer_norm's do.
+WEIGHT_OPS = ("rms_norm", "rms_norm_residual", "rms_norm_backward",
+              "rms_norm_residual_backward", "layer_norm",
+              "layer_norm_backward")
+# `--weight-dtype`: "rows" (the rows' own) and "f32".
+WEIGHT_DTYPES = ("rows", "f32")
 # Cross-entropy kernels are PyTorch's defaults: ignore_index -100, no label
 # smoothing, int64 labels, the loss and the logsumexp in f32.
 IGNORE_INDEX = -100
@@ -215,12 +228,18 @@ class Pack:
                 if "fast_max_cols" in k else last
             if entry["op"] in EPS_OPS:
                 entry["eps"] = f32(float(k["eps"]))
+            entry["weight_dtype"] = str(k.get("weight_dtype",
+                                              entry["dtype"]))
+            if entry["weight_dtype"] not in DTYPES:
+                raise ValueError("weight_dtype")
         except (KeyError, TypeError, ValueError, OverflowError):
             raise PackError(f"{manifest}: kernel {i} lacks op, dtype, "
                             "cols, min_cols, max_cols (integers from 0 to "
                             "2^31 - 1, as are fast_min_cols and "
                             "fast_max_cols where given), metadata or (for "
-                            f"{', '.join(EPS_OPS)}) eps") from None
+                            f"{', '.join(EPS_OPS)}) eps, or has a "
+                            "weight_dtype that is none of "
+                            f"{', '.join(DTYPES)}") from None
         if entry["max_cols"] and entry["min_cols"] > entry["max_cols"]:
             raise PackError(f"{manifest}: kernel {i} takes rows of "
                             f"{entry['min_cols']} to {entry['max_cols']} "
@@ -240,17 +259,19 @@ class Pack:
         entry["metadata"] = os.path.join(self.path, entry["metadata"])
         return entry
 
-    def matching(self, op, dtype, eps=None):
+    def matching(self, op, dtype, eps=None, weight_dtype=None):
         """The entries of (op, dtype) and, for EPS_OPS, the epsilon `eps`
-        as an f32."""
+        as an f32, whose weight is of `weight_dtype` (None: `dtype`)."""
+        weight_dtype = weight_dtype or dtype
         return [k for k in self.kernels if k["op"] == op and
-                k["dtype"] == dtype and
+                k["dtype"] == dtype and k["weight_dtype"] == weight_dtype and
                 (op not in EPS_OPS or k["eps"] == f32(eps))]
 
-    def find(self, op, dtype, cols, eps=None):
+    def find(self, op, dtype, cols, eps=None, weight_dtype=None):
         """The metadata path of this pack's best kernel for rows of `cols`
-        (and, for EPS_OPS, the epsilon `eps` as an f32), or None."""
-        best = _best(self.matching(op, dtype, eps), cols)
+        (and, for EPS_OPS, the epsilon `eps` as an f32; a weight of
+        `weight_dtype`), or None."""
+        best = _best(self.matching(op, dtype, eps, weight_dtype), cols)
         return best["metadata"] if best else None
 
 
@@ -297,8 +318,10 @@ def _best(kernels, cols):
     return ranked[0] if ranked else None
 
 
-def ranked_kernels(packs, op, dtype, cols, device_sm, eps=None):
-    """The metadata paths of every kernel for (op, dtype, cols, eps) in all
+def ranked_kernels(packs, op, dtype, cols, device_sm, eps=None,
+                   weight_dtype=None):
+    """The metadata paths of every kernel for (op, dtype, cols, eps) with a
+    weight of `weight_dtype` (None: `dtype`) in all
     of `packs` whose chip the device runs, best first (the exact kernel,
     then those compiled for the lengths closest to cols whose fast ranges
     hold them, then `any` kernels; the first loaded pack among equals):
@@ -307,25 +330,33 @@ def ranked_kernels(packs, op, dtype, cols, device_sm, eps=None):
     once). PackError naming the shape and the command that builds a pack
     for it when there is none."""
     ranked = _ranked([k for pack in packs if pack.sm <= device_sm
-                      for k in pack.matching(op, dtype, eps)], cols)
+                      for k in pack.matching(op, dtype, eps, weight_dtype)],
+                     cols)
     if ranked:
         return [k["metadata"] for k in ranked]
     where = ", ".join(p.path for p in packs) or "no packs loaded"
     with_eps = f" with eps {eps:g}" if op in EPS_OPS else ""
     eps_flag = f" --eps {eps:g}" if op in EPS_OPS else ""
+    mixed = weight_dtype not in (None, dtype)
+    with_weight = f" and a weight of {weight_dtype}" if mixed else ""
+    weight_flag = f" --weight-dtype {weight_dtype}" if mixed else ""
     raise PackError(
         f"no rowred kernel for {op} of {dtype} rows of {cols} elements"
-        f"{with_eps} on sm_{device_sm} ({where}); build one with: python3 -m "
+        f"{with_eps}{with_weight} on sm_{device_sm} ({where}); build one "
+        f"with: python3 -m "
         f"rowred.packs build --softmax-opt build/bin/softmax-opt --out DIR "
-        f"--op {op} --dtype {dtype} --cols {cols}{eps_flag} --chip "
-        f"sm_{device_sm}, then rowred.load_pack(DIR) or set "
+        f"--op {op} --dtype {dtype} --cols {cols}{eps_flag}{weight_flag} "
+        f"--chip sm_{device_sm}, then rowred.load_pack(DIR) or set "
         "ROWRED_PACKS=DIR")
 
 
-def find_kernel(packs, op, dtype, cols, device_sm, eps=None):
-    """The metadata path of the best kernel for (op, dtype, cols, eps)
-    (ranked_kernels' first); PackError where there is none."""
-    return ranked_kernels(packs, op, dtype, cols, device_sm, eps)[0]
+def find_kernel(packs, op, dtype, cols, device_sm, eps=None,
+                weight_dtype=None):
+    """The metadata path of the best kernel for (op, dtype, cols, eps,
+    weight_dtype) (ranked_kernels' first); PackError where there is
+    none."""
+    return ranked_kernels(packs, op, dtype, cols, device_sm, eps,
+                          weight_dtype)[0]
 
 
 def find_compiler():
@@ -359,17 +390,19 @@ def _compiler_version(softmax_opt):
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def cached_kernel(softmax_opt, op, dtype, cols, chip, eps=None):
-    """The metadata path of the kernel for (op, dtype, cols, chip, eps)
-    compiled by `softmax_opt`, from the on-disk cache or compiled into it,
-    keyed by (op, dtype, N, eps, chip, compiler version) as Triton's cache
-    is."""
+def cached_kernel(softmax_opt, op, dtype, cols, chip, eps=None,
+                  weight_dtype=None):
+    """The metadata path of the kernel for (op, dtype, cols, chip, eps,
+    weight_dtype) compiled by `softmax_opt`, from the on-disk cache or
+    compiled into it, keyed by (op, dtype, weight dtype, N, eps, chip,
+    compiler version) as Triton's cache is."""
     tag = f"_eps{_eps_tag(f32(eps))}" if op in EPS_OPS else ""
-    key = (f"{op}_{dtype}_n{cols}{tag}_{chip}_"
+    weight = _weight_tag(dtype, weight_dtype)
+    key = (f"{op}_{dtype}{weight}_n{cols}{tag}_{chip}_"
            f"{_compiler_version(softmax_opt)}")
     path = os.path.join(cache_dir(), key)
     try:
-        return Pack(path).find(op, dtype, cols, eps)
+        return Pack(path).find(op, dtype, cols, eps, weight_dtype)
     except PackError:
         pass
     # Compile into a fresh directory and move it in place, so that a reader
@@ -378,7 +411,8 @@ def cached_kernel(softmax_opt, op, dtype, cols, chip, eps=None):
     tmp = tempfile.mkdtemp(dir=cache_dir(), prefix=".build-")
     try:
         build(softmax_opt, tmp, [op], [dtype], [cols], chip,
-              [eps] if op in EPS_OPS else DEFAULT_EPS)
+              [eps] if op in EPS_OPS else DEFAULT_EPS,
+              weight_dtypes=[weight_dtype or "rows"])
         try:
             os.rename(tmp, path)
         except OSError:  # Another process got there first.
@@ -386,7 +420,7 @@ def cached_kernel(softmax_opt, op, dtype, cols, chip, eps=None):
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return Pack(path).find(op, dtype, cols, eps)
+    return Pack(path).find(op, dtype, cols, eps, weight_dtype)
 
 
 def _parse_list(text, allowed, what):
@@ -442,12 +476,12 @@ def _quoted(path, flag="--out"):
                     "quote cannot be passed to softmax-opt")
 
 
-def _mlir_source(name, op, dtype, eps=None):
+def _mlir_source(name, op, dtype, eps=None, weight_dtype=None):
     """A function of dynamic 2-D memrefs of `dtype` that applies `op` (with
     per-row results in f32 and labels in i64; the norms with a weight, and
-    a bias, of `dtype` and their statistics)."""
+    a bias, of `weight_dtype` (None: `dtype`) and their statistics)."""
     t, r = f"memref<?x?x{dtype}>", "memref<?xf32>"
-    v = f"memref<?x{dtype}>"
+    v = f"memref<?x{weight_dtype or dtype}>"
     if op == "rms_norm_residual":
         return (f"func.func @{name}(%x: {t}, %res: {t}, %w: {v}, %y: {t}, "
                 f"%h: {t}, %rstd: {r}) {{\n  rowred.rms_norm "
@@ -535,34 +569,69 @@ def _mlir_source(name, op, dtype, eps=None):
             f"  return\n}}\n")
 
 
-def _variants(ops, dtypes, cols, eps_values):
-    """(name, op, dtype, N, eps) of each kernel of a pack."""
+class Variant(NamedTuple):
+    """A kernel of a pack: its name, op, dtype, row length (0: any),
+    epsilon (EPS_OPS) and weight dtype (WEIGHT_OPS beside 16-bit rows;
+    None: the rows')."""
+    name: str
+    op: str
+    dtype: str
+    cols: int
+    eps: Optional[float] = None
+    weight_dtype: Optional[str] = None
+
+
+def _weight_tag(dtype, weight_dtype):
+    """A kernel name's mark of a weight of another dtype than the rows'."""
+    return f"_w{weight_dtype}" if weight_dtype not in (None, dtype) else ""
+
+
+def _weights(op, dtype, weight_dtypes):
+    """The weight dtypes (WEIGHT_DTYPES) of `op`'s kernels over rows of
+    `dtype`, None for the rows' own: one kernel where the op has no weight
+    or the rows are f32."""
+    if op not in WEIGHT_OPS or dtype == "f32":
+        yield None
+        return
+    for weight in weight_dtypes:
+        yield None if weight == "rows" else weight
+
+
+def _variants(ops, dtypes, cols, eps_values, weight_dtypes=("rows",)):
+    """The Variant of each kernel of a pack."""
     for op in ops:
         for dtype in dtypes:
-            for n in cols:
-                if op in EXACT_OPS and n == 0:
-                    continue
-                name = f"{op}_{dtype}_{'n%d' % n if n else 'any'}"
-                if op not in EPS_OPS:
-                    yield name, op, dtype, n, None
-                    continue
-                for eps in eps_values:
-                    yield f"{name}_eps{_eps_tag(eps)}", op, dtype, n, eps
+            for weight in _weights(op, dtype, weight_dtypes):
+                for n in cols:
+                    if op in EXACT_OPS and n == 0:
+                        continue
+                    name = (f"{op}_{dtype}{_weight_tag(dtype, weight)}_"
+                            f"{'n%d' % n if n else 'any'}")
+                    if op not in EPS_OPS:
+                        yield Variant(name, op, dtype, n, None, weight)
+                        continue
+                    for eps in eps_values:
+                        yield Variant(f"{name}_eps{_eps_tag(eps)}", op, dtype,
+                                      n, eps, weight)
 
 
-def preset_variants(preset, dtypes, eps_values=DEFAULT_EPS):
+def preset_variants(preset, dtypes, eps_values=DEFAULT_EPS,
+                    weight_dtypes=WEIGHT_DTYPES):
     """The variants (_variants) of the PRESETS entry `preset`."""
     if preset not in PRESETS:
         raise PackError(f"unknown preset '{preset}'; expected one of "
                         f"{', '.join(PRESETS)}")
     return [v for ops, cols in PRESETS[preset]
-            for v in _variants(ops, dtypes, cols, eps_values)]
+            for v in _variants(ops, dtypes, cols, eps_values, weight_dtypes)]
 
 
 def build(softmax_opt, out, ops, dtypes, cols, chip="sm_90",
-          eps_values=DEFAULT_EPS, variants=None, plan_table=None):
-    """Compiles a kernel per (op, dtype, N), and per eps of `eps_values` for
-    EPS_OPS, into `out` and writes its manifest; returns the manifest.
+          eps_values=DEFAULT_EPS, variants=None, plan_table=None,
+          weight_dtypes=("rows",)):
+    """Compiles a kernel per (op, dtype, N), per eps of `eps_values` for
+    EPS_OPS and per weight dtype of `weight_dtypes` (WEIGHT_DTYPES) for
+    WEIGHT_OPS over 16-bit rows, into `out` and writes its manifest;
+    returns the manifest.
     EXACT_OPS get kernels for the exact lengths of `cols` only (0, any
     length, is skipped for them); ROW_HELD_OPS none for rows too long to
     hold, listed in the manifest's "skipped". `variants` (preset_variants)
@@ -575,7 +644,8 @@ def build(softmax_opt, out, ops, dtypes, cols, chip="sm_90",
             raise PackError(f"--plan-table '{plan_table}': no such file")
         table = " plan-table=" + _quoted(plan_table, "--plan-table")
     if variants is None:
-        variants = list(_variants(ops, dtypes, cols, eps_values))
+        variants = list(_variants(ops, dtypes, cols, eps_values,
+                                  weight_dtypes))
     if not variants:
         raise PackError(
             "nothing to build: no op, dtype or row length given, or only "
@@ -584,10 +654,10 @@ def build(softmax_opt, out, ops, dtypes, cols, chip="sm_90",
     os.makedirs(out, exist_ok=True)
     entries, skipped = [], []
     with tempfile.TemporaryDirectory() as tmp:
-        for name, op, dtype, n, eps in variants:
+        for name, op, dtype, n, eps, weight in variants:
             src = os.path.join(tmp, name + ".mlir")
             with open(src, "w") as f:
-                f.write(_mlir_source(name, op, dtype, eps))
+                f.write(_mlir_source(name, op, dtype, eps, weight))
             # The directory quoted, as the pass options take any text
             # between quotes (a space, an '='): nothing of it is an option.
             pipeline = (f"cols={n} chip={chip} output-dir={_quoted(out)}"
@@ -615,6 +685,8 @@ def build(softmax_opt, out, ops, dtypes, cols, chip="sm_90",
             entry["metadata"] = metadata
             if eps is not None:
                 entry["eps"] = meta["epsilon"]
+            if weight not in (None, dtype):
+                entry["weight_dtype"] = weight
             entries.append(entry)
     manifest = {"format": FORMAT, "version": VERSION,
                 "abi_version": ABI_VERSION, "chip": chip, "kernels": entries}
@@ -657,6 +729,10 @@ def main(argv=None):
     b.add_argument("--eps", default=",".join(map(str, DEFAULT_EPS)),
                    help="epsilons of the " + ", ".join(EPS_OPS) +
                    " kernels, comma-separated (a kernel each)")
+    b.add_argument("--weight-dtype", default=",".join(WEIGHT_DTYPES),
+                   help="dtypes of the norms' weight and bias over f16 and "
+                   "bf16 rows, comma-separated (a kernel each): 'rows' "
+                   "(the rows' own), 'f32' (mixed precision)")
     args = parser.parse_args(argv)
     if args.preset and (args.op is not None or args.cols is not None):
         parser.error("--preset gives the ops and row lengths: leave out "
@@ -667,12 +743,14 @@ def main(argv=None):
     try:
         dtypes = _parse_list(args.dtype, DTYPES, "dtype")
         eps_values = _parse_eps(args.eps)
-        variants = preset_variants(args.preset, dtypes, eps_values) \
-            if args.preset else None
+        weight_dtypes = _parse_list(args.weight_dtype, WEIGHT_DTYPES,
+                                    "weight dtype")
+        variants = preset_variants(args.preset, dtypes, eps_values,
+                                   weight_dtypes) if args.preset else None
         manifest = build(args.softmax_opt, args.out,
                          _parse_list(args.op, OPS, "op"), dtypes,
                          _parse_cols(args.cols), args.chip, eps_values,
-                         variants, args.plan_table)
+                         variants, args.plan_table, weight_dtypes)
     except (PackError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
