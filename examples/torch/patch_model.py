@@ -13,18 +13,18 @@ usage: python3 examples/torch/patch_model.py [--model llama] [--steps 10]
 --model: llama, mistral, qwen2, qwen3, gemma, gemma3, olmo2, granite or
 gpt2. The model is in bf16; with --amp its weights are f32 and each step
 runs under torch.autocast to bf16 (mixed precision, as transformers'
-Trainer with bf16=True): the norms then see the f32 residual stream and
-the loss the bf16 logits. The pack (or $ROWRED_PACKS) needs kernels of
-those dtypes for the model's hidden size and vocabulary, and for its head
-size where the model normalizes heads (Qwen3, Gemma 3); the LLM preset has
-them all:
+Trainer with bf16=True): the norms then see the f32 residual stream (f32
+kernels) or bf16 activations (bf16 kernels of an f32 weight: the heads
+that Qwen3's query/key norms normalize, OLMo 2's and Gemma 3's norms after
+attention and the MLP), and the loss the bf16 logits. The pack (or
+$ROWRED_PACKS) needs those kernels for the model's hidden size and
+vocabulary, and for its head size where the model normalizes heads (Qwen3,
+Gemma 3); the LLM preset has them all:
 
     python3 -m rowred.packs build --softmax-opt build/bin/softmax-opt \\
         --out packs/llm --preset llm --dtype f32,bf16
 
-A norm or loss with no kernel in the pack runs on PyTorch's, as does a
-norm whose input is not of its weight's dtype (under --amp, the bf16 heads
-that Qwen3's and Gemma 3's f32 query/key norms normalize).
+A norm or loss with no kernel in the pack runs on PyTorch's.
 """
 import argparse
 import time

@@ -14,7 +14,10 @@ residual form's adds the gradient h itself got to dx in that kernel
 (packs' rms_norm_residual_backward), the gradient of both its inputs;
 layer_norm's, rowred::layer_norm_backward, likewise (dw and db down the
 columns; else native_layer_norm_backward). None holds an f32 copy of the
-rows.
+rows. The weight (and bias) are of x's dtype, or f32 beside f16 or bf16
+rows (mixed precision: the packs' kernels of an f32 weight, whose
+gradients they sum in f32); y is of x's dtype, as F.rms_norm's and
+F.layer_norm's are.
 """
 from typing import Optional, Tuple
 
@@ -28,8 +31,8 @@ from .ops import (_exact_kernel, _launch_operands, check_input, fast_call,
 def _run_norm(op, inputs, columns, eps, statistics):
     """The outputs (one per input, each of its shape) and the f32
     statistics of `op` over the rows of `inputs` (2-D, contiguous: x, and
-    the residual) with the per-column operands `columns` (x's dtype, length
-    N) on the compiled kernel; None where there is none."""
+    the residual) with the per-column operands `columns` (of one dtype,
+    length N) on the compiled kernel; None where there is none."""
     x = inputs[0]
     rows, n = x.shape
     outputs = [torch.empty_like(x) for _ in inputs]
@@ -37,7 +40,7 @@ def _run_norm(op, inputs, columns, eps, statistics):
              for _ in range(statistics)]
     if rows == 0:
         return outputs, stats
-    kernel = _exact_kernel(op, x, n, eps) if n else None
+    kernel = _exact_kernel(op, x, n, eps, columns[0].dtype) if n else None
     if kernel is None:
         return None
     # docs/abi.md: the inputs, the outputs, the columns, the per-row
@@ -146,7 +149,8 @@ def _rms_norm_backward_impl(
     rows, n = x.shape
     op = "rms_norm_backward" if grad_residual is None \
         else "rms_norm_residual_backward"
-    kernel = _exact_kernel(op, x, n) if x.numel() else None
+    kernel = _exact_kernel(op, x, n, weight_dtype=weight.dtype) \
+        if x.numel() else None
     if kernel is None and grad_residual is not None:
         dx, dw = _rms_norm_backward_impl(x, grad, weight, rstd)
         return dx + grad_residual, dw
@@ -161,7 +165,7 @@ def _rms_norm_backward_impl(
                          [weight.data_ptr(), rstd.data_ptr(), dw.data_ptr()],
                          [n] * (len(rows_in) + 1), rows, n)
         return dx, dw
-    if _RMS_NORM_BACKWARD is not None:
+    if _RMS_NORM_BACKWARD is not None and weight.dtype == x.dtype:
         return _RMS_NORM_BACKWARD(grad.contiguous(), x, [n],
                                   rstd.unsqueeze(-1), weight, [True, True])
     # x_hat = x * rstd, g = dy * w: dx = rstd * (g - x_hat * mean(g x_hat)),
@@ -223,13 +227,23 @@ def _layer_norm_backward_impl(
     columns in the same kernel, in a fixed order), else PyTorch's
     native_layer_norm_backward."""
     rows, n = x.shape
-    kernel = _exact_kernel("layer_norm_backward", x, n) if x.numel() else None
-    if kernel is None:
-        # x_hat = (x - mean) * rstd, g = dy * w: dx = rstd * (g - mean(g) -
-        # x_hat * mean(g x_hat)), dw = sum of dy * x_hat, db = sum of dy.
+    kernel = _exact_kernel("layer_norm_backward", x, n,
+                           weight_dtype=weight.dtype) if x.numel() else None
+    if kernel is None and weight.dtype == x.dtype:
         return _aten.native_layer_norm_backward(
             grad.contiguous(), x, [n], mean.unsqueeze(-1), rstd.unsqueeze(-1),
             weight, bias, [True, True, True])
+    if kernel is None:
+        # An f32 weight beside 16-bit rows, which PyTorch's refuses: x_hat =
+        # (x - mean) * rstd, g = dy * w; dx = rstd * (g - mean(g) - x_hat *
+        # mean(g x_hat)), dw = sum of dy * x_hat, db = sum of dy.
+        r = rstd.unsqueeze(-1)
+        x_hat = (x.float() - mean.unsqueeze(-1)) * r
+        dy = grad.float()
+        g = dy * weight
+        dx = r * (g - g.mean(-1, keepdim=True) -
+                  x_hat * (g * x_hat).mean(-1, keepdim=True))
+        return dx.to(x.dtype), (dy * x_hat).sum(0), dy.sum(0)
     dy = grad.contiguous().to(x.dtype)
     dx = torch.empty_like(x)
     dw, db = torch.empty_like(weight), torch.empty_like(bias)
@@ -270,11 +284,22 @@ _RESIDUAL_KERNELS = ("rms_norm_residual", "rms_norm_residual_backward",
 _LAYER_NORM_KERNELS = ("layer_norm", "layer_norm_backward")
 
 
+def _columns_dtype(x, columns):
+    """The dtype of the per-column operands `columns` (those not None) where
+    the kernels take them: x's, or f32 beside f16 or bf16 rows (mixed
+    precision); None for any other mix, which PyTorch's ops run."""
+    dtypes = {c.dtype for c in columns if c is not None} or {x.dtype}
+    if len(dtypes) != 1:
+        return None
+    dtype = dtypes.pop()
+    return dtype if dtype in (x.dtype, torch.float32) else None
+
+
 def _check_norm(name, x, normalized_shape, columns):
-    """x's row length after the checks a user's arguments get; None where
-    the arguments ask for what the kernels do not compute (a weight or bias
-    of another dtype, which PyTorch computes with unrounded), which PyTorch
-    then runs."""
+    """(x's row length, the dtype of the per-column operands) after the
+    checks a user's arguments get; None where the arguments ask for what
+    the kernels do not compute (a weight or bias of another dtype than x's
+    and each other's but f32's), which PyTorch then runs."""
     check_input(name, x, -1)
     n = x.size(-1)
     shape = (normalized_shape,) if isinstance(normalized_shape, int) \
@@ -293,9 +318,8 @@ def _check_norm(name, x, normalized_shape, columns):
         if c.get_device() != x.get_device():
             raise ValueError(f"rowred.{name}: {what} on {c.device}, input "
                              f"on {x.device}")
-        if c.dtype != x.dtype:
-            return None
-    return n
+    dtype = _columns_dtype(x, columns.values())
+    return None if dtype is None else (n, dtype)
 
 
 def _norm_key(name, x, normalized_shape, columns, eps):
@@ -350,18 +374,20 @@ def _shaped(y, x):
     return y if y.dim() == x.dim() else y.view(x.shape)
 
 
-def _column(c, x, fill):
-    n = x.size(-1)
+def _column(c, x, fill, dtype):
+    """The per-column operand c, contiguous; `fill` in `dtype` where c is
+    None."""
     if c is None:
-        return torch.full((n,), fill, dtype=x.dtype, device=x.device)
+        return torch.full((x.size(-1),), fill, dtype=dtype, device=x.device)
     return c.contiguous()
 
 
 def rms_norm(x, normalized_shape, weight=None, eps=None, residual=None):
     """F.rms_norm(x, normalized_shape, weight, eps) over the last dimension
     (normalized_shape: (N,)) on the compiled kernels; eps None is
-    PyTorch's default, the f32 machine epsilon. A weight of another dtype
-    than x's runs on PyTorch's. With `residual` (x's shape, dtype and
+    PyTorch's default, the f32 machine epsilon. The weight is of x's dtype
+    or f32 (beside f16 or bf16 x: mixed precision), y of x's; a weight of
+    another dtype runs on PyTorch's. With `residual` (x's shape, dtype and
     device), the row normalized is h = x + residual, a transformer block's
     residual stream, computed in the same kernel: returns (y, h)."""
     if residual is None:
@@ -372,25 +398,27 @@ def rms_norm(x, normalized_shape, weight=None, eps=None, residual=None):
         y = fast_call(key, x, residual, weight)
     if y is not None:
         return y
-    n = _check_norm("rms_norm", x, normalized_shape, {"weight": weight})
+    checked = _check_norm("rms_norm", x, normalized_shape,
+                          {"weight": weight})
     if residual is not None:
         _check_residual(x, residual)
-    if n is None:
+    if checked is None:
         h = x if residual is None else x + residual
         y = torch.nn.functional.rms_norm(h, normalized_shape, weight, eps)
         return y if residual is None else (y, h)
+    n, dtype = checked
     eps = torch.finfo(torch.float32).eps if eps is None else float(eps)
-    w = _column(weight, x, 1.0)
+    w = _column(weight, x, 1.0, dtype)
     if residual is None:
         (rows,) = _rows_in_place((x,), n)
         y = native_call("rms_norm", _RMS_NORM_KERNELS, (rows, w), eps,
-                        fast_key=key)
+                        fast_key=key, weight_dtype=dtype)
         if y is None:
             y, _ = rms_norm_op(_as_rows(rows, n), w, eps)
         return _shaped(y, x)
     rows = _rows_in_place((x, residual), n)
     out = native_call("rms_norm_residual", _RESIDUAL_KERNELS, (*rows, w), eps,
-                      fast_key=key)
+                      fast_key=key, weight_dtype=dtype)
     if out is None:
         out = rms_norm_residual_op(*(_as_rows(t, n) for t in rows), w, eps)
     y, h = out[:2]
@@ -419,22 +447,24 @@ def _check_residual(x, residual):
 
 def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     """F.layer_norm(x, normalized_shape, weight, bias, eps) over the last
-    dimension (normalized_shape: (N,)) on the compiled kernels. A weight or
-    bias of another dtype than x's runs on PyTorch's."""
+    dimension (normalized_shape: (N,)) on the compiled kernels. The weight
+    and bias are of x's dtype or both f32 (beside f16 or bf16 x: mixed
+    precision), y of x's; other dtypes run on PyTorch's."""
     key = _norm_key("layer_norm", x, normalized_shape, (weight, bias), eps)
     y = fast_call(key, x, weight, bias)
     if y is not None:
         return y
-    n = _check_norm("layer_norm", x, normalized_shape,
-                    {"weight": weight, "bias": bias})
-    if n is None:
+    checked = _check_norm("layer_norm", x, normalized_shape,
+                          {"weight": weight, "bias": bias})
+    if checked is None:
         return torch.nn.functional.layer_norm(x, normalized_shape, weight,
                                               bias, eps)
+    n, dtype = checked
     eps = float(eps)
     (rows,) = _rows_in_place((x,), n)
-    columns = (_column(weight, x, 1.0), _column(bias, x, 0.0))
+    columns = (_column(weight, x, 1.0, dtype), _column(bias, x, 0.0, dtype))
     y = native_call("layer_norm", _LAYER_NORM_KERNELS, (rows, *columns), eps,
-                    fast_key=key)
+                    fast_key=key, weight_dtype=dtype)
     if y is None:
         y, _, _ = layer_norm_op(_as_rows(rows, n), *columns, eps)
     return _shaped(y, x)

@@ -38,11 +38,11 @@ _DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
 _lock = threading.Lock()
 _packs = []
 # The kernels loaded, by (metadata path, device index), and by what a call
-# looks up: (op, dtype, N, device index, eps).
+# looks up: (op, dtype, N, device index, eps, weight dtype).
 _loaded = {}
 _kernels = {}
-# (op, dtype, N, device index, eps) of the exact-length ops that run on
-# PyTorch's kernels.
+# (op, dtype, N, device index, eps, weight dtype) of the exact-length ops
+# that run on PyTorch's kernels.
 _no_kernel = set()
 
 # The current stream of a device, as Triton's launcher reads it (about 0.1
@@ -83,23 +83,24 @@ def _default_packs():
         load_pack(bundled)
 
 
-def _kernel(op, x, cols, eps=None):
+def _kernel(op, x, cols, eps=None, weight_dtype=None):
     device = x.get_device()
-    key = (op, x.dtype, cols, device, eps)
+    key = (op, x.dtype, cols, device, eps, weight_dtype)
     kernel = _kernels.get(key)
     if kernel is not None:
         return kernel
     dtype = _DTYPES[x.dtype]
+    weight = _DTYPES[weight_dtype] if weight_dtype is not None else None
     major, minor = torch.cuda.get_device_capability(device)
     sm = major * 10 + minor
     try:
-        paths = packs.ranked_kernels(_packs, op, dtype, cols, sm, eps)
+        paths = packs.ranked_kernels(_packs, op, dtype, cols, sm, eps, weight)
     except packs.PackError:
         compiler = packs.find_compiler()
         if compiler is None:
             raise
         paths = [packs.cached_kernel(compiler, op, dtype, cols, f"sm_{sm}",
-                                     eps)]
+                                     eps, weight)]
     refused = []
     for path in paths:
         with _lock:
@@ -191,16 +192,19 @@ softmax_safe_op = _row_op("softmax_safe")
 log_softmax_safe_op = _row_op("log_softmax_safe")
 
 
-def _exact_kernel(op, x, n, eps=None):
+def _exact_kernel(op, x, n, eps=None, weight_dtype=None):
     """The kernel of `op` for rows of `n` elements of x's dtype (exactly
-    `n` for packs.EXACT_OPS; with the epsilon `eps` for packs.EPS_OPS), or
+    `n` for packs.EXACT_OPS; with the epsilon `eps` for packs.EPS_OPS; for
+    packs.WEIGHT_OPS, a weight of `weight_dtype`, None for x's), or
     None where none is found or compiled (no pack has one and there is no
     compiler): not tried again for the shape."""
-    key = (op, x.dtype, n, x.get_device(), eps)
+    if weight_dtype == x.dtype:
+        weight_dtype = None
+    key = (op, x.dtype, n, x.get_device(), eps, weight_dtype)
     if key in _no_kernel:
         return None
     try:
-        return _kernel(op, x, n, eps)
+        return _kernel(op, x, n, eps, weight_dtype)
     except packs.PackError:
         with _lock:
             _no_kernel.add(key)
@@ -208,15 +212,16 @@ def _exact_kernel(op, x, n, eps=None):
 
 
 # The runtime handles of a native op's kernels by (pack ops, dtype, N,
-# device index, eps); None where a pack lacks one of them.
+# device index, eps, weight dtype); None where a pack lacks one of them.
 _native_kernels = {}
 
 
 def native_call(name, kernel_ops, tensors, eps=None, args=(),
-                fast_key=None):
+                fast_key=None, weight_dtype=None):
     """The native op `name` (rowred._native) of `tensors` and `args`, with
     the kernels of the pack ops `kernel_ops` (the forward's, then the
-    backward's) for rows of tensors[0]'s dtype, length and device, the
+    backward's) for rows of tensors[0]'s dtype, length and device (and, for
+    packs.WEIGHT_OPS, a weight of `weight_dtype`: None for the rows'), the
     forward's with the epsilon `eps` for packs.EPS_OPS; None where it does
     not apply: the native module absent, a call the dispatcher must see
     (_oplib.direct), or a kernel missing. Where it applies, `fast_key` (a
@@ -227,11 +232,11 @@ def native_call(name, kernel_ops, tensors, eps=None, args=(),
         return None
     x = tensors[0]
     n = x.size(-1)
-    key = (kernel_ops, x.dtype, n, x.get_device(), eps)
+    key = (kernel_ops, x.dtype, n, x.get_device(), eps, weight_dtype)
     handles = _native_kernels.get(key, False)
     if handles is False:
         kernels = [_exact_kernel(op, x, n, eps if op in packs.EPS_OPS
-                                 else None) if n else None
+                                 else None, weight_dtype) if n else None
                    for op in kernel_ops]
         handles = None if None in kernels else \
             tuple(k.handle for k in kernels)

@@ -16,11 +16,15 @@ class named ...RMSNorm or ...LayerNorm (transformers has some 200: Llama's,
 Gemma's 1 + weight, T5's LayerNorm that is an RMSNorm, Cohere's without a
 bias, ...) by what its own forward computes on a probe (_probe). The
 modules themselves, their parameters and state_dict keys stay: optimizers,
-checkpoints and torch.compile see the same model. A call whose tensors the kernels do not take (a CPU tensor, a
-weight of another dtype than the input, more arguments than the input)
-runs the module's own forward. The norms patch() leaves alone (another
-formula, over channels, a gate, no weight) and a loss it does not know it
-names in one warning.
+checkpoints and torch.compile see the same model. Mixed precision (f32
+weights, 16-bit activations under torch.autocast) runs on the kernels of
+an f32 weight; where a module's own forward then returns f32 (Llama's
+`weight * x.to(dtype)`, found on a probe) so does the patched one. A call
+whose tensors the kernels do not take (a CPU tensor, a weight of another
+dtype than the input but f32, more arguments than the input) runs the
+module's own forward. The norms patch() leaves alone (another formula,
+over channels, a gate, no weight) and a loss it does not know it names in
+one warning.
 """
 import warnings
 
@@ -39,41 +43,66 @@ CAUSAL_LM_LOSS = "ForCausalLMLoss"
 _PATCHED = "_rowred_patched"
 
 
-def _takes(module, x):
-    """Whether the kernels take this call: a CUDA input of the weight's
-    dtype (or no weight)."""
-    weight = getattr(module, "weight", None)
-    return x.is_cuda and (weight is None or weight.dtype == x.dtype)
+_FLOATS = (torch.float32, torch.float16, torch.bfloat16)
+
+
+def _takes(module, x, mixed=True):
+    """Whether the kernels take this call: a CUDA input of f32, f16 or
+    bf16 whose dtype the weight and bias (where the module has them) share,
+    or are f32 beside 16-bit rows where `mixed`."""
+    if not x.is_cuda or x.dtype not in _FLOATS:
+        return False
+    dtypes = {p.dtype for p in (getattr(module, "weight", None),
+                                getattr(module, "bias", None))
+              if p is not None}
+    return not dtypes or dtypes == {x.dtype} or \
+        (mixed and dtypes == {torch.float32})
+
+
+def _as_module(self, x, y, promotes):
+    """The patched forward's y as the module's own forward returns it:
+    promoted to the f32 weight's dtype where that forward promotes (an f32
+    weight beside 16-bit rows)."""
+    if promotes and self.weight.dtype != x.dtype:
+        return y.to(self.weight.dtype)
+    return y
 
 
 def _rms_norm_forward(self, x, *args, **kwargs):
+    offset, eps, promotes = self.__dict__[_PATCHED]
     # More arguments (a gate, a residual) than the probe passed: the
     # module's own code, which knows them.
-    if args or kwargs or not _takes(self, x):
+    if args or kwargs or not _takes(self, x, promotes is not None):
         return type(self).forward(self, x, *args, **kwargs)
-    offset, eps = self.__dict__[_PATCHED]
     weight = self.weight + offset if offset else self.weight
-    return rms_norm(x, (x.size(-1),), weight, eps)
+    return _as_module(self, x, rms_norm(x, (x.size(-1),), weight, eps),
+                      promotes)
 
 
 def _layer_norm_forward(self, x):
-    if not _takes(self, x):
+    promotes = self.__dict__[_PATCHED]
+    if not _takes(self, x, promotes is not None):
         return type(self).forward(self, x)
-    return layer_norm(x, self.normalized_shape, self.weight, self.bias,
-                      self.eps)
+    y = layer_norm(x, self.normalized_shape, self.weight, self.bias,
+                   self.eps)
+    return _as_module(self, x, y, promotes)
 
 
 def _probed_layer_norm_forward(self, x, *args, **kwargs):
-    if args or kwargs or not _takes(self, x):
+    eps, promotes = self.__dict__[_PATCHED]
+    if args or kwargs or not _takes(self, x, promotes is not None):
         return type(self).forward(self, x, *args, **kwargs)
-    return layer_norm(x, (x.size(-1),), self.weight,
-                      getattr(self, "bias", None), self.__dict__[_PATCHED])
+    y = layer_norm(x, (x.size(-1),), self.weight,
+                   getattr(self, "bias", None), eps)
+    return _as_module(self, x, y, promotes)
 
 
 def _torch_rms_norm_forward(self, x):
-    if not _takes(self, x):
+    promotes = self.__dict__[_PATCHED]
+    if not _takes(self, x, promotes is not None):
         return type(self).forward(self, x)
-    return rms_norm(x, self.normalized_shape, self.weight, self.eps)
+    y = rms_norm(x, self.normalized_shape, self.weight, self.eps)
+    return _as_module(self, x, y, promotes)
 
 
 def causal_lm_loss(logits, labels, vocab_size, num_items_in_batch=None,
@@ -161,6 +190,35 @@ def _computes_layer_norm(module, eps):
     return bool(_probe(module, eps, check))
 
 
+def _promotes(module):
+    """Whether the module's own forward returns f32 for bf16 rows where its
+    parameters are f32 (Llama's `weight * x.to(dtype)`), rather than the
+    rows' dtype (Gemma's `type_as(x)`, F.rms_norm's): probed on a copy of
+    its parameters in f32, with and without autocast. None where the probe
+    cannot run or the two differ (a forward that calls F.layer_norm, which
+    refuses the mix, or an op autocast runs in f32): the patched forward
+    then leaves such calls to the module's own."""
+    if not isinstance(getattr(module, "weight", None), torch.Tensor):
+        return None
+    params = {name: p.detach().float()
+              for name, p in module.named_parameters(recurse=False)}
+    device = module.weight.device
+    x = torch.randn(2, module.weight.numel(), dtype=torch.bfloat16,
+                    generator=torch.Generator().manual_seed(0)).to(device)
+    found = set()
+    for autocast in (False, True):
+        try:
+            with torch.no_grad(), torch.autocast(device.type, torch.bfloat16,
+                                                 enabled=autocast):
+                y = torch.func.functional_call(module, params, (x,))
+        except Exception:  # noqa: BLE001 - a module the probe cannot run
+            return None
+        found.add(y.dtype if isinstance(y, torch.Tensor) else None)
+    if found == {torch.float32}:
+        return True
+    return False if found == {torch.bfloat16} else None
+
+
 def _norm_patch(module):
     """(forward, what the forward reads) for a norm patch() replaces, or
     None."""
@@ -168,8 +226,8 @@ def _norm_patch(module):
         if len(module.normalized_shape) != 1:
             return None
         if type(module) is torch.nn.LayerNorm:
-            return _layer_norm_forward, True
-        return _torch_rms_norm_forward, True
+            return _layer_norm_forward, _promotes(module)
+        return _torch_rms_norm_forward, _promotes(module)
     name = type(module).__name__
     if not name.endswith(("RMSNorm", "LayerNorm")):
         return None
@@ -187,9 +245,9 @@ def _norm_patch(module):
     if bias is None:
         offset = _rms_offset(module, eps)
         if offset is not None:
-            return _rms_norm_forward, (offset, eps)
+            return _rms_norm_forward, (offset, eps, _promotes(module))
     if name.endswith("LayerNorm") and _computes_layer_norm(module, eps):
-        return _probed_layer_norm_forward, eps
+        return _probed_layer_norm_forward, (eps, _promotes(module))
     return None
 
 

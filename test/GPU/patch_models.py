@@ -3,16 +3,17 @@
 configs (no download): Llama, Mistral, Qwen2, Qwen3, Gemma (its 1 + weight
 norms), Gemma 3, OLMo 2, Granite and GPT-2 (LayerNorm), each trained ten
 AdamW steps as it is and patched, from the same weights
-(examples/torch/patch_model.py); Llama, Qwen3, Gemma and GPT-2 also in
-mixed precision (f32 weights, steps under bf16 autocast).
+(examples/torch/patch_model.py); Llama, Qwen3, Gemma, Gemma 3, OLMo 2 and
+GPT-2 also in mixed precision (f32 weights, steps under bf16 autocast).
 
 usage: patch_models.py PACK_DIR...
 
 The packs hold bf16 rms_norm, layer_norm, their backwards (eps 1e-5 and
 1e-6) and cross-entropy kernels for rows of 128 and 2048 and the models'
-vocabularies (32000, 50257, 151936, 256000), and the norms' f32 kernels
-for rows of 2048 (mixed precision): `python3 -m rowred.packs build
---preset llm --dtype f32,bf16` has them. Checks that the
+vocabularies (32000, 50257, 151936, 256000), and for mixed precision the
+norms' f32 kernels and their bf16 kernels of an f32 weight for rows of
+128 and 2048: `python3 -m rowred.packs build --preset llm --dtype
+f32,bf16` has them. Checks that the
 patched model's logits and loss curve match the unpatched model's within
 bf16 rounding, that the kernels ran (no PyTorch fallback), and that
 unpatch restores the model; prints step time and peak memory both ways.
@@ -46,6 +47,10 @@ EXPECTED = {
     "llama": {"rms_norm", "rms_norm_backward", "cross_entropy_grad"},
     "gpt2": {"layer_norm", "layer_norm_backward", "cross_entropy_grad"},
 }
+# Mixed precision: the row length of the norms each model runs on bf16
+# activations with an f32 weight (Qwen3's query/key norms, OLMo 2's and
+# Gemma 3's after attention and the MLP).
+MIXED = {"qwen3": 128, "olmo2": 2048, "gemma3": 2048}
 # bf16: the patched norms round once where the models' own round twice.
 LOGITS_TOL, LOSS_TOL = 2e-2, 1e-2
 RESULTS = []
@@ -63,6 +68,11 @@ class PatchedModelTest(unittest.TestCase):
         self.assertLessEqual(
             {(op, torch.bfloat16 if op.startswith("cross") else norms)
              for op in EXPECTED.get(name, EXPECTED["llama"])}, ran)
+        if amp and name in MIXED:
+            mixed = {key[:3] for key in ops._kernels
+                     if key[-1] == torch.float32}
+            for op in ("rms_norm", "rms_norm_backward"):
+                self.assertIn((op, torch.bfloat16, MIXED[name]), mixed)
         self.assertLess(r["logits_rel_diff"], LOGITS_TOL)
         for step, (a, b) in enumerate(zip(*r["losses"])):
             self.assertLess(abs(a - b), LOSS_TOL * abs(a), f"step {step}")
@@ -103,10 +113,9 @@ class PatchedModelTest(unittest.TestCase):
         self.check("gpt2")
 
     def test_mixed_precision(self):
-        # f32 norms on the f32 residual stream, the loss on bf16 logits;
-        # Qwen3's query/key norms get bf16 heads and keep their f32
-        # weights' own forward.
-        for name in ("llama", "qwen3", "gemma", "gpt2"):
+        # f32 norms on the f32 residual stream, the loss on bf16 logits,
+        # the norms of bf16 activations on the kernels of an f32 weight.
+        for name in ("llama", "qwen3", "gemma", "gemma3", "olmo2", "gpt2"):
             with self.subTest(name):
                 self.check(name, amp=True)
 
@@ -193,6 +202,55 @@ class TransformersNormsTest(unittest.TestCase):
               f"{len(taken)} norm classes ({dict(kinds)}), leaves "
               f"{len(left)}: {', '.join(left)}")
         self.assertGreater(len(taken), 0)
+
+    def test_mixed_precision_gives_what_each_forward_gives(self):
+        """With f32 parameters and bf16 rows, plain and under autocast, the
+        patched forward of each class patch() takes (transformers' and
+        torch.nn's norms) gives its own forward's dtype and values: on the
+        kernels of an f32 weight where the probe found that dtype, else
+        through its own forward (an error where that refuses the mix)."""
+        from rowred import patching
+        ops._forget_lookups()
+        n, eps = 2048, 1e-6
+        x = torch.randn(2, 8, n, device="cuda", dtype=torch.bfloat16) + 0.5
+        classes = dict(transformers_norms())
+        classes.update({"torch.nn.RMSNorm": torch.nn.RMSNorm,
+                        "torch.nn.LayerNorm": torch.nn.LayerNorm})
+        kinds = collections.Counter()
+        for name, cls in sorted(classes.items()):
+            module = built(cls, n, eps)
+            if module is None:
+                continue
+            module = module.to("cuda", torch.float32)
+            with torch.no_grad():
+                for p in module.parameters():
+                    p.normal_(0.3, 0.5)
+                found = patching._norm_patch(module)
+                if found is None:
+                    continue
+                forward, state = found
+                module.__dict__[patching._PATCHED] = state
+                promotes = state[-1] if isinstance(state, tuple) else state
+                kinds[{None: "own forward", True: "kernel, promoted",
+                       False: "kernel"}[promotes]] += 1
+                for autocast in (False, True):
+                    with self.subTest(name, autocast=autocast), \
+                            torch.autocast("cuda", torch.bfloat16,
+                                           enabled=autocast):
+                        try:
+                            want = type(module).forward(module, x)
+                        except RuntimeError:
+                            with self.assertRaises(RuntimeError):
+                                forward(module, x)
+                            continue
+                        got = forward(module, x)
+                        self.assertEqual(got.dtype, want.dtype)
+                        want = want.float()
+                        self.assertLess(((got.float() - want).norm() /
+                                         want.norm()).item(), LOGITS_TOL)
+        mixed = {key[:3] for key in ops._kernels if key[-1] == torch.float32}
+        self.assertIn(("rms_norm", torch.bfloat16, n), mixed)
+        print(f"\nf32 weights, bf16 rows: {dict(kinds)}")
 
 
 if __name__ == "__main__":

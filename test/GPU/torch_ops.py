@@ -448,9 +448,78 @@ class Norms(unittest.TestCase):
             rowred.layer_norm(x, (4096,)),
             torch.nn.functional.layer_norm(x, (4096,)))
 
-    def test_weight_of_another_dtype_runs_on_pytorch(self):
+    def test_f32_weight_beside_16_bit_rows(self):
+        """Mixed precision: f16 or bf16 rows with an f32 weight (and bias)
+        run on the pack's kernels of an f32 weight (the weight's gradients
+        summed in f32), y of the rows' dtype as F.rms_norm's (F.layer_norm
+        refuses the mix); the residual form likewise; where the pack has no
+        kernel (rows of 131072 for the backwards) PyTorch expressions."""
+        f = torch.nn.functional
+        for dtype in (torch.float16, torch.bfloat16):
+            # Rows of 131072: the forward's chunks or cluster kernel, the
+            # backward PyTorch's (no pack kernel holds the row).
+            for rows, n in ((64, 1024), (33, 4096), (8, 131072)):
+                x, r, dy = (torch.randn(rows, n, device="cuda", dtype=dtype)
+                            + 1 for _ in range(3))
+                w = torch.rand(n, device="cuda") + 0.5
+                b = torch.randn(n, device="cuda")
+                name = f"{rows}x{n} {dtype}"
+                for op in ("rms_norm", "rms_norm residual", "layer_norm"):
+                    xo, ro, wo, bo = (t.clone().requires_grad_()
+                                      for t in (x, r, w, b))
+                    xr, wr, br = (t.double().requires_grad_()
+                                  for t in (x, w, b))
+                    if op == "layer_norm":
+                        # F.layer_norm refuses the mix: y of x's dtype.
+                        got = rowred.layer_norm(xo, (n,), wo, bo, 1e-5)
+                        want = f.layer_norm(xr, (n,), wr, br, 1e-5)
+                        like = x
+                    elif op == "rms_norm":
+                        got = rowred.rms_norm(xo, (n,), wo, 1e-5)
+                        want = f.rms_norm(xr, (n,), wr, 1e-5)
+                        like = f.rms_norm(x, (n,), w, 1e-5)
+                    else:
+                        got, h = rowred.rms_norm(xo, (n,), wo, 1e-5,
+                                                 residual=ro)
+                        torch.testing.assert_close(h, x + r, atol=0, rtol=0)
+                        # h is rounded to the rows' dtype: the reference
+                        # normalizes that h.
+                        xr = (x + r).double().requires_grad_()
+                        want = f.rms_norm(xr, (n,), wr, 1e-5)
+                        like = f.rms_norm(x + r, (n,), w, 1e-5)
+                    self.assertEqual(got.dtype, like.dtype, op)
+                    self.check(f"{op} {name}", got, want, dtype)
+                    got.backward(dy)
+                    want.backward(dy.double())
+                    self.check(f"{op} dx {name}", xo.grad, xr.grad, dtype,
+                               True)
+                    self.assertEqual(wo.grad.dtype, torch.float32)
+                    # The columns' sums in f32 of the exact 16-bit x and
+                    # dy (rstd from f32 arithmetic): f32's tolerance.
+                    self.check(f"{op} dw {name}", wo.grad / rows,
+                               wr.grad / rows, torch.float32, True)
+                    if op == "layer_norm":
+                        self.check(f"{op} db {name}", bo.grad / rows,
+                                   br.grad / rows, torch.float32, True)
+        used = {os.path.basename(path) for path, _ in rowred.ops._loaded}
+        for kernel in ("rms_norm_bf16_wf32_n4096_eps1p000em05",
+                       "rms_norm_backward_bf16_wf32_n4096",
+                       "rms_norm_residual_f16_wf32_n1024_eps1p000em05",
+                       "rms_norm_residual_backward_f16_wf32_n1024",
+                       "layer_norm_bf16_wf32_n4096_eps1p000em05",
+                       "layer_norm_backward_f16_wf32_n1024"):
+            self.assertIn(kernel + "_kernel0.json", used)
         x = torch.randn(16, 1024, device="cuda", dtype=torch.bfloat16)
         w = torch.rand(1024, device="cuda")
+        torch.library.opcheck(torch.ops.rowred.rms_norm.default,
+                              (x, w, 1e-5))
+        torch.library.opcheck(torch.ops.rowred.layer_norm.default,
+                              (x, w, w - 0.5, 1e-5))
+
+    def test_weight_of_another_dtype_runs_on_pytorch(self):
+        # Neither the rows' dtype nor f32: PyTorch's op.
+        x = torch.randn(16, 1024, device="cuda", dtype=torch.bfloat16)
+        w = torch.rand(1024, device="cuda", dtype=torch.float16)
         got = rowred.rms_norm(x, (1024,), w, 1e-5)
         torch.testing.assert_close(
             got, torch.nn.functional.rms_norm(x, (1024,), w, 1e-5))
