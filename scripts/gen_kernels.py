@@ -360,6 +360,16 @@ FAMILY = [
     # weights and biases loaded by halves of a chunk's vectors.
     ("layer_norm", "f16", "chunks", "cols=40000"),
     ("softmax_backward", "f16", "chunks", "cols=30000"),
+    # Mixed precision: 16-bit rows with an f32 weight (and bias) and f32
+    # sums down the columns (`_wf32`), on a block per row (odd rows too),
+    # several rows per block, a cluster and chunks.
+    ("rms_norm_wf32", "bf16", "auto", "cols=4096"),
+    ("rms_norm_residual_wf32", "f16", "auto", "cols=1000"),
+    ("layer_norm_wf32", "bf16", "chunks", "cols=20000 block=1024"),
+    ("rms_norm_backward_wf32", "bf16", "auto", "cols=4096"),
+    ("rms_norm_residual_backward_wf32", "f16", "auto", "cols=2048"),
+    ("layer_norm_backward_wf32", "bf16", "auto", "cols=781"),
+    ("layer_norm_backward_wf32", "f16", "auto", "cols=16384"),
 ]
 
 # Cross-entropy's parameters in the family set (check_family.py reads them
@@ -623,9 +633,11 @@ def variant_name(op, dtype, strategy, spec):
 
 def mlir_source(func, op, dtype, fields):
     """A function applying `op` to dynamic memrefs of `dtype` (2-D rows, 1-D
-    per-column weights; per-row results in f32, labels in i64), with the plan
-    request's `fields` on the op."""
-    t, v = f"memref<?x?x{dtype}>", f"memref<?x{dtype}>"
+    per-column weights, of f32 where the op ends in `_wf32`; per-row results
+    in f32, labels in i64), with the plan request's `fields` on the op."""
+    weight = "f32" if op.endswith("_wf32") else dtype
+    op = op.removesuffix("_wf32")
+    t, v = f"memref<?x?x{dtype}>", f"memref<?x{weight}>"
     attr = ""
     if fields:
         request = ", ".join(f"{k} = {v}" for k, v in fields)
