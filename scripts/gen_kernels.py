@@ -365,7 +365,7 @@ FAMILY = [
     # several rows per block, a cluster and chunks.
     ("rms_norm_wf32", "bf16", "auto", "cols=4096"),
     ("rms_norm_residual_wf32", "f16", "auto", "cols=1000"),
-    ("layer_norm_wf32", "bf16", "chunks", "cols=20000 block=1024"),
+    ("layer_norm_wf32", "bf16", "auto", "cols=262144"),
     ("rms_norm_backward_wf32", "bf16", "auto", "cols=4096"),
     ("rms_norm_residual_backward_wf32", "f16", "auto", "cols=2048"),
     ("layer_norm_backward_wf32", "bf16", "auto", "cols=781"),
