@@ -16,8 +16,8 @@ layer_norm's, rowred::layer_norm_backward, likewise (dw and db down the
 columns; else native_layer_norm_backward). None holds an f32 copy of the
 rows. The weight (and bias) are of x's dtype, or f32 beside f16 or bf16
 rows (mixed precision: the packs' kernels of an f32 weight, whose
-gradients they sum in f32); y is of x's dtype, as F.rms_norm's and
-F.layer_norm's are.
+gradients they sum in f32); y is of x's dtype, as F.rms_norm's is
+(F.layer_norm refuses that mix).
 """
 from typing import Optional, Tuple
 
@@ -298,8 +298,8 @@ def _columns_dtype(x, columns):
 def _check_norm(name, x, normalized_shape, columns):
     """(x's row length, the dtype of the per-column operands) after the
     checks a user's arguments get; None where the arguments ask for what
-    the kernels do not compute (a weight or bias of another dtype than x's
-    and each other's but f32's), which PyTorch then runs."""
+    the kernels do not compute (a weight and a bias of two dtypes, or of
+    one that is neither x's nor f32), which PyTorch then runs."""
     check_input(name, x, -1)
     n = x.size(-1)
     shape = (normalized_shape,) if isinstance(normalized_shape, int) \
