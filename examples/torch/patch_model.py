@@ -8,7 +8,7 @@ loss on rowred's kernels. The script prints both loss curves, the time of
 a training step (forward, backward and AdamW) and the peak memory of each.
 
 usage: python3 examples/torch/patch_model.py [--model llama] [--steps 10]
-           [--batch 8] [--seq 1024] [--amp] [--pack DIR]
+           [--batch 8] [--seq 1024] [--amp] [--compile] [--pack DIR]
 
 --model: llama, mistral, qwen2, qwen3, gemma, gemma3, olmo2, granite or
 gpt2. The model is in bf16; with --amp its weights are f32 and each step
@@ -24,7 +24,9 @@ Gemma 3); the LLM preset has them all:
     python3 -m rowred.packs build --softmax-opt build/bin/softmax-opt \\
         --out packs/llm --preset llm --dtype f32,bf16
 
-A norm or loss with no kernel in the pack runs on PyTorch's.
+With --compile both models run through torch.compile (the kernels are
+custom ops Inductor calls as they are, fusing around them). A norm or
+loss with no kernel in the pack runs on PyTorch's.
 """
 import argparse
 import time
@@ -99,11 +101,13 @@ def train(model, tokens, steps, amp=False):
             torch.cuda.max_memory_allocated() - base)
 
 
-def compare(name, steps=10, batch=BATCH, seq=SEQ, amp=False):
+def compare(name, steps=10, batch=BATCH, seq=SEQ, amp=False,
+            compiled=False):
     """The model `name` trained as it is and patched, from the same weights
     and `batch` sequences of `seq` tokens, in bf16 or mixed precision
-    (`amp`): a dict of the logits' relative difference at the start (of the
-    first sequence), both loss curves, step times and peak memories."""
+    (`amp`), through torch.compile where `compiled`: a dict of the logits'
+    relative difference at the start (of the first sequence), both loss
+    curves, step times and peak memories."""
     torch.manual_seed(1)
     tokens = torch.randint(0, MODELS[name][1]["vocab_size"], (batch, seq),
                            device="cuda")
@@ -113,6 +117,8 @@ def compare(name, steps=10, batch=BATCH, seq=SEQ, amp=False):
         model = build(name, amp=amp)
         if patched:
             rowred.patch(model)
+        if compiled:
+            model = torch.compile(model, dynamic=False)
         with torch.no_grad(), autocast(amp):
             logits[patched] = model(input_ids=tokens[:1]).logits.float()
         results[patched] = train(model, tokens, steps, amp)
@@ -134,15 +140,22 @@ def main():
                         help=f"tokens a sequence, at most {2 * SEQ}")
     parser.add_argument("--amp", action="store_true",
                         help="f32 weights, steps under bf16 autocast")
+    parser.add_argument("--compile", action="store_true",
+                        help="both models through torch.compile")
     parser.add_argument("--pack", help="a rowred pack directory")
     args = parser.parse_args()
     if args.pack:
         rowred.load_pack(args.pack)
     if not 0 < args.seq <= 2 * SEQ or args.batch < 1:
         parser.error(f"--seq must be 1 to {2 * SEQ} and --batch at least 1")
+    if args.compile:
+        # The logits' call and the training steps: two graphs per model.
+        torch._dynamo.config.cache_size_limit = 64
     r = compare(args.model, max(args.steps, 3), args.batch, args.seq,
-                args.amp)
+                args.amp, args.compile)
     precision = "f32 under bf16 autocast" if args.amp else "bf16"
+    if args.compile:
+        precision += ", torch.compile"
     print(f"{args.model}: batch {args.batch} x {args.seq} tokens, "
           f"{precision}, AdamW; logits differ by "
           f"{r['logits_rel_diff']:.2e} (relative)")
