@@ -39,7 +39,7 @@ if not torch.cuda.is_available():
 
 import patch_model  # noqa: E402
 import rowred  # noqa: E402
-from rowred import ops  # noqa: E402
+from rowred import ops, patching  # noqa: E402
 
 # The kernels each model's patched training step must run, of bf16 (of
 # f32 in mixed precision but for the loss, which reads the bf16 logits).
@@ -167,28 +167,37 @@ def built(cls, n, eps):
     return None
 
 
+def probed(classes, n, eps, dtype):
+    """(name, module, patch()'s (forward, state) or None) of each class of
+    `classes` (name -> class) that builds over rows of `n`, on the GPU in
+    `dtype` with random parameters."""
+    for name, cls in sorted(classes.items()):
+        module = built(cls, n, eps)
+        if module is None:
+            continue
+        module = module.to("cuda", dtype)
+        with torch.no_grad():
+            for p in module.parameters():
+                p.normal_(0.3, 0.5)
+            found = patching._norm_patch(module)
+        yield name, module, found
+
+
 class TransformersNormsTest(unittest.TestCase):
     def test_every_class_patch_takes_computes_its_forward(self):
         """Each ...RMSNorm/...LayerNorm class of transformers that patch()
         takes (by its probe) gives, on the kernels, what its own forward
         gives, bf16 on the GPU, with a random weight."""
-        from rowred import patching
         ops._forget_lookups()
         n, eps = 2048, 1e-6
         x = torch.randn(2, 8, n, device="cuda", dtype=torch.bfloat16) + 0.5
         taken, left = [], []
-        for name, cls in sorted(transformers_norms().items()):
-            module = built(cls, n, eps)
-            if module is None:
+        for name, module, found in probed(transformers_norms(), n, eps,
+                                          torch.bfloat16):
+            if found is None:
+                left.append(name)
                 continue
-            module = module.to("cuda", torch.bfloat16)
             with torch.no_grad():
-                for p in module.parameters():
-                    p.normal_(0.3, 0.5)
-                found = patching._norm_patch(module)
-                if found is None:
-                    left.append(name)
-                    continue
                 want = type(module).forward(module, x).float()
                 forward, module.__dict__[patching._PATCHED] = found
                 got = forward(module, x).float()
@@ -209,7 +218,6 @@ class TransformersNormsTest(unittest.TestCase):
         torch.nn's norms) gives its own forward's dtype and values: on the
         kernels of an f32 weight where the probe found that dtype, else
         through its own forward (an error where that refuses the mix)."""
-        from rowred import patching
         ops._forget_lookups()
         n, eps = 2048, 1e-6
         x = torch.randn(2, 8, n, device="cuda", dtype=torch.bfloat16) + 0.5
@@ -217,17 +225,10 @@ class TransformersNormsTest(unittest.TestCase):
         classes.update({"torch.nn.RMSNorm": torch.nn.RMSNorm,
                         "torch.nn.LayerNorm": torch.nn.LayerNorm})
         kinds = collections.Counter()
-        for name, cls in sorted(classes.items()):
-            module = built(cls, n, eps)
-            if module is None:
+        for name, module, found in probed(classes, n, eps, torch.float32):
+            if found is None:
                 continue
-            module = module.to("cuda", torch.float32)
             with torch.no_grad():
-                for p in module.parameters():
-                    p.normal_(0.3, 0.5)
-                found = patching._norm_patch(module)
-                if found is None:
-                    continue
                 forward, state = found
                 module.__dict__[patching._PATCHED] = state
                 promotes = state[-1] if isinstance(state, tuple) else state
