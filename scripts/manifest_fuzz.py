@@ -32,14 +32,14 @@ ODD = [None, True, False, 0, -1, 1.5, 2 ** 31, 2 ** 63, -2 ** 70, math.inf,
 
 
 def valid():
-    return {"format": "rowred-pack", "version": 1,
+    return {"format": "rowred-pack", "version": packs.VERSION,
             "abi_version": packs.ABI_VERSION, "chip": "sm_90",
             "kernels": [{"op": "softmax", "dtype": "f32", "cols": 1024,
                          "min_cols": 1, "max_cols": 1024,
                          "metadata": "k.json"},
                         {"op": "rms_norm", "dtype": "bf16", "cols": 4096,
                          "min_cols": 1, "max_cols": 4096, "eps": 1e-5,
-                         "metadata": "k.json"}]}
+                         "weight_dtype": "f32", "metadata": "k.json"}]}
 
 
 def mutate(rng, data):
@@ -72,6 +72,7 @@ def check(directory):
         for op, dtype, cols in (("softmax", "f32", 1000),
                                 ("rms_norm", "bf16", 4096)):
             pack.find(op, dtype, cols, 1e-5)
+        pack.find("rms_norm", "bf16", 4096, 1e-5, "f32")
     except packs.PackError:
         pass
     except Exception:  # noqa: BLE001 - what the fuzzer looks for

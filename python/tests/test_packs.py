@@ -500,7 +500,7 @@ class ManifestErrorTest(unittest.TestCase):
         return str(e.exception)
 
     def valid(self, **changes):
-        data = {"format": "rowred-pack", "version": 1, "abi_version": 7,
+        data = {"format": "rowred-pack", "version": 2, "abi_version": 7,
                 "chip": "sm_90",
                 "kernels": [{"op": "softmax", "dtype": "f32", "cols": 0,
                              "min_cols": 1, "max_cols": 0,
@@ -564,6 +564,15 @@ class ManifestErrorTest(unittest.TestCase):
         bad["kernels"][0]["op"] = "rms_norm"
         self.write(bad)
         self.assertIn("(for rms_norm, rms_norm_residual, layer_norm) eps",
+                      self.error())
+
+    def test_format_versions(self):
+        # Version 1 (before weight_dtype) reads; an unknown one does not.
+        self.write(self.valid(version=1))
+        self.assertEqual(packs.Pack(self.dir).kernels[0]["weight_dtype"],
+                         "f32")
+        self.write(self.valid(version=3))
+        self.assertIn("pack format version 3, expected one of 1, 2",
                       self.error())
 
     def test_weight_of_no_dtype(self):

@@ -12,7 +12,7 @@ compiles one kernel per (op, dtype, N) for rows of exactly N elements
 LADDER's lengths and the streamed kernel for rows of any length), into
 `packs/sm90/` with `manifest.json`:
 
-    {"format": "rowred-pack", "version": 1, "abi_version": 7,
+    {"format": "rowred-pack", "version": 2, "abi_version": 7,
      "chip": "sm_90",
      "kernels": [{"op": "softmax", "dtype": "f32", "cols": 4096,
                   "min_cols": 1, "max_cols": 4096,
@@ -55,7 +55,11 @@ from typing import NamedTuple, Optional
 
 from .._runtime import ABI_VERSION
 
-FORMAT, VERSION = "rowred-pack", 1
+# Version 2 added weight_dtype (version 1's manifests, which lack it, read
+# as before); a reader of version 1 refuses version 2, whose kernels of an
+# f32 weight it would take for those of the rows' dtype.
+FORMAT, VERSION = "rowred-pack", 2
+READ_VERSIONS = (1, 2)
 OPS = ("softmax", "log_softmax", "softmax_safe", "log_softmax_safe",
        "softmax_backward", "log_softmax_backward", "logsumexp",
        "logsumexp_backward", "cross_entropy", "cross_entropy_grad",
@@ -190,9 +194,10 @@ class Pack:
             raise PackError(f"{manifest}: not JSON ({e})") from None
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise PackError(f"{manifest}: not a rowred pack manifest")
-        if data.get("version") != VERSION:
+        if data.get("version") not in READ_VERSIONS:
             raise PackError(f"{manifest}: pack format version "
-                            f"{data.get('version')}, expected {VERSION}")
+                            f"{data.get('version')}, expected one of "
+                            f"{', '.join(map(str, READ_VERSIONS))}")
         if data.get("abi_version") != ABI_VERSION:
             raise PackError(f"{manifest}: kernels of ABI "
                             f"{data.get('abi_version')}, this runtime "
