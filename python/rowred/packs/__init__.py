@@ -105,7 +105,7 @@ ROW_HELD_OPS = ("rms_norm_backward", "rms_norm_residual_backward",
 # their gradients) may be of another dtype than the rows: f32 beside f16
 # or bf16 rows (`--weight-dtype f32`), as mixed precision keeps a model's
 # weights in f32 while its activations are 16-bit. The rows and y keep
-# their dtype, as F.rms_norm's and F.layer_norm's do.
+# their dtype, as F.rms_norm's does (F.layer_norm refuses the mix).
 WEIGHT_OPS = ("rms_norm", "rms_norm_residual", "rms_norm_backward",
               "rms_norm_residual_backward", "layer_norm",
               "layer_norm_backward")
