@@ -37,8 +37,14 @@ over one step beyond what is allocated before it (the inputs, the weights
 and the incoming gradient), in MiB. Before timing, every provider's
 gradients are compared with float64 PyTorch (relative L2 of dx).
 
+With --weight-dtype f32 the norms' weight and bias are f32 beside 16-bit
+rows (mixed precision; the dtype column reads e.g. bf16w32): the pack needs
+their kernels of an f32 weight (rowred.packs build --weight-dtype f32), and
+F.layer_norm refuses the mix.
+
 usage: train.py PACK_DIR [--ops rms_norm,...] [--dtypes f32,bf16]
-                [--shapes MxN,...] [--rounds R] [--graphs] [--json OUT]
+                [--weight-dtype rows|f32] [--shapes MxN,...] [--rounds R]
+                [--graphs] [--json OUT]
 """
 import argparse
 import json
@@ -180,24 +186,25 @@ def reference_dx(op, forward, leaves, extra, dy):
     return xs[0].grad
 
 
-def inputs(op, m, n, dtype):
-    """(leaves, extra non-differentiable arguments, incoming gradient)."""
-    def randn(*shape):
+def inputs(op, m, n, dtype, weight_dtype=None):
+    """(leaves, extra non-differentiable arguments, incoming gradient); the
+    norms' weight and bias of `weight_dtype` (None: `dtype`)."""
+    def randn(*shape, dtype=dtype):
         return torch.randn(shape, device="cuda", dtype=dtype)
+    weight_dtype = weight_dtype or dtype
     x = randn(m, n)
     if op == "cross_entropy":
         labels = torch.randint(0, n, (m,), device="cuda")
         labels[3::7] = -100
         return [x * 3], [labels], None
     dy = randn(m, n)
+    w = torch.rand(n, device="cuda", dtype=weight_dtype) + 0.5
     if op == "rms_norm":
-        return [x, torch.rand(n, device="cuda", dtype=dtype) + 0.5], [], dy
+        return [x, w], [], dy
     if op == "rms_norm_residual":
-        return [x, randn(m, n),
-                torch.rand(n, device="cuda", dtype=dtype) + 0.5], [], dy
+        return [x, randn(m, n), w], [], dy
     if op == "layer_norm":
-        return [x + 1, torch.rand(n, device="cuda", dtype=dtype) + 0.5,
-                randn(n)], [], dy
+        return [x + 1, w, randn(n, dtype=weight_dtype)], [], dy
     return [x * 3], [], dy
 
 
@@ -234,10 +241,15 @@ def graphed(step):
 
 def run_shape(op, m, n, dname, args):
     dtype = DTYPES[dname]
-    leaves, extra, dy = inputs(op, m, n, dtype)
+    mixed = args.weight_dtype == "f32" and dname != "f32" and \
+        op not in ("cross_entropy", "softmax", "log_softmax")
+    leaves, extra, dy = inputs(op, m, n, dtype,
+                               torch.float32 if mixed else None)
     fns = forwards(op)
     steps = make_steps(op, fns, leaves, extra, dy)
     ref = reference_dx(op, fns["torch"], leaves, extra, dy)
+    if mixed:
+        dname += "w32"
     row = {"op": op, "dtype": dname, "m": m, "n": n, "us": {}, "graph_us": {},
            "extra_mib": {}, "dx_rel_l2": {}, "failed": {}}
     for k, step in list(steps.items()):
@@ -291,7 +303,7 @@ def summary(row):
 
     def cell(k):
         return f"{us[k]:8.0f}" if k in us else f"{'-':>8s}"
-    line = (f"{row['op']:17s} {row['dtype']:4s} {row['m']:>5d}x{row['n']:<6d}"
+    line = (f"{row['op']:17s} {row['dtype']:7s} {row['m']:>5d}x{row['n']:<6d}"
             + "".join(cell(k) for k in ("rowred", *PEERS))
             + f" {best / ours:6.2f}x"
             + f" {mem.get('rowred', float('nan')):8.0f}"
@@ -315,6 +327,9 @@ def main():
     parser.add_argument("pack_dir")
     parser.add_argument("--ops", default=",".join(SHAPES))
     parser.add_argument("--dtypes", default="f32,bf16")
+    parser.add_argument("--weight-dtype", choices=("rows", "f32"),
+                        default="rows",
+                        help="the norms' weight and bias beside 16-bit rows")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--graphs", action="store_true",
                         help="also time each step replayed from a CUDA graph")
@@ -325,7 +340,7 @@ def main():
     shapes = args.shapes and [tuple(int(d) for d in s.split("x"))
                               for s in args.shapes.split(",")]
     start_package_run(args.pack_dir, args.rounds)
-    print(f"{'op':17s} {'type':4s} {'M x N':>12s} {'rowred':>8s} "
+    print(f"{'op':17s} {'type':7s} {'M x N':>12s} {'rowred':>8s} "
           f"{'torch':>8s} {'compile':>8s} {'liger':>8s} {'vs best':>7s} "
           f"{'MiB ours':>8s} {'peers':>8s} {'dx L2':>8s}   (us per step)")
     rows = []
