@@ -20,9 +20,9 @@ checkpoints and torch.compile see the same model. Mixed precision (f32
 weights, 16-bit activations under torch.autocast) runs on the kernels of
 an f32 weight; where a module's own forward then returns f32 (Llama's
 `weight * x.to(dtype)`, found on a probe) so does the patched one. A call
-whose tensors the kernels do not take (a CPU tensor, a weight of another
-dtype than the input but f32, more arguments than the input) runs the
-module's own forward. The norms patch() leaves alone (another formula,
+whose tensors the kernels do not take (a CPU tensor, an input of another
+dtype than f32, f16 and bf16, a weight of another dtype than the input but
+f32, more arguments than the input) runs the module's own forward. The norms patch() leaves alone (another formula,
 over channels, a gate, no weight) and a loss it does not know it names in
 one warning.
 """
