@@ -207,9 +207,13 @@ def _promotes(module):
                     generator=torch.Generator().manual_seed(0)).to(device)
     found = set()
     for autocast in (False, True):
+        # PyTorch warns of the mix (F.rms_norm's unfused path): the probe's
+        # own, not the user's.
         try:
-            with torch.no_grad(), torch.autocast(device.type, torch.bfloat16,
-                                                 enabled=autocast):
+            with torch.no_grad(), warnings.catch_warnings(), \
+                    torch.autocast(device.type, torch.bfloat16,
+                                   enabled=autocast):
+                warnings.simplefilter("ignore")
                 y = torch.func.functional_call(module, params, (x,))
         except Exception:  # noqa: BLE001 - a module the probe cannot run
             return None
