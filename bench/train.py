@@ -242,7 +242,7 @@ def graphed(step):
 def run_shape(op, m, n, dname, args):
     dtype = DTYPES[dname]
     mixed = args.weight_dtype == "f32" and dname != "f32" and \
-        op not in ("cross_entropy", "softmax", "log_softmax")
+        op in rowred.packs.WEIGHT_OPS
     leaves, extra, dy = inputs(op, m, n, dtype,
                                torch.float32 if mixed else None)
     fns = forwards(op)

@@ -31,7 +31,7 @@ import warnings
 import torch
 
 from .norms import layer_norm, rms_norm
-from .ops import cross_entropy
+from .ops import _DTYPES, cross_entropy
 
 # Relative error per probe row within which a module's forward computes an
 # RMSNorm's or a LayerNorm's formula (_close): bf16's rounding (2^-8, a few
@@ -43,14 +43,11 @@ CAUSAL_LM_LOSS = "ForCausalLMLoss"
 _PATCHED = "_rowred_patched"
 
 
-_FLOATS = (torch.float32, torch.float16, torch.bfloat16)
-
-
 def _takes(module, x, mixed=True):
     """Whether the kernels take this call: a CUDA input of f32, f16 or
     bf16 whose dtype the weight and bias (where the module has them) share,
     or are f32 beside 16-bit rows where `mixed`."""
-    if not x.is_cuda or x.dtype not in _FLOATS:
+    if not x.is_cuda or x.dtype not in _DTYPES:
         return False
     dtypes = {p.dtype for p in (getattr(module, "weight", None),
                                 getattr(module, "bias", None))
