@@ -227,8 +227,13 @@ def native_call(name, kernel_ops, tensors, eps=None, args=(),
     (_oplib.direct), or a kernel missing. Where it applies, `fast_key` (a
     fast_key_of) then maps to the op and its kernels in
     _native.fast_calls."""
+    # direct() first: on a traced call (torch.compile) nothing here may
+    # run, not even the module's first load under its lock, at which
+    # dynamo would break the graph.
+    if not direct(tensors):
+        return None
     native = _native.op(name)
-    if native is None or not direct(tensors):
+    if native is None:
         return None
     x = tensors[0]
     n = x.size(-1)

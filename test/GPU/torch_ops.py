@@ -696,6 +696,30 @@ class Integration(unittest.TestCase):
         torch.testing.assert_close(compiled(x), torch.softmax(x * 2.0, -1)
                                    + 1.0, atol=1e-5, rtol=1e-5)
 
+    def test_compile_as_the_first_call(self):
+        # A process whose first call of the norms is traced (a model
+        # patched and then compiled): no graph break where the eager path
+        # would first load the native ops.
+        saved, rowred._native._ops = rowred._native._ops, None
+        try:
+            torch._dynamo.reset()
+            n = 4096
+            x = torch.randn(8, n, device="cuda", dtype=torch.bfloat16)
+            w = torch.rand(n, device="cuda", dtype=torch.bfloat16) + 0.5
+            b = torch.randn(n, device="cuda", dtype=torch.bfloat16)
+
+            def f(x):
+                y, h = rowred.rms_norm(x, (n,), w, 1e-5, residual=x)
+                y = rowred.rms_norm(y, (n,), w, 1e-5)
+                return rowred.softmax(rowred.layer_norm(y + h, (n,), w, b,
+                                                        1e-5))
+
+            got = torch.compile(f, fullgraph=True)(x)
+            self.assertIsNone(rowred._native._ops)
+        finally:
+            rowred._native._ops = saved
+        torch.testing.assert_close(got, f(x), atol=2e-2, rtol=2e-2)
+
     def test_training_step_compile_and_graph(self):
         """A training step of the norms and the loss (forward and backward)
         under torch.compile(fullgraph=True) and captured whole in a CUDA
