@@ -58,11 +58,12 @@ MODELS = {
 }
 
 
-def build(name, seed=0, amp=False):
-    """The model `name` on the GPU, its weights drawn from `seed`: in bf16,
-    or in f32 for mixed precision (`amp`)."""
+def build(name, seed=0, amp=False, layers=LAYERS):
+    """The model `name` of `layers` layers on the GPU, its weights drawn
+    from `seed`: in bf16, or in f32 for mixed precision (`amp`)."""
     config_class, fields = MODELS[name]
-    config = getattr(transformers, config_class)(**fields)
+    depth = "n_layer" if "n_layer" in fields else "num_hidden_layers"
+    config = getattr(transformers, config_class)(**{**fields, depth: layers})
     torch.manual_seed(seed)
     with torch.device("cuda"):
         return transformers.AutoModelForCausalLM.from_config(
