@@ -144,7 +144,8 @@ class BuildTest(unittest.TestCase):
     def test_residual_norm_kernels(self):
         out = os.path.join(self.dir, "residual")
         manifest = packs.build(SOFTMAX_OPT, out, ["rms_norm_residual"],
-                               ["bf16"], [4096, 0], eps_values=[1e-5])
+                               ["bf16"], [4096, 0], eps_values=[1e-5],
+                               weight_dtypes=["rows"])
         self.assertEqual([k["cols"] for k in manifest["kernels"]], [4096])
         path = packs.Pack(out).find("rms_norm_residual", "bf16", 4096, 1e-5)
         with open(path) as f:
@@ -276,7 +277,8 @@ class BuildTest(unittest.TestCase):
     def test_norm_kernels_per_epsilon(self):
         out = os.path.join(self.dir, "norms")
         manifest = packs.build(SOFTMAX_OPT, out, ["rms_norm", "layer_norm"],
-                               ["bf16"], [4096, 0], eps_values=[1e-5, 0.0])
+                               ["bf16"], [4096, 0], eps_values=[1e-5, 0.0],
+                               weight_dtypes=["rows"])
         # A kernel per epsilon, none for 'any'.
         self.assertEqual(sorted((k["op"], k["eps"])
                                 for k in manifest["kernels"]),
@@ -306,8 +308,7 @@ class BuildTest(unittest.TestCase):
         out = os.path.join(self.dir, "mixed")
         manifest = packs.build(
             SOFTMAX_OPT, out, ["rms_norm", "layer_norm_backward"],
-            ["f32", "bf16"], [1024], eps_values=[1e-6],
-            weight_dtypes=packs.WEIGHT_DTYPES)
+            ["f32", "bf16"], [1024], eps_values=[1e-6])
         self.assertEqual(sorted((k["op"], k["dtype"],
                                  k.get("weight_dtype", k["dtype"]))
                                 for k in manifest["kernels"]),

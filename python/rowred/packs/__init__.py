@@ -602,7 +602,7 @@ def _weights(op, dtype, weight_dtypes):
         yield None if weight == "rows" else weight
 
 
-def _variants(ops, dtypes, cols, eps_values, weight_dtypes=("rows",)):
+def _variants(ops, dtypes, cols, eps_values, weight_dtypes=WEIGHT_DTYPES):
     """The Variant of each kernel of a pack."""
     for op in ops:
         for dtype in dtypes:
@@ -632,10 +632,11 @@ def preset_variants(preset, dtypes, eps_values=DEFAULT_EPS,
 
 def build(softmax_opt, out, ops, dtypes, cols, chip="sm_90",
           eps_values=DEFAULT_EPS, variants=None, plan_table=None,
-          weight_dtypes=("rows",)):
+          weight_dtypes=WEIGHT_DTYPES):
     """Compiles a kernel per (op, dtype, N), per eps of `eps_values` for
-    EPS_OPS and per weight dtype of `weight_dtypes` (WEIGHT_DTYPES) for
-    WEIGHT_OPS over 16-bit rows, into `out` and writes its manifest;
+    EPS_OPS and per weight dtype of `weight_dtypes` (of WEIGHT_DTYPES; all,
+    as on the command line, by default) for WEIGHT_OPS over 16-bit rows,
+    into `out` and writes its manifest;
     returns the manifest.
     EXACT_OPS get kernels for the exact lengths of `cols` only (0, any
     length, is skipped for them); ROW_HELD_OPS none for rows too long to
