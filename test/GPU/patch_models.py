@@ -147,6 +147,26 @@ class PatchedModelTest(unittest.TestCase):
                       f"{r['token_s'][0] * 1e3:.2f} as it is, "
                       f"{r['token_s'][1] * 1e3:.2f} patched", end=" ")
 
+    def test_compiled(self):
+        # Traced by torch.compile, the patched norms are the modules' own
+        # code (Inductor's to fuse); the loss stays on rowred's kernel.
+        model = patch_model.build("llama")
+        tokens = torch.randint(0, 32000, (2, 64), device="cuda")
+        with torch.no_grad():
+            want = model(input_ids=tokens, labels=tokens)
+            rowred.patch(model)
+            ops._forget_lookups()
+            got = torch.compile(model)(input_ids=tokens, labels=tokens)
+        ran = {key[0] for key in ops._kernels}
+        self.assertNotIn("rms_norm", ran)
+        self.assertTrue(any(op.startswith("cross_entropy") for op in ran),
+                        ran)
+        diff = (got.logits - want.logits).float().norm() / \
+            want.logits.float().norm()
+        self.assertLess(diff.item(), LOGITS_TOL)
+        self.assertLess(abs(got.loss.item() - want.loss.item()),
+                        LOSS_TOL * want.loss.item())
+
     def test_unpatch(self):
         model = patch_model.build("llama")
         tokens = torch.randint(0, 32000, (2, 64), device="cuda")
