@@ -17,8 +17,9 @@ usage: python3 examples/torch/generate.py [--model llama] [--layers 16]
 decodings give the same tokens; in bf16 they part where two logits are
 within bf16's rounding (the patched norms round once where the models' own
 round twice). --compile decodes through torch.compile (its default mode)
-with a static cache: one compiled graph a step, the norms rowred's custom
-ops inside it. Each way decodes once to warm up, then --rounds times in
+with a static cache: one compiled graph a step, in which patch() leaves
+the norms to the models' own code (Inductor fuses them), so both ways
+decode alike. Each way decodes once to warm up, then --rounds times in
 turns; the times are the medians. The pack (or $ROWRED_PACKS) needs the
 norms' kernels for the model's hidden size (and head size, Qwen3 and
 Gemma 3) in that dtype: the LLM preset has them.
