@@ -189,8 +189,11 @@ protected:
   /// at the chunk's columns into `chunk.extra`, but for those only the map
   /// reads (Group::isMapOnly), which stay empty until withMapOperands. With
   /// `stageCol` (a chunks kernel's place in the stage of the first input's
-  /// elements), the other inputs come from their slots of the stage.
-  void loadExtra(Chunk &chunk, Value valid, int64_t vec, Value stageCol = {});
+  /// elements), the other inputs come from their slots of the stage; an
+  /// input whose raw vector `ahead` holds (by element index, null where
+  /// none: loadRowAhead's) is unpacked from it.
+  void loadExtra(Chunk &chunk, Value valid, int64_t vec, Value stageCol = {},
+                 ArrayRef<Value> ahead = {});
 
   /// The `vec` elements at column `col` of the operand at element index
   /// `index` (>= 1: extraRows' order), extended to f32.
@@ -245,10 +248,15 @@ protected:
   /// a peeled chunk's vectorEnd, else the row's.
   Value vectorEnd() { return peeledChunk ? peeledChunk->vectorEnd : cols; }
 
+  /// The inputs (element indices) whose next row prefetch = registers
+  /// loads ahead: the first and every other that a reduction reads (not
+  /// those only the map reads, which it loads where it needs them).
+  SmallVector<unsigned> aheadInputs() const;
+
   /// Loads this thread's chunks of row `row` (i64; the group's first row
-  /// with several rows per block) of the input into registers, as loaded
-  /// (zeros past the last row or the row's end): the row after the current
-  /// one with prefetch = registers.
+  /// with several rows per block) of each of aheadInputs into registers,
+  /// as loaded (zeros past the last row or the row's end), input by input:
+  /// the row after the current one with prefetch = registers.
   SmallVector<Value> loadRowAhead(Value row, int64_t vec);
 
   /// Starts copying this thread's chunks of row `row` (i64) of the input

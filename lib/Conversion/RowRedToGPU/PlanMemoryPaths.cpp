@@ -38,16 +38,22 @@ LogicalResult Planner::planPrefetch() {
   // The stage and the registers ahead hold the next row (or tile) of one
   // input, for the online kernel the tiles of its running pair. The
   // streamed passes (reread) stage their share of every 2-D input instead
-  // (stagesStreamedRow), or nothing.
+  // (stagesStreamedRow), or nothing. A fused block of several operands loads
+  // the next row of each input its reductions read into registers where
+  // asked (KernelEmitter::aheadInputs), or where a prefetch row of the table
+  // names its held operands.
   bool streamedStage = plan.streamsLevels() && stagesStreamedRow();
+  bool severalOperands = !group.hasOneRowOperand() && !plan.streamsLevels();
   StringRef without =
       plan.streamsLevels() && !streamedStage
           ? "the online kernel's next tile for its running pair; with "
             "reread it streams plain tiles (prefetch = none) or stages its "
             "share of each input (prefetch = stage)"
-      : !group.hasOneRowOperand() && !plan.streamsLevels()
-          ? "the next row of one input; this kernel reads several operands "
-            "(prefetch = none)"
+      : severalOperands && (plan.strategy != Strategy::fused ||
+                            opts.prefetch == Prefetch::stage)
+          ? "the next row of one input; of a kernel of several operands "
+            "only a fused block loads its inputs' next rows, into registers "
+            "(prefetch = registers or none)"
           : "";
   if (!without.empty()) {
     if (opts.prefetch && opts.prefetch != Prefetch::none)
@@ -95,8 +101,11 @@ LogicalResult Planner::planPrefetch() {
              !(opts.cacheHints == true && plan.strategy == Strategy::fused)) {
     // Auto's fetch ahead; none for a fused block asked for cache_hints,
     // which hint the loads of its own row.
-    Prefetch ahead = autoFetchAhead(opts.planTable(), plan);
-    plan.prefetch = prefetchObstacle(plan, true, sm).empty() &&
+    Prefetch ahead = autoFetchAhead(opts.planTable(), plan,
+                                    severalOperands ? group.numHeldOperands()
+                                                    : 0);
+    plan.prefetch = !severalOperands &&
+                    prefetchObstacle(plan, true, sm).empty() &&
                     (stagedRow || ahead == Prefetch::stage);
     plan.prefetchRegisters = !plan.prefetch &&
                              prefetchObstacle(plan, false, sm).empty() &&

@@ -333,10 +333,11 @@ bool autoCacheHints(const PlanTable &table, const KernelPlan &plan, int64_t sm,
 /// tile (within the row) into registers unless it keeps tiles in shared
 /// memory (H200, alternating runs: f32 1048576 +8.7%, 262144 +4.2%, bf16
 /// +2.2-2.4%).
-Prefetch autoFetchAhead(const PlanTable &table, const KernelPlan &plan) {
+Prefetch autoFetchAhead(const PlanTable &table, const KernelPlan &plan,
+                        int64_t held) {
   if (plan.strategy == Strategy::online)
     return plan.keptElements == 0 ? Prefetch::registers : Prefetch::none;
-  return table.prefetchOf(tableKey(plan, plan.blockElements));
+  return table.prefetchOf(tableKey(plan, plan.blockElements), held);
 }
 
 /// Whether auto launches one program per row group (grid = rows) instead of

@@ -104,8 +104,10 @@ bool autoPairReduce(const KernelPlan &plan, const PlanOptions &opts,
 
 /// What auto fetches ahead for the kernel of `plan` where it can: the next
 /// row staged in shared memory, the next row (or tile) in registers, or
-/// nothing.
-Prefetch autoFetchAhead(const PlanTable &table, const KernelPlan &plan);
+/// nothing. `held`: the operands a kernel of several holds through its
+/// reductions, 0 for one input and output (PlanTable::prefetchOf).
+Prefetch autoFetchAhead(const PlanTable &table, const KernelPlan &plan,
+                        int64_t held = 0);
 
 /// Elements of each block's share that auto keeps in shared memory, copied in
 /// ahead (keep_ahead), or 0.

@@ -312,10 +312,12 @@ static bool fromJSON(const json::Value &value, OperandShapeRow &out,
 
 static bool fromJSON(const json::Value &value, PrefetchRow &out,
                      json::Path path) {
-  if (!fromJSON(value, out.match, path, {"prefetch"}))
+  if (!fromJSON(value, out.match, path, {"prefetch", "held"}))
     return false;
   json::ObjectMapper mapper(value, path);
-  return mapper.map("prefetch", out.prefetch);
+  return mapper.map("prefetch", out.prefetch) &&
+         mapPositive(mapper, value, "held", out.held, path,
+                     /*optional=*/true);
 }
 
 /// A row_lengths row (its kernel matched by `held`, `reduces`,
@@ -591,9 +593,9 @@ const WarpsRow &PlanTable::warpsRowOf(ArrayRef<WarpsRow> rows,
   llvm_unreachable("the last row matches every kernel");
 }
 
-Prefetch PlanTable::prefetchOf(const TableKey &key) const {
+Prefetch PlanTable::prefetchOf(const TableKey &key, int64_t held) const {
   for (const PrefetchRow &row : prefetch)
-    if (row.match.matches(key))
+    if (row.held == held && row.match.matches(key))
       return row.prefetch;
   return Prefetch::none;
 }

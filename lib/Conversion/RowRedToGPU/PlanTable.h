@@ -130,6 +130,10 @@ struct OnlineClusterRow {
 /// memory, or loaded into registers.
 struct PrefetchRow {
   TableMatch match;
+  /// The operands a kernel of several holds through its reductions
+  /// (Group::numHeldOperands); 0, the default: kernels of one input and
+  /// output, the only ones a row without it applies to.
+  int64_t held = 0;
   Prefetch prefetch = Prefetch::none;
 };
 
@@ -250,8 +254,10 @@ struct PlanTable {
   /// Whether the fused block of `key` loads its row evict-last (the
   /// cache_hints section).
   bool takesCacheHints(const TableKey &key) const;
-  /// What the block of `key` fetches ahead (Prefetch::none for nothing).
-  Prefetch prefetchOf(const TableKey &key) const;
+  /// What the block of `key` fetches ahead (Prefetch::none for nothing):
+  /// a kernel of several operands, `held` of them held through its
+  /// reductions (0: one input and output).
+  Prefetch prefetchOf(const TableKey &key, int64_t held = 0) const;
   /// Blocks of the cluster of an online kernel over rows of `rowBytes`.
   int64_t onlineClusterSize(int64_t rowBytes) const;
   /// Whether auto gives `strategy` to the kernel of `key` by its rows'

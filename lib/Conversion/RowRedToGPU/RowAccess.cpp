@@ -27,13 +27,15 @@ Chunk KernelEmitter::loadChunk(Value rowPtr, Value col, Value valid,
 }
 
 void KernelEmitter::loadExtra(Chunk &chunk, Value valid, int64_t vec,
-                              Value stageCol) {
+                              Value stageCol, ArrayRef<Value> ahead) {
   for (unsigned index = 1, e = extraRows.size() + 1; index < e; ++index) {
     // Those only the map reads wait for withMapOperands, unless the plan
     // hoists them here. Only chunks and the online kernel's streamed passes
     // stage several operands (a fused or cluster stage holds one input's
     // row), and neither hoists.
-    if (group.isMapOnly(index) && (!plan.hoistMapLoads || stageCol)) {
+    if (index < ahead.size() && ahead[index]) {
+      chunk.extra.push_back(unpack(ahead[index]));
+    } else if (group.isMapOnly(index) && (!plan.hoistMapLoads || stageCol)) {
       chunk.extra.emplace_back();
     } else if (stageCol && index < group.inputs.size()) {
       // Another input, staged in its own slot of the stage.
@@ -292,14 +294,29 @@ SmallVector<Chunk> KernelEmitter::loadEdges(Value rowPtr, PeeledRow row,
   return chunks;
 }
 
+SmallVector<unsigned> KernelEmitter::aheadInputs() const {
+  SmallVector<unsigned> inputs = {0};
+  for (unsigned index = 1, e = group.inputs.size(); index < e; ++index)
+    if (!group.isMapOnly(index))
+      inputs.push_back(index);
+  return inputs;
+}
+
 SmallVector<Value> KernelEmitter::loadRowAhead(Value row, int64_t vec) {
   row = ownRow(row);
   Value exists = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, rows);
-  Value xRow = rowPointer(x, plan.inType, row, xStride);
+  SmallVector<ChunkPlace> places = chunkPlaces(sliceStart, vec);
   SmallVector<Value> loaded;
-  for (const ChunkPlace &place : chunkPlaces(sliceStart, vec))
-    loaded.push_back(loadRaw(
-        xRow, place.col, arith::AndIOp::create(b, place.valid, exists), vec));
+  for (unsigned index : aheadInputs()) {
+    Type elem = getElementTypeOrSelf(group.inputs[index]);
+    Value rowPtr =
+        index ? rowPointer(inputPtrs[index], elem, row, inputStrides[index])
+              : rowPointer(x, plan.inType, row, xStride);
+    for (const ChunkPlace &place : places)
+      loaded.push_back(loadRaw(rowPtr, place.col,
+                               arith::AndIOp::create(b, place.valid, exists),
+                               vec, {}, elem));
+  }
   return loaded;
 }
 

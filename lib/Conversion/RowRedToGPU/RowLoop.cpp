@@ -382,9 +382,19 @@ void KernelEmitter::emitFusedRow(Value xRow, Value yRow, int64_t vec,
                                  Value nextRow, ValueRange loaded) {
   SmallVector<Chunk> chunks;
   if (!loaded.empty()) {
-    for (auto [place, raw] :
-         llvm::zip_equal(chunkPlaces(sliceStart, vec), loaded))
-      chunks.push_back(unpackChunk(place.col, inOwnRow(place.valid), raw));
+    // loadRowAhead's order: each of aheadInputs' rows, chunk by chunk.
+    SmallVector<ChunkPlace> places = chunkPlaces(sliceStart, vec);
+    SmallVector<unsigned> inputs = aheadInputs();
+    for (auto [i, place] : llvm::enumerate(places)) {
+      chunks.push_back(
+          unpackChunk(place.col, inOwnRow(place.valid), loaded[i]));
+      if (extraRows.empty())
+        continue;
+      SmallVector<Value> ahead(group.inputs.size());
+      for (auto [k, index] : llvm::enumerate(inputs))
+        ahead[index] = loaded[k * places.size() + i];
+      loadExtra(chunks.back(), chunks.back().valid, vec, {}, ahead);
+    }
   } else if (nextRow) {
     NVVM::CpAsyncWaitGroupOp::create(b, 0);
     chunks = loadBlock(stage->current(), sliceStart, vec, 0,
