@@ -281,6 +281,11 @@ FAMILY = [
     ("layer_norm_backward", "bf16", "auto", "cols=781"),
     ("layer_norm_backward", "f32", "auto", "cols=4096"),
     ("layer_norm_backward", "bf16", "auto", "cols=16384"),
+    # 16-bit blocks of 2048-6144 load the next row of x and dy ahead into
+    # registers (the table's prefetch rows of three held operands; the
+    # scalar path of odd rows loads its own).
+    ("layer_norm_backward", "bf16", "auto", "cols=5120"),
+    ("rms_norm_backward", "f16", "auto", "cols=2048"),
     # The three at 12288: f32, f16 and the bf16 residual form over a cluster
     # of 2 slices of 6144, bf16 layer_norm on a block of 12288 (384 threads).
     ("rms_norm_backward", "f32", "auto", "cols=12288"),
