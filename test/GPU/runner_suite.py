@@ -72,7 +72,7 @@ SANITIZED_SUITE = (
 # results), generic chunks of one and two exchanges, the online kernel of
 # rows only reduced (logsumexp and the cross-entropy loss, exact and any
 # length), and the sums down the columns (their shared accumulators and
-# grid barrier).
+# grid barrier; the next rows of x and dy loaded ahead).
 SANITIZED_FAMILY = (
     "rms_norm_backward_f32_auto_n1000_kernel0.json",
     "rms_norm_residual_backward_f32_auto_n1000_kernel0.json",
@@ -80,6 +80,8 @@ SANITIZED_FAMILY = (
     "rms_norm_residual_backward_f32_auto_n16384_kernel0.json",
     "layer_norm_backward_bf16_auto_n16384_kernel0.json",
     "layer_norm_backward_bf16_auto_n781_kernel0.json",
+    "layer_norm_backward_bf16_auto_n5120_kernel0.json",
+    "rms_norm_backward_f16_auto_n2048_kernel0.json",
     "rms_norm_backward_f32_auto_n12288_kernel0.json",
     "cross_entropy_bf16_auto_n32000_kernel0.json",
     "cross_entropy_f32_auto_n50257_kernel0.json",
