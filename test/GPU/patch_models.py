@@ -147,16 +147,23 @@ class PatchedModelTest(unittest.TestCase):
                       f"{r['token_s'][0] * 1e3:.2f} as it is, "
                       f"{r['token_s'][1] * 1e3:.2f} patched", end=" ")
 
+    @staticmethod
+    def llama_on_tokens():
+        """A two-layer Llama and its forward (logits and loss) on a batch
+        of 2 x 64 random tokens."""
+        model = patch_model.build("llama")
+        tokens = torch.randint(0, 32000, (2, 64), device="cuda")
+        return model, lambda m: m(input_ids=tokens, labels=tokens)
+
     def test_compiled(self):
         # Traced by torch.compile, the patched norms are the modules' own
         # code (Inductor's to fuse); the loss stays on rowred's kernel.
-        model = patch_model.build("llama")
-        tokens = torch.randint(0, 32000, (2, 64), device="cuda")
+        model, forward = self.llama_on_tokens()
         with torch.no_grad():
-            want = model(input_ids=tokens, labels=tokens)
+            want = forward(model)
             rowred.patch(model)
             ops._forget_lookups()
-            got = torch.compile(model)(input_ids=tokens, labels=tokens)
+            got = forward(torch.compile(model))
         ran = {key[0] for key in ops._kernels}
         self.assertNotIn("rms_norm", ran)
         self.assertTrue(any(op.startswith("cross_entropy") for op in ran),
@@ -168,14 +175,13 @@ class PatchedModelTest(unittest.TestCase):
                         LOSS_TOL * want.loss.item())
 
     def test_unpatch(self):
-        model = patch_model.build("llama")
-        tokens = torch.randint(0, 32000, (2, 64), device="cuda")
+        model, forward = self.llama_on_tokens()
         with torch.no_grad():
-            before = model(input_ids=tokens, labels=tokens)
+            before = forward(model)
             rowred.patch(model)
-            patched = model(input_ids=tokens, labels=tokens)
+            patched = forward(model)
             rowred.unpatch(model)
-            after = model(input_ids=tokens, labels=tokens)
+            after = forward(model)
         self.assertTrue(torch.equal(before.logits, after.logits))
         self.assertEqual(before.loss.item(), after.loss.item())
         self.assertFalse(torch.equal(before.logits, patched.logits))
