@@ -191,10 +191,22 @@ def _l2_flush():
 
 # Cycles of torch.cuda._sleep between the flush and each timed call: ~100 us
 # at the H200's 1.98 GHz, more than any provider's Python launch takes.
+# A callable whose host time is longer (a training step: its forward, the
+# autograd engine's backward call) gets twice its own (head_start_cycles).
 HOST_AHEAD_CYCLES = 200_000
+# torch.cuda._sleep's cycles per microsecond, at least the GPU's clock.
+SLEEP_CYCLES_PER_US = 2000
 
 
-def interleaved_calls(runs, calls, flush, seed=0, shuffle=True):
+def head_start_cycles(host_s):
+    """The spin before a timed call whose host takes `host_s` seconds to
+    issue: HOST_AHEAD_CYCLES, or twice the host's time where that is
+    longer (the host's time moves by up to 40% within a process)."""
+    return max(HOST_AHEAD_CYCLES, int(2e6 * host_s * SLEEP_CYCLES_PER_US))
+
+
+def interleaved_calls(runs, calls, flush, seed=0, shuffle=True,
+                      spins=None):
     """Times `calls` calls of each callable of `runs` (name -> fn), the
     callables taking turns call by call, in an order shuffled afresh for
     each turn (seeded): a call's time depends on the calls before it (by up
@@ -202,10 +214,12 @@ def interleaved_calls(runs, calls, flush, seed=0, shuffle=True):
     give each provider the same predecessor every time. With `shuffle`
     false they keep the order of `runs` (experiments that study that
     dependence: bench/experiments/order_exp.py). Before each call
-    `flush` (the L2 flush) and a spin of HOST_AHEAD_CYCLES, then CUDA
-    events around the call. The spin keeps the host's enqueueing ahead of
-    the GPU, so that no call's window holds time the GPU spent waiting for
-    a (Python) launch. Returns name -> the calls' times (ms)."""
+    `flush` (the L2 flush) and a spin of the callable's `spins` cycles
+    (default HOST_AHEAD_CYCLES), then CUDA events around the call. The
+    spin keeps the host's enqueueing ahead of the GPU, so that no call's
+    window holds time the GPU spent waiting for the host. Returns name ->
+    the calls' times (ms)."""
+    spins = spins or {}
     events = {name: [(torch.cuda.Event(enable_timing=True),
                       torch.cuda.Event(enable_timing=True))
                      for _ in range(calls)] for name in runs}
@@ -216,7 +230,7 @@ def interleaved_calls(runs, calls, flush, seed=0, shuffle=True):
             rng.shuffle(order)
         for name in order:
             flush()
-            torch.cuda._sleep(HOST_AHEAD_CYCLES)
+            torch.cuda._sleep(spins.get(name, HOST_AHEAD_CYCLES))
             events[name][i][0].record()
             runs[name]()
             events[name][i][1].record()
@@ -235,12 +249,16 @@ def time_in_rounds(runs, rounds, rep_ms=100, warmup_ms=25):
     median there moves with the mix of the two modes. Each round takes
     about `rep_ms` per callable, after one uncounted round. Without the
     spin after each flush, rounds of one provider on a 7 us shape measured
-    up to 128% apart. Returns name -> the rounds' medians (ms), and name ->
-    the exception's type name for those that raised (not timed again)."""
+    up to 128% apart; each callable's spin covers the host's time to issue
+    it (the longest of five calls, head_start_cycles), so that the times
+    are the GPU's (train.py times host-bound steps back to back as well).
+    Returns name -> the rounds' medians (ms), and name -> the exception's
+    type name for those that raised (not timed again)."""
     flush = _l2_flush()
     runs = dict(runs)
     errors = {}
     estimate = {}
+    spins = {}
     for name, run in list(runs.items()):
         try:
             run()
@@ -248,12 +266,16 @@ def time_in_rounds(runs, rounds, rep_ms=100, warmup_ms=25):
             start = torch.cuda.Event(enable_timing=True)
             end = torch.cuda.Event(enable_timing=True)
             start.record()
+            host_s = 0.0
             for _ in range(5):
                 flush()
+                issued = time.perf_counter()
                 run()
+                host_s = max(host_s, time.perf_counter() - issued)
             end.record()
             torch.cuda.synchronize()
             estimate[name] = start.elapsed_time(end) / 5
+            spins[name] = head_start_cycles(host_s)
             for _ in range(max(1, int(warmup_ms / estimate[name]))):
                 run()
         except Exception as e:  # reported by the caller
@@ -262,13 +284,14 @@ def time_in_rounds(runs, rounds, rep_ms=100, warmup_ms=25):
     samples = {name: [] for name in runs}
     if not runs:
         return samples, errors
-    spin_ms = HOST_AHEAD_CYCLES / 2e6  # at about 2 GHz
+    spin_ms = sum(spins.values()) / SLEEP_CYCLES_PER_US / 1e3
     calls = max(1, int(rep_ms * len(runs) /
-                       (sum(estimate.values()) + spin_ms * len(runs))))
+                       (sum(estimate.values()) + spin_ms)))
     # One more round first, not counted: a shape's first round can follow
     # seconds of idle GPU (Triton compiling a peer) and run at lower clocks.
     for round_ in range(rounds + 1):
-        times = interleaved_calls(runs, calls, flush, seed=round_)
+        times = interleaved_calls(runs, calls, flush, seed=round_,
+                                  spins=spins)
         for name in runs if round_ > 0 else ():
             samples[name].append(statistics.median(times[name]))
     return samples, errors

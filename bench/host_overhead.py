@@ -40,9 +40,10 @@ import rowred  # noqa: E402
 EPS = 1e-6
 
 
-def per_call_us(fn, iters):
-    """Wall time per call of `iters` calls issued back to back."""
-    for _ in range(max(100, iters // 20)):
+def per_call_us(fn, iters, warmup=None):
+    """Wall time per call of `iters` calls issued back to back, after
+    `warmup` calls (default: max(100, iters // 20))."""
+    for _ in range(max(100, iters // 20) if warmup is None else warmup):
         fn()
     torch.cuda.synchronize()
     start = time.perf_counter()

@@ -29,10 +29,17 @@ Providers:
   LayerNorm, cross-entropy, softmax) where `liger_kernel` is importable
   (put its src/ on PYTHONPATH); the column says why where it is not.
 
-Time: as bench.py (CUDA events, the L2 flushed before every call,
-providers taking turns call by call, the median of --rounds rounds'
-medians), eager; with --graphs, also each step captured in a CUDA graph and
-replayed (the launch cost gone). Memory: torch.cuda.max_memory_allocated
+Time, eager, two ways: the GPU's time of the step, as bench.py times it
+(CUDA events, the L2 flushed before every call, each step issued after a
+spin on the GPU longer than the host takes to issue it, providers taking
+turns call by call, the median of --rounds rounds' medians): what a
+training loop whose GPU work outlasts its host's sees; and back to back,
+the wall time per step of a loop of steps (no flush, a synchronization at
+the end; providers taking turns, the median of the rounds): what a loop
+bound by its host sees, where the step's host time (the forward's calls,
+the autograd engine's backward call) exceeds its GPU time. With --graphs,
+also each step captured in a CUDA graph and replayed (the launch cost
+gone). Memory: torch.cuda.max_memory_allocated
 over one step beyond what is allocated before it (the inputs, the weights
 and the incoming gradient), in MiB. Before timing, every provider's
 gradients are compared with float64 PyTorch (relative L2 of dx).
@@ -49,6 +56,7 @@ usage: train.py PACK_DIR [--ops rms_norm,...] [--dtypes f32,bf16]
 import argparse
 import json
 import os
+import random
 import statistics
 import sys
 
@@ -61,6 +69,7 @@ sys.path.insert(0, os.path.join(_HERE, "..", "test", "GPU"))
 from bench import (LIGER_MISSING, liger, start_run,  # noqa: E402
                    time_in_rounds)
 from autograd_sink import Sink  # noqa: E402
+from host_overhead import per_call_us  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "python"))
@@ -266,6 +275,8 @@ def run_shape(op, m, n, dname, args):
     samples, failed = time_in_rounds(steps, args.rounds)
     row["failed"].update(failed)
     row["us"] = {k: 1e3 * statistics.median(v) for k, v in samples.items()}
+    row["back_to_back_us"] = back_to_back_us(
+        {k: steps[k] for k in row["us"]}, row["us"], args.rounds)
     if args.graphs:
         replays = {}
         for k, step in steps.items():
@@ -283,6 +294,21 @@ def run_shape(op, m, n, dname, args):
                            for k, v in samples.items()}
         del replays
     return row
+
+
+def back_to_back_us(steps, gpu_us, rounds, loop_ms=30):
+    """provider -> the median over `rounds` rounds of the wall time per
+    step (us) of a loop of its steps issued back to back, about `loop_ms`
+    long by the step's GPU time `gpu_us`; the providers take turns in an
+    order shuffled each round."""
+    samples = {k: [] for k in steps}
+    for round_ in range(rounds):
+        order = list(steps)
+        random.Random(round_).shuffle(order)
+        for k in order:
+            calls = max(10, min(200, int(1e3 * loop_ms / gpu_us[k])))
+            samples[k].append(per_call_us(steps[k], calls, warmup=3))
+    return {k: statistics.median(v) for k, v in samples.items()}
 
 
 PEERS = ("torch", "compile", "liger")
@@ -313,6 +339,10 @@ def summary(row):
         line += (f"  inplace {us['rowred_inplace']:.0f} us "
                  f"{best / us['rowred_inplace']:.2f}x "
                  f"{mem['rowred_inplace']:.0f} MiB")
+    b2b = row["back_to_back_us"]
+    if "rowred" in b2b:
+        line += (f"  back to back {b2b['rowred']:.0f} us "
+                 f"{best_peer(b2b) / b2b['rowred']:.2f}x")
     if row["graph_us"]:
         g = row["graph_us"]
         if "rowred" in g and any(k in g for k in PEERS):

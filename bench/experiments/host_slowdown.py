@@ -62,7 +62,8 @@ def main():
     torch.cuda.empty_cache()
     measure("after a large tensor", steps)
     row = train.run_shape(load_op, lm, ln, args.dtype,
-                          types.SimpleNamespace(rounds=1, graphs=False))
+                          types.SimpleNamespace(rounds=1, graphs=False,
+                                                weight_dtype="rows"))
     torch.cuda.empty_cache()
     print(train.summary(row))
     measure(f"after {load_op}", steps)
