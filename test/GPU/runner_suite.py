@@ -77,6 +77,7 @@ SANITIZED_FAMILY = (
     "rms_norm_backward_f32_auto_n1000_kernel0.json",
     "rms_norm_residual_backward_f32_auto_n1000_kernel0.json",
     "rms_norm_residual_backward_f32_auto_n4096_kernel0.json",
+    "rms_norm_residual_backward_bf16_auto_n4096_kernel0.json",
     "rms_norm_residual_backward_f32_auto_n16384_kernel0.json",
     "layer_norm_backward_bf16_auto_n16384_kernel0.json",
     "layer_norm_backward_bf16_auto_n781_kernel0.json",

@@ -11,6 +11,7 @@
 #include "Planner.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
@@ -101,9 +102,11 @@ LogicalResult Planner::planPrefetch() {
              !(opts.cacheHints == true && plan.strategy == Strategy::fused)) {
     // Auto's fetch ahead; none for a fused block asked for cache_hints,
     // which hint the loads of its own row.
-    Prefetch ahead = autoFetchAhead(opts.planTable(), plan,
-                                    severalOperands ? group.numHeldOperands()
-                                                    : 0);
+    SmallVector<Type> columnTypes = llvm::map_to_vector(
+        group.columns, [](Value c) { return getElementTypeOrSelf(c); });
+    Prefetch ahead = autoFetchAhead(
+        opts.planTable(), plan,
+        severalOperands ? group.numHeldOperands() : 0, columnTypes);
     plan.prefetch = !severalOperands &&
                     prefetchObstacle(plan, true, sm).empty() &&
                     (stagedRow || ahead == Prefetch::stage);

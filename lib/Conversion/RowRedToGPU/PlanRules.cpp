@@ -334,10 +334,11 @@ bool autoCacheHints(const PlanTable &table, const KernelPlan &plan, int64_t sm,
 /// memory (H200, alternating runs: f32 1048576 +8.7%, 262144 +4.2%, bf16
 /// +2.2-2.4%).
 Prefetch autoFetchAhead(const PlanTable &table, const KernelPlan &plan,
-                        int64_t held) {
+                        int64_t held, TypeRange columnTypes) {
   if (plan.strategy == Strategy::online)
     return plan.keptElements == 0 ? Prefetch::registers : Prefetch::none;
-  return table.prefetchOf(tableKey(plan, plan.blockElements), held);
+  return table.prefetchOf(tableKey(plan, plan.blockElements), held,
+                          columnTypes);
 }
 
 /// Whether auto launches one program per row group (grid = rows) instead of

@@ -105,9 +105,10 @@ bool autoPairReduce(const KernelPlan &plan, const PlanOptions &opts,
 /// What auto fetches ahead for the kernel of `plan` where it can: the next
 /// row staged in shared memory, the next row (or tile) in registers, or
 /// nothing. `held`: the operands a kernel of several holds through its
-/// reductions, 0 for one input and output (PlanTable::prefetchOf).
+/// reductions, 0 for one input and output; `columnTypes`: the element types
+/// of its per-column operands (PlanTable::prefetchOf).
 Prefetch autoFetchAhead(const PlanTable &table, const KernelPlan &plan,
-                        int64_t held = 0);
+                        int64_t held = 0, TypeRange columnTypes = {});
 
 /// Elements of each block's share that auto keeps in shared memory, copied in
 /// ahead (keep_ahead), or 0.

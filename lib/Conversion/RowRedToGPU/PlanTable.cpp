@@ -312,10 +312,11 @@ static bool fromJSON(const json::Value &value, OperandShapeRow &out,
 
 static bool fromJSON(const json::Value &value, PrefetchRow &out,
                      json::Path path) {
-  if (!fromJSON(value, out.match, path, {"prefetch", "held"}))
+  if (!fromJSON(value, out.match, path, {"prefetch", "held", "column_types"}))
     return false;
   json::ObjectMapper mapper(value, path);
   return mapper.map("prefetch", out.prefetch) &&
+         mapper.mapOptional("column_types", out.columnTypes) &&
          mapPositive(mapper, value, "held", out.held, path,
                      /*optional=*/true);
 }
@@ -593,9 +594,17 @@ const WarpsRow &PlanTable::warpsRowOf(ArrayRef<WarpsRow> rows,
   llvm_unreachable("the last row matches every kernel");
 }
 
-Prefetch PlanTable::prefetchOf(const TableKey &key, int64_t held) const {
+Prefetch PlanTable::prefetchOf(const TableKey &key, int64_t held,
+                               TypeRange columnTypes) const {
+  auto ofColumnTypes = [&](TableMatch::Types types) {
+    return types == TableMatch::Types::any ||
+           (!columnTypes.empty() && llvm::all_of(columnTypes, [&](Type t) {
+             return TableMatch::matchesType(types, t);
+           }));
+  };
   for (const PrefetchRow &row : prefetch)
-    if (row.held == held && row.match.matches(key))
+    if (row.held == held && row.match.matches(key) &&
+        ofColumnTypes(row.columnTypes))
       return row.prefetch;
   return Prefetch::none;
 }

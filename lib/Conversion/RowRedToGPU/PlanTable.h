@@ -134,6 +134,10 @@ struct PrefetchRow {
   /// (Group::numHeldOperands); 0, the default: kernels of one input and
   /// output, the only ones a row without it applies to.
   int64_t held = 0;
+  /// The element types of the per-column operands ("column_types"): a row
+  /// naming them applies to kernels whose every column operand is of them
+  /// (a weight's type sets the registers of its kernel).
+  TableMatch::Types columnTypes = TableMatch::Types::any;
   Prefetch prefetch = Prefetch::none;
 };
 
@@ -256,8 +260,10 @@ struct PlanTable {
   bool takesCacheHints(const TableKey &key) const;
   /// What the block of `key` fetches ahead (Prefetch::none for nothing):
   /// a kernel of several operands, `held` of them held through its
-  /// reductions (0: one input and output).
-  Prefetch prefetchOf(const TableKey &key, int64_t held = 0) const;
+  /// reductions (0: one input and output), whose per-column operands are of
+  /// `columnTypes` (none: empty).
+  Prefetch prefetchOf(const TableKey &key, int64_t held = 0,
+                      TypeRange columnTypes = {}) const;
   /// Blocks of the cluster of an online kernel over rows of `rowBytes`.
   int64_t onlineClusterSize(int64_t rowBytes) const;
   /// Whether auto gives `strategy` to the kernel of `key` by its rows'
