@@ -105,8 +105,8 @@ LogicalResult Planner::planPrefetch() {
     SmallVector<Type> columnTypes = llvm::map_to_vector(
         group.columns, [](Value c) { return getElementTypeOrSelf(c); });
     Prefetch ahead = autoFetchAhead(
-        opts.planTable(), plan,
-        severalOperands ? group.numHeldOperands() : 0, columnTypes);
+        opts.planTable(), plan, severalOperands ? group.numHeldOperands() : 0,
+        columnTypes);
     plan.prefetch = !severalOperands &&
                     prefetchObstacle(plan, true, sm).empty() &&
                     (stagedRow || ahead == Prefetch::stage);
