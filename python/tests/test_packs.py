@@ -156,6 +156,18 @@ class BuildTest(unittest.TestCase):
                          ["input", "input", "output", "output", "column",
                           "row_output"])
 
+    def test_residual_backward_brings_the_plain_backward(self):
+        # The residual form's eager backward takes rms_norm_backward where
+        # h got no gradient: a pack of the residual backward has both.
+        out = os.path.join(self.dir, "residual-backward")
+        manifest = packs.build(SOFTMAX_OPT, out,
+                               ["rms_norm_residual_backward"], ["bf16"],
+                               [2048], weight_dtypes=["rows"])
+        self.assertEqual(sorted(k["op"] for k in manifest["kernels"]),
+                         ["rms_norm_backward", "rms_norm_residual_backward"])
+        self.assertIsNotNone(
+            packs.Pack(out).find("rms_norm_backward", "bf16", 2048))
+
     def test_gradient_kernels_for_exact_lengths(self):
         out = os.path.join(self.dir, "backward")
         manifest = packs.build(SOFTMAX_OPT, out, ["log_softmax_backward"],

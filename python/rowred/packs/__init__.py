@@ -82,10 +82,15 @@ OPS = ("softmax", "log_softmax", "softmax_safe", "log_softmax_safe",
 # PyTorch's backward (ROW_HELD_OPS). rms_norm_residual_backward is the
 # residual form's: dx plus the gradient h itself got (grad_residual), the
 # gradient of both of the form's inputs from one kernel.
+# A pack with rms_norm_residual_backward also gets rms_norm_backward
+# (COMPANION_OPS): the residual form's eager backward takes it where h got
+# no gradient, and without it the form's eager calls run their autograd in
+# Python.
 # cross_entropy_sum is cross-entropy's loss summed over the rows in the
 # kernel, with the count of rows not ignored (rowred.map's totals, for the
 # mean and the sum without a gradient): likewise exact lengths (and the
 # ladder's), and none for rows too long for a block or a cluster to hold.
+COMPANION_OPS = {"rms_norm_residual_backward": ("rms_norm_backward",)}
 EXACT_OPS = ("softmax_backward", "log_softmax_backward", "cross_entropy_grad",
              "cross_entropy_sum",
              "rms_norm", "rms_norm_backward", "rms_norm_residual",
@@ -638,7 +643,8 @@ def build(softmax_opt, out, ops, dtypes, cols, chip="sm_90",
     as on the command line, by default) for WEIGHT_OPS over 16-bit rows,
     into `out` and writes its manifest;
     returns the manifest.
-    EXACT_OPS get kernels for the exact lengths of `cols` only (0, any
+    The COMPANION_OPS of `ops` are built with them. EXACT_OPS get
+    kernels for the exact lengths of `cols` only (0, any
     length, is skipped for them); ROW_HELD_OPS none for rows too long to
     hold, listed in the manifest's "skipped". `variants` (preset_variants)
     replaces what ops, dtypes, cols and eps_values give. `plan_table`: a
@@ -650,6 +656,9 @@ def build(softmax_opt, out, ops, dtypes, cols, chip="sm_90",
             raise PackError(f"--plan-table '{plan_table}': no such file")
         table = " plan-table=" + _quoted(plan_table, "--plan-table")
     if variants is None:
+        ops = list(ops)
+        ops += [c for op in ops for c in COMPANION_OPS.get(op, ())
+                if c not in ops]
         variants = list(_variants(ops, dtypes, cols, eps_values,
                                   weight_dtypes))
     if not variants:
