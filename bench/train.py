@@ -39,9 +39,9 @@ the end; providers taking turns, the median of the rounds): what a loop
 bound by its host sees, where the step's host time (the forward's calls,
 the autograd engine's backward call) exceeds its GPU time. With --graphs,
 also each step captured in a CUDA graph and replayed (the launch cost
-gone). Memory: torch.cuda.max_memory_allocated
-over one step beyond what is allocated before it (the inputs, the weights
-and the incoming gradient), in MiB. Before timing, every provider's
+gone). Memory: torch.cuda.max_memory_allocated over one step beyond what
+is allocated before it (the inputs, the weights and the incoming
+gradient), in MiB. Before timing, every provider's
 gradients are compared with float64 PyTorch (relative L2 of dx).
 
 With --weight-dtype f32 the norms' weight and bias are f32 beside 16-bit
